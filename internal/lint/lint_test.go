@@ -1,0 +1,179 @@
+package lint
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/weirstream/weir"
+
+// layer names a group of packages by path prefix (relative to the module
+// root; "." is the root package, the DataStream API) and the prefixes of
+// Weir packages it may import. Anything not listed may not be imported.
+// The order follows docs/DESIGN.md, leaves first.
+type layer struct {
+	prefixes []string
+	mayUse   []string
+}
+
+var (
+	leaves     = []string{"event", "keygroup"}
+	primitives = append([]string{"barrier", "channel", "watermark", "state", "checkpointstorage", "checkpoint"}, leaves...)
+	runtime    = append([]string{"operator", "graph", "task", "runtime"}, primitives...)
+	api        = append([]string{"."}, runtime...)
+	connectors = append([]string{"connector"}, api...)
+	sqlLayer   = append([]string{"sql"}, connectors...)
+	cluster    = append([]string{"cluster"}, sqlLayer...)
+	everything = append([]string{"rest", "web", "examples", "bench", "internal"}, cluster...)
+)
+
+var layers = []layer{
+	{prefixes: leaves, mayUse: nil},
+	{prefixes: []string{"barrier", "channel", "watermark", "checkpoint"}, mayUse: leaves},
+	{prefixes: []string{"checkpointstorage"}, mayUse: leaves},
+	{prefixes: []string{"state"}, mayUse: append([]string{"state"}, leaves...)},
+	{prefixes: []string{"operator", "graph"}, mayUse: append([]string{"operator", "graph"}, primitives...)},
+	{prefixes: []string{"task", "runtime"}, mayUse: runtime},
+	{prefixes: []string{"."}, mayUse: api},
+	{prefixes: []string{"connector"}, mayUse: connectors},
+	{prefixes: []string{"sql"}, mayUse: sqlLayer},
+	{prefixes: []string{"cluster"}, mayUse: cluster},
+	{prefixes: []string{"rest"}, mayUse: append([]string{"rest"}, cluster...)},
+	{prefixes: []string{"internal/testsvc"}, mayUse: nil},
+	{prefixes: []string{"internal/lint"}, mayUse: nil},
+	{prefixes: []string{"internal", "examples", "bench", "web", "cmd"}, mayUse: everything},
+}
+
+// matches reports whether package path p (relative, "." for the root) lies
+// under prefix.
+func matches(p, prefix string) bool {
+	if prefix == "." {
+		return p == "."
+	}
+	return p == prefix || strings.HasPrefix(p, prefix+"/")
+}
+
+// layerOf finds the most specific layer for p.
+func layerOf(p string) (layer, bool) {
+	best, bestLen, found := layer{}, -1, false
+	for _, l := range layers {
+		for _, pre := range l.prefixes {
+			if matches(p, pre) && len(pre) > bestLen {
+				best, bestLen, found = l, len(pre), true
+			}
+		}
+	}
+	return best, found
+}
+
+func allowed(l layer, imp string) bool {
+	for _, pre := range l.mayUse {
+		if matches(imp, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// weirImports returns, for every package directory under root, the Weir
+// packages its Go files (tests included) import, as relative paths.
+func weirImports(t *testing.T, root string) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		rel = filepath.ToSlash(rel)
+		if out[rel] == nil {
+			out[rel] = map[string]bool{}
+		}
+		for _, imp := range f.Imports {
+			p := strings.Trim(imp.Path.Value, `"`)
+			if p == module {
+				out[rel]["."] = true
+			} else if strings.HasPrefix(p, module+"/") {
+				out[rel][strings.TrimPrefix(p, module+"/")] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestImportDirection(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found at %s: %v", root, err)
+	}
+	imports := weirImports(t, root)
+	var pkgs []string
+	for p := range imports {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, p := range pkgs {
+		l, ok := layerOf(p)
+		if !ok {
+			t.Errorf("package %s has no layer in internal/lint's table: add it (and to docs/DESIGN.md)", p)
+			continue
+		}
+		for imp := range imports[p] {
+			if imp != p && !allowed(l, imp) {
+				t.Errorf("package %s imports %s, against the layering in docs/DESIGN.md", p, imp)
+			}
+		}
+	}
+}
+
+// TestTableCatchesViolations proves the checker is not vacuous.
+func TestTableCatchesViolations(t *testing.T) {
+	cases := []struct {
+		pkg, imp string
+		ok       bool
+	}{
+		{"checkpoint", "task", false},
+		{"checkpoint", "operator", false},
+		{"checkpoint", "state", false},
+		{"checkpoint", "event", true},
+		{"event", "keygroup", false},
+		{"task", "sql/planner", false},
+		{".", "sql", false},
+		{"sql/planner", ".", true},
+		{"connector/kafka", "task", true},
+		{"state/heap", "state", true},
+		{"cmd/weir", "sql/parser", true},
+	}
+	for _, c := range cases {
+		l, found := layerOf(c.pkg)
+		if !found {
+			t.Fatalf("no layer for %s", c.pkg)
+		}
+		if got := allowed(l, c.imp); got != c.ok {
+			t.Errorf("%s importing %s: allowed=%v, want %v", c.pkg, c.imp, got, c.ok)
+		}
+	}
+}

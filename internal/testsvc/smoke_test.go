@@ -1,0 +1,323 @@
+package testsvc_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirstream/weir/internal/testsvc"
+)
+
+// unique returns a name unique to this test run, usable as a topic, table,
+// XA xid or PostgreSQL gid.
+func unique(prefix string) string {
+	return fmt.Sprintf("%s_%d_%08x", prefix, time.Now().UnixNano(), rand.Uint32())
+}
+
+// TestKafkaTransactions checks that the broker supports transactions: records
+// of a committed transaction are visible to a read_committed consumer, those
+// of an aborted one are not.
+func TestKafkaTransactions(t *testing.T) {
+	brokers := strings.Split(testsvc.Kafka(t), ",")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	admCl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(admCl.Close) // after the topic deletion below (cleanups run last-in first-out)
+	adm := kadm.NewClient(admCl)
+	topic := unique("weir-smoke")
+	resp, err := adm.CreateTopic(ctx, 1, 1, nil, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("create topic %s: %v", topic, err)
+	}
+	t.Cleanup(func() {
+		dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer dcancel()
+		if _, err := adm.DeleteTopics(dctx, topic); err != nil {
+			t.Logf("delete topic %s: %v", topic, err)
+		}
+	})
+
+	producer, err := kgo.NewClient(
+		kgo.SeedBrokers(brokers...),
+		kgo.TransactionalID(unique("weir-smoke-txn")),
+		kgo.DefaultProduceTopic(topic),
+		kgo.TransactionTimeout(30*time.Second),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer producer.Close()
+
+	txn := func(values []string, commit kgo.TransactionEndTry) {
+		t.Helper()
+		if err := producer.BeginTransaction(); err != nil {
+			t.Fatalf("begin transaction: %v", err)
+		}
+		recs := make([]*kgo.Record, len(values))
+		for i, v := range values {
+			recs[i] = &kgo.Record{Value: []byte(v), Partition: 0}
+		}
+		pctx, pcancel := context.WithTimeout(ctx, 30*time.Second)
+		defer pcancel()
+		if err := producer.ProduceSync(pctx, recs...).FirstErr(); err != nil {
+			t.Fatalf("produce %v: %v", values, err)
+		}
+		if err := producer.EndTransaction(pctx, commit); err != nil {
+			t.Fatalf("end transaction (commit=%v): %v", commit, err)
+		}
+	}
+	committed1 := []string{"c1-a", "c1-b", "c1-c"}
+	aborted := []string{"ab-a", "ab-b"}
+	committed2 := []string{"c2-a"} // after the aborted batch: proves the consumer skips it
+	txn(committed1, kgo.TryCommit)
+	txn(aborted, kgo.TryAbort)
+	txn(committed2, kgo.TryCommit)
+	want := slices.Concat(committed1, committed2)
+
+	consumer, err := kgo.NewClient(
+		kgo.SeedBrokers(brokers...),
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	var got []string
+	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	defer ccancel()
+	for len(got) < len(want) {
+		fetches := consumer.PollFetches(cctx)
+		if cctx.Err() != nil {
+			t.Fatalf("consumed %q, want %q: %v", got, want, cctx.Err())
+		}
+		fetches.EachError(func(topic string, partition int32, err error) {
+			t.Fatalf("fetch %s/%d: %v", topic, partition, err)
+		})
+		fetches.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	// Nothing else may follow: poll briefly for stray records.
+	sctx, scancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer scancel()
+	consumer.PollFetches(sctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	if !slices.Equal(got, want) {
+		t.Fatalf("read_committed consumer got %q, want %q", got, want)
+	}
+}
+
+// TestMySQLXARecover checks MariaDB XA: a prepared XA transaction survives
+// the disconnect of its session, is listed by XA RECOVER, is invisible until
+// XA COMMIT and then visible.
+func TestMySQLXARecover(t *testing.T) {
+	dsn := testsvc.MySQL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() }) // after the table drop below
+	table := unique("weir_smoke")
+	if _, err := db.ExecContext(ctx, "CREATE TABLE "+table+" (id INT PRIMARY KEY, v VARCHAR(64)) ENGINE=InnoDB"); err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+	xid := unique("weir-xa")
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		_, _ = db.ExecContext(cctx, "XA ROLLBACK '"+xid+"'") // only matters when the test failed midway
+		if _, err := db.ExecContext(cctx, "DROP TABLE IF EXISTS "+table); err != nil {
+			t.Logf("drop table %s: %v", table, err)
+		}
+	})
+
+	// The XA branch runs on its own pool so that closing the pool ends the session.
+	xadb, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := xadb.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"XA START '" + xid + "'",
+		"INSERT INTO " + table + " (id, v) VALUES (1, 'prepared')",
+		"XA END '" + xid + "'",
+		"XA PREPARE '" + xid + "'",
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	_ = conn.Close()
+	if err := xadb.Close(); err != nil {
+		t.Fatalf("close XA session: %v", err)
+	}
+
+	count := func() int {
+		t.Helper()
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatalf("count rows: %v", err)
+		}
+		return n
+	}
+	if !slices.Contains(xaRecover(ctx, t, db), xid) {
+		t.Fatalf("XA RECOVER does not list %s after its session closed", xid)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("prepared row visible before XA COMMIT: %d rows", n)
+	}
+
+	// The server may still be tearing down the closed session, which owns the
+	// xid until then: retry while the xid is reported busy or unknown.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := db.ExecContext(ctx, "XA COMMIT '"+xid+"'")
+		if err == nil {
+			break
+		}
+		var me *mysql.MySQLError
+		busy := errors.As(err, &me) && (me.Number == 1397 || me.Number == 1399 || me.Number == 1440) // XAER_NOTA, XAER_RMFAIL, XAER_DUPID
+		if !busy || time.Now().After(deadline) {
+			t.Fatalf("XA COMMIT %s: %v", xid, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("after XA COMMIT: %d rows, want 1", n)
+	}
+	if slices.Contains(xaRecover(ctx, t, db), xid) {
+		t.Fatalf("XA RECOVER still lists %s after XA COMMIT", xid)
+	}
+}
+
+func xaRecover(ctx context.Context, t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.QueryContext(ctx, "XA RECOVER")
+	if err != nil {
+		t.Fatalf("XA RECOVER: %v", err)
+	}
+	defer rows.Close()
+	var xids []string
+	for rows.Next() {
+		var formatID, gtridLen, bqualLen int64
+		var data []byte
+		if err := rows.Scan(&formatID, &gtridLen, &bqualLen, &data); err != nil {
+			t.Fatalf("scan XA RECOVER: %v", err)
+		}
+		xids = append(xids, string(data[:gtridLen]))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("XA RECOVER rows: %v", err)
+	}
+	return xids
+}
+
+// TestPostgresPreparedTransaction checks PostgreSQL two-phase commit: a
+// prepared transaction survives its session, shows in pg_prepared_xacts, is
+// invisible until COMMIT PREPARED and then visible.
+func TestPostgresPreparedTransaction(t *testing.T) {
+	dsn := testsvc.Postgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	table := unique("weir_smoke")
+	if _, err := conn.Exec(ctx, "CREATE TABLE "+table+" (id int PRIMARY KEY, v text)"); err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+	gid := unique("weir-gid")
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		c, err := pgx.Connect(cctx, dsn)
+		if err != nil {
+			t.Logf("cleanup connect: %v", err)
+			return
+		}
+		defer c.Close(cctx)
+		var n int
+		if err := c.QueryRow(cctx, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = $1", gid).Scan(&n); err == nil && n > 0 {
+			_, _ = c.Exec(cctx, "ROLLBACK PREPARED '"+gid+"'")
+		}
+		if _, err := c.Exec(cctx, "DROP TABLE IF EXISTS "+table); err != nil {
+			t.Logf("drop table %s: %v", table, err)
+		}
+	})
+
+	txConn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"BEGIN",
+		"INSERT INTO " + table + " (id, v) VALUES (1, 'prepared')",
+		"PREPARE TRANSACTION '" + gid + "'",
+	} {
+		if _, err := txConn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := txConn.Close(ctx); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+
+	prepared := func() int {
+		t.Helper()
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_xacts WHERE gid = $1", gid).Scan(&n); err != nil {
+			t.Fatalf("query pg_prepared_xacts: %v", err)
+		}
+		return n
+	}
+	count := func() int {
+		t.Helper()
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatalf("count rows: %v", err)
+		}
+		return n
+	}
+	if n := prepared(); n != 1 {
+		t.Fatalf("pg_prepared_xacts lists %s %d times, want 1", gid, n)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("prepared row visible before COMMIT PREPARED: %d rows", n)
+	}
+	if _, err := conn.Exec(ctx, "COMMIT PREPARED '"+gid+"'"); err != nil {
+		t.Fatalf("COMMIT PREPARED: %v", err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("after COMMIT PREPARED: %d rows, want 1", n)
+	}
+	if n := prepared(); n != 0 {
+		t.Fatalf("pg_prepared_xacts still lists %s after COMMIT PREPARED", gid)
+	}
+}

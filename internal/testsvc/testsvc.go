@@ -1,0 +1,113 @@
+// Package testsvc hands integration tests the addresses of the external
+// services they need: Apache Kafka, MariaDB (MySQL protocol) and PostgreSQL.
+//
+// The addresses come from the environment variables printed by
+// scripts/services.sh:
+//
+//	scripts/services.sh up
+//	eval "$(scripts/services.sh env)"
+//	go test ./...
+//
+// When a variable is missing, the calling test is skipped on a developer
+// machine and fails when CI=true, so CI can never silently skip integration
+// tests. When a variable is set but the service does not accept TCP
+// connections, the test fails.
+package testsvc
+
+import (
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Environment variables read by this package (written by scripts/services.sh env).
+const (
+	EnvKafkaBrokers = "WEIR_KAFKA_BROKERS"
+	EnvMySQLDSN     = "WEIR_MYSQL_DSN"
+	EnvPostgresDSN  = "WEIR_POSTGRES_DSN"
+)
+
+// DialTimeout bounds the reachability check of each service address.
+const DialTimeout = 5 * time.Second
+
+const howTo = "run `eval \"$(scripts/services.sh env)\"` after `scripts/services.sh up`"
+
+// Kafka returns the comma-separated Kafka bootstrap brokers ("host:port,...").
+func Kafka(t testing.TB) string {
+	t.Helper()
+	brokers := lookup(t, EnvKafkaBrokers)
+	var addrs []string
+	for _, b := range strings.Split(brokers, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			addrs = append(addrs, b)
+		}
+	}
+	if len(addrs) == 0 {
+		t.Fatalf("%s=%q lists no broker; %s", EnvKafkaBrokers, brokers, howTo)
+	}
+	for _, a := range addrs {
+		reachable(t, EnvKafkaBrokers, "Kafka", a)
+	}
+	return brokers
+}
+
+// MySQL returns a go-sql-driver/mysql DSN ("user:pass@tcp(host:port)/db")
+// for the MariaDB test server.
+func MySQL(t testing.TB) string {
+	t.Helper()
+	dsn := lookup(t, EnvMySQLDSN)
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatalf("%s is not a valid go-sql-driver/mysql DSN: %v", EnvMySQLDSN, err)
+	}
+	if cfg.Net == "tcp" || cfg.Net == "" {
+		reachable(t, EnvMySQLDSN, "MariaDB", cfg.Addr)
+	}
+	return dsn
+}
+
+// Postgres returns a PostgreSQL connection string
+// ("postgres://user:pass@host:port/db?sslmode=disable") usable with pgx.
+func Postgres(t testing.TB) string {
+	t.Helper()
+	dsn := lookup(t, EnvPostgresDSN)
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		t.Fatalf("%s is not a valid PostgreSQL connection string: %v", EnvPostgresDSN, err)
+	}
+	if !strings.HasPrefix(cfg.Host, "/") { // a unix socket directory needs no dial check
+		reachable(t, EnvPostgresDSN, "PostgreSQL", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
+	}
+	return dsn
+}
+
+// lookup returns the value of env, skipping (or, under CI, failing) the test
+// when it is not set.
+func lookup(t testing.TB, env string) string {
+	t.Helper()
+	v := strings.TrimSpace(os.Getenv(env))
+	if v != "" {
+		return v
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not set; CI requires it: %s", env, howTo)
+	}
+	t.Skipf("%s not set; skipping (to run it: %s)", env, howTo)
+	return ""
+}
+
+// reachable fails the test when addr does not accept a TCP connection.
+func reachable(t testing.TB, env, service, addr string) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, DialTimeout)
+	if err != nil {
+		t.Fatalf("%s is set but %s at %s is unreachable: %v; start it with `scripts/services.sh up`", env, service, addr, err)
+	}
+	_ = c.Close()
+}

@@ -1,0 +1,60 @@
+package keygroup
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+)
+
+// HashKey returns a hash of key that is stable across processes and
+// restarts (unlike hash/maphash, whose seeds are random), so a key lands in
+// the same key group after a restore. Strings, integers, floats and booleans
+// hash by value; other comparable types hash by their Go-syntax
+// representation (%#v), which is stable for plain structs of those types.
+func HashKey(key any) uint64 {
+	switch k := key.(type) {
+	case string:
+		return fnvString(k)
+	case int:
+		return mix64(uint64(k))
+	case int64:
+		return mix64(uint64(k))
+	case int32:
+		return mix64(uint64(k))
+	case uint64:
+		return mix64(k)
+	case uint32:
+		return mix64(uint64(k))
+	case float64:
+		return mix64(math.Float64bits(k))
+	case bool:
+		if k {
+			return mix64(1)
+		}
+		return mix64(0)
+	case []byte:
+		return fnvString(string(k))
+	}
+	return fnvString(fmt.Sprintf("%#v", key))
+}
+
+// ForKey returns the key group of key.
+func ForKey(key any, maxParallelism int) int {
+	return ForHash(HashKey(key), maxParallelism)
+}
+
+func fnvString(s string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// mix64 is the SplitMix64 finaliser: it spreads consecutive integers.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}

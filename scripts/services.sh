@@ -1,0 +1,614 @@
+#!/usr/bin/env bash
+# services.sh - run the external services Weir's integration tests need
+# (Apache Kafka in KRaft mode, MariaDB, PostgreSQL) on loopback, without
+# systemd and without Docker.
+#
+#   scripts/services.sh up       start whatever is not running (idempotent)
+#   scripts/services.sh down     stop all three and wait for them to exit
+#   scripts/services.sh status   print up/down per service; exit 0 iff all up
+#   scripts/services.sh env      print export lines for the tests:
+#                                  eval "$(scripts/services.sh env)"
+#
+# State (configs, data, logs, pid files) lives under WEIR_SERVICES_DIR
+# (default ~/.cache/weir/services); downloads (Kafka jars) are cached under
+# ${XDG_CACHE_HOME:-~/.cache}/weir. Missing Debian packages (mariadb-server,
+# postgresql, a JRE, maven) are installed with apt-get when running as root.
+#
+# Environment knobs:
+#   WEIR_SERVICES_DIR            data dir
+#   WEIR_KAFKA_VERSION           Kafka version from Maven Central (default 4.1.2)
+#   WEIR_KAFKA_PORT              broker port (default 19092)
+#   WEIR_KAFKA_CONTROLLER_PORT   KRaft controller port (default 19093)
+#   WEIR_MYSQL_PORT              MariaDB port (default 13306)
+#   WEIR_POSTGRES_PORT           PostgreSQL port (default 15432)
+#   WEIR_SERVICES_TIMEOUT        readiness timeout per service, seconds (default 120)
+set -euo pipefail
+
+HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
+DATA_DIR="${WEIR_SERVICES_DIR:-$HOME/.cache/weir/services}"
+CACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/weir"
+HOST=127.0.0.1
+TIMEOUT="${WEIR_SERVICES_TIMEOUT:-120}"
+
+KAFKA_VERSION="${WEIR_KAFKA_VERSION:-4.1.2}"
+KAFKA_PORT="${WEIR_KAFKA_PORT:-19092}"
+KAFKA_CONTROLLER_PORT="${WEIR_KAFKA_CONTROLLER_PORT:-19093}"
+LOG4J_VERSION=2.24.3
+MYSQL_PORT="${WEIR_MYSQL_PORT:-13306}"
+POSTGRES_PORT="${WEIR_POSTGRES_PORT:-15432}"
+
+KAFKA_DIR="$DATA_DIR/kafka"
+KAFKA_LIB="$CACHE_DIR/kafka-$KAFKA_VERSION/lib"
+MARIADB_DIR="$DATA_DIR/mariadb"
+PG_DIR="$DATA_DIR/postgres"
+
+log() { printf '[services] %s\n' "$*" >&2; }
+die() {
+	printf '[services] ERROR: %s\n' "$*" >&2
+	exit 1
+}
+
+# ---------------------------------------------------------------- helpers
+
+# port_open PORT: true when something accepts TCP connections on HOST:PORT.
+port_open() {
+	timeout 2 bash -c "exec 3<>/dev/tcp/$HOST/$1" 2>/dev/null
+}
+
+# pid_alive PID PATTERN: true when PID runs and its command line contains PATTERN
+# (guards against a stale pid file whose pid was reused by another process).
+pid_alive() {
+	local pid="$1" pattern="$2"
+	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
+	kill -0 "$pid" 2>/dev/null || return 1
+	[[ -r /proc/$pid/cmdline ]] || return 0
+	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$pattern"
+}
+
+read_pid() {
+	if [[ -s "$1" ]]; then
+		head -n1 "$1" | tr -dc '0-9'
+	fi
+	return 0
+}
+
+# wait_exit PID SECONDS: wait for PID to go away; SIGKILL it after SECONDS.
+wait_exit() {
+	local pid="$1" secs="$2" i
+	for ((i = 0; i < secs * 5; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.2
+	done
+	log "pid $pid did not exit within ${secs}s; sending SIGKILL"
+	kill -9 "$pid" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.2
+	done
+	die "pid $pid survived SIGKILL"
+}
+
+tail_log() {
+	local f
+	for f in "$@"; do
+		[[ -f "$f" ]] || continue
+		printf -- '----- last lines of %s -----\n' "$f" >&2
+		tail -n 60 "$f" >&2 || true
+		printf -- '-----\n' >&2
+	done
+}
+
+APT_UPDATED=0
+# apt_install PKG...: install Debian packages without starting their services.
+apt_install() {
+	[[ $(id -u) -eq 0 ]] || die "need the Debian packages '$*' but not running as root; install them first"
+	command -v apt-get >/dev/null || die "need the packages '$*' and apt-get is missing"
+	local policy=/usr/sbin/policy-rc.d created=0
+	if [[ ! -e $policy ]]; then
+		# Keep the packages' maintainer scripts from starting system-wide
+		# daemons (e.g. a MariaDB on 3306); we run our own instances.
+		printf '#!/bin/sh\nexit 101\n' >"$policy"
+		chmod 755 "$policy"
+		created=1
+	fi
+	local rc=0
+	if [[ $APT_UPDATED -eq 0 ]]; then
+		log "apt-get update"
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null >&2 || rc=$?
+		APT_UPDATED=1
+	fi
+	if [[ $rc -eq 0 ]]; then
+		log "apt-get install $*"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@" </dev/null >&2 || rc=$?
+	fi
+	[[ $created -eq 1 ]] && rm -f "$policy"
+	[[ $rc -eq 0 ]] || die "apt-get install $* failed (exit $rc)"
+}
+
+# wait_until SECONDS DESCRIPTION CHECK_FN ALIVE_FN LOGS...: poll CHECK_FN until it
+# succeeds; fail early when ALIVE_FN says the process died; print logs on failure.
+wait_until() {
+	local secs="$1" what="$2" check="$3" alive="$4"
+	shift 4
+	local deadline=$((SECONDS + secs))
+	while ! "$check"; do
+		if ! "$alive"; then
+			tail_log "$@"
+			die "$what exited during startup"
+		fi
+		if ((SECONDS >= deadline)); then
+			tail_log "$@"
+			die "$what not ready after ${secs}s"
+		fi
+		sleep 0.5
+	done
+}
+
+# ---------------------------------------------------------------- Kafka
+
+kafka_pid() { read_pid "$KAFKA_DIR/kafka.pid"; }
+kafka_alive() { pid_alive "$(kafka_pid)" "$KAFKA_DIR/server.properties"; }
+kafka_up() { kafka_alive && port_open "$KAFKA_PORT"; }
+
+kafka_java() {
+	if ! command -v java >/dev/null; then
+		apt_install openjdk-17-jre-headless
+	fi
+	command -v java
+}
+
+# kafka_fetch: put kafka_2.13 and its runtime dependencies into $KAFKA_LIB
+# using Maven; skipped entirely when the jars are already there.
+kafka_fetch() {
+	if [[ -f "$KAFKA_LIB/.complete" ]]; then
+		return 0
+	fi
+	command -v mvn >/dev/null || apt_install maven
+	local dir="$CACHE_DIR/kafka-$KAFKA_VERSION"
+	mkdir -p "$dir"
+	cat >"$dir/pom.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<!-- Generated by weir scripts/services.sh: resolves the Kafka broker jars. -->
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>dev.weir.services</groupId>
+  <artifactId>kafka-runtime</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.apache.kafka</groupId>
+      <artifactId>kafka_2.13</artifactId>
+      <version>$KAFKA_VERSION</version>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-core</artifactId>
+      <version>$LOG4J_VERSION</version>
+    </dependency>
+    <dependency>
+      <groupId>org.apache.logging.log4j</groupId>
+      <artifactId>log4j-slf4j-impl</artifactId>
+      <version>$LOG4J_VERSION</version>
+    </dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin>
+        <groupId>org.apache.maven.plugins</groupId>
+        <artifactId>maven-dependency-plugin</artifactId>
+        <version>3.8.1</version>
+      </plugin>
+    </plugins>
+  </build>
+</project>
+EOF
+	log "resolving Kafka $KAFKA_VERSION jars with Maven (first run only)"
+	rm -rf "$KAFKA_LIB.tmp"
+	if ! mvn -q -B -f "$dir/pom.xml" dependency:copy-dependencies \
+		-DincludeScope=runtime -DoutputDirectory="$KAFKA_LIB.tmp" </dev/null >"$dir/mvn.log" 2>&1; then
+		tail_log "$dir/mvn.log"
+		die "maven could not resolve org.apache.kafka:kafka_2.13:$KAFKA_VERSION"
+	fi
+	ls "$KAFKA_LIB.tmp"/kafka_2.13-*.jar >/dev/null 2>&1 || die "maven produced no kafka_2.13 jar in $KAFKA_LIB.tmp"
+	rm -rf "$KAFKA_LIB"
+	mv "$KAFKA_LIB.tmp" "$KAFKA_LIB"
+	touch "$KAFKA_LIB/.complete"
+}
+
+kafka_config() {
+	mkdir -p "$KAFKA_DIR/data"
+	cat >"$KAFKA_DIR/server.properties" <<EOF
+# Generated by weir scripts/services.sh; rewritten on every start.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@$HOST:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://$HOST:$KAFKA_PORT,CONTROLLER://$HOST:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://$HOST:$KAFKA_PORT
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$KAFKA_DIR/data
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+auto.create.topics.enable=true
+delete.topic.enable=true
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+num.network.threads=2
+num.io.threads=4
+EOF
+	cat >"$KAFKA_DIR/log4j2.properties" <<'EOF'
+# Generated by weir scripts/services.sh: everything to stdout (the log file).
+status = warn
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = OUT
+logger.state.name = state.change.logger
+logger.state.level = WARN
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+EOF
+}
+
+# kafka_cluster_id: a random Kafka cluster id (base64url of 16 bytes, 22 chars).
+kafka_cluster_id() {
+	local id
+	while :; do
+		id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+		[[ ${#id} -eq 22 && "$id" != -* ]] && break
+	done
+	echo "$id"
+}
+
+# kafka_launch: start the broker in the background (kafka_wait waits for it),
+# so the JVM boots while the databases start.
+kafka_launch() {
+	if kafka_up; then
+		log "kafka: already up on $HOST:$KAFKA_PORT"
+		return 0
+	fi
+	if kafka_alive; then
+		log "kafka: process $(kafka_pid) running but port $KAFKA_PORT closed; waiting for it"
+		return 0
+	fi
+	port_open "$KAFKA_PORT" && die "kafka: port $KAFKA_PORT is taken by another process (set WEIR_KAFKA_PORT)"
+	port_open "$KAFKA_CONTROLLER_PORT" &&
+		die "kafka: controller port $KAFKA_CONTROLLER_PORT is taken by another process (set WEIR_KAFKA_CONTROLLER_PORT)"
+	kafka_fetch
+	kafka_config
+	local java
+	java="$(kafka_java)"
+	if [[ ! -f "$KAFKA_DIR/data/meta.properties" ]]; then
+		local cid
+		cid="$(kafka_cluster_id)"
+		log "kafka: formatting storage (cluster id $cid)"
+		"$java" -Xmx256m -cp "$KAFKA_LIB/*" -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" \
+			kafka.tools.StorageTool format -t "$cid" -c "$KAFKA_DIR/server.properties" \
+			>"$KAFKA_DIR/format.log" 2>&1 </dev/null ||
+			{ tail_log "$KAFKA_DIR/format.log"; die "kafka: storage format failed"; }
+	fi
+	[[ -f "$KAFKA_DIR/kafka.log" ]] && mv -f "$KAFKA_DIR/kafka.log" "$KAFKA_DIR/kafka.log.1"
+	log "kafka: starting $KAFKA_VERSION on $HOST:$KAFKA_PORT"
+	(
+		cd "$KAFKA_DIR"
+		nohup "$java" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+			-Djava.awt.headless=true -Dkafka.logs.dir="$KAFKA_DIR" \
+			-Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" \
+			-cp "$KAFKA_LIB/*" kafka.Kafka "$KAFKA_DIR/server.properties" \
+			>"$KAFKA_DIR/kafka.log" 2>&1 </dev/null &
+		echo $! >"$KAFKA_DIR/kafka.pid"
+	)
+}
+
+kafka_ready() { port_open "$KAFKA_PORT" && grep -q 'Kafka Server started' "$KAFKA_DIR/kafka.log" 2>/dev/null; }
+
+kafka_wait() {
+	kafka_alive || die "kafka: not running (see $KAFKA_DIR/kafka.log)"
+	# The "Kafka Server started" line is written once the broker has caught up
+	# with the metadata log and opened its listeners.
+	wait_until "$TIMEOUT" kafka kafka_ready kafka_alive "$KAFKA_DIR/kafka.log"
+	log "kafka: up on $HOST:$KAFKA_PORT (pid $(kafka_pid))"
+}
+
+kafka_stop() {
+	local pid
+	pid="$(kafka_pid)"
+	if pid_alive "$pid" "$KAFKA_DIR/server.properties"; then
+		log "kafka: stopping pid $pid"
+		kill -TERM "$pid" 2>/dev/null || true
+		wait_exit "$pid" 60
+	fi
+	rm -f "$KAFKA_DIR/kafka.pid"
+}
+
+# ---------------------------------------------------------------- MariaDB
+
+mariadb_bin() { # mariadb_bin NAME FALLBACK: path of a MariaDB program
+	local n
+	for n in "$@"; do
+		if command -v "$n" >/dev/null; then
+			command -v "$n"
+			return 0
+		fi
+		[[ -x /usr/sbin/$n ]] && { echo "/usr/sbin/$n"; return 0; }
+	done
+	return 1
+}
+
+mariadb_ensure_installed() {
+	if ! mariadb_bin mariadbd mysqld >/dev/null || ! mariadb_bin mariadb mysql >/dev/null ||
+		! mariadb_bin mariadb-install-db mysql_install_db >/dev/null; then
+		apt_install mariadb-server mariadb-client
+	fi
+	mariadb_bin mariadbd mysqld >/dev/null || die "mariadb: server binary not found after install"
+}
+
+mariadb_pid() { read_pid "$MARIADB_DIR/mariadb.pid"; }
+mariadb_alive() { pid_alive "$(mariadb_pid)" "$MARIADB_DIR/data"; }
+mariadb_up() { mariadb_alive && port_open "$MYSQL_PORT"; }
+mariadb_client() {
+	"$(mariadb_bin mariadb mysql)" --no-defaults -uroot --socket="$MARIADB_DIR/mysqld.sock" "$@"
+}
+mariadb_ping() {
+	"$(mariadb_bin mariadb-admin mysqladmin)" --no-defaults -uroot --socket="$MARIADB_DIR/mysqld.sock" \
+		--connect-timeout=2 ping >/dev/null 2>&1 && port_open "$MYSQL_PORT"
+}
+
+mariadb_start() {
+	if mariadb_up; then
+		log "mariadb: already up on $HOST:$MYSQL_PORT"
+		return 0
+	fi
+	mariadb_ensure_installed
+	if ! mariadb_alive; then
+		port_open "$MYSQL_PORT" && die "mariadb: port $MYSQL_PORT is taken by another process (set WEIR_MYSQL_PORT)"
+		mkdir -p "$MARIADB_DIR"
+		if [[ ! -d "$MARIADB_DIR/data/mysql" ]]; then
+			log "mariadb: initializing $MARIADB_DIR/data"
+			rm -rf "$MARIADB_DIR/data"
+			"$(mariadb_bin mariadb-install-db mysql_install_db)" --no-defaults --datadir="$MARIADB_DIR/data" \
+				--user="$(id -un)" --auth-root-authentication-method=normal --skip-test-db \
+				>"$MARIADB_DIR/install-db.log" 2>&1 ||
+				{ tail_log "$MARIADB_DIR/install-db.log"; die "mariadb: mariadb-install-db failed"; }
+		fi
+		rm -f "$MARIADB_DIR/mariadb.pid" "$MARIADB_DIR/mysqld.sock"
+		[[ -f "$MARIADB_DIR/mariadb.err" ]] && mv -f "$MARIADB_DIR/mariadb.err" "$MARIADB_DIR/mariadb.err.1"
+		log "mariadb: starting on $HOST:$MYSQL_PORT"
+		local mariadbd
+		mariadbd="$(mariadb_bin mariadbd mysqld)"
+		(
+			cd "$MARIADB_DIR"
+			nohup "$mariadbd" --no-defaults --datadir="$MARIADB_DIR/data" \
+				--socket="$MARIADB_DIR/mysqld.sock" --port="$MYSQL_PORT" --bind-address="$HOST" \
+				--user="$(id -un)" --pid-file="$MARIADB_DIR/mariadb.pid" --log-error="$MARIADB_DIR/mariadb.err" \
+				--skip-name-resolve --max-connections=200 --innodb-buffer-pool-size=128M \
+				--character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
+				>"$MARIADB_DIR/mariadbd.out" 2>&1 </dev/null &
+			echo $! >"$MARIADB_DIR/mariadb.pid"
+		)
+	fi
+	wait_until "$TIMEOUT" mariadb mariadb_ping mariadb_alive "$MARIADB_DIR/mariadb.err" "$MARIADB_DIR/mariadbd.out"
+	mariadb_client --batch >"$MARIADB_DIR/setup.log" 2>&1 <<'EOF' || { tail_log "$MARIADB_DIR/setup.log"; die "mariadb: creating database/user weir failed"; }
+CREATE DATABASE IF NOT EXISTS weir;
+CREATE USER IF NOT EXISTS 'weir'@'127.0.0.1' IDENTIFIED BY 'weir';
+CREATE USER IF NOT EXISTS 'weir'@'localhost' IDENTIFIED BY 'weir';
+CREATE USER IF NOT EXISTS 'weir'@'%' IDENTIFIED BY 'weir';
+GRANT ALL PRIVILEGES ON *.* TO 'weir'@'127.0.0.1' WITH GRANT OPTION;
+GRANT ALL PRIVILEGES ON *.* TO 'weir'@'localhost' WITH GRANT OPTION;
+GRANT ALL PRIVILEGES ON *.* TO 'weir'@'%' WITH GRANT OPTION;
+FLUSH PRIVILEGES;
+EOF
+	log "mariadb: up on $HOST:$MYSQL_PORT (pid $(mariadb_pid))"
+}
+
+mariadb_stop() {
+	local pid
+	pid="$(mariadb_pid)"
+	if pid_alive "$pid" "$MARIADB_DIR/data"; then
+		log "mariadb: stopping pid $pid"
+		kill -TERM "$pid" 2>/dev/null || true
+		wait_exit "$pid" 60
+	fi
+	rm -f "$MARIADB_DIR/mariadb.pid"
+}
+
+# ---------------------------------------------------------------- PostgreSQL
+
+pg_bindir() {
+	local d
+	d="$(printf '%s\n' /usr/lib/postgresql/*/bin | sort -V | tail -n1)"
+	[[ -n "$d" && -x "$d/postgres" ]] && echo "$d"
+}
+
+pg_ensure_installed() {
+	pg_bindir >/dev/null || apt_install postgresql
+	pg_bindir >/dev/null || die "postgres: no server found under /usr/lib/postgresql/*/bin after install"
+}
+
+# PostgreSQL refuses to run as root: use the Debian package's postgres user,
+# or a dedicated system user.
+pg_user() {
+	if [[ $(id -u) -ne 0 ]]; then
+		id -un
+	elif id postgres >/dev/null 2>&1; then
+		echo postgres
+	else
+		id weir-pg >/dev/null 2>&1 ||
+			useradd --system --no-create-home --home-dir "$PG_DIR" --shell /usr/sbin/nologin weir-pg ||
+			die "postgres: could not create system user weir-pg"
+		echo weir-pg
+	fi
+}
+
+pg_as() { # pg_as USER CMD...: run CMD as USER (PostgreSQL won't run as root)
+	local u="$1"
+	shift
+	if [[ "$u" == "$(id -un)" ]]; then
+		"$@"
+	else
+		runuser -u "$u" -- "$@"
+	fi
+}
+
+# pg_make_traversable USER: the server user must be able to reach $PG_DIR;
+# when an ancestor (typically /root, mode 700) blocks it, grant search (x)
+# permission only - via an ACL when setfacl exists, else o+x.
+pg_make_traversable() {
+	local u="$1" d="" part
+	pg_as "$u" test -x "$PG_DIR" && return 0
+	local -a parts
+	IFS=/ read -r -a parts <<<"${PG_DIR#/}"
+	for part in "${parts[@]}"; do # walk the ancestors top-down
+		d="$d/$part"
+		pg_as "$u" test -x "$d" && continue
+		[[ "$d" == "$PG_DIR" ]] && break
+		if command -v setfacl >/dev/null; then
+			log "postgres: granting user $u search access (ACL u:$u:x) to $d"
+			setfacl -m "u:$u:x" "$d"
+		else
+			log "postgres: granting search permission (o+x, not read) on $d so user $u can reach $PG_DIR"
+			chmod o+x "$d"
+		fi
+	done
+	pg_as "$u" test -x "$PG_DIR" || die "postgres: user $u cannot reach $PG_DIR"
+}
+
+pg_pid() { read_pid "$PG_DIR/data/postmaster.pid"; }
+pg_alive() { pid_alive "$(pg_pid)" "$PG_DIR/data"; }
+pg_up() { pg_alive && port_open "$POSTGRES_PORT"; }
+
+pg_start() {
+	if pg_up; then
+		log "postgres: already up on $HOST:$POSTGRES_PORT"
+		return 0
+	fi
+	pg_ensure_installed
+	local bin u
+	bin="$(pg_bindir)"
+	u="$(pg_user)"
+	mkdir -p "$PG_DIR"
+	chown "$u:" "$PG_DIR"
+	chmod 700 "$PG_DIR"
+	pg_make_traversable "$u"
+	if ! pg_alive; then
+		port_open "$POSTGRES_PORT" && die "postgres: port $POSTGRES_PORT is taken by another process (set WEIR_POSTGRES_PORT)"
+		if [[ ! -f "$PG_DIR/data/PG_VERSION" ]]; then
+			log "postgres: initdb $PG_DIR/data ($bin)"
+			rm -rf "$PG_DIR/data"
+			pg_as "$u" "$bin/initdb" -D "$PG_DIR/data" -U postgres -E UTF8 --locale=C.UTF-8 \
+				--auth-local=trust --auth-host=scram-sha-256 >"$PG_DIR/initdb.log" 2>&1 ||
+				{ tail_log "$PG_DIR/initdb.log"; die "postgres: initdb failed"; }
+		fi
+		# A postmaster.pid left by a killed server whose pid now belongs to
+		# another process would make the postmaster refuse to start.
+		rm -f "$PG_DIR/data/postmaster.pid"
+		pg_as "$u" mkdir -p "$PG_DIR/run"
+		log "postgres: starting on $HOST:$POSTGRES_PORT"
+		pg_as "$u" "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t "$TIMEOUT" \
+			-o "-c port=$POSTGRES_PORT -c listen_addresses=$HOST -c unix_socket_directories=$PG_DIR/run -c max_prepared_transactions=64 -c max_connections=200" \
+			start >"$PG_DIR/pg_ctl.log" 2>&1 </dev/null ||
+			{ tail_log "$PG_DIR/pg_ctl.log" "$PG_DIR/postgres.log"; die "postgres: pg_ctl start failed"; }
+	fi
+	pg_ready() { "$bin/pg_isready" -q -h "$HOST" -p "$POSTGRES_PORT" -t 2; }
+	wait_until "$TIMEOUT" postgres pg_ready pg_alive "$PG_DIR/postgres.log"
+	pg_as "$u" "$bin/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_DIR/run" -p "$POSTGRES_PORT" -U postgres -d postgres \
+		>"$PG_DIR/setup.log" 2>&1 <<'EOF' || { tail_log "$PG_DIR/setup.log"; die "postgres: creating role/database weir failed"; }
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'weir') THEN
+    CREATE ROLE weir LOGIN SUPERUSER PASSWORD 'weir';
+  ELSE
+    ALTER ROLE weir LOGIN SUPERUSER PASSWORD 'weir';
+  END IF;
+END
+$$;
+SELECT 'CREATE DATABASE weir OWNER weir' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'weir')\gexec
+EOF
+	log "postgres: up on $HOST:$POSTGRES_PORT (pid $(pg_pid))"
+}
+
+pg_stop() {
+	local pid bin
+	pid="$(pg_pid)"
+	pid_alive "$pid" "$PG_DIR/data" || return 0
+	log "postgres: stopping pid $pid"
+	bin="$(pg_bindir || true)"
+	if [[ -n "$bin" ]]; then
+		pg_as "$(pg_user)" "$bin/pg_ctl" -D "$PG_DIR/data" -m fast -w -t 60 stop >/dev/null 2>&1 || true
+	else
+		kill -INT "$pid" 2>/dev/null || true
+	fi
+	wait_exit "$pid" 30
+}
+
+# ---------------------------------------------------------------- commands
+
+cmd_up() {
+	mkdir -p "$DATA_DIR" "$CACHE_DIR"
+	local t0=$SECONDS
+	local kafka_was_up=0
+	kafka_up && kafka_was_up=1
+	kafka_launch
+	mariadb_start
+	pg_start
+	if [[ $kafka_was_up -eq 0 ]]; then
+		kafka_wait
+	fi
+	log "all services up (${DATA_DIR}) in $((SECONDS - t0))s"
+}
+
+cmd_down() {
+	kafka_stop
+	mariadb_stop
+	pg_stop
+	log "all services down"
+}
+
+cmd_status() {
+	local rc=0
+	report() { # report NAME UPFN ADDR
+		if "$2"; then
+			printf '%-9s up    %s\n' "$1" "$3"
+		else
+			printf '%-9s down  %s\n' "$1" "$3"
+			rc=1
+		fi
+	}
+	report kafka kafka_up "$HOST:$KAFKA_PORT"
+	report mariadb mariadb_up "$HOST:$MYSQL_PORT"
+	report postgres pg_up "$HOST:$POSTGRES_PORT"
+	return $rc
+}
+
+cmd_env() {
+	cat <<EOF
+export WEIR_KAFKA_BROKERS='$HOST:$KAFKA_PORT'
+export WEIR_MYSQL_DSN='weir:weir@tcp($HOST:$MYSQL_PORT)/weir'
+export WEIR_POSTGRES_DSN='postgres://weir:weir@$HOST:$POSTGRES_PORT/weir?sslmode=disable'
+export WEIR_SERVICES=1
+EOF
+}
+
+usage() {
+	echo "usage: $0 up|down|status|env" >&2
+	exit 2
+}
+
+[[ $# -eq 1 ]] || usage
+case "$1" in
+up) cmd_up ;;
+down) cmd_down ;;
+status) cmd_status ;;
+env) cmd_env ;;
+*) usage ;;
+esac
