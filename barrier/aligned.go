@@ -1,0 +1,140 @@
+package barrier
+
+import (
+	"time"
+
+	"github.com/weirstream/weir/event"
+)
+
+// aligner is the ExactlyOnce strategy: at most one alignment at a time, and
+// each channel blocked from its barrier until the alignment ends.
+type aligner struct {
+	stopwatch
+	in *inputs
+	// cur is the newest checkpoint this task has seen a barrier or
+	// cancel-barrier for; active is its alignment while in progress.
+	cur     event.CheckpointID
+	active  *alignment
+	isBlock []bool
+	aborted abortSet
+}
+
+func newAligner(in *inputs) *aligner {
+	return &aligner{in: in, isBlock: make([]bool, len(in.finished)), aborted: abortSet{}}
+}
+
+// stale reports whether a (cancel-)barrier for id can be ignored: it is older
+// than the current checkpoint, or it is the current one and that is already
+// snapshotted or abandoned.
+func (a *aligner) stale(id event.CheckpointID) bool {
+	return id < a.cur || (id == a.cur && a.active == nil)
+}
+
+func (a *aligner) barrier(now time.Time, ch int, b event.CheckpointBarrier) Decision {
+	if a.stale(b.ID) {
+		return Decision{}
+	}
+	var d Decision
+	if b.ID > a.cur {
+		// ch delivered a newer barrier, so it will never deliver the current
+		// one: the current alignment can no longer complete.
+		d = a.abandon(subsumedBy(b.ID))
+		if a.advance(b.ID) {
+			d.Abort = append(d.Abort, Aborted{ID: b.ID, Reason: ErrAborted})
+			return d
+		}
+		a.active = newAlignment(now, b, a.in)
+	}
+	return d.then(a.arrive(now, ch))
+}
+
+// arrive records ch's barrier for the active alignment and completes it or
+// blocks ch. A finished channel is never blocked: nothing more comes from it.
+func (a *aligner) arrive(now time.Time, ch int) Decision {
+	if !a.active.arrive(ch, a.in) {
+		return Decision{}
+	}
+	if a.active.done() {
+		return a.complete(now)
+	}
+	if a.in.finished[ch] {
+		return Decision{}
+	}
+	a.isBlock[ch] = true
+	return Decision{Block: []int{ch}}
+}
+
+func (a *aligner) complete(now time.Time) Decision {
+	b := a.active.barrier
+	a.record(now, a.active)
+	a.active = nil
+	return Decision{Snapshot: &b, Unblock: a.unblockAll()}
+}
+
+// abandon gives up the active alignment, if any, for reason.
+func (a *aligner) abandon(reason error) Decision {
+	if a.active == nil {
+		return Decision{}
+	}
+	d := Decision{Abort: []Aborted{{ID: a.active.id(), Reason: reason}}, Unblock: a.unblockAll()}
+	a.active = nil
+	return d
+}
+
+// unblockAll clears every block and reports whether there was any.
+func (a *aligner) unblockAll() bool {
+	had := false
+	for ch, b := range a.isBlock {
+		had = had || b
+		a.isBlock[ch] = false
+	}
+	return had
+}
+
+// advance makes id the current checkpoint. It reports whether the
+// coordinator aborted id before any of its barriers reached this task.
+func (a *aligner) advance(id event.CheckpointID) bool {
+	a.cur = id
+	wasAborted := a.aborted.take(id)
+	a.aborted.prune(id)
+	return wasAborted
+}
+
+func (a *aligner) cancel(ch int, id event.CheckpointID) Decision {
+	if a.stale(id) {
+		return Decision{}
+	}
+	if id == a.cur {
+		return a.abandon(cancelledOn(ch))
+	}
+	d := a.abandon(subsumedByCancelled(id))
+	a.advance(id)
+	d.Abort = append(d.Abort, Aborted{ID: id, Reason: cancelledOn(ch)})
+	return d
+}
+
+func (a *aligner) endOfInput(now time.Time, ch int) Decision {
+	if a.active == nil {
+		return Decision{}
+	}
+	a.active.finish(ch)
+	if a.active.done() {
+		return a.complete(now)
+	}
+	return Decision{}
+}
+
+func (a *aligner) abort(id event.CheckpointID) Decision {
+	switch {
+	case a.stale(id):
+		return Decision{}
+	case id == a.cur:
+		return a.abandon(ErrAborted)
+	}
+	a.aborted.add(id)
+	return Decision{}
+}
+
+func (a *aligner) blocked(ch int) bool { return a.isBlock[ch] }
+
+func (a *aligner) progress() *alignment { return a.active }

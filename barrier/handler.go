@@ -1,0 +1,143 @@
+package barrier
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/event"
+)
+
+// Mode is the checkpointing guarantee a Handler provides, Flink's
+// execution.checkpointing.mode.
+type Mode int
+
+const (
+	// ExactlyOnce aligns barriers: each channel is blocked from its barrier
+	// until all open channels delivered theirs, then the task snapshots.
+	ExactlyOnce Mode = iota
+	// AtLeastOnce never blocks: the task snapshots once every open channel
+	// delivered the barrier, and records that overtook it are replayed on
+	// restore (Flink's CheckpointBarrierTracker).
+	AtLeastOnce
+)
+
+// String gives Flink's configuration value: "EXACTLY_ONCE" or "AT_LEAST_ONCE".
+func (m Mode) String() string {
+	switch m {
+	case ExactlyOnce:
+		return "EXACTLY_ONCE"
+	case AtLeastOnce:
+		return "AT_LEAST_ONCE"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// strategy is the mode-specific half of a Handler. OnEndOfInput reaches it
+// only for a channel that has just finished.
+type strategy interface {
+	barrier(now time.Time, ch int, b event.CheckpointBarrier) Decision
+	cancel(ch int, id event.CheckpointID) Decision
+	endOfInput(now time.Time, ch int) Decision
+	abort(id event.CheckpointID) Decision
+	blocked(ch int) bool
+	progress() *alignment // the alignment to report progress on, or nil
+	lastAlignment() time.Duration
+}
+
+// Handler aligns the checkpoint barriers of one task's input channels. It is
+// not safe for concurrent use: the task's goroutine owns it. See the package
+// documentation for what the caller must do with each Decision.
+type Handler struct {
+	mode  Mode
+	in    *inputs
+	strat strategy
+}
+
+// New returns a handler for a task with numChannels input channels, numbered
+// 0..numChannels-1. It panics if numChannels < 1 or mode is unknown: both
+// are bugs in the caller.
+func New(mode Mode, numChannels int) *Handler {
+	if numChannels < 1 {
+		panic(fmt.Sprintf("barrier: New needs at least one input channel, got %d", numChannels))
+	}
+	in := &inputs{finished: make([]bool, numChannels), nOpen: numChannels}
+	h := &Handler{mode: mode, in: in}
+	switch mode {
+	case ExactlyOnce:
+		h.strat = newAligner(in)
+	case AtLeastOnce:
+		h.strat = newTracker(in)
+	default:
+		panic(fmt.Sprintf("barrier: unknown mode %v", mode))
+	}
+	return h
+}
+
+// Mode returns the mode the handler was created with.
+func (h *Handler) Mode() Mode { return h.mode }
+
+// OnBarrier handles checkpoint barrier b read from channel ch at time now.
+func (h *Handler) OnBarrier(now time.Time, ch int, b event.CheckpointBarrier) Decision {
+	h.check(ch)
+	return h.strat.barrier(now, ch, b)
+}
+
+// OnCancelBarrier handles a cancel-barrier for checkpoint id read from
+// channel ch: an upstream task abandoned that checkpoint. The time is
+// accepted for symmetry with the other events; cancelling measures nothing.
+func (h *Handler) OnCancelBarrier(now time.Time, ch int, id event.CheckpointID) Decision {
+	h.check(ch)
+	return h.strat.cancel(ch, id)
+}
+
+// OnEndOfInput handles the end of channel ch. From now on the channel counts
+// as arrived for the checkpoint being aligned and for every later one, so its
+// end may complete an alignment. A second end on the same channel is ignored.
+func (h *Handler) OnEndOfInput(now time.Time, ch int) Decision {
+	h.check(ch)
+	if !h.in.finish(ch) {
+		return Decision{}
+	}
+	return h.strat.endOfInput(now, ch)
+}
+
+// OnAbort handles the coordinator's abort of checkpoint id (for example on
+// timeout). An alignment in progress for id is abandoned; if no barrier of id
+// has arrived yet, its barriers are not aligned when they come.
+func (h *Handler) OnAbort(id event.CheckpointID) Decision {
+	return h.strat.abort(id)
+}
+
+// Blocked reports whether channel ch is blocked. Always false in AtLeastOnce.
+func (h *Handler) Blocked(ch int) bool {
+	h.check(ch)
+	return h.strat.blocked(ch)
+}
+
+// Pending describes the alignment in progress, for progress reports such as
+// "checkpoint 7: waiting for barrier on inputs 0,2 for 3s": the checkpoint
+// id, the channels that delivered its barrier, the open channels still
+// awaited, and when its first barrier arrived. ok is false when nothing is
+// being aligned. In AtLeastOnce mode it describes the oldest pending
+// checkpoint.
+func (h *Handler) Pending() (id event.CheckpointID, arrived []int, missing []int, since time.Time, ok bool) {
+	a := h.strat.progress()
+	if a == nil {
+		return 0, nil, nil, time.Time{}, false
+	}
+	arrived, missing = a.report(h.in)
+	return a.id(), arrived, missing, a.since, true
+}
+
+// LastAlignmentDuration returns how long the last completed alignment took,
+// from its first barrier to its last (zero before the first completes, and
+// for a single channel). Abandoned alignments do not change it.
+func (h *Handler) LastAlignmentDuration() time.Duration {
+	return h.strat.lastAlignment()
+}
+
+func (h *Handler) check(ch int) {
+	if ch < 0 || ch >= len(h.in.finished) {
+		panic(fmt.Sprintf("barrier: channel %d out of range [0, %d)", ch, len(h.in.finished)))
+	}
+}

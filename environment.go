@@ -1,0 +1,83 @@
+package weir
+
+import (
+	"context"
+	"time"
+
+	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/task"
+)
+
+// DeliveryGuarantee is the guarantee a job gives for its state and, with
+// transactional sinks, its output.
+type DeliveryGuarantee = task.Mode
+
+const (
+	ExactlyOnce = task.ExactlyOnce
+	AtLeastOnce = task.AtLeastOnce
+	AtMostOnce  = task.AtMostOnce
+)
+
+// Environment collects the job's operators and runs them.
+type Environment struct {
+	graph       *graph.StreamGraph
+	parallelism int
+	opts        runtime.Options
+}
+
+// NewEnvironment returns an environment with parallelism 1, exactly-once
+// mode and checkpoints off (call EnableCheckpointing).
+func NewEnvironment() *Environment {
+	return &Environment{graph: &graph.StreamGraph{}, parallelism: 1}
+}
+
+// SetParallelism sets the default parallelism of operators declared after it.
+func (e *Environment) SetParallelism(n int) *Environment { e.parallelism = n; return e }
+
+// SetMaxParallelism sets the number of key groups (default 128). Keyed state
+// can be rescaled up to this parallelism.
+func (e *Environment) SetMaxParallelism(n int) *Environment { e.graph.MaxParallelism = n; return e }
+
+// EnableCheckpointing takes a checkpoint every interval into dir with the
+// given guarantee (Flink's execution.checkpointing.interval and mode).
+func (e *Environment) EnableCheckpointing(interval time.Duration, mode DeliveryGuarantee, dir string) *Environment {
+	e.opts.Checkpoint.Interval = interval
+	e.opts.Mode = mode
+	e.opts.CheckpointDir = dir
+	return e
+}
+
+// CheckpointOptions gives access to timeout, min pause, max concurrent and
+// tolerable failures.
+func (e *Environment) CheckpointOptions() *checkpoint.Options { return &e.opts.Checkpoint }
+
+// RuntimeOptions gives access to every runtime option (restart strategy,
+// restore, retained checkpoints, buffer sizes, listener).
+func (e *Environment) RuntimeOptions() *runtime.Options { return &e.opts }
+
+// JobGraph chains the declared operators.
+func (e *Environment) JobGraph(name string) (*graph.JobGraph, error) {
+	e.graph.JobName = name
+	return e.graph.JobGraph()
+}
+
+// Explain prints the plan: operator chains, parallelism and partitioning.
+func (e *Environment) Explain(name string) (string, error) {
+	jg, err := e.JobGraph(name)
+	if err != nil {
+		return "", err
+	}
+	return jg.Explain(), nil
+}
+
+// Execute runs the job until its bounded sources end, ctx is cancelled, or
+// it fails beyond its restart strategy.
+func (e *Environment) Execute(ctx context.Context, name string) (*runtime.Result, error) {
+	jg, err := e.JobGraph(name)
+	if err != nil {
+		return nil, err
+	}
+	return runtime.Run(ctx, jg, e.opts)
+}

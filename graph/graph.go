@@ -1,0 +1,151 @@
+// Package graph turns what a program declares (the StreamGraph: one node per
+// operator) into what runs: the JobGraph, whose vertices are operator chains
+// (Flink's chaining: forward edge, same parallelism, single input), and, per
+// vertex, its parallel subtasks. Explain prints the plan.
+package graph
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/watermark"
+)
+
+// Partitioning is how an edge spreads records over downstream subtasks.
+type Partitioning int
+
+const (
+	Forward   Partitioning = iota // subtask i → subtask i (same parallelism)
+	Rebalance                     // round-robin
+	Broadcast                     // every record to every subtask
+	Hash                          // by key group of the record's key
+)
+
+func (p Partitioning) String() string {
+	return [...]string{"FORWARD", "REBALANCE", "BROADCAST", "HASH"}[p]
+}
+
+// Node is one operator of the StreamGraph.
+type Node struct {
+	ID             int
+	UID            string // stable id: state is matched by it on restore
+	Name           string
+	Parallelism    int
+	MaxParallelism int
+	// Source nodes set Source (and optionally Watermarks, Timestamps).
+	Source     operator.Source
+	Watermarks *watermark.Strategy
+	Timestamps operator.TimestampAssigner
+	// NewOperator makes one operator instance per subtask (non-sources).
+	NewOperator func() operator.Operator
+	// KeySelector is set on keyed operators (those after keyBy).
+	KeySelector operator.KeySelector
+	// DisableChaining keeps the node at the head of its own chain.
+	DisableChaining bool
+}
+
+// IsSource reports whether n is a source.
+func (n *Node) IsSource() bool { return n.Source != nil }
+
+// Edge connects two nodes.
+type Edge struct {
+	From, To     int
+	Partitioning Partitioning
+	Key          operator.KeySelector // for Hash
+	SideTag      string               // non-empty: carries that side output only
+	Input        int                  // 0: first input of To, 1: second input
+}
+
+// StreamGraph is the graph as the program declared it.
+type StreamGraph struct {
+	JobName        string
+	MaxParallelism int
+	Nodes          []*Node
+	Edges          []*Edge
+}
+
+// AddNode appends n, giving it an id, a default name, UID and parallelism.
+func (g *StreamGraph) AddNode(n *Node) *Node {
+	n.ID = len(g.Nodes)
+	if n.MaxParallelism == 0 {
+		n.MaxParallelism = g.maxParallelism()
+	}
+	if n.UID == "" {
+		n.UID = fmt.Sprintf("%s-%d", strings.ReplaceAll(strings.ToLower(n.Name), " ", "-"), n.ID)
+	}
+	g.Nodes = append(g.Nodes, n)
+	return n
+}
+
+func (g *StreamGraph) maxParallelism() int {
+	if g.MaxParallelism > 0 {
+		return g.MaxParallelism
+	}
+	return keygroup.DefaultMaxParallelism
+}
+
+// Connect adds an edge; a Forward edge between different parallelisms
+// becomes Rebalance, as in Flink.
+func (g *StreamGraph) Connect(e *Edge) {
+	if e.Partitioning == Forward && g.Nodes[e.From].Parallelism != g.Nodes[e.To].Parallelism {
+		e.Partitioning = Rebalance
+	}
+	g.Edges = append(g.Edges, e)
+}
+
+// Validate checks UIDs are unique and parallelism is within bounds.
+func (g *StreamGraph) Validate() error {
+	seen := map[string]bool{}
+	for _, n := range g.Nodes {
+		if seen[n.UID] {
+			return fmt.Errorf("graph: two operators have uid %q; give each a unique uid", n.UID)
+		}
+		seen[n.UID] = true
+		if n.Parallelism < 1 || n.Parallelism > n.MaxParallelism {
+			return fmt.Errorf("graph: operator %q has parallelism %d, want 1..%d (max parallelism)", n.Name, n.Parallelism, n.MaxParallelism)
+		}
+	}
+	return nil
+}
+
+func (g *StreamGraph) outEdges(id int) []*Edge {
+	var out []*Edge
+	for _, e := range g.Edges {
+		if e.From == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (g *StreamGraph) inEdges(id int) []*Edge {
+	var in []*Edge
+	for _, e := range g.Edges {
+		if e.To == id {
+			in = append(in, e)
+		}
+	}
+	sort.SliceStable(in, func(i, j int) bool { return in[i].Input < in[j].Input })
+	return in
+}
+
+// chainable reports whether e's target can run in its source's chain.
+func (g *StreamGraph) chainable(e *Edge) bool {
+	from, to := g.Nodes[e.From], g.Nodes[e.To]
+	return e.Partitioning == Forward && e.SideTag == "" && !to.DisableChaining &&
+		from.Parallelism == to.Parallelism && len(g.mainOut(e.From)) == 1 &&
+		len(g.inEdges(e.To)) == 1 && !to.IsSource()
+}
+
+func (g *StreamGraph) mainOut(id int) []*Edge {
+	var out []*Edge
+	for _, e := range g.outEdges(id) {
+		if e.SideTag == "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+// Package operator defines the lifecycle every stream operator follows
+// (open, process, watermark, snapshot, notify, finish, close), the output an
+// operator emits into, event- and processing-time timers, and the contracts
+// of sources (splits, readers) and sinks (writer + committer, Flink's Sink
+// V2 shape, FLIP-191). One subtask's goroutine drives all of an operator's
+// methods; none of them is called concurrently.
+package operator
+
+import (
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/state"
+)
+
+// Output receives what an operator emits. Inside an operator chain it calls
+// the next operator directly; at the chain's end it feeds the record writers.
+type Output interface {
+	// Collect emits r on the main output.
+	Collect(r event.Record)
+	// CollectSide emits r on the side output named tag (Flink's OutputTag).
+	CollectSide(tag string, r event.Record)
+	// EmitWatermark forwards the operator's event-time clock.
+	EmitWatermark(wm event.Timestamp)
+}
+
+// Context is what the runtime hands an operator when it opens.
+type Context struct {
+	Subtask        event.SubtaskID
+	UID            string // stable operator id: state is matched by it on restore
+	Parallelism    int
+	MaxParallelism int
+	Output         Output
+	// Keyed is the keyed state backend, nil on a non-keyed operator.
+	Keyed state.KeyedBackend
+	// OperatorState holds non-keyed operator state (list state).
+	OperatorState state.OperatorStateBackend
+	// Timers is the timer service of a keyed operator, nil otherwise.
+	Timers *TimerService
+	// Metrics counts what the operator drops or routes aside.
+	Metrics *Metrics
+	// Now returns processing time in ms since the epoch.
+	Now func() int64
+	// Restored is true when the operator's state came from a checkpoint.
+	Restored bool
+	// JobID names the job (sinks derive transaction ids from it).
+	JobID string
+	// RestoredCheckpoint is the checkpoint the job restored (0: fresh).
+	RestoredCheckpoint event.CheckpointID
+	// KeySelector is set on keyed operators.
+	KeySelector KeySelector
+}
+
+// SetCurrentKeyOf makes the key of v the current key of the keyed backend
+// and returns it.
+func (c *Context) SetCurrentKeyOf(v any) any {
+	k := c.KeySelector(v)
+	c.Keyed.SetCurrentKey(k, keygroup.ForKey(k, c.MaxParallelism))
+	return k
+}
+
+// Operator is a one-input stream operator. Implementations usually embed
+// Base and override what they need.
+type Operator interface {
+	Open(ctx *Context) error
+	ProcessElement(r event.Record) error
+	ProcessWatermark(wm event.Timestamp) error
+	// PrepareSnapshotPreBarrier runs right before the barrier is forwarded:
+	// sinks flush and pre-commit here.
+	PrepareSnapshotPreBarrier(id event.CheckpointID) error
+	// SnapshotState captures the operator's state synchronously; the
+	// returned parts are encoded asynchronously.
+	SnapshotState(id event.CheckpointID) ([]Part, error)
+	// InitializeState hands the operator the parts of every old subtask of
+	// this operator (by part name), before Open. Not called on a fresh start.
+	InitializeState(parts map[string][][]byte) error
+	NotifyCheckpointComplete(id event.CheckpointID) error
+	NotifyCheckpointAborted(id event.CheckpointID) error
+	// Finish is called once at the end of all input: flush buffered results.
+	Finish() error
+	Close() error
+}
+
+// TwoInput is an operator with two inputs (Flink's TwoInputStreamOperator).
+// ProcessElement of the Operator interface is input 1.
+type TwoInput interface {
+	Operator
+	ProcessElement2(r event.Record) error
+}
+
+// Part is one named piece of an operator's snapshot ("keyed", "operator",
+// "timers", …) whose Write is called off the task goroutine.
+type Part struct {
+	Name string
+	Snap state.Snapshot
+}
+
+// Metrics counts records an operator does not pass on normally. Each field is
+// read by the runtime after the job; increments happen on the owning goroutine.
+type Metrics struct {
+	LateDropped  int64 // late records dropped (no side output configured)
+	LateSide     int64 // late records sent to a side output
+	Filtered     int64 // records removed by a filter (informational)
+	ExpiredState int64 // state entries found expired by TTL
+	RecordsIn    int64
+	RecordsOut   int64
+}
+
+// KeySelector extracts the key of a value on a keyed stream. Keys must be
+// comparable and hash stably (see keygroup.HashKey).
+type KeySelector func(v any) any

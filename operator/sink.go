@@ -1,0 +1,164 @@
+package operator
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/weirstream/weir/event"
+)
+
+// Sink is a sink in Flink's Sink V2 shape (FLIP-191): a writer per subtask
+// that pre-commits on every checkpoint barrier and hands out committables,
+// and a committer that commits them once the checkpoint is complete.
+type Sink interface {
+	CreateWriter(ctx WriterContext) (SinkWriter, error)
+	// CreateCommitter returns nil for sinks without a commit phase
+	// (at-least-once or idempotent sinks that write in Flush).
+	CreateCommitter(ctx WriterContext) (Committer, error)
+}
+
+// WriterContext tells a sink writer where it runs.
+type WriterContext struct {
+	Subtask     event.SubtaskID
+	Parallelism int
+	JobID       string
+	Context     context.Context
+	// RestoredCheckpoint is the id of the checkpoint restored from, 0 on a
+	// fresh start. Transactional sinks abort anything newer.
+	RestoredCheckpoint event.CheckpointID
+	// WriterState is what the writer returned from SnapshotState in the
+	// restored checkpoint, one entry per old subtask it inherits.
+	WriterState [][]byte
+}
+
+// SinkWriter writes records and, on each barrier, prepares a commit.
+type SinkWriter interface {
+	Write(r event.Record) error
+	// Flush pushes buffered records out; endOfInput marks the final flush.
+	Flush(endOfInput bool) error
+	// PrepareCommit pre-commits everything written since the previous
+	// barrier and returns the committables for checkpoint id (maybe none).
+	PrepareCommit(id event.CheckpointID) ([][]byte, error)
+	// SnapshotState returns the writer's own state (may be nil).
+	SnapshotState(id event.CheckpointID) ([]byte, error)
+	Close() error
+}
+
+// Committer commits committables of completed checkpoints. Commit must be
+// idempotent: a committable that is already committed is a success.
+type Committer interface {
+	Commit(ctx context.Context, id event.CheckpointID, committables [][]byte) error
+	Close() error
+}
+
+// ErrDataLoss marks a commit that cannot succeed because the prepared data
+// is gone (a transaction aborted by timeout, a lost XA branch). Never retried,
+// never reported as success.
+var ErrDataLoss = errors.New("operator: data loss")
+
+// CommitLog is the pure two-phase-commit bookkeeping of one sink subtask:
+// committables by checkpoint id, from pre-commit until a completed
+// checkpoint at or after their id is committed. It does no I/O.
+type CommitLog struct {
+	pending map[event.CheckpointID][][]byte
+}
+
+// NewCommitLog returns an empty log.
+func NewCommitLog() *CommitLog { return &CommitLog{pending: map[event.CheckpointID][][]byte{}} }
+
+// Add records the committables pre-committed for checkpoint id.
+func (l *CommitLog) Add(id event.CheckpointID, c [][]byte) {
+	if len(c) > 0 {
+		l.pending[id] = append(l.pending[id], c...)
+	}
+}
+
+// Due returns the ids (ascending) whose committables a completion of
+// checkpoint id makes committable: every pending id ≤ id.
+func (l *CommitLog) Due(id event.CheckpointID) []event.CheckpointID {
+	var ids []event.CheckpointID
+	for p := range l.pending {
+		if p <= id {
+			ids = append(ids, p)
+		}
+	}
+	sortIDs(ids)
+	return ids
+}
+
+// Get returns the committables of id.
+func (l *CommitLog) Get(id event.CheckpointID) [][]byte { return l.pending[id] }
+
+// Committed forgets id after a successful commit.
+func (l *CommitLog) Committed(id event.CheckpointID) { delete(l.pending, id) }
+
+// Len is the number of checkpoint ids with pending committables.
+func (l *CommitLog) Len() int { return len(l.pending) }
+
+// Encode writes the log for a checkpoint.
+func (l *CommitLog) Encode() []byte {
+	ids := make([]event.CheckpointID, 0, len(l.pending))
+	for id := range l.pending {
+		ids = append(ids, id)
+	}
+	sortIDs(ids)
+	buf := binary.AppendUvarint(nil, uint64(len(ids)))
+	for _, id := range ids {
+		buf = binary.AppendVarint(buf, int64(id))
+		buf = binary.AppendUvarint(buf, uint64(len(l.pending[id])))
+		for _, c := range l.pending[id] {
+			buf = binary.AppendUvarint(buf, uint64(len(c)))
+			buf = append(buf, c...)
+		}
+	}
+	return buf
+}
+
+// DecodeInto adds the entries of an encoded log to l.
+func (l *CommitLog) DecodeInto(b []byte) error {
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return errors.New("operator: corrupt commit log")
+	}
+	b = b[k:]
+	for i := uint64(0); i < n; i++ {
+		var err error
+		if b, err = l.decodeEntry(b); err != nil {
+			return fmt.Errorf("operator: corrupt commit log entry %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (l *CommitLog) decodeEntry(b []byte) ([]byte, error) {
+	id, k := binary.Varint(b)
+	if k <= 0 {
+		return nil, errors.New("bad id")
+	}
+	b = b[k:]
+	cnt, k := binary.Uvarint(b)
+	if k <= 0 {
+		return nil, errors.New("bad count")
+	}
+	b = b[k:]
+	for j := uint64(0); j < cnt; j++ {
+		ln, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < ln {
+			return nil, errors.New("bad committable")
+		}
+		c := append([]byte(nil), b[k:k+int(ln)]...)
+		l.pending[event.CheckpointID(id)] = append(l.pending[event.CheckpointID(id)], c)
+		b = b[k+int(ln):]
+	}
+	return b, nil
+}
+
+func sortIDs(ids []event.CheckpointID) {
+	for i := 1; i < len(ids); i++ {
+		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
+			ids[j], ids[j-1] = ids[j-1], ids[j]
+		}
+	}
+}

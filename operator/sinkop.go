@@ -1,0 +1,148 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weirstream/weir/event"
+)
+
+// Part names of the sink operator.
+const (
+	PartCommits = "commits"
+	PartWriter  = "writer"
+)
+
+// SinkOperator runs a Sink: the writer receives records; on each barrier it
+// pre-commits and the committables go into the checkpoint (CommitLog); on
+// NotifyCheckpointComplete(id) every committable of a checkpoint ≤ id is
+// committed. Restored committables belong to a completed checkpoint and are
+// committed at once on open (commit is idempotent).
+type SinkOperator struct {
+	Base
+	Sink      Sink
+	writer    SinkWriter
+	committer Committer
+	log       *CommitLog
+	parts     map[string][][]byte
+	ctx       context.Context
+}
+
+// NewSinkOperator wraps sink.
+func NewSinkOperator(sink Sink) *SinkOperator {
+	return &SinkOperator{Sink: sink, log: NewCommitLog()}
+}
+
+// InitializeState keeps the restored parts for Open.
+func (s *SinkOperator) InitializeState(parts map[string][][]byte) error {
+	s.parts = parts
+	return nil
+}
+
+// Open creates the writer and committer and commits restored committables.
+func (s *SinkOperator) Open(ctx *Context) error {
+	s.Ctx = ctx
+	s.ctx = context.Background()
+	mine := s.inherited(PartCommits)
+	for _, b := range mine {
+		if err := s.log.DecodeInto(b); err != nil {
+			return err
+		}
+	}
+	wctx := WriterContext{Subtask: ctx.Subtask, Parallelism: ctx.Parallelism, JobID: ctx.JobID,
+		Context: s.ctx, RestoredCheckpoint: ctx.RestoredCheckpoint, WriterState: s.inherited(PartWriter)}
+	var err error
+	if s.writer, err = s.Sink.CreateWriter(wctx); err != nil {
+		return fmt.Errorf("sink %s: create writer: %w", ctx.Subtask, err)
+	}
+	if s.committer, err = s.Sink.CreateCommitter(wctx); err != nil {
+		return fmt.Errorf("sink %s: create committer: %w", ctx.Subtask, err)
+	}
+	if ctx.RestoredCheckpoint > 0 {
+		return s.commitUpTo(ctx.RestoredCheckpoint)
+	}
+	return nil
+}
+
+// inherited returns the blobs of part name that this subtask takes over:
+// blob i (old subtask i) goes to new subtask i mod parallelism.
+func (s *SinkOperator) inherited(name string) [][]byte {
+	var out [][]byte
+	for i, b := range s.parts[name] {
+		if i%s.Ctx.Parallelism == s.Ctx.Subtask.Index && len(b) > 0 {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// ProcessElement writes r.
+func (s *SinkOperator) ProcessElement(r event.Record) error { return s.writer.Write(r) }
+
+// ProcessWatermark is the end of the line: sinks drop watermarks.
+func (s *SinkOperator) ProcessWatermark(event.Timestamp) error { return nil }
+
+// PrepareSnapshotPreBarrier flushes and pre-commits for checkpoint id.
+func (s *SinkOperator) PrepareSnapshotPreBarrier(id event.CheckpointID) error {
+	if err := s.writer.Flush(false); err != nil {
+		return err
+	}
+	c, err := s.writer.PrepareCommit(id)
+	if err != nil {
+		return err
+	}
+	s.log.Add(id, c)
+	return nil
+}
+
+// SnapshotState captures the commit log and the writer state.
+func (s *SinkOperator) SnapshotState(id event.CheckpointID) ([]Part, error) {
+	ws, err := s.writer.SnapshotState(id)
+	if err != nil {
+		return nil, err
+	}
+	return []Part{
+		{Name: PartCommits, Snap: bytesSnapshot(s.log.Encode())},
+		{Name: PartWriter, Snap: bytesSnapshot(ws)},
+	}, nil
+}
+
+// NotifyCheckpointComplete commits every committable of checkpoints ≤ id.
+func (s *SinkOperator) NotifyCheckpointComplete(id event.CheckpointID) error {
+	return s.commitUpTo(id)
+}
+
+func (s *SinkOperator) commitUpTo(id event.CheckpointID) error {
+	if s.committer == nil {
+		return nil
+	}
+	for _, due := range s.log.Due(id) {
+		if err := s.committer.Commit(s.ctx, due, s.log.Get(due)); err != nil {
+			return fmt.Errorf("sink %s: commit of checkpoint %d: %w", s.Ctx.Subtask, due, err)
+		}
+		s.log.Committed(due)
+	}
+	return nil
+}
+
+// Finish flushes the writer at the end of input.
+func (s *SinkOperator) Finish() error { return s.writer.Flush(true) }
+
+// Close closes writer and committer.
+func (s *SinkOperator) Close() error {
+	var err error
+	if s.writer != nil {
+		err = s.writer.Close()
+	}
+	if s.committer != nil {
+		if cerr := s.committer.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// bytesSnapshot is a snapshot already encoded at capture time.
+type bytesSnapshot []byte
+
+func (b bytesSnapshot) Write() ([]byte, error) { return b, nil }

@@ -1,0 +1,81 @@
+package operator
+
+import (
+	"context"
+
+	"github.com/weirstream/weir/event"
+)
+
+// SplitState is one split of a source (a Kafka partition, a file, a range of
+// a generator) with its position: the next element to read, encoded by the
+// source itself. Split states are what a source checkpoints (FLIP-27).
+type SplitState struct {
+	ID       string
+	Position []byte
+}
+
+// Source is a split-based source (FLIP-27): an enumerator finds the splits
+// and assigns each to one reader; readers read their splits and report their
+// positions at every checkpoint.
+type Source interface {
+	// Bounded reports whether the source ends (then the job ends with a
+	// final checkpoint).
+	Bounded() bool
+	// Enumerate returns the initial splits with their start positions. It
+	// is not called when restoring: the checkpoint holds the splits.
+	Enumerate(ctx context.Context) ([]SplitState, error)
+	// CreateReader returns the reader of one source subtask.
+	CreateReader(ctx ReaderContext) (SourceReader, error)
+}
+
+// SplitAssigner is implemented by sources that place splits themselves;
+// otherwise splits go to readers by hash of the split id.
+type SplitAssigner interface {
+	AssignSplit(splitID string, numReaders int) int
+}
+
+// ReaderContext tells a reader where it runs.
+type ReaderContext struct {
+	Subtask     event.SubtaskID
+	Parallelism int
+	Context     context.Context // cancelled when the subtask stops
+}
+
+// ReaderStatus is what one Poll found.
+type ReaderStatus uint8
+
+const (
+	// MoreAvailable: call Poll again soon.
+	MoreAvailable ReaderStatus = iota
+	// NothingAvailable: wait for Available() before polling again.
+	NothingAvailable
+	// EndOfInput: every split is finished (bounded sources only).
+	EndOfInput
+)
+
+// ReaderOutput receives records from a reader, tagged with their split so
+// the runtime can keep a watermark per split.
+type ReaderOutput interface {
+	Collect(split string, r event.Record)
+}
+
+// SourceReader reads the splits of one source subtask. All methods are
+// called from the subtask's goroutine; the reader may run its own fetch
+// goroutines and hand data over through Poll.
+type SourceReader interface {
+	// AddSplits starts reading splits from their positions.
+	AddSplits(splits []SplitState) error
+	// Poll emits what is ready into out without blocking for long.
+	Poll(out ReaderOutput) (ReaderStatus, error)
+	// Available is signalled when Poll has something after NothingAvailable.
+	Available() <-chan struct{}
+	// SnapshotState returns the position of every split: exactly after the
+	// last record emitted through Poll.
+	SnapshotState(id event.CheckpointID) ([]SplitState, error)
+	// NotifyCheckpointComplete lets a reader commit offsets for monitoring.
+	NotifyCheckpointComplete(id event.CheckpointID) error
+	Close() error
+}
+
+// TimestampAssigner extracts an event time (ms) from a value.
+type TimestampAssigner func(v any) event.Timestamp

@@ -1,0 +1,265 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/heap"
+	"github.com/weirstream/weir/task"
+)
+
+// restoredState is the state of a checkpoint regrouped by operator UID and
+// part name, each list in old subtask order.
+type restoredState struct {
+	id    event.CheckpointID
+	parts map[string]map[string][][]byte
+}
+
+func (r *restoredState) of(uid string) map[string][][]byte {
+	if r == nil {
+		return nil
+	}
+	if p := r.parts[uid]; p != nil {
+		return p
+	}
+	return map[string][][]byte{}
+}
+
+// loadState reads every state file of checkpoint m.
+func loadState(fs *checkpointstorage.FS, m checkpointstorage.Metadata) (*restoredState, error) {
+	r := &restoredState{id: m.ID, parts: map[string]map[string][][]byte{}}
+	for _, key := range sortedTaskKeys(m.Tasks) {
+		ts, err := task.DecodeTaskState(m.Tasks[key])
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint %d, task %s: %w", m.ID, key, err)
+		}
+		if err := r.add(fs, ts); err != nil {
+			return nil, fmt.Errorf("checkpoint %d, task %s: %w", m.ID, key, err)
+		}
+	}
+	return r, nil
+}
+
+func (r *restoredState) add(fs *checkpointstorage.FS, ts task.TaskState) error {
+	for uid, parts := range ts.Operators {
+		if r.parts[uid] == nil {
+			r.parts[uid] = map[string][][]byte{}
+		}
+		for name, h := range parts {
+			b, err := fs.ReadState(h)
+			if err != nil {
+				return err
+			}
+			r.parts[uid][name] = append(r.parts[uid][name], b)
+		}
+	}
+	return nil
+}
+
+// taskKey is the key of a subtask in checkpoint metadata.
+func taskKey(id event.SubtaskID) string { return id.Vertex + "/" + strconv.Itoa(id.Index) }
+
+func sortedTaskKeys(m map[string][]byte) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		vi, ii := splitKey(keys[i])
+		vj, ij := splitKey(keys[j])
+		if vi != vj {
+			return vi < vj
+		}
+		return ii < ij
+	})
+	return keys
+}
+
+func splitKey(k string) (string, int) {
+	i := strings.LastIndex(k, "/")
+	n, _ := strconv.Atoi(k[i+1:])
+	return k[:i], n
+}
+
+// deployment is one attempt's set of subtasks.
+type deployment struct {
+	subtasks []*task.Subtask
+	ids      []event.SubtaskID
+	sources  []event.SubtaskID
+	mail     map[event.SubtaskID]chan task.Mail
+	metrics  map[string]*operator.Metrics // by operator UID, summed per subtask later
+	opMetric []opMetric
+}
+
+type opMetric struct {
+	uid string
+	m   *operator.Metrics
+}
+
+type deployer struct {
+	ctx     context.Context
+	jg      *graph.JobGraph
+	opts    *Options
+	fs      *checkpointstorage.FS
+	restore *restoredState
+	reports chan task.Report
+	gates   map[int][]*task.InputGate // vertex id → gate per subtask
+	chIndex map[chanKey]int
+	d       *deployment
+}
+
+type chanKey struct {
+	edge     *graph.Edge
+	from, to int
+}
+
+// deploy builds every subtask of the job graph.
+func (dp *deployer) deploy() *deployment {
+	dp.d = &deployment{mail: map[event.SubtaskID]chan task.Mail{}}
+	dp.gates = map[int][]*task.InputGate{}
+	dp.chIndex = map[chanKey]int{}
+	for _, v := range dp.jg.Vertices {
+		dp.makeGates(v)
+	}
+	for _, v := range dp.jg.Vertices {
+		for i := 0; i < v.Parallelism; i++ {
+			dp.makeSubtask(v, i)
+		}
+	}
+	return dp.d
+}
+
+// makeGates numbers the input channels of each subtask of v: for each input
+// edge in order, one channel per upstream subtask that sends to it.
+func (dp *deployer) makeGates(v *graph.Vertex) {
+	if v.IsSource() {
+		return
+	}
+	gates := make([]*task.InputGate, v.Parallelism)
+	for i := range gates {
+		var inputOf []int
+		for _, e := range dp.jg.InEdges(v) {
+			for j := 0; j < e.From.Parallelism; j++ {
+				if e.Edge.Partitioning == graph.Forward && j != i {
+					continue
+				}
+				dp.chIndex[chanKey{e.Edge, j, i}] = len(inputOf)
+				inputOf = append(inputOf, e.Edge.Input)
+			}
+		}
+		gates[i] = task.NewInputGate(inputOf, dp.opts.ChannelCredits)
+	}
+	dp.gates[v.ID] = gates
+}
+
+// writers returns the record writers of node n in subtask i, by side tag
+// ("" for the main output).
+func (dp *deployer) writers(n *graph.Node, i int) map[string][]*task.RecordWriter {
+	out := map[string][]*task.RecordWriter{}
+	for _, e := range dp.jg.OutEdges(n) {
+		var chans []*task.OutChannel
+		for k := 0; k < e.To.Parallelism; k++ {
+			if e.Edge.Partitioning == graph.Forward && k != i {
+				continue
+			}
+			gate := dp.gates[e.To.ID][k]
+			chans = append(chans, gate.Channel(dp.chIndex[chanKey{e.Edge, i, k}]))
+		}
+		w := task.NewRecordWriter(dp.ctx, chans, partitioner(e.Edge, n.MaxParallelism), dp.opts.BatchSize)
+		out[e.Edge.SideTag] = append(out[e.Edge.SideTag], w)
+	}
+	return out
+}
+
+func partitioner(e *graph.Edge, maxPar int) task.Partitioner {
+	switch e.Partitioning {
+	case graph.Rebalance:
+		return &task.Rebalance{}
+	case graph.Broadcast:
+		return task.Broadcast{}
+	case graph.Hash:
+		return task.KeyGroupHash{Key: e.Key, MaxParallelism: maxPar}
+	}
+	return task.Forward{}
+}
+
+func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
+	id := event.SubtaskID{Vertex: v.Name, Index: i}
+	mail := make(chan task.Mail, 1024)
+	spec := task.Spec{ID: id, Mode: dp.opts.Mode, Storage: dp.fs, Reports: dp.reports, Mail: mail, Now: dp.opts.Now}
+	nodes := v.Nodes
+	if v.IsSource() {
+		spec.Source = dp.sourceSpec(v.Head())
+		dp.d.sources = append(dp.d.sources, id)
+		nodes = nodes[1:]
+	} else {
+		spec.Gate = dp.gates[v.ID][i]
+	}
+	for _, n := range nodes {
+		spec.Chain = append(spec.Chain, dp.chained(n, id, v.Parallelism))
+	}
+	spec.Writers = dp.writers(v.Tail(), i)[""]
+	if len(spec.Chain) > 0 {
+		last := &spec.Chain[len(spec.Chain)-1]
+		last.Side = dp.sideWriters(v.Tail(), i)
+	}
+	for k := range spec.Chain[:max(0, len(spec.Chain)-1)] {
+		spec.Chain[k].Side = dp.sideWriters(nodes[k], i)
+	}
+	dp.d.subtasks = append(dp.d.subtasks, task.New(spec))
+	dp.d.ids = append(dp.d.ids, id)
+	dp.d.mail[id] = mail
+}
+
+func (dp *deployer) sideWriters(n *graph.Node, i int) map[string][]*task.RecordWriter {
+	ws := dp.writers(n, i)
+	delete(ws, "")
+	return ws
+}
+
+func (dp *deployer) sourceSpec(n *graph.Node) *task.SourceSpec {
+	s := &task.SourceSpec{UID: n.UID, Source: n.Source, Parallelism: n.Parallelism,
+		Watermarks: n.Watermarks, Timestamps: n.Timestamps}
+	if dp.restore != nil {
+		s.Restored = dp.restore.of(n.UID)[task.PartSplits]
+		if s.Restored == nil {
+			s.Restored = [][]byte{}
+		}
+	}
+	return s
+}
+
+func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.ChainedOperator {
+	m := &operator.Metrics{}
+	dp.d.opMetric = append(dp.d.opMetric, opMetric{n.UID, m})
+	ctx := &operator.Context{Subtask: id, UID: n.UID, Parallelism: par, MaxParallelism: n.MaxParallelism,
+		Metrics: m, Now: func() int64 { return dp.opts.Now().UnixMilli() }, Restored: dp.restore != nil,
+		OperatorState: heap.NewOperatorBackend(), KeySelector: n.KeySelector, JobID: dp.opts.JobID}
+	if dp.restore != nil {
+		ctx.RestoredCheckpoint = dp.restore.id
+	}
+	if n.KeySelector != nil {
+		r := keygroup.RangeFor(n.MaxParallelism, par, id.Index)
+		kb, err := heap.New(heap.Options{KeyGroupRange: r, MaxParallelism: n.MaxParallelism,
+			KeyCodec: state.AnyCodec{}, Clock: ctx.Now})
+		if err != nil {
+			panic(err) // options come from a validated graph
+		}
+		ctx.Keyed = kb
+		ctx.Timers = operator.NewTimerService(ctx.Keyed, state.AnyCodec{}, n.MaxParallelism)
+	}
+	c := task.ChainedOperator{UID: n.UID, Op: n.NewOperator(), Ctx: ctx}
+	if dp.restore != nil {
+		c.Restored = dp.restore.of(n.UID)
+	}
+	return c
+}

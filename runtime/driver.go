@@ -1,0 +1,213 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/task"
+)
+
+// driver carries out the coordinator's actions for one attempt: it owns the
+// coordinator and talks to subtasks only through mailboxes and reports.
+type driver struct {
+	j           *job
+	d           *deployment
+	coord       *checkpoint.Coordinator
+	reports     chan task.Report
+	exits       chan exit
+	running     int
+	finished    map[event.SubtaskID]bool
+	wantFinal   bool
+	checkpoints bool
+}
+
+func newDriver(j *job, d *deployment, reports chan task.Report, exits chan exit) (*driver, error) {
+	dr := &driver{j: j, d: d, reports: reports, exits: exits, running: len(d.ids),
+		finished: map[event.SubtaskID]bool{}, checkpoints: j.opts.Mode != task.AtMostOnce}
+	next := event.CheckpointID(1)
+	if dr.checkpoints {
+		var err error
+		if next, err = j.fs.NextID(); err != nil {
+			return nil, err
+		}
+	}
+	dr.coord = checkpoint.New(j.opts.Checkpoint, d.ids, d.sources, next, j.opts.Now())
+	return dr, nil
+}
+
+// loop runs until every subtask exited (nil) or one failed (its error).
+func (dr *driver) loop(ctx context.Context) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for dr.running > 0 {
+		var acts []checkpoint.Action
+		select {
+		case r := <-dr.reports:
+			acts = dr.onReport(r)
+		case e := <-dr.exits:
+			if err := dr.onExit(e); err != nil {
+				return err
+			}
+		case <-tick.C:
+			acts = dr.onTick()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := dr.carryOut(ctx, acts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (dr *driver) onExit(e exit) error {
+	dr.running--
+	if e.err != nil {
+		return fmt.Errorf("subtask %s failed: %w", e.id, e.err)
+	}
+	return nil
+}
+
+func (dr *driver) onTick() []checkpoint.Action {
+	if !dr.checkpoints {
+		return nil
+	}
+	now := dr.j.opts.Now()
+	acts := dr.coord.Tick(now)
+	if dr.wantFinal {
+		if a := dr.coord.TriggerNow(now, true); a != nil {
+			dr.wantFinal = false
+			acts = append(acts, a...)
+		}
+	}
+	return acts
+}
+
+func (dr *driver) onReport(r task.Report) []checkpoint.Action {
+	now := dr.j.opts.Now()
+	switch r.Kind {
+	case task.ReportAck:
+		return dr.coord.Acknowledge(now, r.ID, r.Task, r.Ack)
+	case task.ReportDecline:
+		return dr.coord.Decline(now, r.ID, r.Task, r.Phase, r.Err)
+	case task.ReportProgress:
+		dr.coord.ProgressDetail(now, r.ID, r.Task, r.Phase, r.Detail)
+	case task.ReportSourceFinished:
+		dr.finished[r.Task] = true
+		if len(dr.finished) == len(dr.d.sources) && dr.checkpoints {
+			dr.wantFinal = true
+		}
+	}
+	return nil
+}
+
+// carryOut performs actions in order; some produce further actions.
+func (dr *driver) carryOut(ctx context.Context, acts []checkpoint.Action) error {
+	for len(acts) > 0 {
+		a := acts[0]
+		acts = acts[1:]
+		more, err := dr.perform(ctx, a)
+		if err != nil {
+			return err
+		}
+		acts = append(acts, more...)
+	}
+	return nil
+}
+
+func (dr *driver) perform(ctx context.Context, a checkpoint.Action) ([]checkpoint.Action, error) {
+	switch a := a.(type) {
+	case checkpoint.TriggerCheckpoint:
+		return nil, dr.trigger(ctx, a)
+	case checkpoint.PersistCheckpoint:
+		return dr.persist(a), nil
+	case checkpoint.NotifyComplete:
+		return nil, dr.complete(ctx, a.ID)
+	case checkpoint.AbortCheckpoint:
+		return nil, dr.abort(ctx, a)
+	case checkpoint.FailJob:
+		return nil, a.Err
+	}
+	return nil, fmt.Errorf("runtime: unknown action %T", a)
+}
+
+func (dr *driver) trigger(ctx context.Context, a checkpoint.TriggerCheckpoint) error {
+	// The id must be durable before any barrier carries it.
+	if err := dr.j.fs.SetNextID(a.ID + 1); err != nil {
+		return fmt.Errorf("runtime: persisting checkpoint id %d: %w", a.ID, err)
+	}
+	b := event.CheckpointBarrier{ID: a.ID, Timestamp: a.Timestamp.UnixMilli(), Final: a.Final}
+	for _, s := range a.Sources {
+		if err := dr.post(ctx, s, task.Mail{Kind: task.MailTrigger, ID: a.ID, Barrier: b}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (dr *driver) persist(a checkpoint.PersistCheckpoint) []checkpoint.Action {
+	now := dr.j.opts.Now()
+	m := checkpointstorage.Metadata{ID: a.ID, Timestamp: a.Timestamp.UnixMilli(), JobID: dr.j.opts.JobID,
+		Final: a.Final, Tasks: map[string][]byte{}}
+	for id, blob := range a.States {
+		m.Tasks[taskKey(id)] = blob
+		ts, err := task.DecodeTaskState(blob)
+		if err != nil {
+			return dr.coord.PersistFailed(now, a.ID, err)
+		}
+		for _, parts := range ts.Operators {
+			for _, h := range parts {
+				m.Handles = append(m.Handles, h)
+			}
+		}
+	}
+	if err := dr.j.fs.WriteMetadata(m); err != nil {
+		return dr.coord.PersistFailed(now, a.ID, err)
+	}
+	return dr.coord.Persisted(now, a.ID)
+}
+
+func (dr *driver) complete(ctx context.Context, id event.CheckpointID) error {
+	dr.j.emit(Event{Kind: EventCheckpointCompleted, Checkpoint: int64(id)})
+	for _, s := range dr.d.ids {
+		if err := dr.post(ctx, s, task.Mail{Kind: task.MailComplete, ID: id}); err != nil {
+			return err
+		}
+	}
+	if _, err := dr.j.fs.Retain(dr.j.opts.Retained); err != nil {
+		dr.j.opts.Logger.Warn("could not discard old checkpoints", "err", err)
+	}
+	return nil
+}
+
+func (dr *driver) abort(ctx context.Context, a checkpoint.AbortCheckpoint) error {
+	if !errors.Is(a.Reason, checkpoint.ErrSubsumed) {
+		dr.j.opts.Logger.Warn("checkpoint failed", "job", dr.j.opts.JobID, "checkpoint", a.ID, "reason", a.Reason)
+		dr.j.emit(Event{Kind: EventCheckpointFailed, Checkpoint: int64(a.ID), Err: a.Reason})
+	}
+	for _, s := range dr.d.ids {
+		if err := dr.post(ctx, s, task.Mail{Kind: task.MailAborted, ID: a.ID}); err != nil {
+			return err
+		}
+	}
+	if err := dr.j.fs.Discard(a.ID); err != nil {
+		dr.j.opts.Logger.Warn("could not discard aborted checkpoint", "checkpoint", a.ID, "err", err)
+	}
+	return nil
+}
+
+// post delivers mail to a subtask. Mailboxes hold 1024 mails and subtasks
+// drain them first, so this waits only while a subtask is busy.
+func (dr *driver) post(ctx context.Context, s event.SubtaskID, m task.Mail) error {
+	select {
+	case dr.d.mail[s] <- m:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,201 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/task"
+)
+
+// Result describes a finished job.
+type Result struct {
+	// Restarts is the number of failovers.
+	Restarts int
+	// RestoredFrom is the checkpoint the last attempt started from (0: fresh).
+	RestoredFrom event.CheckpointID
+	// Checkpoints is the coordinator's history of the last attempt.
+	Checkpoints []checkpoint.CheckpointStats
+	// Metrics sums each operator's metrics over its subtasks, by UID.
+	Metrics map[string]operator.Metrics
+	// Failures lists the error of each failed attempt, in order.
+	Failures []error
+}
+
+// ErrJobFailed wraps the error of the attempt the restart strategy gave up on.
+var ErrJobFailed = errors.New("runtime: job failed")
+
+// Run executes the job until it finishes (bounded sources), ctx is
+// cancelled, or a failure exhausts the restart strategy.
+func Run(ctx context.Context, jg *graph.JobGraph, opts Options) (*Result, error) {
+	opts.EnsureDefaults(jg.JobName)
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	var fs *checkpointstorage.FS
+	if opts.Mode != task.AtMostOnce {
+		var err error
+		if fs, err = checkpointstorage.OpenFS(opts.CheckpointDir); err != nil {
+			return nil, err
+		}
+	}
+	j := &job{jg: jg, opts: &opts, fs: fs, res: &Result{Metrics: map[string]operator.Metrics{}}}
+	return j.res, j.run(ctx)
+}
+
+type job struct {
+	jg   *graph.JobGraph
+	opts *Options
+	fs   *checkpointstorage.FS
+	res  *Result
+}
+
+func (j *job) emit(e Event) {
+	if j.opts.Listener != nil {
+		j.opts.Listener(e)
+	}
+}
+
+func (j *job) run(ctx context.Context) error {
+	restoreWhich := j.opts.Restore
+	for attempt := 0; ; attempt++ {
+		restore, err := j.pickRestore(restoreWhich)
+		if err != nil {
+			return err
+		}
+		err = j.runAttempt(ctx, restore)
+		if err == nil || ctx.Err() != nil {
+			if err == nil {
+				j.emit(Event{Kind: EventFinished})
+			}
+			return err
+		}
+		j.res.Failures = append(j.res.Failures, err)
+		delay, ok := j.opts.Restart.Next(attempt + 1)
+		if !ok {
+			return fmt.Errorf("%w after %d restarts: %w", ErrJobFailed, attempt, err)
+		}
+		j.opts.Logger.Warn("job failed; restarting from the latest completed checkpoint",
+			"job", j.opts.JobID, "attempt", attempt+1, "delay", delay, "err", err)
+		j.emit(Event{Kind: EventFailover, Err: err, Attempt: attempt + 1})
+		j.res.Restarts++
+		restoreWhich = "latest"
+		if !sleep(ctx, delay) {
+			return ctx.Err()
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// pickRestore loads the checkpoint to restore, or nil for a fresh start.
+// A corrupt newer checkpoint is reported loudly and skipped.
+func (j *job) pickRestore(which string) (*restoredState, error) {
+	if which == "" || j.fs == nil {
+		return nil, nil
+	}
+	var m checkpointstorage.Metadata
+	var skipped []error
+	var err error
+	if which == "latest" {
+		m, skipped, err = j.fs.Latest()
+		if errors.Is(err, checkpointstorage.ErrNoCheckpoint) {
+			return nil, nil
+		}
+	} else {
+		m, skipped, err = checkpointstorage.Resolve(j.fs.Dir(), which)
+	}
+	for _, s := range skipped {
+		j.opts.Logger.Error("skipping unusable checkpoint; restoring an older one", "err", s)
+		j.emit(Event{Kind: EventCorruptCheckpointSkipped, Err: s})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("runtime: restore %q: %w", which, err)
+	}
+	if removed, err := j.fs.GC(); err != nil {
+		j.opts.Logger.Warn("checkpoint garbage collection failed", "err", err)
+	} else if len(removed) > 0 {
+		j.opts.Logger.Info("checkpoint garbage collection", "removed", len(removed))
+	}
+	r, err := loadState(j.fs, m)
+	if err != nil {
+		return nil, err
+	}
+	j.opts.Logger.Info("restoring checkpoint", "job", j.opts.JobID, "checkpoint", m.ID)
+	j.emit(Event{Kind: EventRestored, Checkpoint: int64(m.ID)})
+	return r, nil
+}
+
+// runAttempt deploys the job once and drives it until it ends or fails.
+func (j *job) runAttempt(parent context.Context, restore *restoredState) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	j.res.RestoredFrom = 0
+	j.res.Metrics = map[string]operator.Metrics{}
+	if restore != nil {
+		j.res.RestoredFrom = restore.id
+	}
+	reports := make(chan task.Report, 4096)
+	dp := &deployer{ctx: ctx, jg: j.jg, opts: j.opts, fs: j.fs, restore: restore, reports: reports}
+	d := dp.deploy()
+	exits := make(chan exit, len(d.subtasks))
+	var wg sync.WaitGroup
+	for i, st := range d.subtasks {
+		wg.Add(1)
+		go func(id event.SubtaskID, st *task.Subtask) {
+			defer wg.Done()
+			exits <- exit{id, st.Run(ctx)}
+		}(d.ids[i], st)
+	}
+	dr, err := newDriver(j, d, reports, exits)
+	if err == nil {
+		err = dr.loop(ctx)
+	}
+	cancel()
+	// Drain reports so subtasks blocked on them can exit.
+	go func() {
+		for range reports {
+		}
+	}()
+	wg.Wait()
+	close(reports)
+	j.collectMetrics(d)
+	if dr != nil {
+		j.res.Checkpoints = dr.coord.Stats()
+	}
+	return err
+}
+
+type exit struct {
+	id  event.SubtaskID
+	err error
+}
+
+func (j *job) collectMetrics(d *deployment) {
+	for _, om := range d.opMetric {
+		sum := j.res.Metrics[om.uid]
+		sum.LateDropped += om.m.LateDropped
+		sum.LateSide += om.m.LateSide
+		sum.Filtered += om.m.Filtered
+		sum.ExpiredState += om.m.ExpiredState
+		sum.RecordsIn += om.m.RecordsIn
+		sum.RecordsOut += om.m.RecordsOut
+		j.res.Metrics[om.uid] = sum
+	}
+}

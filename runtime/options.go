@@ -1,0 +1,155 @@
+// Package runtime runs a job in local mode, like Flink's MiniCluster: it
+// deploys one goroutine per subtask of the JobGraph, drives the checkpoint
+// coordinator (a pure state machine) with real time and real storage, and on
+// any failure cancels every subtask and redeploys the job from the latest
+// completed checkpoint, as the restart strategy allows.
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/task"
+)
+
+// Options configures a job run. Every field documents its default.
+type Options struct {
+	// JobID names the job in checkpoint metadata and sink transaction ids.
+	// Default: the job's name.
+	JobID string
+	// Mode is the delivery guarantee. Default: task.ExactlyOnce.
+	Mode task.Mode
+	// Checkpoint configures the coordinator. Interval 0 disables periodic
+	// checkpoints (a bounded job still takes its final checkpoint unless
+	// Mode is AtMostOnce).
+	Checkpoint checkpoint.Options
+	// CheckpointDir is where checkpoints are stored. Required unless Mode
+	// is AtMostOnce.
+	CheckpointDir string
+	// Retained is how many completed checkpoints are kept (Flink's
+	// state.checkpoints.num-retained). Default 1.
+	Retained int
+	// Restore is "" (start fresh: but a failover inside this run always
+	// restores), "latest" (the newest valid checkpoint in CheckpointDir, or
+	// a fresh start when there is none) or the path of a chk-N directory.
+	Restore string
+	// Restart is the restart strategy. Default: FixedDelay{Attempts: -1
+	// (unlimited), Delay: 1s}, Flink's default with checkpointing on.
+	Restart RestartStrategy
+	// ChannelCredits is the number of batches in flight per channel
+	// (credit-based flow control). Default 4.
+	ChannelCredits int
+	// BatchSize is the number of records per batch between subtasks.
+	// Default 256.
+	BatchSize int
+	// Logger receives the job's events. Default: slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+	// Listener, if set, is called on the driver goroutine for every job
+	// event (checkpoint completed or failed, failover, restore).
+	Listener func(Event)
+}
+
+// EnsureDefaults fills unset fields with their defaults.
+func (o *Options) EnsureDefaults(jobName string) {
+	if o.JobID == "" {
+		o.JobID = jobName
+	}
+	if o.Retained == 0 {
+		o.Retained = 1
+	}
+	if o.Restart == nil {
+		o.Restart = FixedDelay{Attempts: -1, Delay: time.Second}
+	}
+	if o.ChannelCredits == 0 {
+		o.ChannelCredits = 4
+	}
+	if o.BatchSize == 0 {
+		o.BatchSize = 256
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	o.Checkpoint.EnsureDefaults()
+}
+
+// Validate reports an unusable configuration.
+func (o *Options) Validate() error {
+	if o.Mode != task.AtMostOnce && o.CheckpointDir == "" {
+		return errors.New("runtime: CheckpointDir is required unless the delivery guarantee is at-most-once")
+	}
+	if o.ChannelCredits < 1 || o.BatchSize < 1 {
+		return fmt.Errorf("runtime: ChannelCredits (%d) and BatchSize (%d) must be at least 1", o.ChannelCredits, o.BatchSize)
+	}
+	return o.Checkpoint.Validate()
+}
+
+// RestartStrategy decides whether and when a failed job restarts.
+type RestartStrategy interface {
+	// Next returns the delay before restart number attempt (1-based), or
+	// false when the job must fail for good.
+	Next(attempt int) (time.Duration, bool)
+}
+
+// FixedDelay restarts up to Attempts times (-1: unlimited) after Delay.
+type FixedDelay struct {
+	Attempts int
+	Delay    time.Duration
+}
+
+// Next implements RestartStrategy.
+func (f FixedDelay) Next(attempt int) (time.Duration, bool) {
+	return f.Delay, f.Attempts < 0 || attempt <= f.Attempts
+}
+
+// ExponentialDelay doubles the delay from Initial up to Max, for at most
+// Attempts restarts (-1: unlimited).
+type ExponentialDelay struct {
+	Initial, Max time.Duration
+	Attempts     int
+}
+
+// Next implements RestartStrategy.
+func (e ExponentialDelay) Next(attempt int) (time.Duration, bool) {
+	d := e.Initial
+	for i := 1; i < attempt && d < e.Max; i++ {
+		d *= 2
+	}
+	if d > e.Max {
+		d = e.Max
+	}
+	return d, e.Attempts < 0 || attempt <= e.Attempts
+}
+
+// NoRestart fails the job on the first failure.
+type NoRestart struct{}
+
+// Next implements RestartStrategy.
+func (NoRestart) Next(int) (time.Duration, bool) { return 0, false }
+
+// EventKind names a job event.
+type EventKind int
+
+const (
+	EventCheckpointCompleted EventKind = iota
+	EventCheckpointFailed
+	EventFailover
+	EventRestored
+	EventCorruptCheckpointSkipped
+	EventFinished
+)
+
+// Event is something that happened to the job.
+type Event struct {
+	Kind       EventKind
+	Checkpoint int64
+	Err        error
+	Attempt    int
+}

@@ -1,0 +1,136 @@
+package weir
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/watermark"
+)
+
+// SourceOption configures a source.
+type SourceOption interface{ apply(n *graph.Node) }
+
+type sourceOpt func(n *graph.Node)
+
+func (f sourceOpt) apply(n *graph.Node) { f(n) }
+
+// WithWatermarks assigns event time with ts (ms) and generates watermarks
+// per split with strategy (bounded out-of-orderness, idleness, future skew).
+func WithWatermarks[T any](strategy watermark.Strategy, ts func(T) int64) SourceOption {
+	return sourceOpt(func(n *graph.Node) {
+		s := strategy
+		n.Watermarks = &s
+		n.Timestamps = func(v any) event.Timestamp { return ts(v.(T)) }
+	})
+}
+
+// WithParallelism sets the source's parallelism.
+func WithParallelism(p int) SourceOption {
+	return sourceOpt(func(n *graph.Node) { n.Parallelism = p })
+}
+
+// WithUID sets the source's stable id (its split offsets are matched by it).
+func WithUID(uid string) SourceOption { return sourceOpt(func(n *graph.Node) { n.UID = uid }) }
+
+// FromSource adds a split-based source producing T values.
+func FromSource[T any](env *Environment, src operator.Source, name string, opts ...SourceOption) DataStream[T] {
+	n := &graph.Node{Name: "Source: " + name, Parallelism: env.parallelism, Source: src}
+	for _, o := range opts {
+		o.apply(n)
+	}
+	env.graph.AddNode(n)
+	return DataStream[T]{env: env, node: n}
+}
+
+// FromSlice is a bounded source of data, split into one split per subtask
+// of the default parallelism; its position is the index of the next element.
+func FromSlice[T any](env *Environment, data []T, name string, opts ...SourceOption) DataStream[T] {
+	vals := make([]any, len(data))
+	for i, d := range data {
+		vals[i] = d
+	}
+	return FromSource[T](env, &sliceSource{data: vals, splits: max(1, env.parallelism)}, name, opts...)
+}
+
+// sliceSource reads an in-memory slice; split i holds elements i, i+n, …
+type sliceSource struct {
+	data   []any
+	splits int
+}
+
+func (s *sliceSource) Bounded() bool { return true }
+
+func (s *sliceSource) Enumerate(context.Context) ([]operator.SplitState, error) {
+	out := make([]operator.SplitState, s.splits)
+	for i := range out {
+		out[i] = operator.SplitState{ID: fmt.Sprint(i), Position: binary.AppendUvarint(nil, uint64(i))}
+	}
+	return out, nil
+}
+
+func (s *sliceSource) AssignSplit(id string, n int) int {
+	var i int
+	fmt.Sscan(id, &i)
+	return i % n
+}
+
+func (s *sliceSource) CreateReader(operator.ReaderContext) (operator.SourceReader, error) {
+	return &sliceReader{src: s, pos: map[string]int{}}, nil
+}
+
+type sliceReader struct {
+	src   *sliceSource
+	order []string
+	pos   map[string]int
+}
+
+func (r *sliceReader) AddSplits(splits []operator.SplitState) error {
+	for _, sp := range splits {
+		p, n := binary.Uvarint(sp.Position)
+		if n <= 0 {
+			return fmt.Errorf("slice source: corrupt position of split %s", sp.ID)
+		}
+		r.order = append(r.order, sp.ID)
+		r.pos[sp.ID] = int(p)
+	}
+	return nil
+}
+
+func (r *sliceReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
+	for _, id := range r.order {
+		p := r.pos[id]
+		if p < len(r.src.data) {
+			out.Collect(id, event.Record{Value: r.src.data[p], Timestamp: event.NoTimestamp})
+			r.pos[id] = p + r.src.splits
+			return operator.MoreAvailable, nil
+		}
+	}
+	return operator.EndOfInput, nil
+}
+
+func (r *sliceReader) Available() <-chan struct{} { return nil }
+
+func (r *sliceReader) SnapshotState(event.CheckpointID) ([]operator.SplitState, error) {
+	out := make([]operator.SplitState, 0, len(r.order))
+	for _, id := range r.order {
+		out = append(out, operator.SplitState{ID: id, Position: binary.AppendUvarint(nil, uint64(r.pos[id]))})
+	}
+	return out, nil
+}
+
+func (r *sliceReader) NotifyCheckpointComplete(event.CheckpointID) error { return nil }
+func (r *sliceReader) Close() error                                      { return nil }
+
+// Watermark strategies, re-exported for convenience.
+type WatermarkStrategy = watermark.Strategy
+
+// BoundedOutOfOrderness is a strategy whose watermark trails the largest
+// timestamp seen by d (Flink's forBoundedOutOfOrderness).
+func BoundedOutOfOrderness(d time.Duration) WatermarkStrategy {
+	return WatermarkStrategy{MaxOutOfOrderness: d}
+}

@@ -1,0 +1,112 @@
+// Package task runs subtasks: one goroutine per subtask owns its operator
+// chain, its state, its barrier handler and its watermark valve, and runs a
+// mailbox loop (Flink's StreamTask + MailboxProcessor). Data moves between
+// subtasks in batches over channels with credit-based flow control, with
+// barriers, watermarks and end-of-input in-band and in order.
+package task
+
+import (
+	"context"
+
+	"github.com/weirstream/weir/event"
+)
+
+// Envelope is a batch tagged with the index of the input channel it came on.
+type Envelope struct {
+	Channel int
+	Batch   event.Batch
+}
+
+// OutChannel is the sending end of one channel between two subtasks. A
+// sender needs a credit per batch in flight; the receiver returns the credit
+// when it has processed the batch, not when it merely holds it, so a channel
+// blocked for barrier alignment back-pressures its sender.
+type OutChannel struct {
+	inbox   chan<- Envelope
+	index   int
+	credits chan struct{}
+}
+
+// Send hands b to the receiver, waiting for a credit; it fails only when ctx
+// is cancelled.
+func (c *OutChannel) Send(ctx context.Context, b event.Batch) error {
+	select {
+	case <-c.credits:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Never blocks: the inbox holds as many envelopes as all its channels
+	// have credits.
+	c.inbox <- Envelope{Channel: c.index, Batch: b}
+	return nil
+}
+
+// InputGate is the receiving end of all channels of one subtask.
+type InputGate struct {
+	inbox   chan Envelope
+	credits []chan struct{}
+	inputOf []int // channel → input number (0 = first input, 1 = second)
+	held    [][]event.Batch
+	blocked []bool
+}
+
+// NewInputGate makes a gate for channels whose input numbers are inputOf,
+// with creditsPerChannel batches in flight per channel.
+func NewInputGate(inputOf []int, creditsPerChannel int) *InputGate {
+	n := len(inputOf)
+	g := &InputGate{
+		inbox:   make(chan Envelope, n*creditsPerChannel),
+		credits: make([]chan struct{}, n),
+		inputOf: inputOf,
+		held:    make([][]event.Batch, n),
+		blocked: make([]bool, n),
+	}
+	for i := range g.credits {
+		g.credits[i] = make(chan struct{}, creditsPerChannel)
+		for j := 0; j < creditsPerChannel; j++ {
+			g.credits[i] <- struct{}{}
+		}
+	}
+	return g
+}
+
+// Channel returns the sending end of channel i.
+func (g *InputGate) Channel(i int) *OutChannel {
+	return &OutChannel{inbox: g.inbox, index: i, credits: g.credits[i]}
+}
+
+// NumChannels is the number of input channels.
+func (g *InputGate) NumChannels() int { return len(g.inputOf) }
+
+// Recycle returns the credit of a processed batch from channel ch.
+func (g *InputGate) Recycle(ch int) { g.credits[ch] <- struct{}{} }
+
+// mustHold reports whether an envelope from ch has to wait: its channel is
+// blocked, or earlier batches of it are still held (order per channel).
+func (g *InputGate) mustHold(ch int) bool { return g.blocked[ch] || len(g.held[ch]) > 0 }
+
+// Hold queues a batch of a blocked channel.
+func (g *InputGate) Hold(e Envelope) { g.held[e.Channel] = append(g.held[e.Channel], e.Batch) }
+
+// Block stops the consumption of channel ch.
+func (g *InputGate) Block(ch int) { g.blocked[ch] = true }
+
+// UnblockAll resumes every channel; held batches are processed first.
+func (g *InputGate) UnblockAll() {
+	for i := range g.blocked {
+		g.blocked[i] = false
+	}
+}
+
+// NextHeld returns a held batch of an unblocked channel, if any.
+func (g *InputGate) NextHeld() (Envelope, bool) {
+	for ch, q := range g.held {
+		if len(q) > 0 && !g.blocked[ch] {
+			b := q[0]
+			q[0] = event.Batch{}
+			g.held[ch] = q[1:]
+			return Envelope{Channel: ch, Batch: b}, true
+		}
+	}
+	return Envelope{}, false
+}

@@ -1,0 +1,137 @@
+package task
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+)
+
+// TaskState is the state handle blob a subtask acknowledges a checkpoint
+// with: for each operator UID, the storage handle of each snapshot part.
+type TaskState struct {
+	Operators map[string]map[string]checkpointstorage.Handle `json:"operators"`
+}
+
+// DecodeTaskState parses a blob written by a subtask's acknowledgement.
+func DecodeTaskState(b []byte) (TaskState, error) {
+	var s TaskState
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("task: corrupt task state: %w", err)
+	}
+	return s, nil
+}
+
+type uidPart struct {
+	uid  string
+	part operator.Part
+}
+
+// checkpoint takes this subtask's part of checkpoint b: pre-barrier flush,
+// barrier forwarded, synchronous capture; the encoding and upload run on
+// another goroutine, which acknowledges when done.
+func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration) {
+	if t.spec.Mode == AtMostOnce || t.err != nil {
+		return
+	}
+	start := t.spec.Now()
+	t.reportProgress(b.ID, checkpoint.PhaseSync, "")
+	for _, c := range t.spec.Chain {
+		if t.setErr(c.Op.PrepareSnapshotPreBarrier(b.ID)); t.err != nil {
+			return
+		}
+	}
+	t.broadcast(event.Control{Kind: event.KindBarrier, Barrier: b})
+	parts, err := t.capture(b.ID)
+	if err != nil {
+		t.setErr(fmt.Errorf("checkpoint %d: synchronous snapshot: %w", b.ID, err))
+		return
+	}
+	if b.Final {
+		t.finalID = b.ID
+	}
+	m := checkpoint.TaskMetrics{AlignmentDuration: alignment, SyncDuration: t.spec.Now().Sub(start)}
+	t.asyncs <- struct{}{}
+	go t.writeAsync(b.ID, parts, m)
+}
+
+func (t *Subtask) capture(id event.CheckpointID) ([]uidPart, error) {
+	var out []uidPart
+	if t.src != nil {
+		p, err := t.src.snapshot(id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, uidPart{t.spec.Source.UID, p})
+	}
+	for _, c := range t.spec.Chain {
+		parts, err := c.Op.SnapshotState(id)
+		if err != nil {
+			return nil, fmt.Errorf("operator %s: %w", c.UID, err)
+		}
+		for _, p := range parts {
+			out = append(out, uidPart{c.UID, p})
+		}
+	}
+	return out, nil
+}
+
+// writeAsync runs off the task goroutine: it encodes each captured part,
+// writes it to checkpoint storage and acknowledges the checkpoint.
+func (t *Subtask) writeAsync(id event.CheckpointID, parts []uidPart, m checkpoint.TaskMetrics) {
+	defer func() { <-t.asyncs }()
+	start := time.Now()
+	t.reportProgress(id, checkpoint.PhaseAsync, "")
+	st := TaskState{Operators: map[string]map[string]checkpointstorage.Handle{}}
+	for _, p := range parts {
+		h, n, err := t.writePart(id, p)
+		if err != nil {
+			t.report(Report{Kind: ReportDecline, ID: id, Phase: checkpoint.PhaseAsync,
+				Err: fmt.Errorf("operator %s part %s: %w", p.uid, p.part.Name, err)})
+			return
+		}
+		if st.Operators[p.uid] == nil {
+			st.Operators[p.uid] = map[string]checkpointstorage.Handle{}
+		}
+		st.Operators[p.uid][p.part.Name] = h
+		m.Bytes += n
+	}
+	blob, err := json.Marshal(st)
+	if err != nil {
+		t.report(Report{Kind: ReportDecline, ID: id, Phase: checkpoint.PhaseAsync, Err: err})
+		return
+	}
+	m.AsyncDuration = time.Since(start)
+	t.report(Report{Kind: ReportAck, ID: id, Ack: checkpoint.Ack{State: blob, Metrics: m}})
+}
+
+func (t *Subtask) writePart(id event.CheckpointID, p uidPart) (checkpointstorage.Handle, int64, error) {
+	data, err := p.part.Snap.Write()
+	if err != nil {
+		return checkpointstorage.Handle{}, 0, err
+	}
+	name := fmt.Sprintf("%s-%d-%s", fileSafe(p.uid), t.spec.ID.Index, p.part.Name)
+	h, err := t.spec.Storage.WriteState(id, name, data)
+	return h, int64(len(data)), err
+}
+
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == ' ' || r == '\\' || r == ':' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// waitAsync waits until running async snapshot parts are done.
+func (t *Subtask) waitAsync() {
+	for i := 0; i < cap(t.asyncs); i++ {
+		t.asyncs <- struct{}{}
+	}
+}

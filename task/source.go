@@ -1,0 +1,267 @@
+package task
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/watermark"
+)
+
+// SourceSpec describes the source at the head of a source subtask.
+type SourceSpec struct {
+	UID         string
+	Source      operator.Source
+	Parallelism int
+	// Watermarks, when set, makes a watermark generator per split.
+	Watermarks *watermark.Strategy
+	// Timestamps, when set, assigns event time to each value.
+	Timestamps operator.TimestampAssigner
+	// Restored holds the "splits" part of every old subtask; nil on a
+	// fresh start (then the source enumerates its splits).
+	Restored [][]byte
+	// WatermarkInterval is how often watermarks are emitted (default 200 ms,
+	// Flink's pipeline.auto-watermark-interval).
+	WatermarkInterval time.Duration
+	// MaxPollRecords bounds the records emitted between mailbox checks
+	// (default 1024).
+	MaxPollRecords int
+}
+
+// PartSplits is the part name of a source's split state.
+const PartSplits = "splits"
+
+type sourceDriver struct {
+	t      *Subtask
+	spec   *SourceSpec
+	reader operator.SourceReader
+	multi  *watermark.Multi
+	now    time.Time
+	ended  bool
+	polled int
+}
+
+func (t *Subtask) openSource() error {
+	s := t.spec.Source
+	if s.WatermarkInterval == 0 {
+		s.WatermarkInterval = 200 * time.Millisecond
+	}
+	if s.MaxPollRecords == 0 {
+		s.MaxPollRecords = 1024
+	}
+	r, err := s.Source.CreateReader(operator.ReaderContext{Subtask: t.spec.ID, Parallelism: s.Parallelism, Context: t.ctx})
+	if err != nil {
+		return fmt.Errorf("source %s: create reader: %w", s.UID, err)
+	}
+	t.src = &sourceDriver{t: t, spec: s, reader: r, multi: watermark.NewMulti()}
+	splits, err := t.mySplits()
+	if err != nil {
+		return err
+	}
+	for _, sp := range splits {
+		if s.Watermarks != nil {
+			t.src.multi.AddSplit(sp.ID, s.Watermarks.NewGenerator())
+		}
+	}
+	return r.AddSplits(splits)
+}
+
+// mySplits returns the splits this subtask reads: restored ones, or the
+// enumerated ones, filtered by assignment.
+func (t *Subtask) mySplits() ([]operator.SplitState, error) {
+	s := t.spec.Source
+	var all []operator.SplitState
+	if s.Restored != nil {
+		for _, b := range s.Restored {
+			ss, err := DecodeSplits(b)
+			if err != nil {
+				return nil, fmt.Errorf("source %s: %w", s.UID, err)
+			}
+			all = append(all, ss...)
+		}
+	} else {
+		var err error
+		if all, err = s.Source.Enumerate(t.ctx); err != nil {
+			return nil, fmt.Errorf("source %s: enumerate splits: %w", s.UID, err)
+		}
+	}
+	var mine []operator.SplitState
+	for _, sp := range all {
+		if assignSplit(s.Source, sp.ID, s.Parallelism) == t.spec.ID.Index {
+			mine = append(mine, sp)
+		}
+	}
+	return mine, nil
+}
+
+func assignSplit(src operator.Source, id string, n int) int {
+	if a, ok := src.(operator.SplitAssigner); ok {
+		return a.AssignSplit(id, n)
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return int(h.Sum32() % uint32(n))
+}
+
+// Collect receives a record from the reader.
+func (d *sourceDriver) Collect(split string, r event.Record) {
+	if d.spec.Timestamps != nil {
+		r.Timestamp = d.spec.Timestamps(r.Value)
+	}
+	if d.spec.Watermarks != nil && r.Timestamp != event.NoTimestamp {
+		d.multi.OnEvent(split, r.Timestamp, d.now)
+	}
+	d.polled++
+	d.t.head.Collect(r)
+}
+
+func (d *sourceDriver) snapshot(id event.CheckpointID) (operator.Part, error) {
+	ss, err := d.reader.SnapshotState(id)
+	if err != nil {
+		return operator.Part{}, err
+	}
+	return operator.Part{Name: PartSplits, Snap: splitSnapshot(EncodeSplits(ss))}, nil
+}
+
+type splitSnapshot []byte
+
+func (s splitSnapshot) Write() ([]byte, error) { return s, nil }
+
+// runSource is the mailbox loop of a source subtask: mail first, then poll.
+func (t *Subtask) runSource() error {
+	d := t.src
+	wmTick := time.NewTicker(d.spec.WatermarkInterval)
+	defer wmTick.Stop()
+	timerTick := time.NewTicker(t.spec.TimerTick)
+	defer timerTick.Stop()
+	for !t.done {
+		wait, err := t.sourceStep(d)
+		if err != nil {
+			return err
+		}
+		if wait == nil && !d.ended {
+			continue
+		}
+		t.flush()
+		select {
+		case m := <-t.spec.Mail:
+			t.onMail(m)
+		case <-wait:
+		case <-wmTick.C:
+			t.emitSourceWatermark(d)
+		case <-timerTick.C:
+			t.onTick()
+		case <-t.ctx.Done():
+			return t.ctx.Err()
+		}
+		if err := t.check(); err != nil {
+			return err
+		}
+	}
+	t.flush()
+	return t.check()
+}
+
+// sourceStep handles pending mail without blocking, then polls the reader.
+// It returns the channel to wait on when the reader has nothing.
+func (t *Subtask) sourceStep(d *sourceDriver) (<-chan struct{}, error) {
+	select {
+	case m := <-t.spec.Mail:
+		t.onMail(m)
+		return nil, t.check()
+	default:
+	}
+	if d.ended {
+		return nil, nil
+	}
+	d.now, d.polled = t.spec.Now(), 0
+	var st operator.ReaderStatus
+	var err error
+	for d.polled < d.spec.MaxPollRecords && err == nil && st == operator.MoreAvailable {
+		st, err = d.reader.Poll(d)
+		if e := t.check(); e != nil {
+			return nil, e
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("source %s: %w", d.spec.UID, err)
+	}
+	switch st {
+	case operator.NothingAvailable:
+		return d.reader.Available(), nil
+	case operator.EndOfInput:
+		t.sourceEnded(d)
+		return nil, t.check()
+	}
+	return nil, nil
+}
+
+func (t *Subtask) emitSourceWatermark(d *sourceDriver) {
+	if d.spec.Watermarks == nil || d.ended {
+		return
+	}
+	wm, idle, adv := d.multi.OnPeriodicEmit(t.spec.Now())
+	t.setIdle(idle)
+	if adv && !idle {
+		t.emitWatermark(wm)
+	}
+}
+
+// sourceEnded: a bounded source read everything. Event time ends (the max
+// watermark fires every timer), the chain finishes, downstream is told.
+func (t *Subtask) sourceEnded(d *sourceDriver) {
+	d.ended = true
+	t.setIdle(false)
+	t.emitWatermark(event.MaxWatermark)
+	t.endInput()
+	t.report(Report{Kind: ReportSourceFinished})
+}
+
+// EncodeSplits encodes split states for a checkpoint.
+func EncodeSplits(ss []operator.SplitState) []byte {
+	buf := binary.AppendUvarint(nil, uint64(len(ss)))
+	for _, s := range ss {
+		buf = binary.AppendUvarint(buf, uint64(len(s.ID)))
+		buf = append(buf, s.ID...)
+		buf = binary.AppendUvarint(buf, uint64(len(s.Position)))
+		buf = append(buf, s.Position...)
+	}
+	return buf
+}
+
+var errCorruptSplits = errors.New("task: corrupt split state")
+
+// DecodeSplits is the inverse of EncodeSplits.
+func DecodeSplits(b []byte) ([]operator.SplitState, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return nil, errCorruptSplits
+	}
+	b = b[k:]
+	out := make([]operator.SplitState, 0, n)
+	for i := uint64(0); i < n; i++ {
+		id, rest, ok := readBytes(b)
+		if !ok {
+			return nil, errCorruptSplits
+		}
+		pos, rest, ok := readBytes(rest)
+		if !ok {
+			return nil, errCorruptSplits
+		}
+		out = append(out, operator.SplitState{ID: string(id), Position: pos})
+		b = rest
+	}
+	return out, nil
+}
+
+func readBytes(b []byte) ([]byte, []byte, bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < n {
+		return nil, nil, false
+	}
+	return append([]byte(nil), b[k:k+int(n)]...), b[k+int(n):], true
+}

@@ -1,0 +1,425 @@
+package task
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/barrier"
+	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/watermark"
+)
+
+// Mode is the delivery guarantee a job runs with.
+type Mode int
+
+const (
+	// ExactlyOnce aligns barriers: every record is in exactly one checkpoint.
+	ExactlyOnce Mode = iota
+	// AtLeastOnce does not align: records after a barrier may be in the
+	// snapshot, so a restore may replay them.
+	AtLeastOnce
+	// AtMostOnce takes no checkpoints; a restart starts afresh.
+	AtMostOnce
+)
+
+// ChainedOperator is one operator of a subtask's chain, prepared by the
+// runtime (its Context has backends, timers and metrics set; Output is set
+// by the subtask).
+type ChainedOperator struct {
+	UID      string
+	Op       operator.Operator
+	Ctx      *operator.Context
+	Side     map[string][]*RecordWriter
+	Restored map[string][][]byte // nil on a fresh start
+}
+
+// Spec is everything a subtask needs to run.
+type Spec struct {
+	ID      event.SubtaskID
+	Mode    Mode
+	Chain   []ChainedOperator // head first; may be empty for a source-only chain
+	Source  *SourceSpec       // set on source subtasks
+	Gate    *InputGate        // nil on source subtasks
+	Writers []*RecordWriter   // main outputs of the chain's last operator
+	Storage *checkpointstorage.FS
+	Reports chan<- Report
+	Mail    chan Mail
+	Now     func() time.Time
+	// TimerTick is how often processing-time timers are checked
+	// (default 10 ms).
+	TimerTick time.Duration
+}
+
+// Subtask is the running instance. Only its own goroutine touches it.
+type Subtask struct {
+	spec     Spec
+	err      error
+	ctx      context.Context
+	barriers *barrier.Handler
+	valve    *watermark.Valve
+	ended    []bool
+	endedAll bool
+	idleOut  bool
+	finalID  event.CheckpointID
+	done     bool
+	asyncs   chan struct{} // semaphore counting running async snapshot parts
+	src      *sourceDriver
+	head     operator.Output // where the source (or gate) feeds records
+	twoInput operator.TwoInput
+}
+
+// New prepares a subtask; Run executes it.
+func New(spec Spec) *Subtask {
+	if spec.TimerTick == 0 {
+		spec.TimerTick = 10 * time.Millisecond
+	}
+	return &Subtask{spec: spec, asyncs: make(chan struct{}, 1024)}
+}
+
+func (t *Subtask) setErr(err error) {
+	if err != nil && t.err == nil {
+		t.err = err
+	}
+}
+
+// Run opens the chain, runs the mailbox loop until the subtask finishes or
+// ctx is cancelled, and closes the chain. It reports failures and exit.
+func (t *Subtask) Run(ctx context.Context) (err error) {
+	t.ctx = ctx
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("subtask %s panicked: %v", t.spec.ID, r)
+		}
+		t.closeChain()
+		t.waitAsync()
+		t.report(Report{Kind: ReportExited, Err: err})
+	}()
+	if err = t.open(); err != nil {
+		return fmt.Errorf("subtask %s: open: %w", t.spec.ID, err)
+	}
+	if t.src != nil {
+		err = t.runSource()
+	} else {
+		err = t.runInputs()
+	}
+	return err
+}
+
+func (t *Subtask) open() error {
+	t.wireChain()
+	for _, c := range t.spec.Chain {
+		if c.Restored != nil {
+			if err := c.Op.InitializeState(c.Restored); err != nil {
+				return fmt.Errorf("operator %s: restore: %w", c.UID, err)
+			}
+		}
+	}
+	// Open tail first, so an operator's successors are ready when it opens.
+	for i := len(t.spec.Chain) - 1; i >= 0; i-- {
+		c := t.spec.Chain[i]
+		if err := c.Op.Open(c.Ctx); err != nil {
+			return fmt.Errorf("operator %s: %w", c.UID, err)
+		}
+	}
+	if t.spec.Source != nil {
+		return t.openSource()
+	}
+	n := t.spec.Gate.NumChannels()
+	mode := barrier.ExactlyOnce
+	if t.spec.Mode == AtLeastOnce {
+		mode = barrier.AtLeastOnce
+	}
+	t.barriers = barrier.New(mode, n)
+	t.valve = watermark.NewValve(n)
+	t.ended = make([]bool, n)
+	return nil
+}
+
+// wireChain sets every operator's Output and finds the chain head.
+func (t *Subtask) wireChain() {
+	chain := t.spec.Chain
+	for i, c := range chain {
+		out := &chainOutput{t: t, side: c.Side, lastWM: event.MinWatermark, metrics: c.Ctx.Metrics}
+		if i+1 < len(chain) {
+			out.next = chain[i+1].Op
+		} else {
+			out.writers = t.spec.Writers
+		}
+		c.Ctx.Output = out
+	}
+	if len(chain) > 0 {
+		t.head = &chainOutput{t: t, next: chain[0].Op, lastWM: event.MinWatermark, metrics: &operator.Metrics{}}
+		t.twoInput, _ = chain[0].Op.(operator.TwoInput)
+	} else {
+		t.head = &chainOutput{t: t, writers: t.spec.Writers, lastWM: event.MinWatermark, metrics: &operator.Metrics{}}
+	}
+}
+
+func (t *Subtask) closeChain() {
+	for _, c := range t.spec.Chain {
+		if err := c.Op.Close(); err != nil && t.err == nil {
+			t.err = err
+		}
+	}
+	if t.src != nil {
+		_ = t.src.reader.Close()
+	}
+}
+
+// allWriters is every writer of the chain: main and side outputs.
+func (t *Subtask) allWriters() []*RecordWriter {
+	ws := append([]*RecordWriter(nil), t.spec.Writers...)
+	for _, c := range t.spec.Chain {
+		for _, s := range c.Side {
+			ws = append(ws, s...)
+		}
+	}
+	return ws
+}
+
+func (t *Subtask) broadcast(c event.Control) {
+	for _, w := range t.allWriters() {
+		w.BroadcastControl(c)
+	}
+}
+
+func (t *Subtask) flush() {
+	for _, w := range t.allWriters() {
+		w.Flush()
+	}
+}
+
+func (t *Subtask) writerErr() error {
+	for _, w := range t.allWriters() {
+		if err := w.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runInputs is the mailbox loop of a subtask with input channels.
+func (t *Subtask) runInputs() error {
+	tick := time.NewTicker(t.spec.TimerTick)
+	defer tick.Stop()
+	g := t.spec.Gate
+	for !t.done {
+		if e, ok := g.NextHeld(); ok {
+			t.onEnvelope(e)
+		} else {
+			if len(g.inbox) == 0 {
+				t.flush()
+			}
+			select {
+			case e := <-g.inbox:
+				if g.mustHold(e.Channel) {
+					g.Hold(e)
+				} else {
+					t.onEnvelope(e)
+				}
+			case m := <-t.spec.Mail:
+				t.onMail(m)
+			case <-tick.C:
+				t.onTick()
+			case <-t.ctx.Done():
+				return t.ctx.Err()
+			}
+		}
+		if err := t.check(); err != nil {
+			return err
+		}
+	}
+	t.flush()
+	return t.check()
+}
+
+func (t *Subtask) check() error {
+	if t.err != nil {
+		return t.err
+	}
+	if err := t.writerErr(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (t *Subtask) onEnvelope(e Envelope) {
+	in2 := t.spec.Gate.inputOf[e.Channel] == 1
+	for _, r := range e.Batch.Records {
+		if t.err != nil {
+			break
+		}
+		t.processRecord(r, in2)
+	}
+	t.spec.Gate.Recycle(e.Channel)
+	if e.Batch.Control.Kind != event.KindNone && t.err == nil {
+		t.onControl(e.Channel, e.Batch.Control)
+	}
+}
+
+func (t *Subtask) processRecord(r event.Record, in2 bool) {
+	if in2 && t.twoInput != nil {
+		t.setErr(t.twoInput.ProcessElement2(r))
+		return
+	}
+	t.head.Collect(r)
+}
+
+func (t *Subtask) onControl(ch int, c event.Control) {
+	now := t.spec.Now()
+	switch c.Kind {
+	case event.KindWatermark:
+		if out, adv := t.valve.OnWatermark(ch, c.Watermark); adv {
+			t.emitWatermark(out)
+		}
+	case event.KindIdle:
+		out, adv, allIdle := t.valve.OnIdle(ch)
+		if adv {
+			t.emitWatermark(out)
+		}
+		t.setIdle(allIdle)
+	case event.KindActive:
+		out, adv, allIdle := t.valve.OnActive(ch)
+		if adv {
+			t.emitWatermark(out)
+		}
+		t.setIdle(allIdle)
+	case event.KindBarrier:
+		t.apply(t.barriers.OnBarrier(now, ch, c.Barrier))
+	case event.KindCancelBarrier:
+		t.apply(t.barriers.OnCancelBarrier(now, ch, c.Barrier.ID))
+	case event.KindEndOfInput:
+		t.onEndOfInput(now, ch)
+	}
+}
+
+func (t *Subtask) emitWatermark(wm event.Timestamp) { t.head.EmitWatermark(wm) }
+
+func (t *Subtask) setIdle(idle bool) {
+	if idle == t.idleOut {
+		return
+	}
+	t.idleOut = idle
+	kind := event.KindActive
+	if idle {
+		kind = event.KindIdle
+	}
+	t.broadcast(event.Control{Kind: kind})
+}
+
+func (t *Subtask) onEndOfInput(now time.Time, ch int) {
+	t.ended[ch] = true
+	if out, adv, _ := t.valve.OnEndOfInput(ch); adv {
+		t.emitWatermark(out)
+	}
+	t.apply(t.barriers.OnEndOfInput(now, ch))
+	for _, e := range t.ended {
+		if !e {
+			return
+		}
+	}
+	t.endInput()
+}
+
+// endInput finishes the chain at the end of all input and tells
+// downstream. Without checkpoints the subtask is then done; with them it
+// waits for the final checkpoint to complete.
+func (t *Subtask) endInput() {
+	if t.endedAll {
+		return
+	}
+	t.endedAll = true
+	for _, c := range t.spec.Chain {
+		if t.err == nil {
+			t.setErr(c.Op.Finish())
+		}
+	}
+	t.broadcast(event.Control{Kind: event.KindEndOfInput})
+	if t.spec.Mode == AtMostOnce {
+		t.done = true
+	}
+}
+
+// apply carries out a barrier handler's decision.
+func (t *Subtask) apply(d barrier.Decision) {
+	for _, a := range d.Abort {
+		t.broadcast(event.Control{Kind: event.KindCancelBarrier, Barrier: event.CheckpointBarrier{ID: a.ID}})
+		t.report(Report{Kind: ReportDecline, ID: a.ID, Phase: checkpoint.PhaseAlignment, Err: a.Reason})
+	}
+	if d.Snapshot != nil {
+		t.checkpoint(*d.Snapshot, t.barriers.LastAlignmentDuration())
+	}
+	if d.Unblock {
+		t.spec.Gate.UnblockAll()
+	}
+	for _, c := range d.Block {
+		t.spec.Gate.Block(c)
+	}
+	if len(d.Block) > 0 {
+		if id, _, missing, _, ok := t.barriers.Pending(); ok {
+			t.reportProgress(id, checkpoint.PhaseAlignment, fmt.Sprintf("waiting for barrier on inputs %v", missing))
+		}
+	}
+}
+
+func (t *Subtask) onMail(m Mail) {
+	switch m.Kind {
+	case MailTrigger:
+		t.checkpoint(m.Barrier, 0)
+	case MailComplete:
+		t.notifyComplete(m.ID)
+	case MailAborted:
+		t.notifyAborted(m.ID)
+	}
+}
+
+func (t *Subtask) notifyComplete(id event.CheckpointID) {
+	if t.src != nil {
+		t.setErr(t.src.reader.NotifyCheckpointComplete(id))
+	}
+	for _, c := range t.spec.Chain {
+		if t.err == nil {
+			t.setErr(c.Op.NotifyCheckpointComplete(id))
+		}
+	}
+	if t.finalID != 0 && id >= t.finalID {
+		t.done = true
+	}
+}
+
+func (t *Subtask) notifyAborted(id event.CheckpointID) {
+	if t.barriers != nil {
+		t.apply(t.barriers.OnAbort(id))
+	}
+	for _, c := range t.spec.Chain {
+		if t.err == nil {
+			t.setErr(c.Op.NotifyCheckpointAborted(id))
+		}
+	}
+}
+
+// onTick fires due processing-time timers.
+func (t *Subtask) onTick() {
+	now := t.spec.Now().UnixMilli()
+	for _, c := range t.spec.Chain {
+		if ts := c.Ctx.Timers; ts != nil && ts.NextProcessingTimer() <= now && t.err == nil {
+			t.setErr(ts.AdvanceProcessingTime(now))
+		}
+	}
+}
+
+func (t *Subtask) report(r Report) {
+	r.Task = t.spec.ID
+	select {
+	case t.spec.Reports <- r:
+	case <-t.ctx.Done():
+	}
+}
+
+func (t *Subtask) reportProgress(id event.CheckpointID, p checkpoint.Phase, detail string) {
+	t.report(Report{Kind: ReportProgress, ID: id, Phase: p, Detail: detail})
+}
