@@ -78,14 +78,15 @@ func (dr *driver) onTick() []checkpoint.Action {
 		return nil
 	}
 	now := dr.j.opts.Now()
-	acts := dr.coord.Tick(now)
+	// The final checkpoint goes first: a periodic one taking the free slot
+	// on every tick would starve it.
 	if dr.wantFinal {
 		if a := dr.coord.TriggerNow(now, true); a != nil {
 			dr.wantFinal = false
-			acts = append(acts, a...)
+			return a
 		}
 	}
-	return acts
+	return dr.coord.Tick(now)
 }
 
 func (dr *driver) onReport(r task.Report) []checkpoint.Action {

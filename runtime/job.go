@@ -122,7 +122,13 @@ func (j *job) pickRestore(which string) (*restoredState, error) {
 		m, skipped, err = checkpointstorage.Resolve(j.fs.Dir(), which)
 	}
 	for _, s := range skipped {
-		j.opts.Logger.Error("skipping unusable checkpoint; restoring an older one", "err", s)
+		if !errors.Is(s, checkpointstorage.ErrCorrupt) {
+			// A checkpoint that never completed (no _metadata): normal
+			// after a crash mid-checkpoint; garbage collection removes it.
+			j.opts.Logger.Debug("ignoring incomplete checkpoint", "err", s)
+			continue
+		}
+		j.opts.Logger.Error("CORRUPT CHECKPOINT skipped; restoring an older one", "err", s)
 		j.emit(Event{Kind: EventCorruptCheckpointSkipped, Err: s})
 	}
 	if err != nil {

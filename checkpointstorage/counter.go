@@ -1,0 +1,77 @@
+package checkpointstorage
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/weirstream/weir/event"
+)
+
+// NextID returns the id the next checkpoint should take: the larger of the
+// persisted counter and the highest chk-N directory seen plus one, or 1 when
+// there is neither. It does not persist anything; SetNextID does.
+func (s *FS) NextID() (event.CheckpointID, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nextIDLocked()
+}
+
+// SetNextID persists id as the next checkpoint id, atomically (temp file,
+// fsync, rename, fsync of the directory). The coordinator calls it before
+// every trigger. The counter never goes backwards: an id not greater than the
+// stored one is ignored.
+func (s *FS) SetNextID(id event.CheckpointID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stored, err := s.readCounterLocked()
+	if err != nil || id <= stored {
+		return err
+	}
+	data := encodeFrame(counterMagic, strconv.AppendInt(nil, int64(id), 10))
+	if err := writeFileAtomic(s.dir, counterName, data); err != nil {
+		return fmt.Errorf("checkpointstorage: persisting next checkpoint id %d: %w", id, err)
+	}
+	return nil
+}
+
+func (s *FS) nextIDLocked() (event.CheckpointID, error) {
+	next, err := s.readCounterLocked()
+	if err != nil {
+		return 0, err
+	}
+	ids, err := s.chkDirs()
+	if err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		next = max(next, id+1)
+	}
+	return max(next, 1), nil
+}
+
+// readCounterLocked returns the stored counter, 0 when there is none.
+func (s *FS) readCounterLocked() (event.CheckpointID, error) {
+	p := filepath.Join(s.dir, counterName)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("checkpointstorage: reading next checkpoint id: %w", err)
+	}
+	payload, err := decodeFrame(p, counterMagic, b)
+	if err != nil {
+		// Refuse to guess: falling back to the directory listing could
+		// reuse the id of a discarded checkpoint.
+		return 0, err
+	}
+	n, err := strconv.ParseInt(string(payload), 10, 64)
+	if err != nil || n < 1 {
+		return 0, corrupt(p, "payload %q is not a checkpoint id", payload)
+	}
+	return event.CheckpointID(n), nil
+}

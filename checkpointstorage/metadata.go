@@ -1,0 +1,96 @@
+package checkpointstorage
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/weirstream/weir/event"
+)
+
+// Metadata describes one completed checkpoint (Flink's CheckpointMetadata):
+// what the coordinator writes once every task acknowledged, and what a
+// restore reads first. It is stored as JSON inside a checksummed frame.
+type Metadata struct {
+	// ID is the checkpoint id; it must match the chk-<id> directory.
+	ID event.CheckpointID `json:"id"`
+	// Timestamp is the trigger time in ms since the Unix epoch.
+	Timestamp int64 `json:"timestamp"`
+	// JobID names the job that took the checkpoint.
+	JobID string `json:"jobId"`
+	// Final marks the checkpoint taken at the end of bounded input.
+	Final bool `json:"final,omitempty"`
+	// Tasks maps "vertex/index" to the task's opaque state blob, as the
+	// runtime acknowledged it.
+	Tasks map[string][]byte `json:"tasks"`
+	// Handles lists every state file the checkpoint references; GC and
+	// Retain keep exactly these files.
+	Handles []Handle `json:"handles"`
+}
+
+// WriteMetadata completes checkpoint m.ID: it writes chk-<id>/_metadata
+// atomically (temp file, fsync, rename, fsync of the directory), which also
+// makes the entries of every state file WriteState put there durable.
+func (s *FS) WriteMetadata(m Metadata) error {
+	if err := validateMetadata(m); err != nil {
+		return err
+	}
+	payload, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("checkpointstorage: encoding metadata of checkpoint %d: %w", m.ID, err)
+	}
+	if err := s.mkChkDir(m.ID); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(s.abs(chkName(m.ID)), metadataName, encodeFrame(metadataMagic, payload)); err != nil {
+		return fmt.Errorf("checkpointstorage: writing metadata of checkpoint %d: %w", m.ID, err)
+	}
+	return nil
+}
+
+func validateMetadata(m Metadata) error {
+	if m.ID < 1 {
+		return fmt.Errorf("checkpointstorage: metadata has checkpoint id %d; ids start at 1", m.ID)
+	}
+	for _, h := range m.Handles {
+		if !filepath.IsLocal(filepath.FromSlash(h.Path)) {
+			return fmt.Errorf("checkpointstorage: metadata of checkpoint %d: handle path %q is not inside the checkpoint directory", m.ID, h.Path)
+		}
+	}
+	return nil
+}
+
+// ReadMetadata reads and verifies chk-<id>/_metadata. A bad magic, version,
+// length or checksum, undecodable JSON or a mismatched id is a *CorruptError;
+// a missing file is an error matching fs.ErrNotExist (the checkpoint never
+// completed).
+func (s *FS) ReadMetadata(id event.CheckpointID) (Metadata, error) {
+	m, err := readMetadataFile(s.abs(chkName(id)+"/"+metadataName), id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Metadata{}, fmt.Errorf("checkpointstorage: checkpoint %d has no %s (it never completed): %w", id, metadataName, err)
+	}
+	return m, err
+}
+
+// readMetadataFile reads a _metadata file; id 0 skips the id check.
+func readMetadataFile(p string, id event.CheckpointID) (Metadata, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return Metadata{}, err
+	}
+	payload, err := decodeFrame(p, metadataMagic, b)
+	if err != nil {
+		return Metadata{}, err
+	}
+	var m Metadata
+	if err := json.Unmarshal(payload, &m); err != nil {
+		return Metadata{}, &CorruptError{Path: p, Reason: "payload is not valid metadata JSON", Err: err}
+	}
+	if id != 0 && m.ID != id {
+		return Metadata{}, corrupt(p, "metadata names checkpoint %d, but lies in %s", m.ID, chkName(id))
+	}
+	return m, nil
+}

@@ -1,0 +1,54 @@
+package checkpointstorage
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Resolve finds the checkpoint a restore should start from (the argument of
+// `weir run --from`). which is "latest" — the newest valid completed
+// checkpoint in dir, as FS.Latest, whose skipped newer checkpoints come back
+// in the []error — or a path to a chk-N directory or to its _metadata file.
+// A relative path is tried as given first, then relative to dir. The
+// checkpoint's Handles are relative to the directory holding chk-N: open it
+// with OpenFS(that directory) to read them. Resolve creates nothing.
+func Resolve(dir, which string) (Metadata, []error, error) {
+	if which == "latest" {
+		return (&FS{dir: dir}).Latest()
+	}
+	p, err := findPath(dir, which)
+	if err != nil {
+		return Metadata{}, nil, err
+	}
+	chkDir := p
+	if filepath.Base(p) == metadataName {
+		chkDir = filepath.Dir(p)
+	}
+	id, _ := parseChkName(filepath.Base(chkDir)) // 0, and no id check, for a renamed directory
+	m, err := readMetadataFile(filepath.Join(chkDir, metadataName), id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Metadata{}, nil, fmt.Errorf("%w: %s has no %s (the checkpoint never completed): %w", ErrNoCheckpoint, chkDir, metadataName, err)
+	}
+	if err != nil {
+		return Metadata{}, nil, err
+	}
+	storage := &FS{dir: filepath.Dir(chkDir)}
+	return m, nil, storage.checkHandles(m.Handles)
+}
+
+// findPath returns the first of which and dir/which that exists.
+func findPath(dir, which string) (string, error) {
+	candidates := []string{which}
+	if !filepath.IsAbs(which) && dir != "" {
+		candidates = append(candidates, filepath.Join(dir, which))
+	}
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err == nil {
+			return c, nil
+		}
+	}
+	return "", fmt.Errorf("checkpointstorage: no checkpoint at %q (want \"latest\", a chk-N directory or its _metadata file): %w", which, fs.ErrNotExist)
+}

@@ -1,0 +1,211 @@
+package state
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/weirstream/weir/state/internal/wire"
+)
+
+// Codec turns values of type T into bytes and back (Flink's TypeSerializer).
+// Encodings are self-delimiting: Decode consumes one value from the front of
+// b and returns the rest. Decode must return an error wrapping ErrCorrupt —
+// never panic — on bytes that are not a valid encoding, and must not retain b.
+type Codec[T any] interface {
+	// Encode appends the encoding of v to buf and returns the result.
+	Encode(buf []byte, v T) []byte
+	// Decode decodes one value from the front of b.
+	Decode(b []byte) (T, []byte, error)
+}
+
+// CodecFor returns the built-in codec for T — string, []byte, int, int64,
+// int32, uint64, float64, bool, or any (AnyCodec) — and GobCodec[T] for every
+// other type, including named types such as `type UserID string`.
+func CodecFor[T any]() Codec[T] {
+	var c any
+	switch any((*T)(nil)).(type) {
+	case *string:
+		c = StringCodec{}
+	case *[]byte:
+		c = BytesCodec{}
+	case *int:
+		c = IntCodec{}
+	case *int64:
+		c = Int64Codec{}
+	case *int32:
+		c = Int32Codec{}
+	case *uint64:
+		c = Uint64Codec{}
+	case *float64:
+		c = Float64Codec{}
+	case *bool:
+		c = BoolCodec{}
+	case *any:
+		c = AnyCodec{}
+	default:
+		return GobCodec[T]{}
+	}
+	return c.(Codec[T])
+}
+
+// codecOr returns c, or CodecFor[T] when c is nil.
+func codecOr[T any](c Codec[T]) Codec[T] {
+	if c == nil {
+		return CodecFor[T]()
+	}
+	return c
+}
+
+// Erase adapts a Codec[T] to Codec[any], as the type-erased backends need.
+// Encode panics if given a value that is not a T.
+func Erase[T any](c Codec[T]) Codec[any] {
+	if e, ok := any(c).(Codec[any]); ok {
+		return e
+	}
+	return erased[T]{c}
+}
+
+type erased[T any] struct{ c Codec[T] }
+
+func (e erased[T]) Encode(buf []byte, v any) []byte {
+	t, ok := v.(T)
+	if !ok && v != nil {
+		panic(fmt.Sprintf("state: codec for %T given a %T", *new(T), v))
+	}
+	return e.c.Encode(buf, t)
+}
+
+func (e erased[T]) Decode(b []byte) (any, []byte, error) { return e.c.Decode(b) }
+
+func corruptf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+}
+
+// StringCodec encodes a string as a uvarint length and its bytes.
+type StringCodec struct{}
+
+// Encode appends v.
+func (StringCodec) Encode(buf []byte, v string) []byte { return wire.AppendString(buf, v) }
+
+// Decode decodes a string.
+func (StringCodec) Decode(b []byte) (string, []byte, error) {
+	r := wire.NewReader(b)
+	p := r.Bytes()
+	if r.Err() != nil {
+		return "", b, corruptf("string: %v", r.Err())
+	}
+	return string(p), r.Rest(), nil
+}
+
+// BytesCodec encodes a []byte as a uvarint length and its bytes. Decode
+// returns a copy; a nil slice decodes as an empty one.
+type BytesCodec struct{}
+
+// Encode appends v.
+func (BytesCodec) Encode(buf []byte, v []byte) []byte { return wire.AppendBytes(buf, v) }
+
+// Decode decodes a byte slice.
+func (BytesCodec) Decode(b []byte) ([]byte, []byte, error) {
+	r := wire.NewReader(b)
+	p := r.Bytes()
+	if r.Err() != nil {
+		return nil, b, corruptf("bytes: %v", r.Err())
+	}
+	return append([]byte{}, p...), r.Rest(), nil
+}
+
+// Int64Codec encodes an int64 as a zig-zag varint.
+type Int64Codec struct{}
+
+// Encode appends v.
+func (Int64Codec) Encode(buf []byte, v int64) []byte { return wire.AppendVarint(buf, v) }
+
+// Decode decodes an int64.
+func (Int64Codec) Decode(b []byte) (int64, []byte, error) {
+	v, n := binary.Varint(b)
+	if n <= 0 {
+		return 0, b, corruptf("int64: bad varint")
+	}
+	return v, b[n:], nil
+}
+
+// IntCodec encodes an int as Int64Codec does.
+type IntCodec struct{}
+
+// Encode appends v.
+func (IntCodec) Encode(buf []byte, v int) []byte { return wire.AppendVarint(buf, int64(v)) }
+
+// Decode decodes an int; a value that overflows int is an error.
+func (IntCodec) Decode(b []byte) (int, []byte, error) {
+	v, rest, err := Int64Codec{}.Decode(b)
+	if err == nil && int64(int(v)) != v {
+		return 0, b, corruptf("int: %d overflows int", v)
+	}
+	return int(v), rest, err
+}
+
+// Int32Codec encodes an int32 as Int64Codec does.
+type Int32Codec struct{}
+
+// Encode appends v.
+func (Int32Codec) Encode(buf []byte, v int32) []byte { return wire.AppendVarint(buf, int64(v)) }
+
+// Decode decodes an int32; a value that overflows int32 is an error.
+func (Int32Codec) Decode(b []byte) (int32, []byte, error) {
+	v, rest, err := Int64Codec{}.Decode(b)
+	if err == nil && (v < math.MinInt32 || v > math.MaxInt32) {
+		return 0, b, corruptf("int32: %d overflows int32", v)
+	}
+	return int32(v), rest, err
+}
+
+// Uint64Codec encodes a uint64 as a uvarint.
+type Uint64Codec struct{}
+
+// Encode appends v.
+func (Uint64Codec) Encode(buf []byte, v uint64) []byte { return wire.AppendUvarint(buf, v) }
+
+// Decode decodes a uint64.
+func (Uint64Codec) Decode(b []byte) (uint64, []byte, error) {
+	v, n := binary.Uvarint(b)
+	if n <= 0 {
+		return 0, b, corruptf("uint64: bad uvarint")
+	}
+	return v, b[n:], nil
+}
+
+// Float64Codec encodes a float64 as its 8 IEEE 754 bytes, big-endian.
+type Float64Codec struct{}
+
+// Encode appends v.
+func (Float64Codec) Encode(buf []byte, v float64) []byte {
+	return binary.BigEndian.AppendUint64(buf, math.Float64bits(v))
+}
+
+// Decode decodes a float64.
+func (Float64Codec) Decode(b []byte) (float64, []byte, error) {
+	if len(b) < 8 {
+		return 0, b, corruptf("float64: %d bytes, want 8", len(b))
+	}
+	return math.Float64frombits(binary.BigEndian.Uint64(b)), b[8:], nil
+}
+
+// BoolCodec encodes a bool as one byte, 0 or 1.
+type BoolCodec struct{}
+
+// Encode appends v.
+func (BoolCodec) Encode(buf []byte, v bool) []byte {
+	if v {
+		return append(buf, 1)
+	}
+	return append(buf, 0)
+}
+
+// Decode decodes a bool; a byte other than 0 or 1 is an error.
+func (BoolCodec) Decode(b []byte) (bool, []byte, error) {
+	if len(b) < 1 || b[0] > 1 {
+		return false, b, corruptf("bool: want a 0 or 1 byte")
+	}
+	return b[0] == 1, b[1:], nil
+}

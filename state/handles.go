@@ -1,0 +1,243 @@
+package state
+
+import "fmt"
+
+// ValueState holds one value per key (Flink's ValueState).
+type ValueState[T any] interface {
+	// Value returns the current key's value, and false when it has none
+	// (or it expired).
+	Value() (T, bool)
+	// Update sets the current key's value.
+	Update(v T)
+	// Clear removes the current key's value.
+	Clear()
+}
+
+// ListState holds a list per key, or per subtask as operator state (Flink's
+// ListState).
+type ListState[T any] interface {
+	// Get returns a copy of the list; nil when empty.
+	Get() []T
+	// Add appends v.
+	Add(v T)
+	// AddAll appends vs.
+	AddAll(vs []T)
+	// Update replaces the list with vs; an empty vs clears it.
+	Update(vs []T)
+	// Clear removes the list.
+	Clear()
+}
+
+// MapState holds a map per key (Flink's MapState).
+type MapState[K comparable, V any] interface {
+	// Get returns the value under k.
+	Get(k K) (V, bool)
+	// Put sets the value under k.
+	Put(k K, v V)
+	// Remove deletes k.
+	Remove(k K)
+	// Contains reports whether k has a value.
+	Contains(k K) bool
+	// Range calls f for each entry, in no particular order, until f
+	// returns false.
+	Range(f func(k K, v V) bool)
+	// IsEmpty reports whether the map has no entries.
+	IsEmpty() bool
+	// Clear removes every entry.
+	Clear()
+}
+
+// ReducingState folds added values into one with a ReduceFunc (Flink's
+// ReducingState).
+type ReducingState[T any] interface {
+	// Get returns the reduced value.
+	Get() (T, bool)
+	// Add folds v in: the value becomes ReduceFunc(value, v), or v if
+	// there was none.
+	Add(v T)
+	// Clear removes the value.
+	Clear()
+}
+
+// AggregatingState folds added values into an accumulator with an
+// AggregateFunction (Flink's AggregatingState). The accumulator type is a
+// parameter of the descriptor only.
+type AggregatingState[IN, OUT any] interface {
+	// Get returns GetResult of the accumulator.
+	Get() (OUT, bool)
+	// Add folds v into the accumulator, creating it if needed.
+	Add(v IN)
+	// Clear removes the accumulator.
+	Clear()
+}
+
+// must panics on a registration error. Registering state is setup code
+// (Flink's getState throws there too): an error is a programming mistake —
+// a name reused with another kind, or a codec that cannot decode the
+// restored bytes.
+func must[T any](t T, err error) T {
+	if err != nil {
+		panic(fmt.Errorf("state: registering state: %w", err))
+	}
+	return t
+}
+
+// Value returns the ValueState desc names in b, registering it on first use.
+// It panics if desc is invalid or the name is registered with another kind.
+func Value[T any](b KeyedBackend, desc ValueDescriptor[T]) ValueState[T] {
+	spec := StateSpec{Name: desc.Name, Kind: KindValue, Codec: Erase(codecOr(desc.Codec)), TTL: desc.TTL}
+	return valueState[T]{must(b.ValueTable(spec))}
+}
+
+// List returns the keyed ListState desc names in b, registering it on
+// first use. It panics as Value does.
+func List[T any](b KeyedBackend, desc ListDescriptor[T]) ListState[T] {
+	spec := StateSpec{Name: desc.Name, Kind: KindList, Codec: Erase(codecOr(desc.Codec)), TTL: desc.TTL}
+	return listState[T]{must(b.ListTable(spec))}
+}
+
+// Map returns the MapState desc names in b, registering it on first use. It
+// panics as Value does.
+func Map[K comparable, V any](b KeyedBackend, desc MapDescriptor[K, V]) MapState[K, V] {
+	spec := StateSpec{
+		Name: desc.Name, Kind: KindMap, TTL: desc.TTL,
+		Codec: Erase(codecOr(desc.ValueCodec)), UserKeyCodec: Erase(codecOr(desc.KeyCodec)),
+	}
+	return mapState[K, V]{must(b.MapTable(spec))}
+}
+
+// Reducing returns the ReducingState desc names in b, registering it on
+// first use. It panics as Value does, and if desc.ReduceFunc is nil.
+func Reducing[T any](b KeyedBackend, desc ReducingDescriptor[T]) ReducingState[T] {
+	if desc.ReduceFunc == nil {
+		panic(fmt.Errorf("%w: reducing state %q has no ReduceFunc", ErrInvalidDescriptor, desc.Name))
+	}
+	spec := StateSpec{Name: desc.Name, Kind: KindReducing, Codec: Erase(codecOr(desc.Codec)), TTL: desc.TTL}
+	return reducingState[T]{must(b.ValueTable(spec)), desc.ReduceFunc}
+}
+
+// Aggregating returns the AggregatingState desc names in b, registering it
+// on first use. It panics as Value does, and if desc.AggregateFunc is nil.
+func Aggregating[IN, ACC, OUT any](b KeyedBackend, desc AggregatingDescriptor[IN, ACC, OUT]) AggregatingState[IN, OUT] {
+	if desc.AggregateFunc == nil {
+		panic(fmt.Errorf("%w: aggregating state %q has no AggregateFunc", ErrInvalidDescriptor, desc.Name))
+	}
+	spec := StateSpec{Name: desc.Name, Kind: KindAggregating, Codec: Erase(codecOr(desc.Codec)), TTL: desc.TTL}
+	return aggregatingState[IN, ACC, OUT]{must(b.ValueTable(spec)), desc.AggregateFunc}
+}
+
+// OperatorList returns the operator ListState desc names in b, registering
+// it on first use with redistribution mode. desc.TTL must be nil. It panics
+// as Value does.
+func OperatorList[T any](b OperatorStateBackend, desc ListDescriptor[T], mode Redistribution) ListState[T] {
+	if desc.TTL != nil {
+		panic(fmt.Errorf("%w: operator list state %q cannot have a TTL", ErrInvalidDescriptor, desc.Name))
+	}
+	spec := StateSpec{Name: desc.Name, Kind: KindList, Codec: Erase(codecOr(desc.Codec))}
+	return listState[T]{must(b.ListTable(spec, mode))}
+}
+
+// as converts a stored value back to T. The comma-ok form turns a stored
+// nil (possible when T is an interface type) into T's zero value.
+func as[T any](v any) T {
+	t, _ := v.(T)
+	return t
+}
+
+type valueState[T any] struct{ t ValueTable }
+
+func (s valueState[T]) Value() (T, bool) {
+	v, ok := s.t.Get()
+	return as[T](v), ok
+}
+
+func (s valueState[T]) Update(v T) { s.t.Put(v) }
+func (s valueState[T]) Clear()     { s.t.Delete() }
+
+type listState[T any] struct{ t ListTable }
+
+func (s listState[T]) Get() []T {
+	vs := s.t.Get()
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]T, len(vs))
+	for i, v := range vs {
+		out[i] = as[T](v)
+	}
+	return out
+}
+
+func (s listState[T]) Add(v T)       { s.t.Add(v) }
+func (s listState[T]) AddAll(vs []T) { s.t.AddAll(boxAll(vs)) }
+func (s listState[T]) Update(vs []T) { s.t.Update(boxAll(vs)) }
+func (s listState[T]) Clear()        { s.t.Delete() }
+func boxAll[T any](vs []T) []any {
+	out := make([]any, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out
+}
+
+type mapState[K comparable, V any] struct{ t MapTable }
+
+func (s mapState[K, V]) Get(k K) (V, bool) {
+	v, ok := s.t.Get(k)
+	return as[V](v), ok
+}
+
+func (s mapState[K, V]) Put(k K, v V)      { s.t.Put(k, v) }
+func (s mapState[K, V]) Remove(k K)        { s.t.Remove(k) }
+func (s mapState[K, V]) Contains(k K) bool { return s.t.Contains(k) }
+func (s mapState[K, V]) IsEmpty() bool     { return s.t.IsEmpty() }
+func (s mapState[K, V]) Clear()            { s.t.Delete() }
+
+func (s mapState[K, V]) Range(f func(K, V) bool) {
+	s.t.Range(func(k, v any) bool { return f(as[K](k), as[V](v)) })
+}
+
+type reducingState[T any] struct {
+	t      ValueTable
+	reduce func(a, b T) T
+}
+
+func (s reducingState[T]) Get() (T, bool) {
+	v, ok := s.t.Get()
+	return as[T](v), ok
+}
+
+func (s reducingState[T]) Add(v T) {
+	if old, ok := s.t.GetForUpdate(); ok {
+		v = s.reduce(as[T](old), v)
+	}
+	s.t.Put(v)
+}
+
+func (s reducingState[T]) Clear() { s.t.Delete() }
+
+type aggregatingState[IN, ACC, OUT any] struct {
+	t   ValueTable
+	agg AggregateFunction[IN, ACC, OUT]
+}
+
+func (s aggregatingState[IN, ACC, OUT]) Get() (OUT, bool) {
+	acc, ok := s.t.Get()
+	if !ok {
+		var zero OUT
+		return zero, false
+	}
+	return s.agg.GetResult(as[ACC](acc)), true
+}
+
+func (s aggregatingState[IN, ACC, OUT]) Add(v IN) {
+	var acc ACC
+	if old, ok := s.t.GetForUpdate(); ok {
+		acc = as[ACC](old)
+	} else {
+		acc = s.agg.CreateAccumulator()
+	}
+	s.t.Put(s.agg.Add(v, acc))
+}
+
+func (s aggregatingState[IN, ACC, OUT]) Clear() { s.t.Delete() }

@@ -1,0 +1,191 @@
+package heap
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/state"
+)
+
+// Backend is the keyed heap state backend of one subtask (Flink's
+// HeapKeyedStateBackend). It implements state.KeyedBackend; like every
+// backend it is used by the subtask's goroutine only, while the Snapshot it
+// returns may be written from any goroutine.
+type Backend struct {
+	opts Options
+
+	key    any // current key
+	idx    int // current key group minus the range's start
+	hasKey bool
+
+	// version is bumped by every Snapshot; see groups for copy-on-write.
+	version uint64
+
+	tables    map[string]table
+	ttlTables []table              // tables with a TTL, in registration order, for CleanupExpired
+	pending   map[string]*rawState // restored, not yet registered
+	restored  bool
+	cursor    cleanupCursor
+}
+
+var _ state.KeyedBackend = (*Backend)(nil)
+
+// New returns an empty Backend. It fails if the options are invalid.
+func New(opts Options) (*Backend, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Backend{
+		opts:    opts,
+		version: 1,
+		tables:  make(map[string]table),
+		pending: make(map[string]*rawState),
+		cursor:  cleanupCursor{group: -1},
+	}, nil
+}
+
+// SetCurrentKey scopes state access to key in key group keyGroup. It panics
+// if keyGroup is outside KeyGroupRange: the record was routed to the wrong
+// subtask.
+func (b *Backend) SetCurrentKey(key any, keyGroup int) {
+	r := b.opts.KeyGroupRange
+	if !r.Contains(keyGroup) {
+		panic(fmt.Sprintf("heap: key %v has key group %d, outside this subtask's range %v", key, keyGroup, r))
+	}
+	b.key, b.idx, b.hasKey = key, keyGroup-r.Start, true
+}
+
+// CurrentKey returns the current key, nil before SetCurrentKey.
+func (b *Backend) CurrentKey() any { return b.key }
+
+// KeyGroupRange returns the key groups this backend owns.
+func (b *Backend) KeyGroupRange() keygroup.Range { return b.opts.KeyGroupRange }
+
+func (b *Backend) groupCount() int { return b.opts.KeyGroupRange.Len() }
+
+// current returns the current key and its group index; keyed state access
+// without a current key is a runtime bug.
+func (b *Backend) current() (any, int) {
+	if !b.hasKey {
+		panic("heap: keyed state accessed with no current key; SetCurrentKey must come first")
+	}
+	return b.key, b.idx
+}
+
+// ValueTable registers (or returns) a value, reducing or aggregating state.
+func (b *Backend) ValueTable(spec state.StateSpec) (state.ValueTable, error) {
+	t, err := b.register(spec, func() table { return newValueTable(b, spec) }, state.KindValue, state.KindReducing, state.KindAggregating)
+	if err != nil {
+		return nil, err
+	}
+	return t.(*valueTable), nil
+}
+
+// ListTable registers (or returns) a list state.
+func (b *Backend) ListTable(spec state.StateSpec) (state.ListTable, error) {
+	t, err := b.register(spec, func() table { return newListTable(b, spec) }, state.KindList)
+	if err != nil {
+		return nil, err
+	}
+	return t.(*listTable), nil
+}
+
+// MapTable registers (or returns) a map state.
+func (b *Backend) MapTable(spec state.StateSpec) (state.MapTable, error) {
+	t, err := b.register(spec, func() table { return newMapTable(b, spec) }, state.KindMap)
+	if err != nil {
+		return nil, err
+	}
+	return t.(*mapTable), nil
+}
+
+// register returns the table named by spec, creating it with mk — and
+// loading its restored entries — on first use. kinds are the kinds the
+// caller's table type serves.
+func (b *Backend) register(spec state.StateSpec, mk func() table, kinds ...state.Kind) (table, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(kinds, spec.Kind) {
+		return nil, fmt.Errorf("%w: state %q of kind %v requested as %v", state.ErrIncompatible, spec.Name, spec.Kind, kinds[0])
+	}
+	if t, ok := b.tables[spec.Name]; ok {
+		if k := t.spec().Kind; k != spec.Kind {
+			return nil, fmt.Errorf("%w: state %q is registered as %v, requested as %v", state.ErrIncompatible, spec.Name, k, spec.Kind)
+		}
+		return t, nil
+	}
+	t := mk()
+	if err := b.loadPending(t); err != nil {
+		return nil, err
+	}
+	b.tables[spec.Name] = t
+	if spec.TTL != nil {
+		b.ttlTables = append(b.ttlTables, t)
+	}
+	return t, nil
+}
+
+// loadPending moves the restored entries of t's state, if any, into t.
+func (b *Backend) loadPending(t table) error {
+	sp := t.spec()
+	raw, ok := b.pending[sp.Name]
+	if !ok {
+		return nil
+	}
+	if raw.kind != sp.Kind {
+		return fmt.Errorf("%w: state %q was a %v state in the restored snapshot, registered as %v", state.ErrIncompatible, sp.Name, raw.kind, sp.Kind)
+	}
+	var now int64
+	if sp.TTL != nil {
+		now = b.opts.Clock()
+	}
+	if err := t.load(raw, now); err != nil {
+		return err
+	}
+	delete(b.pending, sp.Name)
+	return nil
+}
+
+// Keys returns the keys with a live value in the named state (registered,
+// or restored and not yet registered), in no particular order; nil for an
+// unknown state.
+func (b *Backend) Keys(stateName string) []any {
+	if t, ok := b.tables[stateName]; ok {
+		var now int64
+		if t.spec().TTL != nil {
+			now = b.opts.Clock()
+		}
+		return t.keys(now)
+	}
+	if raw, ok := b.pending[stateName]; ok {
+		return raw.keys()
+	}
+	return nil
+}
+
+// Snapshot captures every state as of now (ms): the map references of
+// registered states and the bytes of restored, unregistered ones. It costs
+// O(states × key groups) and encodes nothing; entries expired at now are
+// left out when the snapshot is written.
+func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
+	s := &snapshot{
+		maxParallelism: b.opts.MaxParallelism,
+		start:          b.opts.KeyGroupRange.Start,
+		keyCodec:       b.opts.KeyCodec,
+		now:            now,
+	}
+	for _, t := range b.tables {
+		s.states = append(s.states, t.capture())
+	}
+	for name, raw := range b.pending {
+		s.states = append(s.states, raw.capture(name))
+	}
+	slices.SortFunc(s.states, func(x, y captured) int { return strings.Compare(x.header().name, y.header().name) })
+	// From now on, every write to a captured map or inner map clones it.
+	b.version++
+	return s, nil
+}

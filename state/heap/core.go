@@ -1,0 +1,177 @@
+package heap
+
+import (
+	"encoding/binary"
+	"fmt"
+	"reflect"
+
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/wire"
+)
+
+// table is the backend's view of one registered keyed state, whatever its
+// kind.
+type table interface {
+	spec() state.StateSpec
+	// capture takes the synchronous part of a snapshot.
+	capture() captured
+	// keys returns the keys with a live entry at now.
+	keys(now int64) []any
+	// groupKeys returns every key of group index i, live or not.
+	groupKeys(i int) []any
+	// cleanup removes the parts of key k's entry in group i that expired
+	// at now and returns how many it removed.
+	cleanup(i int, k any, now int64) int
+	// load decodes a restored state into the (empty) table.
+	load(raw *rawState, now int64) error
+}
+
+// entryOps is what a state kind (value, list, map) adds to core. Entries of
+// type E are never modified in place once stored, except as the kind's file
+// explains.
+type entryOps[E any] interface {
+	// encode appends e's payload, leaving out parts expired at now; false
+	// when nothing of e is live. It runs on the snapshot's goroutine.
+	encode(buf []byte, e E, now int64) ([]byte, bool)
+	// decode parses a payload; false when it is wholly expired at now.
+	decode(p []byte, hasTS bool, now int64) (E, bool, error)
+	// sweep returns e without its parts expired at now (a new entry when
+	// some are), how many parts it dropped, and whether anything is left.
+	sweep(e E, now int64) (E, int, bool)
+}
+
+// core implements table for entries of type E.
+type core[E any] struct {
+	b    *Backend
+	sp   state.StateSpec
+	ttl  ttl
+	data groups[E]
+	ops  entryOps[E]
+}
+
+func newCore[E any](b *Backend, sp state.StateSpec) core[E] {
+	return core[E]{b: b, sp: sp, ttl: newTTL(sp.TTL), data: newGroups[E](b.groupCount())}
+}
+
+func (c *core[E]) spec() state.StateSpec { return c.sp }
+
+// now reads the clock only for states with a TTL.
+func (c *core[E]) now() int64 {
+	if !c.ttl.enabled() {
+		return 0
+	}
+	return c.b.opts.Clock()
+}
+
+func (c *core[E]) capture() captured {
+	return &capturedGroups[E]{
+		hdr:    stateHeader{name: c.sp.Name, kind: c.sp.Kind, hasTTL: c.ttl.enabled()},
+		maps:   c.data.capture(),
+		encode: c.ops.encode,
+	}
+}
+
+func (c *core[E]) keys(now int64) []any {
+	var ks []any
+	for i := range c.data.maps {
+		ks = append(ks, c.data.keys(i, func(e E) bool {
+			_, _, live := c.ops.sweep(e, now)
+			return live
+		})...)
+	}
+	return ks
+}
+
+func (c *core[E]) groupKeys(i int) []any {
+	return c.data.keys(i, func(E) bool { return true })
+}
+
+func (c *core[E]) cleanup(i int, k any, now int64) int {
+	e, ok := c.data.get(i, k)
+	if !ok {
+		return 0
+	}
+	e, n, live := c.ops.sweep(e, now)
+	switch {
+	case n == 0:
+	case live:
+		c.data.put(i, k, e, c.b.version)
+	default:
+		c.data.del(i, k, c.b.version)
+	}
+	return n
+}
+
+func (c *core[E]) load(raw *rawState, now int64) error {
+	for i, m := range raw.maps {
+		for k, p := range m {
+			e, live, err := c.ops.decode(p, raw.hasTTL, now)
+			if err != nil {
+				return fmt.Errorf("restoring state %q, key %v: %w (did its codec change?)", c.sp.Name, k, err)
+			}
+			if live {
+				c.data.put(i, k, e, c.b.version)
+			}
+		}
+	}
+	return nil
+}
+
+// readTS reads an entry's timestamp, if the payload has one, and resolves
+// it for a state with TTL t: a state that gained a TTL since the snapshot
+// starts its entries' TTL now; a state without TTL keeps none.
+func readTS(r *wire.Reader, hasTS bool, t ttl, now int64) int64 {
+	var ts int64
+	if hasTS {
+		ts = r.Varint()
+	}
+	switch {
+	case !t.enabled():
+		return 0
+	case !hasTS:
+		return now
+	}
+	return ts
+}
+
+// appendPrefixed appends c's encoding of v behind its uvarint length. It
+// encodes in place and shifts the bytes to make room for the length, so
+// that it needs no scratch buffer (Write may run concurrently for two
+// snapshots, so tables hold no shared buffers).
+func appendPrefixed(buf []byte, c state.Codec[any], v any) []byte {
+	start := len(buf)
+	buf = c.Encode(buf, v)
+	n := len(buf) - start
+	var hdr [binary.MaxVarintLen64]byte
+	h := binary.PutUvarint(hdr[:], uint64(n))
+	buf = append(buf, hdr[:h]...)
+	copy(buf[start+h:], buf[start:start+n])
+	copy(buf[start:], hdr[:h])
+	return buf
+}
+
+// decodeAll decodes exactly one value from b.
+func decodeAll(c state.Codec[any], b []byte) (any, error) {
+	v, rest, err := c.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the value", state.ErrCorrupt, len(rest))
+	}
+	return v, nil
+}
+
+// decodeKey decodes exactly one map key, which must be comparable: a
+// corrupt blob must yield an error, not a panic on hashing.
+func decodeKey(c state.Codec[any], b []byte) (any, error) {
+	k, err := decodeAll(c, b)
+	if err == nil && k != nil && !reflect.ValueOf(k).Comparable() {
+		err = fmt.Errorf("%w: decoded key of type %T is not comparable", state.ErrCorrupt, k)
+	}
+	return k, err
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{state.ErrCorrupt}, args...)...)
+}

@@ -1,0 +1,96 @@
+package heap
+
+import (
+	"hash/fnv"
+	"testing"
+
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/state"
+)
+
+const maxPar = keygroup.DefaultMaxParallelism
+
+// fakeClock is a settable processing-time clock, in ms.
+type fakeClock struct{ ms int64 }
+
+func (c *fakeClock) now() int64 { return c.ms }
+
+// keyGroupOf hashes a key's AnyCodec encoding, as a runtime might.
+func keyGroupOf(key any) int {
+	h := fnv.New64a()
+	h.Write(state.AnyCodec{}.Encode(nil, key))
+	return keygroup.ForHash(h.Sum64(), maxPar)
+}
+
+// newSubtask returns the backend of subtask index of parallelism.
+func newSubtask(t testing.TB, parallelism, index int, clock *fakeClock) *Backend {
+	t.Helper()
+	opts := Options{KeyGroupRange: keygroup.RangeFor(maxPar, parallelism, index)}
+	if clock != nil {
+		opts.Clock = clock.now
+	}
+	b, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// at sets the current key.
+func at(b *Backend, key any) { b.SetCurrentKey(key, keyGroupOf(key)) }
+
+func write(t testing.TB, s state.Snapshot) []byte {
+	t.Helper()
+	blob, err := s.Write()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blob
+}
+
+func snapshotBlob(t testing.TB, b *Backend, now int64) []byte {
+	t.Helper()
+	s, err := b.Snapshot(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return write(t, s)
+}
+
+// restored returns a new single-subtask backend restored from blobs.
+func restored(t testing.TB, clock *fakeClock, blobs ...[]byte) *Backend {
+	t.Helper()
+	b := newSubtask(t, 1, 0, clock)
+	if err := b.Restore(blobs); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// mustPanic runs f and returns what it panicked with.
+func mustPanic(t *testing.T, f func()) (r any) {
+	t.Helper()
+	defer func() {
+		r = recover()
+		if r == nil {
+			t.Fatal("did not panic")
+		}
+	}()
+	f()
+	return nil
+}
+
+// avg is an AggregateFunction computing a mean through a pointer
+// accumulator that Add mutates in place.
+type avg struct{}
+
+type avgAcc struct{ Sum, Count int64 }
+
+func (avg) CreateAccumulator() *avgAcc { return &avgAcc{} }
+func (avg) Add(v int64, a *avgAcc) *avgAcc {
+	a.Sum += v
+	a.Count++
+	return a
+}
+func (avg) GetResult(a *avgAcc) float64 { return float64(a.Sum) / float64(a.Count) }
+func (avg) Merge(a, b *avgAcc) *avgAcc  { return &avgAcc{a.Sum + b.Sum, a.Count + b.Count} }

@@ -1,0 +1,168 @@
+package heap
+
+import (
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/wire"
+)
+
+// listTable stores ListState: each key's list is a []elem.
+//
+// Why appending in place is safe while a snapshot reads the list: the
+// snapshot holds the slice header it captured, of length n. An append
+// writes only at index n and beyond (when the backing array has room),
+// which the snapshot never reads. Every other change — Update, TTL expiry,
+// a refresh on read — builds a new slice, so stored elements are never
+// overwritten.
+type listTable struct{ core[[]elem] }
+
+var _ state.ListTable = (*listTable)(nil)
+
+func newListTable(b *Backend, sp state.StateSpec) *listTable {
+	t := &listTable{newCore[[]elem](b, sp)}
+	t.ops = t
+	return t
+}
+
+func (t *listTable) Get() []any {
+	k, i := t.b.current()
+	items, ok := t.data.get(i, k)
+	if !ok {
+		return nil
+	}
+	if t.ttl.enabled() {
+		items = t.refresh(i, k, items, t.b.opts.Clock())
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	out := make([]any, len(items))
+	for j, e := range items {
+		out[j] = e.v
+	}
+	return out
+}
+
+// refresh drops expired elements and, if reads refresh the TTL, restamps
+// the rest, storing the result as a new slice.
+func (t *listTable) refresh(i int, k any, items []elem, now int64) []elem {
+	items, n, live := t.sweep(items, now)
+	switch {
+	case !live:
+		t.data.del(i, k, t.b.version)
+		return nil
+	case t.ttl.onRead:
+		fresh := make([]elem, len(items))
+		for j, e := range items {
+			fresh[j] = elem{e.v, now}
+		}
+		items = fresh
+	case n == 0:
+		return items
+	}
+	t.data.put(i, k, items, t.b.version)
+	return items
+}
+
+func (t *listTable) Add(v any) {
+	k, i := t.b.current()
+	items, _ := t.data.get(i, k)
+	t.data.put(i, k, append(items, elem{v, t.now()}), t.b.version)
+}
+
+func (t *listTable) AddAll(vs []any) {
+	if len(vs) == 0 {
+		return
+	}
+	k, i := t.b.current()
+	items, _ := t.data.get(i, k)
+	now := t.now()
+	for _, v := range vs {
+		items = append(items, elem{v, now})
+	}
+	t.data.put(i, k, items, t.b.version)
+}
+
+func (t *listTable) Update(vs []any) {
+	if len(vs) == 0 {
+		t.Delete()
+		return
+	}
+	k, i := t.b.current()
+	now := t.now()
+	items := make([]elem, len(vs))
+	for j, v := range vs {
+		items[j] = elem{v, now}
+	}
+	t.data.put(i, k, items, t.b.version)
+}
+
+func (t *listTable) Delete() {
+	k, i := t.b.current()
+	t.data.del(i, k, t.b.version)
+}
+
+func (t *listTable) encode(buf []byte, items []elem, now int64) ([]byte, bool) {
+	live := 0
+	for _, e := range items {
+		if !t.ttl.expired(e.ts, now) {
+			live++
+		}
+	}
+	if live == 0 {
+		return buf, false
+	}
+	buf = wire.AppendUvarint(buf, uint64(live))
+	for _, e := range items {
+		if t.ttl.expired(e.ts, now) {
+			continue
+		}
+		if t.ttl.enabled() {
+			buf = wire.AppendVarint(buf, e.ts)
+		}
+		buf = appendPrefixed(buf, t.sp.Codec, e.v)
+	}
+	return buf, true
+}
+
+func (t *listTable) decode(p []byte, hasTS bool, now int64) ([]elem, bool, error) {
+	r := wire.NewReader(p)
+	n := r.Count(1)
+	items := make([]elem, 0, n)
+	for j := 0; j < n && r.Err() == nil; j++ {
+		ts := readTS(r, hasTS, t.ttl, now)
+		b := r.Bytes()
+		if r.Err() != nil {
+			break
+		}
+		v, err := decodeAll(t.sp.Codec, b)
+		if err != nil {
+			return nil, false, err
+		}
+		if !t.ttl.expired(ts, now) {
+			items = append(items, elem{v, ts})
+		}
+	}
+	if r.Err() != nil || r.Len() != 0 {
+		return nil, false, corrupt("list payload: %v, %d bytes left", r.Err(), r.Len())
+	}
+	return items, len(items) > 0, nil
+}
+
+func (t *listTable) sweep(items []elem, now int64) ([]elem, int, bool) {
+	n := 0
+	for _, e := range items {
+		if t.ttl.expired(e.ts, now) {
+			n++
+		}
+	}
+	if n == 0 {
+		return items, 0, len(items) > 0
+	}
+	live := make([]elem, 0, len(items)-n)
+	for _, e := range items {
+		if !t.ttl.expired(e.ts, now) {
+			live = append(live, e)
+		}
+	}
+	return live, n, len(live) > 0
+}

@@ -1,0 +1,215 @@
+package heap
+
+import (
+	"maps"
+
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/wire"
+)
+
+// mapEntry is one key's map. ver is the backend version in which m was
+// created or cloned; an older one may be shared with a snapshot, so it is
+// cloned before the first write (own).
+type mapEntry struct {
+	m   map[any]elem
+	ver uint64
+}
+
+// mapTable stores MapState.
+type mapTable struct{ core[mapEntry] }
+
+var _ state.MapTable = (*mapTable)(nil)
+
+func newMapTable(b *Backend, sp state.StateSpec) *mapTable {
+	t := &mapTable{newCore[mapEntry](b, sp)}
+	t.ops = t
+	return t
+}
+
+func (t *mapTable) entry() (k any, i int, e mapEntry, ok bool) {
+	k, i = t.b.current()
+	e, ok = t.data.get(i, k)
+	return k, i, e, ok
+}
+
+// own returns e with an inner map the owner may write, cloning (and
+// storing) it if a snapshot may share it.
+func (t *mapTable) own(i int, k any, e mapEntry) mapEntry {
+	if e.ver != t.b.version {
+		e = mapEntry{maps.Clone(e.m), t.b.version}
+		t.data.put(i, k, e, t.b.version)
+	}
+	return e
+}
+
+func (t *mapTable) Get(uk any) (any, bool) {
+	k, i, e, ok := t.entry()
+	if !ok {
+		return nil, false
+	}
+	el, ok := e.m[uk]
+	if !ok || !t.ttl.enabled() {
+		return el.v, ok
+	}
+	now := t.b.opts.Clock()
+	switch {
+	case t.ttl.expired(el.ts, now):
+		t.remove(i, k, e, uk)
+		return nil, false
+	case t.ttl.onRead:
+		t.own(i, k, e).m[uk] = elem{el.v, now}
+	}
+	return el.v, true
+}
+
+// remove deletes uk, which e holds, and the whole entry if it was the last.
+func (t *mapTable) remove(i int, k any, e mapEntry, uk any) {
+	if len(e.m) == 1 {
+		t.data.del(i, k, t.b.version)
+		return
+	}
+	delete(t.own(i, k, e).m, uk)
+}
+
+func (t *mapTable) Put(uk, v any) {
+	k, i, e, ok := t.entry()
+	if ok {
+		e = t.own(i, k, e)
+	} else {
+		e = mapEntry{make(map[any]elem), t.b.version}
+		t.data.put(i, k, e, t.b.version)
+	}
+	e.m[uk] = elem{v, t.now()}
+}
+
+func (t *mapTable) Remove(uk any) {
+	k, i, e, ok := t.entry()
+	if _, has := e.m[uk]; ok && has {
+		t.remove(i, k, e, uk)
+	}
+}
+
+func (t *mapTable) Contains(uk any) bool {
+	_, ok := t.Get(uk)
+	return ok
+}
+
+func (t *mapTable) Range(f func(uk, v any) bool) {
+	k, i, e, ok := t.entry()
+	if ok && t.ttl.enabled() {
+		e, ok = t.purge(i, k, e, true)
+	}
+	if !ok {
+		return
+	}
+	for uk, el := range e.m {
+		if !f(uk, el.v) {
+			return
+		}
+	}
+}
+
+func (t *mapTable) IsEmpty() bool {
+	k, i, e, ok := t.entry()
+	if ok && t.ttl.enabled() {
+		_, ok = t.purge(i, k, e, false)
+	}
+	return !ok
+}
+
+// purge drops expired entries of key k's map and, when read is set and
+// reads refresh the TTL, restamps the rest. It reports whether any remain.
+func (t *mapTable) purge(i int, k any, e mapEntry, read bool) (mapEntry, bool) {
+	now := t.b.opts.Clock()
+	e, n, live := t.sweep(e, now)
+	switch {
+	case !live:
+		t.data.del(i, k, t.b.version)
+		return e, false
+	case n > 0:
+		t.data.put(i, k, e, t.b.version)
+	}
+	if read && t.ttl.onRead {
+		e = t.own(i, k, e)
+		for uk, el := range e.m {
+			e.m[uk] = elem{el.v, now}
+		}
+	}
+	return e, true
+}
+
+func (t *mapTable) Delete() {
+	k, i := t.b.current()
+	t.data.del(i, k, t.b.version)
+}
+
+func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
+	live := 0
+	for _, el := range e.m {
+		if !t.ttl.expired(el.ts, now) {
+			live++
+		}
+	}
+	if live == 0 {
+		return buf, false
+	}
+	buf = wire.AppendUvarint(buf, uint64(live))
+	for uk, el := range e.m {
+		if t.ttl.expired(el.ts, now) {
+			continue
+		}
+		if t.ttl.enabled() {
+			buf = wire.AppendVarint(buf, el.ts)
+		}
+		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
+		buf = appendPrefixed(buf, t.sp.Codec, el.v)
+	}
+	return buf, true
+}
+
+func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, error) {
+	r := wire.NewReader(p)
+	n := r.Count(2)
+	m := make(map[any]elem, n)
+	for j := 0; j < n && r.Err() == nil; j++ {
+		ts := readTS(r, hasTS, t.ttl, now)
+		kb, vb := r.Bytes(), r.Bytes()
+		if r.Err() != nil {
+			break
+		}
+		uk, err := decodeKey(t.sp.UserKeyCodec, kb)
+		if err != nil {
+			return mapEntry{}, false, err
+		}
+		v, err := decodeAll(t.sp.Codec, vb)
+		if err != nil {
+			return mapEntry{}, false, err
+		}
+		if !t.ttl.expired(ts, now) {
+			m[uk] = elem{v, ts}
+		}
+	}
+	if r.Err() != nil || r.Len() != 0 {
+		return mapEntry{}, false, corrupt("map payload: %v, %d bytes left", r.Err(), r.Len())
+	}
+	return mapEntry{m, t.b.version}, len(m) > 0, nil
+}
+
+func (t *mapTable) sweep(e mapEntry, now int64) (mapEntry, int, bool) {
+	n := 0
+	for _, el := range e.m {
+		if t.ttl.expired(el.ts, now) {
+			n++
+		}
+	}
+	if n == 0 {
+		return e, 0, len(e.m) > 0
+	}
+	m := make(map[any]elem, len(e.m)-n)
+	for uk, el := range e.m {
+		if !t.ttl.expired(el.ts, now) {
+			m[uk] = el
+		}
+	}
+	return mapEntry{m, t.b.version}, n, len(m) > 0
+}

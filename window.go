@@ -1,0 +1,139 @@
+package weir
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/operator/window"
+	"github.com/weirstream/weir/state"
+)
+
+// WindowedStream is a keyed stream cut into event-time windows, waiting for
+// its window function (Flink's WindowedStream). Build it with Window.
+type WindowedStream[T any, K comparable] struct {
+	keyed    KeyedStream[T, K]
+	assigner window.Assigner
+	lateness time.Duration
+	lateTag  string
+}
+
+// Window cuts each key's elements into the windows of assigner:
+// TumblingEventTimeWindows, SlidingEventTimeWindows or
+// EventTimeSessionWindows. Elements need event time (WithWatermarks on the
+// source); a window fires when the watermark passes its end.
+func Window[T any, K comparable](k KeyedStream[T, K], assigner window.Assigner) WindowedStream[T, K] {
+	if err := assigner.Validate(); err != nil {
+		panic(fmt.Errorf("weir: Window: %w", err))
+	}
+	return WindowedStream[T, K]{keyed: k, assigner: assigner}
+}
+
+// AllowedLateness keeps each window's state d (event time) after it fired:
+// an element that arrives meanwhile updates the window, which fires again at
+// once with the updated result. Default 0. It panics if d is negative or
+// not whole milliseconds.
+func (w WindowedStream[T, K]) AllowedLateness(d time.Duration) WindowedStream[T, K] {
+	if d < 0 || d%time.Millisecond != 0 {
+		panic(fmt.Errorf("weir: AllowedLateness(%v): use 0 or a positive whole number of milliseconds", d))
+	}
+	w.lateness = d
+	return w
+}
+
+// SideOutputLateData sends elements too late for every one of their
+// windows to the side output tag (read it with SideOutput on the window's
+// result stream) instead of dropping them. Dropped or not, late elements
+// are counted in the job's metrics.
+func (w WindowedStream[T, K]) SideOutputLateData(tag OutputTag[T]) WindowedStream[T, K] {
+	w.lateTag = tag.ID
+	return w
+}
+
+// WindowReduce folds each window's elements with fn and emits one value per
+// key and window, stamped with the window's last millisecond.
+func WindowReduce[T any, K comparable](w WindowedStream[T, K], fn func(a, b T) T) DataStream[T] {
+	opts := w.options(state.Erase(state.CodecFor[T]()))
+	opts.Reduce = func(a, b any) any { return fn(a.(T), b.(T)) }
+	return windowThen[T](w, "Reduce", opts)
+}
+
+// WindowAggregate folds each window's elements into an accumulator with agg
+// and emits agg.GetResult per key and window, stamped with the window's
+// last millisecond. Session windows merge accumulators with agg.Merge.
+func WindowAggregate[T any, K comparable, ACC, OUT any](w WindowedStream[T, K], agg AggregateFunction[T, ACC, OUT]) DataStream[OUT] {
+	opts := w.options(state.Erase(state.CodecFor[ACC]()))
+	opts.Aggregate = erasedAggregate[T, ACC, OUT]{agg}
+	return windowThen[OUT](w, "Aggregate", opts)
+}
+
+// WindowProcess keeps every element of a window and calls fn with all of
+// them when the window fires (Flink's ProcessWindowFunction). What fn emits
+// is stamped with the window's last millisecond unless it uses EmitAt. An
+// error fails the job.
+func WindowProcess[T any, K comparable, OUT any](w WindowedStream[T, K], fn func(key K, w window.Window, elems []T, out Emitter[OUT]) error) DataStream[OUT] {
+	opts := w.options(state.Erase(state.CodecFor[T]()))
+	opts.Process = func(key any, win window.Window, elems []any, out *operator.Collector) error {
+		typed := make([]T, len(elems))
+		for i, e := range elems {
+			typed[i], _ = e.(T) // a nil element of an interface type T stays T's zero value
+		}
+		return fn(key.(K), win, typed, Emitter[OUT]{out})
+	}
+	return windowThen[OUT](w, "Process", opts)
+}
+
+func (w WindowedStream[T, K]) options(codec state.Codec[any]) window.Options {
+	return window.Options{Assigner: w.assigner, AllowedLateness: w.lateness, LateTag: w.lateTag, Codec: codec}
+}
+
+// windowThen adds the window operator after the keyed stream. The options
+// are checked here, so that a mistake fails the job's construction, not
+// its first attempt.
+func windowThen[U any, T any, K comparable](w WindowedStream[T, K], fn string, opts window.Options) DataStream[U] {
+	if _, err := window.New(opts); err != nil {
+		panic(fmt.Errorf("weir: Window %s: %w", fn, err))
+	}
+	name := fmt.Sprintf("Window(%v, %s)", w.assigner, fn)
+	return keyedThen[U](w.keyed, name, func() operator.Operator {
+		op, _ := window.New(opts) // validated above
+		return op
+	})
+}
+
+type erasedAggregate[T, ACC, OUT any] struct {
+	agg AggregateFunction[T, ACC, OUT]
+}
+
+func (e erasedAggregate[T, ACC, OUT]) CreateAccumulator() any { return e.agg.CreateAccumulator() }
+func (e erasedAggregate[T, ACC, OUT]) Add(v, acc any) any     { return e.agg.Add(v.(T), acc.(ACC)) }
+func (e erasedAggregate[T, ACC, OUT]) GetResult(acc any) any  { return e.agg.GetResult(acc.(ACC)) }
+func (e erasedAggregate[T, ACC, OUT]) Merge(a, b any) any     { return e.agg.Merge(a.(ACC), b.(ACC)) }
+
+// TumblingEventTimeWindows cuts event time into consecutive windows of
+// size, starting at the epoch (Flink's TumblingEventTimeWindows.of). For an
+// offset, e.g. days in a time zone, use window.Tumbling directly.
+func TumblingEventTimeWindows(size time.Duration) window.Assigner {
+	return validAssigner(window.Tumbling{Size: size})
+}
+
+// SlidingEventTimeWindows makes windows of size that start every slide, so
+// each element is in size/slide windows (Flink's
+// SlidingEventTimeWindows.of).
+func SlidingEventTimeWindows(size, slide time.Duration) window.Assigner {
+	return validAssigner(window.Sliding{Size: size, Slide: slide})
+}
+
+// EventTimeSessionWindows groups each key's elements into sessions that end
+// after gap without elements (Flink's EventTimeSessionWindows.withGap).
+func EventTimeSessionWindows(gap time.Duration) window.Assigner {
+	return validAssigner(window.Session{Gap: gap})
+}
+
+// validAssigner panics on an invalid assigner, as Flink's factories throw.
+func validAssigner(a window.Assigner) window.Assigner {
+	if err := a.Validate(); err != nil {
+		panic(fmt.Errorf("weir: %w", err))
+	}
+	return a
+}
