@@ -27,7 +27,9 @@ var (
 	primitives = append([]string{"barrier", "channel", "watermark", "state", "checkpointstorage", "checkpoint"}, leaves...)
 	runtime    = append([]string{"operator", "graph", "task", "runtime"}, primitives...)
 	api        = append([]string{"."}, runtime...)
-	connectors = append([]string{"connector"}, api...)
+	// Connectors' integration tests find services through internal/testsvc
+	// and reuse the fault-injection harness in internal/sim.
+	connectors = append([]string{"connector", "internal/testsvc", "internal/sim"}, api...)
 	sqlLayer   = append([]string{"sql"}, connectors...)
 	cluster    = append([]string{"cluster"}, sqlLayer...)
 	everything = append([]string{"rest", "web", "examples", "bench", "internal"}, cluster...)

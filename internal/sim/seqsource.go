@@ -165,4 +165,4 @@ func (r *seqReader) SnapshotState(event.CheckpointID) ([]operator.SplitState, er
 }
 
 func (r *seqReader) NotifyCheckpointComplete(event.CheckpointID) error { return nil }
-func (r *seqReader) Close() error                                       { return nil }
+func (r *seqReader) Close() error                                      { return nil }

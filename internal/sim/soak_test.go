@@ -33,7 +33,9 @@ func buildSoakGraph(src *SeqSource, f *Faults, v *Violations, sink *TxSink) *gra
 	g := &graph.StreamGraph{JobName: "soak"}
 	s := g.AddNode(&graph.Node{Name: "Source: seq", UID: "seq", Parallelism: 2, Source: src})
 	c := g.AddNode(&graph.Node{Name: "Crash", UID: "crash", Parallelism: 2,
-		NewOperator: func() operator.Operator { return &CrashOp{Faults: f, SlowSubtask: 1, SlowEvery: 40, SlowFor: 2 * time.Millisecond} }})
+		NewOperator: func() operator.Operator {
+			return &CrashOp{Faults: f, SlowSubtask: 1, SlowEvery: 40, SlowFor: 2 * time.Millisecond}
+		}})
 	key := func(x any) any { return x.(Seq).Key }
 	k := g.AddNode(&graph.Node{Name: "Check", UID: "check", Parallelism: 3, KeySelector: key,
 		NewOperator: func() operator.Operator { return &SeqChecker{V: v} }})
