@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/event"
@@ -111,7 +112,9 @@ type deployer struct {
 	opts    *Options
 	fs      *checkpointstorage.FS
 	restore *restoredState
-	reports chan task.Report
+	// positions collects source positions at exit (at-most-once mode).
+	positions *positions
+	reports   chan task.Report
 	gates   map[int][]*task.InputGate // vertex id → gate per subtask
 	chIndex map[chanKey]int
 	d       *deployment
@@ -199,6 +202,10 @@ func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 	nodes := v.Nodes
 	if v.IsSource() {
 		spec.Source = dp.sourceSpec(v.Head())
+		if dp.opts.Mode == task.AtMostOnce {
+			uid := v.Head().UID
+			spec.OnSourceExit = func(b []byte) { dp.positions.put(uid, i, b) }
+		}
 		dp.d.sources = append(dp.d.sources, id)
 		nodes = nodes[1:]
 	} else {
@@ -262,4 +269,50 @@ func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.Cha
 		c.Restored = dp.restore.of(n.UID)
 	}
 	return c
+}
+
+// positions keeps the split positions sources had when they exited, so an
+// at-most-once restart resumes where reading stopped instead of replaying.
+type positions struct {
+	mu struct {
+		sync.Mutex
+		byUID map[string]map[int][]byte
+	}
+}
+
+func newPositions() *positions {
+	p := &positions{}
+	p.mu.byUID = map[string]map[int][]byte{}
+	return p
+}
+
+func (p *positions) put(uid string, index int, splits []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.byUID[uid] == nil {
+		p.mu.byUID[uid] = map[int][]byte{}
+	}
+	p.mu.byUID[uid][index] = splits
+}
+
+// restored returns the positions as restored state (sources only), or nil
+// before any source exited.
+func (p *positions) restored() *restoredState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.mu.byUID) == 0 {
+		return nil
+	}
+	r := &restoredState{parts: map[string]map[string][][]byte{}}
+	for uid, byIndex := range p.mu.byUID {
+		idx := make([]int, 0, len(byIndex))
+		for i := range byIndex {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		for _, i := range idx {
+			r.parts[uid] = map[string][][]byte{task.PartSplits: append(r.parts[uid][task.PartSplits], byIndex[i])}
+		}
+	}
+	return r
 }

@@ -46,7 +46,7 @@ func Run(ctx context.Context, jg *graph.JobGraph, opts Options) (*Result, error)
 			return nil, err
 		}
 	}
-	j := &job{jg: jg, opts: &opts, fs: fs, res: &Result{Metrics: map[string]operator.Metrics{}}}
+	j := &job{jg: jg, opts: &opts, fs: fs, res: &Result{Metrics: map[string]operator.Metrics{}}, positions: newPositions()}
 	return j.res, j.run(ctx)
 }
 
@@ -55,6 +55,9 @@ type job struct {
 	opts *Options
 	fs   *checkpointstorage.FS
 	res  *Result
+	// positions holds source split positions handed over at exit, for
+	// at-most-once restarts.
+	positions *positions
 }
 
 func (j *job) emit(e Event) {
@@ -107,7 +110,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // pickRestore loads the checkpoint to restore, or nil for a fresh start.
 // A corrupt newer checkpoint is reported loudly and skipped.
 func (j *job) pickRestore(which string) (*restoredState, error) {
-	if which == "" || j.fs == nil {
+	if j.fs == nil {
+		return j.positions.restored(), nil
+	}
+	if which == "" {
 		return nil, nil
 	}
 	var m checkpointstorage.Metadata
@@ -158,7 +164,7 @@ func (j *job) runAttempt(parent context.Context, restore *restoredState) error {
 		j.res.RestoredFrom = restore.id
 	}
 	reports := make(chan task.Report, 4096)
-	dp := &deployer{ctx: ctx, jg: j.jg, opts: j.opts, fs: j.fs, restore: restore, reports: reports}
+	dp := &deployer{ctx: ctx, jg: j.jg, opts: j.opts, fs: j.fs, restore: restore, reports: reports, positions: j.positions}
 	d := dp.deploy()
 	exits := make(chan exit, len(d.subtasks))
 	var wg sync.WaitGroup

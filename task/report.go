@@ -14,7 +14,6 @@ const (
 	ReportProgress
 	// ReportSourceFinished: a source subtask read all its input.
 	ReportSourceFinished
-	ReportExited
 )
 
 // Report is what a subtask tells the job's driver.

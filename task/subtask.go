@@ -52,6 +52,9 @@ type Spec struct {
 	// TimerTick is how often processing-time timers are checked
 	// (default 10 ms).
 	TimerTick time.Duration
+	// OnSourceExit, if set, receives a source subtask's encoded split
+	// positions when it exits (used by at-most-once restarts).
+	OnSourceExit func(splits []byte)
 }
 
 // Subtask is the running instance. Only its own goroutine touches it.
@@ -94,9 +97,9 @@ func (t *Subtask) Run(ctx context.Context) (err error) {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("subtask %s panicked: %v", t.spec.ID, r)
 		}
+		t.handOverPositions()
 		t.closeChain()
 		t.waitAsync()
-		t.report(Report{Kind: ReportExited, Err: err})
 	}()
 	if err = t.open(); err != nil {
 		return fmt.Errorf("subtask %s: open: %w", t.spec.ID, err)
@@ -107,6 +110,18 @@ func (t *Subtask) Run(ctx context.Context) (err error) {
 		err = t.runInputs()
 	}
 	return err
+}
+
+// handOverPositions gives the source's current split positions to
+// OnSourceExit: in at-most-once mode a restart resumes from them, so
+// nothing is replayed (what was in flight is lost: at most once).
+func (t *Subtask) handOverPositions() {
+	if t.src == nil || t.spec.OnSourceExit == nil {
+		return
+	}
+	if ss, err := t.src.reader.SnapshotState(0); err == nil {
+		t.spec.OnSourceExit(EncodeSplits(ss))
+	}
 }
 
 func (t *Subtask) open() error {
