@@ -115,9 +115,9 @@ type deployer struct {
 	// positions collects source positions at exit (at-most-once mode).
 	positions *positions
 	reports   chan task.Report
-	gates   map[int][]*task.InputGate // vertex id → gate per subtask
-	chIndex map[chanKey]int
-	d       *deployment
+	gates     map[int][]*task.InputGate // vertex id → gate per subtask
+	chIndex   map[chanKey]int
+	d         *deployment
 }
 
 type chanKey struct {
