@@ -174,7 +174,7 @@ func (dr *driver) persist(a checkpoint.PersistCheckpoint) []checkpoint.Action {
 }
 
 func (dr *driver) complete(ctx context.Context, id event.CheckpointID) error {
-	dr.j.emit(Event{Kind: EventCheckpointCompleted, Checkpoint: int64(id)})
+	dr.j.emit(Event{Kind: EventCheckpointCompleted, Checkpoint: int64(id), Stats: dr.stats(id)})
 	for _, s := range dr.d.ids {
 		if err := dr.post(ctx, s, task.Mail{Kind: task.MailComplete, ID: id}); err != nil {
 			return err
@@ -189,7 +189,7 @@ func (dr *driver) complete(ctx context.Context, id event.CheckpointID) error {
 func (dr *driver) abort(ctx context.Context, a checkpoint.AbortCheckpoint) error {
 	if !errors.Is(a.Reason, checkpoint.ErrSubsumed) {
 		dr.j.opts.Logger.Warn("checkpoint failed", "job", dr.j.opts.JobID, "checkpoint", a.ID, "reason", a.Reason)
-		dr.j.emit(Event{Kind: EventCheckpointFailed, Checkpoint: int64(a.ID), Err: a.Reason})
+		dr.j.emit(Event{Kind: EventCheckpointFailed, Checkpoint: int64(a.ID), Err: a.Reason, Stats: dr.stats(a.ID)})
 	}
 	for _, s := range dr.d.ids {
 		if err := dr.post(ctx, s, task.Mail{Kind: task.MailAborted, ID: a.ID}); err != nil {
@@ -211,4 +211,17 @@ func (dr *driver) post(ctx context.Context, s event.SubtaskID, m task.Mail) erro
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// stats returns the coordinator's record of checkpoint id, if it has one.
+func (dr *driver) stats(id event.CheckpointID) *checkpoint.CheckpointStats {
+	if dr.j.opts.Listener == nil {
+		return nil
+	}
+	for _, s := range dr.coord.Stats() {
+		if s.ID == id {
+			return &s
+		}
+	}
+	return nil
 }

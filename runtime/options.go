@@ -152,4 +152,7 @@ type Event struct {
 	Checkpoint int64
 	Err        error
 	Attempt    int
+	// Stats is set on checkpoint events: per-subtask alignment, sync and
+	// async durations and bytes, end-to-end duration, failure reason.
+	Stats *checkpoint.CheckpointStats
 }

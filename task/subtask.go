@@ -417,12 +417,19 @@ func (t *Subtask) notifyAborted(id event.CheckpointID) {
 	}
 }
 
-// onTick fires due processing-time timers.
+// ttlCleanupBatch is how many keys each tick examines for expired state
+// (Flink's incremental cleanup).
+const ttlCleanupBatch = 64
+
+// onTick fires due processing-time timers and cleans up expired state.
 func (t *Subtask) onTick() {
 	now := t.spec.Now().UnixMilli()
 	for _, c := range t.spec.Chain {
 		if ts := c.Ctx.Timers; ts != nil && ts.NextProcessingTimer() <= now && t.err == nil {
 			t.setErr(ts.AdvanceProcessingTime(now))
+		}
+		if c.Ctx.Keyed != nil {
+			c.Ctx.Metrics.ExpiredState += int64(c.Ctx.Keyed.CleanupExpired(ttlCleanupBatch))
 		}
 	}
 }
