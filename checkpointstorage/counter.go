@@ -21,9 +21,10 @@ func (s *FS) NextID() (event.CheckpointID, error) {
 }
 
 // SetNextID persists id as the next checkpoint id, atomically (temp file,
-// fsync, rename, fsync of the directory). The coordinator calls it before
-// every trigger. The counter never goes backwards: an id not greater than the
-// stored one is ignored.
+// fsync, rename, fsync of the directory). Before triggering checkpoint n the
+// coordinator calls SetNextID(n+1), so that a restart never reuses n even if
+// chk-n was discarded. The counter never goes backwards: an id not greater
+// than the stored one is ignored.
 func (s *FS) SetNextID(id event.CheckpointID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -19,8 +19,8 @@
 //   - Write a checkpoint's state files (WriteState) before its metadata
 //     (WriteMetadata); the metadata's Handles must list every file the
 //     checkpoint needs, or GC deletes it.
-//   - Call SetNextID before triggering a checkpoint with that id, so ids only
-//     ever increase across restarts (NextID).
+//   - Take the id from NextID and call SetNextID(id+1) before triggering
+//     checkpoint id, so ids only ever increase across restarts.
 //   - Run GC only while no checkpoint is being written (for example at start,
 //     before the first trigger): it deletes every checkpoint directory without
 //     valid metadata, which includes one still in progress.

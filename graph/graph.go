@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/operator"
@@ -39,6 +40,9 @@ type Node struct {
 	Source     operator.Source
 	Watermarks *watermark.Strategy
 	Timestamps operator.TimestampAssigner
+	// WatermarkInterval is how often a source emits watermarks (default
+	// 200 ms, Flink's pipeline.auto-watermark-interval).
+	WatermarkInterval time.Duration
 	// NewOperator makes one operator instance per subtask (non-sources).
 	NewOperator func() operator.Operator
 	// KeySelector is set on keyed operators (those after keyBy).

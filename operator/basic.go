@@ -45,6 +45,9 @@ type Collector struct {
 	ts  event.Timestamp
 }
 
+// NewCollector returns a collector emitting into out with timestamp ts.
+func NewCollector(out Output, ts event.Timestamp) Collector { return Collector{out: out, ts: ts} }
+
 // Collect emits v on the main output.
 func (c *Collector) Collect(v any) { c.out.Collect(event.Record{Value: v, Timestamp: c.ts}) }
 
@@ -84,31 +87,34 @@ type KeyedProcessFunction interface {
 
 // KeyedContext gives a keyed function its key, time and timers.
 type KeyedContext struct {
-	op *KeyedProcess
+	ctx *Context
 	// Key is the current key.
 	Key any
 }
 
+// NewKeyedContext returns a keyed context over an operator's context.
+func NewKeyedContext(ctx *Context) KeyedContext { return KeyedContext{ctx: ctx} }
+
 // CurrentWatermark is the operator's event-time clock.
-func (k *KeyedContext) CurrentWatermark() event.Timestamp { return k.op.Ctx.Timers.CurrentWatermark() }
+func (k *KeyedContext) CurrentWatermark() event.Timestamp { return k.ctx.Timers.CurrentWatermark() }
 
 // CurrentProcessingTime is the wall clock in ms.
-func (k *KeyedContext) CurrentProcessingTime() event.Timestamp { return k.op.Ctx.Now() }
+func (k *KeyedContext) CurrentProcessingTime() event.Timestamp { return k.ctx.Now() }
 
 // RegisterEventTimeTimer makes OnTimer fire for the current key when the
 // watermark passes ts.
 func (k *KeyedContext) RegisterEventTimeTimer(ts event.Timestamp) {
-	k.op.Ctx.Timers.Register(EventTime, ts, "")
+	k.ctx.Timers.Register(EventTime, ts, "")
 }
 
 // RegisterProcessingTimeTimer makes OnTimer fire at wall-clock time ts.
 func (k *KeyedContext) RegisterProcessingTimeTimer(ts event.Timestamp) {
-	k.op.Ctx.Timers.Register(ProcessingTime, ts, "")
+	k.ctx.Timers.Register(ProcessingTime, ts, "")
 }
 
 // DeleteEventTimeTimer removes a timer registered for the current key.
 func (k *KeyedContext) DeleteEventTimeTimer(ts event.Timestamp) {
-	k.op.Ctx.Timers.Delete(EventTime, ts, "")
+	k.ctx.Timers.Delete(EventTime, ts, "")
 }
 
 // KeyedProcess runs a KeyedProcessFunction (Flink's KeyedProcessOperator).
@@ -124,7 +130,7 @@ func (p *KeyedProcess) Open(ctx *Context) error {
 	if err := p.Base.Open(ctx); err != nil {
 		return err
 	}
-	p.kc.op = p
+	p.kc.ctx = ctx
 	ctx.Timers.SetTriggerable(p)
 	return p.Fn.Open(ctx)
 }

@@ -103,6 +103,9 @@ type Metrics struct {
 	ExpiredState int64 // state entries found expired by TTL
 	RecordsIn    int64
 	RecordsOut   int64
+	// FutureSkewed counts source records whose timestamp was too far past
+	// the wall clock to advance the watermark (they still flow).
+	FutureSkewed int64
 }
 
 // KeySelector extracts the key of a value on a keyed stream. Keys must be

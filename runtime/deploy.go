@@ -234,8 +234,10 @@ func (dp *deployer) sideWriters(n *graph.Node, i int) map[string][]*task.RecordW
 }
 
 func (dp *deployer) sourceSpec(n *graph.Node) *task.SourceSpec {
+	m := &operator.Metrics{}
+	dp.d.opMetric = append(dp.d.opMetric, opMetric{n.UID, m})
 	s := &task.SourceSpec{UID: n.UID, Source: n.Source, Parallelism: n.Parallelism,
-		Watermarks: n.Watermarks, Timestamps: n.Timestamps}
+		Watermarks: n.Watermarks, Timestamps: n.Timestamps, Metrics: m, WatermarkInterval: n.WatermarkInterval}
 	if dp.restore != nil {
 		s.Restored = dp.restore.of(n.UID)[task.PartSplits]
 		if s.Restored == nil {

@@ -208,6 +208,7 @@ func (j *job) collectMetrics(d *deployment) {
 		sum.ExpiredState += om.m.ExpiredState
 		sum.RecordsIn += om.m.RecordsIn
 		sum.RecordsOut += om.m.RecordsOut
+		sum.FutureSkewed += om.m.FutureSkewed
 		j.res.Metrics[om.uid] = sum
 	}
 }

@@ -30,6 +30,8 @@ type SourceSpec struct {
 	// MaxPollRecords bounds the records emitted between mailbox checks
 	// (default 1024).
 	MaxPollRecords int
+	// Metrics receives the source's counters (records out, future-skewed).
+	Metrics *operator.Metrics
 }
 
 // PartSplits is the part name of a source's split state.
@@ -43,6 +45,16 @@ type sourceDriver struct {
 	now    time.Time
 	ended  bool
 	polled int
+	// waiting is the reader's Available channel after NothingAvailable.
+	waiting <-chan struct{}
+}
+
+// pollSoon stands in for the Available channel of a reader that has none:
+// it is ready after a millisecond.
+func pollSoon() <-chan struct{} {
+	c := make(chan struct{})
+	time.AfterFunc(time.Millisecond, func() { close(c) })
+	return c
 }
 
 func (t *Subtask) openSource() error {
@@ -52,6 +64,9 @@ func (t *Subtask) openSource() error {
 	}
 	if s.MaxPollRecords == 0 {
 		s.MaxPollRecords = 1024
+	}
+	if s.Metrics == nil {
+		s.Metrics = &operator.Metrics{}
 	}
 	r, err := s.Source.CreateReader(operator.ReaderContext{Subtask: t.spec.ID, Parallelism: s.Parallelism, Context: t.ctx})
 	if err != nil {
@@ -116,6 +131,7 @@ func (d *sourceDriver) Collect(split string, r event.Record) {
 		d.multi.OnEvent(split, r.Timestamp, d.now)
 	}
 	d.polled++
+	d.spec.Metrics.RecordsOut++
 	d.t.head.Collect(r)
 }
 
@@ -144,6 +160,18 @@ func (t *Subtask) runSource() error {
 			return err
 		}
 		if wait == nil && !d.ended {
+			// Busy: the reader has more. Still serve the tickers, or a
+			// source that never runs dry would never emit a watermark.
+			select {
+			case <-wmTick.C:
+				t.emitSourceWatermark(d)
+			case <-timerTick.C:
+				t.onTick()
+			default:
+			}
+			if err := t.check(); err != nil {
+				return err
+			}
 			continue
 		}
 		t.flush()
@@ -151,6 +179,7 @@ func (t *Subtask) runSource() error {
 		case m := <-t.spec.Mail:
 			t.onMail(m)
 		case <-wait:
+			d.waiting = nil
 		case <-wmTick.C:
 			t.emitSourceWatermark(d)
 		case <-timerTick.C:
@@ -178,6 +207,16 @@ func (t *Subtask) sourceStep(d *sourceDriver) (<-chan struct{}, error) {
 	if d.ended {
 		return nil, nil
 	}
+	if d.waiting != nil {
+		// The reader said NothingAvailable: poll again only once it
+		// signalled Available (FLIP-27's contract).
+		select {
+		case <-d.waiting:
+			d.waiting = nil
+		default:
+			return d.waiting, nil
+		}
+	}
 	d.now, d.polled = t.spec.Now(), 0
 	var st operator.ReaderStatus
 	var err error
@@ -192,7 +231,10 @@ func (t *Subtask) sourceStep(d *sourceDriver) (<-chan struct{}, error) {
 	}
 	switch st {
 	case operator.NothingAvailable:
-		return d.reader.Available(), nil
+		if d.waiting = d.reader.Available(); d.waiting == nil {
+			return pollSoon(), nil
+		}
+		return d.waiting, nil
 	case operator.EndOfInput:
 		t.sourceEnded(d)
 		return nil, t.check()
@@ -205,6 +247,7 @@ func (t *Subtask) emitSourceWatermark(d *sourceDriver) {
 		return
 	}
 	wm, idle, adv := d.multi.OnPeriodicEmit(t.spec.Now())
+	d.spec.Metrics.FutureSkewed = d.multi.FutureSkewed()
 	t.setIdle(idle)
 	if adv && !idle {
 		t.emitWatermark(wm)
@@ -215,6 +258,7 @@ func (t *Subtask) emitSourceWatermark(d *sourceDriver) {
 // watermark fires every timer), the chain finishes, downstream is told.
 func (t *Subtask) sourceEnded(d *sourceDriver) {
 	d.ended = true
+	d.spec.Metrics.FutureSkewed = d.multi.FutureSkewed()
 	t.setIdle(false)
 	t.emitWatermark(event.MaxWatermark)
 	t.endInput()

@@ -84,7 +84,7 @@ func (r *countReader) SnapshotState(event.CheckpointID) ([]operator.SplitState, 
 	return out, nil
 }
 func (r *countReader) NotifyCheckpointComplete(event.CheckpointID) error { return nil }
-func (r *countReader) Close() error                                       { return nil }
+func (r *countReader) Close() error                                      { return nil }
 
 // sumOp is a keyed reduce over int64 values kept in a Go map per subtask
 // is not allowed (state must checkpoint): it uses keyed ValueState.

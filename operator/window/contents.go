@@ -72,10 +72,8 @@ func (op *Operator) fire(w Window) error {
 	case op.opts.Process != nil:
 		key := op.Ctx.Keyed.CurrentKey()
 		elems := slices.Clone(v.([]any))
-		err := withCollector(op.Ctx.Output, ts, func(c *operator.Collector) error {
-			return op.opts.Process(key, w, elems, c)
-		})
-		if err != nil {
+		c := operator.NewCollector(op.Ctx.Output, ts)
+		if err := op.opts.Process(key, w, elems, &c); err != nil {
 			return fmt.Errorf("window: process function of window %v, key %v: %w", w, key, err)
 		}
 	case op.opts.Aggregate != nil:
@@ -87,15 +85,6 @@ func (op *Operator) fire(w Window) error {
 	// accumulator itself): a late element must not change it in place.
 	op.disown(ns)
 	return nil
-}
-
-// withCollector runs fn with a Collector that emits on out stamped ts.
-// operator.Collector has no exported constructor; a FlatMap is the
-// operator package's way to hand one out, so run one over a dummy record.
-func withCollector(out operator.Output, ts int64, fn func(*operator.Collector) error) error {
-	fm := operator.FlatMap{Fn: func(_ any, c *operator.Collector) error { return fn(c) }}
-	fm.Ctx = &operator.Context{Output: out}
-	return fm.ProcessElement(event.Record{Timestamp: ts})
 }
 
 // windows lists the current key's windows that hold state. For a merging

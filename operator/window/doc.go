@@ -17,6 +17,13 @@
 //     late firing). The window's state is dropped at its cleanup time.
 //   - Session windows merge: the contents of overlapping windows of a key
 //     are combined and their timers replaced by the merged window's.
+//     Lateness is judged on the merged window.
+//   - An element in the gap of a sliding assigner with Slide > Size belongs
+//     to no window and is counted in Metrics.Filtered.
+//
+// Watermarks are not state: after a restore the operator's event-time clock
+// starts at event.MinWatermark until its inputs send a watermark, as in
+// Flink, so an element that arrives first is judged against no watermark.
 //
 // Everything the operator keeps between records lives in the keyed state
 // backend (one MapState from window to contents, per key) and in the timer
