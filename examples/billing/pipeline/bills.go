@@ -1,8 +1,8 @@
-// Package billing is the job that motivates Weir: bill events from Kafka,
+// Package pipeline is the billing job that motivates Weir: bill events from Kafka,
 // de-duplicated across checkpoints, summed per account, written to a
 // database exactly once. This file holds the bill model, a seeded generator
 // with duplicates and out-of-order event time, and the ground truth.
-package billing
+package pipeline
 
 import (
 	"encoding/json"

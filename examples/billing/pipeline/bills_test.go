@@ -1,4 +1,4 @@
-package billing
+package pipeline
 
 import (
 	"encoding/json"
