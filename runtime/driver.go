@@ -23,6 +23,7 @@ type driver struct {
 	running     int
 	finished    map[event.SubtaskID]bool
 	wantFinal   bool
+	finalID     event.CheckpointID // pending final checkpoint, 0 if none
 	checkpoints bool
 }
 
@@ -138,6 +139,9 @@ func (dr *driver) perform(ctx context.Context, a checkpoint.Action) ([]checkpoin
 }
 
 func (dr *driver) trigger(ctx context.Context, a checkpoint.TriggerCheckpoint) error {
+	if a.Final {
+		dr.finalID = a.ID
+	}
 	// The id must be durable before any barrier carries it.
 	if err := dr.j.fs.SetNextID(a.ID + 1); err != nil {
 		return fmt.Errorf("runtime: persisting checkpoint id %d: %w", a.ID, err)
@@ -187,6 +191,10 @@ func (dr *driver) complete(ctx context.Context, id event.CheckpointID) error {
 }
 
 func (dr *driver) abort(ctx context.Context, a checkpoint.AbortCheckpoint) error {
+	if a.ID == dr.finalID {
+		// Subtasks wait for a final checkpoint before they exit: try again.
+		dr.finalID, dr.wantFinal = 0, true
+	}
 	if !errors.Is(a.Reason, checkpoint.ErrSubsumed) {
 		dr.j.opts.Logger.Warn("checkpoint failed", "job", dr.j.opts.JobID, "checkpoint", a.ID, "reason", a.Reason)
 		dr.j.emit(Event{Kind: EventCheckpointFailed, Checkpoint: int64(a.ID), Err: a.Reason, Stats: dr.stats(a.ID)})
