@@ -1,0 +1,149 @@
+// Package format turns bytes into SQL rows and back, by a table's schema, in
+// the formats Flink's connectors name: json, csv and raw. Values follow
+// sql/types' conventions; timestamps are read and written in SQL form
+// ("yyyy-MM-dd HH:mm:ss[.SSS]"), decimals exactly (never through float).
+package format
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/weirstream/weir/sql/types"
+)
+
+// Format decodes and encodes rows of one schema.
+type Format interface {
+	// Decode parses one message into the schema's fields, in order.
+	Decode(data []byte) ([]any, error)
+	// Encode writes fields (in schema order) as one message.
+	Encode(fields []any) ([]byte, error)
+}
+
+// New returns the format named name ("json", "csv", "raw") for fields,
+// configured with Flink's format options (e.g. "csv.field-delimiter",
+// "json.ignore-parse-errors" is handled by the caller's bad-record policy).
+func New(name string, fields []types.Field, opts map[string]string) (Format, error) {
+	switch strings.ToLower(name) {
+	case "json":
+		return &JSON{Fields: fields}, nil
+	case "csv":
+		c := &CSV{Fields: fields, Delimiter: ','}
+		if d := opts["csv.field-delimiter"]; d != "" {
+			if len(d) != 1 {
+				return nil, fmt.Errorf("format csv: 'csv.field-delimiter' must be one character, got %q", d)
+			}
+			c.Delimiter = rune(d[0])
+		}
+		return c, nil
+	case "raw":
+		if len(fields) != 1 {
+			return nil, fmt.Errorf("format raw: the table must have exactly one physical column, it has %d", len(fields))
+		}
+		return Raw{Type: fields[0].Type}, nil
+	}
+	return nil, fmt.Errorf("unknown format %q: supported formats are json, csv and raw", name)
+}
+
+// SQL timestamp layouts accepted on input; output uses TimestampLayout.
+const TimestampLayout = "2006-01-02 15:04:05.000"
+
+var timestampLayouts = []string{
+	"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05",
+	"2006-01-02T15:04:05", time.RFC3339Nano, "2006-01-02 15:04",
+}
+
+// ParseTimestamp reads a SQL timestamp ("2026-11-30 08:00:00.123"), also
+// accepting ISO 'T' and RFC 3339 forms, as a UTC time.
+func ParseTimestamp(s string) (time.Time, error) {
+	for _, l := range timestampLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is not a timestamp of the form yyyy-MM-dd HH:mm:ss[.SSS]", s)
+}
+
+// FormatTimestamp writes t in SQL form with millisecond precision.
+func FormatTimestamp(t time.Time) string { return t.UTC().Format(TimestampLayout) }
+
+// ParseScalar reads a value of type t from its text form (CSV, JSON
+// strings).
+func ParseScalar(s string, t types.Type) (any, error) {
+	switch {
+	case t.IsInteger():
+		var v int64
+		if _, err := fmt.Sscan(s, &v); err != nil {
+			return nil, fmt.Errorf("%q is not an integer", s)
+		}
+		return v, nil
+	case t.Kind == types.Float || t.Kind == types.Double:
+		var v float64
+		if _, err := fmt.Sscan(s, &v); err != nil {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return v, nil
+	case t.Kind == types.Decimal:
+		d, err := decimal.NewFromString(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a decimal", s)
+		}
+		return d, nil
+	case t.Kind == types.Boolean:
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return nil, fmt.Errorf("%q is not a boolean", s)
+	case t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ:
+		return ParseTimestamp(s)
+	case t.Kind == types.Date:
+		d, err := time.Parse("2006-01-02", s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a date yyyy-MM-dd", s)
+		}
+		return d, nil
+	case t.Kind == types.Bytes:
+		return []byte(s), nil
+	}
+	return s, nil
+}
+
+// FormatScalar writes a value as text, as Flink prints it.
+func FormatScalar(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case time.Time:
+		return FormatTimestamp(x)
+	case decimal.Decimal:
+		return x.String()
+	case []byte:
+		return string(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// Raw is the raw format: the whole message is the single column's value.
+type Raw struct{ Type types.Type }
+
+// Decode implements Format.
+func (r Raw) Decode(data []byte) ([]any, error) {
+	if r.Type.Kind == types.Bytes {
+		return []any{append([]byte(nil), data...)}, nil
+	}
+	v, err := ParseScalar(string(data), r.Type)
+	return []any{v}, err
+}
+
+// Encode implements Format.
+func (r Raw) Encode(fields []any) ([]byte, error) {
+	if b, ok := fields[0].([]byte); ok {
+		return b, nil
+	}
+	return []byte(FormatScalar(fields[0])), nil
+}
