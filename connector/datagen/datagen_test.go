@@ -1,0 +1,96 @@
+package datagen
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/types"
+)
+
+var schema = []types.Field{
+	{Name: "id", Type: types.Type{Kind: types.BigInt}},
+	{Name: "name", Type: types.Type{Kind: types.String, Nullable: true}},
+	{Name: "score", Type: types.Type{Kind: types.Int, Nullable: true}},
+}
+
+type collector struct{ rows [][]any }
+
+func (c *collector) Collect(_ string, r event.Record) {
+	c.rows = append(c.rows, r.Value.(event.Row).Fields)
+}
+
+func drain(t *testing.T, s *Source, readers int) [][]any {
+	t.Helper()
+	splits, _ := s.Enumerate(context.Background())
+	c := &collector{}
+	for i := 0; i < readers; i++ {
+		r, _ := s.CreateReader(operator.ReaderContext{Parallelism: readers})
+		var mine []operator.SplitState
+		for _, sp := range splits {
+			if s.AssignSplit(sp.ID, readers) == i {
+				mine = append(mine, sp)
+			}
+		}
+		if err := r.AddSplits(mine); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			st, err := r.Poll(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st == operator.EndOfInput {
+				break
+			}
+		}
+	}
+	return c.rows
+}
+
+func TestSequenceBoundsAndDeterminism(t *testing.T) {
+	s, err := FromOptions(schema, map[string]string{"rows-per-second": "0",
+		"fields.id.kind": "sequence", "fields.id.start": "1", "fields.id.end": "100",
+		"fields.name.length": "5", "fields.score.min": "10", "fields.score.max": "20"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := drain(t, s, 3)
+	if len(rows) != 100 {
+		t.Fatalf("%d rows, want 100", len(rows))
+	}
+	var ids []int
+	for _, r := range rows {
+		ids = append(ids, int(r[0].(int64)))
+		if sc := r[2].(int64); sc < 10 || sc > 20 {
+			t.Fatalf("score %d outside [10,20]", sc)
+		}
+		if len(r[1].(string)) != 5 {
+			t.Fatalf("name %q not of length 5", r[1])
+		}
+	}
+	sort.Ints(ids)
+	for i, id := range ids {
+		if id != i+1 {
+			t.Fatalf("ids %v are not exactly 1..100", ids)
+		}
+	}
+	if fmt.Sprint(s.Row(42)) != fmt.Sprint(s.Row(42)) {
+		t.Fatal("row 42 differs between calls")
+	}
+}
+
+func TestOptionErrorsNameTheOption(t *testing.T) {
+	_, err := FromOptions(schema, map[string]string{"fields.id.kind": "counter"})
+	if err == nil || !strings.Contains(err.Error(), "fields.id.kind") {
+		t.Fatalf("error %v", err)
+	}
+	_, err = FromOptions(schema, map[string]string{"number-of-rows": "-1"})
+	if err == nil || !strings.Contains(err.Error(), "number-of-rows") {
+		t.Fatalf("error %v", err)
+	}
+}

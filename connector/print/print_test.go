@@ -1,0 +1,39 @@
+package print
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+)
+
+func TestPrintsLikeFlink(t *testing.T) {
+	var out bytes.Buffer
+	s, err := FromOptions(map[string]string{"print-identifier": "totals"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Out = &out
+	w, _ := s.CreateWriter(operator.WriterContext{Parallelism: 2, Subtask: event.SubtaskID{Index: 1}})
+	rows := []event.Row{
+		{Kind: event.Insert, Fields: []any{"acc-1", decimal.RequireFromString("10.50"), int64(1)}},
+		{Kind: event.UpdateBefore, Fields: []any{"acc-1", decimal.RequireFromString("10.50"), int64(1)}},
+		{Kind: event.UpdateAfter, Fields: []any{"acc-1", nil, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
+	}
+	for _, r := range rows {
+		if err := w.Write(event.Record{Value: r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "totals:2> +I[acc-1, 10.5, 1]\ntotals:2> -U[acc-1, 10.5, 1]\ntotals:2> +U[acc-1, NULL, 2026-01-02 03:04:05.000]\n"
+	if out.String() != want {
+		t.Fatalf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+	if _, err := FromOptions(map[string]string{"standard-error": "yes"}); err == nil {
+		t.Fatal("bad standard-error accepted")
+	}
+}
