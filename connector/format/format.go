@@ -121,11 +121,20 @@ func FormatScalar(v any) string {
 	case time.Time:
 		return FormatTimestamp(x)
 	case decimal.Decimal:
-		return x.String()
+		return FormatDecimal(x)
 	case []byte:
 		return string(x)
 	}
 	return fmt.Sprint(v)
+}
+
+// FormatDecimal writes d with its own scale kept: DECIMAL(10, 2) 10.50
+// prints as "10.50", as Flink does, not "10.5".
+func FormatDecimal(d decimal.Decimal) string {
+	if e := d.Exponent(); e < 0 {
+		return d.StringFixed(-e)
+	}
+	return d.String()
 }
 
 // Raw is the raw format: the whole message is the single column's value.

@@ -51,7 +51,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"bill_id":"b1","amount":1.5,"n":7,"ts":"2026-01-02 03:04:05.006","ok":false}`; string(data) != want {
+	if want := `{"bill_id":"b1","amount":1.50,"n":7,"ts":"2026-01-02 03:04:05.006","ok":false}`; string(data) != want {
 		t.Fatalf("encoded %s, want %s", data, want)
 	}
 	back, err := j.Decode(data)

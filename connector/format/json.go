@@ -134,7 +134,7 @@ func encodeValue(buf *bytes.Buffer, v any, t types.Type) error {
 	case nil:
 		buf.WriteString("null")
 	case decimal.Decimal:
-		buf.WriteString(x.String())
+		buf.WriteString(FormatDecimal(x))
 	case time.Time:
 		buf.WriteString(strconv.Quote(FormatTimestamp(x)))
 	case []any:
