@@ -1,0 +1,327 @@
+// Package filesystem is Flink's filesystem connector for csv and json
+// files: a bounded source (one split per file, position = byte offset of
+// the next line) and an exactly-once sink whose part files become visible
+// only when the checkpoint that covers them completes (in-progress →
+// pending at the barrier → finished on commit, as Flink's FileSink does).
+package filesystem
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/weirstream/weir/connector/format"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+)
+
+// Source reads every line of the files under Path (a file or a directory,
+// hidden files skipped) as one row each.
+type Source struct {
+	Path   string
+	Format format.Format
+	// OnBadLine decides about a line that does not parse: return nil to
+	// skip it (and count it), an error to fail the job. Default: fail.
+	OnBadLine func(file string, line int64, err error) error
+}
+
+// Bounded implements operator.Source.
+func (s *Source) Bounded() bool { return true }
+
+// Enumerate lists the files; each is a split starting at offset 0.
+func (s *Source) Enumerate(context.Context) ([]operator.SplitState, error) {
+	files, err := listFiles(s.Path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]operator.SplitState, len(files))
+	for i, f := range files {
+		out[i] = operator.SplitState{ID: f, Position: encodePos(0, 0)}
+	}
+	return out, nil
+}
+
+func listFiles(path string) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("filesystem: %w", err)
+	}
+	if !st.IsDir() {
+		return []string{path}, nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("filesystem: %w", err)
+	}
+	var files []string
+	for _, e := range entries {
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(e.Name(), "_") {
+			files = append(files, filepath.Join(path, e.Name()))
+		}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+func encodePos(offset, line int64) []byte {
+	return binary.AppendUvarint(binary.AppendUvarint(nil, uint64(offset)), uint64(line))
+}
+
+func decodePos(b []byte) (offset, line int64, err error) {
+	o, k := binary.Uvarint(b)
+	if k <= 0 {
+		return 0, 0, fmt.Errorf("filesystem: corrupt position")
+	}
+	l, k2 := binary.Uvarint(b[k:])
+	if k2 <= 0 {
+		return 0, 0, fmt.Errorf("filesystem: corrupt position")
+	}
+	return int64(o), int64(l), nil
+}
+
+// CreateReader implements operator.Source.
+func (s *Source) CreateReader(operator.ReaderContext) (operator.SourceReader, error) {
+	return &reader{s: s}, nil
+}
+
+type split struct {
+	file         string
+	offset, line int64
+	f            *os.File
+	r            *bufio.Reader
+	done         bool
+}
+
+type reader struct {
+	s      *Source
+	splits []*split
+}
+
+func (r *reader) AddSplits(ss []operator.SplitState) error {
+	for _, sp := range ss {
+		off, line, err := decodePos(sp.Position)
+		if err != nil {
+			return err
+		}
+		r.splits = append(r.splits, &split{file: sp.ID, offset: off, line: line})
+	}
+	return nil
+}
+
+func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
+	for _, sp := range r.splits {
+		if sp.done {
+			continue
+		}
+		return operator.MoreAvailable, r.readLine(sp, out)
+	}
+	return operator.EndOfInput, nil
+}
+
+func (r *reader) readLine(sp *split, out operator.ReaderOutput) error {
+	if sp.f == nil {
+		f, err := os.Open(sp.file)
+		if err != nil {
+			return fmt.Errorf("filesystem: %w", err)
+		}
+		if _, err := f.Seek(sp.offset, io.SeekStart); err != nil {
+			return err
+		}
+		sp.f, sp.r = f, bufio.NewReader(f)
+	}
+	text, err := sp.r.ReadString('\n')
+	if err == io.EOF && text == "" {
+		sp.done = true
+		return sp.f.Close()
+	}
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("filesystem: %s: %w", sp.file, err)
+	}
+	sp.offset += int64(len(text))
+	sp.line++
+	line := strings.TrimRight(text, "\r\n")
+	if line == "" {
+		return nil
+	}
+	return r.emit(sp, line, out)
+}
+
+func (r *reader) emit(sp *split, line string, out operator.ReaderOutput) error {
+	fields, err := r.s.Format.Decode([]byte(line))
+	if err != nil {
+		err = fmt.Errorf("filesystem: %s line %d: %w", sp.file, sp.line, err)
+		if r.s.OnBadLine == nil {
+			return err
+		}
+		return r.s.OnBadLine(sp.file, sp.line, err)
+	}
+	out.Collect(sp.file, event.Record{Value: event.Row{Kind: event.Insert, Fields: fields}, Timestamp: event.NoTimestamp})
+	return nil
+}
+
+func (r *reader) Available() <-chan struct{} { return nil }
+
+func (r *reader) SnapshotState(event.CheckpointID) ([]operator.SplitState, error) {
+	out := make([]operator.SplitState, len(r.splits))
+	for i, sp := range r.splits {
+		out[i] = operator.SplitState{ID: sp.file, Position: encodePos(sp.offset, sp.line)}
+	}
+	return out, nil
+}
+
+func (r *reader) NotifyCheckpointComplete(event.CheckpointID) error { return nil }
+
+func (r *reader) Close() error {
+	for _, sp := range r.splits {
+		if sp.f != nil && !sp.done {
+			sp.f.Close()
+		}
+	}
+	return nil
+}
+
+// Sink writes rows as lines into part files under Dir. Only insert rows are
+// accepted (the planner rejects updating input for this sink).
+type Sink struct {
+	Dir    string
+	Format format.Format
+}
+
+// CreateWriter removes this subtask's leftovers — in-progress files, and
+// pending files of checkpoints newer than the restored one — and starts.
+func (s *Sink) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter, error) {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("filesystem sink: %w", err)
+	}
+	w := &fileWriter{s: s, subtask: ctx.Subtask.Index}
+	return w, w.cleanup(ctx.RestoredCheckpoint)
+}
+
+// CreateCommitter implements operator.Sink.
+func (s *Sink) CreateCommitter(operator.WriterContext) (operator.Committer, error) {
+	return committer{dir: s.Dir}, nil
+}
+
+type fileWriter struct {
+	s       *Sink
+	subtask int
+	f       *os.File
+	buf     *bufio.Writer
+	rows    int
+}
+
+func (w *fileWriter) inProgress() string {
+	return filepath.Join(w.s.Dir, fmt.Sprintf(".part-%d.inprogress", w.subtask))
+}
+
+func (w *fileWriter) cleanup(restored event.CheckpointID) error {
+	entries, err := os.ReadDir(w.s.Dir)
+	if err != nil {
+		return err
+	}
+	prefix := fmt.Sprintf(".part-%d-", w.subtask)
+	for _, e := range entries {
+		name := e.Name()
+		stale := name == filepath.Base(w.inProgress())
+		if strings.HasPrefix(name, prefix) && strings.HasSuffix(name, ".pending") {
+			id, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(name, prefix), ".pending"), 10, 64)
+			stale = event.CheckpointID(id) > restored
+		}
+		if stale {
+			if err := os.Remove(filepath.Join(w.s.Dir, name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *fileWriter) Write(r event.Record) error {
+	row, ok := r.Value.(event.Row)
+	if !ok {
+		return fmt.Errorf("filesystem sink: want rows, got %T", r.Value)
+	}
+	if row.Kind != event.Insert {
+		return fmt.Errorf("filesystem sink: %s rows are not supported (append only)", row.Kind)
+	}
+	if w.f == nil {
+		f, err := os.Create(w.inProgress())
+		if err != nil {
+			return fmt.Errorf("filesystem sink: %w", err)
+		}
+		w.f, w.buf = f, bufio.NewWriter(f)
+	}
+	line, err := w.s.Format.Encode(row.Fields)
+	if err != nil {
+		return err
+	}
+	w.buf.Write(line)
+	w.rows++
+	return w.buf.WriteByte('\n')
+}
+
+func (w *fileWriter) Flush(bool) error { return nil }
+
+// PrepareCommit closes the in-progress file and renames it pending for
+// checkpoint id; the committable is the pending file's name.
+func (w *fileWriter) PrepareCommit(id event.CheckpointID) ([][]byte, error) {
+	if w.f == nil {
+		return nil, nil
+	}
+	if err := w.buf.Flush(); err != nil {
+		return nil, err
+	}
+	if err := w.f.Sync(); err != nil {
+		return nil, err
+	}
+	if err := w.f.Close(); err != nil {
+		return nil, err
+	}
+	w.f = nil
+	pending := fmt.Sprintf(".part-%d-%d.pending", w.subtask, id)
+	if err := os.Rename(w.inProgress(), filepath.Join(w.s.Dir, pending)); err != nil {
+		return nil, err
+	}
+	return [][]byte{[]byte(pending)}, nil
+}
+
+func (w *fileWriter) SnapshotState(event.CheckpointID) ([]byte, error) { return nil, nil }
+
+func (w *fileWriter) Close() error {
+	if w.f != nil {
+		w.f.Close()
+		os.Remove(w.inProgress())
+	}
+	return nil
+}
+
+type committer struct{ dir string }
+
+// Commit renames each pending file to its final name; a file already
+// finished is a success, a pending file that vanished is data loss.
+func (c committer) Commit(_ context.Context, _ event.CheckpointID, cs [][]byte) error {
+	for _, p := range cs {
+		pending := string(p)
+		final := strings.TrimSuffix(strings.TrimPrefix(pending, "."), ".pending")
+		err := os.Rename(filepath.Join(c.dir, pending), filepath.Join(c.dir, final))
+		if os.IsNotExist(err) {
+			if _, statErr := os.Stat(filepath.Join(c.dir, final)); statErr == nil {
+				continue
+			}
+			return fmt.Errorf("filesystem sink: pending file %s is gone: %w", pending, operator.ErrDataLoss)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c committer) Close() error { return nil }

@@ -1,0 +1,117 @@
+package filesystem
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/connector/format"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/internal/sim"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/task"
+)
+
+var schema = []types.Field{{Name: "id", Type: types.Type{Kind: types.BigInt}}, {Name: "name", Type: types.Type{Kind: types.String}}}
+
+// crashRow passes rows through and crashes as faults decide.
+type crashRow struct {
+	operator.Base
+	f *sim.Faults
+}
+
+func (c *crashRow) ProcessElement(r event.Record) error {
+	if err := c.f.Maybe("process"); err != nil {
+		return err
+	}
+	c.Ctx.Output.Collect(r)
+	return nil
+}
+
+// csv files in → crashes → csv part files out, exactly once: the finished
+// part files hold every input line exactly once; no pending or in-progress
+// file is left.
+func TestFileToFileExactlyOnce(t *testing.T) {
+	in, out := t.TempDir(), t.TempDir()
+	var want []string
+	for f := 0; f < 3; f++ {
+		var lines []string
+		for i := 0; i < 400; i++ {
+			id := f*1000 + i
+			lines = append(lines, fmt.Sprintf("%d,name-%d", id, id))
+		}
+		want = append(want, lines...)
+		if err := os.WriteFile(filepath.Join(in, fmt.Sprintf("f%d.csv", f)), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	csv := &format.CSV{Fields: schema, Delimiter: ','}
+	faults := sim.NewFaults(5, 4, map[string]float64{"process": 0.004})
+	g := &graph.StreamGraph{JobName: "files"}
+	s := g.AddNode(&graph.Node{Name: "Source: files", UID: "src", Parallelism: 2, Source: &Source{Path: in, Format: csv}})
+	c := g.AddNode(&graph.Node{Name: "Crash", UID: "crash", Parallelism: 2,
+		NewOperator: func() operator.Operator { return &crashRow{f: faults} }})
+	k := g.AddNode(&graph.Node{Name: "Sink: files", UID: "sink", Parallelism: 2,
+		NewOperator: func() operator.Operator { return operator.NewSinkOperator(&Sink{Dir: out, Format: csv}) }})
+	g.Connect(&graph.Edge{From: s.ID, To: c.ID})
+	g.Connect(&graph.Edge{From: c.ID, To: k.ID, Partitioning: graph.Rebalance})
+	jg, err := g.JobGraph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := runtime.Options{Mode: task.ExactlyOnce, CheckpointDir: t.TempDir(), Restart: runtime.FixedDelay{Attempts: 10}}
+	opts.Checkpoint.Interval = 5 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := runtime.Run(ctx, jg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Restarts == 0 {
+		t.Fatal("no failure injected")
+	}
+	var got []string
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("leftover file %s", e.Name())
+			continue
+		}
+		data, _ := os.ReadFile(filepath.Join(out, e.Name()))
+		got = append(got, strings.Split(strings.TrimSpace(string(data)), "\n")...)
+	}
+	sort.Strings(got)
+	sort.Strings(want)
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("output has %d lines, want %d exactly once", len(got), len(want))
+	}
+}
+
+func TestBadLineNamesFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "in.csv")
+	os.WriteFile(path, []byte("1,a\nx,b\n"), 0o644)
+	src := &Source{Path: path, Format: &format.CSV{Fields: schema, Delimiter: ','}}
+	splits, _ := src.Enumerate(context.Background())
+	r, _ := src.CreateReader(operator.ReaderContext{})
+	r.AddSplits(splits)
+	var err error
+	for i := 0; i < 5 && err == nil; i++ {
+		_, err = r.Poll(nopOut{})
+	}
+	if err == nil || !strings.Contains(err.Error(), "in.csv line 2") || !strings.Contains(err.Error(), `column "id"`) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+type nopOut struct{}
+
+func (nopOut) Collect(string, event.Record) {}
