@@ -37,7 +37,7 @@ func (s *FS) Latest() (Metadata, []error, error) {
 		if !unusable(err) {
 			return Metadata{}, skipped, err
 		}
-		skipped = append(skipped, fmt.Errorf("checkpoint %d skipped: %w", id, err))
+		skipped = append(skipped, &SkippedError{ID: id, Err: err})
 	}
 	return Metadata{}, skipped, fmt.Errorf("%w in %s", ErrNoCheckpoint, s.dir)
 }

@@ -3,6 +3,8 @@ package checkpointstorage
 import (
 	"errors"
 	"fmt"
+
+	"github.com/weirstream/weir/event"
 )
 
 var (
@@ -47,3 +49,16 @@ func (e *CorruptError) Unwrap() []error {
 func corrupt(path, format string, args ...any) *CorruptError {
 	return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
 }
+
+// SkippedError reports a checkpoint that Latest passed over because it is
+// corrupt or incomplete; Err says why.
+type SkippedError struct {
+	ID  event.CheckpointID
+	Err error
+}
+
+// Error reads "checkpoint N skipped: reason".
+func (e *SkippedError) Error() string { return fmt.Sprintf("checkpoint %d skipped: %v", e.ID, e.Err) }
+
+// Unwrap returns the reason.
+func (e *SkippedError) Unwrap() error { return e.Err }

@@ -16,12 +16,22 @@ import (
 // checkpoint's Handles are relative to the directory holding chk-N: open it
 // with OpenFS(that directory) to read them. Resolve creates nothing.
 func Resolve(dir, which string) (Metadata, []error, error) {
+	m, _, skipped, err := ResolveFS(dir, which)
+	return m, skipped, err
+}
+
+// ResolveFS is Resolve that also returns the storage holding the
+// checkpoint (dir itself for "latest"; the directory holding chk-N for a
+// path), through which its state files are read.
+func ResolveFS(dir, which string) (Metadata, *FS, []error, error) {
 	if which == "latest" {
-		return (&FS{dir: dir}).Latest()
+		storage := &FS{dir: dir}
+		m, skipped, err := storage.Latest()
+		return m, storage, skipped, err
 	}
 	p, err := findPath(dir, which)
 	if err != nil {
-		return Metadata{}, nil, err
+		return Metadata{}, nil, nil, err
 	}
 	chkDir := p
 	if filepath.Base(p) == metadataName {
@@ -30,13 +40,13 @@ func Resolve(dir, which string) (Metadata, []error, error) {
 	id, _ := parseChkName(filepath.Base(chkDir)) // 0, and no id check, for a renamed directory
 	m, err := readMetadataFile(filepath.Join(chkDir, metadataName), id)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Metadata{}, nil, fmt.Errorf("%w: %s has no %s (the checkpoint never completed): %w", ErrNoCheckpoint, chkDir, metadataName, err)
+		return Metadata{}, nil, nil, fmt.Errorf("%w: %s has no %s (the checkpoint never completed): %w", ErrNoCheckpoint, chkDir, metadataName, err)
 	}
 	if err != nil {
-		return Metadata{}, nil, err
+		return Metadata{}, nil, nil, err
 	}
 	storage := &FS{dir: filepath.Dir(chkDir)}
-	return m, nil, storage.checkHandles(m.Handles)
+	return m, storage, nil, storage.checkHandles(m.Handles)
 }
 
 // findPath returns the first of which and dir/which that exists.

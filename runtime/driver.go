@@ -178,6 +178,7 @@ func (dr *driver) persist(a checkpoint.PersistCheckpoint) []checkpoint.Action {
 }
 
 func (dr *driver) complete(ctx context.Context, id event.CheckpointID) error {
+	dr.j.lastOwn = id
 	dr.j.emit(Event{Kind: EventCheckpointCompleted, Checkpoint: int64(id), Stats: dr.stats(id)})
 	for _, s := range dr.d.ids {
 		if err := dr.post(ctx, s, task.Mail{Kind: task.MailComplete, ID: id}); err != nil {

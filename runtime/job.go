@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -58,6 +59,11 @@ type job struct {
 	// positions holds source split positions handed over at exit, for
 	// at-most-once restarts.
 	positions *positions
+	// startedFrom is the chk-N directory the run first restored ("" for a
+	// fresh start); lastOwn is the newest checkpoint this run completed.
+	startedFrom string
+	lastOwn     event.CheckpointID
+	pinned      bool
 }
 
 func (j *job) emit(e Event) {
@@ -67,14 +73,15 @@ func (j *job) emit(e Event) {
 }
 
 func (j *job) run(ctx context.Context) error {
-	restoreWhich := j.opts.Restore
+	which := j.opts.Restore
 	for attempt := 0; ; attempt++ {
-		restore, err := j.pickRestore(restoreWhich)
+		restore, err := j.pickRestore(which)
 		if err != nil {
 			return err
 		}
 		err = j.runAttempt(ctx, restore)
 		if err == nil || ctx.Err() != nil {
+			j.gc()
 			if err == nil {
 				j.emit(Event{Kind: EventFinished})
 			}
@@ -83,16 +90,39 @@ func (j *job) run(ctx context.Context) error {
 		j.res.Failures = append(j.res.Failures, err)
 		delay, ok := j.opts.Restart.Next(attempt + 1)
 		if !ok {
+			j.gc()
 			return fmt.Errorf("%w after %d restarts: %w", ErrJobFailed, attempt, err)
 		}
 		j.opts.Logger.Warn("job failed; restarting from the latest completed checkpoint",
 			"job", j.opts.JobID, "attempt", attempt+1, "delay", delay, "err", err)
 		j.emit(Event{Kind: EventFailover, Err: err, Attempt: attempt + 1})
 		j.res.Restarts++
-		restoreWhich = "latest"
+		which = j.failoverPoint()
 		if !sleep(ctx, delay) {
 			return ctx.Err()
 		}
+	}
+}
+
+// failoverPoint is what a failover restores: this run's latest completed
+// checkpoint, or else what the run started from (a checkpoint, or nothing)
+// — never a newer checkpoint of another run in the same directory.
+func (j *job) failoverPoint() string {
+	if j.lastOwn > 0 {
+		return filepath.Join(j.fs.Dir(), fmt.Sprintf("chk-%d", j.lastOwn))
+	}
+	return j.startedFrom
+}
+
+// gc removes what no retained checkpoint references (aborted checkpoints
+// whose late writers recreated files, crashes mid-checkpoint). Every
+// subtask has stopped, so nothing is being written.
+func (j *job) gc() {
+	if j.fs == nil {
+		return
+	}
+	if _, err := j.fs.GC(); err != nil {
+		j.opts.Logger.Warn("checkpoint garbage collection failed", "err", err)
 	}
 }
 
@@ -108,25 +138,46 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // pickRestore loads the checkpoint to restore, or nil for a fresh start.
-// A corrupt newer checkpoint is reported loudly and skipped.
+// A corrupt newer checkpoint is reported loudly and skipped. The first call
+// pins what the run started from, for failovers before its own checkpoint.
 func (j *job) pickRestore(which string) (*restoredState, error) {
 	if j.fs == nil {
 		return j.positions.restored(), nil
 	}
+	r, path, err := j.resolve(which)
+	if !j.pinned {
+		j.startedFrom, j.pinned = path, true
+	}
+	return r, err
+}
+
+func (j *job) resolve(which string) (*restoredState, string, error) {
 	if which == "" {
-		return nil, nil
+		return nil, "", nil
 	}
-	var m checkpointstorage.Metadata
-	var skipped []error
-	var err error
-	if which == "latest" {
-		m, skipped, err = j.fs.Latest()
-		if errors.Is(err, checkpointstorage.ErrNoCheckpoint) {
-			return nil, nil
-		}
-	} else {
-		m, skipped, err = checkpointstorage.Resolve(j.fs.Dir(), which)
+	m, storage, skipped, err := checkpointstorage.ResolveFS(j.fs.Dir(), which)
+	if which == "latest" && errors.Is(err, checkpointstorage.ErrNoCheckpoint) {
+		return nil, "", nil
 	}
+	j.reportSkipped(skipped)
+	if err != nil {
+		return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
+	}
+	if removed, err := j.fs.GC(); err != nil {
+		j.opts.Logger.Warn("checkpoint garbage collection failed", "err", err)
+	} else if len(removed) > 0 {
+		j.opts.Logger.Info("checkpoint garbage collection", "removed", len(removed))
+	}
+	r, err := loadState(storage, m)
+	if err != nil {
+		return nil, "", err
+	}
+	j.opts.Logger.Info("restoring checkpoint", "job", j.opts.JobID, "checkpoint", m.ID, "dir", storage.Dir())
+	j.emit(Event{Kind: EventRestored, Checkpoint: int64(m.ID)})
+	return r, filepath.Join(storage.Dir(), fmt.Sprintf("chk-%d", m.ID)), nil
+}
+
+func (j *job) reportSkipped(skipped []error) {
 	for _, s := range skipped {
 		if !errors.Is(s, checkpointstorage.ErrCorrupt) {
 			// A checkpoint that never completed (no _metadata): normal
@@ -134,24 +185,14 @@ func (j *job) pickRestore(which string) (*restoredState, error) {
 			j.opts.Logger.Debug("ignoring incomplete checkpoint", "err", s)
 			continue
 		}
-		j.opts.Logger.Error("CORRUPT CHECKPOINT skipped; restoring an older one", "err", s)
-		j.emit(Event{Kind: EventCorruptCheckpointSkipped, Err: s})
+		var id int64
+		var se *checkpointstorage.SkippedError
+		if errors.As(s, &se) {
+			id = int64(se.ID)
+		}
+		j.opts.Logger.Error("CORRUPT CHECKPOINT skipped; restoring an older one", "checkpoint", id, "err", s)
+		j.emit(Event{Kind: EventCorruptCheckpointSkipped, Checkpoint: id, Err: s})
 	}
-	if err != nil {
-		return nil, fmt.Errorf("runtime: restore %q: %w", which, err)
-	}
-	if removed, err := j.fs.GC(); err != nil {
-		j.opts.Logger.Warn("checkpoint garbage collection failed", "err", err)
-	} else if len(removed) > 0 {
-		j.opts.Logger.Info("checkpoint garbage collection", "removed", len(removed))
-	}
-	r, err := loadState(j.fs, m)
-	if err != nil {
-		return nil, err
-	}
-	j.opts.Logger.Info("restoring checkpoint", "job", j.opts.JobID, "checkpoint", m.ID)
-	j.emit(Event{Kind: EventRestored, Checkpoint: int64(m.ID)})
-	return r, nil
 }
 
 // runAttempt deploys the job once and drives it until it ends or fails.

@@ -20,6 +20,8 @@ type Faults struct {
 	Budget int
 	// Fired lists the points that crashed, in order.
 	Fired []string
+	// plan, when set (NewPlan), replaces Rate and Budget by a script.
+	plan *plan
 }
 
 // NewFaults returns a fault injector seeded with seed.
@@ -34,6 +36,9 @@ func (f *Faults) Maybe(point string) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.plan != nil {
+		return f.planStepLocked(point)
+	}
 	if len(f.Fired) >= f.Budget || f.rnd.Float64() >= f.Rate[point] {
 		return nil
 	}
