@@ -1,8 +1,11 @@
 package operator
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/weirstream/weir/event"
 )
@@ -32,5 +35,103 @@ func TestCommitLogDueAndRoundTrip(t *testing.T) {
 	}
 	if err := NewCommitLog().DecodeInto([]byte{5, 1}); err == nil {
 		t.Fatal("truncated log decoded without error")
+	}
+}
+
+type flakyCommitter struct {
+	fails, calls int
+	loss         bool
+}
+
+func (f *flakyCommitter) Commit(_ context.Context, _ event.CheckpointID, _ [][]byte) error {
+	f.calls++
+	if f.loss {
+		return fmt.Errorf("txn gone: %w", ErrDataLoss)
+	}
+	if f.calls <= f.fails {
+		return errors.New("connection reset")
+	}
+	return nil
+}
+func (f *flakyCommitter) Close() error { return nil }
+
+type oneCommitSink struct{ c *flakyCommitter }
+
+func (s oneCommitSink) CreateWriter(WriterContext) (SinkWriter, error)   { return preWriter{}, nil }
+func (s oneCommitSink) CreateCommitter(WriterContext) (Committer, error) { return s.c, nil }
+
+type preWriter struct{}
+
+func (preWriter) Write(event.Record) error                           { return nil }
+func (preWriter) Flush(bool) error                                   { return nil }
+func (preWriter) PrepareCommit(event.CheckpointID) ([][]byte, error) { return [][]byte{[]byte("tx")}, nil }
+func (preWriter) SnapshotState(event.CheckpointID) ([]byte, error)   { return nil, nil }
+func (preWriter) Close() error                                       { return nil }
+
+func TestCommitRetriesInPlaceButNeverOnDataLoss(t *testing.T) {
+	old := CommitBackoff
+	CommitBackoff = time.Millisecond
+	defer func() { CommitBackoff = old }()
+	run := func(c *flakyCommitter) error {
+		op := NewSinkOperator(oneCommitSink{c})
+		if err := op.Open(&Context{Parallelism: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := op.PrepareSnapshotPreBarrier(1); err != nil {
+			t.Fatal(err)
+		}
+		return op.NotifyCheckpointComplete(1)
+	}
+	c := &flakyCommitter{fails: CommitRetries}
+	if err := run(c); err != nil || c.calls != CommitRetries+1 {
+		t.Fatalf("after %d transient failures: err %v, %d calls", CommitRetries, err, c.calls)
+	}
+	c = &flakyCommitter{fails: CommitRetries + 1}
+	if err := run(c); err == nil || c.calls != CommitRetries+1 {
+		t.Fatalf("persistent failure: err %v after %d calls", err, c.calls)
+	}
+	c = &flakyCommitter{loss: true}
+	if err := run(c); !errors.Is(err, ErrDataLoss) || c.calls != 1 {
+		t.Fatalf("data loss: err %v after %d calls; want one call, ErrDataLoss", err, c.calls)
+	}
+}
+
+func TestWriteAheadSinkWritesOnCompletionAndReplaysIdempotently(t *testing.T) {
+	type key struct {
+		sub int
+		id  event.CheckpointID
+	}
+	written := map[key][]any{}
+	calls := 0
+	sink := &WriteAheadSink{Write: func(_ context.Context, sub int, id event.CheckpointID, recs []any) error {
+		calls++
+		written[key{sub, id}] = recs // idempotent: keyed by (subtask, checkpoint)
+		return nil
+	}}
+	op := NewSinkOperator(sink)
+	if err := op.Open(&Context{Parallelism: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{"a", int64(2), "c"} {
+		op.ProcessElement(event.Record{Value: v})
+	}
+	op.PrepareSnapshotPreBarrier(7)
+	parts, _ := op.SnapshotState(7)
+	if len(written) != 0 {
+		t.Fatal("records written before the checkpoint completed")
+	}
+	op.NotifyCheckpointComplete(7)
+	if fmt.Sprint(written[key{0, 7}]) != "[a 2 c]" {
+		t.Fatalf("written %v", written)
+	}
+	// A restore of checkpoint 7 hands the same records over again.
+	blob, _ := parts[0].Snap.Write()
+	re := NewSinkOperator(sink)
+	re.InitializeState(map[string][][]byte{PartCommits: {blob}})
+	if err := re.Open(&Context{Parallelism: 1, RestoredCheckpoint: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 || len(written) != 1 || fmt.Sprint(written[key{0, 7}]) != "[a 2 c]" {
+		t.Fatalf("after replay: %d calls, %v", calls, written)
 	}
 }

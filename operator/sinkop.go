@@ -2,7 +2,9 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weirstream/weir/event"
 )
@@ -117,12 +119,35 @@ func (s *SinkOperator) commitUpTo(id event.CheckpointID) error {
 		return nil
 	}
 	for _, due := range s.log.Due(id) {
-		if err := s.committer.Commit(s.ctx, due, s.log.Get(due)); err != nil {
+		if err := s.commitWithRetries(due); err != nil {
 			return fmt.Errorf("sink %s: commit of checkpoint %d: %w", s.Ctx.Subtask, due, err)
 		}
 		s.log.Committed(due)
 	}
 	return nil
+}
+
+// CommitRetries is how often a failed commit is retried in place (with
+// backoff from CommitBackoff, doubling) before the subtask fails and the
+// job restores, which commits again. Data loss is never retried.
+var (
+	CommitRetries = 3
+	CommitBackoff = 50 * time.Millisecond
+)
+
+func (s *SinkOperator) commitWithRetries(id event.CheckpointID) error {
+	backoff := CommitBackoff
+	var err error
+	for attempt := 0; attempt <= CommitRetries; attempt++ {
+		if err = s.committer.Commit(s.ctx, id, s.log.Get(id)); err == nil || errors.Is(err, ErrDataLoss) {
+			return err
+		}
+		if attempt < CommitRetries {
+			time.Sleep(backoff)
+			backoff *= 2
+		}
+	}
+	return err
 }
 
 // Finish flushes the writer at the end of input.

@@ -93,6 +93,7 @@ func TestFinalCheckpointCommitsTail(t *testing.T) {
 // restores the final checkpoint, commits what it pre-committed, finds the
 // input ended, takes a new final checkpoint and only then finishes.
 func TestFinalCommitCrashIsRetried(t *testing.T) {
+	noCommitRetries(t) // the crash must reach the restore path
 	const keys, perKey = 8, 250
 	store, v := NewStore(), &Violations{}
 	f := NewPlan(Crash("commit", 1))

@@ -406,3 +406,11 @@ func runUntil(t *testing.T, jg *graph.JobGraph, opts runtime.Options, store *Sto
 	}
 	return at
 }
+
+// noCommitRetries turns off in-place commit retries for one test, so that a
+// commit crash fails the subtask and the job restores.
+func noCommitRetries(t *testing.T) {
+	old := operator.CommitRetries
+	operator.CommitRetries = 0
+	t.Cleanup(func() { operator.CommitRetries = old })
+}

@@ -164,6 +164,7 @@ func TestSameCheckpointRestoredTwice(t *testing.T) {
 //   - the commit took effect and the crash came before the runtime knew:
 //     the restore commits again, which the idempotent commit absorbs.
 func TestCrashBetweenPreCommitAndCommit(t *testing.T) {
+	noCommitRetries(t) // the crash must reach the restore path
 	const keys, perKey = 6, 300
 	src := &SeqSource{Keys: keys, PerKey: perKey, Splits: 3, Burst: 10, Pause: time.Millisecond}
 	run := func(t *testing.T, job seqJob, store *Store) (*events, *runtime.Result) {
