@@ -62,11 +62,13 @@ func (s oneCommitSink) CreateCommitter(WriterContext) (Committer, error) { retur
 
 type preWriter struct{}
 
-func (preWriter) Write(event.Record) error                           { return nil }
-func (preWriter) Flush(bool) error                                   { return nil }
-func (preWriter) PrepareCommit(event.CheckpointID) ([][]byte, error) { return [][]byte{[]byte("tx")}, nil }
-func (preWriter) SnapshotState(event.CheckpointID) ([]byte, error)   { return nil, nil }
-func (preWriter) Close() error                                       { return nil }
+func (preWriter) Write(event.Record) error { return nil }
+func (preWriter) Flush(bool) error         { return nil }
+func (preWriter) PrepareCommit(event.CheckpointID) ([][]byte, error) {
+	return [][]byte{[]byte("tx")}, nil
+}
+func (preWriter) SnapshotState(event.CheckpointID) ([]byte, error) { return nil, nil }
+func (preWriter) Close() error                                     { return nil }
 
 func TestCommitRetriesInPlaceButNeverOnDataLoss(t *testing.T) {
 	old := CommitBackoff

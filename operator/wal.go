@@ -96,7 +96,7 @@ func (w *walWriter) PrepareCommit(event.CheckpointID) ([][]byte, error) {
 }
 
 func (w *walWriter) SnapshotState(event.CheckpointID) ([]byte, error) { return nil, nil }
-func (w *walWriter) Close() error                                    { return nil }
+func (w *walWriter) Close() error                                     { return nil }
 
 type walCommitter struct{ s *WriteAheadSink }
 
