@@ -1,0 +1,364 @@
+package exec
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/shopspring/decimal"
+	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/state"
+)
+
+// AggKind is an aggregate function.
+type AggKind uint8
+
+const (
+	// CountStar is COUNT(*): the number of rows. BIGINT NOT NULL.
+	CountStar AggKind = iota
+	// Count is COUNT(x): the number of rows where x is not NULL.
+	Count
+	// Sum is SUM(x): BIGINT for integers, DOUBLE for floats, and exact
+	// DECIMAL(38, s) for DECIMAL(p, s). NULL when no x is non-NULL.
+	Sum
+	// Min is MIN(x) over any ordered type.
+	Min
+	// Max is MAX(x).
+	Max
+	// Avg is AVG(x) as Flink computes it: of integers an integer (the
+	// quotient truncated toward zero), of DECIMAL(p, s) a DECIMAL(38,
+	// max(6, s)) rounded half up, of floats a DOUBLE.
+	Avg
+	// FirstValue is FIRST_VALUE(x): the first non-NULL x in arrival order.
+	// Insert-only input.
+	FirstValue
+	// LastValue is LAST_VALUE(x): the last non-NULL x. Insert-only input.
+	LastValue
+)
+
+var aggNames = [...]string{"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG", "FIRST_VALUE", "LAST_VALUE"}
+
+func (k AggKind) String() string {
+	if int(k) < len(aggNames) {
+		return aggNames[k]
+	}
+	return fmt.Sprintf("AggKind(%d)", uint8(k))
+}
+
+// AggCall is one aggregate of a GROUP BY or window aggregation.
+type AggCall struct {
+	// Kind is the function.
+	Kind AggKind
+	// Arg is the index of the argument field. Ignored by CountStar.
+	Arg int
+	// Distinct aggregates each distinct non-NULL value once, as
+	// COUNT(DISTINCT x). It keeps the distinct values of each group in
+	// state (a value → count map).
+	Distinct bool
+	// ArgType is the argument's SQL type. Optional: when it is a DECIMAL,
+	// its scale fixes the scale of SUM (s) and AVG (max(6, s)); without it
+	// the scale comes from the values.
+	ArgType *types.Type
+}
+
+// String prints the call in SQL, with the argument as $index.
+func (c AggCall) String() string {
+	if c.Kind == CountStar {
+		return "COUNT(*)"
+	}
+	d := ""
+	if c.Distinct {
+		d = "DISTINCT "
+	}
+	return fmt.Sprintf("%s(%s$%d)", c.Kind, d, c.Arg)
+}
+
+func checkAggs(calls []AggCall, twoPhase bool) error {
+	for _, c := range calls {
+		if c.Kind > LastValue {
+			return fmt.Errorf("%w: unknown aggregate kind %d", ErrInvalidOptions, c.Kind)
+		}
+		if c.Kind != CountStar && c.Arg < 0 {
+			return fmt.Errorf("%w: %s has a negative argument index", ErrInvalidOptions, c)
+		}
+		if twoPhase && c.Distinct {
+			return fmt.Errorf("%w: %s cannot run in two phases; set 'table.optimizer.agg-phase-strategy' = 'ONE_PHASE' for this query", ErrInvalidOptions, c)
+		}
+	}
+	return nil
+}
+
+// multiset counts the values of one aggregate of one group (and window):
+// the distinct values of a DISTINCT aggregate, every value of MIN and MAX
+// under retraction.
+type multiset interface {
+	// add adds delta to v's count; it returns the count before and after.
+	add(v any, delta int64) (before, after int64)
+	// each calls f with every value whose count is positive.
+	each(f func(v any))
+}
+
+// valueSet is a multiset in a MapState of the current key: valueKey(v),
+// after prefix (a window's id, or "" for a whole group), → [count, v].
+type valueSet struct {
+	m      state.MapState[string, []any]
+	prefix string
+}
+
+func (s valueSet) add(v any, delta int64) (int64, int64) {
+	k := s.prefix + valueKey(v)
+	var before int64
+	if e, ok := s.m.Get(k); ok {
+		before = e[0].(int64)
+	}
+	after := before + delta
+	if after == 0 {
+		s.m.Remove(k)
+	} else {
+		s.m.Put(k, []any{after, v})
+	}
+	return before, after
+}
+
+func (s valueSet) each(f func(v any)) {
+	s.m.Range(func(k string, e []any) bool {
+		if strings.HasPrefix(k, s.prefix) && e[0].(int64) > 0 {
+			f(e[1])
+		}
+		return true
+	})
+}
+
+// clear removes the set's entries.
+func (s valueSet) clear() {
+	if s.prefix == "" {
+		s.m.Clear()
+		return
+	}
+	var ks []string
+	s.m.Range(func(k string, _ []any) bool {
+		if strings.HasPrefix(k, s.prefix) {
+			ks = append(ks, k)
+		}
+		return true
+	})
+	for _, k := range ks {
+		s.m.Remove(k)
+	}
+}
+
+// aggregator computes a list of AggCalls over accumulators. An
+// accumulator is a []any, so RowCodec stores it: [rows, n0, v0, n1, v1, …]
+// where rows counts the group's rows (inserts minus retractions), ni
+// counts the values call i aggregated and vi is its running value (the
+// sum, the extreme, the first or last value; nil for counts).
+type aggregator struct {
+	calls []AggCall
+	// insertOnly: the input never retracts, so MIN and MAX keep only the
+	// extreme, not every value.
+	insertOnly bool
+}
+
+func (a *aggregator) newAcc() []any {
+	acc := make([]any, 1+2*len(a.calls))
+	acc[0] = int64(0)
+	for i := range a.calls {
+		acc[1+2*i] = int64(0)
+	}
+	return acc
+}
+
+// rows is the number of rows acc aggregates.
+func rows(acc []any) int64 { return acc[0].(int64) }
+
+// needsSet reports whether call i keeps a multiset of values.
+func (a *aggregator) needsSet(i int) bool {
+	c := a.calls[i]
+	return c.Distinct || (!a.insertOnly && (c.Kind == Min || c.Kind == Max))
+}
+
+// accumulate folds one row into acc (which it modifies), or retracts it.
+// set(i) gives call i's multiset when needsSet(i).
+func (a *aggregator) accumulate(acc, fields []any, retract bool, set func(i int) multiset) error {
+	if retract && a.insertOnly {
+		return fmt.Errorf("%w: got a retraction; the planner must not mark this input insert-only", ErrUpdatesUnsupported)
+	}
+	sign := int64(1)
+	if retract {
+		sign = -1
+	}
+	acc[0] = rows(acc) + sign
+	for i, c := range a.calls {
+		var v any = true
+		if c.Kind != CountStar {
+			if c.Arg >= len(fields) {
+				return fmt.Errorf("%w: %s reads field %d of a row of %d fields", ErrType, c, c.Arg, len(fields))
+			}
+			if v = widen(fields[c.Arg]); v == nil {
+				continue // aggregates skip NULLs
+			}
+		}
+		if err := a.fold(acc, i, v, sign, set); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fold adds (sign 1) or retracts (sign -1) the non-NULL value v to call i.
+func (a *aggregator) fold(acc []any, i int, v any, sign int64, set func(int) multiset) error {
+	c := a.calls[i]
+	var ms multiset
+	var after int64
+	if a.needsSet(i) {
+		ms = set(i)
+		var before int64
+		before, after = ms.add(v, sign)
+		appeared, vanished := before <= 0 && after > 0, before > 0 && after <= 0
+		if c.Distinct && ((sign > 0 && !appeared) || (sign < 0 && !vanished)) {
+			return nil // a DISTINCT aggregate sees each value once
+		}
+	}
+	ni, vi := 1+2*i, 2+2*i
+	n := acc[ni].(int64) + sign
+	acc[ni] = n
+	switch c.Kind {
+	case Sum, Avg:
+		return a.foldSum(acc, vi, c, v, sign)
+	case Min, Max:
+		cur := acc[vi]
+		switch {
+		case sign > 0 && (cur == nil || a.better(c.Kind, v, cur)):
+			acc[vi] = v
+		case sign < 0 && n <= 0:
+			acc[vi] = nil
+		case sign < 0 && (cur == nil || (after <= 0 && compareValues(v, cur) == 0)):
+			acc[vi] = a.extreme(c.Kind, ms)
+		}
+	case FirstValue, LastValue:
+		if sign < 0 {
+			return fmt.Errorf("%w: %s cannot retract", ErrUpdatesUnsupported, c)
+		}
+		if c.Kind == LastValue || acc[vi] == nil {
+			acc[vi] = v
+		}
+	}
+	return nil
+}
+
+func (a *aggregator) foldSum(acc []any, vi int, c AggCall, v any, sign int64) error {
+	switch v.(type) {
+	case int64, float64, decimal.Decimal:
+	default:
+		return fmt.Errorf("%w: %s over a %T; SUM and AVG take numbers", ErrType, c, v)
+	}
+	if sign < 0 {
+		var err error
+		if v, err = negate(v); err != nil {
+			return err
+		}
+	}
+	if acc[vi] == nil {
+		acc[vi] = v
+		return nil
+	}
+	s, err := add(acc[vi], v)
+	acc[vi] = s
+	return err
+}
+
+// better reports whether v beats cur for MIN or MAX.
+func (a *aggregator) better(k AggKind, v, cur any) bool {
+	c := compareValues(v, cur)
+	return (k == Min && c < 0) || (k == Max && c > 0)
+}
+
+// extreme finds the MIN or MAX of a multiset; nil when it is empty.
+func (a *aggregator) extreme(k AggKind, ms multiset) any {
+	var best any
+	ms.each(func(v any) {
+		if best == nil || a.better(k, v, best) {
+			best = v
+		}
+	})
+	return best
+}
+
+// merge folds a partial accumulator (LocalAggregate's output) into acc.
+func (a *aggregator) merge(acc, partial []any) error {
+	if len(partial) != len(acc) {
+		return fmt.Errorf("%w: partial accumulator of %d fields, want %d", ErrType, len(partial), len(acc))
+	}
+	acc[0] = rows(acc) + rows(partial)
+	for i, c := range a.calls {
+		ni, vi := 1+2*i, 2+2*i
+		acc[ni] = acc[ni].(int64) + partial[ni].(int64)
+		pv := partial[vi]
+		if pv == nil {
+			continue
+		}
+		switch {
+		case acc[vi] == nil:
+			acc[vi] = pv
+		case c.Kind == Sum || c.Kind == Avg:
+			s, err := add(acc[vi], pv)
+			if err != nil {
+				return err
+			}
+			acc[vi] = s
+		case (c.Kind == Min || c.Kind == Max) && a.better(c.Kind, pv, acc[vi]):
+			acc[vi] = pv
+		case c.Kind == LastValue:
+			acc[vi] = pv
+		}
+	}
+	return nil
+}
+
+// result computes every call's value from acc.
+func (a *aggregator) result(acc []any) []any {
+	out := make([]any, len(a.calls))
+	for i, c := range a.calls {
+		n, v := acc[1+2*i].(int64), acc[2+2*i]
+		switch {
+		case c.Kind == CountStar || c.Kind == Count:
+			out[i] = n
+		case n <= 0 || v == nil:
+			out[i] = nil
+		case c.Kind == Sum:
+			out[i] = sumResult(c, v)
+		case c.Kind == Avg:
+			out[i] = avgResult(c, v, n)
+		default:
+			out[i] = v
+		}
+	}
+	return out
+}
+
+// decimalScale is the scale of a DECIMAL argument: its declared one, or
+// the value's.
+func decimalScale(c AggCall, d decimal.Decimal) int32 {
+	if c.ArgType != nil && c.ArgType.Kind == types.Decimal {
+		return int32(c.ArgType.Scale)
+	}
+	return max(0, -d.Exponent())
+}
+
+func sumResult(c AggCall, v any) any {
+	if d, ok := v.(decimal.Decimal); ok {
+		return d.Round(decimalScale(c, d))
+	}
+	return v
+}
+
+func avgResult(c AggCall, v any, n int64) any {
+	switch s := v.(type) {
+	case int64:
+		return s / n
+	case float64:
+		return s / float64(n)
+	case decimal.Decimal:
+		return s.DivRound(decimal.NewFromInt(n), max(6, decimalScale(c, s)))
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package exec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state"
+)
+
+// GroupAggOptions configures a GroupAggregate (and a GlobalAggregate).
+type GroupAggOptions struct {
+	// GroupKeys are the input fields of GROUP BY. The output row is
+	// [GroupKeys' values…, Aggs' results…]. Empty: one global group.
+	GroupKeys []int
+	// Aggs are the aggregate calls. Required (GROUP BY without aggregates
+	// is SELECT DISTINCT: COUNT(*) with a projection after it).
+	Aggs []AggCall
+	// InputInsertOnly says the input has only +I rows, so MIN and MAX keep
+	// just the extreme instead of a value → count map per group. A
+	// retraction is then an error. Default false: any changelog.
+	InputInsertOnly bool
+	// NoUpdateBefore emits only +U on a change, not -U then +U (upsert
+	// output, when the sink has the group keys as its primary key).
+	// Default false: -U old, +U new (retract output).
+	NoUpdateBefore bool
+	// EmitUnchanged emits -U/+U even when a group's result did not change
+	// (Flink does so when state TTL is on, so downstream state is
+	// refreshed too). Default false: emit only when the result changed.
+	EmitUnchanged bool
+	// StateTTL is table.exec.state.ttl: a group untouched this long (in
+	// processing time) is forgotten; a later row starts it afresh. Default
+	// 0: keep state forever.
+	StateTTL time.Duration
+}
+
+// Validate checks the options.
+func (o *GroupAggOptions) Validate() error {
+	if len(o.Aggs) == 0 {
+		return fmt.Errorf("%w: GroupAggregate has no aggregate calls; add COUNT(*) for SELECT DISTINCT", ErrInvalidOptions)
+	}
+	if err := checkFields("GroupKeys", o.GroupKeys, 0); err != nil {
+		return err
+	}
+	if err := checkAggs(o.Aggs, false); err != nil {
+		return err
+	}
+	return checkTTL(o.StateTTL)
+}
+
+// Key is the KeyFunc the operator's input must be partitioned by.
+func (o *GroupAggOptions) Key() KeyFunc { return FieldKey(o.GroupKeys...) }
+
+// GroupAggregate is GROUP BY with aggregates over a changelog (Flink's
+// GroupAggFunction): per group it keeps an accumulator in keyed state and,
+// for every input row, emits the change of the group's result: +I for the
+// first result, -U old / +U new on a change, -D when the group's last row
+// is retracted. -U and -D input rows retract.
+type GroupAggregate struct {
+	operator.Base
+	opts    GroupAggOptions
+	key     KeyFunc
+	agg     aggregator
+	partial bool // input rows are LocalAggregate's partial accumulators
+	acc     state.ValueState[[]any]
+	sets    []valueSet // per call; the zero valueSet when unused
+}
+
+// NewGroupAggregate returns a GroupAggregate; its input must be keyed by
+// opts.Key().
+func NewGroupAggregate(opts GroupAggOptions) (*GroupAggregate, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &GroupAggregate{opts: opts, key: opts.Key(),
+		agg: aggregator{calls: opts.Aggs, insertOnly: opts.InputInsertOnly}}, nil
+}
+
+// Open registers the operator's state.
+func (g *GroupAggregate) Open(ctx *operator.Context) error {
+	if err := g.Base.Open(ctx); err != nil {
+		return err
+	}
+	ttl := ttlConfig(g.opts.StateTTL)
+	g.acc = state.Value(ctx.Keyed, state.ValueDescriptor[[]any]{Name: "group-acc", Codec: RowCodec{}, TTL: ttl})
+	g.sets = make([]valueSet, len(g.opts.Aggs))
+	for i := range g.opts.Aggs {
+		if g.agg.needsSet(i) {
+			g.sets[i] = valueSet{m: state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{
+				Name: fmt.Sprintf("group-values-%d", i), ValueCodec: RowCodec{}, TTL: ttl})}
+		}
+	}
+	return nil
+}
+
+func (g *GroupAggregate) set(i int) multiset { return g.sets[i] }
+
+// ProcessElement folds a row into its group and emits the change.
+func (g *GroupAggregate) ProcessElement(r event.Record) error {
+	row, err := rowOf(r.Value)
+	if err != nil {
+		return err
+	}
+	if err := checkWidth("GroupAggregate", row.Fields, g.opts.GroupKeys...); err != nil {
+		return err
+	}
+	setKey(g.Ctx, g.key(row.Fields))
+	stored, ok := g.acc.Value()
+	if !ok && !row.Kind.IsAccumulate() {
+		return nil // retracting from a group we do not know (expired by TTL)
+	}
+	var acc, prev []any
+	if ok {
+		acc = append([]any(nil), stored...) // never modify state in place
+		prev = g.agg.result(acc)
+	} else {
+		acc = g.agg.newAcc()
+	}
+	if g.partial {
+		err = g.mergePartial(acc, row.Fields)
+	} else {
+		err = g.agg.accumulate(acc, row.Fields, !row.Kind.IsAccumulate(), g.set)
+	}
+	if err != nil {
+		return fmt.Errorf("sql/exec: GroupAggregate: %w", err)
+	}
+	keys := pick(row.Fields, g.opts.GroupKeys)
+	g.update(keys, acc, prev, ok, r.Timestamp)
+	return nil
+}
+
+func (g *GroupAggregate) mergePartial(acc, fields []any) error {
+	k := len(g.opts.GroupKeys)
+	if len(fields) != k+len(acc) {
+		return fmt.Errorf("%w: partial row of %d fields, want %d keys and %d accumulator fields", ErrType, len(fields), k, len(acc))
+	}
+	return g.agg.merge(acc, fields[k:])
+}
+
+// update stores acc and emits the group's change from prev (when hadPrev).
+func (g *GroupAggregate) update(keys, acc, prev []any, hadPrev bool, ts event.Timestamp) {
+	if rows(acc) <= 0 {
+		if hadPrev {
+			emit(g.Ctx, event.Delete, concat(keys, prev), ts)
+		}
+		g.clear()
+		return
+	}
+	g.acc.Update(acc)
+	next := g.agg.result(acc)
+	switch {
+	case !hadPrev:
+		emit(g.Ctx, event.Insert, concat(keys, next), ts)
+	case !g.opts.EmitUnchanged && sameRow(prev, next):
+		// unchanged: nothing to tell downstream
+	default:
+		if !g.opts.NoUpdateBefore {
+			emit(g.Ctx, event.UpdateBefore, concat(keys, prev), ts)
+		}
+		emit(g.Ctx, event.UpdateAfter, concat(keys, next), ts)
+	}
+}
+
+func (g *GroupAggregate) clear() {
+	g.acc.Clear()
+	for _, s := range g.sets {
+		if s.m != nil {
+			s.clear()
+		}
+	}
+}

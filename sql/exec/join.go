@@ -1,0 +1,271 @@
+package exec
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state"
+)
+
+// JoinType is the kind of a join.
+type JoinType uint8
+
+const (
+	InnerJoin JoinType = iota
+	LeftJoin
+	RightJoin
+	FullJoin
+)
+
+func (t JoinType) String() string {
+	return [...]string{"INNER", "LEFT", "RIGHT", "FULL"}[t]
+}
+
+// outer reports whether side (0 left, 1 right) keeps its unmatched rows.
+func (t JoinType) outer(side int) bool {
+	return t == FullJoin || (side == 0 && t == LeftJoin) || (side == 1 && t == RightJoin)
+}
+
+// JoinOptions configures a Join.
+type JoinOptions struct {
+	// Type is INNER, LEFT, RIGHT or FULL (OUTER).
+	Type JoinType
+	// LeftKeys and RightKeys are the equi-join fields: LeftKeys[i] =
+	// RightKeys[i]. Required, of equal length. NULL keys match each other
+	// here: the planner filters them out of an inner join's inputs, as SQL
+	// has NULL = NULL unknown.
+	LeftKeys, RightKeys []int
+	// LeftArity and RightArity are the number of fields of a row of each
+	// side: an outer join pads the missing side with that many NULLs.
+	// Required for the padded side of an outer join.
+	LeftArity, RightArity int
+	// Condition is the rest of the ON clause (non-equi), over a left and a
+	// right row. Default nil: true.
+	Condition func(left, right []any) (bool, error)
+	// StateTTL is table.exec.state.ttl for both sides' rows. Default 0:
+	// keep state forever.
+	StateTTL time.Duration
+}
+
+// Validate checks the options.
+func (o *JoinOptions) Validate() error {
+	if o.Type > FullJoin {
+		return fmt.Errorf("%w: unknown join type %d", ErrInvalidOptions, o.Type)
+	}
+	if len(o.LeftKeys) == 0 || len(o.LeftKeys) != len(o.RightKeys) {
+		return fmt.Errorf("%w: a join needs as many LeftKeys as RightKeys, at least one (got %d and %d)", ErrInvalidOptions, len(o.LeftKeys), len(o.RightKeys))
+	}
+	if err := checkFields("LeftKeys", o.LeftKeys, o.LeftArity); err != nil {
+		return err
+	}
+	if err := checkFields("RightKeys", o.RightKeys, o.RightArity); err != nil {
+		return err
+	}
+	if o.Type.outer(0) && o.RightArity < 1 {
+		return fmt.Errorf("%w: a %s join pads right rows with NULLs; set RightArity", ErrInvalidOptions, o.Type)
+	}
+	if o.Type.outer(1) && o.LeftArity < 1 {
+		return fmt.Errorf("%w: a %s join pads left rows with NULLs; set LeftArity", ErrInvalidOptions, o.Type)
+	}
+	return checkTTL(o.StateTTL)
+}
+
+// LeftKey and RightKey are the KeyFuncs each input must be partitioned by.
+// Rows of the two sides with equal join keys get equal keys.
+func (o *JoinOptions) LeftKey() KeyFunc  { return FieldKey(o.LeftKeys...) }
+func (o *JoinOptions) RightKey() KeyFunc { return FieldKey(o.RightKeys...) }
+
+// Join is a regular equi-join of two changelogs (Flink's streaming join):
+// each side's rows live in keyed state, as a map from row to [count,
+// matches, row] (a multiset, with, for an outer side, how many rows of the
+// other side match each row). Output rows are [left…, right…], +I for a
+// joined (or NULL-padded) row that appears, -D for one that goes.
+//
+// Outer sides: a row without a match emits +I [row, NULL…]; when its first
+// match arrives it emits -D [row, NULL…] before the +I of the joined row;
+// when its last match is retracted, -D of the joined row, then +I [row,
+// NULL…] again.
+//
+// Input 1 (ProcessElement) is the left side, input 2 the right.
+type Join struct {
+	operator.Base
+	opts  JoinOptions
+	keys  [2]KeyFunc
+	reads [2][]int
+	side  [2]state.MapState[string, []any]
+}
+
+var _ operator.TwoInput = (*Join)(nil)
+
+// NewJoin returns a Join; its inputs must be keyed by opts.LeftKey() and
+// opts.RightKey().
+func NewJoin(opts JoinOptions) (*Join, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Join{opts: opts, keys: [2]KeyFunc{opts.LeftKey(), opts.RightKey()},
+		reads: [2][]int{opts.LeftKeys, opts.RightKeys}}, nil
+}
+
+// Open registers the state.
+func (j *Join) Open(ctx *operator.Context) error {
+	if err := j.Base.Open(ctx); err != nil {
+		return err
+	}
+	ttl := ttlConfig(j.opts.StateTTL)
+	for s, name := range []string{"join-left", "join-right"} {
+		j.side[s] = state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{Name: name, ValueCodec: RowCodec{}, TTL: ttl})
+	}
+	return nil
+}
+
+// ProcessElement takes a row of the left input.
+func (j *Join) ProcessElement(r event.Record) error { return j.process(0, r) }
+
+// ProcessElement2 takes a row of the right input.
+func (j *Join) ProcessElement2(r event.Record) error { return j.process(1, r) }
+
+// joinEntry is a stored row: [count, matches, row].
+type joinEntry struct {
+	key            string
+	count, matches int64
+	row            []any
+}
+
+func entryOf(k string, e []any) joinEntry {
+	return joinEntry{key: k, count: e[0].(int64), matches: e[1].(int64), row: e[2].([]any)}
+}
+
+func (e joinEntry) value() []any { return []any{e.count, e.matches, e.row} }
+
+func (j *Join) process(s int, r event.Record) error {
+	row, err := rowOf(r.Value)
+	if err != nil {
+		return err
+	}
+	if err := checkWidth("Join", row.Fields, j.reads[s]...); err != nil {
+		return err
+	}
+	setKey(j.Ctx, j.keys[s](row.Fields))
+	matches, err := j.matching(s, row.Fields)
+	if err != nil {
+		return err
+	}
+	if row.Kind.IsAccumulate() {
+		j.accumulate(s, row.Fields, matches, r.Timestamp)
+	} else {
+		j.retract(s, row.Fields, matches, r.Timestamp)
+	}
+	return nil
+}
+
+// matching returns the other side's rows that join with row of side s.
+func (j *Join) matching(s int, row []any) ([]joinEntry, error) {
+	var out []joinEntry
+	var err error
+	j.side[1-s].Range(func(k string, e []any) bool {
+		o := entryOf(k, e)
+		ok := true
+		if j.opts.Condition != nil {
+			l, r := row, o.row
+			if s == 1 {
+				l, r = r, l
+			}
+			ok, err = j.opts.Condition(l, r)
+		}
+		if ok && err == nil && o.count > 0 {
+			out = append(out, o)
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sql/exec: Join condition: %w", err)
+	}
+	// Map order is random; a fixed output order keeps runs reproducible.
+	slices.SortFunc(out, func(a, b joinEntry) int { return strings.Compare(a.key, b.key) })
+	return out, nil
+}
+
+// joined is the output row of row of side s with other.
+func (j *Join) joined(s int, row, other []any) []any {
+	if s == 0 {
+		return concat(row, other)
+	}
+	return concat(other, row)
+}
+
+// padded is row of side s with the other side's fields NULL.
+func (j *Join) padded(s int, row []any) []any {
+	if s == 0 {
+		return concat(row, nulls(j.opts.RightArity))
+	}
+	return concat(nulls(j.opts.LeftArity), row)
+}
+
+// emitN emits fields n times (a stored row counts n identical rows).
+func (j *Join) emitN(kind event.RowKind, fields []any, n int64, ts event.Timestamp) {
+	for range n {
+		emit(j.Ctx, kind, fields, ts)
+	}
+}
+
+func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timestamp) {
+	var total int64
+	for _, m := range matches {
+		if j.opts.Type.outer(1 - s) {
+			if m.matches == 0 {
+				j.emitN(event.Delete, j.padded(1-s, m.row), m.count, ts)
+			}
+			m.matches++
+			j.side[1-s].Put(m.key, m.value())
+		}
+		j.emitN(event.Insert, j.joined(s, row, m.row), m.count, ts)
+		total += m.count
+	}
+	if total == 0 && j.opts.Type.outer(s) {
+		emit(j.Ctx, event.Insert, j.padded(s, row), ts)
+	}
+	k := valueKey(row)
+	e := joinEntry{key: k, row: row}
+	if v, ok := j.side[s].Get(k); ok {
+		e = entryOf(k, v)
+	}
+	e.count++
+	e.matches = total
+	j.side[s].Put(k, e.value())
+}
+
+// retract undoes row. Its outputs go out even when the row is not in
+// state (its TTL expired): downstream may still hold them.
+func (j *Join) retract(s int, row []any, matches []joinEntry, ts event.Timestamp) {
+	var total int64
+	for _, m := range matches {
+		j.emitN(event.Delete, j.joined(s, row, m.row), m.count, ts)
+		total += m.count
+		if j.opts.Type.outer(1 - s) {
+			m.matches--
+			j.side[1-s].Put(m.key, m.value())
+			if m.matches == 0 {
+				j.emitN(event.Insert, j.padded(1-s, m.row), m.count, ts)
+			}
+		}
+	}
+	if total == 0 && j.opts.Type.outer(s) {
+		emit(j.Ctx, event.Delete, j.padded(s, row), ts)
+	}
+	k := valueKey(row)
+	v, ok := j.side[s].Get(k)
+	if !ok {
+		return
+	}
+	e := entryOf(k, v)
+	if e.count--; e.count <= 0 {
+		j.side[s].Remove(k)
+		return
+	}
+	j.side[s].Put(k, e.value())
+}

@@ -1,0 +1,132 @@
+package exec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state"
+)
+
+// KeyFunc extracts the key of a row: the state and timers of a keyed SQL
+// operator are scoped to it, and the exchange before the operator
+// partitions by it.
+//
+// Keys are plain strings, not a named type, on purpose: the keyed
+// backends' key codec (state.AnyCodec) and keygroup.HashKey handle string
+// natively and fast, where a named type would go through gob and %#v.
+type KeyFunc func(fields []any) string
+
+// FieldKey returns the KeyFunc of a row's fields at idx: RowKey of them.
+// No fields give the single key "" (a global aggregate).
+func FieldKey(idx ...int) KeyFunc {
+	idx = append([]int(nil), idx...)
+	return func(fields []any) string { return RowKey(fields, idx) }
+}
+
+// RowKey encodes the values of fields at idx as a key. Values SQL calls
+// equal give equal keys (1.5 and 1.50, int and int64 1, NULL and NULL),
+// so both sides of a join on a DECIMAL(10, 1) and a DECIMAL(10, 2) column
+// meet. The string is binary, not for display.
+func RowKey(fields []any, idx []int) string {
+	var buf []byte
+	for _, i := range idx {
+		buf = appendValue(buf, fields[i], true)
+	}
+	return string(buf)
+}
+
+// Selector adapts f to the runtime's operator.KeySelector over records
+// whose values are event.Rows. The planner gives it to the graph node and
+// the hash edge in front of the operator, so rows arrive at the subtask
+// that owns their key group.
+func (f KeyFunc) Selector() operator.KeySelector {
+	return func(v any) any {
+		r, ok := v.(event.Row)
+		if !ok {
+			panic(fmt.Sprintf("sql/exec: key selector given a %T, want event.Row", v))
+		}
+		return f(r.Fields)
+	}
+}
+
+// rowOf returns the row a record carries.
+func rowOf(v any) (event.Row, error) {
+	switch r := v.(type) {
+	case event.Row:
+		return r, nil
+	case *event.Row:
+		return *r, nil
+	}
+	return event.Row{}, fmt.Errorf("%w: got a %T", ErrNotRow, v)
+}
+
+// setKey makes k the current key of the keyed backend.
+func setKey(ctx *operator.Context, k string) {
+	ctx.Keyed.SetCurrentKey(k, keygroup.ForKey(k, ctx.MaxParallelism))
+}
+
+// ttlConfig turns table.exec.state.ttl into a descriptor's TTL: nil (no
+// TTL) for 0.
+func ttlConfig(ttl time.Duration) *state.TTLConfig {
+	if ttl <= 0 {
+		return nil
+	}
+	return &state.TTLConfig{TTL: ttl}
+}
+
+func checkTTL(ttl time.Duration) error {
+	if ttl < 0 || (ttl > 0 && ttl < time.Millisecond) {
+		return fmt.Errorf("%w: StateTTL (table.exec.state.ttl) is %v; use 0 (keep state forever) or at least 1ms", ErrInvalidOptions, ttl)
+	}
+	return nil
+}
+
+// emit sends a row of kind on ctx's main output.
+func emit(ctx *operator.Context, kind event.RowKind, fields []any, ts event.Timestamp) {
+	ctx.Output.Collect(event.Record{Value: event.Row{Kind: kind, Fields: fields}, Timestamp: ts})
+}
+
+// concat returns a new slice of a's then b's elements.
+func concat(a, b []any) []any {
+	out := make([]any, 0, len(a)+len(b))
+	return append(append(out, a...), b...)
+}
+
+// nulls returns n NULLs.
+func nulls(n int) []any { return make([]any, n) }
+
+// pick returns the fields at idx.
+func pick(fields []any, idx []int) []any {
+	out := make([]any, len(idx))
+	for i, j := range idx {
+		out[i] = fields[j]
+	}
+	return out
+}
+
+func checkFields(name string, idx []int, width int) error {
+	for _, i := range idx {
+		if i < 0 || (width > 0 && i >= width) {
+			return fmt.Errorf("%w: %s has field index %d out of range", ErrInvalidOptions, name, i)
+		}
+	}
+	return nil
+}
+
+// checkWidth makes sure row has every field idx names.
+func checkWidth(op string, fields []any, idx ...int) error {
+	for _, i := range idx {
+		if i >= len(fields) {
+			return fmt.Errorf("%w: %s reads field %d of a row of %d fields", ErrType, op, i, len(fields))
+		}
+	}
+	return nil
+}
+
+// concatInts returns a new slice of a's elements, then b.
+func concatInts(a []int, b ...int) []int {
+	return append(append(make([]int, 0, len(a)+len(b)), a...), b...)
+}

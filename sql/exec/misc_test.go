@@ -1,0 +1,102 @@
+package exec
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+)
+
+func TestCalcPassesRowKindThrough(t *testing.T) {
+	var clock int64
+	calc := &Calc{
+		Filter:  func(f []any) (bool, error) { return f[1].(int64) > 1, nil },
+		Project: func(f []any) ([]any, error) { return []any{f[1], f[0]}, nil },
+	}
+	c := openChain(t, []newStage{func() (operator.Operator, bool) { return calc, false }}, &clock, nil)
+	for _, r := range mustRows(t, "+I[a, 1]", "+I[b, 2]", "-U[b, 2]", "+U[b, 3]", "-D[b, 3]") {
+		if err := c.process(t, 1, event.Record{Value: r, Timestamp: 42}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := strings.Join(c.out.take(), " ")
+	if want := "+I[2, b] @42 -U[2, b] @42 +U[3, b] @42 -D[3, b] @42"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	if n := c.head().ctx.Metrics.Filtered; n != 1 {
+		t.Fatalf("filtered %d, want 1", n)
+	}
+	boom := errors.New("boom")
+	calc.Project = func([]any) ([]any, error) { return nil, boom }
+	if err := c.process(t, 1, event.Record{Value: mustRows(t, "+I[c, 5]")[0]}); !errors.Is(err, boom) {
+		t.Fatalf("projection error %v, want boom", err)
+	}
+	if err := c.process(t, 1, event.Record{Value: "not a row"}); !errors.Is(err, ErrNotRow) {
+		t.Fatalf("error %v, want ErrNotRow", err)
+	}
+}
+
+func TestMaterialize(t *testing.T) {
+	rows := mustRows(t, "+I[a, 1]", "+I[b, 2]", "-U[a, 1]", "+U[a, 3]", "-D[b, 2]", "+I[c, 4]")
+	tab, err := Materialize(rows, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab) != 2 || formatFields(tab["[a]"]) != "[a, 3]" || formatFields(tab["[c]"]) != "[c, 4]" {
+		t.Fatalf("keyed table %v", tab)
+	}
+	bag := ApplyChangelog(mustRows(t, "+I[x]", "+I[x]", "+I[y]", "-D[x]"), nil)
+	if len(bag) != 2 || bag["[x]#1"] == nil || bag["[y]#1"] == nil {
+		t.Fatalf("multiset %v", bag)
+	}
+	for _, bad := range [][]string{
+		{"-D[a, 1]"},
+		{"+I[a, 1]", "+I[a, 2]"},
+		{"+I[a, 1]", "-U[a, 2]"},
+	} {
+		if _, err := Materialize(mustRows(t, bad...), []int{0}); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+	if _, err := Materialize(mustRows(t, "+I[a]", "-D[b]"), nil); err == nil {
+		t.Error("retracting an absent row from a multiset: no error")
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+	}{
+		{"no aggs", errOf(NewGroupAggregate(GroupAggOptions{GroupKeys: []int{0}}))},
+		{"negative key", errOf(NewGroupAggregate(GroupAggOptions{GroupKeys: []int{-1}, Aggs: []AggCall{{}}}))},
+		{"tiny ttl", errOf(NewGroupAggregate(GroupAggOptions{Aggs: []AggCall{{}}, StateTTL: time.Microsecond}))},
+		{"two-phase distinct", errOf(NewLocalAggregate(LocalAggOptions{Agg: GroupAggOptions{
+			Aggs: []AggCall{{Kind: Count, Distinct: true}}}}))},
+		{"two-phase min on updates", errOf(NewGlobalAggregate(GroupAggOptions{Aggs: []AggCall{{Kind: Min}}}))},
+		{"hop slide", errOf(NewWindowAggregate(WindowAggOptions{Window: WindowSpec{Kind: Hop, Size: 10 * time.Millisecond,
+			Slide: 3 * time.Millisecond}, Aggs: []AggCall{{}}}))},
+		{"cumulate step", errOf(NewWindowAggregate(WindowAggOptions{Window: WindowSpec{Kind: Cumulate,
+			Size: 10 * time.Millisecond}, Aggs: []AggCall{{}}}))},
+		{"window size", errOf(NewWindowAggregate(WindowAggOptions{Window: WindowSpec{Size: time.Microsecond}, Aggs: []AggCall{{}}}))},
+		{"topn n", errOf(NewTopN(TopNOptions{OrderBy: []SortKey{{}}}))},
+		{"topn order", errOf(NewTopN(TopNOptions{N: 3}))},
+		{"join keys", errOf(NewJoin(JoinOptions{LeftKeys: []int{0}}))},
+		{"left join arity", errOf(NewJoin(JoinOptions{Type: LeftJoin, LeftKeys: []int{0}, RightKeys: []int{0}}))},
+		{"interval bounds", errOf(NewIntervalJoin(IntervalJoinOptions{LeftKeys: []int{0}, RightKeys: []int{0},
+			Lower: time.Second, Upper: 0}))},
+	}
+	for _, c := range cases {
+		if !errors.Is(c.err, ErrInvalidOptions) {
+			t.Errorf("%s: error %v, want ErrInvalidOptions", c.name, c.err)
+		}
+	}
+	if _, err := NewLocalAggregate(LocalAggOptions{Agg: GroupAggOptions{Aggs: []AggCall{{Kind: Max}}, InputInsertOnly: true}}); err != nil {
+		t.Errorf("two-phase MAX over insert-only input: %v", err)
+	}
+}
+
+func errOf[T any](_ T, err error) error { return err }

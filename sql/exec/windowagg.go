@@ -1,0 +1,308 @@
+package exec
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state"
+)
+
+// WindowKind is a windowing table-valued function.
+type WindowKind uint8
+
+const (
+	// Tumble is TUMBLE(TABLE t, DESCRIPTOR(ts), size): fixed, disjoint
+	// windows.
+	Tumble WindowKind = iota
+	// Hop is HOP(TABLE t, DESCRIPTOR(ts), slide, size): windows of size
+	// starting every slide; a row is in size/slide of them.
+	Hop
+	// Cumulate is CUMULATE(TABLE t, DESCRIPTOR(ts), step, size): windows
+	// that all start at a multiple of size and end step, 2·step, … size
+	// later, so each emits the running aggregate of its max window.
+	Cumulate
+)
+
+func (k WindowKind) String() string {
+	switch k {
+	case Tumble:
+		return "TUMBLE"
+	case Hop:
+		return "HOP"
+	case Cumulate:
+		return "CUMULATE"
+	}
+	return fmt.Sprintf("WindowKind(%d)", uint8(k))
+}
+
+// WindowSpec is a window TVF's arguments. Every duration is a whole number
+// of milliseconds.
+type WindowSpec struct {
+	Kind WindowKind
+	// Size is the window size (TUMBLE, HOP) or the max window size
+	// (CUMULATE).
+	Size time.Duration
+	// Slide is HOP's slide. Size must be a multiple of it.
+	Slide time.Duration
+	// Step is CUMULATE's step. Size must be a multiple of it.
+	Step time.Duration
+	// Offset shifts the window starts (the TVFs' optional offset). Default 0:
+	// windows align to the epoch.
+	Offset time.Duration
+}
+
+// Validate checks the spec.
+func (w WindowSpec) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s window: "+format, append([]any{ErrInvalidOptions, w.Kind}, args...)...)
+	}
+	ms := func(d time.Duration) bool { return d%time.Millisecond == 0 }
+	if w.Size <= 0 || !ms(w.Size) || !ms(w.Offset) {
+		return bad("size %v and offset %v must be whole milliseconds, size positive", w.Size, w.Offset)
+	}
+	switch w.Kind {
+	case Tumble:
+	case Hop:
+		if w.Slide <= 0 || !ms(w.Slide) || w.Size%w.Slide != 0 {
+			return bad("slide %v must be a positive whole number of ms dividing the size %v", w.Slide, w.Size)
+		}
+	case Cumulate:
+		if w.Step <= 0 || !ms(w.Step) || w.Size%w.Step != 0 {
+			return bad("step %v must be a positive whole number of ms dividing the max size %v", w.Step, w.Size)
+		}
+	default:
+		return bad("unknown kind")
+	}
+	return nil
+}
+
+// windowRange is [Start, End) in ms.
+type windowRange struct{ Start, End int64 }
+
+// floorMod is x mod m in [0, m).
+func floorMod(x, m int64) int64 { return ((x % m) + m) % m }
+
+// assign returns the windows a row at ts (ms) belongs to.
+func (w WindowSpec) assign(ts int64) []windowRange {
+	size, off := w.Size.Milliseconds(), w.Offset.Milliseconds()
+	switch w.Kind {
+	case Hop:
+		slide := w.Slide.Milliseconds()
+		last := ts - floorMod(ts-off, slide)
+		var out []windowRange
+		for s := last; s > ts-size; s -= slide {
+			out = append(out, windowRange{s, s + size})
+		}
+		return out
+	case Cumulate:
+		step := w.Step.Milliseconds()
+		start := ts - floorMod(ts-off, size)
+		first := start + (ts-start)/step*step + step // the first end after ts
+		var out []windowRange
+		for end := first; end <= start+size; end += step {
+			out = append(out, windowRange{start, end})
+		}
+		return out
+	}
+	start := ts - floorMod(ts-off, size)
+	return []windowRange{{start, start + size}}
+}
+
+// id names a window in timers and state keys.
+func (r windowRange) id() string {
+	return strconv.FormatInt(r.Start, 10) + "," + strconv.FormatInt(r.End, 10)
+}
+
+func parseWindowID(s string) (windowRange, error) {
+	a, b, ok := strings.Cut(s, ",")
+	start, err1 := strconv.ParseInt(a, 10, 64)
+	end, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return windowRange{}, fmt.Errorf("%w: bad window id %q in a timer", state.ErrCorrupt, s)
+	}
+	return windowRange{start, end}, nil
+}
+
+// WindowAggOptions configures a WindowAggregate.
+type WindowAggOptions struct {
+	// Window is the window TVF.
+	Window WindowSpec
+	// TimeField is the rowtime column (DESCRIPTOR(ts)): a time.Time or an
+	// int64 of ms since the epoch.
+	TimeField int
+	// GroupKeys are the GROUP BY fields besides window_start and
+	// window_end.
+	GroupKeys []int
+	// Aggs are the aggregate calls. The input is insert-only, as for
+	// Flink's window aggregation.
+	Aggs []AggCall
+	// WindowTime adds window_time (window_end - 1ms, the rowtime of the
+	// output) after window_end. Default false.
+	WindowTime bool
+	// Project, if set, maps each result row [keys…, window_start,
+	// window_end, (window_time,) aggs…] to the output row (the SELECT
+	// list's order). Default: that row as it is.
+	Project func(fields []any) ([]any, error)
+}
+
+// Validate checks the options.
+func (o *WindowAggOptions) Validate() error {
+	if err := o.Window.Validate(); err != nil {
+		return err
+	}
+	if len(o.Aggs) == 0 {
+		return fmt.Errorf("%w: WindowAggregate has no aggregate calls", ErrInvalidOptions)
+	}
+	if err := checkFields("GroupKeys and TimeField", concatInts(o.GroupKeys, o.TimeField), 0); err != nil {
+		return err
+	}
+	return checkAggs(o.Aggs, false)
+}
+
+// Key is the KeyFunc the operator's input must be partitioned by.
+func (o *WindowAggOptions) Key() KeyFunc { return FieldKey(o.GroupKeys...) }
+
+// WindowAggregate aggregates the rows of each key and window of a window
+// TVF (Flink's window aggregation over TUMBLE, HOP and CUMULATE) and emits
+// one +I row per window and key once the watermark passes the window's
+// end, stamped with window_time. Rows of windows that already fired are
+// dropped and counted in Metrics.LateDropped (no allowed lateness, as in
+// Flink's window TVFs). Timers clean each window's state when it fires,
+// so the operator needs no state TTL.
+type WindowAggregate struct {
+	operator.Base
+	opts WindowAggOptions
+	key  KeyFunc
+	agg  aggregator
+	// reads are the fields a row must have.
+	reads []int
+	accs  state.MapState[string, []any] // window id → [keys, accumulator]
+	sets  []state.MapState[string, []any]
+	wm    watermarkKeeper
+}
+
+// NewWindowAggregate returns a WindowAggregate; its input must be keyed by
+// opts.Key().
+func NewWindowAggregate(opts WindowAggOptions) (*WindowAggregate, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &WindowAggregate{opts: opts, key: opts.Key(), reads: concatInts(opts.GroupKeys, opts.TimeField),
+		agg: aggregator{calls: opts.Aggs, insertOnly: true}}, nil
+}
+
+// Open registers the state and makes the operator the timers' target.
+func (w *WindowAggregate) Open(ctx *operator.Context) error {
+	if err := w.Base.Open(ctx); err != nil {
+		return err
+	}
+	ctx.Timers.SetTriggerable(w)
+	w.accs = state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{Name: "window-acc", ValueCodec: RowCodec{}})
+	w.sets = make([]state.MapState[string, []any], len(w.opts.Aggs))
+	for i := range w.opts.Aggs {
+		if w.agg.needsSet(i) {
+			w.sets[i] = state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{
+				Name: fmt.Sprintf("window-values-%d", i), ValueCodec: RowCodec{}})
+		}
+	}
+	var err error
+	w.wm, err = openWatermark(ctx)
+	return err
+}
+
+// SnapshotState keeps the watermark with the state (see watermarkKeeper).
+func (w *WindowAggregate) SnapshotState(id event.CheckpointID) ([]operator.Part, error) {
+	w.wm.save(w.Ctx)
+	return w.Base.SnapshotState(id)
+}
+
+// valueSet is call i's multiset of window win of the current key.
+func (w *WindowAggregate) valueSet(i int, win windowRange) valueSet {
+	return valueSet{m: w.sets[i], prefix: win.id() + "/"}
+}
+
+// ProcessElement adds the row to each of its windows that has not fired.
+func (w *WindowAggregate) ProcessElement(r event.Record) error {
+	row, err := rowOf(r.Value)
+	if err != nil {
+		return err
+	}
+	if row.Kind != event.Insert {
+		return fmt.Errorf("%w: WindowAggregate got a %s row; window aggregation takes an append-only input", ErrUpdatesUnsupported, row.Kind)
+	}
+	if err := checkWidth("WindowAggregate", row.Fields, w.reads...); err != nil {
+		return err
+	}
+	ts, err := timeMillis(row.Fields[w.opts.TimeField])
+	if err != nil {
+		return fmt.Errorf("sql/exec: WindowAggregate: rowtime field %d: %w", w.opts.TimeField, err)
+	}
+	setKey(w.Ctx, w.key(row.Fields))
+	wm, added := w.Ctx.Timers.CurrentWatermark(), false
+	for _, win := range w.opts.Window.assign(ts) {
+		if win.End-1 <= wm {
+			continue // this window fired already
+		}
+		if err := w.add(win, row.Fields); err != nil {
+			return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
+		}
+		added = true
+	}
+	if !added {
+		w.Ctx.Metrics.LateDropped++
+	}
+	return nil
+}
+
+func (w *WindowAggregate) add(win windowRange, fields []any) error {
+	id := win.id()
+	var acc []any
+	if e, ok := w.accs.Get(id); ok {
+		acc = append([]any(nil), e[1].([]any)...)
+	} else {
+		acc = w.agg.newAcc()
+		w.Ctx.Timers.Register(operator.EventTime, win.End-1, id)
+	}
+	set := func(i int) multiset { return w.valueSet(i, win) }
+	if err := w.agg.accumulate(acc, fields, false, set); err != nil {
+		return err
+	}
+	w.accs.Put(id, []any{pick(fields, w.opts.GroupKeys), acc})
+	return nil
+}
+
+// OnTimer fires the window the timer names: it emits the window's result
+// and forgets the window.
+func (w *WindowAggregate) OnTimer(t operator.Timer) error {
+	win, err := parseWindowID(t.Namespace)
+	if err != nil {
+		return err
+	}
+	e, ok := w.accs.Get(t.Namespace)
+	if !ok {
+		return nil
+	}
+	w.accs.Remove(t.Namespace)
+	for i, s := range w.sets {
+		if s != nil {
+			w.valueSet(i, win).clear()
+		}
+	}
+	out := append([]any(nil), e[0].([]any)...)
+	out = append(out, millisTime(win.Start), millisTime(win.End))
+	if w.opts.WindowTime {
+		out = append(out, millisTime(win.End-1))
+	}
+	out = append(out, w.agg.result(e[1].([]any))...)
+	if w.opts.Project != nil {
+		if out, err = w.opts.Project(out); err != nil {
+			return err
+		}
+	}
+	emit(w.Ctx, event.Insert, out, win.End-1)
+	return nil
+}
