@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/sql/session"
+)
+
+type runFlags struct {
+	restore, checkpointDir string
+	settings               []string
+	explain, quiet         bool
+}
+
+func newRunCommand() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE.sql",
+		Short: "Run a Flink SQL script as one job (all its INSERT INTO statements together)",
+		Long: `Runs the script's SET, CREATE and INSERT statements. Every INSERT INTO becomes part of one
+job, as in a Flink statement set. Checkpointing follows the script's SET statements
+(execution.checkpointing.interval, execution.checkpointing.mode, execution.checkpointing.dir)
+or -D key=value flags. --restore latest resumes from the newest completed checkpoint.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runScript(cmd, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.restore, "restore", "", `resume from "latest" or a chk-N directory`)
+	fl.StringVar(&f.checkpointDir, "checkpoint-dir", "", "checkpoint directory (overrides execution.checkpointing.dir)")
+	fl.StringArrayVarP(&f.settings, "define", "D", nil, "a setting key=value, as SET 'key' = 'value'")
+	fl.BoolVar(&f.explain, "explain", false, "print the job's plan and exit")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log warnings and errors only")
+	return cmd
+}
+
+func runScript(cmd *cobra.Command, path string, f runFlags) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := session.New()
+	registerConnectors(s)
+	s.Out = cmd.OutOrStdout()
+	for _, kv := range f.settings {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("-D %q: want key=value", kv)
+		}
+		s.Settings[k] = v
+	}
+	if err := s.Execute(string(src)); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if f.checkpointDir != "" {
+		s.Settings["execution.checkpointing.dir"] = f.checkpointDir
+	}
+	jg, opts, err := s.Job(session.JobName(path))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if f.explain {
+		_, err := fmt.Fprint(cmd.OutOrStdout(), jg.Explain())
+		return err
+	}
+	opts.Restore = f.restore
+	opts.Logger = logger(f.quiet)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runJob(ctx, cmd, jg.JobName, func() (*runtime.Result, error) { return runtime.Run(ctx, jg, opts) })
+}
+
+func logger(quiet bool) *slog.Logger {
+	level := slog.LevelInfo
+	if quiet {
+		level = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func runJob(ctx context.Context, cmd *cobra.Command, name string, run func() (*runtime.Result, error)) error {
+	res, err := run()
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "job %s stopped\n", name)
+			return nil
+		}
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "job %s finished: %d checkpoints, %d restarts\n", name, len(res.Checkpoints), res.Restarts)
+	return nil
+}

@@ -1,0 +1,349 @@
+package expr
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
+)
+
+var errDivZero = errors.New("division by zero")
+
+func (c *compiler) unary(u *parser.Unary) (*Compiled, error) {
+	in, err := c.expr(u.X)
+	if err != nil {
+		return nil, err
+	}
+	switch u.Op {
+	case parser.Not:
+		return c.not(u, in)
+	case parser.Plus:
+		if !in.Type.IsNumeric() && in.Interval == NotInterval && in.Type.Kind != types.Null {
+			return nil, errAt(u, "unary + requires a number, got %s", typeName(in.Type))
+		}
+		return in, nil
+	}
+	if !in.Type.IsNumeric() && in.Interval == NotInterval && in.Type.Kind != types.Null {
+		return nil, errAt(u, "unary - requires a number or an interval, got %s", typeName(in.Type))
+	}
+	k := in.Type.Kind
+	out := &Compiled{Type: plain(in.Type), Interval: in.Interval, Const: in.Const}
+	out.Eval = strict(u.Pos, []*Compiled{in}, func(v []any) (any, error) {
+		switch x := v[0].(type) {
+		case int64:
+			return wrapInt(-x, k), nil
+		case float64:
+			return -x, nil
+		case decimal.Decimal:
+			return x.Neg(), nil
+		}
+		return nil, typeError(v[0], in.Type)
+	})
+	return out, nil
+}
+
+// binary dispatches an infix operator.
+func (c *compiler) binary(b *parser.Binary) (*Compiled, error) {
+	switch b.Op {
+	case parser.And, parser.Or:
+		return c.logic(b)
+	case parser.Add, parser.Sub, parser.Mul, parser.Div, parser.Mod:
+		return c.arith(b)
+	case parser.Concat:
+		return c.concat(b)
+	}
+	return c.compare(b)
+}
+
+var opByte = map[parser.BinaryOp]byte{parser.Add: '+', parser.Sub: '-', parser.Mul: '*', parser.Div: '/', parser.Mod: '%'}
+
+// arith compiles + - * / %.
+func (c *compiler) arith(b *parser.Binary) (*Compiled, error) {
+	l, err := c.expr(b.L)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.expr(b.R)
+	if err != nil {
+		return nil, err
+	}
+	return c.arithOf(opByte[b.Op], l, r, b)
+}
+
+func (c *compiler) arithOf(op byte, l, r *Compiled, at parser.Expr) (*Compiled, error) {
+	lt, rt := l.Type, r.Type
+	if l.Interval != NotInterval || r.Interval != NotInterval || isTemporal(lt) || isTemporal(rt) {
+		return c.temporalArith(op, l, r, at)
+	}
+	if lt.Kind == types.Null && (rt.IsNumeric() || rt.Kind == types.Null) ||
+		rt.Kind == types.Null && lt.IsNumeric() {
+		t := lt
+		if t.Kind == types.Null {
+			t = rt
+		}
+		return constant(at, withNull(t, true), nil), nil
+	}
+	if !lt.IsNumeric() || !rt.IsNumeric() {
+		hint := ""
+		if lt.IsString() || rt.IsString() {
+			hint = "use || or CONCAT to join strings, or CAST a string to a number"
+		}
+		return nil, hintAt(at, hint, "cannot apply %c to %s and %s", op, typeName(lt), typeName(rt))
+	}
+	n := lt.Nullable || rt.Nullable
+	pos := at.Position()
+	args := []*Compiled{l, r}
+	out := &Compiled{Const: l.Const && r.Const}
+	switch {
+	case isApprox(lt) || isApprox(rt):
+		out.Type = commonNumeric(lt, rt)
+		single := out.Type.Kind == types.Float
+		out.Eval = strict(pos, args, func(v []any) (any, error) {
+			f := floatOp(op, toFloat(v[0]), toFloat(v[1]))
+			if single {
+				f = float64(float32(f))
+			}
+			return f, nil
+		})
+	case lt.Kind == types.Decimal || rt.Kind == types.Decimal:
+		p, s, fits := decimalResult(op, lt, rt)
+		out.Type = decimalType(p, s, n || !fits)
+		out.Eval = strict(pos, args, func(v []any) (any, error) {
+			return decimalOp(op, toDecimal(v[0]), toDecimal(v[1]), p, s)
+		})
+	default:
+		k := wider(lt.Kind, rt.Kind)
+		if op == '%' {
+			k = rt.Kind // Calcite types MOD by its second operand
+		}
+		out.Type = scalar(k, n)
+		out.Eval = strict(pos, args, func(v []any) (any, error) {
+			return intOp(op, v[0].(int64), v[1].(int64), k)
+		})
+	}
+	return out, nil
+}
+
+func floatOp(op byte, x, y float64) float64 {
+	switch op {
+	case '+':
+		return x + y
+	case '-':
+		return x - y
+	case '*':
+		return x * y
+	case '/':
+		return x / y
+	}
+	return math.Mod(x, y)
+}
+
+// intOp computes in int64 and narrows to k, so INT overflows like Java's
+// int; x / y truncates toward zero and x % y has the sign of x.
+func intOp(op byte, x, y int64, k types.Kind) (any, error) {
+	var r int64
+	switch op {
+	case '+':
+		r = x + y
+	case '-':
+		r = x - y
+	case '*':
+		r = x * y
+	case '/', '%':
+		if y == 0 {
+			return nil, errDivZero
+		}
+		if y == -1 { // MinInt64 / -1 overflows; Java wraps
+			if op == '%' {
+				return int64(0), nil
+			}
+			return wrapInt(-x, k), nil
+		}
+		if op == '/' {
+			r = x / y
+		} else {
+			r = x % y
+		}
+	}
+	return wrapInt(r, k), nil
+}
+
+// decimalOp computes exactly and rounds HALF_UP to scale s; a result that
+// does not fit precision p is NULL, as in Flink.
+func decimalOp(op byte, x, y decimal.Decimal, p, s int) (any, error) {
+	var r decimal.Decimal
+	switch op {
+	case '+':
+		r = x.Add(y)
+	case '-':
+		r = x.Sub(y)
+	case '*':
+		r = x.Mul(y)
+	case '/':
+		if y.IsZero() {
+			return nil, errDivZero
+		}
+		r = x.DivRound(y, int32(s)) // HALF_UP, as BigDecimal.divide in Flink
+	case '%':
+		if y.IsZero() {
+			return nil, errDivZero
+		}
+		r = x.Mod(y)
+	}
+	v, ok := fitDecimal(r, p, s)
+	if !ok {
+		return nil, nil
+	}
+	return v, nil
+}
+
+// temporalArith compiles arithmetic with intervals, dates and timestamps:
+// time ± interval, interval + time, interval ± interval, interval * n,
+// n * interval, interval / n.
+func (c *compiler) temporalArith(op byte, l, r *Compiled, at parser.Node) (*Compiled, error) {
+	pos := at.Position()
+	args := []*Compiled{l, r}
+	lt, rt := l.Type, r.Type
+	li, ri := l.Interval, r.Interval
+	konst := l.Const && r.Const
+	fail := func() error {
+		hint := ""
+		if isTemporal(lt) && isTemporal(rt) && op == '-' {
+			hint = "use TIMESTAMPDIFF(unit, t1, t2) to subtract times"
+		}
+		return hintAt(at, hint, "cannot apply %c to %s and %s", op, describeType(l), describeType(r))
+	}
+	switch {
+	case isTemporal(lt) && ri != NotInterval && (op == '+' || op == '-'):
+		return c.shiftTime(l, r, op == '-', pos, konst)
+	case li != NotInterval && isTemporal(rt) && op == '+':
+		return c.shiftTime(r, l, false, pos, konst)
+	case li != NotInterval && li == ri && (op == '+' || op == '-'):
+		out := &Compiled{Type: bigintType(false), Interval: li, Const: konst}
+		out.Eval = strict(pos, args, func(v []any) (any, error) {
+			if op == '+' {
+				return v[0].(int64) + v[1].(int64), nil
+			}
+			return v[0].(int64) - v[1].(int64), nil
+		})
+		return out, nil
+	case li != NotInterval && ri == NotInterval && rt.IsNumeric() && (op == '*' || op == '/'),
+		ri != NotInterval && li == NotInterval && lt.IsNumeric() && op == '*':
+		iv, num, ivFirst := l, r, true
+		if ri != NotInterval {
+			iv, num, ivFirst = r, l, false
+		}
+		out := &Compiled{Type: bigintType(num.Type.Nullable), Interval: iv.Interval, Const: konst}
+		out.Eval = strict(pos, args, func(v []any) (any, error) {
+			n, f := v[0], v[1]
+			if !ivFirst {
+				n, f = v[1], v[0]
+			}
+			factor := toFloat(f)
+			if op == '/' {
+				if factor == 0 {
+					return nil, errDivZero
+				}
+				factor = 1 / factor
+			}
+			if i, ok := f.(int64); ok && op == '*' {
+				return n.(int64) * i, nil
+			}
+			return int64(math.Round(float64(n.(int64)) * factor)), nil
+		})
+		return out, nil
+	}
+	return nil, fail()
+}
+
+// shiftTime compiles t + iv (or t - iv). A DATE stays a DATE: shifting it
+// by hours keeps the day the shift lands on.
+func (c *compiler) shiftTime(t, iv *Compiled, sub bool, pos parser.Pos, konst bool) (*Compiled, error) {
+	kind := iv.Interval
+	isDate := t.Type.Kind == types.Date
+	out := &Compiled{Type: withNull(t.Type, t.Type.Nullable || iv.Type.Nullable), Const: konst}
+	out.Eval = strict(pos, []*Compiled{t, iv}, func(v []any) (any, error) {
+		tm, n := v[0].(time.Time), v[1].(int64)
+		if sub {
+			n = -n
+		}
+		var r time.Time
+		if kind == YearMonthInterval {
+			r = addMonths(tm, n)
+		} else {
+			r = tm.Add(time.Duration(n) * time.Millisecond)
+		}
+		if isDate {
+			r = startOfDay(r)
+		}
+		return r, nil
+	})
+	return out, nil
+}
+
+// addMonths adds n months as Java's LocalDateTime.plusMonths: a day past
+// the end of the target month becomes its last day (Jan 31 + 1 month is
+// Feb 28 or 29).
+func addMonths(t time.Time, n int64) time.Time {
+	y, m, d := t.Date()
+	total := int64(y)*12 + int64(m-1) + n
+	ny, nm := int(total/12), int(total%12)
+	if nm < 0 {
+		nm += 12
+		ny--
+	}
+	d = min(d, daysIn(ny, nm+1))
+	return time.Date(ny, time.Month(nm+1), d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), t.Location())
+}
+
+// concat compiles a || b for strings (or byte strings).
+func (c *compiler) concat(b *parser.Binary) (*Compiled, error) {
+	l, err := c.expr(b.L)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.expr(b.R)
+	if err != nil {
+		return nil, err
+	}
+	lt, rt := l.Type, r.Type
+	isStr := func(t types.Type) bool { return t.IsString() || t.Kind == types.Null }
+	isBin := func(t types.Type) bool { return t.Kind == types.Bytes || t.Kind == types.Null }
+	n := lt.Nullable || rt.Nullable
+	args := []*Compiled{l, r}
+	switch {
+	case isStr(lt) && isStr(rt):
+		t := concatType(lt, rt, n)
+		return &Compiled{Type: t, Const: l.Const && r.Const, Eval: strict(b.Pos, args, func(v []any) (any, error) {
+			return v[0].(string) + v[1].(string), nil
+		})}, nil
+	case isBin(lt) && isBin(rt):
+		return &Compiled{Type: types.Type{Kind: types.Bytes, Nullable: n}, Const: l.Const && r.Const,
+			Eval: strict(b.Pos, args, func(v []any) (any, error) {
+				return append(append([]byte{}, v[0].([]byte)...), v[1].([]byte)...), nil
+			})}, nil
+	}
+	return nil, hintAt(b, "CAST the operand to STRING, or use CONCAT", "cannot apply || to %s and %s", typeName(lt), typeName(rt))
+}
+
+// concatType is CHAR(n1 + n2) for two CHARs, VARCHAR(n1 + n2) otherwise,
+// STRING when either is unbounded.
+func concatType(a, b types.Type, n bool) types.Type {
+	la, lb := 0, 0
+	if a.Kind != types.Null {
+		la = strLen(a)
+	}
+	if b.Kind != types.Null {
+		lb = strLen(b)
+	}
+	if la >= maxVarchar || lb >= maxVarchar || la+lb >= maxVarchar {
+		return stringType(n)
+	}
+	if a.Kind == types.Char && b.Kind == types.Char {
+		return types.Type{Kind: types.Char, Precision: la + lb, Nullable: n}
+	}
+	return types.Type{Kind: types.Varchar, Precision: la + lb, Nullable: n}
+}

@@ -1,0 +1,281 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
+)
+
+var aggKinds = map[string]exec.AggKind{"COUNT": exec.Count, "SUM": exec.Sum, "MIN": exec.Min, "MAX": exec.Max,
+	"AVG": exec.Avg, "FIRST_VALUE": exec.FirstValue, "LAST_VALUE": exec.LastValue}
+
+func isAggCall(e parser.Expr) (*parser.FuncCall, bool) {
+	f, ok := e.(*parser.FuncCall)
+	if !ok || f.Over != nil {
+		return nil, false
+	}
+	_, agg := aggKinds[f.Name]
+	return f, agg
+}
+
+// collectAggregates lists the distinct aggregate calls of the SELECT list
+// and HAVING, by their canonical text.
+func collectAggregates(s *parser.Select) []*parser.FuncCall {
+	var out []*parser.FuncCall
+	seen := map[string]bool{}
+	visit := func(e parser.Expr) bool {
+		if f, ok := isAggCall(e); ok {
+			if k := parser.Format(f); !seen[k] {
+				seen[k] = true
+				out = append(out, f)
+			}
+			return false
+		}
+		return true
+	}
+	for _, it := range s.Items {
+		walk(it.Expr, visit)
+	}
+	walk(s.Having, visit)
+	return out
+}
+
+// aggPlan is the shape of an aggregation: which input columns are keys and
+// arguments (after an optional pre-projection), and its output columns.
+type aggPlan struct {
+	pre      []*expr.Compiled // pre-projection (nil: none needed)
+	preCols  []expr.Column
+	keys     []int
+	keyText  []string // canonical text of each key expression
+	calls    []exec.AggCall
+	callText []string
+}
+
+func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCall) (*Rel, error) {
+	tvf, groupBy, err := splitWindowKeys(s.Pos, in, s.GroupBy)
+	if err != nil {
+		return nil, err
+	}
+	input := in
+	if tvf != nil {
+		input = tvf.input
+	}
+	ap, err := p.shapeAggregation(input, groupBy, aggs)
+	if err != nil {
+		return nil, err
+	}
+	if ap.pre != nil {
+		input = p.calcOver(input, ap.pre, ap.preCols)
+		input.RowTime = -1
+	}
+	var out *Rel
+	if tvf != nil {
+		out, err = p.windowAgg(input, tvf, ap)
+	} else {
+		out, err = p.groupAgg(input, ap.keys, ap.calls, p.aggOutputCols(input, ap, nil))
+	}
+	if err != nil {
+		return nil, err
+	}
+	resolve := p.aggResolver(out, ap, tvf != nil)
+	if s.Having != nil {
+		if out, err = p.filter(out, s.Having, resolve); err != nil {
+			return nil, err
+		}
+	}
+	return p.project(out, s.Items, resolve)
+}
+
+// shapeAggregation finds the key and argument columns, adding a
+// pre-projection when some are expressions rather than columns.
+func (p *Planner) shapeAggregation(in *Rel, groupBy []parser.Expr, aggs []*parser.FuncCall) (*aggPlan, error) {
+	ap := &aggPlan{}
+	pre := make([]*expr.Compiled, len(in.Cols))
+	preCols := append([]expr.Column(nil), in.Cols...)
+	for i, c := range in.Cols {
+		pre[i] = fieldRef(i, c.Type)
+	}
+	needPre := false
+	column := func(e parser.Expr) (int, error) {
+		if i := identIndex(in, e); i >= 0 {
+			return i, nil
+		}
+		c, err := expr.Compile(e, p.scope(in.Cols))
+		if err != nil {
+			return 0, err
+		}
+		needPre = true
+		pre = append(pre, c)
+		preCols = append(preCols, expr.Column{Name: fmt.Sprintf("$e%d", len(preCols)), Type: c.Type})
+		return len(pre) - 1, nil
+	}
+	for _, g := range groupBy {
+		i, err := column(g)
+		if err != nil {
+			return nil, err
+		}
+		ap.keys = append(ap.keys, i)
+		ap.keyText = append(ap.keyText, parser.Format(g))
+	}
+	for _, f := range aggs {
+		call, err := p.aggCall(f, column, preCols)
+		if err != nil {
+			return nil, err
+		}
+		ap.calls = append(ap.calls, call)
+		ap.callText = append(ap.callText, parser.Format(f))
+	}
+	if needPre {
+		ap.pre, ap.preCols = pre, preCols
+	}
+	for i := range ap.calls {
+		if !ap.calls[i].Distinct && ap.calls[i].Kind != exec.CountStar {
+			t := colType(preCols, ap.calls[i].Arg)
+			ap.calls[i].ArgType = &t
+		}
+	}
+	return ap, nil
+}
+
+func colType(cols []expr.Column, i int) types.Type { return cols[i].Type }
+
+func (p *Planner) aggCall(f *parser.FuncCall, column func(parser.Expr) (int, error), _ []expr.Column) (exec.AggCall, error) {
+	kind := aggKinds[f.Name]
+	if f.Filter != nil {
+		return exec.AggCall{}, errAt(f.Pos, "FILTER (WHERE …) on aggregates is not supported yet")
+	}
+	if f.Name == "COUNT" && (len(f.Args) == 0 || isStar(f.Args[0])) {
+		return exec.AggCall{Kind: exec.CountStar}, nil
+	}
+	if len(f.Args) != 1 {
+		return exec.AggCall{}, errAt(f.Pos, "%s takes one argument, got %d", f.Name, len(f.Args))
+	}
+	arg, err := column(f.Args[0])
+	if err != nil {
+		return exec.AggCall{}, err
+	}
+	return exec.AggCall{Kind: kind, Arg: arg, Distinct: f.Distinct}, nil
+}
+
+func isStar(e parser.Expr) bool {
+	_, ok := e.(*parser.Star)
+	return ok
+}
+
+// aggOutputCols names the output of an aggregation: group keys keep the
+// names (and qualifiers) of the columns they read; aggregates get $a<i>.
+func (p *Planner) aggOutputCols(in *Rel, ap *aggPlan, windowCols []expr.Column) []expr.Column {
+	var cols []expr.Column
+	for _, k := range ap.keys {
+		c := in.Cols[k]
+		c.Type.TimeAttr = ""
+		cols = append(cols, c)
+	}
+	cols = append(cols, windowCols...)
+	for i, c := range ap.calls {
+		cols = append(cols, expr.Column{Name: fmt.Sprintf("$a%d", i), Type: aggResultType(c, in.Cols)})
+	}
+	return cols
+}
+
+func aggResultType(c exec.AggCall, cols []expr.Column) types.Type {
+	if c.Kind == exec.CountStar || c.Kind == exec.Count {
+		return types.Type{Kind: types.BigInt}
+	}
+	t := cols[c.Arg].Type
+	t.TimeAttr, t.Nullable = "", true
+	switch c.Kind {
+	case exec.Sum:
+		switch {
+		case t.IsInteger():
+			return types.Type{Kind: types.BigInt, Nullable: true}
+		case t.Kind == types.Decimal:
+			return types.Type{Kind: types.Decimal, Precision: 38, Scale: t.Scale, Nullable: true}
+		}
+	case exec.Avg:
+		if t.Kind == types.Decimal {
+			return types.Type{Kind: types.Decimal, Precision: 38, Scale: max(6, t.Scale), Nullable: true}
+		}
+		if t.IsInteger() {
+			return types.Type{Kind: types.BigInt, Nullable: true}
+		}
+	}
+	return t
+}
+
+// aggResolver lets the SELECT list and HAVING read aggregate results and
+// grouping expressions from the aggregation's output row.
+func (p *Planner) aggResolver(out *Rel, ap *aggPlan, window bool) func(parser.Expr) (*expr.Compiled, error) {
+	nk := len(ap.keys)
+	aggBase := nk
+	if window {
+		aggBase += 3
+	}
+	return func(e parser.Expr) (*expr.Compiled, error) {
+		text := parser.Format(e)
+		for i, t := range ap.callText {
+			if t == text {
+				return fieldRef(aggBase+i, out.Cols[aggBase+i].Type), nil
+			}
+		}
+		if _, isIdent := e.(*parser.Ident); isIdent {
+			return nil, nil // resolved by name
+		}
+		for i, t := range ap.keyText {
+			if t == text {
+				return fieldRef(i, out.Cols[i].Type), nil
+			}
+		}
+		if f, ok := isAggCall(e); ok {
+			return nil, errAt(f.Pos, "aggregate %s is not allowed here", text)
+		}
+		return nil, nil
+	}
+}
+
+// groupAgg is a GROUP BY aggregation: hash exchange by the keys, then
+// exec.GroupAggregate. Its output updates (retract mode).
+func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []expr.Column) (*Rel, error) {
+	opts := exec.GroupAggOptions{GroupKeys: keys, Aggs: calls, InputInsertOnly: in.InsertOnly, StateTTL: p.Config.StateTTL}
+	if _, err := exec.NewGroupAggregate(opts); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, k := range keys {
+		names = append(names, in.Cols[k].Name)
+	}
+	r := &Rel{Op: "GroupAggregate", Detail: fmt.Sprintf("groupBy=[%s], select=[%s]", strings.Join(names, ", "), aggText(calls, in.Cols)),
+		Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
+	r.updating("GroupAggregate(groupBy=[" + strings.Join(names, ", ") + "])")
+	key := exec.FieldKey(keys...).Selector()
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		n := b.keyed("GroupAggregate", ins[0], key, func() operator.Operator {
+			op, _ := exec.NewGroupAggregate(opts)
+			return op
+		})
+		return n, nil
+	}
+	return r, nil
+}
+
+func aggText(calls []exec.AggCall, cols []expr.Column) string {
+	var parts []string
+	for _, c := range calls {
+		if c.Kind == exec.CountStar {
+			parts = append(parts, "COUNT(*)")
+			continue
+		}
+		d := ""
+		if c.Distinct {
+			d = "DISTINCT "
+		}
+		parts = append(parts, fmt.Sprintf("%s(%s%s)", c.Kind, d, cols[c.Arg].Name))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,117 @@
+package planner
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/weirstream/weir/connector/blackhole"
+	"github.com/weirstream/weir/connector/datagen"
+	"github.com/weirstream/weir/connector/filesystem"
+	"github.com/weirstream/weir/connector/format"
+	"github.com/weirstream/weir/connector/print"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/catalog"
+)
+
+// SinkSpec is what a sink factory returns: the sink and what it accepts.
+type SinkSpec struct {
+	Sink operator.Sink
+	// AcceptsUpdates: the sink takes -U/+U/-D rows (an upsert or retract
+	// sink). Otherwise it takes +I only.
+	AcceptsUpdates bool
+	// NeedsKey: updates are applied by the table's PRIMARY KEY.
+	NeedsKey bool
+}
+
+// SourceFactory builds a source emitting event.Row{+I} values with the
+// table's physical columns, in order.
+type SourceFactory func(t *catalog.Table) (operator.Source, error)
+
+// SinkFactory builds a sink taking event.Row values with the table's
+// physical columns.
+type SinkFactory func(t *catalog.Table) (SinkSpec, error)
+
+// Connectors maps 'connector' option values to factories.
+type Connectors struct {
+	Sources map[string]SourceFactory
+	Sinks   map[string]SinkFactory
+}
+
+// BuiltinConnectors returns the connectors that need no external system:
+// datagen, print, blackhole and filesystem. Kafka and JDBC are added by
+// RegisterExternal.
+func BuiltinConnectors() *Connectors {
+	c := &Connectors{Sources: map[string]SourceFactory{}, Sinks: map[string]SinkFactory{}}
+	c.Sources["datagen"] = func(t *catalog.Table) (operator.Source, error) {
+		return datagen.FromOptions(t.Physical(), t.Options)
+	}
+	c.Sinks["print"] = func(t *catalog.Table) (SinkSpec, error) {
+		s, err := print.FromOptions(t.Options)
+		return SinkSpec{Sink: s, AcceptsUpdates: true}, err
+	}
+	c.Sinks["blackhole"] = func(t *catalog.Table) (SinkSpec, error) {
+		return SinkSpec{Sink: &blackhole.Sink{}, AcceptsUpdates: true}, nil
+	}
+	c.Sources["filesystem"] = fileSource
+	c.Sinks["filesystem"] = fileSink
+	return c
+}
+
+func fileFormat(t *catalog.Table) (format.Format, string, error) {
+	path := t.Options["path"]
+	if path == "" {
+		return nil, "", fmt.Errorf("table %q: the filesystem connector needs a 'path' option", t.Name)
+	}
+	f, err := format.New(t.Options["format"], t.Physical(), t.Options)
+	if err != nil {
+		return nil, "", fmt.Errorf("table %q: %w", t.Name, err)
+	}
+	return f, path, nil
+}
+
+func fileSource(t *catalog.Table) (operator.Source, error) {
+	f, path, err := fileFormat(t)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("table %q: %w", t.Name, err)
+	}
+	return &filesystem.Source{Path: path, Format: f}, nil
+}
+
+func fileSink(t *catalog.Table) (SinkSpec, error) {
+	f, path, err := fileFormat(t)
+	return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f}}, err
+}
+
+// source returns the source of table t.
+func (c *Connectors) source(t *catalog.Table) (operator.Source, error) {
+	f, ok := c.Sources[t.Connector()]
+	if !ok {
+		return nil, fmt.Errorf("table %q: connector %q cannot be read (readable connectors: %s)",
+			t.Name, t.Connector(), keys(c.Sources))
+	}
+	return f(t)
+}
+
+// sink returns the sink of table t.
+func (c *Connectors) sink(t *catalog.Table) (SinkSpec, error) {
+	f, ok := c.Sinks[t.Connector()]
+	if !ok {
+		return SinkSpec{}, fmt.Errorf("table %q: connector %q cannot be written (writable connectors: %s)",
+			t.Name, t.Connector(), keys(c.Sinks))
+	}
+	return f(t)
+}
+
+func keys[V any](m map[string]V) string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,307 @@
+package planner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
+)
+
+func (p *Planner) planFrom(t parser.TableExpr) (*Rel, error) {
+	switch t := t.(type) {
+	case *parser.TableName:
+		return p.planTableName(t)
+	case *parser.DerivedTable:
+		r, err := p.Plan(t.Query)
+		if err != nil {
+			return nil, err
+		}
+		return renamed(r, t.Alias, t.Columns)
+	case *parser.TableFunc:
+		return p.planWindowTVF(t)
+	case *parser.Join:
+		return p.planJoin(t)
+	}
+	return nil, errAt(t.Position(), "unsupported FROM item %T", t)
+}
+
+var joinTypes = map[parser.JoinKind]exec.JoinType{parser.InnerJoin: exec.InnerJoin, parser.LeftJoin: exec.LeftJoin,
+	parser.RightJoin: exec.RightJoin, parser.FullJoin: exec.FullJoin, parser.CommaJoin: exec.InnerJoin, parser.CrossJoin: exec.InnerJoin}
+
+// joinParts is the ON clause split into equi keys, time bounds and the rest.
+type joinParts struct {
+	lkeys, rkeys []int
+	lower, upper *time.Duration // bounds of right.rowtime - left.rowtime
+	rest         []parser.Expr
+}
+
+func (p *Planner) planJoin(j *parser.Join) (*Rel, error) {
+	l, err := p.planFrom(j.Left)
+	if err != nil {
+		return nil, err
+	}
+	r, err := p.planFrom(j.Right)
+	if err != nil {
+		return nil, err
+	}
+	if j.On == nil {
+		return nil, &Error{Pos: j.Pos, Msg: fmt.Sprintf("%s without a join condition is not supported on streams", j.Kind),
+			Hint: "use JOIN … ON left.key = right.key"}
+	}
+	parts := p.splitJoin(l, r, j.On)
+	if len(parts.lkeys) == 0 {
+		return nil, &Error{Pos: j.On.Position(), Msg: "a streaming join needs at least one equality between a column of each side",
+			Hint: "e.g. ON a.id = b.id"}
+	}
+	cols := append(append([]expr.Column(nil), l.Cols...), r.Cols...)
+	cond, err := p.joinCondition(parts.rest, cols, len(l.Cols))
+	if err != nil {
+		return nil, err
+	}
+	if parts.lower != nil && parts.upper != nil && l.InsertOnly && r.InsertOnly && l.RowTime >= 0 && r.RowTime >= 0 {
+		return p.intervalJoin(j, l, r, parts, cols, cond), nil
+	}
+	return p.regularJoin(j, l, r, parts, cols, cond)
+}
+
+// splitJoin sorts the conjuncts of on.
+func (p *Planner) splitJoin(l, r *Rel, on parser.Expr) *joinParts {
+	parts := &joinParts{}
+	for _, c := range conjuncts(on) {
+		if li, ri, ok := equiPair(l, r, c); ok {
+			parts.lkeys, parts.rkeys = append(parts.lkeys, li), append(parts.rkeys, ri)
+			continue
+		}
+		if lo, hi, ok := timeBounds(l, r, c); ok {
+			parts.lower, parts.upper = tighter(parts.lower, lo, true), tighter(parts.upper, hi, false)
+			continue
+		}
+		parts.rest = append(parts.rest, c)
+	}
+	return parts
+}
+
+func conjuncts(e parser.Expr) []parser.Expr {
+	if b, ok := e.(*parser.Binary); ok && b.Op == parser.And {
+		return append(conjuncts(b.L), conjuncts(b.R)...)
+	}
+	return []parser.Expr{e}
+}
+
+// equiPair recognises left.col = right.col (either order).
+func equiPair(l, r *Rel, e parser.Expr) (int, int, bool) {
+	b, ok := e.(*parser.Binary)
+	if !ok || b.Op != parser.Eq {
+		return 0, 0, false
+	}
+	if li, ri := identIndex(l, b.L), identIndex(r, b.R); li >= 0 && ri >= 0 && !ambiguous(l, r, b.L, b.R) {
+		return li, ri, true
+	}
+	if li, ri := identIndex(l, b.R), identIndex(r, b.L); li >= 0 && ri >= 0 && !ambiguous(l, r, b.R, b.L) {
+		return li, ri, true
+	}
+	return 0, 0, false
+}
+
+// ambiguous: an unqualified name found on both sides cannot be placed.
+func ambiguous(l, r *Rel, le, re parser.Expr) bool {
+	return identIndex(r, le) >= 0 && identIndex(l, re) >= 0 && len(le.(*parser.Ident).Parts) == 1
+}
+
+// joinCondition compiles the non-equi rest of ON over left ++ right.
+func (p *Planner) joinCondition(rest []parser.Expr, cols []expr.Column, nl int) (func(l, r []any) (bool, error), error) {
+	if len(rest) == 0 {
+		return nil, nil
+	}
+	var cs []*expr.Compiled
+	for _, e := range rest {
+		c, err := expr.Compile(e, p.scope(cols))
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return func(l, r []any) (bool, error) {
+		row := append(append(make([]any, 0, len(l)+len(r)), l...), r...)
+		for _, c := range cs {
+			v, err := c.Eval(row)
+			if err != nil || !expr.IsTrue(v) {
+				return false, err
+			}
+		}
+		return true, nil
+	}, nil
+}
+
+func (p *Planner) regularJoin(j *parser.Join, l, r *Rel, parts *joinParts, cols []expr.Column, cond func(l, r []any) (bool, error)) (*Rel, error) {
+	jt := joinTypes[j.Kind]
+	opts := exec.JoinOptions{Type: jt, LeftKeys: parts.lkeys, RightKeys: parts.rkeys, LeftArity: len(l.Cols),
+		RightArity: len(r.Cols), Condition: cond, StateTTL: p.Config.StateTTL}
+	if _, err := exec.NewJoin(opts); err != nil {
+		return nil, err
+	}
+	out := &Rel{Op: "Join", Detail: fmt.Sprintf("joinType=[%s], where=[%s]", j.Kind, parser.Format(j.On)),
+		Inputs: []*Rel{l, r}, Cols: cols, RowTime: -1, InsertOnly: l.InsertOnly && r.InsertOnly && jt == exec.InnerJoin}
+	if !out.InsertOnly {
+		out.UpdatesFrom = firstNonEmpty(l.UpdatesFrom, r.UpdatesFrom, "Join(joinType=["+j.Kind.String()+"])")
+	}
+	lk, rk := exec.FieldKey(parts.lkeys...).Selector(), exec.FieldKey(parts.rkeys...).Selector()
+	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		n := b.op("Join", func() operator.Operator {
+			op, _ := exec.NewJoin(opts)
+			return op
+		})
+		n.KeySelector = lk
+		b.hash(ins[0], n, lk, 0)
+		b.hash(ins[1], n, rk, 1)
+		return n, nil
+	}
+	return out, nil
+}
+
+func (p *Planner) intervalJoin(j *parser.Join, l, r *Rel, parts *joinParts, cols []expr.Column, cond func(l, r []any) (bool, error)) *Rel {
+	opts := exec.IntervalJoinOptions{Type: joinTypes[j.Kind], LeftKeys: parts.lkeys, RightKeys: parts.rkeys,
+		LeftTime: l.RowTime, RightTime: r.RowTime, Lower: *parts.lower, Upper: *parts.upper,
+		LeftArity: len(l.Cols), RightArity: len(r.Cols), Condition: cond}
+	out := &Rel{Op: "IntervalJoin", Detail: fmt.Sprintf("joinType=[%s], bounds=[%v, %v], where=[%s]", j.Kind, *parts.lower, *parts.upper, parser.Format(j.On)),
+		Inputs: []*Rel{l, r}, Cols: cols, RowTime: l.RowTime, InsertOnly: true}
+	lk, rk := exec.FieldKey(parts.lkeys...).Selector(), exec.FieldKey(parts.rkeys...).Selector()
+	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		n := b.op("IntervalJoin", func() operator.Operator {
+			op, _ := exec.NewIntervalJoin(opts)
+			return op
+		})
+		n.KeySelector = lk
+		b.hash(ins[0], n, lk, 0)
+		b.hash(ins[1], n, rk, 1)
+		return n, nil
+	}
+	return out
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// timeTerm reads `col`, `col + INTERVAL` or `col - INTERVAL` as a column
+// of side rel and an offset in ms.
+func timeTerm(rel *Rel, e parser.Expr) (int, int64, bool) {
+	if i := identIndex(rel, e); i >= 0 {
+		return i, 0, true
+	}
+	b, ok := e.(*parser.Binary)
+	if !ok || (b.Op != parser.Add && b.Op != parser.Sub) {
+		return 0, 0, false
+	}
+	iv, ok := b.R.(*parser.IntervalLit)
+	i := identIndex(rel, b.L)
+	if !ok || i < 0 {
+		return 0, 0, false
+	}
+	ms, _, err := expr.IntervalValue(iv)
+	if err != nil {
+		return 0, 0, false
+	}
+	if b.Op == parser.Sub {
+		ms = -ms
+	}
+	return i, ms, true
+}
+
+// timeBounds reads a bound on right.rowtime - left.rowtime from one
+// conjunct: BETWEEN, <, <=, >, >= or = between the two rowtimes (± an
+// interval). lo/hi are nil where the conjunct sets no bound.
+func timeBounds(l, r *Rel, e parser.Expr) (lo, hi *time.Duration, ok bool) {
+	if bt, isB := e.(*parser.Between); isB && !bt.Not {
+		lo1, hi1, ok1 := compareBound(l, r, bt.X, parser.Ge, bt.Lo)
+		lo2, hi2, ok2 := compareBound(l, r, bt.X, parser.Le, bt.Hi)
+		if ok1 && ok2 {
+			return firstDur(lo1, lo2), firstDur(hi1, hi2), true
+		}
+		return nil, nil, false
+	}
+	b, isBin := e.(*parser.Binary)
+	if !isBin {
+		return nil, nil, false
+	}
+	return compareBound(l, r, b.L, b.Op, b.R)
+}
+
+func firstDur(a, b *time.Duration) *time.Duration {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// compareBound turns `x op y` over the two rowtimes into a bound on
+// right - left.
+func compareBound(l, r *Rel, x parser.Expr, op parser.BinaryOp, y parser.Expr) (lo, hi *time.Duration, ok bool) {
+	xi, xo, xok := timeTerm(r, x)
+	yi, yo, yok := timeTerm(l, y)
+	sign := int64(1) // x is the right side
+	if !xok || !yok || xi != r.RowTime || yi != l.RowTime {
+		xi, xo, xok = timeTerm(l, x)
+		yi, yo, yok = timeTerm(r, y)
+		if !xok || !yok || xi != l.RowTime || yi != r.RowTime {
+			return nil, nil, false
+		}
+		sign = -1
+	}
+	// x + xo op y + yo  ⇔  x - y op yo - xo; with sign, (right-left) op' c.
+	c := time.Duration(sign*(yo-xo)) * time.Millisecond
+	if sign < 0 {
+		op = flip(op)
+	}
+	switch op {
+	case parser.Ge:
+		return &c, nil, true
+	case parser.Gt:
+		c += time.Millisecond
+		return &c, nil, true
+	case parser.Le:
+		return nil, &c, true
+	case parser.Lt:
+		c -= time.Millisecond
+		return nil, &c, true
+	case parser.Eq:
+		return &c, &c, true
+	}
+	return nil, nil, false
+}
+
+func flip(op parser.BinaryOp) parser.BinaryOp {
+	switch op {
+	case parser.Ge:
+		return parser.Le
+	case parser.Gt:
+		return parser.Lt
+	case parser.Le:
+		return parser.Ge
+	case parser.Lt:
+		return parser.Gt
+	}
+	return op
+}
+
+func tighter(cur, next *time.Duration, lower bool) *time.Duration {
+	if next == nil {
+		return cur
+	}
+	if cur == nil || (lower && *next > *cur) || (!lower && *next < *cur) {
+		return next
+	}
+	return cur
+}
+
+var _ = event.Insert

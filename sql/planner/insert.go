@@ -1,0 +1,108 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
+)
+
+// PlanInsert plans INSERT INTO table query: the query, a cast to the
+// table's physical columns, and the table's sink. A sink that takes only
+// inserts rejects a query whose result updates, naming both.
+func (p *Planner) PlanInsert(ins *parser.Insert) (*Rel, error) {
+	t, ok := p.Catalog.Table(ins.Table)
+	if !ok {
+		name := ins.Table[len(ins.Table)-1]
+		e := &Error{Pos: ins.Pos, Msg: fmt.Sprintf("table %q not found", name)}
+		if s := p.Catalog.Suggest(name); s != "" {
+			e.Hint = fmt.Sprintf("did you mean %q?", s)
+		}
+		return nil, e
+	}
+	q, err := p.Plan(ins.Query)
+	if err != nil {
+		return nil, err
+	}
+	q, err = p.conform(ins, t, q)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := p.Connectors.sink(t)
+	if err != nil {
+		return nil, err
+	}
+	if !q.InsertOnly && !spec.AcceptsUpdates {
+		return nil, &Error{Pos: ins.Pos, Msg: fmt.Sprintf(
+			"table sink %q (connector %q) only accepts inserts, but the query's result is updated by %s",
+			t.Name, t.Connector(), q.UpdatesFrom),
+			Hint: "write to a sink that takes updates (upsert-kafka, or jdbc with a PRIMARY KEY), or make the query append-only (a window aggregation instead of GROUP BY)"}
+	}
+	if !q.InsertOnly && len(t.PrimaryKey) == 0 && spec.NeedsKey {
+		return nil, &Error{Pos: ins.Pos, Msg: fmt.Sprintf("table sink %q receives updates (from %s) but declares no PRIMARY KEY", t.Name, q.UpdatesFrom),
+			Hint: "add PRIMARY KEY (…) NOT ENFORCED to the table"}
+	}
+	return p.sinkRel(t, q, spec), nil
+}
+
+// conform maps the query's columns onto the table's physical columns: by
+// the INSERT's column list, else by position; types are cast as needed.
+func (p *Planner) conform(ins *parser.Insert, t *catalog.Table, q *Rel) (*Rel, error) {
+	phys := t.Physical()
+	names := ins.Columns
+	if len(names) == 0 {
+		for _, f := range phys {
+			names = append(names, f.Name)
+		}
+	}
+	if len(names) != len(q.Cols) {
+		return nil, errAt(ins.Pos, "INSERT INTO %s: the query has %d columns, the target has %d (%s)", t.Name, len(q.Cols), len(names), strings.Join(names, ", "))
+	}
+	evals := make([]*expr.Compiled, len(phys))
+	for i, f := range phys {
+		src := indexOf(names, f.Name)
+		if src < 0 {
+			evals[i] = &expr.Compiled{Type: f.Type, Eval: func([]any) (any, error) { return nil, nil }}
+			continue
+		}
+		c, err := expr.CastTo(fieldRef(src, q.Cols[src].Type), f.Type, p.scope(q.Cols))
+		if err != nil {
+			return nil, errAt(ins.Pos, "INSERT INTO %s: column %s: %v", t.Name, f.Name, err)
+		}
+		evals[i] = c
+	}
+	cols := make([]expr.Column, len(phys))
+	for i, f := range phys {
+		cols[i] = expr.Column{Name: f.Name, Type: f.Type}
+	}
+	out := p.calcOver(q, evals, cols)
+	return out, nil
+}
+
+func indexOf(xs []string, s string) int {
+	for i, x := range xs {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func (p *Planner) sinkRel(t *catalog.Table, q *Rel, spec SinkSpec) *Rel {
+	r := &Rel{Op: "Sink", Detail: fmt.Sprintf("table=[%s], fields=[%s]", t.Name, colNames(q.Cols)), Inputs: []*Rel{q},
+		Cols: q.Cols, RowTime: -1}
+	r.withMode(q)
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		n := b.op("Sink: "+t.Name, func() operator.Operator { return operator.NewSinkOperator(spec.Sink) })
+		b.forward(ins[0], n, 0)
+		return n, nil
+	}
+	return r
+}
+
+var _ = event.Insert

@@ -1,0 +1,109 @@
+package planner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
+)
+
+// Config holds the settings the planner reads (from SET statements).
+type Config struct {
+	// Parallelism is parallelism.default. Default 1.
+	Parallelism int
+	// StateTTL is table.exec.state.ttl. Default 0: state kept forever.
+	StateTTL time.Duration
+	// IdleTimeout is table.exec.source.idle-timeout. Default 0: off.
+	IdleTimeout time.Duration
+	// MaxFutureSkew is Weir's table.exec.source.max-future-skew (0: off).
+	MaxFutureSkew time.Duration
+	// Now is the clock of CURRENT_TIMESTAMP and friends. Default time.Now.
+	Now func() time.Time
+}
+
+// Planner plans queries of one session.
+type Planner struct {
+	Catalog    *catalog.Catalog
+	Connectors *Connectors
+	Config     Config
+	ctes       []map[string]*parser.Query
+}
+
+// Error is a planning error at a position of the SQL text.
+type Error struct {
+	Pos  parser.Pos
+	Msg  string
+	Hint string
+}
+
+func (e *Error) Error() string {
+	s := fmt.Sprintf("line %d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg)
+	if e.Hint != "" {
+		s += "; hint: " + e.Hint
+	}
+	return s
+}
+
+func errAt(pos parser.Pos, format string, args ...any) error {
+	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+// scope builds an expression scope over cols.
+func (p *Planner) scope(cols []expr.Column) *expr.Scope {
+	return &expr.Scope{Columns: cols, Now: p.Config.Now}
+}
+
+// Plan plans a query.
+func (p *Planner) Plan(q *parser.Query) (*Rel, error) {
+	if len(q.With) > 0 {
+		m := map[string]*parser.Query{}
+		for _, c := range q.With {
+			m[c.Name] = c.Query
+		}
+		p.ctes = append(p.ctes, m)
+		defer func() { p.ctes = p.ctes[:len(p.ctes)-1] }()
+	}
+	if len(q.OrderBy) > 0 || q.Limit != nil {
+		return nil, errAt(q.Pos, "ORDER BY and LIMIT on an unbounded stream are not supported")
+	}
+	return p.planBody(q.Body)
+}
+
+func (p *Planner) planBody(b parser.QueryBody) (*Rel, error) {
+	switch b := b.(type) {
+	case *parser.Select:
+		return p.planSelect(b)
+	case *parser.SetOp:
+		return p.planSetOp(b)
+	case *parser.Query:
+		return p.Plan(b)
+	}
+	return nil, errAt(b.Position(), "unsupported query form %T", b)
+}
+
+func (p *Planner) cte(name string) *parser.Query {
+	for i := len(p.ctes) - 1; i >= 0; i-- {
+		if q, ok := p.ctes[i][name]; ok {
+			return q
+		}
+	}
+	return nil
+}
+
+// Build turns sink plans into a stream graph named jobName.
+func (p *Planner) Build(jobName string, sinks []*Rel) (*graph.StreamGraph, error) {
+	par := p.Config.Parallelism
+	if par < 1 {
+		par = 1
+	}
+	b := &builder{g: &graph.StreamGraph{JobName: jobName}, parallelism: par}
+	for _, s := range sinks {
+		if _, err := b.build(s); err != nil {
+			return nil, err
+		}
+	}
+	return b.g, nil
+}

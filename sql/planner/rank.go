@@ -1,0 +1,230 @@
+package planner
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
+)
+
+// rankPattern is Flink's Top-N / deduplication query shape:
+// SELECT … FROM (SELECT …, ROW_NUMBER() OVER (PARTITION BY … ORDER BY …) AS rn
+// FROM t) WHERE rn <= N.
+type rankPattern struct {
+	inner  *parser.Select
+	over   *parser.WindowSpec
+	rnItem int
+	rnName string
+	n      int
+	rest   []parser.Expr // other conjuncts of the outer WHERE
+}
+
+func findRankPattern(s *parser.Select) (*rankPattern, bool) {
+	dt, ok := s.From.(*parser.DerivedTable)
+	if !ok || s.Where == nil {
+		return nil, false
+	}
+	inner, ok := dt.Query.Body.(*parser.Select)
+	if !ok {
+		return nil, false
+	}
+	rp := &rankPattern{inner: inner, rnItem: -1}
+	for i, it := range inner.Items {
+		if f, ok := it.Expr.(*parser.FuncCall); ok && f.Name == "ROW_NUMBER" && f.Over != nil {
+			rp.over, rp.rnItem, rp.rnName = f.Over, i, itemName(it, i)
+		}
+	}
+	if rp.rnItem < 0 {
+		return nil, false
+	}
+	for _, c := range conjuncts(s.Where) {
+		if n, ok := rankBound(c, rp.rnName); ok {
+			rp.n = n
+		} else {
+			rp.rest = append(rp.rest, c)
+		}
+	}
+	return rp, rp.n > 0
+}
+
+// rankBound reads rn = 1, rn <= N, rn < N.
+func rankBound(e parser.Expr, rn string) (int, bool) {
+	b, ok := e.(*parser.Binary)
+	if !ok {
+		return 0, false
+	}
+	id, ok1 := b.L.(*parser.Ident)
+	lit, ok2 := b.R.(*parser.NumberLit)
+	if !ok1 || !ok2 || id.Parts[len(id.Parts)-1] != rn {
+		return 0, false
+	}
+	n, err := strconv.Atoi(lit.Text)
+	if err != nil {
+		return 0, false
+	}
+	switch b.Op {
+	case parser.Eq:
+		return n, n == 1
+	case parser.Le:
+		return n, true
+	case parser.Lt:
+		return n - 1, true
+	}
+	return 0, false
+}
+
+func (p *Planner) tryRank(s *parser.Select) (*Rel, bool, error) {
+	rp, ok := findRankPattern(s)
+	if !ok {
+		return nil, false, nil
+	}
+	r, err := p.planRank(s, rp)
+	return r, true, err
+}
+
+func (p *Planner) planRank(s *parser.Select, rp *rankPattern) (*Rel, error) {
+	in, err := p.planFrom(rp.inner.From)
+	if err != nil {
+		return nil, err
+	}
+	if rp.inner.Where != nil {
+		if in, err = p.filter(in, rp.inner.Where, nil); err != nil {
+			return nil, err
+		}
+	}
+	var keys []int
+	for _, e := range rp.over.PartitionBy {
+		i := identIndex(in, e)
+		if i < 0 {
+			return nil, errAt(e.Position(), "PARTITION BY %s: partition keys must be columns", parser.Format(e))
+		}
+		keys = append(keys, i)
+	}
+	if len(rp.over.OrderBy) == 0 {
+		return nil, errAt(rp.over.Pos, "ROW_NUMBER() needs ORDER BY")
+	}
+	ranked, err := p.rankOp(in, keys, rp)
+	if err != nil {
+		return nil, err
+	}
+	return p.afterRank(s, rp, ranked)
+}
+
+// rankOp chooses deduplication (N = 1 ordered by a time attribute) or
+// Top-N, and appends the rank number column.
+func (p *Planner) rankOp(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
+	first := rp.over.OrderBy[0]
+	oi := identIndex(in, first.Expr)
+	isTime := oi >= 0 && (oi == in.RowTime || in.Cols[oi].Type.TimeAttr == "proctime")
+	if rp.n == 1 && len(rp.over.OrderBy) == 1 && isTime {
+		return p.dedup(in, keys, oi, first.Desc), nil
+	}
+	return p.topN(in, keys, rp)
+}
+
+func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool) *Rel {
+	opts := exec.DedupOptions{PartitionKeys: keys, KeepLast: keepLast, RowTime: timeCol == in.RowTime, TimeField: timeCol,
+		StateTTL: p.Config.StateTTL}
+	cols := append(append([]expr.Column(nil), in.Cols...), expr.Column{Name: "$rn", Type: types.Type{Kind: types.BigInt}})
+	which := "first"
+	if keepLast {
+		which = "last"
+	}
+	r := &Rel{Op: "Deduplicate", Detail: fmt.Sprintf("keep=[%s], key=[%s], order=[%s]", which, keyNames(in, keys), in.Cols[timeCol].Name),
+		Inputs: []*Rel{in}, Cols: cols, RowTime: -1, InsertOnly: !keepLast && in.InsertOnly}
+	if !r.InsertOnly {
+		r.UpdatesFrom = firstNonEmpty(in.UpdatesFrom, "Deduplicate(keep=[last])")
+	}
+	if keepLast {
+		r.RowTime = -1
+	} else if opts.RowTime {
+		r.RowTime = in.RowTime
+	}
+	key := exec.FieldKey(keys...).Selector()
+	withRN := appendConst(int64(1))
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		n := b.keyed("Deduplicate", ins[0], key, func() operator.Operator {
+			op, _ := exec.NewDeduplicate(opts)
+			return op
+		})
+		c := b.op("Calc", func() operator.Operator { return &exec.Calc{Project: withRN} })
+		b.forward(n, c, 0)
+		return c, nil
+	}
+	return r
+}
+
+func appendConst(v any) func([]any) ([]any, error) {
+	return func(row []any) ([]any, error) { return append(append(make([]any, 0, len(row)+1), row...), v), nil }
+}
+
+func keyNames(in *Rel, keys []int) string {
+	cols := make([]expr.Column, len(keys))
+	for i, k := range keys {
+		cols[i] = in.Cols[k]
+	}
+	return colNames(cols)
+}
+
+func (p *Planner) topN(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
+	var order []exec.SortKey
+	for _, o := range rp.over.OrderBy {
+		i := identIndex(in, o.Expr)
+		if i < 0 {
+			return nil, errAt(o.Expr.Position(), "ORDER BY %s: Top-N orders by columns", parser.Format(o.Expr))
+		}
+		order = append(order, exec.SortKey{Field: i, Desc: o.Desc})
+	}
+	opts := exec.TopNOptions{PartitionKeys: keys, OrderBy: order, N: rp.n, RankNumber: true,
+		InputInsertOnly: in.InsertOnly, StateTTL: p.Config.StateTTL}
+	if _, err := exec.NewTopN(opts); err != nil {
+		return nil, err
+	}
+	cols := append(append([]expr.Column(nil), in.Cols...), expr.Column{Name: "$rn", Type: types.Type{Kind: types.BigInt}})
+	r := &Rel{Op: "Rank", Detail: fmt.Sprintf("rankRange=[1..%d], partitionBy=[%s]", rp.n, keyNames(in, keys)),
+		Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
+	r.updating(firstNonEmpty(in.UpdatesFrom, fmt.Sprintf("Rank(rankRange=[1..%d])", rp.n)))
+	key := exec.FieldKey(keys...).Selector()
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		return b.keyed("Rank", ins[0], key, func() operator.Operator {
+			op, _ := exec.NewTopN(opts)
+			return op
+		}), nil
+	}
+	return r, nil
+}
+
+// afterRank applies the inner SELECT list (rn read from the rank column),
+// the outer WHERE's other conjuncts, and the outer SELECT list.
+func (p *Planner) afterRank(s *parser.Select, rp *rankPattern, ranked *Rel) (*Rel, error) {
+	rnCol := len(ranked.Cols) - 1
+	resolve := func(e parser.Expr) (*expr.Compiled, error) {
+		if f, ok := e.(*parser.FuncCall); ok && f.Name == "ROW_NUMBER" {
+			return fieldRef(rnCol, ranked.Cols[rnCol].Type), nil
+		}
+		return nil, nil
+	}
+	inner, err := p.project(ranked, rp.inner.Items, resolve)
+	if err != nil {
+		return nil, err
+	}
+	alias := ""
+	if dt, ok := s.From.(*parser.DerivedTable); ok {
+		alias = dt.Alias
+	}
+	out, err := renamed(inner, alias, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range rp.rest {
+		if out, err = p.filter(out, c, nil); err != nil {
+			return nil, err
+		}
+	}
+	return p.project(out, s.Items, nil)
+}

@@ -1,0 +1,105 @@
+// Package planner turns Flink-dialect SQL queries into Weir stream graphs.
+// A query becomes a tree of relational nodes (Rel), each knowing its output
+// columns, its changelog mode (insert-only, or with updates and which
+// operator produces them), its upsert key and its time attribute; the tree
+// is then built into graph nodes running sql/exec operators, with hash
+// exchanges in front of every keyed operator.
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/sql/expr"
+)
+
+// Rel is one node of a query plan.
+type Rel struct {
+	// Op names the operator, as EXPLAIN prints it ("Calc", "GroupAggregate").
+	Op string
+	// Detail describes its arguments for EXPLAIN.
+	Detail string
+	Inputs []*Rel
+	// Cols are the output columns, in row order.
+	Cols []expr.Column
+	// InsertOnly is true when the output has only +I rows.
+	InsertOnly bool
+	// UpdatesFrom names the operator that first produces updates on this
+	// path (for a clear error at a sink that cannot take them).
+	UpdatesFrom string
+	// RowTime is the index of the event-time attribute in Cols, or -1.
+	RowTime int
+	// tvf is set on a window table function, which a following window
+	// aggregation reads instead of building it.
+	tvf *tvfInfo
+	// build adds the node's operator(s) to the graph, given the graph nodes
+	// of its inputs, and returns its own (last) node.
+	build func(b *builder, in []*graph.Node) (*graph.Node, error)
+}
+
+// ChangelogMode prints the mode as Flink's EXPLAIN CHANGELOG_MODE does.
+func (r *Rel) ChangelogMode() string {
+	if r.InsertOnly {
+		return "[I]"
+	}
+	return "[I,UB,UA,D]"
+}
+
+// withMode copies the changelog mode and time attribute of in.
+func (r *Rel) withMode(in *Rel) *Rel {
+	r.InsertOnly, r.UpdatesFrom = in.InsertOnly, in.UpdatesFrom
+	return r
+}
+
+// updating marks r as the producer of updates.
+func (r *Rel) updating(name string) *Rel {
+	r.InsertOnly, r.UpdatesFrom = false, name
+	return r
+}
+
+// colIndex finds a column by name (unqualified), or -1.
+func (r *Rel) colIndex(name string) int {
+	for i, c := range r.Cols {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Explain prints the plan tree, one node a line, inputs indented.
+func Explain(r *Rel, changelog bool) string {
+	var b strings.Builder
+	explain(&b, r, 0, changelog)
+	return b.String()
+}
+
+func explain(b *strings.Builder, r *Rel, depth int, changelog bool) {
+	fmt.Fprintf(b, "%s%s(%s)", strings.Repeat("   ", depth), r.Op, r.Detail)
+	if changelog {
+		fmt.Fprintf(b, ", changelogMode=%s", r.ChangelogMode())
+	}
+	b.WriteByte('\n')
+	for _, in := range r.Inputs {
+		explain(b, in, depth+1, changelog)
+	}
+}
+
+func colNames(cols []expr.Column) string {
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// unqualified strips qualifiers: the columns of a derived table or a
+// named subquery are only reachable through its alias.
+func requalify(cols []expr.Column, q string) []expr.Column {
+	out := make([]expr.Column, len(cols))
+	for i, c := range cols {
+		out[i] = expr.Column{Qualifier: q, Name: c.Name, Type: c.Type}
+	}
+	return out
+}

@@ -1,0 +1,245 @@
+package planner
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/watermark"
+)
+
+// planTableName resolves a name in FROM: a CTE, a view, or a table.
+func (p *Planner) planTableName(t *parser.TableName) (*Rel, error) {
+	name := t.Name[len(t.Name)-1]
+	alias := name
+	if t.Alias != "" {
+		alias = t.Alias
+	}
+	if q := p.cte(name); q != nil {
+		return p.planNamedQuery(q, alias, t.Columns)
+	}
+	if v, ok := p.Catalog.View(t.Name); ok {
+		cols := t.Columns
+		if len(cols) == 0 {
+			cols = v.Columns
+		}
+		return p.planNamedQuery(v.Query, alias, cols)
+	}
+	tb, ok := p.Catalog.Table(t.Name)
+	if !ok {
+		e := &Error{Pos: t.Pos, Msg: fmt.Sprintf("object %q not found", name)}
+		if s := p.Catalog.Suggest(name); s != "" {
+			e.Hint = fmt.Sprintf("did you mean %q?", s)
+		}
+		return nil, e
+	}
+	return p.scan(tb, alias)
+}
+
+func (p *Planner) planNamedQuery(q *parser.Query, alias string, cols []string) (*Rel, error) {
+	r, err := p.Plan(q)
+	if err != nil {
+		return nil, err
+	}
+	return renamed(r, alias, cols)
+}
+
+// renamed gives r's columns the qualifier alias (and new names, if any).
+func renamed(r *Rel, alias string, names []string) (*Rel, error) {
+	if len(names) > 0 && len(names) != len(r.Cols) {
+		return nil, fmt.Errorf("alias %s lists %d column names for %d columns", alias, len(names), len(r.Cols))
+	}
+	out := *r
+	out.Cols = requalify(r.Cols, alias)
+	for i, n := range names {
+		out.Cols[i].Name = n
+	}
+	return &out, nil
+}
+
+// scan reads table t: the connector's source (physical columns), then the
+// computed columns; watermarks come from the table's WATERMARK clause.
+func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
+	phys := t.Physical()
+	physCols := make([]expr.Column, len(phys))
+	for i, f := range phys {
+		physCols[i] = expr.Column{Qualifier: alias, Name: f.Name, Type: f.Type}
+	}
+	cols, computed, err := p.tableColumns(t, alias, physCols)
+	if err != nil {
+		return nil, err
+	}
+	r := &Rel{Op: "TableSourceScan", Detail: fmt.Sprintf("table=[%s], fields=[%s]", t.Name, colNames(cols)),
+		Cols: cols, InsertOnly: true, RowTime: -1}
+	wm, err := p.watermarkOf(t, cols, computed, physCols)
+	if err != nil {
+		return nil, err
+	}
+	if wm != nil {
+		r.RowTime = wm.col
+		r.Cols[wm.col].Type.TimeAttr = "rowtime"
+	}
+	r.build = func(b *builder, _ []*graph.Node) (*graph.Node, error) {
+		return p.buildScan(b, t, wm, computed)
+	}
+	return r, nil
+}
+
+// tableColumns returns every column of t in order and, when some are
+// computed, the projection from the physical row to the full row.
+func (p *Planner) tableColumns(t *catalog.Table, alias string, phys []expr.Column) ([]expr.Column, func([]any) ([]any, error), error) {
+	var cols []expr.Column
+	var evals []*expr.Compiled
+	physIdx := 0
+	hasComputed := false
+	for _, c := range t.Columns {
+		switch c.Kind {
+		case parser.PhysicalColumn:
+			cols = append(cols, phys[physIdx])
+			evals = append(evals, fieldRef(physIdx, phys[physIdx].Type))
+			physIdx++
+		case parser.ComputedColumn:
+			ce, err := expr.Compile(c.Expr, p.scope(phys))
+			if err != nil {
+				return nil, nil, err
+			}
+			hasComputed = true
+			cols = append(cols, expr.Column{Qualifier: alias, Name: c.Name, Type: ce.Type})
+			evals = append(evals, ce)
+		default:
+			return nil, nil, errAt(c.Pos, "metadata column %q is not supported yet", c.Name)
+		}
+	}
+	if !hasComputed {
+		return cols, nil, nil
+	}
+	return cols, projector(evals), nil
+}
+
+func fieldRef(i int, t types.Type) *expr.Compiled {
+	return &expr.Compiled{Type: t, Eval: func(row []any) (any, error) { return row[i], nil }}
+}
+
+// projector evaluates each expression over a row.
+func projector(evals []*expr.Compiled) func([]any) ([]any, error) {
+	return func(row []any) ([]any, error) {
+		out := make([]any, len(evals))
+		for i, e := range evals {
+			v, err := e.Eval(row)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	}
+}
+
+// wmSpec is a table's watermark: the rowtime column, how to read it from a
+// physical row, and the out-of-orderness bound.
+type wmSpec struct {
+	col   int
+	ts    func(physical []any) (any, error)
+	delay time.Duration
+}
+
+func (p *Planner) watermarkOf(t *catalog.Table, cols []expr.Column, computed func([]any) ([]any, error), phys []expr.Column) (*wmSpec, error) {
+	w := t.Watermark
+	if w == nil {
+		return nil, nil
+	}
+	col := -1
+	for i, c := range cols {
+		if c.Name == w.Column {
+			col = i
+		}
+	}
+	if k := cols[col].Type.Kind; k != types.Timestamp && k != types.TimestampLTZ {
+		return nil, errAt(w.Pos, "WATERMARK FOR %s: the rowtime column must be TIMESTAMP(3) or TIMESTAMP_LTZ(3), it is %s", w.Column, cols[col].Type)
+	}
+	delay, err := watermarkDelay(w)
+	if err != nil {
+		return nil, err
+	}
+	spec := &wmSpec{col: col, delay: delay}
+	spec.ts = func(row []any) (any, error) {
+		if computed == nil {
+			return row[col], nil
+		}
+		full, err := computed(row)
+		if err != nil {
+			return nil, err
+		}
+		return full[col], nil
+	}
+	return spec, nil
+}
+
+// watermarkDelay reads `ts` or `ts - INTERVAL '…' unit`: a bounded
+// out-of-orderness strategy.
+func watermarkDelay(w *parser.Watermark) (time.Duration, error) {
+	switch e := w.Expr.(type) {
+	case *parser.Ident:
+		if e.Parts[len(e.Parts)-1] == w.Column {
+			return 0, nil
+		}
+	case *parser.Binary:
+		id, ok1 := e.L.(*parser.Ident)
+		iv, ok2 := e.R.(*parser.IntervalLit)
+		if e.Op == parser.Sub && ok1 && ok2 && id.Parts[len(id.Parts)-1] == w.Column {
+			ms, _, err := expr.IntervalValue(iv)
+			if err != nil {
+				return 0, err
+			}
+			return time.Duration(ms) * time.Millisecond, nil
+		}
+	}
+	return 0, errAt(w.Pos, "unsupported watermark expression: use %s or %s - INTERVAL 'n' unit", w.Column, w.Column)
+}
+
+func (p *Planner) buildScan(b *builder, t *catalog.Table, wm *wmSpec, computed func([]any) ([]any, error)) (*graph.Node, error) {
+	src, err := p.Connectors.source(t)
+	if err != nil {
+		return nil, err
+	}
+	n := b.g.AddNode(&graph.Node{Name: "Source: " + t.Name, UID: b.uid("source-" + t.Name), Parallelism: b.parallelism, Source: src})
+	if wm != nil {
+		n.Watermarks = &watermark.Strategy{MaxOutOfOrderness: wm.delay, IdleTimeout: p.Config.IdleTimeout, MaxFutureSkew: p.Config.MaxFutureSkew}
+		n.Timestamps = rowTimestamp(wm.ts)
+	}
+	if computed == nil {
+		return n, nil
+	}
+	c := b.op("Calc", func() operator.Operator { return &exec.Calc{Project: computed} })
+	b.forward(n, c, 0)
+	return c, nil
+}
+
+// rowTimestamp reads a row's event time in ms; a NULL or unreadable time
+// gives a record without a timestamp (it does not move the watermark).
+func rowTimestamp(ts func([]any) (any, error)) operator.TimestampAssigner {
+	return func(v any) event.Timestamp {
+		r, ok := v.(event.Row)
+		if !ok {
+			return event.NoTimestamp
+		}
+		x, err := ts(r.Fields)
+		if err != nil {
+			return event.NoTimestamp
+		}
+		switch t := x.(type) {
+		case time.Time:
+			return t.UnixMilli()
+		case int64:
+			return t
+		}
+		return event.NoTimestamp
+	}
+}

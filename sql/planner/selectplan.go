@@ -1,0 +1,220 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
+)
+
+func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
+	if r, ok, err := p.tryRank(s); ok || err != nil {
+		return r, err
+	}
+	if s.From == nil {
+		return nil, errAt(s.Pos, "SELECT without FROM is not supported on streams")
+	}
+	in, err := p.planFrom(s.From)
+	if err != nil {
+		return nil, err
+	}
+	if s.Where != nil {
+		if in, err = p.filter(in, s.Where, nil); err != nil {
+			return nil, err
+		}
+	}
+	aggs := collectAggregates(s)
+	if len(s.GroupBy) > 0 || len(aggs) > 0 {
+		return p.planAggregate(s, in, aggs)
+	}
+	if err := p.checkNoTVF(in, s); err != nil {
+		return nil, err
+	}
+	out, err := p.project(in, s.Items, nil)
+	if err != nil || !s.Distinct {
+		return out, err
+	}
+	return p.distinct(out)
+}
+
+// filter keeps rows whose condition is TRUE.
+func (p *Planner) filter(in *Rel, cond parser.Expr, resolve func(parser.Expr) (*expr.Compiled, error)) (*Rel, error) {
+	if in.tvf != nil && resolve == nil {
+		// Filter below the window TVF, so a window aggregation still sees it.
+		f, err := p.filter(in.tvf.input, cond, nil)
+		if err != nil {
+			return nil, err
+		}
+		f.RowTime = in.tvf.input.RowTime
+		t := *in.tvf
+		t.input = f
+		return p.tvfRel(&t, in.Cols[len(in.Cols)-1].Qualifier), nil
+	}
+	sc := p.scope(in.Cols)
+	sc.Resolve = resolve
+	c, err := expr.Compile(cond, sc)
+	if err != nil {
+		return nil, err
+	}
+	if c.Type.Kind != types.Boolean && c.Type.Kind != types.Null {
+		return nil, errAt(cond.Position(), "the condition %s is %s, not BOOLEAN", parser.Format(cond), c.Type)
+	}
+	pred := func(row []any) (bool, error) {
+		v, err := c.Eval(row)
+		return expr.IsTrue(v), err
+	}
+	r := &Rel{Op: "Calc", Detail: "where=[" + parser.Format(cond) + "]", Inputs: []*Rel{in}, Cols: in.Cols, RowTime: in.RowTime}
+	r.withMode(in)
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		n := b.op("Calc", func() operator.Operator { return &exec.Calc{Filter: pred} })
+		b.forward(ins[0], n, 0)
+		return n, nil
+	}
+	return r, nil
+}
+
+// project computes the SELECT list.
+func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(parser.Expr) (*expr.Compiled, error)) (*Rel, error) {
+	sc := p.scope(in.Cols)
+	sc.Resolve = resolve
+	var evals []*expr.Compiled
+	var cols []expr.Column
+	rowtime := -1
+	for i, it := range items {
+		if st, ok := it.Expr.(*parser.Star); ok {
+			for j, c := range in.Cols {
+				if len(st.Qualifier) == 0 || st.Qualifier[len(st.Qualifier)-1] == c.Qualifier {
+					if j == in.RowTime {
+						rowtime = len(cols)
+					}
+					evals = append(evals, fieldRef(j, c.Type))
+					cols = append(cols, expr.Column{Name: c.Name, Type: c.Type})
+				}
+			}
+			continue
+		}
+		c, err := expr.Compile(it.Expr, sc)
+		if err != nil {
+			return nil, err
+		}
+		name := itemName(it, i)
+		if idx := identIndex(in, it.Expr); idx >= 0 && idx == in.RowTime {
+			rowtime = len(cols)
+		} else {
+			c.Type.TimeAttr = ""
+		}
+		evals = append(evals, c)
+		cols = append(cols, expr.Column{Name: name, Type: c.Type})
+	}
+	proj := projector(evals)
+	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: rowtime}
+	r.withMode(in)
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		n := b.op("Calc", func() operator.Operator { return &exec.Calc{Project: proj} })
+		b.forward(ins[0], n, 0)
+		return n, nil
+	}
+	return r, nil
+}
+
+// itemName is an output column's name: its alias, the column it reads, or
+// EXPR$i as Flink names unnamed expressions.
+func itemName(it *parser.SelectItem, i int) string {
+	if it.Alias != "" {
+		return it.Alias
+	}
+	switch e := it.Expr.(type) {
+	case *parser.Ident:
+		return e.Parts[len(e.Parts)-1]
+	case *parser.FieldAccess:
+		return e.Field
+	}
+	return fmt.Sprintf("EXPR$%d", i)
+}
+
+// identIndex returns the column e names directly, or -1.
+func identIndex(in *Rel, e parser.Expr) int {
+	id, ok := e.(*parser.Ident)
+	if !ok {
+		return -1
+	}
+	name := id.Parts[len(id.Parts)-1]
+	for i, c := range in.Cols {
+		if c.Name == name && (len(id.Parts) == 1 || id.Parts[len(id.Parts)-2] == c.Qualifier) {
+			return i
+		}
+	}
+	return -1
+}
+
+// distinct is SELECT DISTINCT: a group aggregation on every column.
+func (p *Planner) distinct(in *Rel) (*Rel, error) {
+	keys := make([]int, len(in.Cols))
+	for i := range keys {
+		keys[i] = i
+	}
+	agg, err := p.groupAgg(in, keys, []exec.AggCall{{Kind: exec.CountStar}}, append(append([]expr.Column(nil), in.Cols...),
+		expr.Column{Name: "$count", Type: types.Type{Kind: types.BigInt}}))
+	if err != nil {
+		return nil, err
+	}
+	agg.Op, agg.Detail = "GroupAggregate", "distinct=["+colNames(in.Cols)+"]"
+	evals := make([]*expr.Compiled, len(in.Cols))
+	for i, c := range in.Cols {
+		evals[i] = fieldRef(i, c.Type)
+	}
+	return p.calcOver(agg, evals, in.Cols), nil
+}
+
+// calcOver projects in through evals into cols.
+func (p *Planner) calcOver(in *Rel, evals []*expr.Compiled, cols []expr.Column) *Rel {
+	proj := projector(evals)
+	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
+	r.withMode(in)
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		n := b.op("Calc", func() operator.Operator { return &exec.Calc{Project: proj} })
+		b.forward(ins[0], n, 0)
+		return n, nil
+	}
+	return r
+}
+
+// planSetOp plans UNION ALL (UNION without ALL is UNION ALL + DISTINCT).
+func (p *Planner) planSetOp(s *parser.SetOp) (*Rel, error) {
+	if s.Op != parser.Union {
+		return nil, errAt(s.Pos, "only UNION [ALL] is supported on streams")
+	}
+	l, err := p.planBody(s.Left)
+	if err != nil {
+		return nil, err
+	}
+	r, err := p.planBody(s.Right)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Cols) != len(r.Cols) {
+		return nil, errAt(s.Pos, "UNION inputs have %d and %d columns", len(l.Cols), len(r.Cols))
+	}
+	u := &Rel{Op: "Union", Detail: "all=[" + colNames(l.Cols) + "]", Inputs: []*Rel{l, r}, Cols: l.Cols, RowTime: -1,
+		InsertOnly: l.InsertOnly && r.InsertOnly}
+	if !u.InsertOnly {
+		u.UpdatesFrom = l.UpdatesFrom
+		if u.UpdatesFrom == "" {
+			u.UpdatesFrom = r.UpdatesFrom
+		}
+	}
+	u.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		n := b.op("Union", func() operator.Operator { return &exec.Calc{} })
+		b.forward(ins[0], n, 0)
+		b.forward(ins[1], n, 0)
+		return n, nil
+	}
+	if s.All {
+		return u, nil
+	}
+	return p.distinct(u)
+}

@@ -1,0 +1,230 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
+)
+
+// tvfInfo is a window table-valued function over an input.
+type tvfInfo struct {
+	input     *Rel
+	spec      exec.WindowSpec
+	timeField int
+	call      string
+}
+
+var windowColType = types.Type{Kind: types.Timestamp, Precision: 3}
+
+// planWindowTVF plans TABLE(TUMBLE|HOP|CUMULATE(TABLE t, DESCRIPTOR(ts), …)).
+func (p *Planner) planWindowTVF(tf *parser.TableFunc) (*Rel, error) {
+	call := tf.Call
+	args, err := tvfArgs(call)
+	if err != nil {
+		return nil, err
+	}
+	in, err := p.planTableName(&parser.TableName{Pos: args.table.Pos, Name: args.table.Name})
+	if err != nil {
+		return nil, err
+	}
+	tf2 := &tvfInfo{input: in, call: parser.Format(call)}
+	if tf2.timeField = in.colIndex(args.timecol); tf2.timeField < 0 {
+		return nil, errAt(call.Pos, "%s: DESCRIPTOR(%s) names no column of %s", call.Name, args.timecol, formatName(args.table.Name))
+	}
+	if tf2.timeField != in.RowTime {
+		return nil, &Error{Pos: call.Pos, Msg: fmt.Sprintf("%s: column %s is not a time attribute", call.Name, args.timecol),
+			Hint: "declare it with WATERMARK FOR " + args.timecol + " AS … in the table"}
+	}
+	if tf2.spec, err = windowSpec(call, args); err != nil {
+		return nil, err
+	}
+	return p.tvfRel(tf2, tf.Alias), nil
+}
+
+func formatName(n parser.Name) string { return strings.Join(n, ".") }
+
+func (p *Planner) tvfRel(t *tvfInfo, alias string) *Rel {
+	cols := append([]expr.Column(nil), t.input.Cols...)
+	q := alias
+	for _, n := range []string{"window_start", "window_end", "window_time"} {
+		ty := windowColType
+		if n == "window_time" {
+			ty.TimeAttr = "rowtime"
+		}
+		cols = append(cols, expr.Column{Qualifier: q, Name: n, Type: ty})
+	}
+	r := &Rel{Op: "WindowTableFunction", Detail: t.call, Inputs: []*Rel{t.input}, Cols: cols,
+		RowTime: len(cols) - 1, InsertOnly: true, tvf: t}
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		if t.spec.Kind != exec.Tumble {
+			return nil, fmt.Errorf("%s without a window aggregation is not supported yet; GROUP BY window_start, window_end", t.spec.Kind)
+		}
+		assign := tumbleAssigner(t.spec, t.timeField)
+		n := b.op("WindowTableFunction", func() operator.Operator { return &exec.Calc{Project: assign} })
+		b.forward(ins[0], n, 0)
+		return n, nil
+	}
+	return r
+}
+
+// tumbleAssigner appends window_start, window_end and window_time to a row.
+func tumbleAssigner(spec exec.WindowSpec, timeField int) func([]any) ([]any, error) {
+	size, off := spec.Size.Milliseconds(), spec.Offset.Milliseconds()
+	return func(row []any) ([]any, error) {
+		ts, ok := row[timeField].(time.Time)
+		if !ok {
+			return nil, fmt.Errorf("window TVF: time column is %T", row[timeField])
+		}
+		ms := ts.UnixMilli()
+		start := ms - ((ms-off)%size+size)%size
+		out := append(append([]any(nil), row...), time.UnixMilli(start).UTC(), time.UnixMilli(start+size).UTC(),
+			time.UnixMilli(start+size-1).UTC())
+		return out, nil
+	}
+}
+
+type tvfArguments struct {
+	table     *parser.TableArg
+	timecol   string
+	durations []time.Duration
+	named     map[string]time.Duration
+}
+
+func tvfArgs(call *parser.FuncCall) (*tvfArguments, error) {
+	a := &tvfArguments{named: map[string]time.Duration{}}
+	for _, arg := range call.Args {
+		name := ""
+		if na, ok := arg.(*parser.NamedArg); ok {
+			name, arg = na.Name, na.Value
+		}
+		if err := a.add(call, name, arg); err != nil {
+			return nil, err
+		}
+	}
+	if a.table == nil || a.timecol == "" {
+		return nil, errAt(call.Pos, "%s needs TABLE t and DESCRIPTOR(time column)", call.Name)
+	}
+	return a, nil
+}
+
+func (a *tvfArguments) add(call *parser.FuncCall, name string, arg parser.Expr) error {
+	switch v := arg.(type) {
+	case *parser.TableArg:
+		a.table = v
+	case *parser.Descriptor:
+		if len(v.Columns) != 1 {
+			return errAt(v.Pos, "DESCRIPTOR takes one time column")
+		}
+		a.timecol = v.Columns[0]
+	case *parser.IntervalLit:
+		ms, _, err := expr.IntervalValue(v)
+		if err != nil {
+			return err
+		}
+		d := time.Duration(ms) * time.Millisecond
+		if name != "" {
+			a.named[name] = d
+		} else {
+			a.durations = append(a.durations, d)
+		}
+	default:
+		return errAt(arg.Position(), "%s: unexpected argument %s", call.Name, parser.Format(arg))
+	}
+	return nil
+}
+
+// windowSpec reads the TVF's durations: TUMBLE(size[, offset]),
+// HOP(slide, size[, offset]), CUMULATE(step, size[, offset]).
+func windowSpec(call *parser.FuncCall, a *tvfArguments) (exec.WindowSpec, error) {
+	var s exec.WindowSpec
+	get := func(name string, pos int) (time.Duration, bool) {
+		if v, ok := a.named[name]; ok {
+			return v, true
+		}
+		if pos < len(a.durations) {
+			return a.durations[pos], true
+		}
+		return 0, false
+	}
+	var ok bool
+	switch call.Name {
+	case "TUMBLE":
+		s.Kind = exec.Tumble
+		s.Size, ok = get("SIZE", 0)
+		s.Offset, _ = get("OFFSET", 1)
+	case "HOP":
+		s.Kind = exec.Hop
+		s.Slide, _ = get("SLIDE", 0)
+		s.Size, ok = get("SIZE", 1)
+		s.Offset, _ = get("OFFSET", 2)
+	case "CUMULATE":
+		s.Kind = exec.Cumulate
+		s.Step, _ = get("STEP", 0)
+		s.Size, ok = get("SIZE", 1)
+		s.Offset, _ = get("OFFSET", 2)
+	default:
+		return s, errAt(call.Pos, "unknown window function %s (supported: TUMBLE, HOP, CUMULATE)", call.Name)
+	}
+	if !ok || s.Size <= 0 {
+		return s, errAt(call.Pos, "%s needs a positive window size INTERVAL", call.Name)
+	}
+	return s, nil
+}
+
+// splitWindowKeys recognises GROUP BY window_start, window_end[, …] over a
+// window TVF: a window aggregation, with the other keys left over.
+func splitWindowKeys(pos parser.Pos, in *Rel, groupBy []parser.Expr) (*tvfInfo, []parser.Expr, error) {
+	if in.tvf == nil {
+		return nil, groupBy, nil
+	}
+	var rest []parser.Expr
+	found := map[string]bool{}
+	for _, g := range groupBy {
+		if id, ok := g.(*parser.Ident); ok {
+			switch n := id.Parts[len(id.Parts)-1]; n {
+			case "window_start", "window_end", "window_time":
+				found[n] = true
+				continue
+			}
+		}
+		rest = append(rest, g)
+	}
+	if !found["window_start"] || !found["window_end"] {
+		return nil, nil, &Error{Pos: pos, Msg: "an aggregation over " + in.tvf.call + " must group by window_start and window_end",
+			Hint: "add GROUP BY window_start, window_end"}
+	}
+	return in.tvf, rest, nil
+}
+
+// windowAgg is exec.WindowAggregate: insert-only output, one row per
+// window and key once the watermark passes the window's end.
+func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
+	opts := exec.WindowAggOptions{Window: t.spec, TimeField: t.timeField, GroupKeys: ap.keys, Aggs: ap.calls, WindowTime: true}
+	if _, err := exec.NewWindowAggregate(opts); err != nil {
+		return nil, err
+	}
+	wcols := []expr.Column{{Name: "window_start", Type: windowColType}, {Name: "window_end", Type: windowColType},
+		{Name: "window_time", Type: types.Type{Kind: types.Timestamp, Precision: 3, TimeAttr: "rowtime"}}}
+	cols := p.aggOutputCols(in, ap, wcols)
+	r := &Rel{Op: "WindowAggregate", Detail: fmt.Sprintf("window=[%s], select=[%s]", t.call, aggText(ap.calls, in.Cols)),
+		Inputs: []*Rel{in}, Cols: cols, InsertOnly: true, RowTime: len(ap.keys) + 2}
+	key := exec.FieldKey(ap.keys...).Selector()
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		return b.keyed("WindowAggregate", ins[0], key, func() operator.Operator {
+			op, _ := exec.NewWindowAggregate(opts)
+			return op
+		}), nil
+	}
+	return r, nil
+}
+
+// checkNoTVF is a no-op hook: a window TVF read without aggregation is
+// planned as a per-row window assignment (TUMBLE only).
+func (p *Planner) checkNoTVF(*Rel, *parser.Select) error { return nil }

@@ -1,0 +1,163 @@
+package session
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/task"
+)
+
+// ParseDuration reads Flink's duration syntax: "10 s", "10s", "500 ms",
+// "1 min", "2 h", "1 d"; a bare number is milliseconds.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' })
+	num, unit := s, "ms"
+	if i >= 0 {
+		num, unit = strings.TrimSpace(s[:i]), strings.TrimSpace(s[i:])
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || num == "" {
+		return 0, fmt.Errorf("%q is not a duration (e.g. '10 s', '500 ms', '1 min')", s)
+	}
+	units := map[string]time.Duration{"ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond,
+		"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+		"min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute, "m": time.Minute,
+		"h": time.Hour, "hour": time.Hour, "hours": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
+	u, ok := units[unit]
+	if !ok {
+		return 0, fmt.Errorf("%q has an unknown time unit %q (use ms, s, min, h or d)", s, unit)
+	}
+	return time.Duration(v * float64(u)), nil
+}
+
+// Settings are the values of SET keys the session understands.
+type Settings map[string]string
+
+func (st Settings) duration(key string) (time.Duration, bool, error) {
+	v, ok := st[key]
+	if !ok {
+		return 0, false, nil
+	}
+	d, err := ParseDuration(v)
+	if err != nil {
+		return 0, false, fmt.Errorf("SET '%s': %w", key, err)
+	}
+	return d, true, nil
+}
+
+func (st Settings) int(key string) (int, bool, error) {
+	v, ok := st[key]
+	if !ok {
+		return 0, false, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil {
+		return 0, false, fmt.Errorf("SET '%s' = '%s': not an integer", key, v)
+	}
+	return n, true, nil
+}
+
+// checkpointDir reads execution.checkpointing.dir (or Flink's older
+// state.checkpoints.dir), with or without a file:// scheme.
+func (st Settings) checkpointDir() string {
+	for _, k := range []string{"execution.checkpointing.dir", "state.checkpoints.dir"} {
+		if v := st[k]; v != "" {
+			return strings.TrimPrefix(v, "file://")
+		}
+	}
+	return ""
+}
+
+// RuntimeOptions builds the job's runtime options from the settings.
+func (st Settings) RuntimeOptions(jobName string) (runtime.Options, error) {
+	var o runtime.Options
+	o.JobID = jobName
+	interval, on, err := st.duration("execution.checkpointing.interval")
+	if err != nil {
+		return o, err
+	}
+	o.Checkpoint.Interval = interval
+	o.Mode = task.AtMostOnce
+	if on {
+		if o.Mode, err = st.mode(); err != nil {
+			return o, err
+		}
+		o.CheckpointDir = st.checkpointDir()
+		if o.CheckpointDir == "" {
+			o.CheckpointDir = ".weir/checkpoints/" + jobName
+		}
+	}
+	if err := st.checkpointOptions(&o); err != nil {
+		return o, err
+	}
+	return o, st.restartStrategy(&o)
+}
+
+func (st Settings) mode() (task.Mode, error) {
+	switch strings.ToUpper(st["execution.checkpointing.mode"]) {
+	case "", "EXACTLY_ONCE":
+		return task.ExactlyOnce, nil
+	case "AT_LEAST_ONCE":
+		return task.AtLeastOnce, nil
+	}
+	return 0, fmt.Errorf("SET 'execution.checkpointing.mode' = '%s': want EXACTLY_ONCE or AT_LEAST_ONCE", st["execution.checkpointing.mode"])
+}
+
+func (st Settings) checkpointOptions(o *runtime.Options) error {
+	var err error
+	set := func(key string, f func(time.Duration)) {
+		if d, ok, e := st.duration(key); e != nil {
+			err = e
+		} else if ok {
+			f(d)
+		}
+	}
+	seti := func(key string, f func(int)) {
+		if n, ok, e := st.int(key); e != nil {
+			err = e
+		} else if ok {
+			f(n)
+		}
+	}
+	set("execution.checkpointing.timeout", func(d time.Duration) { o.Checkpoint.Timeout = d })
+	set("execution.checkpointing.min-pause", func(d time.Duration) { o.Checkpoint.MinPause = d })
+	seti("execution.checkpointing.max-concurrent-checkpoints", func(n int) { o.Checkpoint.MaxConcurrent = n })
+	seti("execution.checkpointing.tolerable-failed-checkpoints", func(n int) { o.Checkpoint.TolerableFailures = n })
+	seti("state.checkpoints.num-retained", func(n int) { o.Retained = n })
+	seti("execution.checkpointing.num-retained", func(n int) { o.Retained = n })
+	return err
+}
+
+func (st Settings) restartStrategy(o *runtime.Options) error {
+	attempts, _, err := st.int("restart-strategy.fixed-delay.attempts")
+	if err != nil {
+		return err
+	}
+	delay, hasDelay, err := st.duration("restart-strategy.fixed-delay.delay")
+	if err != nil {
+		return err
+	}
+	if !hasDelay {
+		delay = time.Second
+	}
+	switch strings.ToLower(st["restart-strategy.type"]) {
+	case "":
+	case "none", "off", "disable":
+		o.Restart = runtime.NoRestart{}
+	case "fixed-delay", "fixeddelay":
+		if attempts == 0 {
+			attempts = 1
+		}
+		o.Restart = runtime.FixedDelay{Attempts: attempts, Delay: delay}
+	case "exponential-delay":
+		o.Restart = runtime.ExponentialDelay{Initial: time.Second, Max: 5 * time.Minute, Attempts: -1}
+	default:
+		return fmt.Errorf("SET 'restart-strategy.type' = '%s': want none, fixed-delay or exponential-delay", st["restart-strategy.type"])
+	}
+	return nil
+}

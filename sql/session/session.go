@@ -1,0 +1,255 @@
+// Package session runs Flink SQL scripts: SET, CREATE TABLE/VIEW, DROP,
+// SHOW TABLES, DESCRIBE, EXPLAIN [CHANGELOG_MODE], and INSERT INTO
+// statements, which — like a statement set — all become one job. It is
+// what `weir run FILE.sql` executes.
+package session
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/planner"
+)
+
+// Session is one SQL session.
+type Session struct {
+	Catalog    *catalog.Catalog
+	Settings   Settings
+	Connectors *planner.Connectors
+	// Out receives SHOW, DESCRIBE and EXPLAIN output. Default os.Stdout.
+	Out     io.Writer
+	inserts []*parser.Insert
+}
+
+// New returns a session with the built-in connectors.
+func New() *Session {
+	return &Session{Catalog: catalog.New(), Settings: Settings{}, Connectors: planner.BuiltinConnectors(), Out: os.Stdout}
+}
+
+// Execute runs every statement of a script; INSERTs are collected (see Job).
+func (s *Session) Execute(src string) error {
+	stmts, err := parser.ParseScript(src)
+	if err != nil {
+		return err
+	}
+	for _, st := range stmts {
+		if err := s.statement(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) statement(st parser.Statement) error {
+	switch st := st.(type) {
+	case *parser.SetStmt:
+		if st.Key == "" {
+			return s.showSettings()
+		}
+		s.Settings[st.Key] = st.Value
+	case *parser.ResetStmt:
+		s.reset(st.Key)
+	case *parser.CreateTable:
+		if st.AsQuery != nil {
+			return errAt(st.Pos, "CREATE TABLE … AS SELECT is not supported yet; CREATE TABLE then INSERT INTO")
+		}
+		return s.Catalog.CreateTable(st)
+	case *parser.CreateView:
+		return s.Catalog.CreateView(st)
+	case *parser.Drop:
+		return s.Catalog.Drop(st.Name, st.IfExists)
+	case *parser.Show:
+		_, err := fmt.Fprintln(s.Out, strings.Join(s.Catalog.Names(), "\n"))
+		return err
+	case *parser.Describe:
+		return s.describe(st)
+	case *parser.Explain:
+		return s.explain(st)
+	case *parser.Insert:
+		s.inserts = append(s.inserts, st)
+	case *parser.StatementSet:
+		s.inserts = append(s.inserts, st.Inserts...)
+	case *parser.Query:
+		return errAt(st.Pos, "a bare SELECT needs a sink in a job: write INSERT INTO a table WITH ('connector' = 'print')")
+	default:
+		return errAt(st.Position(), "statement %T is not supported", st)
+	}
+	return nil
+}
+
+func errAt(pos parser.Pos, format string, args ...any) error {
+	return &planner.Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (s *Session) reset(key string) {
+	if key == "" {
+		s.Settings = Settings{}
+		return
+	}
+	delete(s.Settings, key)
+}
+
+func (s *Session) showSettings() error {
+	for k, v := range s.Settings {
+		if _, err := fmt.Fprintf(s.Out, "'%s' = '%s'\n", k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) describe(d *parser.Describe) error {
+	t, ok := s.Catalog.Table(d.Name)
+	if !ok {
+		return errAt(d.Pos, "table %q not found", strings.Join(d.Name, "."))
+	}
+	fmt.Fprintf(s.Out, "%-20s %-30s %-5s %s\n", "name", "type", "key", "extras")
+	for _, c := range t.Columns {
+		key, extra := "", ""
+		if indexOf(t.PrimaryKey, c.Name) >= 0 {
+			key = "PRI"
+		}
+		if c.Expr != nil {
+			extra = "AS " + parser.Format(c.Expr)
+		}
+		if t.Watermark != nil && t.Watermark.Column == c.Name {
+			extra = strings.TrimSpace(extra + " WATERMARK AS " + parser.Format(t.Watermark.Expr))
+		}
+		typ := parser.FormatType(c.Type)
+		if c.Expr != nil {
+			typ = "(computed)"
+		}
+		fmt.Fprintf(s.Out, "%-20s %-30s %-5s %s\n", c.Name, typ, key, extra)
+	}
+	return nil
+}
+
+func indexOf(xs []string, s string) int {
+	for i, x := range xs {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Session) planner() (*planner.Planner, error) {
+	cfg := planner.Config{Parallelism: 1}
+	var err error
+	if n, ok, e := s.Settings.int("parallelism.default"); e != nil {
+		return nil, e
+	} else if ok {
+		cfg.Parallelism = n
+	}
+	if cfg.StateTTL, _, err = s.Settings.duration("table.exec.state.ttl"); err != nil {
+		return nil, err
+	}
+	if cfg.IdleTimeout, _, err = s.Settings.duration("table.exec.source.idle-timeout"); err != nil {
+		return nil, err
+	}
+	if cfg.MaxFutureSkew, _, err = s.Settings.duration("table.exec.source.max-future-skew"); err != nil {
+		return nil, err
+	}
+	return &planner.Planner{Catalog: s.Catalog, Connectors: s.Connectors, Config: cfg}, nil
+}
+
+func (s *Session) explain(e *parser.Explain) error {
+	p, err := s.planner()
+	if err != nil {
+		return err
+	}
+	changelog := false
+	for _, d := range e.Details {
+		changelog = changelog || d == parser.ChangelogMode
+	}
+	var rels []*planner.Rel
+	switch st := e.Stmt.(type) {
+	case *parser.Query:
+		r, err := p.Plan(st)
+		if err != nil {
+			return err
+		}
+		rels = append(rels, r)
+	case *parser.Insert:
+		r, err := p.PlanInsert(st)
+		if err != nil {
+			return err
+		}
+		rels = append(rels, r)
+	case *parser.StatementSet:
+		for _, ins := range st.Inserts {
+			r, err := p.PlanInsert(ins)
+			if err != nil {
+				return err
+			}
+			rels = append(rels, r)
+		}
+	}
+	fmt.Fprintln(s.Out, "== Optimized Physical Plan ==")
+	for _, r := range rels {
+		fmt.Fprint(s.Out, planner.Explain(r, changelog))
+	}
+	return nil
+}
+
+// Inserts are the INSERT statements collected so far.
+func (s *Session) Inserts() []*parser.Insert { return s.inserts }
+
+// Job plans the collected INSERTs as one job and returns its graph and
+// runtime options (from the session's settings).
+func (s *Session) Job(name string) (*graph.JobGraph, runtime.Options, error) {
+	if len(s.inserts) == 0 {
+		return nil, runtime.Options{}, fmt.Errorf("the script has no INSERT INTO statement: nothing to run")
+	}
+	if n := s.Settings["pipeline.name"]; n != "" {
+		name = n
+	}
+	p, err := s.planner()
+	if err != nil {
+		return nil, runtime.Options{}, err
+	}
+	var sinks []*planner.Rel
+	for _, ins := range s.inserts {
+		r, err := p.PlanInsert(ins)
+		if err != nil {
+			return nil, runtime.Options{}, err
+		}
+		sinks = append(sinks, r)
+	}
+	sg, err := p.Build(name, sinks)
+	if err != nil {
+		return nil, runtime.Options{}, err
+	}
+	jg, err := sg.JobGraph()
+	if err != nil {
+		return nil, runtime.Options{}, err
+	}
+	opts, err := s.Settings.RuntimeOptions(name)
+	return jg, opts, err
+}
+
+// Run executes the collected INSERTs as one job.
+func (s *Session) Run(ctx context.Context, name string, tune func(*runtime.Options)) (*runtime.Result, error) {
+	jg, opts, err := s.Job(name)
+	if err != nil {
+		return nil, err
+	}
+	if tune != nil {
+		tune(&opts)
+	}
+	return runtime.Run(ctx, jg, opts)
+}
+
+// JobName derives a job name from a script path: its base name without
+// extension.
+func JobName(path string) string {
+	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+}
