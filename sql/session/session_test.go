@@ -28,7 +28,9 @@ type rowsSink struct {
 func (s *rowsSink) CreateWriter(operator.WriterContext) (operator.SinkWriter, error) {
 	return rowsWriter{s}, nil
 }
-func (s *rowsSink) CreateCommitter(operator.WriterContext) (operator.Committer, error) { return nil, nil }
+func (s *rowsSink) CreateCommitter(operator.WriterContext) (operator.Committer, error) {
+	return nil, nil
+}
 
 type rowsWriter struct{ s *rowsSink }
 
@@ -243,8 +245,8 @@ func TestErrorsNamePositions(t *testing.T) {
 	h.file("bills.csv", billsCSV)
 	cases := map[string]string{
 		billsDDL + "CREATE TABLE o (a STRING) WITH ('connector' = 'collect');\nINSERT INTO o SELECT acount_id FROM bills;": "line 5:",
-		billsDDL + "CREATE TABLE o (a STRING) WITH ('connector' = 'collect');\nINSERT INTO o SELECT x FROM bils;":           `did you mean "bills"`,
-		"CREATE TABLE t (a INT) WITH ('connector' = 'collect');\nINSERT INTO t SELEC a FROM t;":                         "line 2:",
+		billsDDL + "CREATE TABLE o (a STRING) WITH ('connector' = 'collect');\nINSERT INTO o SELECT x FROM bils;":          `did you mean "bills"`,
+		"CREATE TABLE t (a INT) WITH ('connector' = 'collect');\nINSERT INTO t SELEC a FROM t;":                            "line 2:",
 	}
 	for script, want := range cases {
 		_, err := h.run(script)
