@@ -1,0 +1,42 @@
+// Package kafka is Weir's Apache Kafka connector, built on franz-go: a
+// split-based source whose checkpoint holds the next offset to read of every
+// partition, and a sink with Flink's three delivery guarantees — none,
+// at-least-once and exactly-once (Kafka transactions committed when the
+// checkpoint completes) — plus an upsert-kafka sink for changelog rows.
+//
+// # Source
+//
+// Every partition is a split named "topic-partition"; its position is the
+// offset after the last record the reader emitted (or skipped). A job that
+// restores a checkpoint seeks there; consumer-group offsets are committed
+// back on checkpoint completion for monitoring only and are never read on
+// restore. Reads are read_committed by default: aborted data and
+// transaction markers never reach the job. Bounded() ends every split at
+// the last stable offset seen when the job started.
+//
+// # Sink, exactly-once
+//
+// Each sink subtask owns a small pool of transactional ids
+// "<prefix>-<subtask>-<slot>". The records between two checkpoint barriers
+// go into one transaction; at the barrier the writer flushes it and hands
+// the checkpoint a committable (transactional id, producer id, epoch); when
+// the checkpoint completes the committer ends the transaction with a raw
+// EndTxn request. Because the committable is all it needs, a new process
+// restoring the checkpoint finishes the commit the same way. The caller's
+// responsibilities:
+//
+//   - give every job its own TransactionalIDPrefix and keep it across
+//     restarts (it names the ids whose lingering transactions are aborted);
+//   - keep TransactionTimeout above the checkpoint interval plus the
+//     longest expected downtime, and at or below the broker's
+//     transaction.max.timeout.ms (both are checked when the writer starts);
+//   - restore the latest checkpoint. Restoring an older one may find its
+//     transactional ids reused and report data loss.
+//
+// A commit that finds its transaction aborted by the broker fails with an
+// error wrapping operator.ErrDataLoss and counts SinkMetrics.DataLoss: the
+// data is gone, the job must not pretend otherwise.
+//
+// See README.md in this directory for the design, the threading model and
+// the non-obvious parts.
+package kafka

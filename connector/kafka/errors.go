@@ -1,0 +1,59 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+var (
+	// ErrConfig marks an invalid connector configuration.
+	ErrConfig = errors.New("kafka: invalid configuration")
+	// ErrBadRecord marks a record that could not be deserialized (source)
+	// or serialized or sent (sink) under the fail policy.
+	ErrBadRecord = errors.New("kafka: bad record")
+	// ErrUnsafeTransactionTimeout marks an exactly-once sink whose
+	// transaction timeout the broker would refuse or that would let the
+	// broker abort transactions before their checkpoint completes.
+	ErrUnsafeTransactionTimeout = errors.New("kafka: unsafe transaction timeout")
+	// ErrPoolExhausted marks an exactly-once writer with no free
+	// transactional id: too many checkpoints pre-committed and not yet
+	// completed.
+	ErrPoolExhausted = errors.New("kafka: transactional id pool exhausted")
+)
+
+// RecordError names the Kafka record a source could not read.
+type RecordError struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Err       error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("kafka source: bad record at topic %s partition %d offset %d: %v "+
+		"(to continue past such records use kafka.BadRecords(kafka.SkipBadRecords()) or kafka.DeadLetter)",
+		e.Topic, e.Partition, e.Offset, e.Err)
+}
+
+// Unwrap returns ErrBadRecord and the cause.
+func (e *RecordError) Unwrap() []error { return []error{ErrBadRecord, e.Err} }
+
+// TooLargeError is the cause when a record exceeds MaxRequestSize.
+type TooLargeError struct {
+	Topic string
+	Size  int
+	Limit int
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("record for topic %s is about %d bytes, more than max.request.size %d "+
+		"(raise kafka.MaxRequestSize and the topic's max.message.bytes, or skip such records)",
+		e.Topic, e.Size, e.Limit)
+}
+
+func unsafeTimeout(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrUnsafeTransactionTimeout, fmt.Sprintf(format, args...))
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }

@@ -1,0 +1,232 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirstream/weir/internal/testsvc"
+)
+
+// cluster is a test's handle on the real broker.
+type cluster struct {
+	t       testing.TB
+	brokers string
+	cl      *kgo.Client
+	adm     *kadm.Client
+}
+
+func newCluster(t testing.TB) *cluster {
+	t.Helper()
+	b := testsvc.Kafka(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(b, ",")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return &cluster{t: t, brokers: b, cl: cl, adm: kadm.NewClient(cl)}
+}
+
+var nonName = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+
+// topic creates a topic with a name unique to the test and deletes it at
+// the end.
+func (c *cluster) topic(suffix string, partitions int) string {
+	c.t.Helper()
+	name := fmt.Sprintf("weir-%s-%s-%d", nonName.ReplaceAllString(c.t.Name(), "_"), suffix, rand.Int63())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := c.adm.CreateTopic(ctx, int32(partitions), 1, nil, name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		c.t.Fatalf("creating topic %s: %v", name, err)
+	}
+	c.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = c.adm.DeleteTopic(ctx, name)
+	})
+	return name
+}
+
+// produce writes values round-robin over the partitions, in order.
+func (c *cluster) produce(topic string, partitions int, values []string) {
+	c.t.Helper()
+	recs := make([]*kgo.Record, len(values))
+	for i, v := range values {
+		recs[i] = &kgo.Record{Topic: topic, Partition: int32(i % partitions), Value: []byte(v)}
+	}
+	c.produceRecords(recs...)
+}
+
+func (c *cluster) produceRecords(recs ...*kgo.Record) {
+	c.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(c.brokers, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.MetadataMinAge(50*time.Millisecond))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		c.t.Fatalf("producing: %v", err)
+	}
+}
+
+// readCommitted reads every committed record of topic, up to its last
+// stable offsets.
+func (c *cluster) readCommitted(topic string) []*kgo.Record {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ends := c.endOffsets(topic, true)
+	want := map[int32]int64{}
+	consume := map[int32]kgo.Offset{}
+	for p, o := range ends {
+		if o > 0 {
+			want[p] = o
+			consume[p] = kgo.NewOffset().AtStart()
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(c.brokers, ",")...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: consume}),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.KeepControlRecords(), kgo.FetchMaxWait(200*time.Millisecond),
+		kgo.MetadataMinAge(50*time.Millisecond))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []*kgo.Record
+	next := map[int32]int64{}
+	for done := false; !done; {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			c.t.Fatalf("reading %s: got to %v of %v: %v", topic, next, want, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			next[r.Partition] = r.Offset + 1
+			if !r.Attrs.IsControl() {
+				out = append(out, r)
+			}
+		})
+		done = true
+		for p, end := range want {
+			done = done && next[p] >= end
+		}
+	}
+	return out
+}
+
+// endOffsets lists the last stable offsets (committed) or high watermarks.
+func (c *cluster) endOffsets(topic string, committed bool) map[int32]int64 {
+	c.t.Helper()
+	a, err := newAdmin([]kgo.Opt{kgo.SeedBrokers(strings.Split(c.brokers, ",")...)}, "", committed)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer a.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tps, err := a.partitions(ctx, []string{topic})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	offs, err := a.listOffsets(ctx, tps, -1)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	out := map[int32]int64{}
+	for tp, o := range offs {
+		out[tp.Partition] = o
+	}
+	return out
+}
+
+// openTransactions lists partitions whose last stable offset is behind the
+// high watermark: an open transaction holds back read_committed readers.
+func (c *cluster) openTransactions(topic string) map[int32][2]int64 {
+	c.t.Helper()
+	lso, hw := c.endOffsets(topic, true), c.endOffsets(topic, false)
+	out := map[int32][2]int64{}
+	for p := range hw {
+		if lso[p] != hw[p] {
+			out[p] = [2]int64{lso[p], hw[p]}
+		}
+	}
+	return out
+}
+
+// values returns the record values as strings.
+func values(recs []*kgo.Record) []string {
+	out := make([]string, len(recs))
+	for i, r := range recs {
+		out[i] = string(r.Value)
+	}
+	return out
+}
+
+// compare checks got holds every value of want exactly once (exact) or at
+// least once, and nothing else; it returns the number of duplicates.
+func compare(t testing.TB, want, got []string, exact bool) int {
+	t.Helper()
+	count := map[string]int{}
+	for _, v := range got {
+		count[v]++
+	}
+	dups, missing := 0, 0
+	for _, v := range want {
+		switch n := count[v]; {
+		case n == 0:
+			if missing++; missing <= 5 {
+				t.Errorf("value %q lost", v)
+			}
+		case n > 1:
+			dups += n - 1
+		}
+		delete(count, v)
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d values lost", missing, len(want))
+	}
+	if len(count) > 0 {
+		t.Errorf("%d values not in the input, e.g. %v", len(count), firstKeys(count, 3))
+	}
+	if exact && dups > 0 {
+		t.Errorf("%d duplicates; exactly-once wants none", dups)
+	}
+	return dups
+}
+
+func firstKeys(m map[string]int, n int) []string {
+	var out []string
+	for k := range m {
+		if len(out) == n {
+			break
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+func seqValues(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%06d", prefix, i)
+	}
+	return out
+}
+
+func rawString(b []byte) (string, error) { return string(b), nil }

@@ -1,0 +1,396 @@
+package kafka
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// SourceOption configures a Source (NewSource).
+type SourceOption interface{ applySource(*sourceConfig) }
+
+// SinkOption configures a Sink (NewSink, NewUpsertSink).
+type SinkOption interface{ applySink(*sinkConfig) }
+
+// Option configures sources and sinks alike.
+type Option interface {
+	SourceOption
+	SinkOption
+}
+
+type sourceOpt func(*sourceConfig)
+
+func (f sourceOpt) applySource(c *sourceConfig) { f(c) }
+
+type sinkOpt func(*sinkConfig)
+
+func (f sinkOpt) applySink(c *sinkConfig) { f(c) }
+
+type commonOpt func(*commonConfig)
+
+func (f commonOpt) applySource(c *sourceConfig) { f(&c.commonConfig) }
+func (f commonOpt) applySink(c *sinkConfig)     { f(&c.commonConfig) }
+
+// commonConfig is what sources and sinks share.
+type commonConfig struct {
+	brokers    []string
+	badRecords BadRecordPolicy
+	clientOpts []kgo.Opt
+	logger     *slog.Logger
+}
+
+func (c *commonConfig) ensureDefaults() {
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+}
+
+func (c *commonConfig) validate(what string) error {
+	if len(c.brokers) == 0 {
+		return fmt.Errorf("%w: %s needs kafka.Brokers (Flink's properties.bootstrap.servers)", ErrConfig, what)
+	}
+	return nil
+}
+
+// Brokers sets the bootstrap brokers, "host:port" each; a single argument
+// may hold a comma-separated list (Flink's properties.bootstrap.servers).
+// Required; there is no default.
+func Brokers(addrs ...string) Option {
+	return commonOpt(func(c *commonConfig) {
+		for _, a := range addrs {
+			for _, b := range strings.Split(a, ",") {
+				if b = strings.TrimSpace(b); b != "" {
+					c.brokers = append(c.brokers, b)
+				}
+			}
+		}
+	})
+}
+
+// BadRecords sets what happens to a record that cannot be read (source:
+// the deserializer failed) or written (sink: the serializer failed or the
+// record is larger than MaxRequestSize). Default FailOnBadRecord(). Sinks
+// accept FailOnBadRecord and SkipBadRecords only.
+func BadRecords(p BadRecordPolicy) Option {
+	return commonOpt(func(c *commonConfig) { c.badRecords = p })
+}
+
+// ClientOptions adds raw franz-go options to every client the connector
+// creates (TLS, SASL, client id, timeouts). Default: none. Options the
+// connector sets itself (brokers, isolation level, transactional id) win.
+func ClientOptions(opts ...kgo.Opt) Option {
+	return commonOpt(func(c *commonConfig) { c.clientOpts = append(c.clientOpts, opts...) })
+}
+
+// Logger sets where the connector logs. Default slog.Default().
+func Logger(l *slog.Logger) Option {
+	return commonOpt(func(c *commonConfig) { c.logger = l })
+}
+
+// ---------------------------------------------------------------- source
+
+type sourceConfig struct {
+	commonConfig
+	topics          []string
+	groupID         string
+	start           OffsetsInitializer
+	stop            OffsetsInitializer // nil: unbounded
+	readUncommitted bool
+	discovery       time.Duration
+	discoverySet    bool
+	commitOffsets   bool
+	commitSet       bool
+	decoder         any // func([]byte) (T, error) or func(Message) (T, error)
+	maxPollRecords  int
+}
+
+func (c *sourceConfig) ensureDefaults() {
+	c.commonConfig.ensureDefaults()
+	if c.start == nil {
+		c.start = Earliest()
+	}
+	if !c.discoverySet {
+		c.discovery = 5 * time.Minute
+	}
+	if c.stop != nil {
+		c.discovery = 0 // a bounded source reads the partitions it started with
+	}
+	if !c.commitSet {
+		c.commitOffsets = c.groupID != ""
+	}
+	if c.maxPollRecords == 0 {
+		c.maxPollRecords = 500
+	}
+}
+
+func (c *sourceConfig) validate() error {
+	if err := c.commonConfig.validate("kafka source"); err != nil {
+		return err
+	}
+	if len(c.topics) == 0 {
+		return fmt.Errorf("%w: kafka source needs kafka.Topics", ErrConfig)
+	}
+	if c.commitOffsets && c.groupID == "" {
+		return fmt.Errorf("%w: kafka source: CommitOffsetsOnCheckpoint needs kafka.GroupID", ErrConfig)
+	}
+	if _, ok := c.start.(committedOffsets); ok && c.groupID == "" {
+		return fmt.Errorf("%w: kafka source: starting from committed offsets needs kafka.GroupID", ErrConfig)
+	}
+	if c.badRecords.kind == badDeadLetter && c.badRecords.topic == "" {
+		return fmt.Errorf("%w: kafka source: DeadLetter needs a topic", ErrConfig)
+	}
+	return nil
+}
+
+// Topics sets the topics to read. Required.
+func Topics(topics ...string) SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.topics = append(c.topics, topics...) })
+}
+
+// GroupID sets the consumer group (Flink's properties.group.id) used by
+// CommittedOffsets and for committing offsets back on checkpoint
+// completion. Default "": no group. The source never joins the group: it
+// assigns partitions itself.
+func GroupID(id string) SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.groupID = id })
+}
+
+// StartingOffsets sets where a fresh start reads each partition from
+// (Flink's scan.startup.mode). Default Earliest(). A restore ignores it: the
+// checkpoint holds the positions.
+func StartingOffsets(o OffsetsInitializer) SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.start = o })
+}
+
+// StoppingOffsets makes the source bounded: each partition ends before the
+// offset o gives when the job starts (Flink's setBounded). Default: none,
+// the source is unbounded. The stopping offset is part of the split, so it
+// survives restores.
+func StoppingOffsets(o OffsetsInitializer) SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.stop = o })
+}
+
+// Bounded ends every partition at its last stable offset at job start:
+// StoppingOffsets(Latest()).
+func Bounded() SourceOption { return StoppingOffsets(Latest()) }
+
+// ReadUncommitted makes the source read records of open and aborted
+// transactions too. Default: read_committed.
+func ReadUncommitted() SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.readUncommitted = true })
+}
+
+// PartitionDiscoveryInterval sets how often an unbounded source looks for
+// new partitions of its topics; new ones are read from the earliest offset
+// (Flink's scan.topic-partition-discovery.interval). Default 5 minutes;
+// 0 disables discovery. Bounded sources never discover.
+func PartitionDiscoveryInterval(d time.Duration) SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.discovery, c.discoverySet = d, true })
+}
+
+// CommitOffsetsOnCheckpoint sets whether positions are committed to the
+// consumer group when a checkpoint completes (Flink's
+// commit.offsets.on.checkpoint), for monitoring lag. Default: true when a
+// GroupID is set.
+func CommitOffsetsOnCheckpoint(on bool) SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.commitOffsets, c.commitSet = on, true })
+}
+
+// Deserializer sets how a record value becomes a T. Default: the raw value
+// when T is []byte, the whole Message when T is Message, else JSON
+// (encoding/json into a T). An error is a bad record (see BadRecords).
+// Tombstones (nil values) are passed on like any value.
+func Deserializer[T any](fn func(value []byte) (T, error)) SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.decoder = fn })
+}
+
+// MessageDeserializer is Deserializer with the whole record (key, headers,
+// topic, partition, offset, timestamp) as input. Default: see Deserializer.
+func MessageDeserializer[T any](fn func(m Message) (T, error)) SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.decoder = fn })
+}
+
+// ---------------------------------------------------------------- sink
+
+// DeliveryGuarantee is a sink's guarantee (Flink's sink.delivery-guarantee).
+type DeliveryGuarantee int
+
+const (
+	// AtLeastOnce flushes every record before the checkpoint barrier
+	// passes: a restore may write records again, never loses them.
+	AtLeastOnce DeliveryGuarantee = iota
+	// ExactlyOnce writes in Kafka transactions committed when the
+	// checkpoint completes; read_committed consumers see every record once.
+	ExactlyOnce
+	// None sends records and never waits for them: failures may lose or
+	// duplicate records.
+	None
+)
+
+func (g DeliveryGuarantee) String() string {
+	switch g {
+	case AtLeastOnce:
+		return "at-least-once"
+	case ExactlyOnce:
+		return "exactly-once"
+	case None:
+		return "none"
+	}
+	return fmt.Sprintf("DeliveryGuarantee(%d)", int(g))
+}
+
+// ParseDeliveryGuarantee reads Flink's option values "none",
+// "at-least-once" and "exactly-once".
+func ParseDeliveryGuarantee(s string) (DeliveryGuarantee, error) {
+	for _, g := range []DeliveryGuarantee{None, AtLeastOnce, ExactlyOnce} {
+		if strings.EqualFold(strings.ReplaceAll(s, "_", "-"), g.String()) {
+			return g, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: sink.delivery-guarantee %q: want none, at-least-once or exactly-once", ErrConfig, s)
+}
+
+type sinkConfig struct {
+	commonConfig
+	topic          string
+	topicFn        any // func(T) string
+	keyFn          any // func(T) []byte
+	encoder        any // func(T) ([]byte, error)
+	guarantee      DeliveryGuarantee
+	prefix         string
+	txnTimeout     time.Duration
+	interval       time.Duration
+	poolSize       int
+	maxRequestSize int
+	commitTimeout  time.Duration
+	flushTimeout   time.Duration
+}
+
+func (c *sinkConfig) ensureDefaults() {
+	c.commonConfig.ensureDefaults()
+	if c.txnTimeout == 0 {
+		c.txnTimeout = 15 * time.Minute
+	}
+	if c.poolSize == 0 {
+		c.poolSize = 8
+	}
+	if c.maxRequestSize == 0 {
+		c.maxRequestSize = 1 << 20
+	}
+	if c.commitTimeout == 0 {
+		c.commitTimeout = 2 * time.Minute
+	}
+	if c.flushTimeout == 0 {
+		c.flushTimeout = 2 * time.Minute
+	}
+}
+
+func (c *sinkConfig) validate() error {
+	if err := c.commonConfig.validate("kafka sink"); err != nil {
+		return err
+	}
+	if c.topic == "" && c.topicFn == nil {
+		return fmt.Errorf("%w: kafka sink needs kafka.Topic or kafka.TopicSelector", ErrConfig)
+	}
+	if c.guarantee == ExactlyOnce && c.prefix == "" {
+		return fmt.Errorf("%w: an exactly-once kafka sink needs kafka.TransactionalIDPrefix "+
+			"(Flink's sink.transactional-id-prefix), unique per job and stable across restarts", ErrConfig)
+	}
+	if strings.ContainsAny(c.prefix, " \t\n") {
+		return fmt.Errorf("%w: transactional id prefix %q contains white space", ErrConfig, c.prefix)
+	}
+	if c.badRecords.kind == badDeadLetter {
+		return fmt.Errorf("%w: kafka sink supports FailOnBadRecord and SkipBadRecords, not DeadLetter", ErrConfig)
+	}
+	if c.poolSize < 2 {
+		return fmt.Errorf("%w: TransactionalIDPoolSize %d: need at least 2 (one open, one pre-committed)", ErrConfig, c.poolSize)
+	}
+	if c.maxRequestSize < 1024 {
+		return fmt.Errorf("%w: MaxRequestSize %d is below 1024 bytes", ErrConfig, c.maxRequestSize)
+	}
+	return nil
+}
+
+// Topic sets the topic every record is written to. Required unless
+// TopicSelector is given.
+func Topic(name string) SinkOption { return sinkOpt(func(c *sinkConfig) { c.topic = name }) }
+
+// TopicSelector picks each record's topic. Default: the Topic option.
+func TopicSelector[T any](fn func(T) string) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.topicFn = fn })
+}
+
+// KeyFunc sets each record's key (it also picks the partition: records of
+// one key go to one partition). Default: no key (sticky partitioning).
+func KeyFunc[T any](fn func(T) []byte) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.keyFn = fn })
+}
+
+// Serializer sets how a T becomes a record value. Default: the value
+// itself when T is []byte or string, else JSON (encoding/json). An error is
+// a bad record (see BadRecords).
+func Serializer[T any](fn func(T) ([]byte, error)) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.encoder = fn })
+}
+
+// WithDeliveryGuarantee sets the sink's guarantee (Flink's
+// sink.delivery-guarantee). Default AtLeastOnce.
+func WithDeliveryGuarantee(g DeliveryGuarantee) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.guarantee = g })
+}
+
+// TransactionalIDPrefix sets the prefix of the exactly-once sink's
+// transactional ids, "<prefix>-<subtask>-<slot>" (Flink's
+// sink.transactional-id-prefix). Required for ExactlyOnce; must be unique
+// per job and stay the same across restarts.
+func TransactionalIDPrefix(p string) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.prefix = p })
+}
+
+// TransactionTimeout sets transaction.timeout.ms: how long the broker keeps
+// a transaction open before aborting it. Default 15 minutes (the broker's
+// default transaction.max.timeout.ms). It must exceed the checkpoint
+// interval plus the longest downtime you want to survive; a transaction
+// the broker aborted is data loss.
+func TransactionTimeout(d time.Duration) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.txnTimeout = d })
+}
+
+// CheckpointInterval tells an exactly-once sink the job's checkpoint
+// interval (execution.checkpointing.interval) so it can refuse a
+// transaction timeout that is not larger. Default 0: unknown; the check is
+// skipped with a warning.
+func CheckpointInterval(d time.Duration) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.interval = d })
+}
+
+// TransactionalIDPoolSize sets how many transactional ids each subtask
+// cycles through. An id is reused only after its transaction committed and
+// a later checkpoint completed, so a pool needs about 4 ids plus one per
+// checkpoint that may fail in a row. Default 8.
+func TransactionalIDPoolSize(n int) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.poolSize = n })
+}
+
+// MaxRequestSize sets max.request.size, the largest record the sink sends,
+// in bytes. Larger records are bad records: checked before they are
+// produced, so they never poison a transaction. Default 1 MiB (1048576).
+func MaxRequestSize(n int) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.maxRequestSize = n })
+}
+
+// CommitTimeout bounds how long a committer retries one EndTxn (coordinator
+// moving, concurrent transactions, timeouts) before it fails the job.
+// Default 2 minutes.
+func CommitTimeout(d time.Duration) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.commitTimeout = d })
+}
+
+// FlushTimeout bounds how long a checkpoint barrier waits for the sink's
+// records to be acknowledged. Default 2 minutes.
+func FlushTimeout(d time.Duration) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.flushTimeout = d })
+}

@@ -1,0 +1,73 @@
+package kafka
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+)
+
+// splitID names the split of a partition: "topic-partition".
+func splitID(topic string, partition int32) string {
+	return topic + "-" + strconv.Itoa(int(partition))
+}
+
+// parseSplitID is the inverse of splitID; topics may contain '-', so the
+// partition is what follows the last one.
+func parseSplitID(id string) (TopicPartition, error) {
+	i := strings.LastIndexByte(id, '-')
+	if i <= 0 {
+		return TopicPartition{}, fmt.Errorf("kafka: split id %q is not topic-partition", id)
+	}
+	p, err := strconv.ParseInt(id[i+1:], 10, 32)
+	if err != nil || p < 0 {
+		return TopicPartition{}, fmt.Errorf("kafka: split id %q is not topic-partition", id)
+	}
+	return TopicPartition{Topic: id[:i], Partition: int32(p)}, nil
+}
+
+// owner places the partitions of one topic round-robin over the readers,
+// starting at a reader picked by the topic's hash, as Flink's
+// KafkaSourceEnumerator does: every reader gets a fair share of each topic.
+func owner(tp TopicPartition, readers int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(tp.Topic))
+	start := int(h.Sum32() % uint32(readers))
+	return (start + int(tp.Partition)) % readers
+}
+
+// position is a split's checkpointed state.
+type position struct {
+	// next is the offset of the next record to read.
+	next int64
+	// stop is the offset the split ends before; -1: unbounded.
+	stop int64
+}
+
+const positionVersion = 1
+
+func (p position) encode() []byte {
+	b := []byte{positionVersion}
+	b = binary.AppendVarint(b, p.next)
+	return binary.AppendVarint(b, p.stop)
+}
+
+var errCorruptPosition = errors.New("kafka: corrupt split position")
+
+func decodePosition(b []byte) (position, error) {
+	if len(b) == 0 || b[0] != positionVersion {
+		return position{}, errCorruptPosition
+	}
+	b = b[1:]
+	next, n := binary.Varint(b)
+	if n <= 0 {
+		return position{}, errCorruptPosition
+	}
+	stop, m := binary.Varint(b[n:])
+	if m <= 0 || n+m != len(b) || next < 0 || stop < -1 {
+		return position{}, errCorruptPosition
+	}
+	return position{next: next, stop: stop}, nil
+}
