@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
+
+	"github.com/weirstream/weir/connector/sqlite"
+)
+
+type chaosFlags struct {
+	kills              int
+	minDelay, maxDelay time.Duration
+	seed               int64
+	truth, table       string
+	mysqlDSN, sqlite   string
+}
+
+func newChaosCommand() *cobra.Command {
+	var f chaosFlags
+	cmd := &cobra.Command{
+		Use:   "chaos [flags] -- COMMAND [ARGS…]",
+		Short: "Kill a job with SIGKILL at random moments, restart it, and verify its output",
+		Long: `Runs COMMAND (e.g. weir run billing.sql) as a child process and kills it with SIGKILL
+--kills times, each after a random delay between --min-delay and --max-delay; every restart
+appends --restore latest. After the last run finishes, the --table (account_id, total,
+bill_count) in the --mysql or --sqlite database is compared with the --truth CSV written by
+weir tool gen-bills, and for MySQL/MariaDB XA RECOVER must be empty.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runChaos(cmd.Context(), cmd.OutOrStdout(), f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.kills, "kills", 20, "number of SIGKILLs")
+	fl.DurationVar(&f.minDelay, "min-delay", time.Second, "shortest run before a kill")
+	fl.DurationVar(&f.maxDelay, "max-delay", 4*time.Second, "longest run before a kill")
+	fl.Int64Var(&f.seed, "seed", time.Now().UnixNano(), "random seed for the kill times")
+	fl.StringVar(&f.truth, "truth", "truth.csv", "expected totals (weir tool gen-bills --truth)")
+	fl.StringVar(&f.table, "table", "account_totals", "table to verify")
+	fl.StringVar(&f.mysqlDSN, "mysql", "", "MySQL/MariaDB DSN of the table (go-sql-driver form)")
+	fl.StringVar(&f.sqlite, "sqlite", "", "SQLite file of the table")
+	return cmd
+}
+
+func runChaos(ctx context.Context, out io.Writer, f chaosFlags, command []string) error {
+	rnd := rand.New(rand.NewSource(f.seed))
+	start := time.Now()
+	kills := 0
+	for run := 0; ; run++ {
+		args := command[1:]
+		if run > 0 {
+			args = append(append([]string(nil), args...), "--restore", "latest")
+		}
+		delay := f.minDelay + time.Duration(rnd.Int63n(int64(f.maxDelay-f.minDelay)+1))
+		killed, err := runOnce(ctx, command[0], args, kills < f.kills, delay)
+		if err != nil {
+			return err
+		}
+		if !killed {
+			fmt.Fprintf(out, "run %d finished after %d kills (%.1fs)\n", run+1, kills, time.Since(start).Seconds())
+			break
+		}
+		kills++
+		fmt.Fprintf(out, "run %d killed with SIGKILL after %v\n", run+1, delay.Round(time.Millisecond))
+	}
+	return verifyTotals(out, f)
+}
+
+// runOnce runs the command; with kill, it is killed after delay unless it
+// ends first. It reports whether the kill happened.
+func runOnce(ctx context.Context, name string, args []string, kill bool, delay time.Duration) (bool, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return false, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var timer <-chan time.Time
+	if kill {
+		timer = time.After(delay)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return false, fmt.Errorf("%s failed: %w", name, err)
+		}
+		return false, nil
+	case <-timer:
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+		return true, nil
+	}
+}
+
+func verifyTotals(out io.Writer, f chaosFlags) error {
+	want, err := readTruth(f.truth)
+	if err != nil {
+		return err
+	}
+	db, err := openVerifyDB(f)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	got, err := queryTotals(db, f.table)
+	if err != nil {
+		return err
+	}
+	bad := 0
+	for id, w := range want {
+		if g, ok := got[id]; !ok || g != w {
+			if bad < 10 {
+				fmt.Fprintf(out, "  %s: got %q, want %q\n", id, g, w)
+			}
+			bad++
+		}
+	}
+	for id := range got {
+		if _, ok := want[id]; !ok {
+			bad++ // an account the bills never mention
+		}
+	}
+	if bad != 0 {
+		return fmt.Errorf("VERDICT: FAIL — %s differs from %s in %d accounts", f.table, f.truth, bad)
+	}
+	if f.mysqlDSN != "" {
+		if n, err := xaRecoverCount(db); err != nil || n != 0 {
+			return fmt.Errorf("VERDICT: FAIL — XA RECOVER lists %d prepared transactions (err %v)", n, err)
+		}
+	}
+	fmt.Fprintf(out, "VERDICT: OK — %s equals %s exactly (%d accounts)\n", f.table, f.truth, len(want))
+	return nil
+}
+
+func openVerifyDB(f chaosFlags) (*sql.DB, error) {
+	switch {
+	case f.mysqlDSN != "":
+		return sql.Open("mysql", f.mysqlDSN)
+	case f.sqlite != "":
+		return sqlite.Open(f.sqlite)
+	}
+	return nil, fmt.Errorf("name the database to verify with --mysql or --sqlite")
+}
+
+// readTruth reads account_id,total,count into "total/count" strings with
+// totals normalised to two decimals.
+func readTruth(path string) (map[string]string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	recs, err := csv.NewReader(fh).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, r := range recs[1:] {
+		out[r[0]] = normTotal(r[1]) + "/" + r[2]
+	}
+	return out, nil
+}
+
+func normTotal(s string) string {
+	d, err := decimal.NewFromString(strings.TrimSpace(s))
+	if err != nil {
+		return s
+	}
+	return d.StringFixed(2)
+}
+
+func queryTotals(db *sql.DB, table string) (map[string]string, error) {
+	rows, err := db.Query("SELECT account_id, total, bill_count FROM " + table)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var id, total string
+		var n int64
+		if err := rows.Scan(&id, &total, &n); err != nil {
+			return nil, err
+		}
+		out[id] = normTotal(total) + "/" + strconv.FormatInt(n, 10)
+	}
+	return out, rows.Err()
+}
+
+func xaRecoverCount(db *sql.DB) (int, error) {
+	rows, err := db.Query("XA RECOVER")
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	return n, rows.Err()
+}
