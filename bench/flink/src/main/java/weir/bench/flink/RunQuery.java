@@ -1,0 +1,128 @@
+package weir.bench.flink;
+
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.runtime.util.EnvironmentInformation;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.TableResult;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Runs one Nexmark query on a local MiniCluster (heap state backend) from
+ * the weir generator table 'nexmark' into the query's blackhole sink, and
+ * prints one JSON line: events, wall and CPU seconds of the job (from
+ * submission to end; planning is reported apart), and the process's peak RSS.
+ *
+ * <pre>
+ * RunQuery --query q0 --events 1000000 [--checkpoint-interval 0] [--parallelism 2]
+ *          [--tps 10000000] [--warmup-events 0] [--queries path/to/queries.sql]
+ * </pre>
+ */
+public final class RunQuery {
+    private RunQuery() {}
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> a = new HashMap<>(Map.of(
+                "--query", "q0", "--events", "1000000", "--checkpoint-interval", "0", "--parallelism", "2",
+                "--tps", "10000000", "--warmup-events", "0"));
+        for (int i = 0; i < args.length; i++) {
+            if (!a.containsKey(args[i]) && !args[i].equals("--queries") || i + 1 == args.length) {
+                throw new IllegalArgumentException("unknown argument or missing value: " + args[i]);
+            }
+            a.put(args[i], args[++i]);
+        }
+        Queries queries = Queries.load(a.get("--queries"));
+        String q = a.get("--query");
+        long warmup = Long.parseLong(a.get("--warmup-events"));
+        int parallelism = Integer.parseInt(a.get("--parallelism"));
+        long interval = Long.parseLong(a.get("--checkpoint-interval"));
+        if (warmup > 0) {
+            run(queries, q, warmup, parallelism, interval, a.get("--tps"));
+        }
+        long events = Long.parseLong(a.get("--events"));
+        double[] m = run(queries, q, events, parallelism, interval, a.get("--tps"));
+        System.out.println(String.format(Locale.ROOT,
+                "{\"engine\":\"flink\",\"flink_version\":\"%s\",\"query\":\"%s\",\"events\":%d,\"parallelism\":%d,"
+                        + "\"checkpoint_interval_ms\":%d,\"wall_seconds\":%.3f,\"cpu_seconds\":%.3f,\"cores\":%.2f,"
+                        + "\"events_per_core_second\":%.0f,\"peak_rss_bytes\":%d,\"plan_seconds\":%.3f,\"warmup_events\":%d}",
+                EnvironmentInformation.getVersion(), q, events, parallelism, interval, m[0], m[1], m[1] / m[0],
+                events / m[1], peakRss(), m[2], warmup));
+        System.exit(0); // MiniCluster threads may linger
+    }
+
+    /** Returns {wall s, cpu s, planning s} of one run. */
+    private static double[] run(Queries queries, String q, long events, int parallelism, long interval, String tps)
+            throws Exception {
+        Path tmp = Files.createTempDirectory("weir-flink-nexmark");
+        Configuration conf = new Configuration();
+        conf.setString("parallelism.default", Integer.toString(parallelism));
+        conf.setString("state.backend.type", "hashmap");
+        if (interval > 0) {
+            conf.setString("execution.checkpointing.interval", interval + " ms");
+            conf.setString("execution.checkpointing.mode", "EXACTLY_ONCE");
+            conf.setString("execution.checkpointing.storage", "filesystem");
+            conf.setString("execution.checkpointing.dir", tmp.resolve("checkpoints").toUri().toString());
+        }
+        // Nexmark's own settings (nexmark-flink conf/config_v2.yaml).
+        conf.setString("table.exec.mini-batch.enabled", "true");
+        conf.setString("table.exec.mini-batch.allow-latency", "2s");
+        conf.setString("table.exec.mini-batch.size", "50000");
+        conf.setString("table.optimizer.distinct-agg.split.enabled", "true");
+        conf.setString("execution.checkpointing.checkpoints-after-tasks-finish.enabled", "false");
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
+        StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
+
+        Map<String, String> vars = new HashMap<>();
+        vars.put("TPS", tps);
+        vars.put("EVENTS_NUM", Long.toString(events));
+        vars.put("PERSON_PROPORTION", "1");
+        vars.put("AUCTION_PROPORTION", "3");
+        vars.put("BID_PROPORTION", "46");
+        vars.put("NEXMARK_TABLE", "nexmark");
+        vars.put("NEXMARK_DIR", tmp.toString());
+        vars.put("FLINK_HOME", tmp.toString());
+        vars.put("SUBMIT_TIME", Long.toString(System.currentTimeMillis()));
+        for (String s : queries.statements("ddl", vars)) {
+            tEnv.executeSql(s.replaceFirst("CREATE TABLE datagen", "CREATE TABLE nexmark"));
+        }
+        for (String s : queries.statements("views", vars)) {
+            tEnv.executeSql(s);
+        }
+        List<String> stmts = queries.statements(q, vars);
+        for (String s : stmts.subList(0, stmts.size() - 1)) {
+            tEnv.executeSql(s);
+        }
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long t0 = System.nanoTime();
+        TableResult result = tEnv.executeSql(stmts.get(stmts.size() - 1)); // the INSERT: submits the job
+        long t1 = System.nanoTime();
+        long cpu1 = os.getProcessCpuTime();
+        result.await();
+        long t2 = System.nanoTime();
+        long cpu2 = os.getProcessCpuTime();
+        return new double[] {(t2 - t1) / 1e9, (cpu2 - cpu1) / 1e9, (t1 - t0) / 1e9};
+    }
+
+    /** VmHWM from /proc/self/status, in bytes (-1 where there is none). */
+    private static long peakRss() throws IOException {
+        Path p = Path.of("/proc/self/status");
+        if (!Files.exists(p)) {
+            return -1;
+        }
+        for (String line : Files.readAllLines(p)) {
+            if (line.startsWith("VmHWM:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+            }
+        }
+        return -1;
+    }
+}
