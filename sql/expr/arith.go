@@ -3,6 +3,7 @@ package expr
 import (
 	"errors"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -13,6 +14,11 @@ import (
 var errDivZero = errors.New("division by zero")
 
 func (c *compiler) unary(u *parser.Unary) (*Compiled, error) {
+	if lit, ok := u.X.(*parser.NumberLit); ok && u.Op == parser.Neg && !strings.HasPrefix(lit.Text, "-") {
+		// -2147483648 is an INT and -9223372036854775808 a BIGINT, as in
+		// Flink, though their digits alone do not fit.
+		return numberLit(&parser.NumberLit{Pos: u.Pos, Text: "-" + lit.Text, Kind: lit.Kind})
+	}
 	in, err := c.expr(u.X)
 	if err != nil {
 		return nil, err

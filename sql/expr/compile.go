@@ -154,13 +154,6 @@ func (c *compiler) loc() *time.Location {
 	return time.UTC
 }
 
-func (c *compiler) now() time.Time {
-	if c.s.Now != nil {
-		return c.s.Now()
-	}
-	return time.Now()
-}
-
 // expr compiles e, giving Resolve the first word and folding constants.
 func (c *compiler) expr(e parser.Expr) (*Compiled, error) {
 	if e == nil {

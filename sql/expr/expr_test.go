@@ -364,3 +364,13 @@ func TestCase(t *testing.T) {
 		{"GREATEST('a', 'b')", "b", "CHAR(1) NOT NULL"},
 	})
 }
+
+func TestNegativeLiterals(t *testing.T) {
+	run(t, []evalCase{
+		{"-2147483648", "-2147483648", "INT NOT NULL"},
+		{"-9223372036854775808", "-9223372036854775808", "BIGINT NOT NULL"},
+		{"-1.50", "-1.50", "DECIMAL(3, 2) NOT NULL"},
+		{"-1e3", "-1000.0", "DOUBLE NOT NULL"},
+		{"- -1", "1", "INT NOT NULL"},
+	})
+}

@@ -1,8 +1,6 @@
 package expr
 
 import (
-	"fmt"
-
 	"github.com/weirstream/weir/sql/types"
 )
 
@@ -117,7 +115,7 @@ func decimalResult(op byte, l, r types.Type) (p, s int, fits bool) {
 	return p, s, fits
 }
 
-// intRank orders the integer kinds by width.
+// wider is the wider of two integer kinds.
 func wider(a, b types.Kind) types.Kind {
 	if a > b {
 		return a
@@ -287,5 +285,3 @@ func typeList(ts []types.Type) string {
 	}
 	return s
 }
-
-var _ = fmt.Sprint

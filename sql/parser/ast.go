@@ -4,8 +4,9 @@ import "github.com/weirstream/weir/sql/types"
 
 // Node is any node of the syntax tree.
 type Node interface {
-	// Position is where the node starts in the source (for operators, where
-	// the operator is).
+	// Position is where the node starts in the source; for an operator
+	// (Binary, Is, Between, Like, InList, InQuery, SetOp, Join, Index,
+	// FieldAccess) it is where the operator or keyword is.
 	Position() Pos
 }
 
@@ -639,7 +640,7 @@ type Cast struct {
 //	SUBSTRING(s FROM i [FOR n])     SUBSTRING(s, i[, n])
 //	TRIM([BOTH|…] [c] FROM s)       TRIM(Keyword, c, s)
 //	TIMESTAMPADD(unit, n, t)        TIMESTAMPADD(Keyword, n, t)
-//	CURRENT_TIMESTAMP (no parens)   CURRENT_TIMESTAMP()
+//	CURRENT_TIMESTAMP               CURRENT_TIMESTAMP, no Args
 //	ROW(a, b) and (a, b)            ROW(a, b)
 //
 // Window table functions take *TableArg, *Descriptor and *NamedArg

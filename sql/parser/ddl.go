@@ -72,7 +72,11 @@ func (p *parser) parseTableElements(ct *CreateTable) {
 	open := p.next().pos
 	for {
 		if p.isPunct(")") {
-			p.fail(p.cur().pos, "remove the trailing ','", "expected a column definition, found ')'")
+			hint := ""
+			if p.isPunctAt(-1, ",") {
+				hint = "remove the trailing ','"
+			}
+			p.fail(p.cur().pos, hint, "expected a column definition, found ')'")
 		}
 		p.parseTableElement(ct)
 		if p.acceptPunct(",") {

@@ -72,6 +72,12 @@ func (f *formatter) node(n Node) {
 		f.expr(n.Result, 0)
 	case *Option:
 		f.option(n)
+	case *Watermark:
+		f.watermark(n)
+	case *PrimaryKey:
+		f.primaryKey(n)
+	case *Hint:
+		f.hints([]*Hint{n})
 	case nil:
 	default:
 		f.printf("<%T>", n)
@@ -215,19 +221,14 @@ func (f *formatter) createTable(s *CreateTable) {
 			f.column(c)
 			sep = ", "
 		}
-		if w := s.Watermark; w != nil {
-			f.printf("%sWATERMARK FOR %s AS ", sep, quoteIdent(w.Column))
-			f.expr(w.Expr, 0)
+		if s.Watermark != nil {
+			f.WriteString(sep)
+			f.watermark(s.Watermark)
 			sep = ", "
 		}
-		if pk := s.PrimaryKey; pk != nil {
+		if s.PrimaryKey != nil {
 			f.WriteString(sep)
-			if pk.Constraint != "" {
-				f.WriteString("CONSTRAINT " + quoteIdent(pk.Constraint) + " ")
-			}
-			f.WriteString("PRIMARY KEY ")
-			f.identList(pk.Columns)
-			f.WriteString(" NOT ENFORCED")
+			f.primaryKey(s.PrimaryKey)
 		}
 		f.WriteString(")")
 	}
@@ -252,6 +253,20 @@ func (f *formatter) createTable(s *CreateTable) {
 		f.WriteString(" AS ")
 		f.query(s.AsQuery)
 	}
+}
+
+func (f *formatter) watermark(w *Watermark) {
+	f.WriteString("WATERMARK FOR " + quoteIdent(w.Column) + " AS ")
+	f.expr(w.Expr, 0)
+}
+
+func (f *formatter) primaryKey(pk *PrimaryKey) {
+	if pk.Constraint != "" {
+		f.WriteString("CONSTRAINT " + quoteIdent(pk.Constraint) + " ")
+	}
+	f.WriteString("PRIMARY KEY ")
+	f.identList(pk.Columns)
+	f.WriteString(" NOT ENFORCED")
 }
 
 func (f *formatter) option(o *Option) {

@@ -1,6 +1,11 @@
 package parser
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
+
+var endsWithUnit = regexp.MustCompile(`(YEAR|MONTH|DAY|HOUR|MINUTE|SECOND)(\(\d+\))?$`)
 
 // Precedence levels of expressions, loosest first, matching the parse
 // functions in expr.go.
@@ -333,7 +338,15 @@ func (f *formatter) specialArgs(c *FuncCall) bool {
 	case "FLOOR", "CEIL", "CEILING":
 		if len(args) == 2 {
 			if k, ok := args[1].(*Keyword); ok {
-				f.expr(args[0], 0)
+				// An argument ending in INTERVAL '5' MINUTE would take the
+				// TO as part of the interval.
+				sub := formatter{fullParens: f.fullParens}
+				sub.expr(args[0], 0)
+				if endsWithUnit.MatchString(sub.String()) {
+					f.WriteString("(" + sub.String() + ")")
+				} else {
+					f.WriteString(sub.String())
+				}
 				f.WriteString(" TO " + k.Word)
 				return true
 			}

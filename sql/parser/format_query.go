@@ -1,5 +1,7 @@
 package parser
 
+import "strings"
+
 func (f *formatter) query(q *Query) {
 	if q.With != nil {
 		f.WriteString("WITH ")
@@ -170,7 +172,20 @@ func (f *formatter) hints(hs []*Hint) {
 			}
 			f.WriteString(")")
 		case h.Args != nil:
-			f.identList(h.Args)
+			// A plain word prints bare; anything else as a string literal,
+			// which hints accept alike.
+			f.WriteString("(")
+			for j, a := range h.Args {
+				if j > 0 {
+					f.WriteString(", ")
+				}
+				if isSimpleIdent(a) && !isKeyword(strings.ToUpper(a)) {
+					f.WriteString(a)
+				} else {
+					f.WriteString(quoteString(a))
+				}
+			}
+			f.WriteString(")")
 		}
 	}
 	f.WriteString(" */")

@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/connector/datagen"
 	"github.com/weirstream/weir/connector/filesystem"
 	"github.com/weirstream/weir/connector/format"
+	"github.com/weirstream/weir/connector/nexmark"
 	"github.com/weirstream/weir/connector/print"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
@@ -53,6 +54,13 @@ func BuiltinConnectors() *Connectors {
 	}
 	c.Sinks["blackhole"] = func(t *catalog.Table) (SinkSpec, error) {
 		return SinkSpec{Sink: &blackhole.Sink{}, AcceptsUpdates: true}, nil
+	}
+	c.Sources["nexmark"] = func(t *catalog.Table) (operator.Source, error) {
+		src, err := nexmark.FromOptions(t.Options)
+		if err != nil {
+			return nil, fmt.Errorf("table %q: %w", t.Name, err)
+		}
+		return mappedSource{Source: src, toRow: func(v any) []any { return v.(nexmark.Event).Row() }}, nil
 	}
 	c.Sources["filesystem"] = fileSource
 	c.Sinks["filesystem"] = fileSink

@@ -1,0 +1,177 @@
+package parser
+
+import "strings"
+
+// parseCall reads a call after its name token; the '(' is next.
+func (p *parser) parseCall(name token) Expr {
+	f := &FuncCall{Pos: name.pos, Name: upper(name.text)}
+	open := p.next().pos
+	if !p.isPunct(")") {
+		p.parseArgs(f)
+	}
+	p.expectClose(")", open, "argument list of "+f.Name)
+	if p.isWord("FILTER") && p.isPunctAt(1, "(") {
+		p.next()
+		fopen := p.next().pos
+		p.expectWord("WHERE")
+		f.Filter = p.parseExpr()
+		p.expectClose(")", fopen, "FILTER")
+	}
+	if p.acceptWord("OVER") {
+		if p.isPunct("(") {
+			f.Over = p.parseWindowSpec()
+		} else {
+			t := p.cur()
+			f.Over = &WindowSpec{Pos: t.pos, Ref: p.parseIdent("window name or '(' after OVER")}
+		}
+	}
+	return f
+}
+
+func upper(s string) string { return strings.ToUpper(s) }
+
+// parseArgs reads the arguments of f, handling the special forms whose
+// arguments are not a plain list (EXTRACT(DAY FROM x), TRIM(… FROM s), …).
+func (p *parser) parseArgs(f *FuncCall) {
+	switch f.Name {
+	case "EXTRACT":
+		if p.cur().kind == tIdent && p.isWordAt(1, "FROM") {
+			unit := p.next()
+			p.next()
+			f.Args = []Expr{&Keyword{Pos: unit.pos, Word: unit.upper}, p.parseExpr()}
+			return
+		}
+	case "FLOOR", "CEIL", "CEILING":
+		x := p.parseExpr()
+		if p.acceptWord("TO") {
+			f.Args = []Expr{x, p.parseUnitKeyword()}
+			return
+		}
+		f.Args = []Expr{x}
+		p.parseMoreArgs(f)
+		return
+	case "POSITION":
+		x := p.parseAdditive()
+		if p.acceptWord("IN") {
+			f.Args = []Expr{x, p.parseExpr()}
+			return
+		}
+		f.Args = []Expr{x}
+		p.parseMoreArgs(f)
+		return
+	case "SUBSTRING":
+		s := p.parseExpr()
+		if p.acceptWord("FROM") {
+			f.Args = []Expr{s, p.parseExpr()}
+			if p.acceptWord("FOR") {
+				f.Args = append(f.Args, p.parseExpr())
+			}
+			return
+		}
+		f.Args = []Expr{s}
+		p.parseMoreArgs(f)
+		return
+	case "TRIM":
+		p.parseTrim(f)
+		return
+	case "TIMESTAMPADD", "TIMESTAMPDIFF":
+		f.Args = []Expr{p.parseUnitKeyword()}
+		p.parseMoreArgs(f)
+		return
+	}
+	if p.acceptWord("DISTINCT") {
+		f.Distinct = true
+	} else {
+		p.acceptWord("ALL")
+	}
+	f.Args = []Expr{p.parseArg()}
+	p.parseMoreArgs(f)
+}
+
+func (p *parser) parseMoreArgs(f *FuncCall) {
+	for p.acceptPunct(",") {
+		f.Args = append(f.Args, p.parseArg())
+	}
+}
+
+// parseTrim reads TRIM([BOTH|LEADING|TRAILING] [chars] FROM s) into
+// (Keyword, chars, s), and a plain TRIM(s, …) into its arguments.
+func (p *parser) parseTrim(f *FuncCall) {
+	side := p.cur()
+	var chars Expr
+	if p.acceptWord("BOTH", "LEADING", "TRAILING") {
+		if !p.isWord("FROM") {
+			chars = p.parseExpr()
+		}
+		p.expectWord("FROM")
+	} else {
+		side.upper = "BOTH"
+		if !p.acceptWord("FROM") {
+			chars = p.parseExpr()
+			if !p.acceptWord("FROM") {
+				f.Args = []Expr{chars}
+				p.parseMoreArgs(f)
+				return
+			}
+		}
+	}
+	if chars == nil {
+		chars = &StringLit{Pos: side.pos, Value: " "}
+	}
+	f.Args = []Expr{&Keyword{Pos: side.pos, Word: side.upper}, chars, p.parseExpr()}
+}
+
+var timeUnitWords = []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND",
+	"MILLISECOND", "MICROSECOND", "NANOSECOND"}
+
+func (p *parser) parseUnitKeyword() Expr {
+	t := p.cur()
+	if t.kind != tIdent || !containsStr(timeUnitWords, t.upper) {
+		hint := ""
+		if kw, ok := closest(t.text, timeUnitWords); ok && t.kind == tIdent {
+			hint = "did you mean " + kw + "?"
+		}
+		p.failExpected("a time unit (YEAR, MONTH, DAY, HOUR, MINUTE, SECOND, …)", hint)
+	}
+	p.next()
+	return &Keyword{Pos: t.pos, Word: t.upper}
+}
+
+// parseArg reads one call argument: an expression, *, or one of the
+// table-function forms TABLE t [PARTITION BY …], DESCRIPTOR(…) and
+// name => value.
+func (p *parser) parseArg() Expr {
+	t := p.cur()
+	switch {
+	case p.isPunct("*") && (p.isPunctAt(1, ")") || p.isPunctAt(1, ",")):
+		p.next()
+		return &Star{Pos: t.pos}
+	case p.isWord("TABLE"):
+		return p.parseTableArg()
+	case p.isWord("DESCRIPTOR") && p.isPunctAt(1, "("):
+		p.next()
+		return &Descriptor{Pos: t.pos, Columns: p.parseIdentList("column")}
+	case (t.kind == tIdent || t.kind == tQuoted) && p.isPunctAt(1, "=>"):
+		// Any word may name a parameter (OFFSET => …): "=>" disambiguates.
+		p.next()
+		p.next()
+		return &NamedArg{Pos: t.pos, Name: upper(t.text), Value: p.parseArg()}
+	}
+	return p.parseExpr()
+}
+
+func (p *parser) parseTableArg() Expr {
+	a := &TableArg{Pos: p.next().pos, Name: p.parseName("table name after TABLE")}
+	if p.isWord("PARTITION") {
+		p.next()
+		p.expectWord("BY")
+		if p.isPunct("(") {
+			open := p.next().pos
+			a.PartitionBy = p.parseExprList()
+			p.expectClose(")", open, "PARTITION BY list")
+		} else {
+			a.PartitionBy = []Expr{p.parseExpr()}
+		}
+	}
+	return a
+}

@@ -1,0 +1,54 @@
+package planner
+
+import (
+	"context"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+)
+
+// mappedSource wraps a source whose values are not event.Rows yet, turning
+// each value into a +I row with toRow.
+type mappedSource struct {
+	operator.Source
+	toRow func(v any) []any
+}
+
+func (m mappedSource) CreateReader(ctx operator.ReaderContext) (operator.SourceReader, error) {
+	r, err := m.Source.CreateReader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return mappedReader{SourceReader: r, toRow: m.toRow}, nil
+}
+
+// AssignSplit keeps the wrapped source's split placement.
+func (m mappedSource) AssignSplit(id string, n int) int {
+	if a, ok := m.Source.(operator.SplitAssigner); ok {
+		return a.AssignSplit(id, n)
+	}
+	return -1
+}
+
+func (m mappedSource) Enumerate(ctx context.Context) ([]operator.SplitState, error) {
+	return m.Source.Enumerate(ctx)
+}
+
+type mappedReader struct {
+	operator.SourceReader
+	toRow func(v any) []any
+}
+
+func (r mappedReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
+	return r.SourceReader.Poll(rowOutput{out: out, toRow: r.toRow})
+}
+
+type rowOutput struct {
+	out   operator.ReaderOutput
+	toRow func(v any) []any
+}
+
+func (o rowOutput) Collect(split string, rec event.Record) {
+	rec.Value = event.Row{Kind: event.Insert, Fields: o.toRow(rec.Value)}
+	o.out.Collect(split, rec)
+}
