@@ -48,7 +48,6 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 		return err
 	}
 	s := session.New()
-	registerConnectors(s)
 	s.Out = cmd.OutOrStdout()
 	for _, kv := range f.settings {
 		k, v, ok := strings.Cut(kv, "=")

@@ -109,6 +109,9 @@ func (p *parser) parsePredicate() Expr {
 			x = p.parseLikeRest(&Like{Pos: t.pos, X: x, Not: not, Similar: true})
 		case p.acceptWord("IN"):
 			x = p.parseIn(t.pos, x, not)
+		case t.kind == tNumber && strings.HasPrefix(t.text, "."):
+			// x.1 lexes as x followed by the number .1.
+			p.fail(Pos{t.pos.Line, t.pos.Col + 1}, "", "expected field name after '.', found '%s'", t.text[1:])
 		default:
 			return x
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/runtime"
@@ -29,9 +30,15 @@ type Session struct {
 	inserts []*parser.Insert
 }
 
-// New returns a session with the built-in connectors.
+// New returns a session with every connector: the built-in ones and kafka,
+// upsert-kafka and jdbc.
 func New() *Session {
-	return &Session{Catalog: catalog.New(), Settings: Settings{}, Connectors: planner.BuiltinConnectors(), Out: os.Stdout}
+	s := &Session{Catalog: catalog.New(), Settings: Settings{}, Connectors: planner.BuiltinConnectors(), Out: os.Stdout}
+	planner.RegisterExternal(s.Connectors, func() time.Duration {
+		d, _, _ := s.Settings.duration("execution.checkpointing.interval")
+		return d
+	})
+	return s
 }
 
 // Execute runs every statement of a script; INSERTs are collected (see Job).

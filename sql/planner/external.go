@@ -1,0 +1,282 @@
+package planner
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weirstream/weir/connector/format"
+	"github.com/weirstream/weir/connector/jdbc"
+	"github.com/weirstream/weir/connector/kafka"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/types"
+)
+
+// RegisterExternal adds the connectors of external systems: kafka,
+// upsert-kafka and jdbc, with Flink's option names. checkpointInterval (read
+// when a job is planned) lets the Kafka exactly-once sink check its
+// transaction timeout against the job's checkpoint interval.
+func RegisterExternal(c *Connectors, checkpointInterval func() time.Duration) {
+	c.Sources["kafka"] = kafkaSource
+	c.Sinks["kafka"] = func(t *catalog.Table) (SinkSpec, error) { return kafkaSink(t, checkpointInterval()) }
+	c.Sinks["upsert-kafka"] = func(t *catalog.Table) (SinkSpec, error) { return upsertKafkaSink(t, checkpointInterval()) }
+	c.Sinks["jdbc"] = jdbcSink
+}
+
+// kafkaKeys are the Kafka connector options Weir reads (besides properties.*).
+var kafkaKeys = map[string]bool{"connector": true, "topic": true, "format": true, "value.format": true,
+	"key.format": true, "scan.startup.mode": true, "scan.startup.timestamp-millis": true, "scan.bounded.mode": true,
+	"scan.bad-record.policy": true, "scan.bad-record.dead-letter-topic": true, "sink.delivery-guarantee": true,
+	"sink.transactional-id-prefix": true, "json.ignore-parse-errors": true, "json.fail-on-missing-field": true,
+	"scan.topic-partition-discovery.interval": true}
+
+// kafkaProperties maps the supported properties.* keys (Kafka's client
+// property names); any other properties.* key is an error, not ignored.
+var kafkaProperties = map[string]bool{"bootstrap.servers": true, "group.id": true, "isolation.level": true,
+	"transaction.timeout.ms": true, "max.request.size": true, "auto.offset.reset": true}
+
+func checkKafkaOptions(t *catalog.Table) error {
+	var bad []string
+	for k := range t.Options {
+		if p, ok := strings.CutPrefix(k, "properties."); ok {
+			if !kafkaProperties[p] {
+				bad = append(bad, k)
+			}
+			continue
+		}
+		if !kafkaKeys[k] && !strings.HasPrefix(k, "json.") && !strings.HasPrefix(k, "csv.") {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return fmt.Errorf("table %q: unsupported kafka options %s", t.Name, strings.Join(bad, ", "))
+	}
+	if t.Options["properties.bootstrap.servers"] == "" {
+		return fmt.Errorf("table %q: the kafka connector needs 'properties.bootstrap.servers'", t.Name)
+	}
+	if t.Options["topic"] == "" {
+		return fmt.Errorf("table %q: the kafka connector needs 'topic'", t.Name)
+	}
+	return nil
+}
+
+func valueFormat(t *catalog.Table) (format.Format, error) {
+	name := t.Options["value.format"]
+	if name == "" {
+		name = t.Options["format"]
+	}
+	if name == "" {
+		return nil, fmt.Errorf("table %q: set 'format' (json, csv or raw)", t.Name)
+	}
+	f, err := format.New(name, t.Physical(), t.Options)
+	if err != nil {
+		return nil, fmt.Errorf("table %q: %w", t.Name, err)
+	}
+	return f, nil
+}
+
+func kafkaSource(t *catalog.Table) (operator.Source, error) {
+	if err := checkKafkaOptions(t); err != nil {
+		return nil, err
+	}
+	f, err := valueFormat(t)
+	if err != nil {
+		return nil, err
+	}
+	opts := []kafka.SourceOption{kafka.Brokers(strings.Split(t.Options["properties.bootstrap.servers"], ",")...),
+		kafka.Topics(strings.Split(t.Options["topic"], ";")...),
+		kafka.Deserializer(func(b []byte) (event.Row, error) {
+			fields, err := f.Decode(b)
+			return event.Row{Kind: event.Insert, Fields: fields}, err
+		})}
+	more, err := kafkaScanOptions(t)
+	if err != nil {
+		return nil, err
+	}
+	return kafka.NewSource[event.Row](append(opts, more...)...)
+}
+
+func kafkaScanOptions(t *catalog.Table) ([]kafka.SourceOption, error) {
+	var opts []kafka.SourceOption
+	o := t.Options
+	if g := o["properties.group.id"]; g != "" {
+		opts = append(opts, kafka.GroupID(g))
+	}
+	switch o["scan.startup.mode"] {
+	case "", "group-offsets":
+		if o["scan.startup.mode"] == "group-offsets" {
+			opts = append(opts, kafka.StartingOffsets(kafka.CommittedOffsets(kafka.Earliest())))
+		}
+	case "earliest-offset":
+		opts = append(opts, kafka.StartingOffsets(kafka.Earliest()))
+	case "latest-offset":
+		opts = append(opts, kafka.StartingOffsets(kafka.Latest()))
+	case "timestamp":
+		ms, err := strconv.ParseInt(o["scan.startup.timestamp-millis"], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("table %q: 'scan.startup.mode' = 'timestamp' needs 'scan.startup.timestamp-millis'", t.Name)
+		}
+		opts = append(opts, kafka.StartingOffsets(kafka.Timestamp(time.UnixMilli(ms))))
+	default:
+		return nil, fmt.Errorf("table %q: 'scan.startup.mode' = '%s': want earliest-offset, latest-offset, group-offsets or timestamp", t.Name, o["scan.startup.mode"])
+	}
+	switch o["scan.bounded.mode"] {
+	case "", "unbounded":
+	case "latest-offset":
+		opts = append(opts, kafka.Bounded())
+	default:
+		return nil, fmt.Errorf("table %q: 'scan.bounded.mode' = '%s': want unbounded or latest-offset", t.Name, o["scan.bounded.mode"])
+	}
+	if strings.EqualFold(o["properties.isolation.level"], "read_uncommitted") {
+		opts = append(opts, kafka.ReadUncommitted())
+	}
+	p, err := badRecordPolicy(t)
+	return append(opts, kafka.BadRecords(p)), err
+}
+
+func badRecordPolicy(t *catalog.Table) (kafka.BadRecordPolicy, error) {
+	switch t.Options["scan.bad-record.policy"] {
+	case "", "fail":
+		if t.Options["json.ignore-parse-errors"] == "true" {
+			return kafka.SkipBadRecords(), nil
+		}
+		return kafka.FailOnBadRecord(), nil
+	case "skip":
+		return kafka.SkipBadRecords(), nil
+	case "dead-letter":
+		topic := t.Options["scan.bad-record.dead-letter-topic"]
+		if topic == "" {
+			return kafka.BadRecordPolicy{}, fmt.Errorf("table %q: 'scan.bad-record.policy' = 'dead-letter' needs 'scan.bad-record.dead-letter-topic'", t.Name)
+		}
+		return kafka.DeadLetter(topic), nil
+	}
+	return kafka.BadRecordPolicy{}, fmt.Errorf("table %q: 'scan.bad-record.policy' = '%s': want fail, skip or dead-letter", t.Name, t.Options["scan.bad-record.policy"])
+}
+
+func kafkaSinkOptions(t *catalog.Table, interval time.Duration) ([]kafka.SinkOption, error) {
+	o := t.Options
+	g, err := kafka.ParseDeliveryGuarantee(o["sink.delivery-guarantee"])
+	if err != nil {
+		return nil, fmt.Errorf("table %q: %w", t.Name, err)
+	}
+	opts := []kafka.SinkOption{kafka.Brokers(strings.Split(o["properties.bootstrap.servers"], ",")...),
+		kafka.Topic(o["topic"]), kafka.WithDeliveryGuarantee(g)}
+	if p := o["sink.transactional-id-prefix"]; p != "" {
+		opts = append(opts, kafka.TransactionalIDPrefix(p))
+	}
+	if interval > 0 {
+		opts = append(opts, kafka.CheckpointInterval(interval))
+	}
+	if v := o["properties.transaction.timeout.ms"]; v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("table %q: 'properties.transaction.timeout.ms' = '%s' is not a number of ms", t.Name, v)
+		}
+		opts = append(opts, kafka.TransactionTimeout(time.Duration(ms)*time.Millisecond))
+	}
+	if v := o["properties.max.request.size"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("table %q: 'properties.max.request.size' = '%s' is not a number", t.Name, v)
+		}
+		opts = append(opts, kafka.MaxRequestSize(n))
+	}
+	return opts, nil
+}
+
+func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
+	if err := checkKafkaOptions(t); err != nil {
+		return SinkSpec{}, err
+	}
+	f, err := valueFormat(t)
+	if err != nil {
+		return SinkSpec{}, err
+	}
+	opts, err := kafkaSinkOptions(t, interval)
+	if err != nil {
+		return SinkSpec{}, err
+	}
+	opts = append(opts, kafka.Serializer(func(r event.Row) ([]byte, error) { return f.Encode(r.Fields) }))
+	s, err := kafka.NewSink[event.Row](opts...)
+	return SinkSpec{Sink: s}, err
+}
+
+func upsertKafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
+	if err := checkKafkaOptions(t); err != nil {
+		return SinkSpec{}, err
+	}
+	if len(t.PrimaryKey) == 0 {
+		return SinkSpec{}, fmt.Errorf("table %q: upsert-kafka needs a PRIMARY KEY (…) NOT ENFORCED", t.Name)
+	}
+	val, err := valueFormat(t)
+	if err != nil {
+		return SinkSpec{}, err
+	}
+	keyEnc, err := keyEncoder(t)
+	if err != nil {
+		return SinkSpec{}, err
+	}
+	opts, err := kafkaSinkOptions(t, interval)
+	if err != nil {
+		return SinkSpec{}, err
+	}
+	s, err := kafka.NewUpsertSink(keyEnc, func(r event.Row) ([]byte, error) { return val.Encode(r.Fields) }, opts...)
+	return SinkSpec{Sink: s, AcceptsUpdates: true, NeedsKey: true}, err
+}
+
+// keyEncoder encodes a row's primary key columns with 'key.format'
+// (default json).
+func keyEncoder(t *catalog.Table) (func(event.Row) ([]byte, error), error) {
+	var idx []int
+	var fields []types.Field
+	for _, k := range t.PrimaryKey {
+		for i, f := range t.Physical() {
+			if f.Name == k {
+				idx, fields = append(idx, i), append(fields, f)
+			}
+		}
+	}
+	name := t.Options["key.format"]
+	if name == "" {
+		name = "json"
+	}
+	kf, err := format.New(name, fields, t.Options)
+	if err != nil {
+		return nil, fmt.Errorf("table %q: key.format: %w", t.Name, err)
+	}
+	return func(r event.Row) ([]byte, error) {
+		vals := make([]any, len(idx))
+		for i, j := range idx {
+			vals[i] = r.Fields[j]
+		}
+		return kf.Encode(vals)
+	}, nil
+}
+
+func jdbcSink(t *catalog.Table) (SinkSpec, error) {
+	m := map[string]string{}
+	for k, v := range t.Options {
+		m[k] = v
+	}
+	var names []string
+	for _, f := range t.Physical() {
+		names = append(names, f.Name)
+	}
+	opts := []jdbc.Opt{jdbc.Columns(names...)}
+	if len(t.PrimaryKey) > 0 {
+		opts = append(opts, jdbc.PrimaryKey(t.PrimaryKey...))
+	}
+	if m["sink.name"] == "" {
+		m["sink.name"] = t.Name
+	}
+	s, err := jdbc.FromMap(m, opts...)
+	if err != nil {
+		return SinkSpec{}, fmt.Errorf("table %q: %w", t.Name, err)
+	}
+	return SinkSpec{Sink: s, AcceptsUpdates: len(t.PrimaryKey) > 0, NeedsKey: true}, nil
+}
