@@ -1,0 +1,328 @@
+package jdbc
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/weirstream/weir/event"
+)
+
+// DeliveryGuarantee is Flink's sink.delivery-guarantee.
+type DeliveryGuarantee string
+
+const (
+	// None writes in batches and does not flush on checkpoints: a failure
+	// may lose the rows buffered since the last flush.
+	None DeliveryGuarantee = "none"
+	// AtLeastOnce flushes on every checkpoint barrier: a failure may write
+	// rows again (harmless with a primary key: the write is an upsert).
+	AtLeastOnce DeliveryGuarantee = "at-least-once"
+	// ExactlyOnce makes every row visible once, when its checkpoint
+	// completes, by one of the two Strategy values.
+	ExactlyOnce DeliveryGuarantee = "exactly-once"
+)
+
+// Strategy picks how ExactlyOnce is achieved.
+type Strategy string
+
+const (
+	// StrategyAuto is StrategyCheckpointTable when the table has a primary
+	// key (given or discovered) and StrategyXA otherwise.
+	StrategyAuto Strategy = "auto"
+	// StrategyXA writes each checkpoint's rows in one XA transaction
+	// (PostgreSQL: a prepared transaction), prepared at the barrier and
+	// committed when the checkpoint completes.
+	StrategyXA Strategy = "xa"
+	// StrategyCheckpointTable keeps each checkpoint's rows in the checkpoint
+	// (a write-ahead log) and writes them when it completes, in one local
+	// transaction that also records the checkpoint id in the bookkeeping
+	// table, so a replay is detected and skipped.
+	StrategyCheckpointTable Strategy = "checkpoint-table"
+)
+
+// Options configures a Sink. Every field documents its default; New fills
+// defaults (EnsureDefaults) and checks the result (Validate).
+type Options struct {
+	// URL is Flink's `url`: jdbc:mysql://host:3306/db,
+	// jdbc:mariadb://host:3306/db, jdbc:postgresql://host:5432/db, or a Go
+	// DSN (go-sql-driver/mysql "user:pass@tcp(host:3306)/db", or
+	// "postgres://…" / "host=… dbname=…" for pgx). Required.
+	URL string
+	// Table is Flink's `table-name`, optionally qualified ("db.t" on MySQL,
+	// "schema.t" on PostgreSQL). Identifiers are quoted, so give them as the
+	// database stores them. Required.
+	Table string
+	// Username and Password are Flink's `username` and `password`; when set
+	// they override what the URL says. Default: the URL's.
+	Username, Password string
+	// Columns are the table columns that the positional fields of each
+	// event.Row fill. Default: every column of the table, in order.
+	Columns []string
+	// PrimaryKey names the key columns used to upsert and delete. Default:
+	// the table's primary key, if it has one.
+	PrimaryKey []string
+	// Append forces plain INSERTs even if the table has a primary key.
+	// Changelog rows other than +I are then rejected. Default false.
+	Append bool
+	// BufferFlushMaxRows is Flink's `sink.buffer-flush.max-rows`: the
+	// buffered rows that trigger a flush; 0 disables size-based flushing.
+	// Default 100.
+	BufferFlushMaxRows int
+	// BufferFlushInterval is Flink's `sink.buffer-flush.interval`: the age
+	// of buffered rows that triggers a flush; 0 disables it. Default 1s.
+	BufferFlushInterval time.Duration
+	// MaxRetries is Flink's `sink.max-retries`: retries of a write or commit
+	// that failed with a transient error (lost connection, deadlock, lock
+	// timeout). Bad rows are never retried. Default 3.
+	MaxRetries int
+	// Guarantee is `sink.delivery-guarantee`. Default AtLeastOnce.
+	Guarantee DeliveryGuarantee
+	// Strategy is `sink.exactly-once.strategy` (Weir's). Default StrategyAuto.
+	Strategy Strategy
+	// Name identifies the sink in transaction ids and bookkeeping rows,
+	// together with the job id: `sink.name` (Weir's). Two sinks of one job
+	// writing to one table need different names. Default: Table.
+	Name string
+	// XALogTable is where XA transactions record their own id, so that a
+	// committed transaction can be told from a lost one. Default "weir_xa_log".
+	XALogTable string
+	// CheckpointTable holds the last committed checkpoint id per (job,
+	// sink, subtask) for StrategyCheckpointTable. Default "weir_sink_checkpoints".
+	CheckpointTable string
+	// Converter turns stream values that are not event.Row into rows.
+	// Default: none (values must be event.Row or *event.Row).
+	Converter func(v any) (event.Row, error)
+	// Logger receives recovery and retry messages. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults of Options.
+const (
+	DefaultBufferFlushMaxRows  = 100
+	DefaultBufferFlushInterval = time.Second
+	DefaultMaxRetries          = 3
+	DefaultXALogTable          = "weir_xa_log"
+	DefaultCheckpointTable     = "weir_sink_checkpoints"
+)
+
+// DefaultOptions returns the options New starts from: every numeric option
+// at its default (0 means "disabled" for them, so it cannot mean "unset").
+func DefaultOptions() Options {
+	return Options{BufferFlushMaxRows: DefaultBufferFlushMaxRows, BufferFlushInterval: DefaultBufferFlushInterval,
+		MaxRetries: DefaultMaxRetries}
+}
+
+// EnsureDefaults fills the unset string, enum and logger fields.
+func (o *Options) EnsureDefaults() {
+	if o.Guarantee == "" {
+		o.Guarantee = AtLeastOnce
+	}
+	if o.Strategy == "" {
+		o.Strategy = StrategyAuto
+	}
+	if o.Name == "" {
+		o.Name = o.Table
+	}
+	if o.XALogTable == "" {
+		o.XALogTable = DefaultXALogTable
+	}
+	if o.CheckpointTable == "" {
+		o.CheckpointTable = DefaultCheckpointTable
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Validate reports an unusable configuration, naming the option.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.URL == "" {
+		errs = append(errs, errors.New("option 'url' is required"))
+	}
+	if o.Table == "" {
+		errs = append(errs, errors.New("option 'table-name' is required"))
+	}
+	if o.BufferFlushMaxRows < 0 || o.BufferFlushInterval < 0 || o.MaxRetries < 0 {
+		errs = append(errs, errors.New("sink.buffer-flush.max-rows, sink.buffer-flush.interval and sink.max-retries must not be negative"))
+	}
+	switch o.Guarantee {
+	case None, AtLeastOnce, ExactlyOnce:
+	default:
+		errs = append(errs, fmt.Errorf("sink.delivery-guarantee %q: want none, at-least-once or exactly-once", o.Guarantee))
+	}
+	switch o.Strategy {
+	case StrategyAuto, StrategyXA, StrategyCheckpointTable:
+	default:
+		errs = append(errs, fmt.Errorf("sink.exactly-once.strategy %q: want auto, xa or checkpoint-table", o.Strategy))
+	}
+	if o.Append && len(o.PrimaryKey) > 0 {
+		errs = append(errs, errors.New("append mode and a primary key exclude each other"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("jdbc: sink for table %q: %w", o.Table, err)
+	}
+	return nil
+}
+
+// Opt is a functional option of New.
+type Opt interface{ apply(*Options) }
+
+type optFunc func(*Options)
+
+func (f optFunc) apply(o *Options) { f(o) }
+
+// URL sets `url`.
+func URL(url string) Opt { return optFunc(func(o *Options) { o.URL = url }) }
+
+// Table sets `table-name`.
+func Table(name string) Opt { return optFunc(func(o *Options) { o.Table = name }) }
+
+// Credentials sets `username` and `password`.
+func Credentials(user, password string) Opt {
+	return optFunc(func(o *Options) { o.Username, o.Password = user, password })
+}
+
+// Columns sets the columns that a row's positional fields fill.
+func Columns(cols ...string) Opt { return optFunc(func(o *Options) { o.Columns = cols }) }
+
+// PrimaryKey sets the key columns (upsert and delete by them).
+func PrimaryKey(cols ...string) Opt { return optFunc(func(o *Options) { o.PrimaryKey = cols }) }
+
+// Append writes plain INSERTs, ignoring the table's primary key.
+func Append() Opt { return optFunc(func(o *Options) { o.Append = true }) }
+
+// BufferFlush sets `sink.buffer-flush.max-rows` and `sink.buffer-flush.interval`.
+func BufferFlush(maxRows int, interval time.Duration) Opt {
+	return optFunc(func(o *Options) { o.BufferFlushMaxRows, o.BufferFlushInterval = maxRows, interval })
+}
+
+// MaxRetries sets `sink.max-retries`.
+func MaxRetries(n int) Opt { return optFunc(func(o *Options) { o.MaxRetries = n }) }
+
+// Guarantee sets `sink.delivery-guarantee`.
+func Guarantee(g DeliveryGuarantee) Opt { return optFunc(func(o *Options) { o.Guarantee = g }) }
+
+// ExactlyOnceStrategy sets `sink.exactly-once.strategy`.
+func ExactlyOnceStrategy(s Strategy) Opt { return optFunc(func(o *Options) { o.Strategy = s }) }
+
+// Name sets `sink.name`.
+func Name(name string) Opt { return optFunc(func(o *Options) { o.Name = name }) }
+
+// BookkeepingTables renames the XA log and checkpoint tables.
+func BookkeepingTables(xaLog, checkpoints string) Opt {
+	return optFunc(func(o *Options) { o.XALogTable, o.CheckpointTable = xaLog, checkpoints })
+}
+
+// Logger sets the logger.
+func Logger(l *slog.Logger) Opt { return optFunc(func(o *Options) { o.Logger = l }) }
+
+// WithOptions replaces every option by o (later options still apply).
+func WithOptions(o Options) Opt { return optFunc(func(dst *Options) { *dst = o }) }
+
+// Option keys of FromMap, in Flink's words where Flink has one.
+const (
+	KeyURL                 = "url"
+	KeyTable               = "table-name"
+	KeyUsername            = "username"
+	KeyPassword            = "password"
+	KeyBufferFlushMaxRows  = "sink.buffer-flush.max-rows"
+	KeyBufferFlushInterval = "sink.buffer-flush.interval"
+	KeyMaxRetries          = "sink.max-retries"
+	KeyDeliveryGuarantee   = "sink.delivery-guarantee"
+	KeyStrategy            = "sink.exactly-once.strategy"
+	KeyName                = "sink.name"
+)
+
+// ignoredKeys are understood by other layers (the SQL planner) and accepted
+// here without effect.
+var ignoredKeys = map[string]bool{"connector": true, "driver": true, "sink.parallelism": true}
+
+// ParseOptions reads options from a map of Flink option names, as a SQL
+// WITH clause gives them. Unknown keys are an error that lists them.
+func ParseOptions(m map[string]string) (Options, error) {
+	o := DefaultOptions()
+	var unknown []string
+	var errs []error
+	for k, v := range m {
+		if err := o.set(k, strings.TrimSpace(v)); err == errUnknownKey {
+			unknown = append(unknown, k)
+		} else if err != nil {
+			errs = append(errs, fmt.Errorf("option '%s': %w", k, err))
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		errs = append(errs, fmt.Errorf("unsupported options %s; supported: url, table-name, username, password, "+
+			"sink.buffer-flush.max-rows, sink.buffer-flush.interval, sink.max-retries, sink.delivery-guarantee, "+
+			"sink.exactly-once.strategy, sink.name", strings.Join(unknown, ", ")))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return o, fmt.Errorf("jdbc: %w", err)
+	}
+	return o, nil
+}
+
+var errUnknownKey = errors.New("unknown key")
+
+func (o *Options) set(k, v string) error {
+	var err error
+	switch k {
+	case KeyURL:
+		o.URL = v
+	case KeyTable:
+		o.Table = v
+	case KeyUsername:
+		o.Username = v
+	case KeyPassword:
+		o.Password = v
+	case KeyBufferFlushMaxRows:
+		o.BufferFlushMaxRows, err = strconv.Atoi(v)
+	case KeyBufferFlushInterval:
+		o.BufferFlushInterval, err = ParseDuration(v)
+	case KeyMaxRetries:
+		o.MaxRetries, err = strconv.Atoi(v)
+	case KeyDeliveryGuarantee:
+		o.Guarantee = DeliveryGuarantee(strings.ToLower(v))
+	case KeyStrategy:
+		o.Strategy = Strategy(strings.ToLower(v))
+	case KeyName:
+		o.Name = v
+	default:
+		if !ignoredKeys[k] {
+			return errUnknownKey
+		}
+	}
+	return err
+}
+
+var flinkDuration = regexp.MustCompile(`^(\d+)\s*([a-z]*)$`)
+
+// ParseDuration reads a duration as Flink writes them ("1s", "500 ms",
+// "2 min", "1h", a bare number of milliseconds) or as Go does ("1m30s").
+func ParseDuration(s string) (time.Duration, error) {
+	m := flinkDuration.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
+	if m == nil {
+		return time.ParseDuration(s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	unit, ok := map[string]time.Duration{"": time.Millisecond, "ms": time.Millisecond, "milli": time.Millisecond,
+		"millis": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
+		"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
+		"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
+		"h": time.Hour, "hour": time.Hour, "hours": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour,
+		"days": 24 * time.Hour}[m[2]]
+	if !ok {
+		return 0, fmt.Errorf("duration %q: unknown unit %q", s, m[2])
+	}
+	return time.Duration(n) * unit, nil
+}
