@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -56,7 +57,11 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 		}
 		s.Settings[k] = v
 	}
-	if err := s.Execute(string(src)); err != nil {
+	script, err := expandEnv(string(src))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := s.Execute(script); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	if f.checkpointDir != "" {
@@ -96,4 +101,25 @@ func runJob(ctx context.Context, cmd *cobra.Command, name string, run func() (*r
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "job %s finished: %d checkpoints, %d restarts\n", name, len(res.Checkpoints), res.Restarts)
 	return nil
+}
+
+var envRef = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
+
+// expandEnv replaces ${NAME} with the environment variable NAME, so one
+// script runs against different brokers and databases; an unset variable
+// is an error that names it.
+func expandEnv(src string) (string, error) {
+	var missing []string
+	out := envRef.ReplaceAllStringFunc(src, func(ref string) string {
+		name := ref[2 : len(ref)-1]
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return v
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("the script uses ${%s}, which is not set in the environment", strings.Join(missing, "}, ${"))
+	}
+	return out, nil
 }

@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
@@ -122,14 +123,18 @@ func (p *Planner) rankOp(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 	oi := identIndex(in, first.Expr)
 	isTime := oi >= 0 && (oi == in.RowTime || in.Cols[oi].Type.TimeAttr == "proctime")
 	if rp.n == 1 && len(rp.over.OrderBy) == 1 && isTime {
-		return p.dedup(in, keys, oi, first.Desc), nil
+		ttl, err := p.stateTTL(rp.inner)
+		if err != nil {
+			return nil, err
+		}
+		return p.dedup(in, keys, oi, first.Desc, ttl), nil
 	}
 	return p.topN(in, keys, rp)
 }
 
-func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool) *Rel {
+func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl time.Duration) *Rel {
 	opts := exec.DedupOptions{PartitionKeys: keys, KeepLast: keepLast, RowTime: timeCol == in.RowTime, TimeField: timeCol,
-		StateTTL: p.Config.StateTTL}
+		StateTTL: ttl}
 	cols := append(append([]expr.Column(nil), in.Cols...), expr.Column{Name: "$rn", Type: types.Type{Kind: types.BigInt}})
 	which := "first"
 	if keepLast {
@@ -227,4 +232,23 @@ func (p *Planner) afterRank(s *parser.Select, rp *rankPattern, ranked *Rel) (*Re
 		}
 	}
 	return p.project(out, s.Items, nil)
+}
+
+// stateTTL is the state TTL of the operator a SELECT plans to: its
+// /*+ STATE_TTL('table' = '1 d') */ hint (Flink 1.18's per-operator TTL),
+// else table.exec.state.ttl.
+func (p *Planner) stateTTL(s *parser.Select) (time.Duration, error) {
+	for _, h := range s.Hints {
+		if h.Name != "STATE_TTL" {
+			continue
+		}
+		for _, o := range h.Options {
+			d, err := parseHintDuration(o.Value)
+			if err != nil {
+				return 0, errAt(h.Pos, "STATE_TTL('%s' = '%s'): %v", o.Key, o.Value, err)
+			}
+			return d, nil
+		}
+	}
+	return p.Config.StateTTL, nil
 }
