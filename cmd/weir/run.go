@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -113,13 +114,13 @@ func expandEnv(src string) (string, error) {
 	out := envRef.ReplaceAllStringFunc(src, func(ref string) string {
 		name := ref[2 : len(ref)-1]
 		v, ok := os.LookupEnv(name)
-		if !ok {
+		if !ok && !slices.Contains(missing, name) {
 			missing = append(missing, name)
 		}
 		return v
 	})
 	if len(missing) > 0 {
-		return "", fmt.Errorf("the script uses ${%s}, which is not set in the environment", strings.Join(missing, "}, ${"))
+		return "", fmt.Errorf("the script uses ${%s}, not set in the environment", strings.Join(missing, "}, ${"))
 	}
 	return out, nil
 }

@@ -100,7 +100,6 @@ type sourceConfig struct {
 	stop            OffsetsInitializer // nil: unbounded
 	readUncommitted bool
 	discovery       time.Duration
-	discoverySet    bool
 	commitOffsets   bool
 	commitSet       bool
 	decoder         any // func([]byte) (T, error) or func(Message) (T, error)
@@ -111,9 +110,6 @@ func (c *sourceConfig) ensureDefaults() {
 	c.commonConfig.ensureDefaults()
 	if c.start == nil {
 		c.start = Earliest()
-	}
-	if !c.discoverySet {
-		c.discovery = 5 * time.Minute
 	}
 	if c.stop != nil {
 		c.discovery = 0 // a bounded source reads the partitions it started with
@@ -185,10 +181,13 @@ func ReadUncommitted() SourceOption {
 
 // PartitionDiscoveryInterval sets how often an unbounded source looks for
 // new partitions of its topics; new ones are read from the earliest offset
-// (Flink's scan.topic-partition-discovery.interval). Default 5 minutes;
-// 0 disables discovery. Bounded sources never discover.
+// (Flink's scan.topic-partition-discovery.interval). Default 0: off, unlike
+// Flink's 5 minutes, because Weir's runtime keeps per-split watermarks only
+// for the splits it assigned: a job with weir.WithWatermarks must leave
+// discovery off until its ReaderOutput implements SplitListener. Bounded
+// sources never discover.
 func PartitionDiscoveryInterval(d time.Duration) SourceOption {
-	return sourceOpt(func(c *sourceConfig) { c.discovery, c.discoverySet = d, true })
+	return sourceOpt(func(c *sourceConfig) { c.discovery = d })
 }
 
 // CommitOffsetsOnCheckpoint sets whether positions are committed to the

@@ -171,9 +171,18 @@ func (r *reader) addSplit(tp TopicPartition, pos position, consume map[string]ma
 	consume[tp.Topic][tp.Partition] = kgo.NewOffset().At(pos.next)
 }
 
+// SplitListener is implemented by a runtime's ReaderOutput that tracks
+// splits itself (per-split watermarks): the reader tells it about a split
+// it adds on its own (a discovered partition) before emitting the split's
+// first record, and about a split that reached its stopping offset.
+type SplitListener interface {
+	SplitAdded(id string)
+	SplitFinished(id string)
+}
+
 // Poll emits what the fetch goroutine handed over, up to maxPollRecords.
 func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
-	r.takeDiscovered()
+	r.takeDiscovered(out)
 	if r.idx >= len(r.cur.recs) {
 		if r.cur.err != nil {
 			return 0, fmt.Errorf("kafka source: %w", r.cur.err)
@@ -216,7 +225,7 @@ func (r *reader) handle(rec *kgo.Record, out operator.ReaderOutput) (bool, error
 		return false, nil
 	}
 	if st.pos.stop >= 0 && rec.Offset >= st.pos.stop {
-		r.finish(st)
+		r.finish(st, out)
 		return false, nil
 	}
 	emitted := false
@@ -233,18 +242,21 @@ func (r *reader) handle(rec *kgo.Record, out operator.ReaderOutput) (bool, error
 	}
 	st.pos.next = rec.Offset + 1
 	if st.pos.stop >= 0 && st.pos.next >= st.pos.stop {
-		r.finish(st)
+		r.finish(st, out)
 	}
 	return emitted, nil
 }
 
-func (r *reader) finish(st *splitState) {
+func (r *reader) finish(st *splitState, out operator.ReaderOutput) {
 	if st.finished {
 		return
 	}
 	st.finished = true
 	r.active--
 	r.cl.RemoveConsumePartitions(map[string][]int32{st.tp.Topic: {st.tp.Partition}})
+	if l, ok := out.(SplitListener); ok {
+		l.SplitFinished(st.id)
+	}
 }
 
 func (r *reader) badRecord(rec *kgo.Record, cause error) error {
@@ -463,12 +475,15 @@ func (r *reader) discover(a *admin) ([]discovered, error) {
 }
 
 // takeDiscovered adds discovered partitions as splits.
-func (r *reader) takeDiscovered() {
+func (r *reader) takeDiscovered(out operator.ReaderOutput) {
 	select {
 	case found := <-r.added:
 		consume := map[string]map[int32]kgo.Offset{}
 		for _, d := range found {
 			r.addSplit(d.tp, position{next: d.start, stop: -1}, consume)
+			if l, ok := out.(SplitListener); ok {
+				l.SplitAdded(splitID(d.tp.Topic, d.tp.Partition))
+			}
 			r.metrics.PartitionsDiscovered.Add(1)
 			r.log.Info("kafka source: new partition", "split", splitID(d.tp.Topic, d.tp.Partition), "offset", d.start)
 		}

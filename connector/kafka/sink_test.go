@@ -33,6 +33,7 @@ type copyJob struct {
 	// throttle, when > 0, makes the map sleep 1 ms every throttle records,
 	// so checkpoints complete between injected failures.
 	throttle int
+	sinkPar  int // default 3
 }
 
 // crashPlan fails chosen calls: the n-th call of a point (1-based, counted
@@ -114,12 +115,6 @@ func (j *copyJob) run(t *testing.T, g DeliveryGuarantee, restart runtime.Restart
 	env.RuntimeOptions().Restart = restart
 	env.RuntimeOptions().Restore = restore
 	env.CheckpointOptions().TolerableFailures = -1
-	start := time.Now()
-	env.RuntimeOptions().Listener = func(e runtime.Event) {
-		if e.Kind != runtime.EventCheckpointCompleted {
-			t.Logf("DBG %6dms event %d checkpoint %d: %v", time.Since(start).Milliseconds(), e.Kind, e.Checkpoint, e.Err)
-		}
-	}
 	s := weir.FromSource[string](env, src, "in", weir.WithUID("kafka-in"))
 	var n atomic.Int64
 	m := weir.MapErr(s, func(v string) (string, error) {
@@ -136,7 +131,11 @@ func (j *copyJob) run(t *testing.T, g DeliveryGuarantee, restart runtime.Restart
 		}
 		return v, nil
 	}).UID("map")
-	weir.SinkTo(m.Rebalance().Parallelism(3), sink, "out").UID("kafka-out").Parallelism(3)
+	par := j.sinkPar
+	if par == 0 {
+		par = 3
+	}
+	weir.SinkTo(m.Rebalance().Parallelism(par), sink, "out").UID("kafka-out").Parallelism(par)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	res, err := env.Execute(ctx, "copy")
@@ -262,6 +261,27 @@ func TestCommitInNewProcess(t *testing.T) {
 	compare(t, want, j.output(t), true)
 	if sink.Metrics().TransactionsCommitted.Load() == 0 || sink.Metrics().DataLoss.Load() != 0 {
 		t.Errorf("commits %d, data loss %d", sink.Metrics().TransactionsCommitted.Load(), sink.Metrics().DataLoss.Load())
+	}
+}
+
+// TestRescaleDownRestore: three sink subtasks pre-commit and die; the job
+// comes back with two. Subtask 0 inherits old subtask 2's committables
+// (and its transactional ids to clean up) and commits them.
+func TestRescaleDownRestore(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t)
+	j, want := newCopyJob(t, c, 3000)
+	if _, _, err := j.run(t, ExactlyOnce, runtime.NoRestart{}, "", crashAt("commit")); !errors.Is(err, sim.ErrInjected) {
+		t.Fatalf("first process: got %v, want the injected crash at commit", err)
+	}
+	j.sinkPar = 2
+	sink, _, err := j.run(t, ExactlyOnce, runtime.NoRestart{}, "latest", nil)
+	if err != nil {
+		t.Fatalf("second process: %v", err)
+	}
+	compare(t, want, j.output(t), true)
+	if sink.Metrics().DataLoss.Load() != 0 {
+		t.Error("data loss reported")
 	}
 }
 

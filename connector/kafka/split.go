@@ -21,8 +21,9 @@ func parseSplitID(id string) (TopicPartition, error) {
 	if i <= 0 {
 		return TopicPartition{}, fmt.Errorf("kafka: split id %q is not topic-partition", id)
 	}
-	p, err := strconv.ParseInt(id[i+1:], 10, 32)
-	if err != nil || p < 0 {
+	num := id[i+1:]
+	p, err := strconv.ParseInt(num, 10, 32)
+	if err != nil || num != strconv.FormatInt(p, 10) || p < 0 {
 		return TopicPartition{}, fmt.Errorf("kafka: split id %q is not topic-partition", id)
 	}
 	return TopicPartition{Topic: id[:i], Partition: int32(p)}, nil

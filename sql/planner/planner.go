@@ -23,6 +23,9 @@ type Config struct {
 	MaxFutureSkew time.Duration
 	// Now is the clock of CURRENT_TIMESTAMP and friends. Default time.Now.
 	Now func() time.Time
+	// Functions are user-defined scalar functions by upper-case name (what
+	// CREATE FUNCTION would register). Default none.
+	Functions map[string]*expr.Function
 }
 
 // Planner plans queries of one session.
@@ -54,7 +57,7 @@ func errAt(pos parser.Pos, format string, args ...any) error {
 
 // scope builds an expression scope over cols.
 func (p *Planner) scope(cols []expr.Column) *expr.Scope {
-	return &expr.Scope{Columns: cols, Now: p.Config.Now}
+	return &expr.Scope{Columns: cols, Now: p.Config.Now, Functions: p.Config.Functions}
 }
 
 // Plan plans a query.

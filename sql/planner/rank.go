@@ -79,15 +79,6 @@ func rankBound(e parser.Expr, rn string) (int, bool) {
 	return 0, false
 }
 
-func (p *Planner) tryRank(s *parser.Select) (*Rel, bool, error) {
-	rp, ok := findRankPattern(s)
-	if !ok {
-		return nil, false, nil
-	}
-	r, err := p.planRank(s, rp)
-	return r, true, err
-}
-
 func (p *Planner) planRank(s *parser.Select, rp *rankPattern) (*Rel, error) {
 	in, err := p.planFrom(rp.inner.From)
 	if err != nil {
@@ -204,8 +195,9 @@ func (p *Planner) topN(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 	return r, nil
 }
 
-// afterRank applies the inner SELECT list (rn read from the rank column),
-// the outer WHERE's other conjuncts, and the outer SELECT list.
+// afterRank applies the inner SELECT list (rn read from the rank column)
+// and the outer WHERE's other conjuncts; the caller goes on with the outer
+// SELECT (projection or aggregation).
 func (p *Planner) afterRank(s *parser.Select, rp *rankPattern, ranked *Rel) (*Rel, error) {
 	rnCol := len(ranked.Cols) - 1
 	resolve := func(e parser.Expr) (*expr.Compiled, error) {
@@ -231,7 +223,7 @@ func (p *Planner) afterRank(s *parser.Select, rp *rankPattern, ranked *Rel) (*Re
 			return nil, err
 		}
 	}
-	return p.project(out, s.Items, nil)
+	return out, nil
 }
 
 // stateTTL is the state TTL of the operator a SELECT plans to: its

@@ -12,20 +12,12 @@ import (
 )
 
 func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
-	if r, ok, err := p.tryRank(s); ok || err != nil {
-		return r, err
-	}
 	if s.From == nil {
 		return nil, errAt(s.Pos, "SELECT without FROM is not supported on streams")
 	}
-	in, err := p.planFrom(s.From)
+	in, err := p.planFromWhere(s)
 	if err != nil {
 		return nil, err
-	}
-	if s.Where != nil {
-		if in, err = p.filter(in, s.Where, nil); err != nil {
-			return nil, err
-		}
 	}
 	aggs := collectAggregates(s)
 	if len(s.GroupBy) > 0 || len(aggs) > 0 {
@@ -39,6 +31,19 @@ func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
 		return out, err
 	}
 	return p.distinct(out)
+}
+
+// planFromWhere plans FROM and WHERE; a Top-N or deduplication subquery
+// (ROW_NUMBER … WHERE rn <= N) becomes a rank operator here.
+func (p *Planner) planFromWhere(s *parser.Select) (*Rel, error) {
+	if rp, ok := findRankPattern(s); ok {
+		return p.planRank(s, rp)
+	}
+	in, err := p.planFrom(s.From)
+	if err != nil || s.Where == nil {
+		return in, err
+	}
+	return p.filter(in, s.Where, nil)
 }
 
 // filter keeps rows whose condition is TRUE.
