@@ -301,7 +301,9 @@ kafka_launch() {
 	log "kafka: starting $KAFKA_VERSION on $HOST:$KAFKA_PORT"
 	(
 		cd "$KAFKA_DIR"
-		nohup "$java" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+		# setsid: a session of its own, so killing the caller's process group
+		# (a finished shell job, a CI step) does not take the broker with it.
+		setsid nohup "$java" -Xms256m -Xmx512m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
 			-Djava.awt.headless=true -Dkafka.logs.dir="$KAFKA_DIR" \
 			-Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" \
 			-cp "$KAFKA_LIB/*" kafka.Kafka "$KAFKA_DIR/server.properties" \
@@ -388,7 +390,7 @@ mariadb_start() {
 		mariadbd="$(mariadb_bin mariadbd mysqld)"
 		(
 			cd "$MARIADB_DIR"
-			nohup "$mariadbd" --no-defaults --datadir="$MARIADB_DIR/data" \
+			setsid nohup "$mariadbd" --no-defaults --datadir="$MARIADB_DIR/data" \
 				--socket="$MARIADB_DIR/mysqld.sock" --port="$MYSQL_PORT" --bind-address="$HOST" \
 				--user="$(id -un)" --pid-file="$MARIADB_DIR/mariadb.pid" --log-error="$MARIADB_DIR/mariadb.err" \
 				--skip-name-resolve --max-connections=200 --innodb-buffer-pool-size=128M \
