@@ -99,6 +99,9 @@ type deployment struct {
 	mail     map[event.SubtaskID]chan task.Mail
 	metrics  map[string]*operator.Metrics // by operator UID, summed per subtask later
 	opMetric []opMetric
+	// readers and writers are the live counters of source subtasks and of
+	// subtasks whose chain ends in a sink.
+	readers, writers []*task.Counters
 }
 
 type opMetric struct {
@@ -198,7 +201,14 @@ func partitioner(e *graph.Edge, maxPar int) task.Partitioner {
 func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 	id := event.SubtaskID{Vertex: v.Name, Index: i}
 	mail := make(chan task.Mail, 1024)
-	spec := task.Spec{ID: id, Mode: dp.opts.Mode, Storage: dp.fs, Reports: dp.reports, Mail: mail, Now: dp.opts.Now}
+	spec := task.Spec{ID: id, Mode: dp.opts.Mode, Storage: dp.fs, Reports: dp.reports, Mail: mail, Now: dp.opts.Now,
+		Counters: &task.Counters{}}
+	if v.IsSource() {
+		dp.d.readers = append(dp.d.readers, spec.Counters)
+	}
+	if strings.HasPrefix(v.Tail().Name, "Sink") {
+		dp.d.writers = append(dp.d.writers, spec.Counters)
+	}
 	nodes := v.Nodes
 	if v.IsSource() {
 		spec.Source = dp.sourceSpec(v.Head())

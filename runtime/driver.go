@@ -23,6 +23,8 @@ type driver struct {
 	running     int
 	finished    map[event.SubtaskID]bool
 	wantFinal   bool
+	ticks       int
+	lastDone    time.Time
 	finalID     event.CheckpointID // pending final checkpoint, 0 if none
 	checkpoints bool
 }
@@ -75,6 +77,9 @@ func (dr *driver) onExit(e exit) error {
 }
 
 func (dr *driver) onTick() []checkpoint.Action {
+	if dr.ticks++; dr.ticks%100 == 0 {
+		dr.reportProgress()
+	}
 	if !dr.checkpoints {
 		return nil
 	}
@@ -179,6 +184,7 @@ func (dr *driver) persist(a checkpoint.PersistCheckpoint) []checkpoint.Action {
 
 func (dr *driver) complete(ctx context.Context, id event.CheckpointID) error {
 	dr.j.lastOwn = id
+	dr.lastDone = dr.j.opts.Now()
 	dr.j.emit(Event{Kind: EventCheckpointCompleted, Checkpoint: int64(id), Stats: dr.stats(id)})
 	for _, s := range dr.d.ids {
 		if err := dr.post(ctx, s, task.Mail{Kind: task.MailComplete, ID: id}); err != nil {
@@ -233,4 +239,27 @@ func (dr *driver) stats(id event.CheckpointID) *checkpoint.CheckpointStats {
 		}
 	}
 	return nil
+}
+
+// reportProgress hands the live figures to Options.Progress.
+func (dr *driver) reportProgress() {
+	if dr.j.opts.Progress == nil {
+		return
+	}
+	p := Progress{Restarts: dr.j.res.Restarts, LastCheckpoint: int64(dr.j.lastOwn)}
+	for _, c := range dr.d.readers {
+		p.RecordsRead += c.Out.Load()
+	}
+	for _, c := range dr.d.writers {
+		p.RecordsWritten += c.In.Load()
+	}
+	if id, ok := dr.coord.LatestCompleted(); ok {
+		for _, s := range dr.coord.Stats() {
+			if s.ID == id {
+				p.LastCheckpointDuration = s.Duration
+			}
+		}
+		p.SinceCheckpoint = dr.j.opts.Now().Sub(dr.lastDone)
+	}
+	dr.j.opts.Progress(p)
 }

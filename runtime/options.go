@@ -52,6 +52,23 @@ type Options struct {
 	// Listener, if set, is called on the driver goroutine for every job
 	// event (checkpoint completed or failed, failover, restore).
 	Listener func(Event)
+	// Progress, if set, is called about once a second with live figures.
+	Progress func(Progress)
+}
+
+// Progress is a live view of a running job.
+type Progress struct {
+	// RecordsRead counts records the sources emitted in this attempt;
+	// RecordsWritten records that reached subtasks ending in a sink.
+	RecordsRead, RecordsWritten int64
+	// LastCheckpoint is the newest completed checkpoint (0: none yet),
+	// LastCheckpointDuration its end-to-end time.
+	LastCheckpoint         int64
+	LastCheckpointDuration time.Duration
+	// SinceCheckpoint is how long ago it completed: how far the committed
+	// output lags behind what the job has processed.
+	SinceCheckpoint time.Duration
+	Restarts        int
 }
 
 // EnsureDefaults fills unset fields with their defaults.

@@ -229,6 +229,9 @@ func (t *Subtask) sourceStep(d *sourceDriver) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, fmt.Errorf("source %s: %w", d.spec.UID, err)
 	}
+	if c := t.spec.Counters; c != nil {
+		c.Out.Add(int64(d.polled))
+	}
 	switch st {
 	case operator.NothingAvailable:
 		if d.waiting = d.reader.Available(); d.waiting == nil {

@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirstream/weir/barrier"
@@ -55,6 +56,15 @@ type Spec struct {
 	// OnSourceExit, if set, receives a source subtask's encoded split
 	// positions when it exits (used by at-most-once restarts).
 	OnSourceExit func(splits []byte)
+	// Counters, if set, count records in and out for live progress; they
+	// are atomic and read by other goroutines.
+	Counters *Counters
+}
+
+// Counters are a subtask's live record counts: In counts records taken
+// from input channels, Out records read from its source.
+type Counters struct {
+	In, Out atomic.Int64
 }
 
 // Subtask is the running instance. Only its own goroutine touches it.
@@ -263,6 +273,9 @@ func (t *Subtask) check() error {
 }
 
 func (t *Subtask) onEnvelope(e Envelope) {
+	if c := t.spec.Counters; c != nil {
+		c.In.Add(int64(len(e.Batch.Records)))
+	}
 	in2 := t.spec.Gate.inputOf[e.Channel] == 1
 	for _, r := range e.Batch.Records {
 		if t.err != nil {

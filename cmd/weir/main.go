@@ -19,7 +19,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newToolCommand(), newRunCommand(), newDemoCommand(), newChaosCommand())
+	root.AddCommand(newVersionCommand(), newToolCommand(), newRunCommand(), newDemoCommand(), newChaosCommand(), newExplainCommand())
 	return root
 }
 

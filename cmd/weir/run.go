@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -38,32 +40,42 @@ or -D key=value flags. --restore latest resumes from the newest completed checkp
 	fl := cmd.Flags()
 	fl.StringVar(&f.restore, "restore", "", `resume from "latest" or a chk-N directory`)
 	fl.StringVar(&f.checkpointDir, "checkpoint-dir", "", "checkpoint directory (overrides execution.checkpointing.dir)")
-	fl.StringArrayVarP(&f.settings, "define", "D", nil, "a setting key=value, as SET 'key' = 'value'")
+	fl.StringArrayVarP(&f.settings, "set", "D", nil, "a setting key=value, as SET 'key' = 'value' (repeatable)")
 	fl.BoolVar(&f.explain, "explain", false, "print the job's plan and exit")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log warnings and errors only")
 	return cmd
 }
 
-func runScript(cmd *cobra.Command, path string, f runFlags) error {
+// loadScript runs a script's statements in a new session; -D/--set
+// settings override the script's SET statements.
+func loadScript(cmd *cobra.Command, path string, settings []string) (*session.Session, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s := session.New()
 	s.Out = cmd.OutOrStdout()
-	for _, kv := range f.settings {
+	script, err := expandEnv(string(src))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := s.Execute(script); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, kv := range settings {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return fmt.Errorf("-D %q: want key=value", kv)
+			return nil, fmt.Errorf("--set %q: want key=value", kv)
 		}
 		s.Settings[k] = v
 	}
-	script, err := expandEnv(string(src))
+	return s, nil
+}
+
+func runScript(cmd *cobra.Command, path string, f runFlags) error {
+	s, err := loadScript(cmd, path, f.settings)
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := s.Execute(script); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return err
 	}
 	if f.checkpointDir != "" {
 		s.Settings["execution.checkpointing.dir"] = f.checkpointDir
@@ -78,6 +90,9 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	opts.Restore = f.restore
 	opts.Logger = logger(f.quiet)
+	if isTerminal(os.Stderr) {
+		opts.Progress = statusLine(cmd.ErrOrStderr())
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return runJob(ctx, cmd, jg.JobName, func() (*runtime.Result, error) { return runtime.Run(ctx, jg, opts) })
@@ -123,4 +138,57 @@ func expandEnv(src string) (string, error) {
 		return "", fmt.Errorf("the script uses ${%s}, not set in the environment", strings.Join(missing, "}, ${"))
 	}
 	return out, nil
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// statusLine redraws one line of live progress on a terminal.
+func statusLine(w io.Writer) func(runtime.Progress) {
+	var last runtime.Progress
+	var at time.Time
+	return func(p runtime.Progress) {
+		now := time.Now()
+		secs := now.Sub(at).Seconds()
+		if at.IsZero() || secs <= 0 {
+			secs = 1
+		}
+		in := float64(p.RecordsRead-last.RecordsRead) / secs
+		out := float64(p.RecordsWritten-last.RecordsWritten) / secs
+		ck := "no checkpoint yet"
+		if p.LastCheckpoint > 0 {
+			ck = fmt.Sprintf("checkpoint %d (%v, committed output %.1fs behind)", p.LastCheckpoint,
+				p.LastCheckpointDuration.Round(time.Millisecond), p.SinceCheckpoint.Seconds())
+		}
+		fmt.Fprintf(w, "\r\033[K%d in (%.0f/s) · %d out (%.0f/s) · %s · %d restarts", p.RecordsRead, in, p.RecordsWritten, out, ck, p.Restarts)
+		last, at = p, now
+	}
+}
+
+func newExplainCommand() *cobra.Command {
+	var settings []string
+	cmd := &cobra.Command{
+		Use:   "explain FILE.sql",
+		Short: "Print the plan of a SQL script: operators with changelog modes, then operator chains",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := loadScript(cmd, args[0], settings)
+			if err != nil {
+				return err
+			}
+			if err := s.ExplainInserts(); err != nil {
+				return err
+			}
+			jg, _, err := s.Job(session.JobName(args[0]))
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprint(cmd.OutOrStdout(), "\n"+jg.Explain())
+			return err
+		},
+	}
+	cmd.Flags().StringArrayVarP(&settings, "set", "D", nil, "a setting key=value")
+	return cmd
 }

@@ -260,3 +260,21 @@ func (s *Session) Run(ctx context.Context, name string, tune func(*runtime.Optio
 func JobName(path string) string {
 	return strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 }
+
+// ExplainInserts prints the plan of every collected INSERT with its
+// changelog modes.
+func (s *Session) ExplainInserts() error {
+	p, err := s.planner()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(s.Out, "== Optimized Physical Plan ==")
+	for _, ins := range s.inserts {
+		r, err := p.PlanInsert(ins)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(s.Out, planner.Explain(r, true))
+	}
+	return nil
+}
