@@ -11,71 +11,192 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/weirstream/weir/examples/billing/pipeline"
 	"github.com/weirstream/weir/internal/testsvc"
 )
 
-// The acceptance run of the billing job: examples/billing/billing.sql on
-// the real Kafka and MariaDB, 200,000 bills with 5 % duplicates, at least
-// 20 SIGKILLs of the `weir run` process at random moments, each followed by
-// a restart with --restore latest. account_totals must equal the ground
-// truth exactly and XA RECOVER must be empty.
-func TestBillingSQLExactlyOnceThrough20Kills(t *testing.T) {
-	brokers, dsn := testsvc.Kafka(t), testsvc.MySQL(t)
-	bills := 200000
-	if testing.Short() {
-		bills = 20000
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
+// billingRun is one run of examples/billing/billing.sql against the real
+// Kafka and a real database, with its own topic, table and checkpoints.
+type billingRun struct {
+	t                      *testing.T
+	dir, topic, dlq, table string
+	brokers                string
+	events                 []pipeline.Bill
+	dups                   int
+	truth                  string
+	flags                  chaosFlags
+}
+
+func newBillingRun(t *testing.T, bills int, db string) *billingRun {
 	suffix := fmt.Sprint(time.Now().UnixNano())
-	topic, table := "bills-"+suffix, "account_totals_"+suffix
-
-	events, dups := pipeline.Generate(pipeline.GenOptions{Bills: bills, Accounts: 1000, DupRate: 0.05, DupDelay: 20000,
-		Spread: 5 * time.Second, Seed: 2026})
-	if err := ProduceBills(ctx, brokers, topic, 3, events); err != nil {
+	r := &billingRun{t: t, dir: t.TempDir(), topic: "bills-" + suffix, dlq: "bills-dlq-" + suffix,
+		table: "account_totals_" + suffix, brokers: testsvc.Kafka(t)}
+	r.events, r.dups = pipeline.Generate(pipeline.GenOptions{Bills: bills, Accounts: 1000, DupRate: 0.05,
+		DupDelay: 20000, Spread: 5 * time.Second, Seed: 2026})
+	r.truth = filepath.Join(r.dir, "truth.csv")
+	if err := os.WriteFile(r.truth, []byte(pipeline.FormatTruth(pipeline.Truth(r.events))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	truth := filepath.Join(dir, "truth.csv")
-	if err := os.WriteFile(truth, []byte(pipeline.FormatTruth(pipeline.Truth(events))), 0o644); err != nil {
-		t.Fatal(err)
+	r.flags = chaosFlags{truth: r.truth, table: r.table, seed: 42}
+	switch db {
+	case "mysql":
+		dsn := testsvc.MySQL(t)
+		r.flags.mysqlDSN = dsn
+		createMySQLTotals(t, dsn, r.table)
+		t.Setenv("WEIR_BILLING_JDBC_URL", "jdbc:mysql://"+hostPort(dsn, "tcp(", ")")+"/weir")
+	case "postgres":
+		dsn := testsvc.Postgres(t)
+		r.flags.postgresDSN = dsn
+		createPostgresTotals(t, dsn, r.table)
+		t.Setenv("WEIR_BILLING_JDBC_URL", "jdbc:postgresql://"+hostPort(dsn, "@", "/")+"/weir")
 	}
-	createMySQLTotals(t, dsn, table)
-	script := billingScript(t, dir, topic, table)
+	t.Setenv("WEIR_KAFKA_BROKERS", r.brokers)
+	t.Setenv("WEIR_BILLING_CHECKPOINTS", filepath.Join(r.dir, "checkpoints"))
+	return r
+}
 
-	t.Setenv("WEIR_KAFKA_BROKERS", brokers)
-	t.Setenv("WEIR_MYSQL_URL", "jdbc:mysql://"+mysqlHostPort(dsn)+"/weir")
-	t.Setenv("WEIR_BILLING_CHECKPOINTS", filepath.Join(dir, "checkpoints"))
-	self, _ := os.Executable()
-	var out bytes.Buffer
-	// Kills come 0.3–1 s after each start; one subtask per operator and
-	// checkpoints every 250 ms keep the job long enough for 20 of them.
-	f := chaosFlags{kills: 20, minDelay: 300 * time.Millisecond, maxDelay: time.Second, seed: 42,
-		truth: truth, table: table, mysqlDSN: dsn}
-	err := runChaos(ctx, &out, f, []string{self, "run", script, "-q",
-		"-D", "execution.checkpointing.interval=250ms", "-D", "parallelism.default=1"})
-	t.Logf("%d bills (%d duplicates)\n%s", len(events), dups, out.String())
+func (r *billingRun) produce(ctx context.Context, extra ...*kgo.Record) {
+	// The dead-letter topic is the operator's to create, as in Flink.
+	if err := ProduceBills(ctx, r.brokers, r.dlq, 1, nil); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := ProduceBills(ctx, r.brokers, r.topic, 3, r.events); err != nil {
+		r.t.Fatal(err)
+	}
+	if len(extra) == 0 {
+		return
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(r.brokers), kgo.DefaultProduceTopic(r.topic))
 	if err != nil {
-		t.Fatal(err)
+		r.t.Fatal(err)
 	}
-	if n := strings.Count(out.String(), "killed with SIGKILL"); n < 20 && !testing.Short() {
-		t.Fatalf("only %d kills happened; the job finished too early for the acceptance run", n)
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, extra...).FirstErr(); err != nil {
+		r.t.Fatal(err)
 	}
 }
 
-func billingScript(t *testing.T, dir, topic, table string) string {
+// script writes billing.sql with this run's topic, dead-letter topic and table.
+func (r *billingRun) script() string {
 	src, err := os.ReadFile("../../examples/billing/billing.sql")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	s := strings.Replace(string(src), "'topic' = 'bills'", "'topic' = '"+r.topic+"'", 1)
+	s = strings.Replace(s, "'bills-dlq'", "'"+r.dlq+"'", 1)
+	s = strings.Replace(s, "'table-name' = 'account_totals'", "'table-name' = '"+r.table+"'", 1)
+	path := filepath.Join(r.dir, "billing.sql")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	return path
+}
+
+// chaos runs `weir run billing.sql` (this test binary acts as weir) under
+// the chaos runner and returns its report.
+func (r *billingRun) chaos(ctx context.Context, kills int) string {
+	self, _ := os.Executable()
+	var out bytes.Buffer
+	f := r.flags
+	// Kills come 0.3–1 s after each start; one subtask per operator and
+	// checkpoints every 250 ms keep the job long enough for all of them.
+	f.kills, f.minDelay, f.maxDelay = kills, 300*time.Millisecond, time.Second
+	err := runChaos(ctx, &out, f, []string{self, "run", r.script(), "-q",
+		"--set", "execution.checkpointing.interval=250ms", "--set", "parallelism.default=1"})
+	r.t.Logf("%d bills (%d duplicates)\n%s", len(r.events), r.dups, out.String())
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "killed with SIGKILL"); n < kills {
+		r.t.Fatalf("only %d of %d kills happened: the job finished too early", n, kills)
+	}
+	return out.String()
+}
+
+// The acceptance run of the billing job: 200,000 bills with 5 % duplicates
+// on the real Kafka and MariaDB, 20 SIGKILLs of `weir run` at random
+// moments, each followed by --restore latest. account_totals must equal
+// the ground truth exactly and XA RECOVER must be empty.
+func TestBillingSQLExactlyOnceThrough20Kills(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	r := newBillingRun(t, 200000, "mysql")
+	r.produce(ctx)
+	r.chaos(ctx, 20)
+}
+
+// The same on PostgreSQL (prepared transactions), sized for CI: 100,000
+// bills would do; 200,000 keep the job long enough for 20 kills; pg_prepared_xacts must be empty at the end.
+func TestBillingSQLOnPostgresThrough20Kills(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	r := newBillingRun(t, 200000, "postgres")
+	r.produce(ctx)
+	r.chaos(ctx, 20)
+}
+
+// Bad input in the topic — not JSON, a bill without an amount, timestamps
+// that do not parse or are numbers — goes to the dead-letter topic with its
+// origin; the totals of the good bills stay exact.
+func TestBillingBadInputGoesToDeadLetterTopic(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r := newBillingRun(t, 5000, "mysql")
+	bad := []string{
+		`this is not json`,
+		`{"bill_id":"bad-1","account_id":"acc-0001","currency":"EUR","ts":"2026-11-01 00:00:01.000"}`,
+		`{"bill_id":"bad-2","account_id":"acc-0001","amount":"1.00","currency":"EUR","ts":"99999-99-99 99:99:99"}`,
+		`{"bill_id":"bad-3","account_id":"acc-0001","amount":"1.00","currency":"EUR","ts":-5}`,
+	}
+	var recs []*kgo.Record
+	for _, b := range bad {
+		recs = append(recs, &kgo.Record{Value: []byte(b), Partition: 0})
+	}
+	r.produce(ctx, recs...)
+	r.chaos(ctx, 0)
+	got := readDeadLetters(ctx, t, r.brokers, r.dlq, len(bad))
+	if strings.Join(got, "\n") != strings.Join(sortedCopy(bad), "\n") {
+		t.Fatalf("dead-letter topic holds\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(sortedCopy(bad), "\n"))
+	}
+}
+
+func readDeadLetters(ctx context.Context, t *testing.T, brokers, topic string, want int) []string {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := strings.Replace(string(src), "'topic' = 'bills'", "'topic' = '"+topic+"'", 1)
-	s = strings.Replace(s, "'table-name' = 'account_totals'", "'table-name' = '"+table+"'", 1)
-	path := filepath.Join(dir, "billing.sql")
-	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
+	defer cl.Close()
+	var got []string
+	deadline := time.Now().Add(30 * time.Second)
+	for len(got) < want && time.Now().Before(deadline) {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		fs.EachRecord(func(rec *kgo.Record) {
+			hdr := map[string]string{}
+			for _, h := range rec.Headers {
+				hdr[h.Key] = string(h.Value)
+			}
+			if len(hdr) == 0 {
+				t.Errorf("dead letter %q has no headers naming its origin", rec.Value)
+			}
+			got = append(got, string(rec.Value))
+		})
 	}
-	return path
+	return sortedCopy(got)
+}
+
+func sortedCopy(xs []string) []string {
+	out := append([]string(nil), xs...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
 }
 
 func createMySQLTotals(t *testing.T, dsn, table string) {
@@ -90,11 +211,28 @@ func createMySQLTotals(t *testing.T, dsn, table string) {
 	}
 }
 
-// mysqlHostPort reads host:port out of a go-sql-driver DSN.
-func mysqlHostPort(dsn string) string {
-	if i := strings.Index(dsn, "tcp("); i >= 0 {
-		rest := dsn[i+4:]
-		return rest[:strings.Index(rest, ")")]
+func createPostgresTotals(t *testing.T, dsn, table string) {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return "127.0.0.1:3306"
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "CREATE TABLE "+table+" (account_id VARCHAR(64) PRIMARY KEY, total DECIMAL(38,2) NOT NULL, bill_count BIGINT NOT NULL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hostPort cuts host:port out of a DSN between the markers.
+func hostPort(dsn, from, to string) string {
+	i := strings.Index(dsn, from)
+	if i < 0 {
+		return "127.0.0.1"
+	}
+	rest := dsn[i+len(from):]
+	if j := strings.Index(rest, to); j >= 0 {
+		return rest[:j]
+	}
+	return rest
 }

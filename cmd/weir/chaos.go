@@ -27,6 +27,7 @@ type chaosFlags struct {
 	seed               int64
 	truth, table       string
 	mysqlDSN, sqlite   string
+	postgresDSN        string
 }
 
 func newChaosCommand() *cobra.Command {
@@ -53,6 +54,7 @@ weir tool gen-bills, and for MySQL/MariaDB XA RECOVER must be empty.`,
 	fl.StringVar(&f.table, "table", "account_totals", "table to verify")
 	fl.StringVar(&f.mysqlDSN, "mysql", "", "MySQL/MariaDB DSN of the table (go-sql-driver form)")
 	fl.StringVar(&f.sqlite, "sqlite", "", "SQLite file of the table")
+	fl.StringVar(&f.postgresDSN, "postgres", "", "PostgreSQL DSN of the table (postgres://…)")
 	return cmd
 }
 
@@ -112,12 +114,7 @@ func verifyTotals(out io.Writer, f chaosFlags) error {
 	if err != nil {
 		return err
 	}
-	db, err := openVerifyDB(f)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	got, err := queryTotals(db, f.table)
+	got, leftover, err := readTotalsFrom(f)
 	if err != nil {
 		return err
 	}
@@ -138,13 +135,30 @@ func verifyTotals(out io.Writer, f chaosFlags) error {
 	if bad != 0 {
 		return fmt.Errorf("VERDICT: FAIL — %s differs from %s in %d accounts", f.table, f.truth, bad)
 	}
-	if f.mysqlDSN != "" {
-		if n, err := xaRecoverCount(db); err != nil || n != 0 {
-			return fmt.Errorf("VERDICT: FAIL — XA RECOVER lists %d prepared transactions (err %v)", n, err)
-		}
+	if leftover != 0 {
+		return fmt.Errorf("VERDICT: FAIL — %d prepared transactions left behind (XA RECOVER / pg_prepared_xacts)", leftover)
 	}
 	fmt.Fprintf(out, "VERDICT: OK — %s equals %s exactly (%d accounts)\n", f.table, f.truth, len(want))
 	return nil
+}
+
+// readTotalsFrom reads the table and the number of prepared transactions
+// left behind (XA RECOVER, pg_prepared_xacts; always 0 for SQLite).
+func readTotalsFrom(f chaosFlags) (map[string]string, int, error) {
+	if f.postgresDSN != "" {
+		return pgTotals(context.Background(), f.postgresDSN, f.table)
+	}
+	db, err := openVerifyDB(f)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer db.Close()
+	got, err := queryTotals(db, f.table)
+	if err != nil || f.mysqlDSN == "" {
+		return got, 0, err
+	}
+	n, err := xaRecoverCount(db)
+	return got, n, err
 }
 
 func openVerifyDB(f chaosFlags) (*sql.DB, error) {
@@ -154,7 +168,7 @@ func openVerifyDB(f chaosFlags) (*sql.DB, error) {
 	case f.sqlite != "":
 		return sqlite.Open(f.sqlite)
 	}
-	return nil, fmt.Errorf("name the database to verify with --mysql or --sqlite")
+	return nil, fmt.Errorf("name the database to verify with --mysql, --postgres or --sqlite")
 }
 
 // readTruth reads account_id,total,count into "total/count" strings with

@@ -28,7 +28,15 @@ type Format interface {
 func New(name string, fields []types.Field, opts map[string]string) (Format, error) {
 	switch strings.ToLower(name) {
 	case "json":
-		return &JSON{Fields: fields}, nil
+		j := &JSON{Fields: fields}
+		switch strings.ToLower(opts["json.fail-on-missing-field"]) {
+		case "", "false":
+		case "true":
+			j.FailOnMissingField = true
+		default:
+			return nil, fmt.Errorf("format json: 'json.fail-on-missing-field' must be true or false, got %q", opts["json.fail-on-missing-field"])
+		}
+		return j, nil
 	case "csv":
 		c := &CSV{Fields: fields, Delimiter: ','}
 		if d := opts["csv.field-delimiter"]; d != "" {

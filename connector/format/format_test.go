@@ -77,3 +77,16 @@ func TestCSV(t *testing.T) {
 		t.Fatalf("bad decimal error: %v", err)
 	}
 }
+
+func TestJSONFailOnMissingField(t *testing.T) {
+	f, err := New("json", billSchema, map[string]string{"json.fail-on-missing-field": "true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Decode([]byte(`{"bill_id":"b1","n":1,"ts":"2026-01-01 00:00:00","ok":true}`)); err == nil || !strings.Contains(err.Error(), `"amount" is missing`) {
+		t.Fatalf("missing amount: %v", err)
+	}
+	if _, err := New("json", billSchema, map[string]string{"json.fail-on-missing-field": "yes"}); err == nil {
+		t.Fatal("bad option value accepted")
+	}
+}

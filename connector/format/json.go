@@ -15,7 +15,12 @@ import (
 // JSON is Flink's json format: an object whose keys are the column names.
 // A missing key or JSON null is NULL. Numbers are read exactly: a DECIMAL
 // column takes the number's text (or a string) without float rounding.
-type JSON struct{ Fields []types.Field }
+type JSON struct {
+	Fields []types.Field
+	// FailOnMissingField makes a message without one of the columns an
+	// error (Flink's 'json.fail-on-missing-field'); default: NULL.
+	FailOnMissingField bool
+}
 
 // Decode implements Format.
 func (j *JSON) Decode(data []byte) ([]any, error) {
@@ -24,6 +29,13 @@ func (j *JSON) Decode(data []byte) ([]any, error) {
 	var obj map[string]any
 	if err := dec.Decode(&obj); err != nil {
 		return nil, fmt.Errorf("json: %w", err)
+	}
+	if j.FailOnMissingField {
+		for _, f := range j.Fields {
+			if _, ok := obj[f.Name]; !ok {
+				return nil, fmt.Errorf("json: field %q is missing", f.Name)
+			}
+		}
 	}
 	return decodeFields(obj, j.Fields)
 }

@@ -6,7 +6,8 @@
 --   (create account_totals in MariaDB: see README.md)
 --   weir run examples/billing/billing.sql
 --
--- ${WEIR_KAFKA_BROKERS} and ${WEIR_MYSQL_URL} come from the environment.
+-- ${WEIR_KAFKA_BROKERS}, ${WEIR_BILLING_JDBC_URL} (jdbc:mysql://… or
+-- jdbc:postgresql://…) and ${WEIR_BILLING_CHECKPOINTS} come from the environment.
 
 SET 'execution.checkpointing.interval' = '1 s';
 SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';
@@ -27,8 +28,13 @@ CREATE TABLE bills (
   'properties.bootstrap.servers' = '${WEIR_KAFKA_BROKERS}',
   'scan.startup.mode' = 'earliest-offset',
   'scan.bounded.mode' = 'latest-offset',
-  'scan.bad-record.policy' = 'fail',
-  'format' = 'json'
+  -- A record that is not a valid bill (not JSON, a missing field, a timestamp
+  -- that does not parse) goes to bills-dlq with its topic/partition/offset and
+  -- the error; its offset still moves forward in the checkpoint.
+  'scan.bad-record.policy' = 'dead-letter',
+  'scan.bad-record.dead-letter-topic' = 'bills-dlq',
+  'format' = 'json',
+  'json.fail-on-missing-field' = 'true'
 );
 
 CREATE TABLE account_totals (
@@ -38,7 +44,7 @@ CREATE TABLE account_totals (
   PRIMARY KEY (account_id) NOT ENFORCED
 ) WITH (
   'connector' = 'jdbc',
-  'url' = '${WEIR_MYSQL_URL}',
+  'url' = '${WEIR_BILLING_JDBC_URL}',
   'table-name' = 'account_totals',
   'username' = 'weir',
   'password' = 'weir',

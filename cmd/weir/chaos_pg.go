@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// pgTotals reads the totals table from PostgreSQL and counts prepared
+// transactions left behind (pg_prepared_xacts).
+func pgTotals(ctx context.Context, dsn, table string) (map[string]string, int, error) {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT account_id, total::text, bill_count FROM "+table)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		var id, total string
+		var n int64
+		if err := rows.Scan(&id, &total, &n); err != nil {
+			return nil, 0, err
+		}
+		out[id] = normTotal(total) + "/" + strconv.FormatInt(n, 10)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	var prepared int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_xacts").Scan(&prepared); err != nil {
+		return nil, 0, fmt.Errorf("pg_prepared_xacts: %w", err)
+	}
+	return out, prepared, nil
+}
