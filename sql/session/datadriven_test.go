@@ -1,0 +1,578 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/weirstream/weir/connector/format"
+	"github.com/weirstream/weir/connector/print"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/planner"
+	"github.com/weirstream/weir/watermark"
+)
+
+var knownBugs = flag.Bool("known-bugs", false, "also run testdata/known_bugs (cases that fail until a planner/exec bug is fixed)")
+
+const knownBugsFile = "known_bugs"
+
+// TestSQLScripts runs the SQL scripts in testdata: statements, input rows
+// and the changelog each sink receives. Regenerate with -rewrite, then read
+// every changed expectation against Flink's semantics before keeping it.
+//
+// Each file is one session (its catalog and SET keys carry over from
+// command to command). Commands:
+//
+//	exec                  statements without INSERT (DDL, SET); prints "ok"
+//	input table=T         rows of the 'values' table T, one a line, its
+//	                      physical columns comma-separated as in CSV
+//	                      (leading spaces are dropped; quote to keep
+//	                      them); a field NULL is SQL NULL;
+//	                      appended to the file's timeline (see below)
+//	clear                 forget every input row
+//	run [materialize]     statements ending in INSERTs, run as one job
+//	                      (a statement set); prints every sink's changelog
+//	                      in arrival order, or with materialize its final
+//	                      table, sorted. The job must succeed.
+//	error                 statements that must fail, at planning or at run
+//	                      time; prints the error. Succeeding fails the test.
+//	show                  statements that print (EXPLAIN, DESCRIBE, SHOW
+//	                      TABLES); prints what they print
+//
+// Connector 'values' (as Flink's test values connector): as a source it
+// reads the table's input rows; as a sink it records what it receives and
+// takes only inserts unless 'sink-insert-only' = 'false'.
+//
+// Determinism: parallelism is 1 unless a script SETs it. The input rows of
+// all tables form one timeline, in file order: a source emits its next row
+// only when every earlier row of the timeline has been sent downstream, so
+// a join sees its two inputs interleaved exactly as written. Each source
+// emits the watermark right after each row (the bounded-out-of-orderness
+// watermark of its WATERMARK clause: max ts − delay − 1 ms), as a periodic
+// generator firing between every two rows would; at the end of the
+// timeline the sources end, in order of first input, each with the
+// maximum watermark. Operators that sit between a two-input operator and
+// its sources (an aggregate feeding a join) run on their own goroutines,
+// so there the arrival order is not fixed: use run materialize.
+func TestSQLScripts(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		if filepath.Base(path) == knownBugsFile {
+			runKnownBugs(t, path)
+			return
+		}
+		datadriven.RunTest(t, path, newSQLScript().cmd)
+	})
+}
+
+func newSQLScript() *sqlScript {
+	r := &sqlScript{session: New()}
+	r.session.Out = &bytes.Buffer{}
+	r.register()
+	return r
+}
+
+// runKnownBugs runs each subtest of the known-bugs file in a fresh
+// session after the file's common part (what precedes the first
+// subtest), so that one failing case does not hide the others; a
+// datadriven file stops at its first failure. The expectations are
+// hand-written and never rewritten.
+func runKnownBugs(t *testing.T, path string) {
+	if !*knownBugs {
+		t.Skip("known planner/exec bugs, expecting Flink's results: see testdata/known_bugs; run with -known-bugs")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	common, cases := splitSubtests(string(data))
+	for _, c := range cases {
+		t.Run(c[0], func(t *testing.T) {
+			datadriven.RunTestFromString(t, common+c[1], newSQLScript().cmd)
+		})
+	}
+}
+
+// splitSubtests returns the text before the first "subtest NAME" line and
+// each subtest's name and body.
+func splitSubtests(text string) (string, [][2]string) {
+	var common strings.Builder
+	var cases [][2]string
+	in := false
+	for _, line := range strings.SplitAfter(text, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "subtest" && f[1] == "end":
+			in = false
+		case len(f) == 2 && f[0] == "subtest":
+			cases, in = append(cases, [2]string{f[1], ""}), true
+		case in:
+			cases[len(cases)-1][1] += line
+		case len(cases) == 0:
+			common.WriteString(line)
+		}
+	}
+	return common.String(), cases
+}
+
+// sqlScript is the state of one testdata file.
+type sqlScript struct {
+	session *Session
+	// timeline is every input row in file order.
+	timeline []timelineRow
+	// sources and sinks are the connector instances the job being
+	// planned created, by table name.
+	sources map[string][]*valuesSource
+	sinks   map[string]*valuesSink
+	// sinkOrder is the sink tables in order of first INSERT.
+	sinkOrder []string
+}
+
+type timelineRow struct {
+	table string
+	row   []any
+}
+
+func (r *sqlScript) cmd(t *testing.T, td *datadriven.TestData) string {
+	switch td.Cmd {
+	case "exec":
+		r.exec(t, td)
+		return "ok\n"
+	case "input":
+		r.input(t, td)
+		return ""
+	case "clear":
+		r.timeline = nil
+		return ""
+	case "run":
+		out, err := r.run(td.Input, td.HasArg("materialize"))
+		if err != nil {
+			td.Fatalf(t, "run failed: %v", err)
+		}
+		return out
+	case "error":
+		out, err := r.run(td.Input, false)
+		if err == nil {
+			td.Fatalf(t, "expected an error, the statements succeeded with:\n%s", out)
+		}
+		return "error: " + err.Error() + "\n"
+	case "show":
+		buf := r.session.Out.(*bytes.Buffer)
+		buf.Reset()
+		if err := r.session.Execute(td.Input); err != nil {
+			td.Fatalf(t, "show: %v", err)
+		}
+		return buf.String()
+	}
+	td.Fatalf(t, "unknown command %q", td.Cmd)
+	return ""
+}
+
+func (r *sqlScript) exec(t *testing.T, td *datadriven.TestData) {
+	r.session.inserts = nil
+	if err := r.session.Execute(td.Input); err != nil {
+		td.Fatalf(t, "exec: %v", err)
+	}
+	if len(r.session.inserts) > 0 {
+		td.Fatalf(t, "exec: INSERT belongs in run or error")
+	}
+}
+
+// input parses rows with the table's physical column types.
+func (r *sqlScript) input(t *testing.T, td *datadriven.TestData) {
+	var name string
+	td.ScanArgs(t, "table", &name)
+	tab, ok := r.session.Catalog.Table([]string{name})
+	if !ok || tab.Connector() != "values" {
+		td.Fatalf(t, "input: table %q must be created first WITH ('connector' = 'values')", name)
+	}
+	fields := tab.Physical()
+	for i, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+		cr := csv.NewReader(strings.NewReader(line))
+		cr.TrimLeadingSpace = true
+		rec, err := cr.Read()
+		if err != nil || len(rec) != len(fields) {
+			td.Fatalf(t, "input row %d %q: want %d comma-separated fields (%v)", i+1, line, len(fields), err)
+		}
+		row := make([]any, len(fields))
+		for j, s := range rec {
+			if s == "NULL" {
+				continue
+			}
+			if row[j], err = format.ParseScalar(s, fields[j].Type); err != nil {
+				td.Fatalf(t, "input row %d, column %s: %v", i+1, fields[j].Name, err)
+			}
+		}
+		r.timeline = append(r.timeline, timelineRow{table: tab.Name, row: row})
+	}
+}
+
+// register adds the 'values' connector to the session.
+func (r *sqlScript) register() {
+	c := r.session.Connectors
+	c.Sources["values"] = func(t *catalog.Table) (operator.Source, error) {
+		s := &valuesSource{}
+		r.sources[t.Name] = append(r.sources[t.Name], s)
+		return s, nil
+	}
+	c.Sinks["values"] = func(t *catalog.Table) (planner.SinkSpec, error) {
+		updates := false
+		switch v := strings.ToLower(t.Options["sink-insert-only"]); v {
+		case "", "true":
+		case "false":
+			updates = true
+		default:
+			return planner.SinkSpec{}, fmt.Errorf("table %q: 'sink-insert-only' must be true or false, got %q", t.Name, v)
+		}
+		// One sink per table: two INSERTs into it share one changelog.
+		k := r.sinks[t.Name]
+		if k == nil {
+			k = &valuesSink{table: t.Name, acceptsUpdates: updates}
+			r.sinks[t.Name] = k
+			r.sinkOrder = append(r.sinkOrder, t.Name)
+		}
+		return planner.SinkSpec{Sink: k, AcceptsUpdates: updates}, nil
+	}
+}
+
+// run executes statements and, if they INSERT, plans and runs the job.
+func (r *sqlScript) run(sql string, materialize bool) (string, error) {
+	s := r.session
+	s.inserts = nil
+	r.sources, r.sinks, r.sinkOrder = map[string][]*valuesSource{}, map[string]*valuesSink{}, nil
+	if err := s.Execute(sql); err != nil {
+		return "", err
+	}
+	if len(s.inserts) == 0 {
+		return "", fmt.Errorf("no INSERT INTO: nothing to run")
+	}
+	jg, opts, err := r.job()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := runtime.Run(ctx, jg, opts); err != nil {
+		return "", err
+	}
+	return r.output(materialize), nil
+}
+
+// job is Session.Job with the sources' watermarks made deterministic and
+// the timeline handed to the sources.
+func (r *sqlScript) job() (*graph.JobGraph, runtime.Options, error) {
+	s := r.session
+	p, err := s.planner()
+	if err != nil {
+		return nil, runtime.Options{}, err
+	}
+	var sinks []*planner.Rel
+	for _, ins := range s.inserts {
+		rel, err := p.PlanInsert(ins)
+		if err != nil {
+			return nil, runtime.Options{}, err
+		}
+		sinks = append(sinks, rel)
+	}
+	sg, err := p.Build("sql-test", sinks)
+	if err != nil {
+		return nil, runtime.Options{}, err
+	}
+	watermarkPerRow(sg)
+	r.schedule()
+	jg, err := sg.JobGraph()
+	if err != nil {
+		return nil, runtime.Options{}, err
+	}
+	opts, err := s.Settings.RuntimeOptions("sql-test")
+	return jg, opts, err
+}
+
+// schedule numbers the steps of the timeline: one per row and source
+// instance of its table (a table scanned twice has two), then one end
+// step per source.
+func (r *sqlScript) schedule() {
+	tl := &turnstile{changed: make(chan struct{})}
+	var order []string
+	seen := map[string]bool{}
+	for _, row := range r.timeline {
+		if !seen[row.table] {
+			seen[row.table] = true
+			order = append(order, row.table)
+		}
+		for _, src := range r.sources[row.table] {
+			src.rows = append(src.rows, sourceRow{seq: tl.steps, fields: row.row})
+			tl.steps++
+		}
+	}
+	for name := range r.sources {
+		if !seen[name] {
+			order = append(order, name)
+		}
+	}
+	sort.Strings(order[len(seen):]) // tables without rows: any fixed order
+	for _, name := range order {
+		for _, src := range r.sources[name] {
+			src.tl, src.end = tl, tl.steps
+			tl.steps++
+		}
+	}
+}
+
+// output prints what each sink received, sinks in order of first INSERT.
+func (r *sqlScript) output(materialize bool) string {
+	var b strings.Builder
+	for _, name := range r.sinkOrder {
+		k := r.sinks[name]
+		k.mu.Lock()
+		rows := k.rows
+		k.mu.Unlock()
+		fmt.Fprintf(&b, "%s:\n", name)
+		if materialize {
+			writeTable(&b, rows)
+			continue
+		}
+		for _, row := range rows {
+			fmt.Fprintln(&b, print.Format(row))
+		}
+		if len(rows) == 0 {
+			fmt.Fprintln(&b, "(no rows)")
+		}
+	}
+	return b.String()
+}
+
+// writeTable applies a changelog and prints the resulting table, sorted;
+// a retraction of a row that is not there is reported.
+func writeTable(b *strings.Builder, rows []event.Row) {
+	tab, err := exec.Materialize(rows, nil)
+	var lines []string
+	for _, fields := range tab {
+		s := print.Format(event.Row{Kind: event.Insert, Fields: fields})
+		lines = append(lines, strings.TrimPrefix(s, event.Insert.String()))
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		fmt.Fprintln(b, l)
+	}
+	if len(lines) == 0 {
+		fmt.Fprintln(b, "(empty)")
+	}
+	if err != nil {
+		fmt.Fprintf(b, "error: %v\n", err)
+	}
+}
+
+// watermarkPerRow replaces the periodic watermarks of every 'values'
+// source by an operator chained right after it that emits the watermark
+// after each row: the same generator, fired at fixed points.
+func watermarkPerRow(sg *graph.StreamGraph) {
+	for _, n := range append([]*graph.Node(nil), sg.Nodes...) {
+		if _, ok := n.Source.(*valuesSource); !ok || n.Watermarks == nil {
+			continue
+		}
+		strategy := *n.Watermarks
+		n.Watermarks = nil
+		wm := sg.AddNode(&graph.Node{Name: "RowWatermarks", UID: n.UID + "-watermarks", Parallelism: n.Parallelism,
+			NewOperator: func() operator.Operator { return &rowWatermarks{gen: strategy.NewGenerator()} }})
+		for _, e := range sg.Edges {
+			if e.From == n.ID {
+				e.From = wm.ID
+			}
+		}
+		sg.Connect(&graph.Edge{From: n.ID, To: wm.ID, Partitioning: graph.Forward})
+	}
+}
+
+// rowWatermarks forwards each row, then the watermark it allows.
+type rowWatermarks struct {
+	operator.Base
+	gen watermark.Generator
+}
+
+func (o *rowWatermarks) ProcessElement(r event.Record) error {
+	o.Ctx.Output.Collect(r)
+	now := time.Now()
+	o.gen.OnEvent(r.Timestamp, now)
+	wm, _ := o.gen.OnPeriodicEmit(now)
+	o.Ctx.Output.EmitWatermark(wm) // ignored unless it advances
+	return nil
+}
+
+// turnstile orders the steps of all sources: step i may happen once steps
+// 0..i-1 have.
+type turnstile struct {
+	mu      sync.Mutex
+	steps   int
+	next    int
+	changed chan struct{} // closed and replaced when next advances
+}
+
+func (tl *turnstile) advance() {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	tl.next++
+	close(tl.changed)
+	tl.changed = make(chan struct{})
+}
+
+func (tl *turnstile) turn(step int) bool {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	return tl.next == step
+}
+
+// wait returns a channel that is ready when step may be its turn.
+func (tl *turnstile) wait(step int) <-chan struct{} {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.next >= step {
+		return closed
+	}
+	return tl.changed
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+type sourceRow struct {
+	seq    int
+	fields []any
+}
+
+// valuesSource is a bounded source of the rows a script gives its table:
+// one split, read by one reader, one row a poll, each at its turn.
+type valuesSource struct {
+	rows []sourceRow
+	tl   *turnstile
+	end  int // the step at which it ends
+}
+
+func (s *valuesSource) Bounded() bool { return true }
+
+func (s *valuesSource) Enumerate(context.Context) ([]operator.SplitState, error) {
+	return []operator.SplitState{{ID: "values"}}, nil
+}
+
+func (s *valuesSource) CreateReader(operator.ReaderContext) (operator.SourceReader, error) {
+	return &valuesReader{s: s}, nil
+}
+
+// valuesReader emits a row and returns NothingAvailable: the source
+// subtask then flushes its output (the row and its watermark are sent),
+// and polls again, which is when the row's step is complete. Its end step
+// completes in Close, after the subtask sent its final watermark and
+// end of input.
+type valuesReader struct {
+	s        *valuesSource
+	assigned bool
+	next     int  // index of the next row
+	sent     bool // a row was emitted and its step is not yet complete
+	ending   bool
+}
+
+func (r *valuesReader) AddSplits(ss []operator.SplitState) error {
+	r.assigned = r.assigned || len(ss) > 0
+	return nil
+}
+
+func (r *valuesReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
+	if !r.assigned {
+		return operator.EndOfInput, nil
+	}
+	if r.sent {
+		r.sent = false
+		r.s.tl.advance()
+	}
+	if r.next == len(r.s.rows) {
+		if !r.s.tl.turn(r.s.end) {
+			return operator.NothingAvailable, nil
+		}
+		r.ending = true
+		return operator.EndOfInput, nil
+	}
+	row := r.s.rows[r.next]
+	if !r.s.tl.turn(row.seq) {
+		return operator.NothingAvailable, nil
+	}
+	fields := append([]any(nil), row.fields...) // a self-join reads a row twice
+	out.Collect("values", event.Record{Value: event.Row{Kind: event.Insert, Fields: fields}, Timestamp: event.NoTimestamp})
+	r.next++
+	r.sent = true
+	return operator.NothingAvailable, nil
+}
+
+func (r *valuesReader) Available() <-chan struct{} {
+	switch {
+	case r.sent:
+		return closed
+	case r.next == len(r.s.rows):
+		return r.s.tl.wait(r.s.end)
+	}
+	return r.s.tl.wait(r.s.rows[r.next].seq)
+}
+
+func (r *valuesReader) SnapshotState(event.CheckpointID) ([]operator.SplitState, error) {
+	return []operator.SplitState{{ID: "values"}}, nil
+}
+
+func (r *valuesReader) NotifyCheckpointComplete(event.CheckpointID) error { return nil }
+
+func (r *valuesReader) Close() error {
+	if r.ending {
+		r.ending = false
+		r.s.tl.advance()
+	}
+	return nil
+}
+
+// valuesSink records the rows it receives; an insert-only one fails on
+// any other kind (the planner should have refused the query).
+type valuesSink struct {
+	table          string
+	acceptsUpdates bool
+	mu             sync.Mutex
+	rows           []event.Row
+}
+
+func (k *valuesSink) CreateWriter(operator.WriterContext) (operator.SinkWriter, error) {
+	return valuesWriter{k}, nil
+}
+
+func (k *valuesSink) CreateCommitter(operator.WriterContext) (operator.Committer, error) {
+	return nil, nil
+}
+
+type valuesWriter struct{ k *valuesSink }
+
+func (w valuesWriter) Write(r event.Record) error {
+	row, ok := r.Value.(event.Row)
+	if !ok {
+		return fmt.Errorf("values sink %q: got %T, want event.Row", w.k.table, r.Value)
+	}
+	if row.Kind != event.Insert && !w.k.acceptsUpdates {
+		return fmt.Errorf("values sink %q is insert-only but received %s", w.k.table, print.Format(row))
+	}
+	w.k.mu.Lock()
+	defer w.k.mu.Unlock()
+	w.k.rows = append(w.k.rows, row)
+	return nil
+}
+
+func (valuesWriter) Flush(bool) error                                   { return nil }
+func (valuesWriter) PrepareCommit(event.CheckpointID) ([][]byte, error) { return nil, nil }
+func (valuesWriter) SnapshotState(event.CheckpointID) ([]byte, error)   { return nil, nil }
+func (valuesWriter) Close() error                                       { return nil }
