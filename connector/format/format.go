@@ -6,6 +6,8 @@ package format
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,8 +134,36 @@ func FormatScalar(v any) string {
 		return FormatDecimal(x)
 	case []byte:
 		return string(x)
+	case float64:
+		return JavaDouble(x)
 	}
 	return fmt.Sprint(v)
+}
+
+// JavaDouble prints a DOUBLE as Flink (Java's Double.toString) does: 2.0,
+// 0.5, 1.0E7, 1.0E-4.
+func JavaDouble(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "NaN"
+	case math.IsInf(x, 1):
+		return "Infinity"
+	case math.IsInf(x, -1):
+		return "-Infinity"
+	}
+	if a := math.Abs(x); a == 0 || (a >= 1e-3 && a < 1e7) {
+		s := strconv.FormatFloat(x, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(x, 'E', -1, 64), "E")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	e, _ := strconv.Atoi(exp)
+	return mant + "E" + strconv.Itoa(e)
 }
 
 // FormatDecimal writes d with its own scale kept: DECIMAL(10, 2) 10.50

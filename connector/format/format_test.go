@@ -90,3 +90,11 @@ func TestJSONFailOnMissingField(t *testing.T) {
 		t.Fatal("bad option value accepted")
 	}
 }
+
+func TestJavaDouble(t *testing.T) {
+	for x, want := range map[float64]string{2: "2.0", 0.5: "0.5", 1e7: "1.0E7", 1.25e-4: "1.25E-4", -3.5: "-3.5", 0: "0.0", 123456.789: "123456.789"} {
+		if got := JavaDouble(x); got != want {
+			t.Errorf("JavaDouble(%v) = %q, want %q", x, got, want)
+		}
+	}
+}

@@ -66,24 +66,42 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 	if tvf != nil {
 		input = tvf.input
 	}
+	sess, groupBy, err := sessionKey(input, groupBy)
+	if err != nil {
+		return nil, err
+	}
+	saved := p.aggInput
+	p.aggInput = input.Cols
+	defer func() { p.aggInput = saved }()
 	ap, err := p.shapeAggregation(input, groupBy, aggs)
 	if err != nil {
 		return nil, err
+	}
+	if len(ap.calls) == 0 {
+		// GROUP BY without aggregates (a DISTINCT): the operators need a
+		// call; a hidden COUNT(*) is never read.
+		ap.calls, ap.callText = []exec.AggCall{{Kind: exec.CountStar}}, []string{""}
 	}
 	if ap.pre != nil {
 		input = p.calcOver(input, ap.pre, ap.preCols)
 		input.RowTime = -1
 	}
 	var out *Rel
-	if tvf != nil {
+	switch {
+	case tvf != nil:
 		out, err = p.windowAgg(input, tvf, ap)
-	} else {
+	case sess != nil:
+		out, err = p.sessionAgg(input, sess, ap)
+	default:
 		out, err = p.groupAgg(input, ap.keys, ap.calls, p.aggOutputCols(input, ap, nil))
 	}
 	if err != nil {
 		return nil, err
 	}
-	resolve := p.aggResolver(out, ap, tvf != nil)
+	resolve := p.aggResolver(out, ap, tvf != nil || sess != nil)
+	if sess != nil {
+		resolve = sessionResolver(len(ap.keys), out, resolve)
+	}
 	if s.Having != nil {
 		if out, err = p.filter(out, s.Having, resolve); err != nil {
 			return nil, err
@@ -102,8 +120,13 @@ func (p *Planner) shapeAggregation(in *Rel, groupBy []parser.Expr, aggs []*parse
 		pre[i] = fieldRef(i, c.Type)
 	}
 	needPre := false
+	computed := map[string]int{} // an expression's text → its pre-projected column
 	column := func(e parser.Expr) (int, error) {
 		if i := identIndex(in, e); i >= 0 {
+			return i, nil
+		}
+		text := parser.Format(e)
+		if i, ok := computed[text]; ok {
 			return i, nil
 		}
 		c, err := expr.Compile(e, p.scope(in.Cols))
@@ -113,6 +136,7 @@ func (p *Planner) shapeAggregation(in *Rel, groupBy []parser.Expr, aggs []*parse
 		needPre = true
 		pre = append(pre, c)
 		preCols = append(preCols, expr.Column{Name: fmt.Sprintf("$e%d", len(preCols)), Type: c.Type})
+		computed[text] = len(pre) - 1
 		return len(pre) - 1, nil
 	}
 	for _, g := range groupBy {
@@ -146,10 +170,19 @@ func (p *Planner) shapeAggregation(in *Rel, groupBy []parser.Expr, aggs []*parse
 func colType(cols []expr.Column, i int) types.Type { return cols[i].Type }
 
 func (p *Planner) aggCall(f *parser.FuncCall, column func(parser.Expr) (int, error), _ []expr.Column) (exec.AggCall, error) {
-	kind := aggKinds[f.Name]
-	if f.Filter != nil {
-		return exec.AggCall{}, errAt(f.Pos, "FILTER (WHERE …) on aggregates is not supported yet")
+	call, err := p.aggCallNoFilter(f, column)
+	if err != nil || f.Filter == nil {
+		return call, err
 	}
+	if call.FilterField, err = column(f.Filter); err != nil {
+		return exec.AggCall{}, err
+	}
+	call.HasFilter = true
+	return call, nil
+}
+
+func (p *Planner) aggCallNoFilter(f *parser.FuncCall, column func(parser.Expr) (int, error)) (exec.AggCall, error) {
+	kind := aggKinds[f.Name]
 	if f.Name == "COUNT" && (len(f.Args) == 0 || isStar(f.Args[0])) {
 		return exec.AggCall{Kind: exec.CountStar}, nil
 	}
@@ -160,7 +193,23 @@ func (p *Planner) aggCall(f *parser.FuncCall, column func(parser.Expr) (int, err
 	if err != nil {
 		return exec.AggCall{}, err
 	}
+	if kind == exec.Sum || kind == exec.Avg {
+		if t, ok := p.argType(f.Args[0]); ok && !t.IsNumeric() && t.Kind != types.Null {
+			return exec.AggCall{}, &Error{Pos: f.Pos, Msg: fmt.Sprintf("%s takes a number, got %s", f.Name, t.Base()),
+				Hint: "CAST the argument to a numeric type"}
+		}
+	}
 	return exec.AggCall{Kind: kind, Arg: arg, Distinct: f.Distinct}, nil
+}
+
+// argType infers an aggregate argument's type over the aggregation's input
+// (set by shapeAggregation while it runs).
+func (p *Planner) argType(e parser.Expr) (types.Type, bool) {
+	if p.aggInput == nil {
+		return types.Type{}, false
+	}
+	t, err := expr.InferType(e, p.scope(p.aggInput))
+	return t, err == nil
 }
 
 func isStar(e parser.Expr) bool {
@@ -224,7 +273,12 @@ func (p *Planner) aggResolver(out *Rel, ap *aggPlan, window bool) func(parser.Ex
 				return fieldRef(aggBase+i, out.Cols[aggBase+i].Type), nil
 			}
 		}
-		if _, isIdent := e.(*parser.Ident); isIdent {
+		if id, isIdent := e.(*parser.Ident); isIdent {
+			if identIndex(out, e) < 0 && p.aggInput != nil && identIndex(&Rel{Cols: p.aggInput}, e) >= 0 {
+				name := id.Parts[len(id.Parts)-1]
+				return nil, &Error{Pos: id.Pos, Msg: fmt.Sprintf("column `%s` is neither grouped nor aggregated", name),
+					Hint: fmt.Sprintf("add it to GROUP BY or aggregate it, e.g. MAX(%s)", name)}
+			}
 			return nil, nil // resolved by name
 		}
 		for i, t := range ap.keyText {
@@ -242,7 +296,8 @@ func (p *Planner) aggResolver(out *Rel, ap *aggPlan, window bool) func(parser.Ex
 // groupAgg is a GROUP BY aggregation: hash exchange by the keys, then
 // exec.GroupAggregate. Its output updates (retract mode).
 func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []expr.Column) (*Rel, error) {
-	opts := exec.GroupAggOptions{GroupKeys: keys, Aggs: calls, InputInsertOnly: in.InsertOnly, StateTTL: p.Config.StateTTL}
+	opts := exec.GroupAggOptions{GroupKeys: keys, Aggs: calls, InputInsertOnly: in.InsertOnly, StateTTL: p.Config.StateTTL,
+		MiniBatchSize: p.Config.MiniBatchSize, MiniBatchLatency: p.Config.MiniBatchLatency}
 	if _, err := exec.NewGroupAggregate(opts); err != nil {
 		return nil, err
 	}
@@ -253,6 +308,7 @@ func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []exp
 	r := &Rel{Op: "GroupAggregate", Detail: fmt.Sprintf("groupBy=[%s], select=[%s]", strings.Join(names, ", "), aggText(calls, in.Cols)),
 		Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
 	r.updating("GroupAggregate(groupBy=[" + strings.Join(names, ", ") + "])")
+	r.NoDeletes = in.InsertOnly
 	key := exec.FieldKey(keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		n := b.keyed("GroupAggregate", ins[0], key, func() operator.Operator {
@@ -267,15 +323,23 @@ func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []exp
 func aggText(calls []exec.AggCall, cols []expr.Column) string {
 	var parts []string
 	for _, c := range calls {
-		if c.Kind == exec.CountStar {
+		if c.Kind == exec.CountStar && !c.HasFilter {
 			parts = append(parts, "COUNT(*)")
+			continue
+		}
+		if c.Kind == exec.CountStar {
+			parts = append(parts, "COUNT(*) FILTER "+cols[c.FilterField].Name)
 			continue
 		}
 		d := ""
 		if c.Distinct {
 			d = "DISTINCT "
 		}
-		parts = append(parts, fmt.Sprintf("%s(%s%s)", c.Kind, d, cols[c.Arg].Name))
+		f := ""
+		if c.HasFilter {
+			f = " FILTER " + cols[c.FilterField].Name
+		}
+		parts = append(parts, fmt.Sprintf("%s(%s%s)%s", c.Kind, d, cols[c.Arg].Name, f))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
 )
 
 // PlanInsert plans INSERT INTO table query: the query, a cast to the
@@ -70,6 +71,10 @@ func (p *Planner) conform(ins *parser.Insert, t *catalog.Table, q *Rel) (*Rel, e
 			evals[i] = &expr.Compiled{Type: f.Type, Eval: func([]any) (any, error) { return nil, nil }}
 			continue
 		}
+		if from := q.Cols[src].Type; !assignable(from, f.Type) {
+			return nil, &Error{Pos: ins.Pos, Msg: fmt.Sprintf("INSERT INTO %s: column %s: the query gives %s, the table takes %s",
+				t.Name, f.Name, from.Base(), f.Type.Base()), Hint: "CAST it explicitly"}
+		}
 		c, err := expr.CastTo(fieldRef(src, q.Cols[src].Type), f.Type, p.scope(q.Cols))
 		if err != nil {
 			return nil, errAt(ins.Pos, "INSERT INTO %s: column %s: %v", t.Name, f.Name, err)
@@ -106,3 +111,27 @@ func (p *Planner) sinkRel(t *catalog.Table, q *Rel, spec SinkSpec) *Rel {
 }
 
 var _ = event.Insert
+
+// typeFamily groups types that convert into each other implicitly.
+func typeFamily(t types.Type) int {
+	switch {
+	case t.IsNumeric():
+		return 1
+	case t.IsString():
+		return 2
+	case t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ || t.Kind == types.Date:
+		return 3
+	case t.Kind == types.Boolean:
+		return 4
+	case t.Kind == types.Bytes:
+		return 5
+	}
+	return 10 + int(t.Kind)
+}
+
+// assignable reports whether a query column of type from may be written
+// into a sink column of type to without an explicit CAST (Flink refuses
+// e.g. STRING into BIGINT at planning time).
+func assignable(from, to types.Type) bool {
+	return from.Kind == types.Null || typeFamily(from) == typeFamily(to)
+}

@@ -26,6 +26,12 @@ type Config struct {
 	// Functions are user-defined scalar functions by upper-case name (what
 	// CREATE FUNCTION would register). Default none.
 	Functions map[string]*expr.Function
+	// MiniBatchSize and MiniBatchLatency are Flink's
+	// table.exec.mini-batch.size and …allow-latency, for group
+	// aggregations (see exec.GroupAggOptions). Default 0: no mini-batches
+	// (table.exec.mini-batch.enabled = false).
+	MiniBatchSize    int
+	MiniBatchLatency time.Duration
 }
 
 // Planner plans queries of one session.
@@ -34,6 +40,9 @@ type Planner struct {
 	Connectors *Connectors
 	Config     Config
 	ctes       []map[string]*parser.Query
+	// aggInput is the input of the aggregation being planned, for type
+	// checks and error messages.
+	aggInput []expr.Column
 }
 
 // Error is a planning error at a position of the SQL text.

@@ -23,6 +23,7 @@ type rankPattern struct {
 	rnName string
 	n      int
 	rest   []parser.Expr // other conjuncts of the outer WHERE
+	rnUsed bool          // the outer query reads the rank number
 }
 
 func findRankPattern(s *parser.Select) (*rankPattern, bool) {
@@ -50,7 +51,36 @@ func findRankPattern(s *parser.Select) (*rankPattern, bool) {
 			rp.rest = append(rp.rest, c)
 		}
 	}
+	rp.rnUsed = readsColumn(s, rp.rnName)
 	return rp, rp.n > 0
+}
+
+// readsColumn reports whether the SELECT list, the other WHERE conjuncts,
+// GROUP BY or HAVING of s mention column name (or select *).
+func readsColumn(s *parser.Select, name string) bool {
+	found := false
+	visit := func(e parser.Expr) bool {
+		switch x := e.(type) {
+		case *parser.Ident:
+			found = found || x.Parts[len(x.Parts)-1] == name
+		case *parser.Star:
+			found = true
+		}
+		return !found
+	}
+	for _, it := range s.Items {
+		walk(it.Expr, visit)
+	}
+	for _, g := range s.GroupBy {
+		walk(g, visit)
+	}
+	walk(s.Having, visit)
+	for _, c := range conjuncts(s.Where) {
+		if _, isBound := rankBound(c, name); !isBound {
+			walk(c, visit)
+		}
+	}
+	return found
 }
 
 // rankBound reads rn = 1, rn <= N, rn < N.
@@ -80,14 +110,9 @@ func rankBound(e parser.Expr, rn string) (int, bool) {
 }
 
 func (p *Planner) planRank(s *parser.Select, rp *rankPattern) (*Rel, error) {
-	in, err := p.planFrom(rp.inner.From)
+	in, err := p.planSourceWhere(rp.inner.From, rp.inner.Where)
 	if err != nil {
 		return nil, err
-	}
-	if rp.inner.Where != nil {
-		if in, err = p.filter(in, rp.inner.Where, nil); err != nil {
-			return nil, err
-		}
 	}
 	var keys []int
 	for _, e := range rp.over.PartitionBy {
@@ -132,9 +157,11 @@ func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl tim
 		which = "last"
 	}
 	r := &Rel{Op: "Deduplicate", Detail: fmt.Sprintf("keep=[%s], key=[%s], order=[%s]", which, keyNames(in, keys), in.Cols[timeCol].Name),
-		Inputs: []*Rel{in}, Cols: cols, RowTime: -1, InsertOnly: !keepLast && in.InsertOnly}
+		Inputs: []*Rel{in}, Cols: cols, RowTime: -1, InsertOnly: !keepLast && !opts.RowTime && in.InsertOnly}
+	// Only first-row deduplication on processing time is append-only: on
+	// event time an earlier row arriving later replaces the kept one.
 	if !r.InsertOnly {
-		r.UpdatesFrom = firstNonEmpty(in.UpdatesFrom, "Deduplicate(keep=[last])")
+		r.UpdatesFrom = firstNonEmpty(in.UpdatesFrom, "Deduplicate(keep=["+which+"])")
 	}
 	if keepLast {
 		r.RowTime = -1
@@ -148,9 +175,7 @@ func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl tim
 			op, _ := exec.NewDeduplicate(opts)
 			return op
 		})
-		c := b.op("Calc", func() operator.Operator { return &exec.Calc{Project: withRN} })
-		b.forward(n, c, 0)
-		return c, nil
+		return b.calc("Calc", n, nil, withRN), nil
 	}
 	return r
 }
@@ -176,12 +201,17 @@ func (p *Planner) topN(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 		}
 		order = append(order, exec.SortKey{Field: i, Desc: o.Desc})
 	}
-	opts := exec.TopNOptions{PartitionKeys: keys, OrderBy: order, N: rp.n, RankNumber: true,
+	// Without rn in the result, rows enter (+I) and leave (-D) the top N;
+	// with it, every rank shift is an update (Flink's two Top-N outputs).
+	opts := exec.TopNOptions{PartitionKeys: keys, OrderBy: order, N: rp.n, RankNumber: rp.rnUsed,
 		InputInsertOnly: in.InsertOnly, StateTTL: p.Config.StateTTL}
 	if _, err := exec.NewTopN(opts); err != nil {
 		return nil, err
 	}
-	cols := append(append([]expr.Column(nil), in.Cols...), expr.Column{Name: "$rn", Type: types.Type{Kind: types.BigInt}})
+	cols := append([]expr.Column(nil), in.Cols...)
+	if rp.rnUsed {
+		cols = append(cols, expr.Column{Name: "$rn", Type: types.Type{Kind: types.BigInt}})
+	}
 	r := &Rel{Op: "Rank", Detail: fmt.Sprintf("rankRange=[1..%d], partitionBy=[%s]", rp.n, keyNames(in, keys)),
 		Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
 	r.updating(firstNonEmpty(in.UpdatesFrom, fmt.Sprintf("Rank(rankRange=[1..%d])", rp.n)))
@@ -202,6 +232,10 @@ func (p *Planner) afterRank(s *parser.Select, rp *rankPattern, ranked *Rel) (*Re
 	rnCol := len(ranked.Cols) - 1
 	resolve := func(e parser.Expr) (*expr.Compiled, error) {
 		if f, ok := e.(*parser.FuncCall); ok && f.Name == "ROW_NUMBER" {
+			if ranked.Op == "Rank" && !rp.rnUsed {
+				// Not selected: a placeholder the outer query drops.
+				return &expr.Compiled{Type: types.Type{Kind: types.BigInt}, Eval: func([]any) (any, error) { return nil, nil }}, nil
+			}
 			return fieldRef(rnCol, ranked.Cols[rnCol].Type), nil
 		}
 		return nil, nil

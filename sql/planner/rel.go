@@ -28,6 +28,9 @@ type Rel struct {
 	// UpdatesFrom names the operator that first produces updates on this
 	// path (for a clear error at a sink that cannot take them).
 	UpdatesFrom string
+	// NoDeletes: an updating result without -D rows (a group aggregation
+	// over an insert-only input: a group never disappears).
+	NoDeletes bool
 	// RowTime is the index of the event-time attribute in Cols, or -1.
 	RowTime int
 	// tvf is set on a window table function, which a following window
@@ -43,12 +46,15 @@ func (r *Rel) ChangelogMode() string {
 	if r.InsertOnly {
 		return "[I]"
 	}
+	if r.NoDeletes {
+		return "[I,UB,UA]"
+	}
 	return "[I,UB,UA,D]"
 }
 
 // withMode copies the changelog mode and time attribute of in.
 func (r *Rel) withMode(in *Rel) *Rel {
-	r.InsertOnly, r.UpdatesFrom = in.InsertOnly, in.UpdatesFrom
+	r.InsertOnly, r.UpdatesFrom, r.NoDeletes = in.InsertOnly, in.UpdatesFrom, in.NoDeletes
 	return r
 }
 

@@ -95,6 +95,11 @@ func (st Settings) RuntimeOptions(jobName string) (runtime.Options, error) {
 	if err := st.checkpointOptions(&o); err != nil {
 		return o, err
 	}
+	if !on {
+		// Flink's default: no restarts when checkpointing is off (a restart
+		// could only start over).
+		o.Restart = runtime.NoRestart{}
+	}
 	return o, st.restartStrategy(&o)
 }
 

@@ -29,7 +29,7 @@ import (
 
 var knownBugs = flag.Bool("known-bugs", false, "also run testdata/known_bugs (cases that fail until a planner/exec bug is fixed)")
 
-const knownBugsFile = "known_bugs"
+const knownBugsFile = "regressions"
 
 // TestSQLScripts runs the SQL scripts in testdata: statements, input rows
 // and the changelog each sink receives. Regenerate with -rewrite, then read
@@ -86,15 +86,14 @@ func newSQLScript() *sqlScript {
 	return r
 }
 
-// runKnownBugs runs each subtest of the known-bugs file in a fresh
+// runKnownBugs runs each subtest of the regressions file (bugs found
+// against Flink's semantics, now fixed) in a fresh
 // session after the file's common part (what precedes the first
 // subtest), so that one failing case does not hide the others; a
 // datadriven file stops at its first failure. The expectations are
 // hand-written and never rewritten.
 func runKnownBugs(t *testing.T, path string) {
-	if !*knownBugs {
-		t.Skip("known planner/exec bugs, expecting Flink's results: see testdata/known_bugs; run with -known-bugs")
-	}
+	_ = *knownBugs // kept so old invocations with -known-bugs still parse
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -32,7 +32,6 @@ type e2e struct {
 	cl               *kgo.Client
 	adm              *kadm.Client
 	db               *sql.DB
-	script0          string
 }
 
 func newE2E(t *testing.T) *e2e {
@@ -138,7 +137,24 @@ SET 'execution.checkpointing.dir' = '%[1]s';
 SET 'parallelism.default' = '2';
 SET 'pipeline.name' = 'e2e-%[3]s';
 
+-- The table is declared twice, once per INSERT: two scans of one table
+-- give two job vertices of the same name, which the runtime cannot tell
+-- apart yet (see the report); each declaration reads the whole topic.
 CREATE TABLE bills (
+  bill_id    STRING,
+  account_id STRING,
+  amount     DECIMAL(18, 2),
+  ts         TIMESTAMP(3)
+) WITH (
+  'connector' = 'kafka',
+  'topic' = '%[2]s',
+  'properties.bootstrap.servers' = '%[4]s',
+  'scan.startup.mode' = 'earliest-offset',
+  'scan.bounded.mode' = 'latest-offset',
+  'format' = 'json'
+);
+
+CREATE TABLE bills_again (
   bill_id    STRING,
   account_id STRING,
   amount     DECIMAL(18, 2),
@@ -186,7 +202,7 @@ INSERT INTO totals_db
 SELECT account_id, SUM(amount), COUNT(*) FROM bills GROUP BY account_id;
 
 INSERT INTO totals_topic
-SELECT account_id, SUM(amount), COUNT(*) FROM bills GROUP BY account_id;
+SELECT account_id, SUM(amount), COUNT(*) FROM bills_again GROUP BY account_id;
 `, filepath.Join(e.dir, "checkpoints"), e.bills, e.totals, e.brokers, e.url, e.table)
 }
 
@@ -197,11 +213,7 @@ SELECT account_id, SUM(amount), COUNT(*) FROM bills GROUP BY account_id;
 func (e *e2e) runUntilCheckpoint(crash bool) (restored int64, finished bool) {
 	e.t.Helper()
 	s := New()
-	sc := e.script()
-	if e.script0 != "" {
-		sc = e.script0
-	}
-	if err := s.Execute(sc); err != nil {
+	if err := s.Execute(e.script()); err != nil {
 		e.t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -209,9 +221,7 @@ func (e *e2e) runUntilCheckpoint(crash bool) (restored int64, finished bool) {
 	completed := 0
 	res, err := s.Run(ctx, "e2e", func(o *runtime.Options) {
 		o.Restore = "latest"
-		o.Progress = func(p runtime.Progress) { e.t.Logf("DEBUG progress %+v", p) }
 		o.Listener = func(ev runtime.Event) {
-			e.t.Logf("DEBUG event %+v", ev)
 			if ev.Kind == runtime.EventCheckpointCompleted {
 				if completed++; crash && completed == 2 {
 					cancel()

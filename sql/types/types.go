@@ -98,6 +98,9 @@ func (t Type) String() string {
 	return s
 }
 
+// Base prints t without nullability and time attribute, e.g. "STRING".
+func (t Type) Base() string { return t.base() }
+
 func (t Type) base() string {
 	switch t.Kind {
 	case Decimal:
