@@ -58,18 +58,29 @@ type AggCall struct {
 	// its scale fixes the scale of SUM (s) and AVG (max(6, s)); without it
 	// the scale comes from the values.
 	ArgType *types.Type
+	// HasFilter makes the call aggregate only the rows whose field
+	// FilterField is TRUE (AGG(x) FILTER (WHERE cond), the condition
+	// computed into a BOOLEAN field by the planner). A DISTINCT call with
+	// a filter sees the distinct values of those rows. Default false:
+	// every row.
+	HasFilter   bool
+	FilterField int
 }
 
 // String prints the call in SQL, with the argument as $index.
 func (c AggCall) String() string {
+	f := ""
+	if c.HasFilter {
+		f = fmt.Sprintf(" FILTER (WHERE $%d)", c.FilterField)
+	}
 	if c.Kind == CountStar {
-		return "COUNT(*)"
+		return "COUNT(*)" + f
 	}
 	d := ""
 	if c.Distinct {
 		d = "DISTINCT "
 	}
-	return fmt.Sprintf("%s(%s$%d)", c.Kind, d, c.Arg)
+	return fmt.Sprintf("%s(%s$%d)%s", c.Kind, d, c.Arg, f)
 }
 
 func checkAggs(calls []AggCall, twoPhase bool) error {
@@ -79,6 +90,9 @@ func checkAggs(calls []AggCall, twoPhase bool) error {
 		}
 		if c.Kind != CountStar && c.Arg < 0 {
 			return fmt.Errorf("%w: %s has a negative argument index", ErrInvalidOptions, c)
+		}
+		if c.HasFilter && c.FilterField < 0 {
+			return fmt.Errorf("%w: %s has a negative filter field index", ErrInvalidOptions, c)
 		}
 		if twoPhase && c.Distinct {
 			return fmt.Errorf("%w: %s cannot run in two phases; set 'table.optimizer.agg-phase-strategy' = 'ONE_PHASE' for this query", ErrInvalidOptions, c)
@@ -188,6 +202,14 @@ func (a *aggregator) accumulate(acc, fields []any, retract bool, set func(i int)
 	}
 	acc[0] = rows(acc) + sign
 	for i, c := range a.calls {
+		if c.HasFilter {
+			if c.FilterField >= len(fields) {
+				return fmt.Errorf("%w: %s reads field %d of a row of %d fields", ErrType, c, c.FilterField, len(fields))
+			}
+			if b, _ := fields[c.FilterField].(bool); !b {
+				continue // FILTER (WHERE …) is not TRUE for this row
+			}
+		}
 		var v any = true
 		if c.Kind != CountStar {
 			if c.Arg >= len(fields) {

@@ -33,6 +33,19 @@ type GroupAggOptions struct {
 	// processing time) is forgotten; a later row starts it afresh. Default
 	// 0: keep state forever.
 	StateTTL time.Duration
+	// MiniBatchSize turns on Flink's mini-batch aggregation
+	// (table.exec.mini-batch.enabled, …size): rows are folded into
+	// in-memory accumulators, and each group's state is written and its
+	// change emitted once per batch instead of once per row. A batch ends
+	// after this many rows, after MiniBatchLatency, before a checkpoint
+	// barrier and at the end of the input. (Not on watermarks: a group
+	// aggregation's output has no event time that a watermark could
+	// overtake.) Default 0: off.
+	MiniBatchSize int
+	// MiniBatchLatency is table.exec.mini-batch.allow-latency: a batch
+	// that is this old (processing time) ends with the next row. Default
+	// 0: no time limit.
+	MiniBatchLatency time.Duration
 }
 
 // Validate checks the options.
@@ -65,6 +78,26 @@ type GroupAggregate struct {
 	partial bool // input rows are LocalAggregate's partial accumulators
 	acc     state.ValueState[[]any]
 	sets    []valueSet // per call; the zero valueSet when unused
+	batch   miniBatch
+}
+
+// miniBatch holds the groups a mini-batch touched, in first-touch order.
+type miniBatch struct {
+	groups map[string]*batchGroup
+	order  []*batchGroup
+	rows   int
+	start  int64 // processing time of the batch's first row
+}
+
+// batchGroup is one group's accumulator during a batch, and its result
+// before the batch.
+type batchGroup struct {
+	key     string
+	keys    []any
+	acc     []any
+	prev    []any
+	hadPrev bool
+	ts      event.Timestamp
 }
 
 // NewGroupAggregate returns a GroupAggregate; its input must be keyed by
@@ -96,7 +129,8 @@ func (g *GroupAggregate) Open(ctx *operator.Context) error {
 
 func (g *GroupAggregate) set(i int) multiset { return g.sets[i] }
 
-// ProcessElement folds a row into its group and emits the change.
+// ProcessElement folds a row into its group and emits the change (with
+// mini-batches, folds it and emits at the batch's end).
 func (g *GroupAggregate) ProcessElement(r event.Record) error {
 	row, err := rowOf(r.Value)
 	if err != nil {
@@ -104,6 +138,9 @@ func (g *GroupAggregate) ProcessElement(r event.Record) error {
 	}
 	if err := checkWidth("GroupAggregate", row.Fields, g.opts.GroupKeys...); err != nil {
 		return err
+	}
+	if g.opts.MiniBatchSize > 0 {
+		return g.batchElement(row, r.Timestamp)
 	}
 	setKey(g.Ctx, g.key(row.Fields))
 	stored, ok := g.acc.Value()
@@ -169,4 +206,74 @@ func (g *GroupAggregate) clear() {
 			s.clear()
 		}
 	}
+}
+
+// batchElement folds a row into its group's batch accumulator.
+func (g *GroupAggregate) batchElement(row event.Row, ts event.Timestamp) error {
+	k := g.key(row.Fields)
+	setKey(g.Ctx, k) // DISTINCT and MIN/MAX value sets are state, updated as rows come
+	b := &g.batch
+	bg := b.groups[k]
+	if bg == nil {
+		stored, ok := g.acc.Value()
+		if !ok && !row.Kind.IsAccumulate() {
+			return nil // retracting from a group we do not know (expired by TTL)
+		}
+		bg = &batchGroup{key: k, keys: pick(row.Fields, g.opts.GroupKeys), hadPrev: ok}
+		if ok {
+			bg.acc = append([]any(nil), stored...)
+			bg.prev = g.agg.result(bg.acc)
+		} else {
+			bg.acc = g.agg.newAcc()
+		}
+		if b.groups == nil {
+			b.groups = map[string]*batchGroup{}
+		}
+		if len(b.order) == 0 {
+			b.start = g.Ctx.Now()
+		}
+		b.groups[k] = bg
+		b.order = append(b.order, bg)
+	} else if !row.Kind.IsAccumulate() && rows(bg.acc) <= 0 {
+		return nil // the group emptied in this batch: as if forgotten
+	}
+	var err error
+	if g.partial {
+		err = g.mergePartial(bg.acc, row.Fields)
+	} else {
+		err = g.agg.accumulate(bg.acc, row.Fields, !row.Kind.IsAccumulate(), g.set)
+	}
+	if err != nil {
+		return fmt.Errorf("sql/exec: GroupAggregate: %w", err)
+	}
+	bg.ts = ts
+	b.rows++
+	if b.rows >= g.opts.MiniBatchSize || (g.opts.MiniBatchLatency > 0 && g.Ctx.Now()-b.start >= g.opts.MiniBatchLatency.Milliseconds()) {
+		g.flushBatch()
+	}
+	return nil
+}
+
+// flushBatch stores every group the batch touched and emits its change.
+func (g *GroupAggregate) flushBatch() {
+	b := &g.batch
+	for _, bg := range b.order {
+		setKey(g.Ctx, bg.key)
+		g.update(bg.keys, bg.acc, bg.prev, bg.hadPrev, bg.ts)
+	}
+	clear(b.groups)
+	b.order, b.rows = b.order[:0], 0
+}
+
+// PrepareSnapshotPreBarrier ends the batch, so that the checkpoint holds
+// every row before the barrier in state.
+func (g *GroupAggregate) PrepareSnapshotPreBarrier(id event.CheckpointID) error {
+	g.flushBatch()
+	return g.Base.PrepareSnapshotPreBarrier(id)
+}
+
+// Finish ends the batch at the end of the input.
+func (g *GroupAggregate) Finish() error {
+	g.flushBatch()
+	return g.Base.Finish()
 }

@@ -49,6 +49,12 @@ type JoinOptions struct {
 	// StateTTL is table.exec.state.ttl for both sides' rows. Default 0:
 	// keep state forever.
 	StateTTL time.Duration
+	// LeftInsertOnly and RightInsertOnly say a side's input has only +I
+	// rows. Such a side, unless it is an outer side, keeps its rows in a
+	// list in arrival order instead of a multiset keyed by each row's
+	// encoding: no row is ever looked up to be retracted, so none is
+	// encoded. A retraction on it is an error. Default false.
+	LeftInsertOnly, RightInsertOnly bool
 }
 
 // Validate checks the options.
@@ -97,6 +103,8 @@ type Join struct {
 	keys  [2]KeyFunc
 	reads [2][]int
 	side  [2]state.MapState[string, []any]
+	// list[s] is set for an insert-only inner side s: its rows in order.
+	list [2]state.ListState[[]any]
 }
 
 var _ operator.TwoInput = (*Join)(nil)
@@ -117,7 +125,12 @@ func (j *Join) Open(ctx *operator.Context) error {
 		return err
 	}
 	ttl := ttlConfig(j.opts.StateTTL)
+	insertOnly := [2]bool{j.opts.LeftInsertOnly, j.opts.RightInsertOnly}
 	for s, name := range []string{"join-left", "join-right"} {
+		if insertOnly[s] && !j.opts.Type.outer(s) {
+			j.list[s] = state.List(ctx.Keyed, state.ListDescriptor[[]any]{Name: name + "-rows", Codec: RowCodec{}, TTL: ttl})
+			continue
+		}
 		j.side[s] = state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{Name: name, ValueCodec: RowCodec{}, TTL: ttl})
 	}
 	return nil
@@ -151,6 +164,9 @@ func (j *Join) process(s int, r event.Record) error {
 		return err
 	}
 	setKey(j.Ctx, j.keys[s](row.Fields))
+	if j.list[s] != nil && !row.Kind.IsAccumulate() {
+		return fmt.Errorf("%w: Join got a %s row on a side the planner marked insert-only", ErrUpdatesUnsupported, row.Kind)
+	}
 	matches, err := j.matching(s, row.Fields)
 	if err != nil {
 		return err
@@ -165,6 +181,9 @@ func (j *Join) process(s int, r event.Record) error {
 
 // matching returns the other side's rows that join with row of side s.
 func (j *Join) matching(s int, row []any) ([]joinEntry, error) {
+	if j.list[1-s] != nil {
+		return j.matchingList(s, row)
+	}
 	var out []joinEntry
 	var err error
 	j.side[1-s].Range(func(k string, e []any) bool {
@@ -187,6 +206,28 @@ func (j *Join) matching(s int, row []any) ([]joinEntry, error) {
 	}
 	// Map order is random; a fixed output order keeps runs reproducible.
 	slices.SortFunc(out, func(a, b joinEntry) int { return strings.Compare(a.key, b.key) })
+	return out, nil
+}
+
+// matchingList is matching over a side kept as a list, in arrival order.
+func (j *Join) matchingList(s int, row []any) ([]joinEntry, error) {
+	var out []joinEntry
+	for _, o := range j.list[1-s].Get() {
+		if j.opts.Condition != nil {
+			l, r := row, o
+			if s == 1 {
+				l, r = r, l
+			}
+			ok, err := j.opts.Condition(l, r)
+			if err != nil {
+				return nil, fmt.Errorf("sql/exec: Join condition: %w", err)
+			}
+			if !ok {
+				continue
+			}
+		}
+		out = append(out, joinEntry{count: 1, row: o})
+	}
 	return out, nil
 }
 
@@ -228,6 +269,10 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 	}
 	if total == 0 && j.opts.Type.outer(s) {
 		emit(j.Ctx, event.Insert, j.padded(s, row), ts)
+	}
+	if j.list[s] != nil {
+		j.list[s].Add(row)
+		return
 	}
 	k := valueKey(row)
 	e := joinEntry{key: k, row: row}

@@ -352,10 +352,39 @@ func valueKey(v any) string { return string(appendValue(nil, v, true)) }
 // sameValue reports whether a and b are equal as SQL sees it (and NULL
 // equals NULL, as IS NOT DISTINCT FROM).
 func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case int64:
+		if y, ok := b.(int64); ok {
+			return x == y
+		}
+	case string:
+		if y, ok := b.(string); ok {
+			return x == y
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			return x == y
+		}
+	}
 	return bytes.Equal(appendValue(nil, a, true), appendValue(nil, b, true))
 }
 
-// sameRow reports whether two rows' fields are pairwise sameValue.
+// sameRow reports whether two rows' fields are pairwise sameValue. Rows
+// are compared field by field without encoding them, and a row is the
+// same as itself (operators pass stored rows on by reference).
 func sameRow(a, b []any) bool {
-	return len(a) == len(b) && bytes.Equal(appendValue(nil, a, true), appendValue(nil, b, true))
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		if !sameValue(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -143,6 +144,12 @@ type WindowAggOptions struct {
 	// WindowTime adds window_time (window_end - 1ms, the rowtime of the
 	// output) after window_end. Default false.
 	WindowTime bool
+	// ProcTime makes the windows follow processing time (DESCRIPTOR of a
+	// PROCTIME() attribute): a row belongs to the windows of the wall
+	// clock when it arrives (TimeField is not read), and a window fires
+	// when the wall clock passes its end; at the end of a bounded input
+	// every open window fires. Default false: event time.
+	ProcTime bool
 	// Project, if set, maps each result row [keys…, window_start,
 	// window_end, (window_time,) aggs…] to the output row (the SELECT
 	// list's order). Default: that row as it is.
@@ -180,9 +187,12 @@ type WindowAggregate struct {
 	agg  aggregator
 	// reads are the fields a row must have.
 	reads []int
-	accs  state.MapState[string, []any] // window id → [keys, accumulator]
+	accs  state.MapState[string, []any] // window (or slice) id → [keys, accumulator]
 	sets  []state.MapState[string, []any]
 	wm    watermarkKeeper
+	// sliced: the accumulators merge, so rows go to slices (windowslice.go).
+	sliced bool
+	buf    windowBuffer
 }
 
 // NewWindowAggregate returns a WindowAggregate; its input must be keyed by
@@ -191,8 +201,12 @@ func NewWindowAggregate(opts WindowAggOptions) (*WindowAggregate, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &WindowAggregate{opts: opts, key: opts.Key(), reads: concatInts(opts.GroupKeys, opts.TimeField),
-		agg: aggregator{calls: opts.Aggs, insertOnly: true}}, nil
+	w := &WindowAggregate{opts: opts, key: opts.Key(), reads: concatInts(opts.GroupKeys, opts.TimeField),
+		agg: aggregator{calls: opts.Aggs, insertOnly: true}, sliced: true}
+	for i := range opts.Aggs {
+		w.sliced = w.sliced && !w.agg.needsSet(i)
+	}
+	return w, nil
 }
 
 // Open registers the state and makes the operator the timers' target.
@@ -201,7 +215,11 @@ func (w *WindowAggregate) Open(ctx *operator.Context) error {
 		return err
 	}
 	ctx.Timers.SetTriggerable(w)
-	w.accs = state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{Name: "window-acc", ValueCodec: RowCodec{}})
+	name := "window-acc"
+	if w.sliced {
+		name = "window-slices"
+	}
+	w.accs = state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{Name: name, ValueCodec: RowCodec{}})
 	w.sets = make([]state.MapState[string, []any], len(w.opts.Aggs))
 	for i := range w.opts.Aggs {
 		if w.agg.needsSet(i) {
@@ -237,14 +255,18 @@ func (w *WindowAggregate) ProcessElement(r event.Record) error {
 	if err := checkWidth("WindowAggregate", row.Fields, w.reads...); err != nil {
 		return err
 	}
-	ts, err := timeMillis(row.Fields[w.opts.TimeField])
+	ts, err := w.rowTime(row.Fields)
 	if err != nil {
-		return fmt.Errorf("sql/exec: WindowAggregate: rowtime field %d: %w", w.opts.TimeField, err)
+		return err
 	}
-	setKey(w.Ctx, w.key(row.Fields))
+	k := w.key(row.Fields)
+	if w.sliced {
+		return w.addSliced(k, row.Fields, ts)
+	}
+	setKey(w.Ctx, k)
 	wm, added := w.Ctx.Timers.CurrentWatermark(), false
 	for _, win := range w.opts.Window.assign(ts) {
-		if win.End-1 <= wm {
+		if win.End-1 <= wm && !w.opts.ProcTime {
 			continue // this window fired already
 		}
 		if err := w.add(win, row.Fields); err != nil {
@@ -258,6 +280,40 @@ func (w *WindowAggregate) ProcessElement(r event.Record) error {
 	return nil
 }
 
+// rowTime is the time that places a row in windows: its rowtime field, or
+// the wall clock for processing-time windows.
+func (w *WindowAggregate) rowTime(fields []any) (int64, error) {
+	if w.opts.ProcTime {
+		return w.Ctx.Now(), nil
+	}
+	ts, err := timeMillis(fields[w.opts.TimeField])
+	if err != nil {
+		return 0, fmt.Errorf("sql/exec: WindowAggregate: rowtime field %d: %w", w.opts.TimeField, err)
+	}
+	return ts, nil
+}
+
+func (w *WindowAggregate) domain() operator.TimeDomain {
+	if w.opts.ProcTime {
+		return operator.ProcessingTime
+	}
+	return operator.EventTime
+}
+
+// Finish fires every open processing-time window at the end of the input
+// (event-time windows fire on the final watermark).
+func (w *WindowAggregate) Finish() error {
+	if w.sliced {
+		if err := w.flushSlices(); err != nil {
+			return err
+		}
+	}
+	if w.opts.ProcTime {
+		return w.Ctx.Timers.AdvanceProcessingTime(math.MaxInt64)
+	}
+	return nil
+}
+
 func (w *WindowAggregate) add(win windowRange, fields []any) error {
 	id := win.id()
 	var acc []any
@@ -265,7 +321,7 @@ func (w *WindowAggregate) add(win windowRange, fields []any) error {
 		acc = append([]any(nil), e[1].([]any)...)
 	} else {
 		acc = w.agg.newAcc()
-		w.Ctx.Timers.Register(operator.EventTime, win.End-1, id)
+		w.Ctx.Timers.Register(w.domain(), win.End-1, id)
 	}
 	set := func(i int) multiset { return w.valueSet(i, win) }
 	if err := w.agg.accumulate(acc, fields, false, set); err != nil {
@@ -282,6 +338,9 @@ func (w *WindowAggregate) OnTimer(t operator.Timer) error {
 	if err != nil {
 		return err
 	}
+	if w.sliced {
+		return w.fireSliced(t, win)
+	}
 	e, ok := w.accs.Get(t.Namespace)
 	if !ok {
 		return nil
@@ -292,17 +351,5 @@ func (w *WindowAggregate) OnTimer(t operator.Timer) error {
 			w.valueSet(i, win).clear()
 		}
 	}
-	out := append([]any(nil), e[0].([]any)...)
-	out = append(out, millisTime(win.Start), millisTime(win.End))
-	if w.opts.WindowTime {
-		out = append(out, millisTime(win.End-1))
-	}
-	out = append(out, w.agg.result(e[1].([]any))...)
-	if w.opts.Project != nil {
-		if out, err = w.opts.Project(out); err != nil {
-			return err
-		}
-	}
-	emit(w.Ctx, event.Insert, out, win.End-1)
-	return nil
+	return w.emitWindow(e[0].([]any), win, e[1].([]any))
 }

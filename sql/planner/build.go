@@ -13,6 +13,7 @@ type builder struct {
 	g           *graph.StreamGraph
 	parallelism int
 	seq         int
+	calcs       map[*graph.Node]*calcNode
 }
 
 // build adds r (and, first, its inputs) to the graph.
@@ -42,11 +43,13 @@ func (b *builder) op(name string, f func() operator.Operator) *graph.Node {
 
 // forward connects from → to (chained when possible).
 func (b *builder) forward(from, to *graph.Node, input int) {
+	b.markRead(from)
 	b.g.Connect(&graph.Edge{From: from.ID, To: to.ID, Partitioning: graph.Forward, Input: input})
 }
 
 // hash connects from → to partitioned by key.
 func (b *builder) hash(from, to *graph.Node, key operator.KeySelector, input int) {
+	b.markRead(from)
 	b.g.Connect(&graph.Edge{From: from.ID, To: to.ID, Partitioning: graph.Hash, Key: key, Input: input})
 }
 

@@ -34,10 +34,17 @@ type SourceFactory func(t *catalog.Table) (operator.Source, error)
 // physical columns.
 type SinkFactory func(t *catalog.Table) (SinkSpec, error)
 
+// LookupFactory returns the loader of a table that lookup joins read
+// (JOIN t FOR SYSTEM_TIME AS OF …): it returns every row of the table's
+// physical columns, and is called once per join subtask when it opens.
+type LookupFactory func(t *catalog.Table) (func() ([][]any, error), error)
+
 // Connectors maps 'connector' option values to factories.
 type Connectors struct {
 	Sources map[string]SourceFactory
 	Sinks   map[string]SinkFactory
+	// Lookups are the connectors whose tables a lookup join can read.
+	Lookups map[string]LookupFactory
 }
 
 // BuiltinConnectors returns the connectors that need no external system:
@@ -64,11 +71,12 @@ func BuiltinConnectors() *Connectors {
 	}
 	c.Sources["filesystem"] = fileSource
 	c.Sinks["filesystem"] = fileSink
+	c.Lookups = map[string]LookupFactory{"filesystem": fileLookup}
 	return c
 }
 
 func fileFormat(t *catalog.Table) (format.Format, string, error) {
-	path := t.Options["path"]
+	path := strings.TrimPrefix(t.Options["path"], "file://")
 	if path == "" {
 		return nil, "", fmt.Errorf("table %q: the filesystem connector needs a 'path' option", t.Name)
 	}

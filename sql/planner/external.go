@@ -22,6 +22,7 @@ import (
 // transaction timeout against the job's checkpoint interval.
 func RegisterExternal(c *Connectors, checkpointInterval func() time.Duration) {
 	c.Sources["kafka"] = kafkaSource
+	c.Sources["upsert-kafka"] = upsertKafkaSource
 	c.Sinks["kafka"] = func(t *catalog.Table) (SinkSpec, error) { return kafkaSink(t, checkpointInterval()) }
 	c.Sinks["upsert-kafka"] = func(t *catalog.Table) (SinkSpec, error) { return upsertKafkaSink(t, checkpointInterval()) }
 	c.Sinks["jdbc"] = jdbcSink
@@ -34,12 +35,18 @@ var kafkaKeys = map[string]bool{"connector": true, "topic": true, "format": true
 	"sink.transactional-id-prefix": true, "json.ignore-parse-errors": true, "json.fail-on-missing-field": true,
 	"scan.topic-partition-discovery.interval": true}
 
+// upsertKafkaKeys are the upsert-kafka options Weir reads besides
+// kafkaKeys.
+var upsertKafkaKeys = map[string]bool{"value.fields-include": true}
+
 // kafkaProperties maps the supported properties.* keys (Kafka's client
 // property names); any other properties.* key is an error, not ignored.
 var kafkaProperties = map[string]bool{"bootstrap.servers": true, "group.id": true, "isolation.level": true,
 	"transaction.timeout.ms": true, "max.request.size": true, "auto.offset.reset": true}
 
-func checkKafkaOptions(t *catalog.Table) error {
+// checkKafkaOptions checks the options of a kafka or upsert-kafka table
+// (extra: the options only the latter takes).
+func checkKafkaOptions(t *catalog.Table, extra map[string]bool) error {
 	var bad []string
 	for k := range t.Options {
 		if p, ok := strings.CutPrefix(k, "properties."); ok {
@@ -48,19 +55,19 @@ func checkKafkaOptions(t *catalog.Table) error {
 			}
 			continue
 		}
-		if !kafkaKeys[k] && !strings.HasPrefix(k, "json.") && !strings.HasPrefix(k, "csv.") {
+		if !kafkaKeys[k] && !extra[k] && !strings.HasPrefix(k, "json.") && !strings.HasPrefix(k, "csv.") {
 			bad = append(bad, k)
 		}
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return fmt.Errorf("table %q: unsupported kafka options %s", t.Name, strings.Join(bad, ", "))
+		return fmt.Errorf("table %q: unsupported %s options %s", t.Name, t.Connector(), strings.Join(bad, ", "))
 	}
 	if t.Options["properties.bootstrap.servers"] == "" {
-		return fmt.Errorf("table %q: the kafka connector needs 'properties.bootstrap.servers'", t.Name)
+		return fmt.Errorf("table %q: the %s connector needs 'properties.bootstrap.servers'", t.Name, t.Connector())
 	}
 	if t.Options["topic"] == "" {
-		return fmt.Errorf("table %q: the kafka connector needs 'topic'", t.Name)
+		return fmt.Errorf("table %q: the %s connector needs 'topic'", t.Name, t.Connector())
 	}
 	return nil
 }
@@ -81,7 +88,7 @@ func valueFormat(t *catalog.Table) (format.Format, error) {
 }
 
 func kafkaSource(t *catalog.Table) (operator.Source, error) {
-	if err := checkKafkaOptions(t); err != nil {
+	if err := checkKafkaOptions(t, nil); err != nil {
 		return nil, err
 	}
 	f, err := valueFormat(t)
@@ -190,7 +197,7 @@ func kafkaSinkOptions(t *catalog.Table, interval time.Duration) ([]kafka.SinkOpt
 }
 
 func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
-	if err := checkKafkaOptions(t); err != nil {
+	if err := checkKafkaOptions(t, nil); err != nil {
 		return SinkSpec{}, err
 	}
 	f, err := valueFormat(t)
@@ -207,17 +214,7 @@ func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
 }
 
 func upsertKafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
-	if err := checkKafkaOptions(t); err != nil {
-		return SinkSpec{}, err
-	}
-	if len(t.PrimaryKey) == 0 {
-		return SinkSpec{}, fmt.Errorf("table %q: upsert-kafka needs a PRIMARY KEY (…) NOT ENFORCED", t.Name)
-	}
-	val, err := valueFormat(t)
-	if err != nil {
-		return SinkSpec{}, err
-	}
-	keyEnc, err := keyEncoder(t)
+	l, err := upsertLayoutOf(t)
 	if err != nil {
 		return SinkSpec{}, err
 	}
@@ -225,37 +222,144 @@ func upsertKafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error)
 	if err != nil {
 		return SinkSpec{}, err
 	}
-	s, err := kafka.NewUpsertSink(keyEnc, func(r event.Row) ([]byte, error) { return val.Encode(r.Fields) }, opts...)
+	s, err := kafka.NewUpsertSink(l.encodeKey, l.encodeValue, opts...)
 	return SinkSpec{Sink: s, AcceptsUpdates: true, NeedsKey: true}, err
 }
 
-// keyEncoder encodes a row's primary key columns with 'key.format'
-// (default json).
-func keyEncoder(t *catalog.Table) (func(event.Row) ([]byte, error), error) {
-	var idx []int
-	var fields []types.Field
-	for _, k := range t.PrimaryKey {
-		for i, f := range t.Physical() {
-			if f.Name == k {
-				idx, fields = append(idx, i), append(fields, f)
-			}
+// upsertKafkaSource reads an upsert topic back as a changelog (Flink's
+// upsert-kafka source with its ChangelogNormalize): +I for a key's first
+// value, -U/+U for a change, -D (the whole old row) for a tombstone. The
+// source keeps each partition's last value per key in its checkpointed
+// split state (see kafka.NewUpsertSource). The topic is always read from
+// its earliest offset, as in Flink: starting later would miss the values
+// that later records update.
+func upsertKafkaSource(t *catalog.Table) (operator.Source, error) {
+	l, err := upsertLayoutOf(t)
+	if err != nil {
+		return nil, err
+	}
+	if m := t.Options["scan.startup.mode"]; m != "" && m != "earliest-offset" {
+		return nil, fmt.Errorf("table %q: upsert-kafka reads the topic from the earliest offset (every key's last value is needed), "+
+			"so 'scan.startup.mode' = '%s' is not supported: remove the option", t.Name, m)
+	}
+	opts := []kafka.SourceOption{kafka.Brokers(strings.Split(t.Options["properties.bootstrap.servers"], ",")...),
+		kafka.Topics(strings.Split(t.Options["topic"], ";")...)}
+	more, err := kafkaScanOptions(t)
+	if err != nil {
+		return nil, err
+	}
+	return kafka.NewUpsertSource(l.decode, append(opts, more...)...)
+}
+
+// upsertLayout maps a table's physical row onto an upsert record: the key
+// holds the PRIMARY KEY columns in 'key.format' (default json); the value
+// holds every column ('value.fields-include' = 'ALL', the default) or the
+// others ('EXCEPT_KEY') in 'value.format'.
+type upsertLayout struct {
+	key, value     format.Format
+	keyIdx, valIdx []int // positions of the key and value fields in the row
+	width          int
+}
+
+func upsertLayoutOf(t *catalog.Table) (*upsertLayout, error) {
+	if err := checkKafkaOptions(t, upsertKafkaKeys); err != nil {
+		return nil, err
+	}
+	if len(t.PrimaryKey) == 0 {
+		return nil, fmt.Errorf("table %q: upsert-kafka needs a PRIMARY KEY (…) NOT ENFORCED: it is the record key", t.Name)
+	}
+	phys := t.Physical()
+	l := &upsertLayout{width: len(phys)}
+	var keyFields, valFields []types.Field
+	exceptKey, err := exceptKey(t)
+	if err != nil {
+		return nil, err
+	}
+	for i, f := range phys {
+		isKey := indexOf(t.PrimaryKey, f.Name) >= 0
+		if isKey {
+			l.keyIdx, keyFields = append(l.keyIdx, i), append(keyFields, f)
+		}
+		if !isKey || !exceptKey {
+			l.valIdx, valFields = append(l.valIdx, i), append(valFields, f)
 		}
 	}
 	name := t.Options["key.format"]
 	if name == "" {
 		name = "json"
 	}
-	kf, err := format.New(name, fields, t.Options)
-	if err != nil {
+	if l.key, err = format.New(name, keyFields, t.Options); err != nil {
 		return nil, fmt.Errorf("table %q: key.format: %w", t.Name, err)
 	}
-	return func(r event.Row) ([]byte, error) {
-		vals := make([]any, len(idx))
-		for i, j := range idx {
-			vals[i] = r.Fields[j]
-		}
-		return kf.Encode(vals)
-	}, nil
+	if len(valFields) == 0 {
+		return nil, fmt.Errorf("table %q: 'value.fields-include' = 'EXCEPT_KEY' leaves no value column", t.Name)
+	}
+	vf := valueFormatName(t)
+	if vf == "" {
+		return nil, fmt.Errorf("table %q: set 'value.format' (json, csv or raw)", t.Name)
+	}
+	if l.value, err = format.New(vf, valFields, t.Options); err != nil {
+		return nil, fmt.Errorf("table %q: value.format: %w", t.Name, err)
+	}
+	return l, nil
+}
+
+func valueFormatName(t *catalog.Table) string {
+	if n := t.Options["value.format"]; n != "" {
+		return n
+	}
+	return t.Options["format"]
+}
+
+func exceptKey(t *catalog.Table) (bool, error) {
+	switch v := t.Options["value.fields-include"]; strings.ToUpper(v) {
+	case "", "ALL":
+		return false, nil
+	case "EXCEPT_KEY":
+		return true, nil
+	default:
+		return false, fmt.Errorf("table %q: 'value.fields-include' = '%s': want ALL or EXCEPT_KEY", t.Name, v)
+	}
+}
+
+func pick(fields []any, idx []int) []any {
+	out := make([]any, len(idx))
+	for i, j := range idx {
+		out[i] = fields[j]
+	}
+	return out
+}
+
+func (l *upsertLayout) encodeKey(r event.Row) ([]byte, error) {
+	return l.key.Encode(pick(r.Fields, l.keyIdx))
+}
+
+func (l *upsertLayout) encodeValue(r event.Row) ([]byte, error) {
+	if len(l.valIdx) == l.width {
+		return l.value.Encode(r.Fields)
+	}
+	return l.value.Encode(pick(r.Fields, l.valIdx))
+}
+
+// decode reads a record with a value into the physical row; with
+// EXCEPT_KEY the key columns come from the key.
+func (l *upsertLayout) decode(key, value []byte) ([]any, error) {
+	vals, err := l.value.Decode(value)
+	if err != nil || len(l.valIdx) == l.width {
+		return vals, err
+	}
+	keys, err := l.key.Decode(key)
+	if err != nil {
+		return nil, fmt.Errorf("key: %w", err)
+	}
+	row := make([]any, l.width)
+	for i, j := range l.keyIdx {
+		row[j] = keys[i]
+	}
+	for i, j := range l.valIdx {
+		row[j] = vals[i]
+	}
+	return row, nil
 }
 
 func jdbcSink(t *catalog.Table) (SinkSpec, error) {

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/weirstream/weir/event"
@@ -41,21 +42,96 @@ type joinParts struct {
 }
 
 func (p *Planner) planJoin(j *parser.Join) (*Rel, error) {
+	r, rest, err := p.planJoinWhere(j, nil)
+	if err != nil || len(rest) == 0 {
+		return r, err
+	}
+	return p.filter(r, andAll(rest), nil)
+}
+
+// planSourceWhere plans FROM with its WHERE. Over an inner join the WHERE's
+// conjuncts are placed as Flink's optimizer places them: one that reads
+// only one side filters that side before the join (less join state), one
+// that reads both joins with the ON clause (so `FROM a, b WHERE a.id =
+// b.id` is an equi-join); the rest filter the join's output.
+func (p *Planner) planSourceWhere(from parser.TableExpr, where parser.Expr) (*Rel, error) {
+	j, ok := from.(*parser.Join)
+	if !ok {
+		in, err := p.planFrom(from)
+		if err != nil || where == nil {
+			return in, err
+		}
+		return p.filter(in, where, nil)
+	}
+	var conds []parser.Expr
+	if where != nil {
+		conds = conjuncts(where)
+	}
+	r, rest, err := p.planJoinWhere(j, conds)
+	if err != nil || len(rest) == 0 {
+		return r, err
+	}
+	return p.filter(r, andAll(rest), nil)
+}
+
+// planJoinWhere plans j with where, the conjuncts of a WHERE right above
+// it, and returns those it could not place in or below the join.
+func (p *Planner) planJoinWhere(j *parser.Join, where []parser.Expr) (*Rel, []parser.Expr, error) {
 	l, err := p.planFrom(j.Left)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if tn, ok := j.Right.(*parser.TableName); ok && tn.ForSystemTime != nil {
+		return p.lookupJoin(j, l, tn, where)
 	}
 	r, err := p.planFrom(j.Right)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if j.On == nil {
-		return nil, &Error{Pos: j.Pos, Msg: fmt.Sprintf("%s without a join condition is not supported on streams", j.Kind),
+	var on []parser.Expr
+	if j.On != nil {
+		on = conjuncts(j.On)
+	}
+	inner := j.Kind == parser.InnerJoin || j.Kind == parser.CommaJoin || j.Kind == parser.CrossJoin
+	cond, rest := on, where
+	if inner {
+		var lf, rf []parser.Expr
+		cond, rest = nil, nil
+		for i, c := range append(append([]parser.Expr(nil), on...), where...) {
+			switch sideOf(l, r, c) {
+			case sideLeft:
+				lf = append(lf, c)
+			case sideRight:
+				rf = append(rf, c)
+			case sideLeft | sideRight:
+				cond = append(cond, c)
+			default:
+				if i < len(on) {
+					cond = append(cond, c) // let the join report what it cannot read
+				} else {
+					rest = append(rest, c)
+				}
+			}
+		}
+		if l, err = p.filterAll(l, lf); err != nil {
+			return nil, nil, err
+		}
+		if r, err = p.filterAll(r, rf); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(cond) == 0 {
+		return nil, nil, &Error{Pos: j.Pos, Msg: fmt.Sprintf("%s without a join condition is not supported on streams", j.Kind),
 			Hint: "use JOIN … ON left.key = right.key"}
 	}
-	parts := p.splitJoin(l, r, j.On)
+	out, err := p.joinRels(j, l, r, andAll(cond))
+	return out, rest, err
+}
+
+func (p *Planner) joinRels(j *parser.Join, l, r *Rel, on parser.Expr) (*Rel, error) {
+	parts := p.splitJoin(l, r, on)
 	if len(parts.lkeys) == 0 {
-		return nil, &Error{Pos: j.On.Position(), Msg: "a streaming join needs at least one equality between a column of each side",
+		return nil, &Error{Pos: on.Position(), Msg: "a streaming join needs at least one equality between a column of each side",
 			Hint: "e.g. ON a.id = b.id"}
 	}
 	cols := append(append([]expr.Column(nil), l.Cols...), r.Cols...)
@@ -64,9 +140,59 @@ func (p *Planner) planJoin(j *parser.Join) (*Rel, error) {
 		return nil, err
 	}
 	if parts.lower != nil && parts.upper != nil && l.InsertOnly && r.InsertOnly && l.RowTime >= 0 && r.RowTime >= 0 {
-		return p.intervalJoin(j, l, r, parts, cols, cond), nil
+		return p.intervalJoin(j, on, l, r, parts, cols, cond), nil
 	}
-	return p.regularJoin(j, l, r, parts, cols, cond)
+	return p.regularJoin(j, on, l, r, parts, cols, cond)
+}
+
+// filterAll filters in by the conjunction of conds (none: in itself).
+func (p *Planner) filterAll(in *Rel, conds []parser.Expr) (*Rel, error) {
+	if len(conds) == 0 {
+		return in, nil
+	}
+	return p.filter(in, andAll(conds), nil)
+}
+
+func andAll(es []parser.Expr) parser.Expr {
+	out := es[0]
+	for _, e := range es[1:] {
+		out = &parser.Binary{Pos: out.Position(), Op: parser.And, L: out, R: e}
+	}
+	return out
+}
+
+// The sides an expression reads, as bits.
+const (
+	sideLeft    = 1
+	sideRight   = 2
+	sideUnknown = 4
+)
+
+// sideOf tells which join inputs e reads: sideLeft, sideRight, both, 0
+// (no column: a constant) or with sideUnknown when a name resolves on
+// neither side or, unqualified, on both.
+func sideOf(l, r *Rel, e parser.Expr) int {
+	side := 0
+	walk(e, func(x parser.Expr) bool {
+		id, ok := x.(*parser.Ident)
+		if !ok {
+			return true
+		}
+		inL, inR := identIndex(l, id) >= 0, identIndex(r, id) >= 0
+		switch {
+		case inL && inR, !inL && !inR:
+			side |= sideUnknown
+		case inL:
+			side |= sideLeft
+		default:
+			side |= sideRight
+		}
+		return false
+	})
+	if side&sideUnknown != 0 {
+		return sideUnknown
+	}
+	return side
 }
 
 // splitJoin sorts the conjuncts of on.
@@ -126,26 +252,37 @@ func (p *Planner) joinCondition(rest []parser.Expr, cols []expr.Column, nl int) 
 		}
 		cs = append(cs, c)
 	}
+	// The joined row only lives while the condition runs: a scratch row
+	// from a pool (the function runs on every subtask's goroutine) saves
+	// allocating one per candidate pair.
+	scratch := sync.Pool{New: func() any { return new([]any) }}
 	return func(l, r []any) (bool, error) {
-		row := append(append(make([]any, 0, len(l)+len(r)), l...), r...)
+		buf := scratch.Get().(*[]any)
+		row := append(append((*buf)[:0], l...), r...)
+		ok, err := true, error(nil)
 		for _, c := range cs {
-			v, err := c.Eval(row)
-			if err != nil || !expr.IsTrue(v) {
-				return false, err
+			v, e := c.Eval(row)
+			if e != nil || !expr.IsTrue(v) {
+				ok, err = false, e
+				break
 			}
 		}
-		return true, nil
+		clear(row)
+		*buf = row
+		scratch.Put(buf)
+		return ok, err
 	}, nil
 }
 
-func (p *Planner) regularJoin(j *parser.Join, l, r *Rel, parts *joinParts, cols []expr.Column, cond func(l, r []any) (bool, error)) (*Rel, error) {
+func (p *Planner) regularJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts *joinParts, cols []expr.Column, cond func(l, r []any) (bool, error)) (*Rel, error) {
 	jt := joinTypes[j.Kind]
 	opts := exec.JoinOptions{Type: jt, LeftKeys: parts.lkeys, RightKeys: parts.rkeys, LeftArity: len(l.Cols),
-		RightArity: len(r.Cols), Condition: cond, StateTTL: p.Config.StateTTL}
+		RightArity: len(r.Cols), Condition: cond, StateTTL: p.Config.StateTTL,
+		LeftInsertOnly: l.InsertOnly, RightInsertOnly: r.InsertOnly}
 	if _, err := exec.NewJoin(opts); err != nil {
 		return nil, err
 	}
-	out := &Rel{Op: "Join", Detail: fmt.Sprintf("joinType=[%s], where=[%s]", j.Kind, parser.Format(j.On)),
+	out := &Rel{Op: "Join", Detail: fmt.Sprintf("joinType=[%s], where=[%s]", joinTypeName(j.Kind), parser.Format(on)),
 		Inputs: []*Rel{l, r}, Cols: cols, RowTime: -1, InsertOnly: l.InsertOnly && r.InsertOnly && jt == exec.InnerJoin}
 	if !out.InsertOnly {
 		out.UpdatesFrom = firstNonEmpty(l.UpdatesFrom, r.UpdatesFrom, "Join(joinType=["+j.Kind.String()+"])")
@@ -164,11 +301,11 @@ func (p *Planner) regularJoin(j *parser.Join, l, r *Rel, parts *joinParts, cols 
 	return out, nil
 }
 
-func (p *Planner) intervalJoin(j *parser.Join, l, r *Rel, parts *joinParts, cols []expr.Column, cond func(l, r []any) (bool, error)) *Rel {
+func (p *Planner) intervalJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts *joinParts, cols []expr.Column, cond func(l, r []any) (bool, error)) *Rel {
 	opts := exec.IntervalJoinOptions{Type: joinTypes[j.Kind], LeftKeys: parts.lkeys, RightKeys: parts.rkeys,
 		LeftTime: l.RowTime, RightTime: r.RowTime, Lower: *parts.lower, Upper: *parts.upper,
 		LeftArity: len(l.Cols), RightArity: len(r.Cols), Condition: cond}
-	out := &Rel{Op: "IntervalJoin", Detail: fmt.Sprintf("joinType=[%s], bounds=[%v, %v], where=[%s]", j.Kind, *parts.lower, *parts.upper, parser.Format(j.On)),
+	out := &Rel{Op: "IntervalJoin", Detail: fmt.Sprintf("joinType=[%s], bounds=[%v, %v], where=[%s]", joinTypeName(j.Kind), *parts.lower, *parts.upper, parser.Format(on)),
 		Inputs: []*Rel{l, r}, Cols: cols, RowTime: l.RowTime, InsertOnly: true}
 	lk, rk := exec.FieldKey(parts.lkeys...).Selector(), exec.FieldKey(parts.rkeys...).Selector()
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
@@ -182,6 +319,15 @@ func (p *Planner) intervalJoin(j *parser.Join, l, r *Rel, parts *joinParts, cols
 		return n, nil
 	}
 	return out
+}
+
+// joinTypeName prints a comma or cross join (turned inner by its
+// condition) as JOIN.
+func joinTypeName(k parser.JoinKind) string {
+	if k == parser.CommaJoin || k == parser.CrossJoin {
+		return parser.InnerJoin.String()
+	}
+	return k.String()
 }
 
 func firstNonEmpty(s ...string) string {

@@ -8,7 +8,6 @@ import (
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
-	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/types"
@@ -72,13 +71,13 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 	for i, f := range phys {
 		physCols[i] = expr.Column{Qualifier: alias, Name: f.Name, Type: f.Type}
 	}
-	cols, computed, err := p.tableColumns(t, alias, physCols)
+	cols, evals, computed, err := p.tableColumns(t, alias, physCols)
 	if err != nil {
 		return nil, err
 	}
 	r := &Rel{Op: "TableSourceScan", Detail: fmt.Sprintf("table=[%s], fields=[%s]", t.Name, colNames(cols)),
 		Cols: cols, InsertOnly: true, RowTime: -1}
-	wm, err := p.watermarkOf(t, cols, computed, physCols)
+	wm, err := p.watermarkOf(t, cols, evals)
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +91,10 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 	return r, nil
 }
 
-// tableColumns returns every column of t in order and, when some are
-// computed, the projection from the physical row to the full row.
-func (p *Planner) tableColumns(t *catalog.Table, alias string, phys []expr.Column) ([]expr.Column, func([]any) ([]any, error), error) {
+// tableColumns returns every column of t in order, how to compute each
+// from the physical row and, when some are computed, the projection from
+// the physical row to the full row.
+func (p *Planner) tableColumns(t *catalog.Table, alias string, phys []expr.Column) ([]expr.Column, []*expr.Compiled, func([]any) ([]any, error), error) {
 	var cols []expr.Column
 	var evals []*expr.Compiled
 	physIdx := 0
@@ -108,19 +108,19 @@ func (p *Planner) tableColumns(t *catalog.Table, alias string, phys []expr.Colum
 		case parser.ComputedColumn:
 			ce, err := expr.Compile(c.Expr, p.scope(phys))
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			hasComputed = true
 			cols = append(cols, expr.Column{Qualifier: alias, Name: c.Name, Type: ce.Type})
 			evals = append(evals, ce)
 		default:
-			return nil, nil, errAt(c.Pos, "metadata column %q is not supported yet", c.Name)
+			return nil, nil, nil, errAt(c.Pos, "metadata column %q is not supported yet", c.Name)
 		}
 	}
 	if !hasComputed {
-		return cols, nil, nil
+		return cols, evals, nil, nil
 	}
-	return cols, projector(evals), nil
+	return cols, evals, projector(evals), nil
 }
 
 func fieldRef(i int, t types.Type) *expr.Compiled {
@@ -150,7 +150,7 @@ type wmSpec struct {
 	delay time.Duration
 }
 
-func (p *Planner) watermarkOf(t *catalog.Table, cols []expr.Column, computed func([]any) ([]any, error), phys []expr.Column) (*wmSpec, error) {
+func (p *Planner) watermarkOf(t *catalog.Table, cols []expr.Column, evals []*expr.Compiled) (*wmSpec, error) {
 	w := t.Watermark
 	if w == nil {
 		return nil, nil
@@ -169,16 +169,8 @@ func (p *Planner) watermarkOf(t *catalog.Table, cols []expr.Column, computed fun
 		return nil, err
 	}
 	spec := &wmSpec{col: col, delay: delay}
-	spec.ts = func(row []any) (any, error) {
-		if computed == nil {
-			return row[col], nil
-		}
-		full, err := computed(row)
-		if err != nil {
-			return nil, err
-		}
-		return full[col], nil
-	}
+	// Only the rowtime column is computed for the timestamp, not the row.
+	spec.ts = evals[col].Eval
 	return spec, nil
 }
 
@@ -217,9 +209,7 @@ func (p *Planner) buildScan(b *builder, t *catalog.Table, wm *wmSpec, computed f
 	if computed == nil {
 		return n, nil
 	}
-	c := b.op("Calc", func() operator.Operator { return &exec.Calc{Project: computed} })
-	b.forward(n, c, 0)
-	return c, nil
+	return b.calc("Calc", n, nil, computed), nil
 }
 
 // rowTimestamp reads a row's event time in ms; a NULL or unreadable time

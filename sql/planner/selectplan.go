@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
@@ -39,11 +40,7 @@ func (p *Planner) planFromWhere(s *parser.Select) (*Rel, error) {
 	if rp, ok := findRankPattern(s); ok {
 		return p.planRank(s, rp)
 	}
-	in, err := p.planFrom(s.From)
-	if err != nil || s.Where == nil {
-		return in, err
-	}
-	return p.filter(in, s.Where, nil)
+	return p.planSourceWhere(s.From, s.Where)
 }
 
 // filter keeps rows whose condition is TRUE.
@@ -75,9 +72,7 @@ func (p *Planner) filter(in *Rel, cond parser.Expr, resolve func(parser.Expr) (*
 	r := &Rel{Op: "Calc", Detail: "where=[" + parser.Format(cond) + "]", Inputs: []*Rel{in}, Cols: in.Cols, RowTime: in.RowTime}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n := b.op("Calc", func() operator.Operator { return &exec.Calc{Filter: pred} })
-		b.forward(ins[0], n, 0)
-		return n, nil
+		return b.calc("Calc", ins[0], pred, nil), nil
 	}
 	return r, nil
 }
@@ -92,6 +87,9 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 	for i, it := range items {
 		if st, ok := it.Expr.(*parser.Star); ok {
 			for j, c := range in.Cols {
+				if strings.HasPrefix(c.Name, "$") {
+					continue // a column the plan added (rank number, hidden count): not the query's
+				}
 				if len(st.Qualifier) == 0 || st.Qualifier[len(st.Qualifier)-1] == c.Qualifier {
 					if j == in.RowTime {
 						rowtime = len(cols)
@@ -109,8 +107,8 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 		name := itemName(it, i)
 		if idx := identIndex(in, it.Expr); idx >= 0 && idx == in.RowTime {
 			rowtime = len(cols)
-		} else {
-			c.Type.TimeAttr = ""
+		} else if c.Type.TimeAttr != "proctime" {
+			c.Type.TimeAttr = "" // a rowtime stays one only where it is read as is
 		}
 		evals = append(evals, c)
 		cols = append(cols, expr.Column{Name: name, Type: c.Type})
@@ -119,9 +117,7 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: rowtime}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n := b.op("Calc", func() operator.Operator { return &exec.Calc{Project: proj} })
-		b.forward(ins[0], n, 0)
-		return n, nil
+		return b.calc("Calc", ins[0], nil, proj), nil
 	}
 	return r, nil
 }
@@ -181,9 +177,7 @@ func (p *Planner) calcOver(in *Rel, evals []*expr.Compiled, cols []expr.Column) 
 	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n := b.op("Calc", func() operator.Operator { return &exec.Calc{Project: proj} })
-		b.forward(ins[0], n, 0)
-		return n, nil
+		return b.calc("Calc", ins[0], nil, proj), nil
 	}
 	return r
 }

@@ -19,6 +19,8 @@ type tvfInfo struct {
 	spec      exec.WindowSpec
 	timeField int
 	call      string
+	// procTime: the DESCRIPTOR names a PROCTIME() attribute.
+	procTime bool
 }
 
 var windowColType = types.Type{Kind: types.Timestamp, Precision: 3}
@@ -38,7 +40,8 @@ func (p *Planner) planWindowTVF(tf *parser.TableFunc) (*Rel, error) {
 	if tf2.timeField = in.colIndex(args.timecol); tf2.timeField < 0 {
 		return nil, errAt(call.Pos, "%s: DESCRIPTOR(%s) names no column of %s", call.Name, args.timecol, formatName(args.table.Name))
 	}
-	if tf2.timeField != in.RowTime {
+	tf2.procTime = in.Cols[tf2.timeField].Type.TimeAttr == "proctime"
+	if tf2.timeField != in.RowTime && !tf2.procTime {
 		return nil, &Error{Pos: call.Pos, Msg: fmt.Sprintf("%s: column %s is not a time attribute", call.Name, args.timecol),
 			Hint: "declare it with WATERMARK FOR " + args.timecol + " AS … in the table"}
 	}
@@ -63,13 +66,14 @@ func (p *Planner) tvfRel(t *tvfInfo, alias string) *Rel {
 	r := &Rel{Op: "WindowTableFunction", Detail: t.call, Inputs: []*Rel{t.input}, Cols: cols,
 		RowTime: len(cols) - 1, InsertOnly: true, tvf: t}
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		if t.procTime {
+			return nil, fmt.Errorf("%s over a processing-time attribute without a window aggregation is not supported; GROUP BY window_start, window_end", t.spec.Kind)
+		}
 		if t.spec.Kind != exec.Tumble {
 			return nil, fmt.Errorf("%s without a window aggregation is not supported yet; GROUP BY window_start, window_end", t.spec.Kind)
 		}
 		assign := tumbleAssigner(t.spec, t.timeField)
-		n := b.op("WindowTableFunction", func() operator.Operator { return &exec.Calc{Project: assign} })
-		b.forward(ins[0], n, 0)
-		return n, nil
+		return b.calc("WindowTableFunction", ins[0], nil, assign), nil
 	}
 	return r
 }
@@ -206,7 +210,8 @@ func splitWindowKeys(pos parser.Pos, in *Rel, groupBy []parser.Expr) (*tvfInfo, 
 // windowAgg is exec.WindowAggregate: insert-only output, one row per
 // window and key once the watermark passes the window's end.
 func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
-	opts := exec.WindowAggOptions{Window: t.spec, TimeField: t.timeField, GroupKeys: ap.keys, Aggs: ap.calls, WindowTime: true}
+	opts := exec.WindowAggOptions{Window: t.spec, TimeField: t.timeField, GroupKeys: ap.keys, Aggs: ap.calls, WindowTime: true,
+		ProcTime: t.procTime}
 	if _, err := exec.NewWindowAggregate(opts); err != nil {
 		return nil, err
 	}
@@ -215,6 +220,10 @@ func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
 	cols := p.aggOutputCols(in, ap, wcols)
 	r := &Rel{Op: "WindowAggregate", Detail: fmt.Sprintf("window=[%s], select=[%s]", t.call, aggText(ap.calls, in.Cols)),
 		Inputs: []*Rel{in}, Cols: cols, InsertOnly: true, RowTime: len(ap.keys) + 2}
+	if t.procTime {
+		r.RowTime = -1
+		r.Cols[len(ap.keys)+2].Type.TimeAttr = "proctime"
+	}
 	key := exec.FieldKey(ap.keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.keyed("WindowAggregate", ins[0], key, func() operator.Operator {

@@ -1,0 +1,126 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+)
+
+// LookupJoinOptions configures a LookupJoin.
+type LookupJoinOptions struct {
+	// Left is INNER (rows without a match are dropped) or LEFT (they are
+	// padded with NULLs). Default INNER.
+	Type JoinType
+	// LeftKeys compute the lookup key from a left row: LeftKeys[i] is
+	// matched with the table's field RightKeys[i]. Required.
+	LeftKeys []func(fields []any) (any, error)
+	// RightKeys are the table's key fields. Required, as many as LeftKeys.
+	RightKeys []int
+	// RightArity is the width of a table row (for LEFT padding). Required.
+	RightArity int
+	// Load reads the table, once per subtask when it opens. Required.
+	Load func() ([][]any, error)
+	// Condition is the rest of the ON clause over a left and a table row.
+	// Default nil: true.
+	Condition func(left, right []any) (bool, error)
+}
+
+// Validate checks the options.
+func (o *LookupJoinOptions) Validate() error {
+	switch {
+	case o.Type != InnerJoin && o.Type != LeftJoin:
+		return fmt.Errorf("%w: a lookup join is INNER or LEFT, not %s", ErrInvalidOptions, o.Type)
+	case len(o.LeftKeys) == 0 || len(o.LeftKeys) != len(o.RightKeys):
+		return fmt.Errorf("%w: a lookup join needs as many LeftKeys as RightKeys, at least one", ErrInvalidOptions)
+	case o.Load == nil:
+		return fmt.Errorf("%w: a lookup join needs Load", ErrInvalidOptions)
+	}
+	return checkFields("RightKeys", o.RightKeys, o.RightArity)
+}
+
+// LookupJoin joins each row with the rows of a static table that match
+// its key (Flink's lookup join, FOR SYSTEM_TIME AS OF a processing-time
+// attribute, over a table that does not change while the job runs). The
+// table is read whole when the operator opens and kept in memory, indexed
+// by key; nothing is checkpointed. A row keeps its RowKind, so any
+// changelog passes. The operator is not keyed.
+type LookupJoin struct {
+	operator.Base
+	opts  LookupJoinOptions
+	index map[string][][]any
+	key   []any
+}
+
+// NewLookupJoin returns a LookupJoin.
+func NewLookupJoin(opts LookupJoinOptions) (*LookupJoin, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &LookupJoin{opts: opts, key: make([]any, len(opts.LeftKeys))}, nil
+}
+
+// Open loads and indexes the table.
+func (j *LookupJoin) Open(ctx *operator.Context) error {
+	if err := j.Base.Open(ctx); err != nil {
+		return err
+	}
+	rows, err := j.opts.Load()
+	if err != nil {
+		return fmt.Errorf("sql/exec: LookupJoin: loading the table: %w", err)
+	}
+	j.index = map[string][][]any{}
+	for _, r := range rows {
+		if err := checkWidth("LookupJoin", r, j.opts.RightKeys...); err != nil {
+			return err
+		}
+		k := RowKey(r, j.opts.RightKeys)
+		j.index[k] = append(j.index[k], r)
+	}
+	return nil
+}
+
+// ProcessElement joins one row.
+func (j *LookupJoin) ProcessElement(r event.Record) error {
+	row, err := rowOf(r.Value)
+	if err != nil {
+		return err
+	}
+	null := false
+	for i, f := range j.opts.LeftKeys {
+		if j.key[i], err = f(row.Fields); err != nil {
+			return fmt.Errorf("sql/exec: LookupJoin key: %w", err)
+		}
+		null = null || j.key[i] == nil
+	}
+	matched := false
+	if !null { // NULL = x is never true
+		for _, right := range j.index[RowKey(j.key, identity(len(j.key)))] {
+			if j.opts.Condition != nil {
+				ok, err := j.opts.Condition(row.Fields, right)
+				if err != nil {
+					return fmt.Errorf("sql/exec: LookupJoin condition: %w", err)
+				}
+				if !ok {
+					continue
+				}
+			}
+			matched = true
+			emit(j.Ctx, row.Kind, concat(row.Fields, right), r.Timestamp)
+		}
+	}
+	if !matched && j.opts.Type == LeftJoin {
+		emit(j.Ctx, row.Kind, concat(row.Fields, nulls(j.opts.RightArity)), r.Timestamp)
+	}
+	return nil
+}
+
+var identities = [][]int{{}, {0}, {0, 1}, {0, 1, 2}, {0, 1, 2, 3}}
+
+// identity is [0, 1, … n-1].
+func identity(n int) []int {
+	if n < len(identities) {
+		return identities[n]
+	}
+	return firstN(n)
+}

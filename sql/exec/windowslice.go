@@ -1,0 +1,265 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state"
+)
+
+// Sliced window aggregation (Flink's slicing window operator): windows
+// are cut into slices — the window for TUMBLE, the slide for HOP, the step
+// for CUMULATE — and a row is folded into the one slice it falls in, not
+// into each of its windows (HOP(2 s, 10 s) puts a row in 5 windows). A
+// window fires by merging the accumulators of its slices. Rows are first
+// combined per key and slice in memory (the window buffer) and reach
+// state only when the buffer flushes: before a watermark is processed,
+// before a checkpoint barrier, when it holds windowBufferSize entries,
+// and at the end of the input. Used when every aggregate call can merge
+// accumulators (no DISTINCT).
+
+// A key has one timer pending per chain, not one per window: a slice new to
+// state sets the timer of its first window still to fire, and a firing
+// window sets the timer of the next window end among the key's remaining
+// slices. The timer heap then holds about one timer per key, not one per
+// key and window (HOP(2 s, 10 s): 5).
+
+// windowBufferSize bounds the in-memory combine buffer (key × slice
+// entries), as Flink's mini-batch size bounds its buffer.
+const windowBufferSize = 50_000
+
+// sliceMillis is the slice length.
+func (w WindowSpec) sliceMillis() int64 {
+	switch w.Kind {
+	case Hop:
+		return w.Slide.Milliseconds()
+	case Cumulate:
+		return w.Step.Milliseconds()
+	}
+	return w.Size.Milliseconds()
+}
+
+// sliceStart is the start of the slice holding ts.
+func (w WindowSpec) sliceStart(ts int64) int64 {
+	s := w.sliceMillis()
+	return ts - floorMod(ts-w.Offset.Milliseconds(), s)
+}
+
+// windowsOfSlice returns the windows that contain the slice starting at ss,
+// in end order.
+func (w WindowSpec) windowsOfSlice(ss int64) []windowRange {
+	size, step := w.Size.Milliseconds(), w.sliceMillis()
+	switch w.Kind {
+	case Hop:
+		out := make([]windowRange, 0, size/step)
+		for e := ss + step; e <= ss+size; e += step {
+			out = append(out, windowRange{e - size, e})
+		}
+		return out
+	case Cumulate:
+		ps := ss - floorMod(ss-w.Offset.Milliseconds(), size)
+		var out []windowRange
+		for e := ss + step; e <= ps+size; e += step {
+			out = append(out, windowRange{ps, e})
+		}
+		return out
+	}
+	return []windowRange{{ss, ss + size}}
+}
+
+// expiredSlices returns the slices whose last window is win: they can go
+// once win has fired.
+func (w WindowSpec) expiredSlices(win windowRange) []int64 {
+	switch w.Kind {
+	case Hop:
+		return []int64{win.End - w.Size.Milliseconds()}
+	case Cumulate:
+		if win.End-win.Start < w.Size.Milliseconds() {
+			return nil
+		}
+		var out []int64
+		for s := win.Start; s < win.End; s += w.sliceMillis() {
+			out = append(out, s)
+		}
+		return out
+	}
+	return []int64{win.Start}
+}
+
+type sliceKey struct {
+	key   string
+	start int64
+}
+
+type sliceBuf struct {
+	keys []any
+	acc  []any
+}
+
+// windowBuffer is the in-memory combine buffer, in insertion order.
+type windowBuffer struct {
+	m     map[sliceKey]*sliceBuf
+	order []sliceKey
+}
+
+func sliceID(ss int64) string { return strconv.FormatInt(ss, 10) }
+
+// addSliced folds a row at ts into its slice's buffer entry.
+func (w *WindowAggregate) addSliced(k string, fields []any, ts int64) error {
+	ss := w.opts.Window.sliceStart(ts)
+	wins := w.opts.Window.windowsOfSlice(ss)
+	if last := wins[len(wins)-1]; last.End-1 <= w.Ctx.Timers.CurrentWatermark() && !w.opts.ProcTime {
+		w.Ctx.Metrics.LateDropped++ // every window of the row has fired
+		return nil
+	}
+	sk := sliceKey{k, ss}
+	b := w.buf.m[sk]
+	if b == nil {
+		if w.buf.m == nil {
+			w.buf.m = map[sliceKey]*sliceBuf{}
+		}
+		b = &sliceBuf{keys: pick(fields, w.opts.GroupKeys), acc: w.agg.newAcc()}
+		w.buf.m[sk] = b
+		w.buf.order = append(w.buf.order, sk)
+	}
+	if err := w.agg.accumulate(b.acc, fields, false, nil); err != nil {
+		return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
+	}
+	if len(w.buf.order) >= windowBufferSize {
+		return w.flushSlices()
+	}
+	return nil
+}
+
+// flushSlices merges the buffer into the slices in state, registering the
+// timers of the windows of each slice new to state. It leaves the current
+// key changed.
+func (w *WindowAggregate) flushSlices() error {
+	wm := w.Ctx.Timers.CurrentWatermark()
+	for _, sk := range w.buf.order {
+		b := w.buf.m[sk]
+		setKey(w.Ctx, sk.key)
+		id := sliceID(sk.start)
+		acc := b.acc
+		if e, ok := w.accs.Get(id); ok {
+			acc = append([]any(nil), e[1].([]any)...)
+			if err := w.agg.merge(acc, b.acc); err != nil {
+				return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
+			}
+		} else {
+			for _, win := range w.opts.Window.windowsOfSlice(sk.start) {
+				if win.End-1 > wm || w.opts.ProcTime {
+					w.Ctx.Timers.Register(w.domain(), win.End-1, win.id())
+					break
+				}
+			}
+		}
+		w.accs.Put(id, []any{b.keys, acc})
+	}
+	clear(w.buf.m)
+	w.buf.order = w.buf.order[:0]
+	return nil
+}
+
+// fireSliced emits window win of the current key: the merge of its slices.
+func (w *WindowAggregate) fireSliced(t operator.Timer, win windowRange) error {
+	if len(w.buf.order) > 0 { // processing-time timers fire without a watermark before them
+		if err := w.flushSlices(); err != nil {
+			return err
+		}
+		w.Ctx.Keyed.SetCurrentKey(t.Key, t.KeyGroup)
+	}
+	var keys, acc []any
+	for s := win.Start; s < win.End; s += w.opts.Window.sliceMillis() {
+		e, ok := w.accs.Get(sliceID(s))
+		if !ok {
+			continue
+		}
+		if acc == nil {
+			keys, acc = e[0].([]any), w.agg.newAcc()
+		}
+		if err := w.agg.merge(acc, e[1].([]any)); err != nil {
+			return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
+		}
+	}
+	for _, s := range w.opts.Window.expiredSlices(win) {
+		w.accs.Remove(sliceID(s))
+	}
+	w.armNext(win.End)
+	if acc == nil {
+		return nil
+	}
+	return w.emitWindow(keys, win, acc)
+}
+
+// armNext sets the timer of the first window ending after end among the
+// current key's slices.
+func (w *WindowAggregate) armNext(end int64) {
+	step := w.opts.Window.sliceMillis()
+	next, from := int64(math.MaxInt64), int64(0)
+	w.accs.Range(func(id string, _ []any) bool {
+		s, err := strconv.ParseInt(id, 10, 64)
+		if err != nil {
+			return true
+		}
+		e := max(s, end) + step // the slice's first window end after end (ends are aligned to step)
+		if e < next {
+			next, from = e, s
+		}
+		return true
+	})
+	if next == math.MaxInt64 {
+		return
+	}
+	win := windowRange{next - w.opts.Window.Size.Milliseconds(), next}
+	if w.opts.Window.Kind == Cumulate {
+		size := w.opts.Window.Size.Milliseconds()
+		win.Start = from - floorMod(from-w.opts.Window.Offset.Milliseconds(), size)
+	}
+	w.Ctx.Timers.Register(w.domain(), next-1, win.id())
+}
+
+// emitWindow emits one window's result row.
+func (w *WindowAggregate) emitWindow(keys []any, win windowRange, acc []any) error {
+	out := make([]any, 0, len(keys)+3+len(w.opts.Aggs))
+	out = append(out, keys...)
+	out = append(out, millisTime(win.Start), millisTime(win.End))
+	if w.opts.WindowTime {
+		out = append(out, millisTime(win.End-1))
+	}
+	out = append(out, w.agg.result(acc)...)
+	if w.opts.Project != nil {
+		var err error
+		if out, err = w.opts.Project(out); err != nil {
+			return err
+		}
+	}
+	emit(w.Ctx, event.Insert, out, win.End-1)
+	return nil
+}
+
+// ProcessWatermark flushes the buffer, so that its slices' timers are
+// registered before the watermark fires them, then fires and forwards.
+func (w *WindowAggregate) ProcessWatermark(wm event.Timestamp) error {
+	if w.sliced {
+		if err := w.flushSlices(); err != nil {
+			return err
+		}
+	}
+	return w.Base.ProcessWatermark(wm)
+}
+
+// PrepareSnapshotPreBarrier flushes the buffer into state.
+func (w *WindowAggregate) PrepareSnapshotPreBarrier(id event.CheckpointID) error {
+	if w.sliced {
+		if err := w.flushSlices(); err != nil {
+			return err
+		}
+	}
+	return w.Base.PrepareSnapshotPreBarrier(id)
+}
+
+var _ state.MapState[string, []any]

@@ -1,0 +1,179 @@
+package planner
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
+)
+
+// lookupJoin plans `l JOIN t FOR SYSTEM_TIME AS OF l.proctime AS a ON …`:
+// Flink's lookup join. Equalities between a column of t and an expression
+// of l are the lookup key; the rest of ON (and, for an inner join, the
+// WHERE conjuncts that read t) filter the matches. The table is read whole
+// when the join opens (see exec.LookupJoin).
+func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where []parser.Expr) (*Rel, []parser.Expr, error) {
+	if j.Kind != parser.InnerJoin && j.Kind != parser.LeftJoin {
+		return nil, nil, errAt(j.Pos, "a lookup join (FOR SYSTEM_TIME AS OF) is JOIN or LEFT JOIN, not %s", j.Kind)
+	}
+	t, ok := p.Catalog.Table(tn.Name)
+	if !ok {
+		return nil, nil, errAt(tn.Pos, "FOR SYSTEM_TIME AS OF: table %q not found (lookup joins read tables, not views)", formatName(tn.Name))
+	}
+	load, err := p.Connectors.lookup(t)
+	if err != nil {
+		return nil, nil, &Error{Pos: tn.Pos, Msg: err.Error()}
+	}
+	alias := tn.Name[len(tn.Name)-1]
+	if tn.Alias != "" {
+		alias = tn.Alias
+	}
+	r := &Rel{RowTime: -1}
+	for _, f := range t.Physical() {
+		r.Cols = append(r.Cols, expr.Column{Qualifier: alias, Name: f.Name, Type: f.Type})
+	}
+	var conds, rest, leftOnly []parser.Expr
+	if j.On != nil {
+		conds = conjuncts(j.On)
+	}
+	for _, c := range where {
+		switch side := sideOf(l, r, c); {
+		case j.Kind == parser.InnerJoin && side == sideLeft:
+			leftOnly = append(leftOnly, c)
+		case j.Kind == parser.InnerJoin && side&sideRight != 0 && side != sideUnknown:
+			conds = append(conds, c)
+		default:
+			rest = append(rest, c)
+		}
+	}
+	if l, err = p.filterAll(l, leftOnly); err != nil {
+		return nil, nil, err
+	}
+	opts := exec.LookupJoinOptions{Type: exec.InnerJoin, RightArity: len(r.Cols), Load: load}
+	if j.Kind == parser.LeftJoin {
+		opts.Type = exec.LeftJoin
+	}
+	var other []parser.Expr
+	for _, c := range conds {
+		ri, le, ok := lookupKey(l, r, c)
+		if !ok {
+			other = append(other, c)
+			continue
+		}
+		k, err := expr.Compile(le, p.scope(l.Cols))
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.RightKeys, opts.LeftKeys = append(opts.RightKeys, ri), append(opts.LeftKeys, k.Eval)
+	}
+	if len(opts.RightKeys) == 0 {
+		return nil, nil, &Error{Pos: j.Pos, Msg: fmt.Sprintf("a lookup join of %s needs an equality between a column of %s and an expression of the other side", t.Name, t.Name),
+			Hint: "e.g. ON mod(b.auction, 10000) = s.key"}
+	}
+	cols := append(append([]expr.Column(nil), l.Cols...), r.Cols...)
+	if opts.Condition, err = p.joinCondition(other, cols, len(l.Cols)); err != nil {
+		return nil, nil, err
+	}
+	out := &Rel{Op: "LookupJoin", Detail: fmt.Sprintf("table=[%s], joinType=[%s], where=[%s]", t.Name, j.Kind, parser.Format(j.On)),
+		Inputs: []*Rel{l}, Cols: cols, RowTime: l.RowTime}
+	out.withMode(l)
+	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		n := b.op("LookupJoin", func() operator.Operator {
+			op, _ := exec.NewLookupJoin(opts)
+			return op
+		})
+		b.forward(ins[0], n, 0)
+		return n, nil
+	}
+	if _, err := exec.NewLookupJoin(opts); err != nil {
+		return nil, nil, err
+	}
+	return out, rest, nil
+}
+
+// lookupKey recognises `r.col = <expression of l>` (either order).
+func lookupKey(l, r *Rel, e parser.Expr) (int, parser.Expr, bool) {
+	b, ok := e.(*parser.Binary)
+	if !ok || b.Op != parser.Eq {
+		return 0, nil, false
+	}
+	for _, pair := range [][2]parser.Expr{{b.L, b.R}, {b.R, b.L}} {
+		ri := identIndex(r, pair[0])
+		if ri >= 0 && identIndex(l, pair[0]) < 0 && sideOf(l, r, pair[1]) == sideLeft {
+			return ri, pair[1], true
+		}
+	}
+	return 0, nil, false
+}
+
+// lookup returns the loader of a lookup-joined table.
+func (c *Connectors) lookup(t *catalog.Table) (func() ([][]any, error), error) {
+	f, ok := c.Lookups[t.Connector()]
+	if !ok {
+		return nil, fmt.Errorf("table %q: connector %q cannot be read by a lookup join (lookup connectors: %s)",
+			t.Name, t.Connector(), keys(c.Lookups))
+	}
+	return f(t)
+}
+
+// fileLookup reads a filesystem table whole: the file at 'path', or every
+// file in that directory (not hidden ones).
+func fileLookup(t *catalog.Table) (func() ([][]any, error), error) {
+	f, path, err := fileFormat(t)
+	if err != nil {
+		return nil, err
+	}
+	return func() ([][]any, error) {
+		files := []string{path}
+		if st, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("table %q: %w", t.Name, err)
+		} else if st.IsDir() {
+			entries, err := os.ReadDir(path)
+			if err != nil {
+				return nil, err
+			}
+			files = files[:0]
+			for _, e := range entries {
+				if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+					files = append(files, filepath.Join(path, e.Name()))
+				}
+			}
+		}
+		var rows [][]any
+		for _, name := range files {
+			if rows, err = readRows(name, f, rows); err != nil {
+				return nil, fmt.Errorf("table %q: %w", t.Name, err)
+			}
+		}
+		return rows, nil
+	}, nil
+}
+
+func readRows(name string, f interface{ Decode([]byte) ([]any, error) }, rows [][]any) ([][]any, error) {
+	file, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		row, err := f.Decode(sc.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		rows = append(rows, row)
+	}
+	return rows, sc.Err()
+}
