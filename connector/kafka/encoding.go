@@ -130,3 +130,17 @@ func (d *decoder) string() string {
 	d.b = d.b[n:]
 	return s
 }
+
+// bytes reads a length-prefixed byte string into a copy, never nil: an
+// empty Kafka value is not a tombstone.
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	out := make([]byte, n)
+	copy(out, d.b)
+	d.b = d.b[n:]
+	return out
+}

@@ -31,6 +31,7 @@ type reader struct {
 	cancel  context.CancelFunc
 	cl      *kgo.Client
 	decode  decodeFunc
+	upsert  UpsertDecoder // non-nil: an upsert source (see emitUpsert)
 	metrics *SourceMetrics
 	log     *slog.Logger
 	dlq     *deadLetters
@@ -64,6 +65,9 @@ type splitState struct {
 	tp       TopicPartition
 	pos      position
 	finished bool
+	// table is an upsert source's last value of every live key in the
+	// split; nil for other sources.
+	table map[string][]byte
 }
 
 type fetchBatch struct {
@@ -81,7 +85,13 @@ type offsetSnapshot struct {
 	offsets kadm.Offsets
 }
 
-func newReader(rctx operator.ReaderContext, cfg *sourceConfig, base []kgo.Opt, dec decodeFunc, m *SourceMetrics) (*reader, error) {
+// readerDecoders are how a reader reads records: decode, or upsert when set.
+type readerDecoders struct {
+	decode decodeFunc
+	upsert UpsertDecoder
+}
+
+func newReader(rctx operator.ReaderContext, cfg *sourceConfig, base []kgo.Opt, dec readerDecoders, m *SourceMetrics) (*reader, error) {
 	iso := kgo.ReadCommitted()
 	if cfg.readUncommitted {
 		iso = kgo.ReadUncommitted()
@@ -97,7 +107,7 @@ func newReader(rctx operator.ReaderContext, cfg *sourceConfig, base []kgo.Opt, d
 	if parent == nil {
 		parent = context.Background()
 	}
-	r := &reader{cfg: cfg, rctx: rctx, cl: cl, decode: dec, metrics: m, log: cfg.logger,
+	r := &reader{cfg: cfg, rctx: rctx, cl: cl, decode: dec.decode, upsert: dec.upsert, metrics: m, log: cfg.logger,
 		splits: map[TopicPartition]*splitState{}, fetched: make(chan fetchBatch, 2),
 		added: make(chan []discovered, 1), commits: make(chan kadm.Offsets, 1), notify: make(chan struct{}, 1),
 		closing: make(chan struct{}), commitDone: make(chan struct{})}
@@ -139,22 +149,25 @@ func (r *reader) AddSplits(splits []operator.SplitState) error {
 		if err != nil {
 			return err
 		}
-		pos, err := decodePosition(sp.Position)
+		pos, table, err := decodeSplitPosition(sp.Position)
 		if err != nil {
 			return fmt.Errorf("kafka source: split %s: %w", sp.ID, err)
 		}
-		r.addSplit(tp, pos, consume)
+		r.addSplit(tp, pos, table, consume)
 	}
 	r.cl.AddConsumePartitions(consume)
 	r.startDiscovery()
 	return nil
 }
 
-func (r *reader) addSplit(tp TopicPartition, pos position, consume map[string]map[int32]kgo.Offset) {
+func (r *reader) addSplit(tp TopicPartition, pos position, table map[string][]byte, consume map[string]map[int32]kgo.Offset) {
 	if _, dup := r.splits[tp]; dup {
 		return
 	}
 	st := &splitState{id: splitID(tp.Topic, tp.Partition), tp: tp, pos: pos}
+	if r.upsert != nil {
+		st.table = table
+	}
 	r.splits[tp] = st
 	r.order = append(r.order, tp)
 	r.mu.Lock()
@@ -228,23 +241,32 @@ func (r *reader) handle(rec *kgo.Record, out operator.ReaderOutput) (bool, error
 		r.finish(st, out)
 		return false, nil
 	}
-	emitted := false
+	emitted := 0
 	if !rec.Attrs.IsControl() { // transaction markers only move the position
-		v, err := r.decode(rec)
-		if err != nil {
-			if err := r.badRecord(rec, err); err != nil {
-				return false, err
-			}
-		} else {
-			out.Collect(st.id, event.Record{Value: v, Timestamp: rec.Timestamp.UnixMilli()})
-			emitted = true
+		var err error
+		if emitted, err = r.emit(st, rec, out); err != nil {
+			return false, err
 		}
 	}
 	st.pos.next = rec.Offset + 1
 	if st.pos.stop >= 0 && st.pos.next >= st.pos.stop {
 		r.finish(st, out)
 	}
-	return emitted, nil
+	return emitted > 0, nil
+}
+
+// emit decodes one data record and emits what it gives (an upsert record
+// may give two rows, or none); a bad record goes to the policy.
+func (r *reader) emit(st *splitState, rec *kgo.Record, out operator.ReaderOutput) (int, error) {
+	if st.table != nil {
+		return r.emitUpsert(st, rec, out)
+	}
+	v, err := r.decode(rec)
+	if err != nil {
+		return 0, r.badRecord(rec, err)
+	}
+	out.Collect(st.id, event.Record{Value: v, Timestamp: rec.Timestamp.UnixMilli()})
+	return 1, nil
 }
 
 func (r *reader) finish(st *splitState, out operator.ReaderOutput) {
@@ -289,7 +311,11 @@ func (r *reader) SnapshotState(id event.CheckpointID) ([]operator.SplitState, er
 	offs := kadm.Offsets{}
 	for _, tp := range r.order {
 		st := r.splits[tp]
-		out = append(out, operator.SplitState{ID: st.id, Position: st.pos.encode()})
+		pos := st.pos.encode()
+		if st.table != nil {
+			pos = encodeUpsertPosition(st.pos, st.table)
+		}
+		out = append(out, operator.SplitState{ID: st.id, Position: pos})
 		offs.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: st.pos.next, LeaderEpoch: -1})
 	}
 	if r.cfg.commitOffsets && id > 0 {
@@ -480,7 +506,7 @@ func (r *reader) takeDiscovered(out operator.ReaderOutput) {
 	case found := <-r.added:
 		consume := map[string]map[int32]kgo.Offset{}
 		for _, d := range found {
-			r.addSplit(d.tp, position{next: d.start, stop: -1}, consume)
+			r.addSplit(d.tp, position{next: d.start, stop: -1}, map[string][]byte{}, consume)
 			if l, ok := out.(SplitListener); ok {
 				l.SplitAdded(splitID(d.tp.Topic, d.tp.Partition))
 			}

@@ -46,6 +46,7 @@ type decodeFunc func(r *kgo.Record) (any, error)
 type Source[T any] struct {
 	cfg     sourceConfig
 	decode  decodeFunc
+	upsert  UpsertDecoder // set by NewUpsertSource: the readers keep tables
 	metrics *SourceMetrics
 }
 
@@ -162,5 +163,5 @@ func (s *Source[T]) Enumerate(ctx context.Context) ([]operator.SplitState, error
 
 // CreateReader implements operator.Source.
 func (s *Source[T]) CreateReader(ctx operator.ReaderContext) (operator.SourceReader, error) {
-	return newReader(ctx, &s.cfg, s.clientOpts(), s.decode, s.metrics)
+	return newReader(ctx, &s.cfg, s.clientOpts(), readerDecoders{s.decode, s.upsert}, s.metrics)
 }

@@ -72,3 +72,51 @@ func decodePosition(b []byte) (position, error) {
 	}
 	return position{next: next, stop: stop}, nil
 }
+
+// upsertPositionVersion marks the position of an upsert source's split: the
+// position, then the split's table — the last value of every live key —
+// which the source needs to turn an upsert into -U/+U after a restore.
+const upsertPositionVersion = 2
+
+// encodeUpsertPosition writes p and table (key → last value).
+func encodeUpsertPosition(p position, table map[string][]byte) []byte {
+	size := 1 + 3*binary.MaxVarintLen64
+	for k, v := range table {
+		size += 2*binary.MaxVarintLen64 + len(k) + len(v)
+	}
+	b := make([]byte, 0, size)
+	b = append(b, upsertPositionVersion)
+	b = binary.AppendVarint(b, p.next)
+	b = binary.AppendVarint(b, p.stop)
+	b = binary.AppendUvarint(b, uint64(len(table)))
+	for k, v := range table {
+		b = appendString(b, k)
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		b = append(b, v...)
+	}
+	return b
+}
+
+// decodeSplitPosition reads a position of either version; the table is
+// empty (not nil) for a plain position, which is how an upsert split starts.
+func decodeSplitPosition(b []byte) (position, map[string][]byte, error) {
+	if len(b) == 0 || b[0] != upsertPositionVersion {
+		p, err := decodePosition(b)
+		return p, map[string][]byte{}, err
+	}
+	d := decoder{b: b[1:]}
+	p := position{next: d.varint(), stop: d.varint()}
+	n := d.uvarint()
+	if d.err != nil || p.next < 0 || p.stop < -1 || n > uint64(len(d.b)) {
+		return position{}, nil, errCorruptPosition
+	}
+	table := make(map[string][]byte, n)
+	for range n {
+		k := d.string()
+		table[k] = d.bytes()
+	}
+	if d.err != nil || len(d.b) != 0 || uint64(len(table)) != n {
+		return position{}, nil, errCorruptPosition
+	}
+	return p, table, nil
+}
