@@ -59,3 +59,18 @@ func TestValidateRejectsDuplicateUIDAndBadParallelism(t *testing.T) {
 		t.Fatalf("parallelism above max: %v", err)
 	}
 }
+
+func TestChainNamesAreUnique(t *testing.T) {
+	g := &StreamGraph{JobName: "j"}
+	a, b := node(g, "Source: bills", 1), node(g, "Source: bills", 1)
+	ka, kb := node(g, "Sink", 1), node(g, "Sink", 1)
+	g.Connect(&Edge{From: a.ID, To: ka.ID})
+	g.Connect(&Edge{From: b.ID, To: kb.ID})
+	jg, err := g.JobGraph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jg.Vertices[0].Name == jg.Vertices[1].Name {
+		t.Fatalf("two chains named %q", jg.Vertices[0].Name)
+	}
+}

@@ -104,6 +104,14 @@ func (j *JobGraph) addChain(head *Node) {
 		names[i] = n.Name
 	}
 	v.Name = strings.Join(names, " -> ")
+	// Subtasks are named by vertex (in checkpoints, messages): two chains
+	// with the same operators (two scans of one table) must not collide.
+	for _, other := range j.Vertices {
+		if other.Name == v.Name {
+			v.Name = fmt.Sprintf("%s [%d]", v.Name, v.ID)
+			break
+		}
+	}
 	j.Vertices = append(j.Vertices, v)
 }
 

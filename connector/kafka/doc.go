@@ -2,7 +2,8 @@
 // split-based source whose checkpoint holds the next offset to read of every
 // partition, and a sink with Flink's three delivery guarantees — none,
 // at-least-once and exactly-once (Kafka transactions committed when the
-// checkpoint completes) — plus an upsert-kafka sink for changelog rows.
+// checkpoint completes) — plus upsert-kafka: a sink writing changelog rows
+// by key and a source reading such a topic back as a changelog.
 //
 // # Source
 //

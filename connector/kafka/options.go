@@ -388,8 +388,11 @@ func CommitTimeout(d time.Duration) SinkOption {
 	return sinkOpt(func(c *sinkConfig) { c.commitTimeout = d })
 }
 
-// FlushTimeout bounds how long a checkpoint barrier waits for the sink's
-// records to be acknowledged. Default 2 minutes.
+// FlushTimeout bounds how long a checkpoint barrier (and the end of input)
+// waits for the sink's records to be acknowledged; past it the job fails.
+// Default 2 minutes. Records themselves have no delivery timeout (their
+// Kafka timestamp is the event time, which may be long past), so a None
+// sink facing a broker outage backpressures until the broker returns.
 func FlushTimeout(d time.Duration) SinkOption {
 	return sinkOpt(func(c *sinkConfig) { c.flushTimeout = d })
 }

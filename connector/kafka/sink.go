@@ -179,10 +179,15 @@ func (s *Sink[T]) CreateCommitter(ctx operator.WriterContext) (operator.Committe
 
 func (c *sinkCore) clientOpts() []kgo.Opt { return baseOpts(c.cfg.brokers, c.cfg.clientOpts) }
 
-// producerOpts are the options of a producing client: the record limit and
-// delivery timeout, then the user's options, then what must hold.
+// producerOpts are the options of a producing client: the user's options,
+// then what must hold (the record limit).
+//
+// No kgo.RecordDeliveryTimeout: franz-go measures it from the record's
+// Timestamp, which the sink sets to the event time, so every record of a
+// backfill older than the timeout would fail at once. FlushTimeout bounds
+// the wait at barriers instead.
 func (c *sinkCore) producerOpts(extra ...kgo.Opt) []kgo.Opt {
-	opts := append([]kgo.Opt{kgo.RecordDeliveryTimeout(c.cfg.flushTimeout)}, c.clientOpts()...)
+	opts := c.clientOpts()
 	opts = append(opts, kgo.ProducerBatchMaxBytes(int32(c.cfg.maxRequestSize)))
 	return append(opts, extra...)
 }

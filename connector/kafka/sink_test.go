@@ -136,7 +136,7 @@ func (j *copyJob) run(t *testing.T, g DeliveryGuarantee, restart runtime.Restart
 		par = 3
 	}
 	weir.SinkTo(m.Rebalance().Parallelism(par), sink, "out").UID("kafka-out").Parallelism(par)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	res, err := env.Execute(ctx, "copy")
 	return sink, res, err
@@ -168,12 +168,12 @@ func (j *copyJob) output(t *testing.T) []string {
 func TestExactlyOnceWithFailures(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
-	j, want := newCopyJob(t, c, 50000)
-	j.throttle = 50
+	j, want := newCopyJob(t, c, 100000)
+	j.throttle = 100
 	plan := newCrashPlan(map[string][]int{
 		// The first before any checkpoint completed, then one every few
 		// checkpoints.
-		"process": {300, 8000, 16000, 24000, 32000},
+		"process": {300, 16000, 32000, 48000, 64000},
 		// At the barrier, after the flush, before the committable exists.
 		"prepare": {10},
 		// Right after EndTxn: the sink operator retries in place, which
@@ -451,5 +451,37 @@ func TestUpsertSink(t *testing.T) {
 	}
 	if want := "a=+I[a, 1] a=+U[a, 2] a=<tombstone>"; strings.Join(got, " ") != want {
 		t.Errorf("got %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// TestSinkOldEventTimes: records whose event time is long past (a
+// backfill) are written with that time as their Kafka timestamp, and are
+// not failed as timed out (franz-go measures its delivery timeout from the
+// record timestamp).
+func TestSinkOldEventTimes(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t)
+	out := c.topic("out", 1)
+	sink, err := NewSink[string](Brokers(c.brokers), Topic(out), FlushTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := sink.CreateWriter(operator.WriterContext{Subtask: event.SubtaskID{Vertex: "sink"}, Parallelism: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	old := time.Now().Add(-400 * 24 * time.Hour).UnixMilli()
+	for i := range 100 {
+		if err := w.Write(event.Record{Value: fmt.Sprint(i), Timestamp: old + int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(true); err != nil {
+		t.Fatalf("flushing records with old event times: %v", err)
+	}
+	recs := c.readCommitted(out)
+	if len(recs) != 100 || recs[0].Timestamp.UnixMilli() != old {
+		t.Fatalf("read %d records, first timestamp %v; want 100 records from %v", len(recs), recs[0].Timestamp, time.UnixMilli(old))
 	}
 }

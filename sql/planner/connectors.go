@@ -45,13 +45,16 @@ type Connectors struct {
 	Sinks   map[string]SinkFactory
 	// Lookups are the connectors whose tables a lookup join can read.
 	Lookups map[string]LookupFactory
+	// Updating names the connectors whose sources emit a changelog
+	// (upsert-kafka) rather than inserts only.
+	Updating map[string]bool
 }
 
 // BuiltinConnectors returns the connectors that need no external system:
 // datagen, print, blackhole and filesystem. Kafka and JDBC are added by
 // RegisterExternal.
 func BuiltinConnectors() *Connectors {
-	c := &Connectors{Sources: map[string]SourceFactory{}, Sinks: map[string]SinkFactory{}}
+	c := &Connectors{Sources: map[string]SourceFactory{}, Sinks: map[string]SinkFactory{}, Updating: map[string]bool{}}
 	c.Sources["datagen"] = func(t *catalog.Table) (operator.Source, error) {
 		return datagen.FromOptions(t.Physical(), t.Options)
 	}

@@ -23,6 +23,9 @@ import (
 func RegisterExternal(c *Connectors, checkpointInterval func() time.Duration) {
 	c.Sources["kafka"] = kafkaSource
 	c.Sources["upsert-kafka"] = upsertKafkaSource
+	if c.Updating != nil {
+		c.Updating["upsert-kafka"] = true
+	}
 	c.Sinks["kafka"] = func(t *catalog.Table) (SinkSpec, error) { return kafkaSink(t, checkpointInterval()) }
 	c.Sinks["upsert-kafka"] = func(t *catalog.Table) (SinkSpec, error) { return upsertKafkaSink(t, checkpointInterval()) }
 	c.Sinks["jdbc"] = jdbcSink
@@ -167,7 +170,10 @@ func badRecordPolicy(t *catalog.Table) (kafka.BadRecordPolicy, error) {
 
 func kafkaSinkOptions(t *catalog.Table, interval time.Duration) ([]kafka.SinkOption, error) {
 	o := t.Options
-	g, err := kafka.ParseDeliveryGuarantee(o["sink.delivery-guarantee"])
+	g, err := kafka.AtLeastOnce, error(nil) // Flink's default
+	if v := o["sink.delivery-guarantee"]; v != "" {
+		g, err = kafka.ParseDeliveryGuarantee(v)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("table %q: %w", t.Name, err)
 	}
@@ -208,7 +214,16 @@ func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
 	if err != nil {
 		return SinkSpec{}, err
 	}
-	opts = append(opts, kafka.Serializer(func(r event.Row) ([]byte, error) { return f.Encode(r.Fields) }))
+	opts = append(opts, kafka.Serializer(func(r event.Row) ([]byte, error) {
+		if r.Kind != event.Insert {
+			// The planner rejects updating queries into this sink, but it
+			// still plans every scan as insert-only, so an upsert-kafka
+			// table copied here arrives with -U/+U/-D rows: refuse them
+			// rather than write a retraction as if it were a row.
+			return nil, fmt.Errorf("table %q: the 'kafka' connector takes inserts only, got a %s row; write changelogs to 'upsert-kafka'", t.Name, r.Kind)
+		}
+		return f.Encode(r.Fields)
+	}))
 	s, err := kafka.NewSink[event.Row](opts...)
 	return SinkSpec{Sink: s}, err
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
 )
 
 // Rel is one node of a query plan.
@@ -36,6 +37,9 @@ type Rel struct {
 	// tvf is set on a window table function, which a following window
 	// aggregation reads instead of building it.
 	tvf *tvfInfo
+	// common, when set, reads the sub-expressions the SELECT shares with
+	// its WHERE from the columns that compute them (see cse.go).
+	common func(parser.Expr) (*expr.Compiled, error)
 	// build adds the node's operator(s) to the graph, given the graph nodes
 	// of its inputs, and returns its own (last) node.
 	build func(b *builder, in []*graph.Node) (*graph.Node, error)

@@ -76,7 +76,10 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 		return nil, err
 	}
 	r := &Rel{Op: "TableSourceScan", Detail: fmt.Sprintf("table=[%s], fields=[%s]", t.Name, colNames(cols)),
-		Cols: cols, InsertOnly: true, RowTime: -1}
+		Cols: cols, InsertOnly: !p.Connectors.Updating[t.Connector()], RowTime: -1}
+	if !r.InsertOnly {
+		r.UpdatesFrom = fmt.Sprintf("TableSourceScan(table=[%s], connector=[%s])", t.Name, t.Connector())
+	}
 	wm, err := p.watermarkOf(t, cols, evals)
 	if err != nil {
 		return nil, err

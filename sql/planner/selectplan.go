@@ -27,7 +27,7 @@ func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
 	if err := p.checkNoTVF(in, s); err != nil {
 		return nil, err
 	}
-	out, err := p.project(in, s.Items, nil)
+	out, err := p.project(in, s.Items, in.common)
 	if err != nil || !s.Distinct {
 		return out, err
 	}
@@ -39,6 +39,11 @@ func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
 func (p *Planner) planFromWhere(s *parser.Select) (*Rel, error) {
 	if rp, ok := findRankPattern(s); ok {
 		return p.planRank(s, rp)
+	}
+	if len(s.GroupBy) == 0 && len(collectAggregates(s)) == 0 {
+		if r, err := p.planHoisted(s); r != nil || err != nil {
+			return r, err
+		}
 	}
 	return p.planSourceWhere(s.From, s.Where)
 }
