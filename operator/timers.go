@@ -252,7 +252,17 @@ func (h timerHeap) Less(i, j int) bool {
 	if h[i].KeyGroup != h[j].KeyGroup {
 		return h[i].KeyGroup < h[j].KeyGroup
 	}
-	return fmt.Sprint(h[i].Key) < fmt.Sprint(h[j].Key)
+	return keyText(h[i].Key) < keyText(h[j].Key)
+}
+
+// keyText is fmt.Sprint(k) without formatting a string key (the common
+// case: SQL operators key by strings), which made ties at one timestamp
+// — every key's window ending at once — dominate the heap's cost.
+func keyText(k any) string {
+	if s, ok := k.(string); ok {
+		return s
+	}
+	return fmt.Sprint(k)
 }
 func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *timerHeap) Push(x any)   { *h = append(*h, x.(Timer)) }

@@ -65,6 +65,11 @@ final class Queries {
         for (Map.Entry<String, String> v : vars.entrySet()) {
             text = text.replace("${" + v.getKey() + "}", v.getValue());
         }
+        return split(text);
+    }
+
+    /** Splits SQL text into statements at lines ending with ';', dropping comment lines. */
+    static List<String> split(String text) {
         List<String> out = new ArrayList<>();
         StringBuilder b = new StringBuilder();
         for (String line : text.split("\n")) {

@@ -24,7 +24,13 @@ import java.util.Map;
  * <pre>
  * RunQuery --query q0 --events 1000000 [--checkpoint-interval 0] [--parallelism 2]
  *          [--tps 10000000] [--warmup-events 0] [--queries path/to/queries.sql]
+ *          [--script path/to/script.sql]
  * </pre>
+ *
+ * <p>With {@code --script}, the statements come from that file (bench/nexmark
+ * writes it: the source table, the views and the query, placeholders already
+ * substituted, the INSERT last) instead of queries.sql; --query then only
+ * names the run. --tps and the warm-up run do not apply to a script.
  */
 public final class RunQuery {
     private RunQuery() {}
@@ -34,21 +40,23 @@ public final class RunQuery {
                 "--query", "q0", "--events", "1000000", "--checkpoint-interval", "0", "--parallelism", "2",
                 "--tps", "10000000", "--warmup-events", "0"));
         for (int i = 0; i < args.length; i++) {
-            if (!a.containsKey(args[i]) && !args[i].equals("--queries") || i + 1 == args.length) {
+            boolean known = a.containsKey(args[i]) || args[i].equals("--queries") || args[i].equals("--script");
+            if (!known || i + 1 == args.length) {
                 throw new IllegalArgumentException("unknown argument or missing value: " + args[i]);
             }
             a.put(args[i], args[++i]);
         }
-        Queries queries = Queries.load(a.get("--queries"));
+        Queries queries = a.containsKey("--script") ? null : Queries.load(a.get("--queries"));
+        String script = a.containsKey("--script") ? Files.readString(Path.of(a.get("--script"))) : null;
         String q = a.get("--query");
         long warmup = Long.parseLong(a.get("--warmup-events"));
         int parallelism = Integer.parseInt(a.get("--parallelism"));
         long interval = Long.parseLong(a.get("--checkpoint-interval"));
-        if (warmup > 0) {
-            run(queries, q, warmup, parallelism, interval, a.get("--tps"));
+        if (warmup > 0 && script == null) {
+            run(queries, script, q, warmup, parallelism, interval, a.get("--tps"));
         }
         long events = Long.parseLong(a.get("--events"));
-        double[] m = run(queries, q, events, parallelism, interval, a.get("--tps"));
+        double[] m = run(queries, script, q, events, parallelism, interval, a.get("--tps"));
         System.out.println(String.format(Locale.ROOT,
                 "{\"engine\":\"flink\",\"flink_version\":\"%s\",\"query\":\"%s\",\"events\":%d,\"parallelism\":%d,"
                         + "\"checkpoint_interval_ms\":%d,\"wall_seconds\":%.3f,\"cpu_seconds\":%.3f,\"cores\":%.2f,"
@@ -59,7 +67,8 @@ public final class RunQuery {
     }
 
     /** Returns {wall s, cpu s, planning s} of one run. */
-    private static double[] run(Queries queries, String q, long events, int parallelism, long interval, String tps)
+    private static double[] run(Queries queries, String script, String q, long events, int parallelism, long interval,
+            String tps)
             throws Exception {
         Path tmp = Files.createTempDirectory("weir-flink-nexmark");
         Configuration conf = new Configuration();
@@ -80,6 +89,25 @@ public final class RunQuery {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
 
+        List<String> stmts = script != null ? Queries.split(script) : queryStatements(queries, q, events, tmp, tps, tEnv);
+        for (String s : stmts.subList(0, stmts.size() - 1)) {
+            tEnv.executeSql(s);
+        }
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long t0 = System.nanoTime();
+        TableResult result = tEnv.executeSql(stmts.get(stmts.size() - 1)); // the INSERT: submits the job
+        long t1 = System.nanoTime();
+        long cpu1 = os.getProcessCpuTime();
+        result.await();
+        long t2 = System.nanoTime();
+        long cpu2 = os.getProcessCpuTime();
+        return new double[] {(t2 - t1) / 1e9, (cpu2 - cpu1) / 1e9, (t1 - t0) / 1e9};
+    }
+
+    /** Runs the DDL and views of queries.sql and returns query q's statements. */
+    private static List<String> queryStatements(Queries queries, String q, long events, Path tmp, String tps,
+            StreamTableEnvironment tEnv) {
         Map<String, String> vars = new HashMap<>();
         vars.put("TPS", tps);
         vars.put("EVENTS_NUM", Long.toString(events));
@@ -96,20 +124,7 @@ public final class RunQuery {
         for (String s : queries.statements("views", vars)) {
             tEnv.executeSql(s);
         }
-        List<String> stmts = queries.statements(q, vars);
-        for (String s : stmts.subList(0, stmts.size() - 1)) {
-            tEnv.executeSql(s);
-        }
-        com.sun.management.OperatingSystemMXBean os =
-                (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-        long t0 = System.nanoTime();
-        TableResult result = tEnv.executeSql(stmts.get(stmts.size() - 1)); // the INSERT: submits the job
-        long t1 = System.nanoTime();
-        long cpu1 = os.getProcessCpuTime();
-        result.await();
-        long t2 = System.nanoTime();
-        long cpu2 = os.getProcessCpuTime();
-        return new double[] {(t2 - t1) / 1e9, (cpu2 - cpu1) / 1e9, (t1 - t0) / 1e9};
+        return queries.statements(q, vars);
     }
 
     /** VmHWM from /proc/self/status, in bytes (-1 where there is none). */

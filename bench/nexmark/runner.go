@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// runner runs the suite.
+type runner struct {
+	f           suiteFlags
+	queriesFile string
+	out         string
+}
+
+// Row is one query at one checkpoint setting.
+type Row struct {
+	Query      string
+	Checkpoint string
+	Events     int64
+	Weir       *Measured // nil when not run
+	Flink      *Measured // nil when not run
+}
+
+// Ratio is Weir's events/s/core over Flink's (0 when either did not run).
+func (r Row) Ratio() float64 {
+	w, f := r.Weir.EventsPerCoreSecond(r.Events), r.Flink.EventsPerCoreSecond(r.Events)
+	if w == 0 || f == 0 {
+		return 0
+	}
+	return w / f
+}
+
+func (r *runner) runAll(ctx context.Context, suite *Suite, queries []string, intervals []time.Duration) []Row {
+	var rows []Row
+	for _, iv := range intervals {
+		for _, q := range queries {
+			row := Row{Query: q, Checkpoint: checkpointLabel(iv), Events: r.f.events}
+			cfg := RunConfig{Params: Params{Events: r.f.events, TPS: r.f.tps}, Checkpoint: iv, Parallelism: r.f.parallelism}
+			if !r.f.flinkOnly {
+				row.Weir = r.measure(ctx, q, cfg, func(c RunConfig) *Measured {
+					prof := ""
+					if r.f.profileDir != "" {
+						prof = filepath.Join(r.f.profileDir, fmt.Sprintf("%s-%s.pprof", q, row.Checkpoint))
+					}
+					return r.runWeirChild(ctx, q, c, prof)
+				})
+			}
+			if r.f.flink {
+				row.Flink = r.measure(ctx, q, cfg, func(c RunConfig) *Measured { return r.runFlink(ctx, suite, q, c) })
+			}
+			printRow(row)
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// measure runs one engine -repeat times, each in a fresh scratch
+// directory, and keeps the run with the least CPU time.
+func (r *runner) measure(ctx context.Context, q string, cfg RunConfig, f func(RunConfig) *Measured) *Measured {
+	var best *Measured
+	for i := 0; i < max(r.f.repeat, 1); i++ {
+		m := r.measureOnce(q, cfg, f)
+		if m.Err != "" {
+			return m
+		}
+		if best == nil || m.CPUSeconds < best.CPUSeconds {
+			best = m
+		}
+	}
+	return best
+}
+
+func (r *runner) measureOnce(q string, cfg RunConfig, f func(RunConfig) *Measured) *Measured {
+	dir, err := os.MkdirTemp("", "weir-nexmark-"+q+"-")
+	if err != nil {
+		return &Measured{Err: err.Error()}
+	}
+	defer os.RemoveAll(dir)
+	cfg.Dir = dir
+	return f(cfg)
+}
+
+// printRow prints a row as soon as it is measured.
+func printRow(r Row) {
+	fmt.Printf("%-4s ckpt=%-4s weir %s | flink %s", r.Query, r.Checkpoint, r.Weir.short(r.Events), r.Flink.short(r.Events))
+	if x := r.Ratio(); x > 0 {
+		fmt.Printf(" | ratio %.2f", x)
+	}
+	fmt.Println()
+}
+
+func (m *Measured) short(events int64) string {
+	switch {
+	case m == nil:
+		return "-"
+	case m.Err != "":
+		return "FAILED: " + m.Err
+	}
+	return fmt.Sprintf("%s ev/s/core (cpu %.2fs, rss %s)", human(m.EventsPerCoreSecond(events)), m.CPUSeconds, bytesHuman(m.PeakRSS))
+}
+
+func human(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.2fM", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.1fK", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func bytesHuman(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d MB", (b+(1<<19))>>20)
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/sql/planner"
+	"github.com/weirstream/weir/sql/session"
+	"github.com/weirstream/weir/task"
+)
+
+// RunConfig is how one query runs.
+type RunConfig struct {
+	Params
+	// Checkpoint is the checkpoint interval; 0 turns checkpointing off
+	// (at-most-once, as Nexmark's runs without checkpoints).
+	Checkpoint time.Duration
+	// Parallelism of every operator. Default 2 (bench/flink's default).
+	Parallelism int
+}
+
+func (c *RunConfig) ensureDefaults() {
+	if c.Parallelism == 0 {
+		c.Parallelism = 2
+	}
+	if c.Engine == "" {
+		c.Engine = "weir"
+	}
+}
+
+// WeirRun is what one Weir run reports.
+type WeirRun struct {
+	WallSeconds float64 `json:"wall_seconds"`
+	Checkpoints int     `json:"checkpoints"`
+	Restarts    int     `json:"restarts"`
+}
+
+// planWeir turns a script into Weir's job: the session runs the DDL and
+// collects the INSERTs; the planner (with the script's UDFs) plans them.
+func planWeir(sc *Script, cfg RunConfig) (*graph.JobGraph, runtime.Options, error) {
+	cfg.ensureDefaults()
+	s := session.New()
+	s.Out = io.Discard
+	s.Connectors.Sinks["changelog-file"] = changelogSinkFactory
+	if err := s.Execute(sc.Text()); err != nil {
+		return nil, runtime.Options{}, fmt.Errorf("%s: %w", sc.Query, err)
+	}
+	fns, err := weirFunctions(sc.Functions)
+	if err != nil {
+		return nil, runtime.Options{}, fmt.Errorf("%s: %w", sc.Query, err)
+	}
+	p := &planner.Planner{Catalog: s.Catalog, Connectors: s.Connectors,
+		Config: planner.Config{Parallelism: cfg.Parallelism, Functions: fns,
+			// Nexmark's Flink settings (bench/flink's RunQuery sets the same).
+			MiniBatchSize: 50_000, MiniBatchLatency: 2 * time.Second}}
+	var sinks []*planner.Rel
+	for _, ins := range s.Inserts() {
+		r, err := p.PlanInsert(ins)
+		if err != nil {
+			return nil, runtime.Options{}, fmt.Errorf("%s: %w", sc.Query, err)
+		}
+		sinks = append(sinks, r)
+	}
+	sg, err := p.Build("nexmark-"+sc.Query, sinks)
+	if err != nil {
+		return nil, runtime.Options{}, fmt.Errorf("%s: %w", sc.Query, err)
+	}
+	jg, err := sg.JobGraph()
+	if err != nil {
+		return nil, runtime.Options{}, fmt.Errorf("%s: %w", sc.Query, err)
+	}
+	opts := runtime.Options{JobID: "nexmark-" + sc.Query, Mode: task.AtMostOnce, Restart: runtime.NoRestart{},
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	if cfg.Checkpoint > 0 {
+		opts.Mode = task.ExactlyOnce
+		opts.Checkpoint.Interval = cfg.Checkpoint
+		opts.CheckpointDir = filepath.Join(cfg.Dir, "checkpoints")
+	}
+	return jg, opts, nil
+}
+
+// runWeir runs query q in this process.
+func runWeir(ctx context.Context, suite *Suite, q string, cfg RunConfig) (*WeirRun, error) {
+	cfg.ensureDefaults()
+	sc, err := suite.Script(q, cfg.Params)
+	if err != nil {
+		return nil, err
+	}
+	jg, opts, err := planWeir(sc, cfg)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, err := runtime.Run(ctx, jg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", q, err)
+	}
+	done := 0
+	for _, c := range res.Checkpoints {
+		if c.Status == checkpoint.StatusCompleted {
+			done++
+		}
+	}
+	return &WeirRun{WallSeconds: time.Since(start).Seconds(), Checkpoints: done, Restarts: res.Restarts}, nil
+}
