@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
@@ -47,6 +48,9 @@ type UpsertSink struct {
 	Key     []string
 	// Name distinguishes sinks of one job in the bookkeeping table.
 	Name string
+	// once guards wal and job: every subtask's writer and committer is
+	// created on its own goroutine.
+	once sync.Once
 	wal  *operator.WriteAheadSink
 	job  string
 }
@@ -61,10 +65,10 @@ func (s *UpsertSink) EnsureTables(ctx context.Context) error {
 }
 
 func (s *UpsertSink) init(job string) {
-	if s.wal == nil {
+	s.once.Do(func() {
 		s.job = job
 		s.wal = &operator.WriteAheadSink{Codec: rowCodec{cols: s.Columns}, Write: s.write}
-	}
+	})
 }
 
 // CreateWriter implements operator.Sink.
