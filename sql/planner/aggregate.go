@@ -90,6 +90,10 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 	switch {
 	case tvf != nil:
 		out, err = p.windowAgg(input, tvf, ap)
+		if err == nil && tvf.input.reuseKey != "" {
+			out.reuseKey = fmt.Sprintf("window:%s|%s|%s|%s", tvf.input.reuseKey, tvf.call,
+				strings.Join(ap.keyText, ","), strings.Join(ap.callText, ","))
+		}
 	case sess != nil:
 		out, err = p.sessionAgg(input, sess, ap)
 	default:

@@ -14,10 +14,39 @@ type builder struct {
 	parallelism int
 	seq         int
 	calcs       map[*graph.Node]*calcNode
+	// refs counts the Rels of each reuse key in the job; nodes holds the
+	// node built for a key read more than once (see Rel.reuseKey).
+	refs  map[string]int
+	nodes map[string]*graph.Node
 }
 
-// build adds r (and, first, its inputs) to the graph.
+// countReuse counts the reuse keys under r. A keyed subtree seen before is
+// not descended into again: it will be built once.
+func (b *builder) countReuse(r *Rel) {
+	if r.reuseKey != "" {
+		if b.refs == nil {
+			b.refs = map[string]int{}
+		}
+		if b.refs[r.reuseKey]++; b.refs[r.reuseKey] > 1 {
+			return
+		}
+	}
+	for _, in := range r.Inputs {
+		b.countReuse(in)
+	}
+}
+
+// build adds r (and, first, its inputs) to the graph. A Rel whose reuse
+// key the job reads more than once is built once (Flink's sub-plan and
+// source reuse): Nexmark's person, auction and bid views all read one
+// generated stream, q5 and q7 read the bid view twice and q5 computes the
+// same window aggregation twice. No Calc fuses into a shared node: each
+// reader filters and projects on its own.
 func (b *builder) build(r *Rel) (*graph.Node, error) {
+	shared := r.reuseKey != "" && b.refs[r.reuseKey] > 1
+	if n, ok := b.nodes[r.reuseKey]; ok && shared {
+		return n, nil
+	}
 	in := make([]*graph.Node, len(r.Inputs))
 	for i, x := range r.Inputs {
 		n, err := b.build(x)
@@ -26,7 +55,16 @@ func (b *builder) build(r *Rel) (*graph.Node, error) {
 		}
 		in[i] = n
 	}
-	return r.build(b, in)
+	n, err := r.build(b, in)
+	if err != nil || !shared {
+		return n, err
+	}
+	b.markRead(n)
+	if b.nodes == nil {
+		b.nodes = map[string]*graph.Node{}
+	}
+	b.nodes[r.reuseKey] = n
+	return n, nil
 }
 
 // uid gives operators ids that are stable for the same SQL text, so a

@@ -114,6 +114,9 @@ func (p *Planner) Build(jobName string, sinks []*Rel) (*graph.StreamGraph, error
 	}
 	b := &builder{g: &graph.StreamGraph{JobName: jobName}, parallelism: par}
 	for _, s := range sinks {
+		b.countReuse(s)
+	}
+	for _, s := range sinks {
 		if _, err := b.build(s); err != nil {
 			return nil, err
 		}

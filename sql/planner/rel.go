@@ -37,6 +37,10 @@ type Rel struct {
 	// tvf is set on a window table function, which a following window
 	// aggregation reads instead of building it.
 	tvf *tvfInfo
+	// reuseKey, when set, names what the Rel computes, so that the
+	// builder builds Rels of one key once: "scan:t" for a table, "view:v"
+	// for a view, and a window aggregation's key over a keyed input.
+	reuseKey string
 	// common, when set, reads the sub-expressions the SELECT shares with
 	// its WHERE from the columns that compute them (see cse.go).
 	common func(parser.Expr) (*expr.Compiled, error)

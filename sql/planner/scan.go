@@ -29,7 +29,11 @@ func (p *Planner) planTableName(t *parser.TableName) (*Rel, error) {
 		if len(cols) == 0 {
 			cols = v.Columns
 		}
-		return p.planNamedQuery(v.Query, alias, cols)
+		r, err := p.planNamedQuery(v.Query, alias, cols)
+		if err == nil {
+			r.reuseKey = "view:" + formatName(t.Name)
+		}
+		return r, err
 	}
 	tb, ok := p.Catalog.Table(t.Name)
 	if !ok {
@@ -88,6 +92,7 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 		r.RowTime = wm.col
 		r.Cols[wm.col].Type.TimeAttr = "rowtime"
 	}
+	r.reuseKey = "scan:" + t.Name
 	r.build = func(b *builder, _ []*graph.Node) (*graph.Node, error) {
 		return p.buildScan(b, t, wm, computed)
 	}
