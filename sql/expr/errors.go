@@ -3,7 +3,6 @@ package expr
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/weirstream/weir/sql/parser"
 )
@@ -73,53 +72,8 @@ func wrapEval(pos parser.Pos, err error) error {
 	return &Error{Pos: pos, Msg: err.Error(), Runtime: true}
 }
 
-// editDistance is the optimal-string-alignment distance between a and b,
-// compared case-insensitively, so that a transposition (CUONT) is one edit.
-func editDistance(a, b string) int {
-	ra, rb := []rune(strings.ToUpper(a)), []rune(strings.ToUpper(b))
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
-}
-
-// closest returns the candidate nearest to word when it is near enough to
-// be a plausible misspelling: a case-insensitive match, or at most one edit
-// for short words and two for words of five or more characters. Ties go to
-// the earliest candidate.
+// closest is the parser's misspelling finder, so both layers suggest the
+// same names.
 func closest(word string, candidates []string) (string, bool) {
-	best, bestD := "", 1<<30
-	for _, c := range candidates {
-		if strings.EqualFold(c, word) {
-			return c, true
-		}
-		if d := editDistance(word, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	limit := 1
-	if len([]rune(word)) >= 5 {
-		limit = 2
-	}
-	if len([]rune(word)) < 3 || bestD > limit {
-		return "", false
-	}
-	return best, true
+	return parser.Closest(word, candidates)
 }

@@ -98,9 +98,12 @@ func editDistance(a, b string) int {
 	return d[len(ra)][len(rb)]
 }
 
-// closest returns the candidate nearest to word, if one is near enough to
+// Closest returns the candidate nearest to word, if one is near enough to
 // be a plausible misspelling: at most one edit for short words, two for
-// words of five or more characters. An exact case-insensitive match wins.
+// words of five or more characters. An exact case-insensitive match wins;
+// ties go to the earliest candidate. sql/expr uses it for its hints too.
+func Closest(word string, candidates []string) (string, bool) { return closest(word, candidates) }
+
 func closest(word string, candidates []string) (string, bool) {
 	best, bestD := "", 1<<30
 	for _, c := range candidates {
