@@ -149,6 +149,7 @@ func fileLookup(t *catalog.Table) (func() ([][]any, error), error) {
 		}
 		var rows [][]any
 		for _, name := range files {
+			var err error // not the enclosing err: subtasks load concurrently
 			if rows, err = readRows(name, f, rows); err != nil {
 				return nil, fmt.Errorf("table %q: %w", t.Name, err)
 			}
