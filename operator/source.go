@@ -59,6 +59,26 @@ type ReaderOutput interface {
 	Collect(split string, r event.Record)
 }
 
+// SplitListener is implemented by the runtime's ReaderOutput, which keeps a
+// watermark generator per split (Flink's SourceOperator with its per-split
+// outputs). A reader that changes its set of splits by itself tells it,
+// asserting out.(SplitListener):
+//
+//   - SplitAdded before the first record of a split the runtime did not
+//     hand it through AddSplits (a discovered partition): the split gets its
+//     own generator and from then on takes part in the subtask's minimum,
+//     like Flink's ReaderOutput.createOutputForSplit;
+//   - SplitFinished after the last record of a split that ended (a bounded
+//     split at its stopping offset, also one that was already there when
+//     added): it leaves the minimum, like releaseOutputForSplit.
+//
+// Both are called from Poll, on the subtask goroutine. Adding a split the
+// output already tracks, or finishing one it does not, changes nothing.
+type SplitListener interface {
+	SplitAdded(id string)
+	SplitFinished(id string)
+}
+
 // SourceReader reads the splits of one source subtask. All methods are
 // called from the subtask's goroutine; the reader may run its own fetch
 // goroutines and hand data over through Poll.

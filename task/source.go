@@ -78,9 +78,7 @@ func (t *Subtask) openSource() error {
 		return err
 	}
 	for _, sp := range splits {
-		if s.Watermarks != nil {
-			t.src.multi.AddSplit(sp.ID, s.Watermarks.NewGenerator())
-		}
+		t.src.SplitAdded(sp.ID)
 	}
 	return r.AddSplits(splits)
 }
@@ -134,6 +132,24 @@ func (d *sourceDriver) Collect(split string, r event.Record) {
 	d.spec.Metrics.RecordsOut++
 	d.t.head.Collect(r)
 }
+
+var _ operator.SplitListener = (*sourceDriver)(nil)
+
+// SplitAdded implements operator.SplitListener: the split gets a generator
+// of its own and takes part in the subtask's watermark from now on. It
+// starts at MinWatermark, so it holds the output where it is (never back)
+// until its records catch up or it turns idle — a discovered partition's
+// records are not late merely because older partitions ran ahead.
+func (d *sourceDriver) SplitAdded(id string) {
+	if d.spec.Watermarks == nil || d.multi.Tracks(id) {
+		return
+	}
+	d.multi.AddSplit(id, d.spec.Watermarks.NewGenerator())
+}
+
+// SplitFinished implements operator.SplitListener: the split leaves the
+// minimum, so the next periodic emit may advance past it.
+func (d *sourceDriver) SplitFinished(id string) { d.multi.RemoveSplit(id) }
 
 func (d *sourceDriver) snapshot(id event.CheckpointID) (operator.Part, error) {
 	ss, err := d.reader.SnapshotState(id)

@@ -37,6 +37,9 @@ func (m *Multi) AddSplit(id string, g Generator) {
 	m.splits = append(m.splits, splitGen{id: id, gen: g})
 }
 
+// Tracks reports whether split id has a generator here.
+func (m *Multi) Tracks(id string) bool { return m.find(id) >= 0 }
+
 // RemoveSplit stops tracking split id, e.g. when it is finished; the output
 // may advance at the next emit. Unknown ids are ignored.
 func (m *Multi) RemoveSplit(id string) {

@@ -13,7 +13,10 @@
 // back on checkpoint completion for monitoring only and are never read on
 // restore. Reads are read_committed by default: aborted data and
 // transaction markers never reach the job. Bounded() ends every split at
-// the last stable offset seen when the job started.
+// the last stable offset seen when the job started. An unbounded source
+// looks for new partitions every 5 minutes (PartitionDiscoveryInterval, as
+// in Flink) and reads them from the earliest offset, each with its own
+// watermark generator when the job has watermarks.
 //
 // # Sink, exactly-once
 //

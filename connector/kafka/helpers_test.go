@@ -70,16 +70,39 @@ func (c *cluster) produce(topic string, partitions int, values []string) {
 
 func (c *cluster) produceRecords(recs ...*kgo.Record) {
 	c.t.Helper()
+	if err := c.tryProduce(recs...); err != nil {
+		c.t.Fatalf("producing: %v", err)
+	}
+}
+
+func (c *cluster) tryProduce(recs ...*kgo.Record) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(c.brokers, ",")...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.MetadataMinAge(50*time.Millisecond))
 	if err != nil {
-		c.t.Fatal(err)
+		return err
 	}
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		c.t.Fatalf("producing: %v", err)
+	return cl.ProduceSync(ctx, recs...).FirstErr()
+}
+
+// produceTo writes values to one partition, one record at a time, retrying
+// while the producer's metadata lags behind a partition just created.
+func (c *cluster) produceTo(topic string, partition int32, values ...string) {
+	c.t.Helper()
+	for _, v := range values {
+		rec := &kgo.Record{Topic: topic, Partition: partition, Value: []byte(v)}
+		for i := 0; ; i++ {
+			err := c.tryProduce(rec)
+			if err == nil {
+				break
+			}
+			if i == 50 {
+				c.t.Fatalf("producing to %s-%d: %v", topic, partition, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }
 

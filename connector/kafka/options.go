@@ -99,7 +99,8 @@ type sourceConfig struct {
 	start           OffsetsInitializer
 	stop            OffsetsInitializer // nil: unbounded
 	readUncommitted bool
-	discovery       time.Duration
+	discovery       time.Duration // <= 0: off
+	discoverySet    bool
 	commitOffsets   bool
 	commitSet       bool
 	decoder         any // func([]byte) (T, error) or func(Message) (T, error)
@@ -110,6 +111,9 @@ func (c *sourceConfig) ensureDefaults() {
 	c.commonConfig.ensureDefaults()
 	if c.start == nil {
 		c.start = Earliest()
+	}
+	if !c.discoverySet {
+		c.discovery = DefaultPartitionDiscoveryInterval
 	}
 	if c.stop != nil {
 		c.discovery = 0 // a bounded source reads the partitions it started with
@@ -179,15 +183,22 @@ func ReadUncommitted() SourceOption {
 	return sourceOpt(func(c *sourceConfig) { c.readUncommitted = true })
 }
 
+// DefaultPartitionDiscoveryInterval is Flink's default for
+// scan.topic-partition-discovery.interval (and partition.discovery.interval.ms).
+const DefaultPartitionDiscoveryInterval = 5 * time.Minute
+
 // PartitionDiscoveryInterval sets how often an unbounded source looks for
-// new partitions of its topics; new ones are read from the earliest offset
-// (Flink's scan.topic-partition-discovery.interval). Default 0: off, unlike
-// Flink's 5 minutes, because Weir's runtime keeps per-split watermarks only
-// for the splits it assigned: a job with weir.WithWatermarks must leave
-// discovery off until its ReaderOutput implements SplitListener. Bounded
-// sources never discover.
+// new partitions of its topics (Flink's
+// scan.topic-partition-discovery.interval). Default
+// DefaultPartitionDiscoveryInterval, 5 minutes, as in Flink; 0 or a negative
+// duration turns discovery off. Each subtask finds the new partitions it
+// owns (the same round-robin rule as at start) and reads them from the
+// earliest offset. With weir.WithWatermarks a new partition gets its own
+// watermark generator and holds the subtask's watermark back until its
+// records catch up — or, with an IdleTimeout, until it is idle — so its
+// records are not late. Bounded sources never discover.
 func PartitionDiscoveryInterval(d time.Duration) SourceOption {
-	return sourceOpt(func(c *sourceConfig) { c.discovery = d })
+	return sourceOpt(func(c *sourceConfig) { c.discovery, c.discoverySet = d, true })
 }
 
 // CommitOffsetsOnCheckpoint sets whether positions are committed to the

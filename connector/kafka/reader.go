@@ -43,6 +43,9 @@ type reader struct {
 	idx       int
 	snapshots []offsetSnapshot
 	bad       int64 // bad records seen by this reader (for log rate limiting)
+	// endedAtAdd are splits added already at their stopping offset; the
+	// next Poll reports them finished (AddSplits has no output to tell).
+	endedAtAdd []string
 
 	fetched    chan fetchBatch
 	added      chan []discovered
@@ -175,6 +178,7 @@ func (r *reader) addSplit(tp TopicPartition, pos position, table map[string][]by
 	r.mu.Unlock()
 	if pos.stop >= 0 && pos.next >= pos.stop {
 		st.finished = true
+		r.endedAtAdd = append(r.endedAtAdd, st.id)
 		return
 	}
 	r.active++
@@ -184,17 +188,9 @@ func (r *reader) addSplit(tp TopicPartition, pos position, table map[string][]by
 	consume[tp.Topic][tp.Partition] = kgo.NewOffset().At(pos.next)
 }
 
-// SplitListener is implemented by a runtime's ReaderOutput that tracks
-// splits itself (per-split watermarks): the reader tells it about a split
-// it adds on its own (a discovered partition) before emitting the split's
-// first record, and about a split that reached its stopping offset.
-type SplitListener interface {
-	SplitAdded(id string)
-	SplitFinished(id string)
-}
-
 // Poll emits what the fetch goroutine handed over, up to maxPollRecords.
 func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
+	r.reportEndedAtAdd(out)
 	r.takeDiscovered(out)
 	if r.idx >= len(r.cur.recs) {
 		if r.cur.err != nil {
@@ -218,6 +214,19 @@ func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) 
 		}
 	}
 	return r.status(), nil
+}
+
+// reportEndedAtAdd tells the output about splits that had nothing to read
+// when added (an empty partition of a bounded source, a restored finished
+// split): without it the runtime would keep them in its watermark minimum
+// at MinWatermark until the end of input.
+func (r *reader) reportEndedAtAdd(out operator.ReaderOutput) {
+	if l, ok := out.(operator.SplitListener); ok {
+		for _, id := range r.endedAtAdd {
+			l.SplitFinished(id)
+		}
+	}
+	r.endedAtAdd = nil
 }
 
 func (r *reader) status() operator.ReaderStatus {
@@ -276,7 +285,7 @@ func (r *reader) finish(st *splitState, out operator.ReaderOutput) {
 	st.finished = true
 	r.active--
 	r.cl.RemoveConsumePartitions(map[string][]int32{st.tp.Topic: {st.tp.Partition}})
-	if l, ok := out.(SplitListener); ok {
+	if l, ok := out.(operator.SplitListener); ok {
 		l.SplitFinished(st.id)
 	}
 }
@@ -507,7 +516,7 @@ func (r *reader) takeDiscovered(out operator.ReaderOutput) {
 		consume := map[string]map[int32]kgo.Offset{}
 		for _, d := range found {
 			r.addSplit(d.tp, position{next: d.start, stop: -1}, map[string][]byte{}, consume)
-			if l, ok := out.(SplitListener); ok {
+			if l, ok := out.(operator.SplitListener); ok {
 				l.SplitAdded(splitID(d.tp.Topic, d.tp.Partition))
 			}
 			r.metrics.PartitionsDiscovered.Add(1)

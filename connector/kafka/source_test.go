@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -169,11 +170,16 @@ func TestSourceStartingOffsets(t *testing.T) {
 	}
 }
 
-// collector is a ReaderOutput that keeps what it gets.
+// collector is a ReaderOutput that keeps what it gets; as a SplitListener
+// it also keeps the splits it is told about, "+id" added, "-id" finished.
 type collector struct {
-	vals   []any
-	splits map[string]int
+	vals    []any
+	splits  map[string]int
+	changes []string
 }
+
+func (c *collector) SplitAdded(id string)    { c.changes = append(c.changes, "+"+id) }
+func (c *collector) SplitFinished(id string) { c.changes = append(c.changes, "-"+id) }
 
 func (c *collector) Collect(split string, r event.Record) {
 	if c.splits == nil {
@@ -356,27 +362,39 @@ func TestSourcePartitionDiscovery(t *testing.T) {
 	if _, err := c.adm.CreatePartitions(context.Background(), 1, in); err != nil {
 		t.Fatal(err)
 	}
-	// The producer's metadata may lag behind the new partition for a moment.
-	for i := 0; ; i++ {
-		cl, _ := kgo.NewClient(kgo.SeedBrokers(c.brokers), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-		err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: in, Partition: 1, Value: []byte("p1")}).FirstErr()
-		cl.Close()
-		if err == nil {
-			break
-		}
-		if i == 50 {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	c.produceTo(in, 1, "p1")
 	if err := pollUntil(t, r, out, func() bool { return len(out.vals) == 2 }); err != nil {
 		t.Fatal(err)
 	}
 	if out.vals[1] != "p1" || out.splits[in+"-1"] != 1 || src.Metrics().PartitionsDiscovered.Load() != 1 {
 		t.Fatalf("got %v by split %v, discovered %d", out.vals, out.splits, src.Metrics().PartitionsDiscovered.Load())
 	}
+	if !slices.Equal(out.changes, []string{"+" + in + "-1"}) {
+		t.Fatalf("split changes %v, want only %s-1 added", out.changes, in)
+	}
 	snap, _ := r.SnapshotState(1)
 	if len(snap) != 2 {
 		t.Fatalf("snapshot has %d splits, want 2 (the discovered one included)", len(snap))
+	}
+}
+
+// TestSourceReportsFinishedSplits: a bounded split tells the runtime when it
+// ends — also one that is empty from the start, which must not hold the
+// subtask's watermark at MIN until the end of input.
+func TestSourceReportsFinishedSplits(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t)
+	in := c.topic("in", 2)
+	c.produceTo(in, 0, "a", "b")
+	src, err := NewSource[string](Brokers(c.brokers), Topics(in), Bounded(), Deserializer(rawString))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &collector{}
+	if err := pollUntil(t, openReader(t, src, nil), out, func() bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"-" + in + "-1", "-" + in + "-0"}; !slices.Equal(out.changes, want) || len(out.vals) != 2 {
+		t.Fatalf("split changes %v with %d values; want %v with 2", out.changes, len(out.vals), want)
 	}
 }

@@ -157,6 +157,29 @@ func TestOptionValidation(t *testing.T) {
 	}
 }
 
+// TestDiscoveryDefault: Flink's 5 minutes unless set; 0 or less is off, and
+// a bounded source never discovers.
+func TestDiscoveryDefault(t *testing.T) {
+	for _, tc := range []struct {
+		opts []SourceOption
+		want time.Duration
+	}{
+		{nil, 5 * time.Minute},
+		{[]SourceOption{PartitionDiscoveryInterval(time.Second)}, time.Second},
+		{[]SourceOption{PartitionDiscoveryInterval(0)}, 0},
+		{[]SourceOption{PartitionDiscoveryInterval(-1)}, -1},
+		{[]SourceOption{Bounded()}, 0},
+	} {
+		src, err := NewSource[string](append(tc.opts, Brokers("b:1"), Topics("t"))...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.cfg.discovery != tc.want {
+			t.Errorf("%d options: discovery every %v, want %v", len(tc.opts), src.cfg.discovery, tc.want)
+		}
+	}
+}
+
 func TestParseDeliveryGuarantee(t *testing.T) {
 	for s, want := range map[string]DeliveryGuarantee{"none": None, "at-least-once": AtLeastOnce,
 		"EXACTLY_ONCE": ExactlyOnce} {

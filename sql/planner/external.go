@@ -145,8 +145,27 @@ func kafkaScanOptions(t *catalog.Table) ([]kafka.SourceOption, error) {
 	if strings.EqualFold(o["properties.isolation.level"], "read_uncommitted") {
 		opts = append(opts, kafka.ReadUncommitted())
 	}
+	if v, ok := o["scan.topic-partition-discovery.interval"]; ok {
+		d, err := discoveryInterval(t.Name, v)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kafka.PartitionDiscoveryInterval(d))
+	}
 	p, err := badRecordPolicy(t)
 	return append(opts, kafka.BadRecords(p)), err
+}
+
+// discoveryInterval reads 'scan.topic-partition-discovery.interval', a
+// Flink duration ('30 s', '5 min', a bare number of ms); '0' turns discovery
+// off, as in Flink. Unset, the connector's default applies: 5 minutes.
+func discoveryInterval(table, v string) (time.Duration, error) {
+	d, err := jdbc.ParseDuration(v) // Flink's duration syntax, not JDBC's
+	if err != nil {
+		return 0, fmt.Errorf("table %q: 'scan.topic-partition-discovery.interval' = '%s': want a duration "+
+			"such as '5 min' or '30 s', or '0' to turn discovery off", table, v)
+	}
+	return d, nil
 }
 
 func badRecordPolicy(t *catalog.Table) (kafka.BadRecordPolicy, error) {
