@@ -53,6 +53,19 @@ func (e *Environment) EnableCheckpointing(interval time.Duration, mode DeliveryG
 // tolerable failures.
 func (e *Environment) CheckpointOptions() *checkpoint.Options { return &e.opts.Checkpoint }
 
+// SetWatermarkStallWarning sets how long a source split without records may
+// hold back event time, while the source's other splits move on, before a
+// warning names the split and the fix (Weir's
+// weir.source.watermark-stall-warning; the default is 1 minute). 0 or a
+// negative duration turns the warning off.
+func (e *Environment) SetWatermarkStallWarning(d time.Duration) *Environment {
+	if d == 0 {
+		d = -1 // runtime.Options: 0 is the default, negative is off
+	}
+	e.opts.WatermarkStallWarning = d
+	return e
+}
+
 // RuntimeOptions gives access to every runtime option (restart strategy,
 // restore, retained checkpoints, buffer sizes, listener).
 func (e *Environment) RuntimeOptions() *runtime.Options { return &e.opts }

@@ -106,6 +106,10 @@ type Metrics struct {
 	// FutureSkewed counts source records whose timestamp was too far past
 	// the wall clock to advance the watermark (they still flow).
 	FutureSkewed int64
+	// WatermarkStalls counts the times a source split without records
+	// held back its subtask's watermark for the stall-warning threshold
+	// (each logged once as a warning).
+	WatermarkStalls int64
 }
 
 // KeySelector extracts the key of a value on a keyed stream. Keys must be

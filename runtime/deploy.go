@@ -202,7 +202,7 @@ func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 	id := event.SubtaskID{Vertex: v.Name, Index: i}
 	mail := make(chan task.Mail, 1024)
 	spec := task.Spec{ID: id, Mode: dp.opts.Mode, Storage: dp.fs, Reports: dp.reports, Mail: mail, Now: dp.opts.Now,
-		Counters: &task.Counters{}}
+		Counters: &task.Counters{}, Logger: dp.opts.Logger}
 	if v.IsSource() {
 		dp.d.readers = append(dp.d.readers, spec.Counters)
 	}
@@ -246,8 +246,9 @@ func (dp *deployer) sideWriters(n *graph.Node, i int) map[string][]*task.RecordW
 func (dp *deployer) sourceSpec(n *graph.Node) *task.SourceSpec {
 	m := &operator.Metrics{}
 	dp.d.opMetric = append(dp.d.opMetric, opMetric{n.UID, m})
-	s := &task.SourceSpec{UID: n.UID, Source: n.Source, Parallelism: n.Parallelism,
-		Watermarks: n.Watermarks, Timestamps: n.Timestamps, Metrics: m, WatermarkInterval: n.WatermarkInterval}
+	s := &task.SourceSpec{UID: n.UID, Name: n.Name, Source: n.Source, Parallelism: n.Parallelism,
+		Watermarks: n.Watermarks, Timestamps: n.Timestamps, Metrics: m, WatermarkInterval: n.WatermarkInterval,
+		StallWarning: dp.opts.WatermarkStallWarning}
 	if dp.restore != nil {
 		s.Restored = dp.restore.of(n.UID)[task.PartSplits]
 		if s.Restored == nil {

@@ -249,6 +249,7 @@ func (dr *driver) reportProgress() {
 	p := Progress{Restarts: dr.j.res.Restarts, LastCheckpoint: int64(dr.j.lastOwn)}
 	for _, c := range dr.d.readers {
 		p.RecordsRead += c.Out.Load()
+		p.WatermarkStalls += c.WatermarkStalls.Load()
 	}
 	for _, c := range dr.d.writers {
 		p.RecordsWritten += c.In.Load()

@@ -250,6 +250,7 @@ func (j *job) collectMetrics(d *deployment) {
 		sum.RecordsIn += om.m.RecordsIn
 		sum.RecordsOut += om.m.RecordsOut
 		sum.FutureSkewed += om.m.FutureSkewed
+		sum.WatermarkStalls += om.m.WatermarkStalls
 		j.res.Metrics[om.uid] = sum
 	}
 }

@@ -45,8 +45,17 @@ type Options struct {
 	// BatchSize is the number of records per batch between subtasks.
 	// Default 256.
 	BatchSize int
-	// Logger receives the job's events. Default: slog.Default().
+	// Logger receives the job's events, and the subtasks' warnings.
+	// Default: slog.Default().
 	Logger *slog.Logger
+	// WatermarkStallWarning is how long a source split without records may
+	// hold back its subtask's watermark, while another split of the subtask
+	// is ahead, before a warning names the split and the fix (an idle
+	// timeout) and Metrics.WatermarkStalls counts it (Weir's
+	// weir.source.watermark-stall-warning; Flink has none). Default 0:
+	// watermark.DefaultStallThreshold, 1 minute. Negative: no warning. See
+	// task.SourceSpec.StallWarning.
+	WatermarkStallWarning time.Duration
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// Listener, if set, is called on the driver goroutine for every job
@@ -69,6 +78,9 @@ type Progress struct {
 	// output lags behind what the job has processed.
 	SinceCheckpoint time.Duration
 	Restarts        int
+	// WatermarkStalls counts the source watermark stalls of this attempt
+	// (see Options.WatermarkStallWarning).
+	WatermarkStalls int64
 }
 
 // EnsureDefaults fills unset fields with their defaults.

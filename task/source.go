@@ -17,6 +17,8 @@ type SourceSpec struct {
 	UID         string
 	Source      operator.Source
 	Parallelism int
+	// Name is the source's name in logs, e.g. "Source: orders". Default: UID.
+	Name string
 	// Watermarks, when set, makes a watermark generator per split.
 	Watermarks *watermark.Strategy
 	// Timestamps, when set, assigns event time to each value.
@@ -30,8 +32,16 @@ type SourceSpec struct {
 	// MaxPollRecords bounds the records emitted between mailbox checks
 	// (default 1024).
 	MaxPollRecords int
-	// Metrics receives the source's counters (records out, future-skewed).
+	// Metrics receives the source's counters (records out, future-skewed,
+	// watermark stalls).
 	Metrics *operator.Metrics
+	// StallWarning is how long a split without records may hold back the
+	// subtask's watermark while another split is ahead before a warning is
+	// logged (Weir's weir.source.watermark-stall-warning). Default 0:
+	// watermark.DefaultStallThreshold (1 min). Negative: no warning. Never
+	// shorter than the strategy's IdleTimeout, and off for bounded sources
+	// (see stallThreshold).
+	StallWarning time.Duration
 }
 
 // PartSplits is the part name of a source's split state.
@@ -47,6 +57,8 @@ type sourceDriver struct {
 	polled int
 	// waiting is the reader's Available channel after NothingAvailable.
 	waiting <-chan struct{}
+	stalls  *watermark.StallDetector
+	splits  []watermark.SplitStatus // reused by checkStall
 }
 
 // pollSoon stands in for the Available channel of a reader that has none:
@@ -68,11 +80,15 @@ func (t *Subtask) openSource() error {
 	if s.Metrics == nil {
 		s.Metrics = &operator.Metrics{}
 	}
+	if s.Name == "" {
+		s.Name = s.UID
+	}
 	r, err := s.Source.CreateReader(operator.ReaderContext{Subtask: t.spec.ID, Parallelism: s.Parallelism, Context: t.ctx})
 	if err != nil {
 		return fmt.Errorf("source %s: create reader: %w", s.UID, err)
 	}
-	t.src = &sourceDriver{t: t, spec: s, reader: r, multi: watermark.NewMulti()}
+	t.src = &sourceDriver{t: t, spec: s, reader: r, multi: watermark.NewMulti(),
+		stalls: watermark.NewStallDetector(stallThreshold(s))}
 	splits, err := t.mySplits()
 	if err != nil {
 		return err
@@ -265,12 +281,14 @@ func (t *Subtask) emitSourceWatermark(d *sourceDriver) {
 	if d.spec.Watermarks == nil || d.ended {
 		return
 	}
-	wm, idle, adv := d.multi.OnPeriodicEmit(t.spec.Now())
+	now := t.spec.Now()
+	wm, idle, adv := d.multi.OnPeriodicEmit(now)
 	d.spec.Metrics.FutureSkewed = d.multi.FutureSkewed()
 	t.setIdle(idle)
 	if adv && !idle {
 		t.emitWatermark(wm)
 	}
+	t.checkStall(d, now, wm, adv)
 }
 
 // sourceEnded: a bounded source read everything. Event time ends (the max

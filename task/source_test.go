@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,10 +21,12 @@ import (
 // subtask whose reader adds and finishes splits by itself (as Kafka's does
 // with partition discovery), stepped by hand on a fake clock. Commands:
 //
-//	open splits=a,b [ooo=D] [idle-timeout=D]   a subtask with these splits
+//	open splits=a,b [ooo=D] [idle-timeout=D] [stall-warning=D] [bounded]
+//	              a subtask with these splits
 //	poll [t=D]    the reader's next Poll does the input lines, in order:
 //	              "add S", "finish S", or "S TS" (a record of split S at TS)
-//	emit [t=D]    a periodic watermark emit
+//	emit [t=D]    a periodic watermark emit, and what it logged
+//	stalls        the watermark-stall count: metric and live counter
 //
 // t is processing time since the epoch and stays put when omitted.
 func TestSourceSplitWatermarks(t *testing.T) {
@@ -39,6 +42,7 @@ type splitHarness struct {
 	probe *wmProbe
 	now   time.Time
 	names []string // every split named so far, for listing the tracked ones
+	log   strings.Builder
 }
 
 func (h *splitHarness) run(t *testing.T, td *datadriven.TestData) string {
@@ -57,28 +61,43 @@ func (h *splitHarness) run(t *testing.T, td *datadriven.TestData) string {
 		return h.poll(t, td)
 	case "emit":
 		h.st.emitSourceWatermark(h.st.src)
-		return fmt.Sprintf("out=%s emitted=%v idle=%v\n", watermark.Format(h.probe.last), h.probe.take(), h.st.idleOut)
+		out := fmt.Sprintf("out=%s emitted=%v idle=%v\n%s", watermark.Format(h.probe.last), h.probe.take(), h.st.idleOut, h.log.String())
+		h.log.Reset()
+		return out
+	case "stalls":
+		return fmt.Sprintf("metric=%d counter=%d\n", h.st.src.spec.Metrics.WatermarkStalls, h.st.spec.Counters.WatermarkStalls.Load())
 	}
 	td.Fatalf(t, "unknown command %q", td.Cmd)
 	return ""
 }
 
 func (h *splitHarness) open(t *testing.T, td *datadriven.TestData) string {
-	var splits, ooo, idle string
+	var splits, ooo, idle, stall string
 	td.ScanArgs(t, "splits", &splits)
 	td.MaybeScanArgs(t, "ooo", &ooo)
 	td.MaybeScanArgs(t, "idle-timeout", &idle)
+	td.MaybeScanArgs(t, "stall-warning", &stall)
 	strategy := watermark.Strategy{MaxOutOfOrderness: parseDur(t, td, ooo), IdleTimeout: parseDur(t, td, idle)}
 	h.names = strings.Split(splits, ",")
+	h.log.Reset()
 	h.rd = &scriptReader{ready: make(chan struct{})}
 	close(h.rd.ready)
 	h.probe = &wmProbe{last: event.MinWatermark}
 	id := event.SubtaskID{Vertex: "src"}
 	opCtx := &operator.Context{Subtask: id, UID: "probe", Parallelism: 1, MaxParallelism: 128, Metrics: &operator.Metrics{}}
+	// The log as a user reads it, without the time of day.
+	logger := slog.New(slog.NewTextHandler(&h.log, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey {
+			return slog.Attr{}
+		}
+		return a
+	}}))
 	h.st = New(Spec{ID: id, Mail: make(chan Mail, 1), Now: func() time.Time { return h.now },
-		Chain: []ChainedOperator{{UID: "probe", Op: h.probe, Ctx: opCtx}},
-		Source: &SourceSpec{UID: "src", Source: &scriptSource{splits: h.names, reader: h.rd}, Parallelism: 1,
-			Watermarks: &strategy}})
+		Chain:    []ChainedOperator{{UID: "probe", Op: h.probe, Ctx: opCtx}},
+		Counters: &Counters{}, Logger: logger,
+		Source: &SourceSpec{UID: "src", Name: "Source: orders", Parallelism: 1,
+			Source:     &scriptSource{splits: h.names, reader: h.rd, bounded: td.HasArg("bounded")},
+			Watermarks: &strategy, StallWarning: parseDur(t, td, stall)}})
 	h.st.ctx = context.Background()
 	if err := h.st.open(); err != nil {
 		td.Fatalf(t, "open: %v", err)
@@ -162,11 +181,12 @@ type splitAction struct {
 
 // scriptSource enumerates fixed splits and hands out one scripted reader.
 type scriptSource struct {
-	splits []string
-	reader *scriptReader
+	splits  []string
+	reader  *scriptReader
+	bounded bool
 }
 
-func (s *scriptSource) Bounded() bool { return false }
+func (s *scriptSource) Bounded() bool { return s.bounded }
 
 func (s *scriptSource) Enumerate(context.Context) ([]operator.SplitState, error) {
 	out := make([]operator.SplitState, len(s.splits))

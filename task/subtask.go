@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -59,12 +60,17 @@ type Spec struct {
 	// Counters, if set, count records in and out for live progress; they
 	// are atomic and read by other goroutines.
 	Counters *Counters
+	// Logger receives the subtask's warnings (a stalled source watermark).
+	// Default: slog.Default().
+	Logger *slog.Logger
 }
 
-// Counters are a subtask's live record counts: In counts records taken
-// from input channels, Out records read from its source.
+// Counters are a subtask's live counts: In counts records taken from input
+// channels, Out records read from its source, WatermarkStalls the times a
+// silent split held back its source's watermark (see SourceSpec.StallWarning).
 type Counters struct {
-	In, Out atomic.Int64
+	In, Out         atomic.Int64
+	WatermarkStalls atomic.Int64
 }
 
 // Subtask is the running instance. Only its own goroutine touches it.
@@ -89,6 +95,9 @@ type Subtask struct {
 func New(spec Spec) *Subtask {
 	if spec.TimerTick == 0 {
 		spec.TimerTick = 10 * time.Millisecond
+	}
+	if spec.Logger == nil {
+		spec.Logger = slog.Default()
 	}
 	return &Subtask{spec: spec, asyncs: make(chan struct{}, 1024)}
 }

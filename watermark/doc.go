@@ -1,7 +1,9 @@
 // Package watermark owns event-time progress: the generators that derive a
 // source split's watermark from its records' timestamps, Multi which combines
-// the splits of one source subtask, and Valve which combines the watermarks
-// arriving on a task's input channels into the task's input watermark.
+// the splits of one source subtask, StallDetector which notices a split
+// without records holding that combination back, and Valve which combines the
+// watermarks arriving on a task's input channels into the task's input
+// watermark.
 //
 // Everything here is a pure, single-threaded state machine: no I/O, no
 // goroutines, and no clock — the caller passes processing time in as now.
@@ -21,7 +23,9 @@
 //   - Source subtask: feed every record's timestamp to Multi.OnEvent, call
 //     Multi.OnPeriodicEmit every pipeline.auto-watermark-interval (Flink's
 //     default: 200ms), emit a watermark downstream when it reports advanced,
-//     and an Idle or Active status when the idle result changes.
+//     and an Idle or Active status when the idle result changes; then pass
+//     the same now, the result and Multi.Splits to StallDetector.Check and
+//     report a stall it finds.
 //   - Any task: feed every watermark, Idle, Active and end-of-input element
 //     read from input channel ch to the Valve, and forward the output
 //     watermark when the Valve reports it advanced, and the status when its

@@ -22,6 +22,23 @@ type Multi struct {
 type splitGen struct {
 	id  string
 	gen Generator
+	// What the last OnPeriodicEmit saw, and the records read: for
+	// Splits, so a StallDetector can tell which split holds the output.
+	wm      event.Timestamp
+	idle    bool
+	records int64
+}
+
+// SplitStatus is one split as Multi last saw it.
+type SplitStatus struct {
+	ID string
+	// Watermark and Idle are what the split's generator returned at the
+	// last OnPeriodicEmit (MinWatermark and false before the first).
+	Watermark event.Timestamp
+	Idle      bool
+	// Records counts the records passed to OnEvent for the split since it
+	// was added.
+	Records int64
 }
 
 // NewMulti returns a Multi with no splits.
@@ -34,7 +51,7 @@ func (m *Multi) AddSplit(id string, g Generator) {
 	if m.find(id) >= 0 {
 		panic(fmt.Sprintf("watermark: split %q added twice", id))
 	}
-	m.splits = append(m.splits, splitGen{id: id, gen: g})
+	m.splits = append(m.splits, splitGen{id: id, gen: g, wm: event.MinWatermark})
 }
 
 // Tracks reports whether split id has a generator here.
@@ -60,6 +77,7 @@ func (m *Multi) OnEvent(split string, ts event.Timestamp, now time.Time) {
 		panic(fmt.Sprintf("watermark: record for unknown split %q", split))
 	}
 	m.splits[i].gen.OnEvent(ts, now)
+	m.splits[i].records++
 }
 
 // OnPeriodicEmit asks every split for its watermark and returns the
@@ -68,10 +86,11 @@ func (m *Multi) OnEvent(split string, ts event.Timestamp, now time.Time) {
 // whether to emit it downstream.
 func (m *Multi) OnPeriodicEmit(now time.Time) (wm event.Timestamp, idle bool, advanced bool) {
 	low, active := event.MaxWatermark, false
-	for _, s := range m.splits {
-		w, splitIdle := s.gen.OnPeriodicEmit(now)
-		if !splitIdle {
-			low, active = min(low, w), true
+	for i := range m.splits {
+		s := &m.splits[i]
+		s.wm, s.idle = s.gen.OnPeriodicEmit(now)
+		if !s.idle {
+			low, active = min(low, s.wm), true
 		}
 	}
 	if !active {
@@ -92,6 +111,15 @@ func (m *Multi) FutureSkewed() int64 {
 		n += FutureSkewed(s.gen)
 	}
 	return n
+}
+
+// Splits appends the status of every tracked split to dst, in the order
+// they were added, and returns the extended slice.
+func (m *Multi) Splits(dst []SplitStatus) []SplitStatus {
+	for _, s := range m.splits {
+		dst = append(dst, SplitStatus{ID: s.id, Watermark: s.wm, Idle: s.idle, Records: s.records})
+	}
+	return dst
 }
 
 func (m *Multi) find(id string) int {

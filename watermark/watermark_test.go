@@ -3,6 +3,7 @@ package watermark
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +23,9 @@ var epoch = time.UnixMilli(0)
 //	multi                               a new Multi
 //	add split=S [ooo=D] [idle-timeout=D] [skew=D] | remove split=S
 //	event [split=S] ts=T [t=D]          t: processing time since epoch
-//	emit [t=D]
+//	emit [t=D]                          with a Multi, also the split statuses
+//	stall threshold=D                   a StallDetector checked after every
+//	                                    emit of the Multi (prints its events)
 //
 // ts may be MIN or MAX. t stays put when omitted.
 func TestDataDriven(t *testing.T) {
@@ -36,6 +39,7 @@ type script struct {
 	valve *Valve
 	gen   Generator
 	multi *Multi
+	stall *StallDetector
 	now   time.Time
 }
 
@@ -56,7 +60,10 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 		s.gen, s.multi = scanStrategy(t, td).NewGenerator(), nil
 		return "ok\n"
 	case "multi":
-		s.gen, s.multi = nil, NewMulti()
+		s.gen, s.multi, s.stall = nil, NewMulti(), nil
+		return "ok\n"
+	case "stall":
+		s.stall = NewStallDetector(scanDuration(t, td, "threshold"))
 		return "ok\n"
 	case "add":
 		s.multi.AddSplit(scanString(t, td, "split"), scanStrategy(t, td).NewGenerator())
@@ -95,10 +102,31 @@ func (s *script) event(t *testing.T, td *datadriven.TestData) string {
 func (s *script) emit() string {
 	if s.multi != nil {
 		wm, idle, adv := s.multi.OnPeriodicEmit(s.now)
-		return fmt.Sprintf("wm=%s idle=%v advanced=%v skewed=%d\n", Format(wm), idle, adv, s.multi.FutureSkewed())
+		out := fmt.Sprintf("wm=%s idle=%v advanced=%v skewed=%d\n", Format(wm), idle, adv, s.multi.FutureSkewed())
+		if s.stall != nil {
+			out += s.checkStall(wm, adv)
+		}
+		return out
 	}
 	wm, idle := s.gen.OnPeriodicEmit(s.now)
 	return fmt.Sprintf("wm=%s idle=%v\n", Format(wm), idle)
+}
+
+// checkStall prints the split statuses and what the StallDetector says.
+func (s *script) checkStall(wm event.Timestamp, adv bool) string {
+	var b strings.Builder
+	splits := s.multi.Splits(nil)
+	for _, sp := range splits {
+		fmt.Fprintf(&b, "  %s: wm=%s idle=%v records=%d\n", sp.ID, Format(sp.Watermark), sp.Idle, sp.Records)
+	}
+	switch ev, st := s.stall.Check(s.now, wm, adv, splits); ev {
+	case StallStarted:
+		fmt.Fprintf(&b, "stall started: splits=%s held=%v wm=%s ahead=%s@%s\n",
+			strings.Join(st.Splits, ","), st.Held, Format(st.Watermark), st.Ahead, Format(st.AheadWatermark))
+	case StallEnded:
+		fmt.Fprintf(&b, "stall ended: splits=%s held=%v wm=%s\n", strings.Join(st.Splits, ","), st.Held, Format(st.Watermark))
+	}
+	return b.String()
 }
 
 func (s *script) advanceClock(t *testing.T, td *datadriven.TestData) {

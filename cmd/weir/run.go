@@ -162,7 +162,11 @@ func statusLine(w io.Writer) func(runtime.Progress) {
 			ck = fmt.Sprintf("checkpoint %d (%v, committed output %.1fs behind)", p.LastCheckpoint,
 				p.LastCheckpointDuration.Round(time.Millisecond), p.SinceCheckpoint.Seconds())
 		}
-		fmt.Fprintf(w, "\r\033[K%d in (%.0f/s) · %d out (%.0f/s) · %s · %d restarts", p.RecordsRead, in, p.RecordsWritten, out, ck, p.Restarts)
+		stalls := ""
+		if p.WatermarkStalls > 0 {
+			stalls = fmt.Sprintf(" · %d watermark stalls (see the log)", p.WatermarkStalls)
+		}
+		fmt.Fprintf(w, "\r\033[K%d in (%.0f/s) · %d out (%.0f/s) · %s · %d restarts%s", p.RecordsRead, in, p.RecordsWritten, out, ck, p.Restarts, stalls)
 		last, at = p, now
 	}
 }
