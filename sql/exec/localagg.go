@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
@@ -16,6 +17,11 @@ type LocalAggOptions struct {
 	// BatchSize is how many groups the operator buffers before it flushes
 	// them (Flink's table.exec.mini-batch.size). Default 1000.
 	BatchSize int
+	// Latency is table.exec.mini-batch.allow-latency: a buffer whose first
+	// group is this old (processing time) is flushed with the next row, as
+	// GroupAggOptions.MiniBatchLatency ends a batch. Default 0: no time
+	// limit.
+	Latency time.Duration
 }
 
 // EnsureDefaults fills in the defaults of unset fields.
@@ -41,6 +47,9 @@ func (o *LocalAggOptions) Validate() error {
 	if o.BatchSize < 1 {
 		return fmt.Errorf("%w: BatchSize is %d; use at least 1", ErrInvalidOptions, o.BatchSize)
 	}
+	if o.Latency < 0 {
+		return fmt.Errorf("%w: Latency is %s; use 0 (no limit) or more", ErrInvalidOptions, o.Latency)
+	}
 	return nil
 }
 
@@ -48,8 +57,9 @@ func (o *LocalAggOptions) Validate() error {
 // (Flink's LocalGroupAggregate with mini-batch): before the keyed
 // exchange, it folds the rows of each group into an accumulator in memory
 // and emits one partial row per group — +I [keys…, accumulator…] — when
-// BatchSize groups are buffered, before a watermark, before a checkpoint
-// barrier (PrepareSnapshotPreBarrier) and at the end of input. A
+// BatchSize groups are buffered, with the first row after Latency, before
+// a watermark, before a checkpoint barrier (PrepareSnapshotPreBarrier)
+// and at the end of input. A
 // GlobalAggregate merges the partials. The operator keeps no state across
 // checkpoints: its buffer is always empty when one is taken.
 type LocalAggregate struct {
@@ -59,10 +69,15 @@ type LocalAggregate struct {
 	agg    aggregator
 	order  []string // groups in the order they first appeared, for a stable output
 	groups map[string]*localGroup
+	start  int64 // processing time of the buffer's first group
 }
 
+// localGroup is one group's partial accumulator, and the timestamp of its
+// latest row: the partial carries it, so the GlobalAggregate's output has
+// the timestamps a one-phase aggregate's would.
 type localGroup struct {
 	keys, acc []any
+	ts        event.Timestamp
 }
 
 // NewLocalAggregate returns a LocalAggregate. It is not keyed.
@@ -89,6 +104,9 @@ func (l *LocalAggregate) ProcessElement(r event.Record) error {
 	g := l.groups[k]
 	if g == nil {
 		g = &localGroup{keys: pick(row.Fields, l.opts.Agg.GroupKeys), acc: l.agg.newAcc()}
+		if len(l.order) == 0 && l.opts.Latency > 0 {
+			l.start = l.Ctx.Now()
+		}
 		l.groups[k] = g
 		l.order = append(l.order, k)
 	}
@@ -96,17 +114,23 @@ func (l *LocalAggregate) ProcessElement(r event.Record) error {
 	if err := l.agg.accumulate(g.acc, row.Fields, !row.Kind.IsAccumulate(), noSets); err != nil {
 		return fmt.Errorf("sql/exec: LocalAggregate: %w", err)
 	}
-	if len(l.groups) >= l.opts.BatchSize {
+	g.ts = r.Timestamp
+	if len(l.groups) >= l.opts.BatchSize || l.expired() {
 		l.flush()
 	}
 	return nil
+}
+
+// expired reports whether the buffer is older than Latency.
+func (l *LocalAggregate) expired() bool {
+	return l.opts.Latency > 0 && l.Ctx.Now()-l.start >= l.opts.Latency.Milliseconds()
 }
 
 // flush emits every buffered partial and empties the buffer.
 func (l *LocalAggregate) flush() {
 	for _, k := range l.order {
 		g := l.groups[k]
-		emit(l.Ctx, event.Insert, concat(g.keys, g.acc), event.NoTimestamp)
+		emit(l.Ctx, event.Insert, concat(g.keys, g.acc), g.ts)
 	}
 	clear(l.groups)
 	l.order = l.order[:0]

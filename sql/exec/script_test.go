@@ -17,7 +17,7 @@ import (
 // directly (regenerate expectations with -rewrite). Commands:
 //
 //	groupagg keys=(0,…) aggs=(kind:arg,…) [insert-only] [no-update-before] [emit-unchanged] [ttl=MS]
-//	local-global keys=(…) aggs=(…) [insert-only] [batch=N]   LocalAggregate → GlobalAggregate
+//	local-global keys=(…) aggs=(…) [insert-only] [batch=N] [latency=MS]   LocalAggregate → GlobalAggregate
 //	windowagg window=(tumble|hop|cumulate) size=MS [slide=MS] [step=MS] [offset=MS] time=F keys=(…) aggs=(…) [window-time]
 //	dedup keys=(…) [last] [rowtime time=F] [no-update-before] [ttl=MS]
 //	topn keys=(…) order=(F[:desc][:nulls-first|:nulls-last],…) n=N [rank] [insert-only] [ttl=MS]
@@ -239,7 +239,7 @@ func groupAggArgs(t *testing.T, td *datadriven.TestData) GroupAggOptions {
 
 func localGlobal(t *testing.T, td *datadriven.TestData) []newStage {
 	opts := groupAggArgs(t, td)
-	local := LocalAggOptions{Agg: opts, BatchSize: intArg(t, td, "batch")}
+	local := LocalAggOptions{Agg: opts, BatchSize: intArg(t, td, "batch"), Latency: msArg(t, td, "latency")}
 	return []newStage{
 		func() (operator.Operator, bool) {
 			op, err := NewLocalAggregate(local)
