@@ -298,7 +298,9 @@ func (p *Planner) aggResolver(out *Rel, ap *aggPlan, window bool) func(parser.Ex
 }
 
 // groupAgg is a GROUP BY aggregation: hash exchange by the keys, then
-// exec.GroupAggregate. Its output updates (retract mode).
+// exec.GroupAggregate — or, when twoPhase allows, a LocalGroupAggregate
+// before the exchange and a GlobalGroupAggregate after it. Its output
+// updates (retract mode).
 func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []expr.Column) (*Rel, error) {
 	opts := exec.GroupAggOptions{GroupKeys: keys, Aggs: calls, InputInsertOnly: in.InsertOnly, StateTTL: p.Config.StateTTL,
 		MiniBatchSize: p.Config.MiniBatchSize, MiniBatchLatency: p.Config.MiniBatchLatency}
@@ -309,9 +311,13 @@ func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []exp
 	for _, k := range keys {
 		names = append(names, in.Cols[k].Name)
 	}
-	r := &Rel{Op: "GroupAggregate", Detail: fmt.Sprintf("groupBy=[%s], select=[%s]", strings.Join(names, ", "), aggText(calls, in.Cols)),
-		Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
-	r.updating("GroupAggregate(groupBy=[" + strings.Join(names, ", ") + "])")
+	groupBy := "groupBy=[" + strings.Join(names, ", ") + "]"
+	detail := fmt.Sprintf("%s, select=[%s]", groupBy, aggText(calls, in.Cols))
+	if p.twoPhase(opts) {
+		return p.twoPhaseAgg(in, opts, groupBy, detail, cols), nil
+	}
+	r := &Rel{Op: "GroupAggregate", Detail: detail, Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
+	r.updating("GroupAggregate(" + groupBy + ")")
 	r.NoDeletes = in.InsertOnly
 	key := exec.FieldKey(keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {

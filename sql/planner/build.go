@@ -98,3 +98,12 @@ func (b *builder) keyed(name string, from *graph.Node, key operator.KeySelector,
 	b.hash(from, n, key, 0)
 	return n
 }
+
+// chained adds a one-input operator fed forward by from, at from's
+// parallelism, so that it runs in from's chain (a LocalGroupAggregate in
+// front of its exchange).
+func (b *builder) chained(name string, from *graph.Node, f func() operator.Operator) *graph.Node {
+	n := b.g.AddNode(&graph.Node{Name: name, UID: b.uid(name), Parallelism: from.Parallelism, NewOperator: f})
+	b.forward(from, n, 0)
+	return n
+}

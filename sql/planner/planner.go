@@ -32,6 +32,46 @@ type Config struct {
 	// (table.exec.mini-batch.enabled = false).
 	MiniBatchSize    int
 	MiniBatchLatency time.Duration
+	// AggPhase is table.optimizer.agg-phase-strategy: whether a group
+	// aggregation may run in two phases when mini-batches are on (see
+	// twophase.go). Default AggPhaseAuto.
+	AggPhase AggPhaseStrategy
+}
+
+// AggPhaseStrategy is Flink's table.optimizer.agg-phase-strategy.
+type AggPhaseStrategy uint8
+
+const (
+	// AggPhaseAuto (AUTO, Flink's default) plans a group aggregation in two
+	// phases when mini-batches are on and every aggregate call can merge
+	// partial accumulators; otherwise in one.
+	AggPhaseAuto AggPhaseStrategy = iota
+	// AggPhaseOne (ONE_PHASE) always plans one GroupAggregate.
+	AggPhaseOne
+	// AggPhaseTwo (TWO_PHASE) asks for two phases. In a streaming job it
+	// decides as AUTO does: two phases need mini-batches and mergeable
+	// calls, and without them the aggregation runs in one phase (Flink's
+	// TwoStageOptimizedAggregateRule only tests for "not ONE_PHASE").
+	AggPhaseTwo
+)
+
+var aggPhaseNames = [...]string{"AUTO", "ONE_PHASE", "TWO_PHASE"}
+
+func (s AggPhaseStrategy) String() string {
+	if int(s) < len(aggPhaseNames) {
+		return aggPhaseNames[s]
+	}
+	return fmt.Sprintf("AggPhaseStrategy(%d)", uint8(s))
+}
+
+// ParseAggPhaseStrategy reads AUTO, ONE_PHASE or TWO_PHASE (any case).
+func ParseAggPhaseStrategy(s string) (AggPhaseStrategy, error) {
+	for i, n := range aggPhaseNames {
+		if strings.EqualFold(strings.TrimSpace(s), n) {
+			return AggPhaseStrategy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not an aggregation phase strategy; use AUTO, ONE_PHASE or TWO_PHASE", s)
 }
 
 // Planner plans queries of one session.

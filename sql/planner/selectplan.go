@@ -168,7 +168,10 @@ func (p *Planner) distinct(in *Rel) (*Rel, error) {
 	if err != nil {
 		return nil, err
 	}
-	agg.Op, agg.Detail = "GroupAggregate", "distinct=["+colNames(in.Cols)+"]"
+	agg.Detail = "distinct=[" + colNames(in.Cols) + "]"
+	if local := agg.Inputs[0]; local.Op == localAggOp {
+		local.Detail = agg.Detail
+	}
 	evals := make([]*expr.Compiled, len(in.Cols))
 	for i, c := range in.Cols {
 		evals[i] = fieldRef(i, c.Type)

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/sql/planner"
 	"github.com/weirstream/weir/task"
 )
 
@@ -60,6 +61,51 @@ func (st Settings) int(key string) (int, bool, error) {
 		return 0, false, fmt.Errorf("SET '%s' = '%s': not an integer", key, v)
 	}
 	return n, true, nil
+}
+
+func (st Settings) bool(key string) (bool, error) {
+	switch v := strings.ToLower(strings.TrimSpace(st[key])); v {
+	case "":
+		return false, nil
+	case "true", "false":
+		return v == "true", nil
+	}
+	return false, fmt.Errorf("SET '%s' = '%s': want true or false", key, st[key])
+}
+
+// miniBatch reads Flink's mini-batch keys and aggregation phase strategy
+// into cfg. As in Flink, a mini-batch needs both limits: with
+// table.exec.mini-batch.enabled = true, allow-latency and size must be
+// positive.
+func (st Settings) miniBatch(cfg *planner.Config) error {
+	const enabled, latency, size = "table.exec.mini-batch.enabled", "table.exec.mini-batch.allow-latency", "table.exec.mini-batch.size"
+	if v, ok := st["table.optimizer.agg-phase-strategy"]; ok {
+		s, err := planner.ParseAggPhaseStrategy(v)
+		if err != nil {
+			return fmt.Errorf("SET 'table.optimizer.agg-phase-strategy': %w", err)
+		}
+		cfg.AggPhase = s
+	}
+	on, err := st.bool(enabled)
+	if err != nil || !on {
+		return err
+	}
+	d, _, err := st.duration(latency)
+	if err != nil {
+		return err
+	}
+	if d <= 0 {
+		return fmt.Errorf("SET '%s' = 'true' needs '%s' greater than 0, e.g. SET '%s' = '2 s'", enabled, latency, latency)
+	}
+	n, _, err := st.int(size)
+	if err != nil {
+		return err
+	}
+	if n <= 0 {
+		return fmt.Errorf("SET '%s' = 'true' needs '%s' greater than 0, e.g. SET '%s' = '5000'", enabled, size, size)
+	}
+	cfg.MiniBatchSize, cfg.MiniBatchLatency = n, d
+	return nil
 }
 
 // checkpointDir reads execution.checkpointing.dir (or Flink's older

@@ -3,14 +3,21 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/csv"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +31,7 @@ import (
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/planner"
+	"github.com/weirstream/weir/task"
 	"github.com/weirstream/weir/watermark"
 )
 
@@ -43,12 +51,17 @@ const knownBugsFile = "regressions"
 //	                      physical columns comma-separated as in CSV
 //	                      (leading spaces are dropped; quote to keep
 //	                      them); a field NULL is SQL NULL;
-//	                      appended to the file's timeline (see below)
+//	                      appended to the file's timeline (see below).
+//	                      A line CHECKPOINT or CRASH is a mark instead of
+//	                      a row (see "Checkpoints and crashes")
 //	clear                 forget every input row
-//	run [materialize]     statements ending in INSERTs, run as one job
+//	run [materialize] [same]
+//	                      statements ending in INSERTs, run as one job
 //	                      (a statement set); prints every sink's changelog
 //	                      in arrival order, or with materialize its final
-//	                      table, sorted. The job must succeed.
+//	                      table, sorted. The job must succeed. With same,
+//	                      every sink's final table must be equal (queries
+//	                      computing one result in different ways).
 //	error                 statements that must fail, at planning or at run
 //	                      time; prints the error. Succeeding fails the test.
 //	show                  statements that print (EXPLAIN, DESCRIBE, SHOW
@@ -69,6 +82,17 @@ const knownBugsFile = "regressions"
 // maximum watermark. Operators that sit between a two-input operator and
 // its sources (an aggregate feeding a join) run on their own goroutines,
 // so there the arrival order is not fixed: use run materialize.
+//
+// Checkpoints and crashes: when the timeline has marks, run checkpoints
+// (exactly-once, every 10 ms) and allows one restart; the job must have
+// a single source. At CHECKPOINT the source waits until a checkpoint taken
+// there completes (so every row before the mark is in that checkpoint's
+// state); at CRASH it fails, the first time only. The restarted job
+// restores the latest completed checkpoint, and the source goes on from
+// the position in it. The 'values' sink then keeps a checkpoint's rows
+// until the checkpoint completes (exactly-once), and run prints, after
+// the sinks, how the job restarted. Where periodic checkpoints fall
+// varies, and mini-batches end at checkpoints, so use run materialize.
 func TestSQLScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		if filepath.Base(path) == knownBugsFile {
@@ -144,6 +168,22 @@ type sqlScript struct {
 type timelineRow struct {
 	table string
 	row   []any
+	mark  string // markCheckpoint or markCrash instead of a row
+}
+
+// Marks in an input (see TestSQLScripts).
+const (
+	markCheckpoint = "CHECKPOINT"
+	markCrash      = "CRASH"
+)
+
+// marks reports whether the timeline has marks, and whether a crash.
+func (r *sqlScript) marks() (marked, crash bool) {
+	for _, row := range r.timeline {
+		marked = marked || row.mark != ""
+		crash = crash || row.mark == markCrash
+	}
+	return marked, crash
 }
 
 func (r *sqlScript) cmd(t *testing.T, td *datadriven.TestData) string {
@@ -161,6 +201,12 @@ func (r *sqlScript) cmd(t *testing.T, td *datadriven.TestData) string {
 		out, err := r.run(td.Input, td.HasArg("materialize"))
 		if err != nil {
 			td.Fatalf(t, "run failed: %v", err)
+		}
+		if td.HasArg("same") {
+			if err := r.sameTables(); err != nil {
+				td.Fatalf(t, "run same: %v\n%s", err, out)
+			}
+			out += "(every sink has the same table)\n"
 		}
 		return out
 	case "error":
@@ -201,6 +247,10 @@ func (r *sqlScript) input(t *testing.T, td *datadriven.TestData) {
 	}
 	fields := tab.Physical()
 	for i, line := range strings.Split(strings.TrimSpace(td.Input), "\n") {
+		if m := strings.TrimSpace(line); m == markCheckpoint || m == markCrash {
+			r.timeline = append(r.timeline, timelineRow{table: tab.Name, mark: m})
+			continue
+		}
 		cr := csv.NewReader(strings.NewReader(line))
 		cr.TrimLeadingSpace = true
 		rec, err := cr.Read()
@@ -263,12 +313,28 @@ func (r *sqlScript) run(sql string, materialize bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	marked, crash := r.marks()
+	if marked {
+		dir, err := os.MkdirTemp("", "weir-sql-test-")
+		if err != nil {
+			return "", err
+		}
+		defer os.RemoveAll(dir)
+		if err := r.checkpointed(&opts, dir, crash); err != nil {
+			return "", err
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := runtime.Run(ctx, jg, opts); err != nil {
+	res, err := runtime.Run(ctx, jg, opts)
+	if err != nil {
 		return "", err
 	}
-	return r.output(materialize), nil
+	out := r.output(materialize)
+	if marked {
+		out += restarts(res)
+	}
+	return out, nil
 }
 
 // job is Session.Job with the sources' watermarks made deterministic and
@@ -314,6 +380,10 @@ func (r *sqlScript) schedule() {
 			order = append(order, row.table)
 		}
 		for _, src := range r.sources[row.table] {
+			if row.mark != "" {
+				src.rows = append(src.rows, sourceRow{mark: row.mark})
+				continue
+			}
 			src.rows = append(src.rows, sourceRow{seq: tl.steps, fields: row.row})
 			tl.steps++
 		}
@@ -358,13 +428,7 @@ func (r *sqlScript) output(materialize bool) string {
 // writeTable applies a changelog and prints the resulting table, sorted;
 // a retraction of a row that is not there is reported.
 func writeTable(b *strings.Builder, rows []event.Row) {
-	tab, err := exec.Materialize(rows, nil)
-	var lines []string
-	for _, fields := range tab {
-		s := print.Format(event.Row{Kind: event.Insert, Fields: fields})
-		lines = append(lines, strings.TrimPrefix(s, event.Insert.String()))
-	}
-	sort.Strings(lines)
+	lines, err := tableLines(rows)
 	for _, l := range lines {
 		fmt.Fprintln(b, l)
 	}
@@ -374,6 +438,38 @@ func writeTable(b *strings.Builder, rows []event.Row) {
 	if err != nil {
 		fmt.Fprintf(b, "error: %v\n", err)
 	}
+}
+
+// tableLines applies a changelog and returns the resulting table, sorted.
+func tableLines(rows []event.Row) ([]string, error) {
+	tab, err := exec.Materialize(rows, nil)
+	var lines []string
+	for _, fields := range tab {
+		s := print.Format(event.Row{Kind: event.Insert, Fields: fields})
+		lines = append(lines, strings.TrimPrefix(s, event.Insert.String()))
+	}
+	sort.Strings(lines)
+	return lines, err
+}
+
+// sameTables checks that every sink's final table is the first sink's.
+func (r *sqlScript) sameTables() error {
+	var first []string
+	for i, name := range r.sinkOrder {
+		k := r.sinks[name]
+		k.mu.Lock()
+		lines, err := tableLines(k.rows)
+		k.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if i == 0 {
+			first = lines
+		} else if !slices.Equal(lines, first) {
+			return fmt.Errorf("the tables of %s and %s differ", r.sinkOrder[0], name)
+		}
+	}
+	return nil
 }
 
 // watermarkPerRow replaces the periodic watermarks of every 'values'
@@ -429,6 +525,16 @@ func (tl *turnstile) advance() {
 	tl.changed = make(chan struct{})
 }
 
+// rewind makes step the next one: a restored source goes on from its
+// checkpointed position (one source only: see sqlScript.checkpointed).
+func (tl *turnstile) rewind(step int) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	tl.next = step
+	close(tl.changed)
+	tl.changed = make(chan struct{})
+}
+
 func (tl *turnstile) turn(step int) bool {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
@@ -450,14 +556,26 @@ var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c
 type sourceRow struct {
 	seq    int
 	fields []any
+	mark   string // a mark has no step and no fields
 }
 
 // valuesSource is a bounded source of the rows a script gives its table:
 // one split, read by one reader, one row a poll, each at its turn.
 type valuesSource struct {
-	rows []sourceRow
-	tl   *turnstile
-	end  int // the step at which it ends
+	rows    []sourceRow
+	tl      *turnstile
+	end     int         // the step at which it ends
+	crashed atomic.Bool // the CRASH mark failed an attempt already
+}
+
+// stepAt is the step of the first row at or after index i, or the end.
+func (s *valuesSource) stepAt(i int) int {
+	for ; i < len(s.rows); i++ {
+		if s.rows[i].mark == "" {
+			return s.rows[i].seq
+		}
+	}
+	return s.end
 }
 
 func (s *valuesSource) Bounded() bool { return true }
@@ -478,14 +596,61 @@ func (s *valuesSource) CreateReader(operator.ReaderContext) (operator.SourceRead
 type valuesReader struct {
 	s        *valuesSource
 	assigned bool
-	next     int  // index of the next row
+	next     int  // index of the next row (or mark); the split's position
 	sent     bool // a row was emitted and its step is not yet complete
 	ending   bool
+	// At a CHECKPOINT mark: the first checkpoint taken there, and a
+	// channel closed when it completed (markDone).
+	markID   event.CheckpointID
+	markDone bool
+	passed   chan struct{}
 }
 
 func (r *valuesReader) AddSplits(ss []operator.SplitState) error {
 	r.assigned = r.assigned || len(ss) > 0
+	for _, s := range ss {
+		if len(s.Position) == 0 {
+			continue
+		}
+		pos, n := binary.Uvarint(s.Position)
+		if n <= 0 || pos > uint64(len(r.s.rows)) {
+			return fmt.Errorf("values source: bad position %x", s.Position)
+		}
+		r.next = int(pos)
+		r.s.tl.rewind(r.s.stepAt(r.next))
+	}
 	return nil
+}
+
+var errInjectedCrash = errors.New("values source: injected crash at the CRASH mark")
+
+// atMark handles the marks at the reader's position: it passes a CRASH
+// mark that failed an attempt before and a CHECKPOINT mark whose
+// checkpoint completed. It returns whether the reader must wait, or the
+// injected crash.
+func (r *valuesReader) atMark() (bool, error) {
+	for r.next < len(r.s.rows) {
+		switch r.s.rows[r.next].mark {
+		case "":
+			return false, nil
+		case markCrash:
+			if !r.s.crashed.Swap(true) {
+				return false, errInjectedCrash
+			}
+		case markCheckpoint:
+			if r.passed == nil {
+				r.passed = make(chan struct{})
+			}
+			select {
+			case <-r.passed:
+				r.markID, r.markDone, r.passed = 0, false, nil
+			default:
+				return true, nil
+			}
+		}
+		r.next++
+	}
+	return false, nil
 }
 
 func (r *valuesReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
@@ -495,6 +660,9 @@ func (r *valuesReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, e
 	if r.sent {
 		r.sent = false
 		r.s.tl.advance()
+	}
+	if wait, err := r.atMark(); wait || err != nil {
+		return operator.NothingAvailable, err
 	}
 	if r.next == len(r.s.rows) {
 		if !r.s.tl.turn(r.s.end) {
@@ -518,17 +686,28 @@ func (r *valuesReader) Available() <-chan struct{} {
 	switch {
 	case r.sent:
 		return closed
+	case r.passed != nil:
+		return r.passed
 	case r.next == len(r.s.rows):
 		return r.s.tl.wait(r.s.end)
 	}
 	return r.s.tl.wait(r.s.rows[r.next].seq)
 }
 
-func (r *valuesReader) SnapshotState(event.CheckpointID) ([]operator.SplitState, error) {
-	return []operator.SplitState{{ID: "values"}}, nil
+func (r *valuesReader) SnapshotState(id event.CheckpointID) ([]operator.SplitState, error) {
+	if r.passed != nil && r.markID == 0 {
+		r.markID = id // waiting at a CHECKPOINT mark: this checkpoint has every row before it
+	}
+	return []operator.SplitState{{ID: "values", Position: binary.AppendUvarint(nil, uint64(r.next))}}, nil
 }
 
-func (r *valuesReader) NotifyCheckpointComplete(event.CheckpointID) error { return nil }
+func (r *valuesReader) NotifyCheckpointComplete(id event.CheckpointID) error {
+	if r.passed != nil && r.markID != 0 && !r.markDone && id >= r.markID {
+		r.markDone = true
+		close(r.passed)
+	}
+	return nil
+}
 
 func (r *valuesReader) Close() error {
 	if r.ending {
@@ -539,25 +718,50 @@ func (r *valuesReader) Close() error {
 }
 
 // valuesSink records the rows it receives; an insert-only one fails on
-// any other kind (the planner should have refused the query).
+// any other kind (the planner should have refused the query). An
+// exactly-once one (scripts with marks) records a checkpoint's rows when
+// the checkpoint completes: rows a failed attempt wrote after its last
+// completed checkpoint are dropped, as a transactional sink aborts them.
 type valuesSink struct {
 	table          string
 	acceptsUpdates bool
+	exactlyOnce    bool
 	mu             sync.Mutex
 	rows           []event.Row
+	staged         map[string][]event.Row // pre-committed, by committable
+	seq            int
 }
 
 func (k *valuesSink) CreateWriter(operator.WriterContext) (operator.SinkWriter, error) {
-	return valuesWriter{k}, nil
+	return &valuesWriter{k: k}, nil
 }
 
 func (k *valuesSink) CreateCommitter(operator.WriterContext) (operator.Committer, error) {
-	return nil, nil
+	if !k.exactlyOnce {
+		return nil, nil
+	}
+	return valuesCommitter{k}, nil
 }
 
-type valuesWriter struct{ k *valuesSink }
+// stage keeps rows until the committable it returns is committed.
+func (k *valuesSink) stage(rows []event.Row) []byte {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.seq++
+	name := strconv.Itoa(k.seq)
+	if k.staged == nil {
+		k.staged = map[string][]event.Row{}
+	}
+	k.staged[name] = rows
+	return []byte(name)
+}
 
-func (w valuesWriter) Write(r event.Record) error {
+type valuesWriter struct {
+	k       *valuesSink
+	pending []event.Row // exactly-once: written since the last pre-commit
+}
+
+func (w *valuesWriter) Write(r event.Record) error {
 	row, ok := r.Value.(event.Row)
 	if !ok {
 		return fmt.Errorf("values sink %q: got %T, want event.Row", w.k.table, r.Value)
@@ -565,13 +769,77 @@ func (w valuesWriter) Write(r event.Record) error {
 	if row.Kind != event.Insert && !w.k.acceptsUpdates {
 		return fmt.Errorf("values sink %q is insert-only but received %s", w.k.table, print.Format(row))
 	}
+	if w.k.exactlyOnce {
+		w.pending = append(w.pending, row)
+		return nil
+	}
 	w.k.mu.Lock()
 	defer w.k.mu.Unlock()
 	w.k.rows = append(w.k.rows, row)
 	return nil
 }
 
-func (valuesWriter) Flush(bool) error                                   { return nil }
-func (valuesWriter) PrepareCommit(event.CheckpointID) ([][]byte, error) { return nil, nil }
-func (valuesWriter) SnapshotState(event.CheckpointID) ([]byte, error)   { return nil, nil }
-func (valuesWriter) Close() error                                       { return nil }
+func (w *valuesWriter) PrepareCommit(event.CheckpointID) ([][]byte, error) {
+	if !w.k.exactlyOnce || len(w.pending) == 0 {
+		return nil, nil
+	}
+	c := w.k.stage(w.pending)
+	w.pending = nil
+	return [][]byte{c}, nil
+}
+
+func (*valuesWriter) Flush(bool) error                                 { return nil }
+func (*valuesWriter) SnapshotState(event.CheckpointID) ([]byte, error) { return nil, nil }
+func (*valuesWriter) Close() error                                     { return nil }
+
+// valuesCommitter records staged rows. Committing again (after a restore)
+// finds nothing staged under the name: already committed.
+type valuesCommitter struct{ k *valuesSink }
+
+func (c valuesCommitter) Commit(_ context.Context, _ event.CheckpointID, committables [][]byte) error {
+	c.k.mu.Lock()
+	defer c.k.mu.Unlock()
+	for _, name := range committables {
+		c.k.rows = append(c.k.rows, c.k.staged[string(name)]...)
+		delete(c.k.staged, string(name))
+	}
+	return nil
+}
+
+func (valuesCommitter) Close() error { return nil }
+
+// checkpointed sets up a run with marks: exactly-once checkpoints every
+// 10 ms into dir, exactly-once sinks, and one restart when the timeline
+// crashes. The sources' turnstile can rewind for one source only.
+func (r *sqlScript) checkpointed(opts *runtime.Options, dir string, crash bool) error {
+	n := 0
+	for _, srcs := range r.sources {
+		n += len(srcs)
+	}
+	if n != 1 {
+		return fmt.Errorf("CHECKPOINT and CRASH marks need a job with one source, this one has %d", n)
+	}
+	opts.Mode, opts.CheckpointDir = task.ExactlyOnce, dir
+	opts.Checkpoint.Interval = 10 * time.Millisecond
+	opts.Checkpoint.TolerableFailures = -1
+	opts.Restart = runtime.NoRestart{}
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil)) // the injected crash is expected
+	if crash {
+		opts.Restart = runtime.FixedDelay{Attempts: 1, Delay: 0}
+	}
+	for _, k := range r.sinks {
+		k.exactlyOnce = true
+	}
+	return nil
+}
+
+// restarts describes how a run with marks restarted.
+func restarts(res *runtime.Result) string {
+	switch {
+	case res.Restarts == 0:
+		return "(no restart)\n"
+	case res.RestoredFrom == 0:
+		return fmt.Sprintf("(%d restart, from the beginning)\n", res.Restarts)
+	}
+	return fmt.Sprintf("(%d restart, from a checkpoint)\n", res.Restarts)
+}

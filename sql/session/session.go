@@ -165,6 +165,9 @@ func (s *Session) planner() (*planner.Planner, error) {
 	if cfg.MaxFutureSkew, _, err = s.Settings.duration("table.exec.source.max-future-skew"); err != nil {
 		return nil, err
 	}
+	if err := s.Settings.miniBatch(&cfg); err != nil {
+		return nil, err
+	}
 	return &planner.Planner{Catalog: s.Catalog, Connectors: s.Connectors, Config: cfg}, nil
 }
 

@@ -1,0 +1,106 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/types"
+)
+
+// Two-phase (local/global) group aggregation, Flink's answer to hot keys:
+// a LocalGroupAggregate in the chain of the aggregation's input folds each
+// mini-batch into one partial accumulator per group, so the hash exchange
+// carries one row per group and batch instead of one per input row; a
+// GlobalGroupAggregate behind the exchange merges the partials and emits
+// what a one-phase GroupAggregate would.
+
+const (
+	localAggOp  = "LocalGroupAggregate"
+	globalAggOp = "GlobalGroupAggregate"
+)
+
+// twoPhase decides as Flink's TwoStageOptimizedAggregateRule: mini-batches
+// are on (the local phase flushes per mini-batch), the strategy is not
+// ONE_PHASE, and every call can merge partial accumulators.
+//
+// Which calls merge is sql/exec's to say (LocalAggOptions.Validate: no
+// DISTINCT, MIN and MAX only over an insert-only input), except FIRST_VALUE
+// and LAST_VALUE: Flink's have no merge method, so Flink keeps them in one
+// phase, and so does Weir, for the same plans.
+//
+// Flink also keeps one phase when the input is already distributed by the
+// group keys (no exchange needed). Weir's planner tracks no distribution
+// and puts an exchange before every keyed operator, so it has no such
+// case to tell apart.
+func (p *Planner) twoPhase(opts exec.GroupAggOptions) bool {
+	if p.Config.MiniBatchSize <= 0 || p.Config.AggPhase == AggPhaseOne {
+		return false
+	}
+	for _, c := range opts.Aggs {
+		if c.Kind == exec.FirstValue || c.Kind == exec.LastValue {
+			return false
+		}
+	}
+	_, err := exec.NewLocalAggregate(p.localOptions(opts))
+	return err == nil
+}
+
+func (p *Planner) localOptions(opts exec.GroupAggOptions) exec.LocalAggOptions {
+	return exec.LocalAggOptions{Agg: opts, BatchSize: p.Config.MiniBatchSize, Latency: p.Config.MiniBatchLatency}
+}
+
+// twoPhaseAgg plans opts over in as LocalGroupAggregate → exchange by the
+// group keys → GlobalGroupAggregate. The local phase emits only +I partial
+// rows ([keys…, accumulator…]), so it is insert-only whatever its input;
+// the global phase has the changelog mode of a one-phase aggregate.
+func (p *Planner) twoPhaseAgg(in *Rel, opts exec.GroupAggOptions, groupBy, detail string, cols []expr.Column) *Rel {
+	local := p.localOptions(opts)
+	lr := &Rel{Op: localAggOp, Detail: detail, Inputs: []*Rel{in}, Cols: partialCols(in, opts), InsertOnly: true, RowTime: -1}
+	lr.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		return b.chained(localAggOp, ins[0], func() operator.Operator {
+			op, _ := exec.NewLocalAggregate(local)
+			return op
+		}), nil
+	}
+	gr := &Rel{Op: globalAggOp, Detail: detail, Inputs: []*Rel{lr}, Cols: cols, RowTime: -1}
+	gr.updating(globalAggOp + "(" + groupBy + ")")
+	gr.NoDeletes = in.InsertOnly
+	key := exec.GlobalKey(opts).Selector()
+	gr.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		return b.keyed(globalAggOp, ins[0], key, func() operator.Operator {
+			op, _ := exec.NewGlobalAggregate(opts)
+			return op
+		}), nil
+	}
+	return gr
+}
+
+// partialCols are the columns of a LocalAggregate's output: the group keys,
+// then the accumulator [rows, n0, v0, n1, v1, …] (see exec's aggregator),
+// where ni counts the values call i folded and vi is its running value.
+func partialCols(in *Rel, opts exec.GroupAggOptions) []expr.Column {
+	var cols []expr.Column
+	for _, k := range opts.GroupKeys {
+		c := in.Cols[k]
+		c.Type.TimeAttr = ""
+		cols = append(cols, c)
+	}
+	count := types.Type{Kind: types.BigInt}
+	cols = append(cols, expr.Column{Name: "$rows", Type: count})
+	for i, c := range opts.Aggs {
+		v := types.Type{Kind: types.Null, Nullable: true} // counts keep no value
+		if c.Kind != exec.CountStar && c.Kind != exec.Count {
+			sum := c
+			if c.Kind == exec.Avg {
+				sum.Kind = exec.Sum // AVG accumulates a sum and divides by ni at the end
+			}
+			v = aggResultType(sum, in.Cols)
+		}
+		cols = append(cols, expr.Column{Name: fmt.Sprintf("$n%d", i), Type: count},
+			expr.Column{Name: fmt.Sprintf("$v%d", i), Type: v})
+	}
+	return cols
+}
