@@ -141,12 +141,30 @@ func (st Settings) RuntimeOptions(jobName string) (runtime.Options, error) {
 	if err := st.checkpointOptions(&o); err != nil {
 		return o, err
 	}
+	if o.WatermarkStallWarning, err = st.stallWarning(); err != nil {
+		return o, err
+	}
 	if !on {
 		// Flink's default: no restarts when checkpointing is off (a restart
 		// could only start over).
 		o.Restart = runtime.NoRestart{}
 	}
 	return o, st.restartStrategy(&o)
+}
+
+// stallWarning reads Weir's weir.source.watermark-stall-warning: how long a
+// source split without records may hold back event time before a warning
+// says so (see runtime.Options.WatermarkStallWarning). Unset: the runtime's
+// default, 1 min; '0': no warning.
+func (st Settings) stallWarning() (time.Duration, error) {
+	d, ok, err := st.duration("weir.source.watermark-stall-warning")
+	if err != nil || !ok {
+		return 0, err
+	}
+	if d == 0 {
+		return -1, nil // the runtime's zero is its default
+	}
+	return d, nil
 }
 
 func (st Settings) mode() (task.Mode, error) {
