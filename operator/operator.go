@@ -1,9 +1,10 @@
 // Package operator defines the lifecycle every stream operator follows
 // (open, process, watermark, snapshot, notify, finish, close), the output an
-// operator emits into, event- and processing-time timers, and the contracts
-// of sources (splits, readers) and sinks (writer + committer, Flink's Sink
-// V2 shape, FLIP-191). One subtask's goroutine drives all of an operator's
-// methods; none of them is called concurrently.
+// operator emits into, event- and processing-time timers, processing-time
+// callbacks, and the contracts of sources (splits, readers) and sinks
+// (writer + committer, Flink's Sink V2 shape, FLIP-191). One subtask's
+// goroutine drives all of an operator's methods; none of them is called
+// concurrently.
 package operator
 
 import (
@@ -36,6 +37,11 @@ type Context struct {
 	OperatorState state.OperatorStateBackend
 	// Timers is the timer service of a keyed operator, nil otherwise.
 	Timers *TimerService
+	// ProcessingTime runs callbacks at processing times, keyed operator or
+	// not (Flink's ProcessingTimeService): not checkpointed, dropped when
+	// the subtask stops. One per subtask, shared by its chain and set by
+	// the subtask before Open; callbacks run on the subtask's goroutine.
+	ProcessingTime *ProcessingTimeService
 	// Metrics counts what the operator drops or routes aside.
 	Metrics *Metrics
 	// Now returns processing time in ms since the epoch.

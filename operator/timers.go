@@ -52,9 +52,10 @@ type TimerService struct {
 	queues     [2]timerHeap
 	registered map[timerID]bool
 	watermark  event.Timestamp
-	// OnProcessingTimerChange is called (if set) when the earliest
-	// processing-time timer changes, so the task can arm its wake-up.
-	OnProcessingTimerChange func(earliest event.Timestamp)
+	// pts fires the processing-time timers (see UseProcessingTime); wake
+	// is the callback registered there for the earliest of them.
+	pts  *ProcessingTimeService
+	wake *ProcessingTimer
 }
 
 // NewTimerService returns an empty timer service for a keyed operator.
@@ -99,10 +100,39 @@ func (s *TimerService) Delete(domain TimeDomain, ts event.Timestamp, namespace s
 	s.notifyProcessing(domain)
 }
 
+// UseProcessingTime makes pts fire the service's processing-time timers:
+// the service keeps one callback registered in pts, at its earliest
+// processing-time timer, as Flink's InternalTimerServiceImpl does with its
+// ProcessingTimeService. The subtask calls it before the operator opens,
+// so restored timers are armed too. Without it, the owner calls
+// AdvanceProcessingTime itself.
+func (s *TimerService) UseProcessingTime(pts *ProcessingTimeService) {
+	s.pts = pts
+	s.notifyProcessing(ProcessingTime)
+}
+
+// notifyProcessing moves the wake-up callback to the earliest
+// processing-time timer when that changed.
 func (s *TimerService) notifyProcessing(domain TimeDomain) {
-	if domain == ProcessingTime && s.OnProcessingTimerChange != nil {
-		s.OnProcessingTimerChange(s.NextProcessingTimer())
+	if domain != ProcessingTime || s.pts == nil {
+		return
 	}
+	next := s.NextProcessingTimer()
+	if s.wake != nil && s.wake.Time() == next {
+		return
+	}
+	s.wake.Cancel()
+	s.wake = nil
+	if next != event.MaxWatermark {
+		s.wake = s.pts.RegisterTimer(next, s.onWake)
+	}
+}
+
+// onWake fires every processing-time timer due at now; firing re-arms the
+// wake-up for the next one.
+func (s *TimerService) onWake(now event.Timestamp) error {
+	s.wake = nil
+	return s.AdvanceProcessingTime(now)
 }
 
 // NextProcessingTimer is the earliest processing-time timer, or

@@ -184,8 +184,8 @@ func (t *Subtask) runSource() error {
 	d := t.src
 	wmTick := time.NewTicker(d.spec.WatermarkInterval)
 	defer wmTick.Stop()
-	timerTick := time.NewTicker(t.spec.TimerTick)
-	defer timerTick.Stop()
+	ticks, stop := t.ticks()
+	defer stop()
 	for !t.done {
 		wait, err := t.sourceStep(d)
 		if err != nil {
@@ -197,7 +197,7 @@ func (t *Subtask) runSource() error {
 			select {
 			case <-wmTick.C:
 				t.emitSourceWatermark(d)
-			case <-timerTick.C:
+			case <-ticks:
 				t.onTick()
 			default:
 			}
@@ -214,7 +214,7 @@ func (t *Subtask) runSource() error {
 			d.waiting = nil
 		case <-wmTick.C:
 			t.emitSourceWatermark(d)
-		case <-timerTick.C:
+		case <-ticks:
 			t.onTick()
 		case <-t.ctx.Done():
 			return t.ctx.Err()

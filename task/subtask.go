@@ -51,9 +51,13 @@ type Spec struct {
 	Reports chan<- Report
 	Mail    chan Mail
 	Now     func() time.Time
-	// TimerTick is how often processing-time timers are checked
-	// (default 10 ms).
+	// TimerTick is how often the subtask wakes to run processing-time
+	// callbacks and timers (default 10 ms): a callback runs at most this
+	// long after its time, plus whatever the mailbox is busy with.
 	TimerTick time.Duration
+	// Ticks, if set, replaces the TimerTick ticker: each value received
+	// is a wake-up (tests drive processing time with it and a fake Now).
+	Ticks <-chan time.Time
 	// OnSourceExit, if set, receives a source subtask's encoded split
 	// positions when it exits (used by at-most-once restarts).
 	OnSourceExit func(splits []byte)
@@ -89,6 +93,9 @@ type Subtask struct {
 	src      *sourceDriver
 	head     operator.Output // where the source (or gate) feeds records
 	twoInput operator.TwoInput
+	// pts runs the chain's processing-time callbacks, keyed timers
+	// included; onTick advances it.
+	pts *operator.ProcessingTimeService
 }
 
 // New prepares a subtask; Run executes it.
@@ -99,7 +106,7 @@ func New(spec Spec) *Subtask {
 	if spec.Logger == nil {
 		spec.Logger = slog.Default()
 	}
-	return &Subtask{spec: spec, asyncs: make(chan struct{}, 1024)}
+	return &Subtask{spec: spec, asyncs: make(chan struct{}, 1024), pts: operator.NewProcessingTimeService()}
 }
 
 func (t *Subtask) setErr(err error) {
@@ -117,6 +124,7 @@ func (t *Subtask) Run(ctx context.Context) (err error) {
 			err = fmt.Errorf("subtask %s panicked: %v", t.spec.ID, r)
 		}
 		t.handOverPositions()
+		t.pts.Quiesce() // nothing fires once the subtask stops
 		t.closeChain()
 		t.waitAsync()
 	}()
@@ -173,7 +181,8 @@ func (t *Subtask) open() error {
 	return nil
 }
 
-// wireChain sets every operator's Output and finds the chain head.
+// wireChain sets every operator's Output and processing-time service,
+// and finds the chain head.
 func (t *Subtask) wireChain() {
 	chain := t.spec.Chain
 	for i, c := range chain {
@@ -184,6 +193,10 @@ func (t *Subtask) wireChain() {
 			out.writers = t.spec.Writers
 		}
 		c.Ctx.Output = out
+		c.Ctx.ProcessingTime = t.pts
+		if c.Ctx.Timers != nil {
+			c.Ctx.Timers.UseProcessingTime(t.pts)
+		}
 	}
 	if len(chain) > 0 {
 		t.head = &chainOutput{t: t, next: chain[0].Op, lastWM: event.MinWatermark, metrics: &operator.Metrics{}}
@@ -236,10 +249,20 @@ func (t *Subtask) writerErr() error {
 	return nil
 }
 
+// ticks returns the wake-up channel for processing time and a function
+// that stops it.
+func (t *Subtask) ticks() (<-chan time.Time, func()) {
+	if t.spec.Ticks != nil {
+		return t.spec.Ticks, func() {}
+	}
+	tick := time.NewTicker(t.spec.TimerTick)
+	return tick.C, tick.Stop
+}
+
 // runInputs is the mailbox loop of a subtask with input channels.
 func (t *Subtask) runInputs() error {
-	tick := time.NewTicker(t.spec.TimerTick)
-	defer tick.Stop()
+	ticks, stop := t.ticks()
+	defer stop()
 	g := t.spec.Gate
 	for !t.done {
 		if e, ok := g.NextHeld(); ok {
@@ -257,7 +280,7 @@ func (t *Subtask) runInputs() error {
 				}
 			case m := <-t.spec.Mail:
 				t.onMail(m)
-			case <-tick.C:
+			case <-ticks:
 				t.onTick()
 			case <-t.ctx.Done():
 				return t.ctx.Err()
@@ -443,13 +466,15 @@ func (t *Subtask) notifyAborted(id event.CheckpointID) {
 // (Flink's incremental cleanup).
 const ttlCleanupBatch = 64
 
-// onTick fires due processing-time timers and cleans up expired state.
+// onTick runs due processing-time callbacks (keyed operators' timers
+// among them) and cleans up expired state. It is the subtask's only
+// processing-time wake-up; what the callbacks emit is flushed downstream
+// with the rest of the mailbox's output.
 func (t *Subtask) onTick() {
-	now := t.spec.Now().UnixMilli()
+	if t.err == nil {
+		t.setErr(t.pts.Advance(t.spec.Now().UnixMilli()))
+	}
 	for _, c := range t.spec.Chain {
-		if ts := c.Ctx.Timers; ts != nil && ts.NextProcessingTimer() <= now && t.err == nil {
-			t.setErr(ts.AdvanceProcessingTime(now))
-		}
 		if c.Ctx.Keyed != nil {
 			c.Ctx.Metrics.ExpiredState += int64(c.Ctx.Keyed.CleanupExpired(ttlCleanupBatch))
 		}

@@ -37,14 +37,16 @@ type GroupAggOptions struct {
 	// (table.exec.mini-batch.enabled, …size): rows are folded into
 	// in-memory accumulators, and each group's state is written and its
 	// change emitted once per batch instead of once per row. A batch ends
-	// after this many rows, after MiniBatchLatency, before a checkpoint
-	// barrier and at the end of the input. (Not on watermarks: a group
-	// aggregation's output has no event time that a watermark could
-	// overtake.) Default 0: off.
+	// after this many rows, MiniBatchLatency after its first row, before a
+	// checkpoint barrier and at the end of the input. (Not on watermarks:
+	// a group aggregation's output has no event time that a watermark
+	// could overtake.) Default 0: off.
 	MiniBatchSize int
 	// MiniBatchLatency is table.exec.mini-batch.allow-latency: a batch
-	// that is this old (processing time) ends with the next row. Default
-	// 0: no time limit.
+	// ends this long (processing time) after its first row, whether or
+	// not more rows come — a processing-time callback ends it, or the
+	// first row after the time if that comes first. Default 0: no time
+	// limit.
 	MiniBatchLatency time.Duration
 }
 
@@ -83,10 +85,10 @@ type GroupAggregate struct {
 
 // miniBatch holds the groups a mini-batch touched, in first-touch order.
 type miniBatch struct {
-	groups map[string]*batchGroup
-	order  []*batchGroup
-	rows   int
-	start  int64 // processing time of the batch's first row
+	groups   map[string]*batchGroup
+	order    []*batchGroup
+	rows     int
+	deadline batchDeadline
 }
 
 // batchGroup is one group's accumulator during a batch, and its result
@@ -107,7 +109,8 @@ func NewGroupAggregate(opts GroupAggOptions) (*GroupAggregate, error) {
 		return nil, err
 	}
 	return &GroupAggregate{opts: opts, key: opts.Key(),
-		agg: aggregator{calls: opts.Aggs, insertOnly: opts.InputInsertOnly}}, nil
+		agg:   aggregator{calls: opts.Aggs, insertOnly: opts.InputInsertOnly},
+		batch: miniBatch{deadline: batchDeadline{latency: opts.MiniBatchLatency}}}, nil
 }
 
 // Open registers the operator's state.
@@ -230,7 +233,7 @@ func (g *GroupAggregate) batchElement(row event.Row, ts event.Timestamp) error {
 			b.groups = map[string]*batchGroup{}
 		}
 		if len(b.order) == 0 {
-			b.start = g.Ctx.Now()
+			b.deadline.begin(g.Ctx, g.flushBatch)
 		}
 		b.groups[k] = bg
 		b.order = append(b.order, bg)
@@ -248,15 +251,17 @@ func (g *GroupAggregate) batchElement(row event.Row, ts event.Timestamp) error {
 	}
 	bg.ts = ts
 	b.rows++
-	if b.rows >= g.opts.MiniBatchSize || (g.opts.MiniBatchLatency > 0 && g.Ctx.Now()-b.start >= g.opts.MiniBatchLatency.Milliseconds()) {
+	if b.rows >= g.opts.MiniBatchSize || b.deadline.expired(g.Ctx.Now()) {
 		g.flushBatch()
 	}
 	return nil
 }
 
-// flushBatch stores every group the batch touched and emits its change.
+// flushBatch ends the batch: it stores every group the batch touched and
+// emits its change.
 func (g *GroupAggregate) flushBatch() {
 	b := &g.batch
+	b.deadline.stop()
 	for _, bg := range b.order {
 		setKey(g.Ctx, bg.key)
 		g.update(bg.keys, bg.acc, bg.prev, bg.hadPrev, bg.ts)

@@ -32,6 +32,9 @@ type chain struct {
 	stages []*stage
 	out    *recorder
 	clock  *int64 // processing time, ms
+	// pts is the chain's processing-time service, shared by its stages
+	// as a subtask's is; advance runs it.
+	pts *operator.ProcessingTimeService
 	// groups are the key groups of the keyed stages; all by default.
 	groups keygroup.Range
 }
@@ -49,7 +52,7 @@ func openChain(t testing.TB, mk []newStage, clock *int64, parts []map[string][][
 // openSubtask is openChain for a subtask that owns the key groups groups.
 func openSubtask(t testing.TB, mk []newStage, clock *int64, parts []map[string][][]byte, groups keygroup.Range) *chain {
 	t.Helper()
-	c := &chain{out: &recorder{}, clock: clock, groups: groups}
+	c := &chain{out: &recorder{}, clock: clock, groups: groups, pts: operator.NewProcessingTimeService()}
 	for _, f := range mk {
 		op, keyed := f()
 		c.stages = append(c.stages, &stage{op: op, keyed: keyed})
@@ -79,8 +82,9 @@ func (c *chain) newContext(t testing.TB, s *stage, out operator.Output) *operato
 	ctx := &operator.Context{
 		Subtask: event.SubtaskID{Vertex: "test", Index: 0}, UID: "op", Parallelism: 1,
 		MaxParallelism: maxPar, Output: out, Metrics: &operator.Metrics{},
-		Now:           func() int64 { return *c.clock },
-		OperatorState: heap.NewOperatorBackend(),
+		Now:            func() int64 { return *c.clock },
+		OperatorState:  heap.NewOperatorBackend(),
+		ProcessingTime: c.pts,
 	}
 	if s.keyed {
 		be, err := heap.New(heap.Options{KeyGroupRange: c.groups,
@@ -90,6 +94,7 @@ func (c *chain) newContext(t testing.TB, s *stage, out operator.Output) *operato
 		}
 		ctx.Keyed = be
 		ctx.Timers = operator.NewTimerService(be, state.AnyCodec{}, maxPar)
+		ctx.Timers.UseProcessingTime(c.pts)
 	}
 	return ctx
 }
@@ -212,6 +217,19 @@ func (c *chain) snapshot(t testing.TB, id event.CheckpointID) []map[string][][]b
 		}
 	}
 	return out
+}
+
+// advance sets the clock and runs the processing-time callbacks due, as
+// a subtask's wake-up does.
+func (c *chain) advance(t testing.TB, now int64) {
+	t.Helper()
+	*c.clock = now
+	if err := c.pts.Advance(now); err != nil {
+		t.Fatal(err)
+	}
+	if c.out.err != nil {
+		t.Fatal(c.out.err)
+	}
 }
 
 func (c *chain) finish(t testing.TB) {

@@ -17,10 +17,10 @@ type LocalAggOptions struct {
 	// BatchSize is how many groups the operator buffers before it flushes
 	// them (Flink's table.exec.mini-batch.size). Default 1000.
 	BatchSize int
-	// Latency is table.exec.mini-batch.allow-latency: a buffer whose first
-	// group is this old (processing time) is flushed with the next row, as
-	// GroupAggOptions.MiniBatchLatency ends a batch. Default 0: no time
-	// limit.
+	// Latency is table.exec.mini-batch.allow-latency: the buffer is
+	// flushed this long (processing time) after its first group came, as
+	// GroupAggOptions.MiniBatchLatency ends a batch, even when no more rows
+	// come. Default 0: no time limit.
 	Latency time.Duration
 }
 
@@ -57,19 +57,19 @@ func (o *LocalAggOptions) Validate() error {
 // (Flink's LocalGroupAggregate with mini-batch): before the keyed
 // exchange, it folds the rows of each group into an accumulator in memory
 // and emits one partial row per group — +I [keys…, accumulator…] — when
-// BatchSize groups are buffered, with the first row after Latency, before
-// a watermark, before a checkpoint barrier (PrepareSnapshotPreBarrier)
-// and at the end of input. A
-// GlobalAggregate merges the partials. The operator keeps no state across
+// BatchSize groups are buffered, Latency after the buffer's first group
+// came, before a watermark, before a checkpoint barrier
+// (PrepareSnapshotPreBarrier) and at the end of input. A GlobalAggregate
+// merges the partials. The operator keeps no state across
 // checkpoints: its buffer is always empty when one is taken.
 type LocalAggregate struct {
 	operator.Base
-	opts   LocalAggOptions
-	key    KeyFunc
-	agg    aggregator
-	order  []string // groups in the order they first appeared, for a stable output
-	groups map[string]*localGroup
-	start  int64 // processing time of the buffer's first group
+	opts     LocalAggOptions
+	key      KeyFunc
+	agg      aggregator
+	order    []string // groups in the order they first appeared, for a stable output
+	groups   map[string]*localGroup
+	deadline batchDeadline
 }
 
 // localGroup is one group's partial accumulator, and the timestamp of its
@@ -87,8 +87,9 @@ func NewLocalAggregate(opts LocalAggOptions) (*LocalAggregate, error) {
 		return nil, err
 	}
 	return &LocalAggregate{opts: opts, key: opts.Agg.Key(),
-		agg:    aggregator{calls: opts.Agg.Aggs, insertOnly: opts.Agg.InputInsertOnly},
-		groups: map[string]*localGroup{}}, nil
+		agg:      aggregator{calls: opts.Agg.Aggs, insertOnly: opts.Agg.InputInsertOnly},
+		groups:   map[string]*localGroup{},
+		deadline: batchDeadline{latency: opts.Latency}}, nil
 }
 
 // ProcessElement folds the row into its group's partial accumulator.
@@ -104,8 +105,8 @@ func (l *LocalAggregate) ProcessElement(r event.Record) error {
 	g := l.groups[k]
 	if g == nil {
 		g = &localGroup{keys: pick(row.Fields, l.opts.Agg.GroupKeys), acc: l.agg.newAcc()}
-		if len(l.order) == 0 && l.opts.Latency > 0 {
-			l.start = l.Ctx.Now()
+		if len(l.order) == 0 {
+			l.deadline.begin(l.Ctx, l.flush)
 		}
 		l.groups[k] = g
 		l.order = append(l.order, k)
@@ -115,19 +116,15 @@ func (l *LocalAggregate) ProcessElement(r event.Record) error {
 		return fmt.Errorf("sql/exec: LocalAggregate: %w", err)
 	}
 	g.ts = r.Timestamp
-	if len(l.groups) >= l.opts.BatchSize || l.expired() {
+	if len(l.groups) >= l.opts.BatchSize || l.deadline.expired(l.Ctx.Now()) {
 		l.flush()
 	}
 	return nil
 }
 
-// expired reports whether the buffer is older than Latency.
-func (l *LocalAggregate) expired() bool {
-	return l.opts.Latency > 0 && l.Ctx.Now()-l.start >= l.opts.Latency.Milliseconds()
-}
-
 // flush emits every buffered partial and empties the buffer.
 func (l *LocalAggregate) flush() {
+	l.deadline.stop()
 	for _, k := range l.order {
 		g := l.groups[k]
 		emit(l.Ctx, event.Insert, concat(g.keys, g.acc), g.ts)

@@ -17,6 +17,7 @@ import (
 // directly (regenerate expectations with -rewrite). Commands:
 //
 //	groupagg keys=(0,…) aggs=(kind:arg,…) [insert-only] [no-update-before] [emit-unchanged] [ttl=MS]
+//	    [batch=N] [latency=MS]     (mini-batches of N rows, ended latency after their first row)
 //	local-global keys=(…) aggs=(…) [insert-only] [batch=N] [latency=MS]   LocalAggregate → GlobalAggregate
 //	windowagg window=(tumble|hop|cumulate) size=MS [slide=MS] [step=MS] [offset=MS] time=F keys=(…) aggs=(…) [window-time]
 //	dedup keys=(…) [last] [rowtime time=F] [no-update-before] [ttl=MS]
@@ -29,7 +30,10 @@ import (
 //	watermark TS     prints the output
 //	finish           end of input (Finish on every stage)
 //	restart          checkpoint, write, restore into new operators, open
-//	time MS          set the processing-time clock (state TTL)
+//	time MS [busy]   set the processing-time clock (state TTL) and run the
+//	                 processing-time callbacks due, as a subtask's wake-up
+//	                 does (mini-batch allow-latency); prints the output.
+//	                 busy: only set the clock (the wake-up has not come yet)
 //	table [key=(…)]  the materialised output so far
 //	metrics          late-dropped and filtered counts, registered timers
 func TestScripts(t *testing.T) {
@@ -74,8 +78,12 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 		s.c.out.records = old.out.records // keep the history for "table"
 		s.c.out.lines = old.out.take()
 	case "time":
-		s.clock = parseInt(t, td, td.CmdArgs[0].Key)
-		return "ok\n"
+		now := parseInt(t, td, td.CmdArgs[0].Key)
+		if td.HasArg("busy") {
+			s.clock = now
+			break
+		}
+		s.c.advance(t, now)
 	case "table":
 		return s.table(t, td)
 	case "metrics":
@@ -234,12 +242,14 @@ func newOperator(t *testing.T, td *datadriven.TestData) []newStage {
 func groupAggArgs(t *testing.T, td *datadriven.TestData) GroupAggOptions {
 	return GroupAggOptions{GroupKeys: intsArg(t, td, "keys"), Aggs: aggsArg(t, td),
 		InputInsertOnly: td.HasArg("insert-only"), NoUpdateBefore: td.HasArg("no-update-before"),
-		EmitUnchanged: td.HasArg("emit-unchanged"), StateTTL: msArg(t, td, "ttl")}
+		EmitUnchanged: td.HasArg("emit-unchanged"), StateTTL: msArg(t, td, "ttl"),
+		MiniBatchSize: intArg(t, td, "batch"), MiniBatchLatency: msArg(t, td, "latency")}
 }
 
 func localGlobal(t *testing.T, td *datadriven.TestData) []newStage {
 	opts := groupAggArgs(t, td)
-	local := LocalAggOptions{Agg: opts, BatchSize: intArg(t, td, "batch"), Latency: msArg(t, td, "latency")}
+	local := LocalAggOptions{Agg: opts, BatchSize: opts.MiniBatchSize, Latency: opts.MiniBatchLatency}
+	opts.MiniBatchSize, opts.MiniBatchLatency = 0, 0 // batch and latency are the local phase's here
 	return []newStage{
 		func() (operator.Operator, bool) {
 			op, err := NewLocalAggregate(local)

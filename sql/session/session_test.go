@@ -23,6 +23,9 @@ import (
 type rowsSink struct {
 	mu   sync.Mutex
 	rows []string
+	// full, if set, is closed when the sink has want rows.
+	full chan struct{}
+	want int
 }
 
 func (s *rowsSink) CreateWriter(operator.WriterContext) (operator.SinkWriter, error) {
@@ -38,6 +41,9 @@ func (w rowsWriter) Write(r event.Record) error {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
 	w.s.rows = append(w.s.rows, print.Format(r.Value))
+	if w.s.full != nil && len(w.s.rows) == w.s.want {
+		close(w.s.full)
+	}
 	return nil
 }
 func (rowsWriter) Flush(bool) error                                   { return nil }
