@@ -80,7 +80,9 @@ func (s StateSpec) Validate() error {
 type Snapshot interface {
 	// Write encodes the captured state into a blob that Restore of a
 	// backend of any parallelism accepts. It may run on any goroutine,
-	// concurrently with the owner mutating the live state.
+	// concurrently with the owner mutating the live state. It is called
+	// once: when it returns, the backend stops keeping the values it
+	// captured apart from the ones the owner modifies in place.
 	Write() ([]byte, error)
 }
 
@@ -126,12 +128,12 @@ type KeyedBackend interface {
 // ValueTable is one registered single-value state, scoped to the backend's
 // current key. Values are of the spec's codec's type.
 type ValueTable interface {
-	// Get returns the current key's value.
+	// Get returns the current key's value, which the caller may modify in
+	// place and Put back. A backend that stores values by reference
+	// returns the stored one, or — when a snapshot in flight may still be
+	// encoding it — a deep copy (Copier, or the codec's encoding and
+	// decoding) that it stores in its place.
 	Get() (any, bool)
-	// GetForUpdate is Get for a caller that will modify the value in place
-	// and Put it back: when a snapshot may still be reading the stored
-	// value, it returns a private deep copy (made with the codec).
-	GetForUpdate() (any, bool)
 	// Put sets the current key's value.
 	Put(v any)
 	// Delete removes the current key's value.
@@ -141,7 +143,8 @@ type ValueTable interface {
 // ListTable is one registered list state, scoped to the current key (keyed
 // state) or to the subtask (operator state).
 type ListTable interface {
-	// Get returns a copy of the list, nil when empty.
+	// Get returns a copy of the list, nil when empty. Its elements are
+	// the stored ones, or deep copies, as ValueTable.Get says.
 	Get() []any
 	// Add appends v.
 	Add(v any)
@@ -155,7 +158,8 @@ type ListTable interface {
 
 // MapTable is one registered map state, scoped to the current key.
 type MapTable interface {
-	// Get returns the value under user key uk.
+	// Get returns the value under user key uk: the stored one, or a deep
+	// copy, as ValueTable.Get says; so do the values Range visits.
 	Get(uk any) (any, bool)
 	// Put sets the value under uk.
 	Put(uk, v any)

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -17,6 +18,15 @@ type Codec[T any] interface {
 	Encode(buf []byte, v T) []byte
 	// Decode decodes one value from the front of b.
 	Decode(b []byte) (T, []byte, error)
+}
+
+// Copier is an optional interface of a Codec (Flink's TypeSerializer.copy):
+// Copy returns a deep copy of v, sharing nothing mutable with it. A backend
+// that keeps values by reference copies a value that a snapshot in flight
+// may still encode before handing it out; it uses Copy when the codec has
+// one, and encodes and decodes the value otherwise.
+type Copier[T any] interface {
+	Copy(v T) T
 }
 
 // CodecFor returns the built-in codec for T — string, []byte, int, int64,
@@ -58,25 +68,40 @@ func codecOr[T any](c Codec[T]) Codec[T] {
 }
 
 // Erase adapts a Codec[T] to Codec[any], as the type-erased backends need.
-// Encode panics if given a value that is not a T.
+// Encode panics if given a value that is not a T. The result is a
+// Copier[any] when c is a Copier[T].
 func Erase[T any](c Codec[T]) Codec[any] {
 	if e, ok := any(c).(Codec[any]); ok {
 		return e
+	}
+	if cp, ok := c.(Copier[T]); ok {
+		return erasedCopier[T]{erased[T]{c}, cp}
 	}
 	return erased[T]{c}
 }
 
 type erased[T any] struct{ c Codec[T] }
 
-func (e erased[T]) Encode(buf []byte, v any) []byte {
+func (e erased[T]) Encode(buf []byte, v any) []byte { return e.c.Encode(buf, e.unbox(v)) }
+
+// unbox returns v as a T; nil, possible when T is an interface type, is
+// T's zero value.
+func (e erased[T]) unbox(v any) T {
 	t, ok := v.(T)
 	if !ok && v != nil {
 		panic(fmt.Sprintf("state: codec for %T given a %T", *new(T), v))
 	}
-	return e.c.Encode(buf, t)
+	return t
 }
 
 func (e erased[T]) Decode(b []byte) (any, []byte, error) { return e.c.Decode(b) }
+
+type erasedCopier[T any] struct {
+	erased[T]
+	cp Copier[T]
+}
+
+func (e erasedCopier[T]) Copy(v any) any { return e.cp.Copy(e.unbox(v)) }
 
 func corruptf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
@@ -104,6 +129,9 @@ type BytesCodec struct{}
 
 // Encode appends v.
 func (BytesCodec) Encode(buf []byte, v []byte) []byte { return wire.AppendBytes(buf, v) }
+
+// Copy returns a copy of v (nil stays nil).
+func (BytesCodec) Copy(v []byte) []byte { return bytes.Clone(v) }
 
 // Decode decodes a byte slice.
 func (BytesCodec) Decode(b []byte) ([]byte, []byte, error) {

@@ -112,6 +112,22 @@ func TestEraseRoundTrip(t *testing.T) {
 	c.Encode(nil, "not an int")
 }
 
+func TestEraseKeepsCopier(t *testing.T) {
+	c, ok := Erase[[]byte](BytesCodec{}).(Copier[any])
+	if !ok {
+		t.Fatal("Erase of BytesCodec is not a Copier[any]")
+	}
+	orig := []byte("abc")
+	cp := c.Copy(orig).([]byte)
+	cp[0] = 'x'
+	if string(orig) != "abc" {
+		t.Fatalf("Copy shares its bytes: original is now %q", orig)
+	}
+	if _, ok := Erase[point](GobCodec[point]{}).(Copier[any]); ok {
+		t.Error("Erase of a codec without Copy is a Copier[any]")
+	}
+}
+
 // TestDecodeTruncated checks every strict prefix of a valid encoding is an
 // ErrCorrupt error, not a panic or a wrong value.
 func TestDecodeTruncated(t *testing.T) {

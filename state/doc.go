@@ -16,10 +16,14 @@
 // and must be fast; Snapshot.Write, on any goroutine, encodes what was
 // captured while the owner keeps mutating the live state.
 //
-// Values are stored by reference in the heap backend: treat a value as
-// immutable once it was passed to Update, Add or Put, or returned by a read —
-// update state with a fresh value instead of mutating one in place. (The
-// accumulator of AggregatingState and the stored value of ReducingState are
-// exempt: the backend hands the functions a private copy when a snapshot may
-// still be reading the stored one.)
+// Values are stored by reference in the heap backend. A keyed state value
+// a read returns may be modified in place and written back while handling
+// the record or timer that read it — acc, _ := s.Value(); acc.Count++;
+// s.Update(acc) — because while a checkpoint's Write may still be encoding
+// the stored value, the read returns a deep copy instead (Flink's
+// copy-on-access; a codec may implement Copier to make copies fast). Do not
+// keep a value read from state, or passed to Update, Add or Put, across
+// records or timers to modify it later: a checkpoint taken in between holds
+// that very object. Operator list state has no such copies: update it with
+// fresh elements.
 package state

@@ -5,7 +5,9 @@ import "fmt"
 // ValueState holds one value per key (Flink's ValueState).
 type ValueState[T any] interface {
 	// Value returns the current key's value, and false when it has none
-	// (or it expired).
+	// (or it expired). A mutable value may be modified in place and
+	// written back with Update in the same record or timer (see the
+	// package doc).
 	Value() (T, bool)
 	// Update sets the current key's value.
 	Update(v T)
@@ -16,7 +18,9 @@ type ValueState[T any] interface {
 // ListState holds a list per key, or per subtask as operator state (Flink's
 // ListState).
 type ListState[T any] interface {
-	// Get returns a copy of the list; nil when empty.
+	// Get returns a copy of the list; nil when empty. Mutable elements may
+	// be modified in place and written back with Update in the same record
+	// or timer (see the package doc).
 	Get() []T
 	// Add appends v.
 	Add(v T)
@@ -30,7 +34,9 @@ type ListState[T any] interface {
 
 // MapState holds a map per key (Flink's MapState).
 type MapState[K comparable, V any] interface {
-	// Get returns the value under k.
+	// Get returns the value under k. A mutable value may be modified in
+	// place and written back with Put in the same record or timer (see the
+	// package doc); so may the values Range visits.
 	Get(k K) (V, bool)
 	// Put sets the value under k.
 	Put(k K, v V)
@@ -208,7 +214,7 @@ func (s reducingState[T]) Get() (T, bool) {
 }
 
 func (s reducingState[T]) Add(v T) {
-	if old, ok := s.t.GetForUpdate(); ok {
+	if old, ok := s.t.Get(); ok {
 		v = s.reduce(as[T](old), v)
 	}
 	s.t.Put(v)
@@ -232,7 +238,7 @@ func (s aggregatingState[IN, ACC, OUT]) Get() (OUT, bool) {
 
 func (s aggregatingState[IN, ACC, OUT]) Add(v IN) {
 	var acc ACC
-	if old, ok := s.t.GetForUpdate(); ok {
+	if old, ok := s.t.Get(); ok {
 		acc = as[ACC](old)
 	} else {
 		acc = s.agg.CreateAccumulator()

@@ -2,8 +2,10 @@ package heap
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/state"
@@ -22,6 +24,9 @@ type Backend struct {
 
 	// version is bumped by every Snapshot; see groups for copy-on-write.
 	version uint64
+	// inFlight counts the snapshots taken and not yet written (see
+	// private); their Write decrements it on another goroutine.
+	inFlight atomic.Int64
 
 	tables    map[string]table
 	ttlTables []table              // tables with a TTL, in registration order, for CleanupExpired
@@ -185,7 +190,22 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 		s.states = append(s.states, raw.capture(name))
 	}
 	slices.SortFunc(s.states, func(x, y captured) int { return strings.Compare(x.header().name, y.header().name) })
-	// From now on, every write to a captured map or inner map clones it.
+	// From now on, every write to a captured map or inner map clones it,
+	// and until s is written, every read of a captured value copies it.
 	b.version++
+	b.inFlight.Add(1)
+	s.flight = &flight{count: &b.inFlight}
+	// A snapshot dropped unwritten (its checkpoint failed first) can never
+	// read the state again: it leaves the count when it is garbage.
+	runtime.AddCleanup(s, (*flight).land, s.flight)
 	return s, nil
+}
+
+// shared reports whether a snapshot in flight may be encoding a value
+// stored at version ver: one was taken since (ver is older than the
+// backend's version), and some snapshot is not written yet. The second
+// test is coarse — an older snapshot still in flight makes values stored
+// after it count as shared too — which costs copies, never correctness.
+func (b *Backend) shared(ver uint64) bool {
+	return ver != b.version && b.inFlight.Load() > 0
 }

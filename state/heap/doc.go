@@ -11,8 +11,18 @@
 // backend's), so Snapshot.Write on another goroutine reads maps nobody
 // writes any more. List elements are only ever appended in place — beyond
 // the length a snapshot captured — every other list change builds a new
-// slice. Accumulators handed to Reducing/Aggregating functions are deep
-// copies when a snapshot may still read them (ValueTable.GetForUpdate).
+// slice.
+//
+// Copy-on-write of maps does not cover the values, which are stored by
+// reference and which the owner may modify in place after reading them
+// (`acc := Value(); acc.Count++; Update(acc)`). So a read copies too, as
+// Flink's CopyOnWriteStateMap does on access: every value (list element,
+// map value) carries the version in which it was stored, and while a
+// snapshot taken since is not written (Backend.inFlight), a read replaces
+// a mutable value by a deep copy — made by the codec's Copy (state.Copier),
+// or by encoding and decoding it — and returns the copy. Values immutable
+// by type (numbers, strings, time.Time, decimals, structs of them) are
+// never copied, and when no snapshot is in flight nothing is.
 //
 // Snapshot blob format (all integers uvarint unless noted):
 //

@@ -1,6 +1,8 @@
 package heap
 
 import (
+	"slices"
+
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/internal/wire"
 )
@@ -11,8 +13,8 @@ import (
 // snapshot holds the slice header it captured, of length n. An append
 // writes only at index n and beyond (when the backing array has room),
 // which the snapshot never reads. Every other change — Update, TTL expiry,
-// a refresh on read — builds a new slice, so stored elements are never
-// overwritten.
+// a refresh on read, copies of elements a snapshot in flight may encode —
+// builds a new slice, so stored elements are never overwritten.
 type listTable struct{ core[[]elem] }
 
 var _ state.ListTable = (*listTable)(nil)
@@ -36,8 +38,19 @@ func (t *listTable) Get() []any {
 		return nil
 	}
 	out := make([]any, len(items))
+	var fresh []elem // items with copies, if any (see private)
 	for j, e := range items {
+		if v, copied := t.private(e.v, e.ver); copied {
+			if fresh == nil {
+				fresh = slices.Clone(items)
+			}
+			fresh[j] = elem{v, e.ts, t.b.version}
+			e.v = v
+		}
 		out[j] = e.v
+	}
+	if fresh != nil {
+		t.data.put(i, k, fresh, t.b.version)
 	}
 	return out
 }
@@ -53,7 +66,7 @@ func (t *listTable) refresh(i int, k any, items []elem, now int64) []elem {
 	case t.ttl.onRead:
 		fresh := make([]elem, len(items))
 		for j, e := range items {
-			fresh[j] = elem{e.v, now}
+			fresh[j] = elem{e.v, now, e.ver}
 		}
 		items = fresh
 	case n == 0:
@@ -66,7 +79,7 @@ func (t *listTable) refresh(i int, k any, items []elem, now int64) []elem {
 func (t *listTable) Add(v any) {
 	k, i := t.b.current()
 	items, _ := t.data.get(i, k)
-	t.data.put(i, k, append(items, elem{v, t.now()}), t.b.version)
+	t.data.put(i, k, append(items, elem{v, t.now(), t.b.version}), t.b.version)
 }
 
 func (t *listTable) AddAll(vs []any) {
@@ -77,7 +90,7 @@ func (t *listTable) AddAll(vs []any) {
 	items, _ := t.data.get(i, k)
 	now := t.now()
 	for _, v := range vs {
-		items = append(items, elem{v, now})
+		items = append(items, elem{v, now, t.b.version})
 	}
 	t.data.put(i, k, items, t.b.version)
 }
@@ -91,7 +104,7 @@ func (t *listTable) Update(vs []any) {
 	now := t.now()
 	items := make([]elem, len(vs))
 	for j, v := range vs {
-		items[j] = elem{v, now}
+		items[j] = elem{v, now, t.b.version}
 	}
 	t.data.put(i, k, items, t.b.version)
 }
@@ -139,7 +152,7 @@ func (t *listTable) decode(p []byte, hasTS bool, now int64) ([]elem, bool, error
 			return nil, false, err
 		}
 		if !t.ttl.expired(ts, now) {
-			items = append(items, elem{v, ts})
+			items = append(items, elem{v, ts, t.b.version})
 		}
 	}
 	if r.Err() != nil || r.Len() != 0 {

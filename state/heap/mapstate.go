@@ -9,7 +9,8 @@ import (
 
 // mapEntry is one key's map. ver is the backend version in which m was
 // created or cloned; an older one may be shared with a snapshot, so it is
-// cloned before the first write (own).
+// cloned before the first write (own). The values in m carry their own
+// versions, because a clone shares them (see private).
 type mapEntry struct {
 	m   map[any]elem
 	ver uint64
@@ -42,22 +43,42 @@ func (t *mapTable) own(i int, k any, e mapEntry) mapEntry {
 	return e
 }
 
-func (t *mapTable) Get(uk any) (any, bool) {
+// Get returns the value under uk, copied if a snapshot in flight may be
+// encoding it (see private).
+func (t *mapTable) Get(uk any) (any, bool) { return t.get(uk, true) }
+
+func (t *mapTable) Contains(uk any) bool {
+	_, ok := t.get(uk, false)
+	return ok
+}
+
+// get finds the live value under uk, removing it if it expired and
+// refreshing it if reads refresh the TTL. When handOut is set (Get, not
+// Contains), it makes the value private first.
+func (t *mapTable) get(uk any, handOut bool) (any, bool) {
 	k, i, e, ok := t.entry()
-	if !ok {
+	el, has := e.m[uk]
+	if !ok || !has {
 		return nil, false
 	}
-	el, ok := e.m[uk]
-	if !ok || !t.ttl.enabled() {
-		return el.v, ok
+	changed := false
+	if t.ttl.enabled() {
+		now := t.b.opts.Clock()
+		if t.ttl.expired(el.ts, now) {
+			t.remove(i, k, e, uk)
+			return nil, false
+		}
+		if t.ttl.onRead {
+			el.ts, changed = now, true
+		}
 	}
-	now := t.b.opts.Clock()
-	switch {
-	case t.ttl.expired(el.ts, now):
-		t.remove(i, k, e, uk)
-		return nil, false
-	case t.ttl.onRead:
-		t.own(i, k, e).m[uk] = elem{el.v, now}
+	if handOut {
+		if v, copied := t.private(el.v, el.ver); copied {
+			el.v, el.ver, changed = v, t.b.version, true
+		}
+	}
+	if changed {
+		t.own(i, k, e).m[uk] = el
 	}
 	return el.v, true
 }
@@ -79,7 +100,7 @@ func (t *mapTable) Put(uk, v any) {
 		e = mapEntry{make(map[any]elem), t.b.version}
 		t.data.put(i, k, e, t.b.version)
 	}
-	e.m[uk] = elem{v, t.now()}
+	e.m[uk] = elem{v, t.now(), t.b.version}
 }
 
 func (t *mapTable) Remove(uk any) {
@@ -87,11 +108,6 @@ func (t *mapTable) Remove(uk any) {
 	if _, has := e.m[uk]; ok && has {
 		t.remove(i, k, e, uk)
 	}
-}
-
-func (t *mapTable) Contains(uk any) bool {
-	_, ok := t.Get(uk)
-	return ok
 }
 
 func (t *mapTable) Range(f func(uk, v any) bool) {
@@ -102,11 +118,24 @@ func (t *mapTable) Range(f func(uk, v any) bool) {
 	if !ok {
 		return
 	}
-	for uk, el := range e.m {
+	for uk, el := range t.privateAll(i, k, e).m {
 		if !f(uk, el.v) {
 			return
 		}
 	}
+}
+
+// privateAll returns key k's entry e after replacing every value that a
+// snapshot in flight may be encoding by a copy (see private), so that Range
+// hands out none of them.
+func (t *mapTable) privateAll(i int, k any, e mapEntry) mapEntry {
+	for uk, el := range e.m {
+		if v, copied := t.private(el.v, el.ver); copied {
+			e = t.own(i, k, e)
+			e.m[uk] = elem{v, el.ts, t.b.version}
+		}
+	}
+	return e
 }
 
 func (t *mapTable) IsEmpty() bool {
@@ -132,7 +161,8 @@ func (t *mapTable) purge(i int, k any, e mapEntry, read bool) (mapEntry, bool) {
 	if read && t.ttl.onRead {
 		e = t.own(i, k, e)
 		for uk, el := range e.m {
-			e.m[uk] = elem{el.v, now}
+			el.ts = now
+			e.m[uk] = el
 		}
 	}
 	return e, true
@@ -186,7 +216,7 @@ func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, erro
 			return mapEntry{}, false, err
 		}
 		if !t.ttl.expired(ts, now) {
-			m[uk] = elem{v, ts}
+			m[uk] = elem{v, ts, t.b.version}
 		}
 	}
 	if r.Err() != nil || r.Len() != 0 {

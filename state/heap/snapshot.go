@@ -2,6 +2,7 @@ package heap
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/internal/wire"
@@ -60,6 +61,22 @@ type snapshot struct {
 	keyCodec       state.Codec[any]
 	now            int64
 	states         []captured // sorted by name
+	flight         *flight
+}
+
+// flight is a snapshot's place in its backend's count of snapshots in
+// flight (Backend.inFlight).
+type flight struct {
+	count  *atomic.Int64
+	landed atomic.Bool
+}
+
+// land takes the snapshot out of the count, once: after Write, or when the
+// garbage collector frees a snapshot never written.
+func (f *flight) land() {
+	if f.landed.CompareAndSwap(false, true) {
+		f.count.Add(-1)
+	}
 }
 
 // writer holds the scratch buffers of one Write call.
@@ -71,8 +88,11 @@ type writer struct {
 
 // Write encodes the captured state (see the package doc for the format).
 // A codec that panics makes Write return an error instead of crashing the
-// goroutine that runs it.
+// goroutine that runs it. Write is called once: when it returns, reads of
+// the live state stop copying the values it captured, so a second Write
+// could see them modified.
 func (s *snapshot) Write() (blob []byte, err error) {
+	defer s.flight.land()
 	defer func() {
 		if r := recover(); r != nil {
 			blob, err = nil, fmt.Errorf("heap: writing keyed state snapshot: %v", r)

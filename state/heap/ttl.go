@@ -19,8 +19,11 @@ func (t ttl) enabled() bool { return t.ms > 0 }
 func (t ttl) expired(ts, now int64) bool { return t.ms > 0 && now-ts >= t.ms }
 
 // elem is one stored value with the time it was last refreshed (0 when the
-// state has no TTL).
+// state has no TTL) and the backend version in which v was stored or
+// copied: when it is older than the backend's, a snapshot in flight may be
+// encoding v (see private).
 type elem struct {
-	v  any
-	ts int64
+	v   any
+	ts  int64
+	ver uint64
 }
