@@ -87,6 +87,7 @@ type sliceReader struct {
 	src   *sliceSource
 	order []string
 	pos   map[string]int
+	done  operator.FinishedSplits
 }
 
 func (r *sliceReader) AddSplits(splits []operator.SplitState) error {
@@ -101,14 +102,22 @@ func (r *sliceReader) AddSplits(splits []operator.SplitState) error {
 	return nil
 }
 
+// Poll emits the next element of the first split with elements left. A
+// split is reported finished (operator.SplitListener) right after its last
+// element, so it stops holding back the subtask's watermark.
 func (r *sliceReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
 	for _, id := range r.order {
 		p := r.pos[id]
-		if p < len(r.src.data) {
-			out.Collect(id, event.Record{Value: r.src.data[p], Timestamp: event.NoTimestamp})
-			r.pos[id] = p + r.src.splits
-			return operator.MoreAvailable, nil
+		if p >= len(r.src.data) {
+			r.done.Finish(out, id) // a no-op unless it had nothing left when added
+			continue
 		}
+		out.Collect(id, event.Record{Value: r.src.data[p], Timestamp: event.NoTimestamp})
+		r.pos[id] = p + r.src.splits
+		if r.pos[id] >= len(r.src.data) {
+			r.done.Finish(out, id)
+		}
+		return operator.MoreAvailable, nil
 	}
 	return operator.EndOfInput, nil
 }

@@ -79,6 +79,60 @@ type SplitListener interface {
 	SplitFinished(id string)
 }
 
+// ReportSplitAdded tells out that the reader started split id by itself,
+// if out keeps per-split state (implements SplitListener).
+func ReportSplitAdded(out ReaderOutput, id string) {
+	if l, ok := out.(SplitListener); ok {
+		l.SplitAdded(id)
+	}
+}
+
+// ReportSplitFinished tells out that split id ended, if out keeps per-split
+// state (implements SplitListener). A reader calls it right after the
+// split's last record, or, for a split that had nothing left to read when
+// added (empty, or restored at its end), when a Poll first comes to it:
+// until then the runtime keeps the split in the subtask's watermark
+// minimum.
+func ReportSplitFinished(out ReaderOutput, id string) {
+	if l, ok := out.(SplitListener); ok {
+		l.SplitFinished(id)
+	}
+}
+
+// MapOutput returns a ReaderOutput that hands each record through fn on to
+// out, for a reader that wraps another. It passes split changes on to out
+// when out takes them (SplitListener): a wrapper that hid them would keep
+// every finished split in the runtime's watermark minimum.
+func MapOutput(out ReaderOutput, fn func(event.Record) event.Record) ReaderOutput {
+	return mappedOutput{out: out, fn: fn}
+}
+
+type mappedOutput struct {
+	out ReaderOutput
+	fn  func(event.Record) event.Record
+}
+
+func (o mappedOutput) Collect(split string, r event.Record) { o.out.Collect(split, o.fn(r)) }
+func (o mappedOutput) SplitAdded(id string)                 { ReportSplitAdded(o.out, id) }
+func (o mappedOutput) SplitFinished(id string)              { ReportSplitFinished(o.out, id) }
+
+// FinishedSplits remembers which splits a reader reported finished, for a
+// reader that sees a split's end in its position and so may find the same
+// split at its end on every Poll. The zero value holds none.
+type FinishedSplits struct{ ids map[string]bool }
+
+// Finish reports split id finished to out (ReportSplitFinished), once.
+func (f *FinishedSplits) Finish(out ReaderOutput, id string) {
+	if f.ids[id] {
+		return
+	}
+	if f.ids == nil {
+		f.ids = map[string]bool{}
+	}
+	f.ids[id] = true
+	ReportSplitFinished(out, id)
+}
+
 // SourceReader reads the splits of one source subtask. All methods are
 // called from the subtask's goroutine; the reader may run its own fetch
 // goroutines and hand data over through Poll.

@@ -220,6 +220,7 @@ type reader struct {
 	s       *Source
 	ids     []string
 	next    map[string]int64
+	done    operator.FinishedSplits
 	start   time.Time
 	emitted int64
 	par     int
@@ -238,6 +239,9 @@ func (r *reader) AddSplits(ss []operator.SplitState) error {
 	return nil
 }
 
+// Poll emits one row of the first split with rows left. A split of a
+// bounded source is reported finished (operator.SplitListener) right after
+// its last row.
 func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
 	if wait := r.throttle(); wait > 0 {
 		r.ready = make(chan struct{})
@@ -247,16 +251,24 @@ func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) 
 	}
 	for _, id := range r.ids {
 		n := r.next[id]
-		if r.s.rows >= 0 && n >= r.s.rows {
+		if r.ended(n) {
+			r.done.Finish(out, id) // a no-op unless it had no rows when added
 			continue
 		}
 		out.Collect(id, event.Record{Value: event.Row{Kind: event.Insert, Fields: r.s.Row(n)}, Timestamp: event.NoTimestamp})
 		r.next[id] = n + Splits
 		r.emitted++
+		if r.ended(n + Splits) {
+			r.done.Finish(out, id)
+		}
 		return operator.MoreAvailable, nil
 	}
 	return operator.EndOfInput, nil
 }
+
+// ended reports whether a split whose next row is n has no more rows; a
+// split of an unbounded source never ends.
+func (r *reader) ended(n int64) bool { return r.s.rows >= 0 && n >= r.s.rows }
 
 // throttle returns how long to wait to keep this reader's share of
 // rows-per-second.

@@ -2,13 +2,16 @@ package datagen
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/operator/sourcetest"
 	"github.com/weirstream/weir/sql/types"
 )
 
@@ -92,5 +95,55 @@ func TestOptionErrorsNameTheOption(t *testing.T) {
 	_, err = FromOptions(schema, map[string]string{"number-of-rows": "-1"})
 	if err == nil || !strings.Contains(err.Error(), "number-of-rows") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// A bounded source's reader reports each split finished right after its
+// last row, and a split with no rows left when it comes to it (here: one
+// restored at its end) without any.
+func TestReaderReportsFinishedSplits(t *testing.T) {
+	// Ids 1..6 over the 4 splits: split i holds rows i and i+4.
+	s, err := FromOptions(schema[:1], map[string]string{"rows-per-second": "0",
+		"fields.id.kind": "sequence", "fields.id.start": "1", "fields.id.end": "6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sourcetest.Drain(t, sourcetest.Open(t, s, nil), &sourcetest.Output{})
+	want := []string{
+		"0: +I[1]", "0: +I[5]", "finished 0",
+		"1: +I[2]", "1: +I[6]", "finished 1",
+		"2: +I[3]", "finished 2",
+		"3: +I[4]", "finished 3",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("reader output:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+
+	// Restored after rows 1 and 5: split 0 is at its end, split 1 not.
+	restored := sourcetest.Open(t, s, []operator.SplitState{{ID: "0", Position: binary.AppendUvarint(nil, 8)},
+		{ID: "1", Position: binary.AppendUvarint(nil, 1)}})
+	got = sourcetest.Drain(t, restored, &sourcetest.Output{})
+	if want := []string{"finished 0", "1: +I[2]", "1: +I[6]", "finished 1"}; !slices.Equal(got, want) {
+		t.Fatalf("restored reader output %q, want %q", got, want)
+	}
+}
+
+// An unbounded source's splits never finish.
+func TestUnboundedReaderFinishesNothing(t *testing.T) {
+	s, err := FromOptions(schema[:1], map[string]string{"rows-per-second": "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sourcetest.Open(t, s, nil)
+	out := &sourcetest.Output{}
+	for range 100 {
+		if st, err := r.Poll(out); err != nil || st != operator.MoreAvailable {
+			t.Fatalf("Poll = %v, %v; want MoreAvailable", st, err)
+		}
+	}
+	for _, l := range out.Lines {
+		if strings.HasPrefix(l, "finished") {
+			t.Fatalf("an unbounded reader reported %q", l)
+		}
 	}
 }

@@ -115,6 +115,10 @@ func (r *reader) AddSplits(ss []operator.SplitState) error {
 	return nil
 }
 
+// Poll reads one line of the first split not finished. A split finishes
+// at the end of its file, reported to out right after its last line (see
+// operator.SplitListener), so a file read to its end no longer holds back
+// the subtask's watermark while the next file is read.
 func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
 	for _, sp := range r.splits {
 		if sp.done {
@@ -137,20 +141,36 @@ func (r *reader) readLine(sp *split, out operator.ReaderOutput) error {
 		sp.f, sp.r = f, bufio.NewReader(f)
 	}
 	text, err := sp.r.ReadString('\n')
-	if err == io.EOF && text == "" {
-		sp.done = true
-		return sp.f.Close()
-	}
 	if err != nil && err != io.EOF {
 		return fmt.Errorf("filesystem: %s: %w", sp.file, err)
 	}
 	sp.offset += int64(len(text))
-	sp.line++
-	line := strings.TrimRight(text, "\r\n")
-	if line == "" {
-		return nil
+	if text != "" {
+		sp.line++
 	}
-	return r.emit(sp, line, out)
+	if line := strings.TrimRight(text, "\r\n"); line != "" {
+		if err := r.emit(sp, line, out); err != nil {
+			return err
+		}
+	}
+	if err == io.EOF || sp.atEOF() {
+		return r.finish(sp, out)
+	}
+	return nil
+}
+
+// atEOF reports whether nothing follows in the file. An error other than
+// EOF is left for the next read to report.
+func (sp *split) atEOF() bool {
+	_, err := sp.r.Peek(1)
+	return err == io.EOF
+}
+
+// finish closes the split's file and reports the split finished.
+func (r *reader) finish(sp *split, out operator.ReaderOutput) error {
+	sp.done = true
+	operator.ReportSplitFinished(out, sp.file)
+	return sp.f.Close()
 }
 
 func (r *reader) emit(sp *split, line string, out operator.ReaderOutput) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/internal/sim"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/operator/sourcetest"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/types"
 	"github.com/weirstream/weir/task"
@@ -115,3 +117,68 @@ func TestBadLineNamesFileAndLine(t *testing.T) {
 type nopOut struct{}
 
 func (nopOut) Collect(string, event.Record) {}
+
+// openReader returns a reader of the files under dir, positioned as in
+// splits (nil: enumerated from the start).
+func openReader(t *testing.T, dir string, splits []operator.SplitState) operator.SourceReader {
+	t.Helper()
+	return sourcetest.Open(t, &Source{Path: dir, Format: &format.CSV{Fields: schema, Delimiter: ','}}, splits)
+}
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func checkLines(t *testing.T, got, want []string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Fatalf("reader output:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// Each file is reported finished right after its last line — also an empty
+// file, one without a final newline and one ending in blank lines — so it
+// leaves the subtask's watermark minimum before the next file is read.
+func TestReaderReportsFinishedFiles(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"a.csv": "1,a\n2,b\n",
+		"b.csv": "",
+		"c.csv": "3,c\n\n\n",
+		"d.csv": "4,d",
+	})
+	a, b, c, d := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv"), filepath.Join(dir, "c.csv"), filepath.Join(dir, "d.csv")
+	got := sourcetest.Drain(t, openReader(t, dir, nil), &sourcetest.Output{})
+	checkLines(t, got, []string{
+		a + ": +I[1, a]", a + ": +I[2, b]", "finished " + a,
+		"finished " + b,
+		c + ": +I[3, c]", "finished " + c,
+		d + ": +I[4, d]", "finished " + d,
+	})
+}
+
+// A file restored at its end (its last line was read before the
+// checkpoint) is reported finished at once, without records.
+func TestReaderReportsRestoredFinishedFile(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"a.csv": "1,a\n2,b\n", "b.csv": "3,c\n"})
+	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
+	r := openReader(t, dir, nil)
+	out := &sourcetest.Output{}
+	for len(out.Lines) < 3 { // a's two rows and its end
+		if _, err := r.Poll(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, err := r.SnapshotState(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sourcetest.Drain(t, openReader(t, dir, snap), &sourcetest.Output{})
+	checkLines(t, got, []string{"finished " + a, b + ": +I[3, c]", "finished " + b})
+}

@@ -221,10 +221,8 @@ func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) 
 // split): without it the runtime would keep them in its watermark minimum
 // at MinWatermark until the end of input.
 func (r *reader) reportEndedAtAdd(out operator.ReaderOutput) {
-	if l, ok := out.(operator.SplitListener); ok {
-		for _, id := range r.endedAtAdd {
-			l.SplitFinished(id)
-		}
+	for _, id := range r.endedAtAdd {
+		operator.ReportSplitFinished(out, id)
 	}
 	r.endedAtAdd = nil
 }
@@ -285,9 +283,7 @@ func (r *reader) finish(st *splitState, out operator.ReaderOutput) {
 	st.finished = true
 	r.active--
 	r.cl.RemoveConsumePartitions(map[string][]int32{st.tp.Topic: {st.tp.Partition}})
-	if l, ok := out.(operator.SplitListener); ok {
-		l.SplitFinished(st.id)
-	}
+	operator.ReportSplitFinished(out, st.id)
 }
 
 func (r *reader) badRecord(rec *kgo.Record, cause error) error {
@@ -516,9 +512,7 @@ func (r *reader) takeDiscovered(out operator.ReaderOutput) {
 		consume := map[string]map[int32]kgo.Offset{}
 		for _, d := range found {
 			r.addSplit(d.tp, position{next: d.start, stop: -1}, map[string][]byte{}, consume)
-			if l, ok := out.(operator.SplitListener); ok {
-				l.SplitAdded(splitID(d.tp.Topic, d.tp.Partition))
-			}
+			operator.ReportSplitAdded(out, splitID(d.tp.Topic, d.tp.Partition))
 			r.metrics.PartitionsDiscovered.Add(1)
 			r.log.Info("kafka source: new partition", "split", splitID(d.tp.Topic, d.tp.Partition), "offset", d.start)
 		}

@@ -84,6 +84,7 @@ type splitCursor struct {
 type reader struct {
 	gen    *Generator
 	splits []*splitCursor
+	done   operator.FinishedSplits
 	cur    int
 	now    func() time.Time
 	ready  chan struct{}
@@ -104,7 +105,8 @@ func (r *reader) AddSplits(splits []operator.SplitState) error {
 	return nil
 }
 
-// Poll emits up to pollBurst events.
+// Poll emits up to pollBurst events. A split is reported finished
+// (operator.SplitListener) right after its last event.
 func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
 	var now time.Time
 	if r.gen.cfg.RateLimited {
@@ -114,7 +116,12 @@ func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) 
 	for emitted < pollBurst && idle < len(r.splits) {
 		sc := r.splits[r.cur]
 		r.cur = (r.cur + 1) % len(r.splits)
-		if sc.next >= r.gen.SplitLen(sc.index) || (r.gen.cfg.RateLimited && !r.due(sc, now)) {
+		if r.ended(sc) {
+			r.done.Finish(out, sc.id) // a no-op unless it was restored at its end
+			idle++
+			continue
+		}
+		if r.gen.cfg.RateLimited && !r.due(sc, now) {
 			idle++
 			continue
 		}
@@ -123,6 +130,9 @@ func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) 
 		out.Collect(sc.id, event.Record{Value: ev, Timestamp: r.gen.Timestamp(sc.next)})
 		sc.next++
 		emitted++
+		if r.ended(sc) {
+			r.done.Finish(out, sc.id)
+		}
 	}
 	switch {
 	case emitted > 0:
@@ -154,18 +164,21 @@ func (r *reader) sinceBase(k int64) time.Duration {
 
 func (r *reader) finished() bool {
 	for _, sc := range r.splits {
-		if sc.next < r.gen.SplitLen(sc.index) {
+		if !r.ended(sc) {
 			return false
 		}
 	}
 	return true
 }
 
+// ended reports whether the split emitted all its events.
+func (r *reader) ended(sc *splitCursor) bool { return sc.next >= r.gen.SplitLen(sc.index) }
+
 // wakeAt arms Available for the earliest due event of the splits.
 func (r *reader) wakeAt(now time.Time) {
 	var first time.Time
 	for _, sc := range r.splits {
-		if sc.next >= r.gen.SplitLen(sc.index) {
+		if r.ended(sc) {
 			continue
 		}
 		if t := sc.start.Add(r.sinceBase(sc.next)); first.IsZero() || t.Before(first) {

@@ -2,9 +2,12 @@ package nexmark_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/weirstream/weir/connector/nexmark"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/operator/sourcetest"
 	"github.com/weirstream/weir/runtime"
 )
 
@@ -283,5 +287,45 @@ func TestRunOnRuntime(t *testing.T) {
 	}
 	if want[0]+want[1]+want[2] != n || want[0] != n/50 || want[1] != 3*n/50 {
 		t.Fatalf("generator counts %v", want)
+	}
+}
+
+// eventLine formats an event for sourcetest.Output: its type and id.
+func eventLine(v any) string {
+	ev := v.(nexmark.Event)
+	switch {
+	case ev.Person != nil:
+		return "person " + strconv.FormatInt(ev.Person.ID, 10)
+	case ev.Auction != nil:
+		return "auction " + strconv.FormatInt(ev.Auction.ID, 10)
+	}
+	return "bid on " + strconv.FormatInt(ev.Bid.Auction, 10)
+}
+
+// A reader reports each split finished right after its last event, also a
+// split restored at its end, which it reports before any other output.
+func TestReaderReportsFinishedSplits(t *testing.T) {
+	// 10 events over 4 splits: splits 0-2 hold 2 events each, split 3 four;
+	// the reader takes one event of each split in turn.
+	s := newSource(t, nexmark.Config{EventsNum: 10, Splits: 4})
+	r := readers(t, s, 1)[0]
+	got := sourcetest.Drain(t, r, &sourcetest.Output{Value: eventLine})
+	want := []string{
+		"0: auction 1001 @1704067200000", "1: bid on 1000 @1704067200000",
+		"2: bid on 1000 @1704067200000", "3: bid on 1008 @1704067200000",
+		"0: auction 1002 @1704067200000", "finished 0",
+		"1: bid on 1000 @1704067200000", "finished 1",
+		"2: bid on 1000 @1704067200000", "finished 2",
+		"3: bid on 1000 @1704067200000", "3: bid on 1000 @1704067200001", "3: bid on 1000 @1704067200001", "finished 3",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("reader output:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+
+	r2 := sourcetest.Open(t, s, []operator.SplitState{{ID: "0", Position: binary.AppendUvarint(nil, 2)},
+		{ID: "3", Position: binary.AppendUvarint(nil, 3)}})
+	got = sourcetest.Drain(t, r2, &sourcetest.Output{Value: eventLine})
+	if want := []string{"finished 0", "3: bid on 1000 @1704067200001", "finished 3"}; !slices.Equal(got, want) {
+		t.Fatalf("restored reader output %q, want %q", got, want)
 	}
 }

@@ -62,6 +62,9 @@ func (r *scriptReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, e
 		out.Collect("script", event.Record{Value: v, Timestamp: st.TS[i]})
 	}
 	r.next++
+	if r.next == len(r.src.Steps) {
+		operator.ReportSplitFinished(out, "script")
+	}
 	r.ready = make(chan struct{})
 	ready := r.ready
 	time.AfterFunc(st.Pause, func() { close(ready) })

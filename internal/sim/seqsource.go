@@ -101,6 +101,7 @@ type seqReader struct {
 	splits []string
 	pos    map[string][]int
 	next   int // round-robin cursor over splits
+	done   operator.FinishedSplits
 	ready  chan struct{}
 }
 
@@ -147,11 +148,33 @@ func (r *seqReader) emitOne(out operator.ReaderOutput) bool {
 			if p[j] < r.src.PerKey {
 				out.Collect(id, event.Record{Value: Seq{Key: k, Seq: p[j]}, Timestamp: int64(p[j]) * 10})
 				p[j]++
+				if r.ended(p) {
+					r.finish(out, id)
+				}
 				return true
 			}
 		}
+		r.finish(out, id) // a no-op unless it had nothing left when added
 	}
 	return false
+}
+
+// ended reports whether a split at position p emitted all its elements.
+func (r *seqReader) ended(p []int) bool {
+	for _, n := range p {
+		if n < r.src.PerKey {
+			return false
+		}
+	}
+	return true
+}
+
+// finish reports a split of a bounded source finished (an unbounded one's
+// splits never end: they wait for more).
+func (r *seqReader) finish(out operator.ReaderOutput, id string) {
+	if !r.src.Unbounded {
+		r.done.Finish(out, id)
+	}
 }
 
 func (r *seqReader) Available() <-chan struct{} { return r.ready }

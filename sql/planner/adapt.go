@@ -39,16 +39,11 @@ type mappedReader struct {
 	toRow func(v any) []any
 }
 
+// Poll turns each value into a row on its way to out; split changes pass
+// through unchanged.
 func (r mappedReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
-	return r.SourceReader.Poll(rowOutput{out: out, toRow: r.toRow})
-}
-
-type rowOutput struct {
-	out   operator.ReaderOutput
-	toRow func(v any) []any
-}
-
-func (o rowOutput) Collect(split string, rec event.Record) {
-	rec.Value = event.Row{Kind: event.Insert, Fields: o.toRow(rec.Value)}
-	o.out.Collect(split, rec)
+	return r.SourceReader.Poll(operator.MapOutput(out, func(rec event.Record) event.Record {
+		rec.Value = event.Row{Kind: event.Insert, Fields: r.toRow(rec.Value)}
+		return rec
+	}))
 }
