@@ -109,8 +109,11 @@ func outputs(e Envelope) []string {
 	for _, r := range e.Batch.Records {
 		out = append(out, fmt.Sprint(r.Value))
 	}
-	if c := e.Batch.Control; c.Kind == event.KindBarrier {
+	switch c := e.Batch.Control; c.Kind {
+	case event.KindBarrier:
 		out = append(out, fmt.Sprintf("barrier %d", c.Barrier.ID))
+	case event.KindEndOfInput:
+		out = append(out, "end of input")
 	}
 	return out
 }
@@ -199,6 +202,26 @@ func TestProcessingTimeCallbacks(t *testing.T) {
 	pts.RegisterTimer(0, op.callback("after stop"))
 	if err := pts.Advance(5000); err != nil || pts.Len() != 0 || len(op.log) != 2 {
 		t.Fatalf("after stop: Advance %v, %d callbacks waiting, log %q", err, pts.Len(), op.log)
+	}
+}
+
+// At the end of input processing time is quiesced before the operators
+// finish (Flink's quiesceTimeServiceAndFinishOperator): a callback still
+// waiting then never runs, so nothing follows the end-of-input marker.
+func TestProcessingTimeQuiescedAtEndOfInput(t *testing.T) {
+	op := &timed{}
+	h := startTickHarness(t, op, false)
+	h.tick(100)
+	h.expect("open")
+	h.send(event.Batch{Records: []event.Record{{Value: "y", Timestamp: event.NoTimestamp}},
+		Control: event.Control{Kind: event.KindEndOfInput}})
+	h.expect("in y", "end of input")
+	h.tick(150) // "late y" would be due now
+	h.tick(5000)
+	h.expect()
+	h.stop()
+	if want := []string{"open@100 own-goroutine=true"}; !slices.Equal(op.log, want) {
+		t.Fatalf("callbacks ran %q, want %q", op.log, want)
 	}
 }
 

@@ -393,6 +393,10 @@ func (t *Subtask) endInput() {
 		return
 	}
 	t.endedAll = true
+	// Quiesce processing time before Finish, as Flink does: nothing a
+	// callback emits may follow the end-of-input marker (operators flush
+	// what they hold in Finish).
+	t.pts.Quiesce()
 	for _, c := range t.spec.Chain {
 		if t.err == nil {
 			t.setErr(c.Op.Finish())
