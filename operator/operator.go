@@ -54,7 +54,30 @@ type Context struct {
 	RestoredCheckpoint event.CheckpointID
 	// KeySelector is set on keyed operators.
 	KeySelector KeySelector
+	// Name is the operator's name in the job graph ("Sink: orders"), for
+	// errors a user reads.
+	Name string
+	// Commit says when a sink's committables can be committed in this job
+	// (see SinkOperator). Zero: CommitOnCheckpoint.
+	Commit CommitTrigger
 }
+
+// CommitTrigger says what lets a sink commit in a job.
+type CommitTrigger uint8
+
+const (
+	// CommitOnCheckpoint: committables are committed when their checkpoint
+	// completes (periodic checkpoints, or a bounded job's final one).
+	CommitOnCheckpoint CommitTrigger = iota
+	// CommitAtEndOfInput: the job takes no checkpoints but its input ends,
+	// so a sink commits everything at the end of input (what Flink's
+	// CommitterOperator does in endInput when checkpointing is off).
+	CommitAtEndOfInput
+	// CommitNever: the job takes no checkpoints and its input never ends.
+	// A sink with a committer could never write anything, so it refuses to
+	// start (ErrNeverCommits).
+	CommitNever
+)
 
 // SetCurrentKeyOf makes the key of v the current key of the keyed backend
 // and returns it.

@@ -137,3 +137,42 @@ func TestWriteAheadSinkWritesOnCompletionAndReplaysIdempotently(t *testing.T) {
 		t.Fatalf("after replay: %d calls, %v", calls, written)
 	}
 }
+
+// A job without checkpoints: a bounded one commits everything at the end
+// of input; an unbounded one refuses a sink with a committer at open, and
+// accepts one without.
+func TestSinkCommitsWithoutCheckpoints(t *testing.T) {
+	var written []string
+	sink := &WriteAheadSink{Write: func(_ context.Context, sub int, id event.CheckpointID, recs []any) error {
+		written = append(written, fmt.Sprintf("subtask %d, commit %d: %v", sub, id, recs))
+		return nil
+	}}
+	op := NewSinkOperator(sink)
+	if err := op.Open(&Context{Parallelism: 1, Commit: CommitAtEndOfInput}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{"a", "b"} {
+		op.ProcessElement(event.Record{Value: v})
+	}
+	if len(written) != 0 {
+		t.Fatalf("written before the end of input: %v", written)
+	}
+	if err := op.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(written); got != "[subtask 0, commit 1: [a b]]" || op.log.Len() != 0 {
+		t.Fatalf("after Finish: written %s, %d pending", got, op.log.Len())
+	}
+
+	err := NewSinkOperator(sink).Open(&Context{Parallelism: 1, Name: "Sink: out", Commit: CommitNever})
+	const want = `operator: sink can never commit: "Sink: out" writes its output only when a checkpoint completes, ` +
+		`but this job takes no checkpoints and never ends, so it would never write anything; hint: enable checkpointing, ` +
+		`e.g. SET 'execution.checkpointing.interval' = '10 s' (Go: runtime.Options.Checkpoint.Interval)`
+	if !errors.Is(err, ErrNeverCommits) || err.Error() != want {
+		t.Fatalf("unbounded job without checkpoints: got %v\nwant %s", err, want)
+	}
+	idem := NewSinkOperator(&IdempotentSink{Write: func(context.Context, []any) error { return nil }})
+	if err := idem.Open(&Context{Parallelism: 1, Commit: CommitNever}); err != nil {
+		t.Fatalf("a sink without committer refused: %v", err)
+	}
+}

@@ -20,6 +20,11 @@ const (
 // NotifyCheckpointComplete(id) every committable of a checkpoint ≤ id is
 // committed. Restored committables belong to a completed checkpoint and are
 // committed at once on open (commit is idempotent).
+//
+// Without checkpoints (Context.Commit) a bounded job's sink pre-commits and
+// commits everything at the end of input, as Flink's committer does; a sink
+// with a committer in a job that takes no checkpoints and never ends fails
+// to open with ErrNeverCommits rather than run and silently write nothing.
 type SinkOperator struct {
 	Base
 	Sink      Sink
@@ -59,6 +64,11 @@ func (s *SinkOperator) Open(ctx *Context) error {
 	}
 	if s.committer, err = s.Sink.CreateCommitter(wctx); err != nil {
 		return fmt.Errorf("sink %s: create committer: %w", ctx.Subtask, err)
+	}
+	if s.committer != nil && ctx.Commit == CommitNever {
+		return fmt.Errorf("%w: %q writes its output only when a checkpoint completes, but this job takes no checkpoints "+
+			"and never ends, so it would never write anything; hint: enable checkpointing, e.g. "+
+			"SET 'execution.checkpointing.interval' = '10 s' (Go: runtime.Options.Checkpoint.Interval)", ErrNeverCommits, ctx.Name)
 	}
 	if ctx.RestoredCheckpoint > 0 {
 		return s.commitUpTo(ctx.RestoredCheckpoint)
@@ -150,8 +160,33 @@ func (s *SinkOperator) commitWithRetries(id event.CheckpointID) error {
 	return err
 }
 
-// Finish flushes the writer at the end of input.
-func (s *SinkOperator) Finish() error { return s.writer.Flush(true) }
+// ErrNeverCommits is the error of a sink with a committer in a job that
+// takes no checkpoints and never ends. A restart would fail the same way.
+var ErrNeverCommits = errors.New("operator: sink can never commit")
+
+// EndOfInputCommit is the checkpoint id under which a job without
+// checkpoints pre-commits and commits at the end of input. Flink uses
+// Long.MAX_VALUE; Weir uses 1, the first id of a fresh start, because
+// transactional sinks reset their bookkeeping on a fresh start and count
+// from 1 (a run without checkpoints is always a fresh start), while a
+// sink that remembers the last committed id would take MaxInt64 to mean
+// that every later run of the job was already written.
+const EndOfInputCommit event.CheckpointID = 1
+
+// Finish flushes the writer at the end of input. In a job without
+// checkpoints no barrier will come: everything written is pre-committed
+// and committed now.
+func (s *SinkOperator) Finish() error {
+	if err := s.writer.Flush(true); err != nil || s.Ctx.Commit != CommitAtEndOfInput {
+		return err
+	}
+	c, err := s.writer.PrepareCommit(EndOfInputCommit)
+	if err != nil {
+		return err
+	}
+	s.log.Add(EndOfInputCommit, c)
+	return s.commitUpTo(EndOfInputCommit)
+}
 
 // Close closes writer and committer.
 func (s *SinkOperator) Close() error {

@@ -121,6 +121,7 @@ type deployer struct {
 	gates     map[int][]*task.InputGate // vertex id → gate per subtask
 	chIndex   map[chanKey]int
 	d         *deployment
+	commit    operator.CommitTrigger
 }
 
 type chanKey struct {
@@ -133,6 +134,7 @@ func (dp *deployer) deploy() *deployment {
 	dp.d = &deployment{mail: map[event.SubtaskID]chan task.Mail{}}
 	dp.gates = map[int][]*task.InputGate{}
 	dp.chIndex = map[chanKey]int{}
+	dp.commit = commitTrigger(dp.jg, dp.opts)
 	for _, v := range dp.jg.Vertices {
 		dp.makeGates(v)
 	}
@@ -184,6 +186,26 @@ func (dp *deployer) writers(n *graph.Node, i int) map[string][]*task.RecordWrite
 		out[e.Edge.SideTag] = append(out[e.Edge.SideTag], w)
 	}
 	return out
+}
+
+// commitTrigger says when the job's sinks can commit: on checkpoints when
+// they are taken (periodically, or the final one of a bounded job); at the
+// end of input in a bounded job without checkpoints; never in an unbounded
+// job without periodic checkpoints.
+func commitTrigger(jg *graph.JobGraph, o *Options) operator.CommitTrigger {
+	bounded := true
+	for _, v := range jg.Vertices {
+		if v.IsSource() && !v.Head().Source.Bounded() {
+			bounded = false
+		}
+	}
+	switch {
+	case o.Mode != task.AtMostOnce && (bounded || o.Checkpoint.Interval > 0):
+		return operator.CommitOnCheckpoint
+	case bounded:
+		return operator.CommitAtEndOfInput
+	}
+	return operator.CommitNever
 }
 
 func partitioner(e *graph.Edge, maxPar int) task.Partitioner {
@@ -263,7 +285,8 @@ func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.Cha
 	dp.d.opMetric = append(dp.d.opMetric, opMetric{n.UID, m})
 	ctx := &operator.Context{Subtask: id, UID: n.UID, Parallelism: par, MaxParallelism: n.MaxParallelism,
 		Metrics: m, Now: func() int64 { return dp.opts.Now().UnixMilli() }, Restored: dp.restore != nil,
-		OperatorState: heap.NewOperatorBackend(), KeySelector: n.KeySelector, JobID: dp.opts.JobID}
+		OperatorState: heap.NewOperatorBackend(), KeySelector: n.KeySelector, JobID: dp.opts.JobID,
+		Name: n.Name, Commit: dp.commit}
 	if dp.restore != nil {
 		ctx.RestoredCheckpoint = dp.restore.id
 	}

@@ -1,0 +1,112 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/task"
+)
+
+// countSource emits 1..n, then ends if bounded or waits forever.
+type countSource struct {
+	n       int
+	bounded bool
+}
+
+func (s countSource) Bounded() bool { return s.bounded }
+func (s countSource) Enumerate(context.Context) ([]operator.SplitState, error) {
+	return []operator.SplitState{{ID: "s"}}, nil
+}
+func (s countSource) CreateReader(operator.ReaderContext) (operator.SourceReader, error) {
+	return &countReader{s: s}, nil
+}
+
+type countReader struct {
+	s    countSource
+	next int
+}
+
+func (r *countReader) AddSplits([]operator.SplitState) error { return nil }
+func (r *countReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
+	for ; r.next < r.s.n; r.next++ {
+		out.Collect("s", event.Record{Value: int64(r.next + 1), Timestamp: event.NoTimestamp})
+	}
+	if r.s.bounded {
+		return operator.EndOfInput, nil
+	}
+	return operator.NothingAvailable, nil
+}
+func (r *countReader) Available() <-chan struct{} { return nil }
+func (r *countReader) SnapshotState(event.CheckpointID) ([]operator.SplitState, error) {
+	return []operator.SplitState{{ID: "s"}}, nil
+}
+func (r *countReader) NotifyCheckpointComplete(event.CheckpointID) error { return nil }
+func (r *countReader) Close() error                                      { return nil }
+
+func sinkJob(t *testing.T, src countSource, sink operator.Sink) *graph.JobGraph {
+	g := &graph.StreamGraph{JobName: "commit-test"}
+	s := g.AddNode(&graph.Node{Name: "Source: numbers", Parallelism: 1, Source: src})
+	k := g.AddNode(&graph.Node{Name: "Sink: out", Parallelism: 1,
+		NewOperator: func() operator.Operator { return operator.NewSinkOperator(sink) }})
+	g.Connect(&graph.Edge{From: s.ID, To: k.ID})
+	jg, err := g.JobGraph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jg
+}
+
+// A job without checkpoints: bounded, its two-phase sink commits at the end
+// of input; unbounded, it fails at once, without restarts, naming the sink.
+func TestSinkCommitWithoutCheckpoints(t *testing.T) {
+	var mu sync.Mutex
+	var written []string
+	wal := &operator.WriteAheadSink{Write: func(_ context.Context, _ int, id event.CheckpointID, recs []any) error {
+		mu.Lock()
+		defer mu.Unlock()
+		written = append(written, fmt.Sprintf("commit %d: %v", id, recs))
+		return nil
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := Run(ctx, sinkJob(t, countSource{n: 3, bounded: true}, wal), Options{Mode: task.AtMostOnce})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(written); got != "[commit 1: [1 2 3]]" {
+		t.Fatalf("bounded job without checkpoints wrote %s", got)
+	}
+
+	res, err := Run(ctx, sinkJob(t, countSource{n: 3}, wal), Options{Mode: task.AtMostOnce})
+	if !errors.Is(err, operator.ErrNeverCommits) || res.Restarts != 0 {
+		t.Fatalf("unbounded job without checkpoints: %d restarts, err %v", res.Restarts, err)
+	}
+}
+
+func TestCommitTrigger(t *testing.T) {
+	for _, c := range []struct {
+		mode     task.Mode
+		interval time.Duration
+		bounded  bool
+		want     operator.CommitTrigger
+	}{
+		{task.ExactlyOnce, time.Second, false, operator.CommitOnCheckpoint},
+		{task.AtLeastOnce, 0, true, operator.CommitOnCheckpoint}, // the final checkpoint
+		{task.ExactlyOnce, 0, false, operator.CommitNever},
+		{task.AtMostOnce, 0, true, operator.CommitAtEndOfInput},
+		{task.AtMostOnce, time.Second, false, operator.CommitNever},
+	} {
+		jg := sinkJob(t, countSource{bounded: c.bounded}, &operator.IdempotentSink{})
+		if got := commitTrigger(jg, &Options{Mode: c.mode, Checkpoint: checkpoint.Options{Interval: c.interval}}); got != c.want {
+			t.Errorf("mode %v, interval %v, bounded %v: %v, want %v", c.mode, c.interval, c.bounded, got, c.want)
+		}
+	}
+}
