@@ -14,8 +14,9 @@ type GroupAggOptions struct {
 	// GroupKeys are the input fields of GROUP BY. The output row is
 	// [GroupKeys' values…, Aggs' results…]. Empty: one global group.
 	GroupKeys []int
-	// Aggs are the aggregate calls. Required (GROUP BY without aggregates
-	// is SELECT DISTINCT: COUNT(*) with a projection after it).
+	// Aggs are the aggregate calls. None is SELECT DISTINCT: the result row
+	// is the group keys, emitted when the group appears and retracted when
+	// its last row is (the group's row count is kept regardless).
 	Aggs []AggCall
 	// InputInsertOnly says the input has only +I rows, so MIN and MAX keep
 	// just the extreme instead of a value → count map per group. A
@@ -52,9 +53,6 @@ type GroupAggOptions struct {
 
 // Validate checks the options.
 func (o *GroupAggOptions) Validate() error {
-	if len(o.Aggs) == 0 {
-		return fmt.Errorf("%w: GroupAggregate has no aggregate calls; add COUNT(*) for SELECT DISTINCT", ErrInvalidOptions)
-	}
 	if err := checkFields("GroupKeys", o.GroupKeys, 0); err != nil {
 		return err
 	}

@@ -163,8 +163,11 @@ func (p *Planner) distinct(in *Rel) (*Rel, error) {
 	for i := range keys {
 		keys[i] = i
 	}
-	agg, err := p.groupAgg(in, keys, []exec.AggCall{{Kind: exec.CountStar}}, append(append([]expr.Column(nil), in.Cols...),
-		expr.Column{Name: "$count", Type: types.Type{Kind: types.BigInt}}))
+	// A group aggregate without calls, as Flink plans DISTINCT: its row is
+	// the keys alone, so a duplicate leaves it unchanged and nothing is
+	// emitted (the aggregate still counts the group's rows, to retract it
+	// when the last one is retracted).
+	agg, err := p.groupAgg(in, keys, nil, append([]expr.Column(nil), in.Cols...))
 	if err != nil {
 		return nil, err
 	}
@@ -172,11 +175,7 @@ func (p *Planner) distinct(in *Rel) (*Rel, error) {
 	if local := agg.Inputs[0]; local.Op == localAggOp {
 		local.Detail = agg.Detail
 	}
-	evals := make([]*expr.Compiled, len(in.Cols))
-	for i, c := range in.Cols {
-		evals[i] = fieldRef(i, c.Type)
-	}
-	return p.calcOver(agg, evals, in.Cols), nil
+	return agg, nil
 }
 
 // calcOver projects in through evals into cols.
