@@ -133,8 +133,12 @@ func (p *Planner) planBody(b parser.QueryBody) (*Rel, error) {
 		return p.planSetOp(b)
 	case *parser.Query:
 		return p.Plan(b)
+	case *parser.Values:
+		// Not yet: there is no bounded source of literal rows to plan it on.
+		return nil, &Error{Pos: b.Pos, Msg: "VALUES is not supported yet (INSERT INTO … VALUES, FROM (VALUES …))",
+			Hint: "put the rows in a file and read it through a table WITH ('connector' = 'filesystem', 'format' = 'csv'), or generate them WITH ('connector' = 'datagen')"}
 	}
-	return nil, errAt(b.Position(), "unsupported query form %T", b)
+	return nil, errAt(b.Position(), "this form of query is not supported")
 }
 
 func (p *Planner) cte(name string) *parser.Query {
