@@ -5,6 +5,9 @@ import (
 	"encoding/csv"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/weirstream/weir/sql/types"
 )
@@ -14,6 +17,10 @@ import (
 type CSV struct {
 	Fields    []types.Field
 	Delimiter rune
+	// PlainDecimals writes DECIMALs without scientific notation (Flink's
+	// 'csv.write-bigdecimal-in-scientific-notation' = 'false'); default:
+	// as BigDecimal.toString ("1E+2").
+	PlainDecimals bool
 }
 
 // Decode implements Format.
@@ -50,11 +57,25 @@ func (c *CSV) Encode(fields []any) ([]byte, error) {
 	w.Comma = c.Delimiter
 	rec := make([]string, len(fields))
 	for i, v := range fields {
-		rec[i] = FormatScalar(v)
+		rec[i] = c.text(v, c.Fields[i].Type)
 	}
 	if err := w.Write(rec); err != nil {
 		return nil, err
 	}
 	w.Flush()
 	return []byte(strings.TrimRight(buf.String(), "\n")), w.Error()
+}
+
+// text writes one field as Flink's csv format does: DECIMAL, DATE and
+// TIMESTAMP as formatNumber and formatTime say, NULL as an empty field.
+func (c *CSV) text(v any, t types.Type) string {
+	switch x := v.(type) {
+	case decimal.Decimal:
+		return formatNumber(x, c.PlainDecimals)
+	case time.Time:
+		if s, ok := formatTime(x, t); ok {
+			return s
+		}
+	}
+	return FormatScalar(v)
 }

@@ -2,6 +2,10 @@
 // the formats Flink's connectors name: json, csv and raw. Values follow
 // sql/types' conventions; timestamps are read and written in SQL form
 // ("yyyy-MM-dd HH:mm:ss[.SSS]"), decimals exactly (never through float).
+// Reading and writing follow Flink's formats: a DECIMAL(p, s) is read
+// rounded HALF_UP to scale s (NULL when it does not fit p) and written
+// without trailing zeros, a DATE is yyyy-MM-dd and a TIMESTAMP has the
+// fewest fractional digits that keep it.
 package format
 
 import (
@@ -31,12 +35,12 @@ func New(name string, fields []types.Field, opts map[string]string) (Format, err
 	switch strings.ToLower(name) {
 	case "json":
 		j := &JSON{Fields: fields}
-		switch strings.ToLower(opts["json.fail-on-missing-field"]) {
-		case "", "false":
-		case "true":
-			j.FailOnMissingField = true
-		default:
-			return nil, fmt.Errorf("format json: 'json.fail-on-missing-field' must be true or false, got %q", opts["json.fail-on-missing-field"])
+		var err error
+		if j.FailOnMissingField, err = boolOption(opts, "json.fail-on-missing-field", false); err != nil {
+			return nil, err
+		}
+		if j.PlainDecimals, err = boolOption(opts, "json.encode.decimal-as-plain-number", false); err != nil {
+			return nil, err
 		}
 		return j, nil
 	case "csv":
@@ -47,7 +51,9 @@ func New(name string, fields []types.Field, opts map[string]string) (Format, err
 			}
 			c.Delimiter = rune(d[0])
 		}
-		return c, nil
+		sci, err := boolOption(opts, "csv.write-bigdecimal-in-scientific-notation", true)
+		c.PlainDecimals = !sci
+		return c, err
 	case "raw":
 		if len(fields) != 1 {
 			return nil, fmt.Errorf("format raw: the table must have exactly one physical column, it has %d", len(fields))
@@ -57,16 +63,30 @@ func New(name string, fields []types.Field, opts map[string]string) (Format, err
 	return nil, fmt.Errorf("unknown format %q: supported formats are json, csv and raw", name)
 }
 
+// boolOption reads a true/false format option, def when it is not set.
+func boolOption(opts map[string]string, key string, def bool) (bool, error) {
+	switch strings.ToLower(opts[key]) {
+	case "":
+		return def, nil
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("format %s: '%s' must be true or false, got %q", strings.SplitN(key, ".", 2)[0], key, opts[key])
+}
+
 // SQL timestamp layouts accepted on input; output uses TimestampLayout.
 const TimestampLayout = "2006-01-02 15:04:05.000"
 
 var timestampLayouts = []string{
 	"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05",
-	"2006-01-02T15:04:05", time.RFC3339Nano, "2006-01-02 15:04",
+	"2006-01-02T15:04:05", time.RFC3339Nano, "2006-01-02 15:04", "2006-01-02 15:04:05.999999999Z07:00",
 }
 
 // ParseTimestamp reads a SQL timestamp ("2026-11-30 08:00:00.123"), also
-// accepting ISO 'T' and RFC 3339 forms, as a UTC time.
+// accepting ISO 'T' and RFC 3339 forms and the json format's
+// TIMESTAMP_LTZ form ("2026-11-30 08:00:00.123Z"), as a UTC time.
 func ParseTimestamp(s string) (time.Time, error) {
 	for _, l := range timestampLayouts {
 		if t, err := time.Parse(l, s); err == nil {
@@ -100,7 +120,13 @@ func ParseScalar(s string, t types.Type) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%q is not a decimal", s)
 		}
-		return d, nil
+		// Flink's csv and json formats read a DECIMAL(p, s) through
+		// DecimalData.fromBigDecimal: rounded HALF_UP to s, NULL when it
+		// does not fit p (not an error).
+		if d, ok := types.FitDecimal(d, t.Precision, t.Scale); ok {
+			return d, nil
+		}
+		return nil, nil
 	case t.Kind == types.Boolean:
 		switch strings.ToLower(strings.TrimSpace(s)) {
 		case "true":
@@ -192,5 +218,5 @@ func (r Raw) Encode(fields []any) ([]byte, error) {
 	if b, ok := fields[0].([]byte); ok {
 		return b, nil
 	}
-	return []byte(FormatScalar(fields[0])), nil
+	return []byte(Text(fields[0], r.Type)), nil
 }

@@ -51,7 +51,9 @@ func TestJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"bill_id":"b1","amount":1.50,"n":7,"ts":"2026-01-02 03:04:05.006","ok":false}`; string(data) != want {
+	// Flink's json format writes a DECIMAL through Jackson's default node
+	// factory, which strips trailing zeros: DECIMAL(18, 2) 1.50 is 1.5.
+	if want := `{"bill_id":"b1","amount":1.5,"n":7,"ts":"2026-01-02 03:04:05.006","ok":false}`; string(data) != want {
 		t.Fatalf("encoded %s, want %s", data, want)
 	}
 	back, err := j.Decode(data)
@@ -70,7 +72,9 @@ func TestCSV(t *testing.T) {
 		t.Fatalf("decoded %v", got)
 	}
 	out, err := c.Encode(got)
-	if err != nil || string(out) != `"b,1",3.25,,2026-11-30 08:00:00.000,true` {
+	// Flink's csv format writes a TIMESTAMP as ISO_LOCAL_DATE ' '
+	// ISO_LOCAL_TIME: no fraction when it is zero.
+	if err != nil || string(out) != `"b,1",3.25,,2026-11-30 08:00:00,true` {
 		t.Fatalf("encoded %s %v", out, err)
 	}
 	if _, err := c.Decode([]byte(`b1,abc,1,2026-11-30 08:00:00,true`)); err == nil || !strings.Contains(err.Error(), `column "amount"`) {

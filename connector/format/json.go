@@ -20,6 +20,10 @@ type JSON struct {
 	// FailOnMissingField makes a message without one of the columns an
 	// error (Flink's 'json.fail-on-missing-field'); default: NULL.
 	FailOnMissingField bool
+	// PlainDecimals writes DECIMALs without scientific notation (Flink's
+	// 'json.encode.decimal-as-plain-number'); default: as
+	// BigDecimal.toString ("1E+2").
+	PlainDecimals bool
 }
 
 // Decode implements Format.
@@ -115,13 +119,13 @@ func scalarFromJSON(v any, t types.Type) (any, error) {
 // Encode implements Format.
 func (j *JSON) Encode(fields []any) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := encodeObject(&buf, fields, j.Fields); err != nil {
+	if err := j.encodeObject(&buf, fields, j.Fields); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-func encodeObject(buf *bytes.Buffer, vals []any, fields []types.Field) error {
+func (j *JSON) encodeObject(buf *bytes.Buffer, vals []any, fields []types.Field) error {
 	buf.WriteByte('{')
 	for i, f := range fields {
 		if i > 0 {
@@ -133,7 +137,7 @@ func encodeObject(buf *bytes.Buffer, vals []any, fields []types.Field) error {
 		if i < len(vals) {
 			v = vals[i]
 		}
-		if err := encodeValue(buf, v, f.Type); err != nil {
+		if err := j.encodeValue(buf, v, f.Type); err != nil {
 			return fmt.Errorf("json: field %q: %w", f.Name, err)
 		}
 	}
@@ -141,18 +145,24 @@ func encodeObject(buf *bytes.Buffer, vals []any, fields []types.Field) error {
 	return nil
 }
 
-func encodeValue(buf *bytes.Buffer, v any, t types.Type) error {
+func (j *JSON) encodeValue(buf *bytes.Buffer, v any, t types.Type) error {
 	switch x := v.(type) {
 	case nil:
 		buf.WriteString("null")
 	case decimal.Decimal:
-		buf.WriteString(FormatDecimal(x))
+		buf.WriteString(formatNumber(x, j.PlainDecimals))
 	case time.Time:
-		buf.WriteString(strconv.Quote(FormatTimestamp(x)))
+		s, ok := formatTime(x, t)
+		if !ok {
+			s = FormatTimestamp(x)
+		} else if t.Kind == types.TimestampLTZ {
+			s += "Z" // TimeFormats.SQL_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT
+		}
+		buf.WriteString(strconv.Quote(s))
 	case []any:
-		return encodeList(buf, x, t)
+		return j.encodeList(buf, x, t)
 	case map[any]any:
-		return encodeMap(buf, x, t)
+		return j.encodeMap(buf, x, t)
 	case []byte:
 		b, _ := json.Marshal(x)
 		buf.Write(b)
@@ -166,9 +176,9 @@ func encodeValue(buf *bytes.Buffer, v any, t types.Type) error {
 	return nil
 }
 
-func encodeList(buf *bytes.Buffer, x []any, t types.Type) error {
+func (j *JSON) encodeList(buf *bytes.Buffer, x []any, t types.Type) error {
 	if t.Kind == types.Row {
-		return encodeObject(buf, x, t.Fields)
+		return j.encodeObject(buf, x, t.Fields)
 	}
 	buf.WriteByte('[')
 	for i, e := range x {
@@ -179,7 +189,7 @@ func encodeList(buf *bytes.Buffer, x []any, t types.Type) error {
 		if t.Elem != nil {
 			et = *t.Elem
 		}
-		if err := encodeValue(buf, e, et); err != nil {
+		if err := j.encodeValue(buf, e, et); err != nil {
 			return err
 		}
 	}
@@ -187,7 +197,7 @@ func encodeList(buf *bytes.Buffer, x []any, t types.Type) error {
 	return nil
 }
 
-func encodeMap(buf *bytes.Buffer, x map[any]any, t types.Type) error {
+func (j *JSON) encodeMap(buf *bytes.Buffer, x map[any]any, t types.Type) error {
 	buf.WriteByte('{')
 	first := true
 	for k, e := range x {
@@ -201,7 +211,7 @@ func encodeMap(buf *bytes.Buffer, x map[any]any, t types.Type) error {
 		if t.Elem != nil {
 			et = *t.Elem
 		}
-		if err := encodeValue(buf, e, et); err != nil {
+		if err := j.encodeValue(buf, e, et); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/types"
 )
 
 // Sink prints rows. Its Out is shared by all subtasks (lines never interleave).
@@ -22,7 +23,11 @@ type Sink struct {
 	StandardError bool
 	// Out overrides the destination (tests).
 	Out io.Writer
-	mu  sync.Mutex
+	// Types are the table's column types, by which values are printed
+	// (format.Text: DECIMAL(5, 2) 80.4 as 80.40, DATE as yyyy-MM-dd);
+	// without them, by their Go type alone.
+	Types []types.Type
+	mu    sync.Mutex
 }
 
 // FromOptions builds a print sink from Flink's options.
@@ -71,26 +76,37 @@ type writer struct {
 	prefix string
 }
 
-// Format renders a value the way the print connector shows it.
-func Format(v any) string {
-	if r, ok := v.(event.Row); ok {
-		parts := make([]string, len(r.Fields))
-		for i, f := range r.Fields {
-			if f == nil {
-				parts[i] = "NULL"
-			} else {
-				parts[i] = format.FormatScalar(f)
-			}
-		}
-		return r.Kind.String() + "[" + strings.Join(parts, ", ") + "]"
+// Format renders a value the way the print connector shows it, each field
+// by its Go type alone: a DATE shows as a timestamp, a DECIMAL with the
+// scale it happens to have. FormatRow shows fields by their SQL types.
+func Format(v any) string { return FormatRow(v, nil) }
+
+// FormatRow renders a row as "+I[a, b]", field i as a value of
+// columns[i] (format.Text), NULL as NULL; a field without a type in
+// columns by its Go type. Other values print with fmt.
+func FormatRow(v any, columns []types.Type) string {
+	r, ok := v.(event.Row)
+	if !ok {
+		return fmt.Sprint(v)
 	}
-	return fmt.Sprint(v)
+	parts := make([]string, len(r.Fields))
+	for i, f := range r.Fields {
+		switch {
+		case f == nil:
+			parts[i] = "NULL"
+		case i < len(columns):
+			parts[i] = format.Text(f, columns[i])
+		default:
+			parts[i] = format.FormatScalar(f)
+		}
+	}
+	return r.Kind.String() + "[" + strings.Join(parts, ", ") + "]"
 }
 
 func (w *writer) Write(r event.Record) error {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
-	_, err := fmt.Fprintln(w.s.out(), w.prefix+Format(r.Value))
+	_, err := fmt.Fprintln(w.s.out(), w.prefix+FormatRow(r.Value, w.s.Types))
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/types"
 )
 
 func TestPrintsLikeFlink(t *testing.T) {
@@ -35,5 +36,25 @@ func TestPrintsLikeFlink(t *testing.T) {
 	}
 	if _, err := FromOptions(map[string]string{"standard-error": "yes"}); err == nil {
 		t.Fatal("bad standard-error accepted")
+	}
+}
+
+// TestPrintsByColumnType: with the table's column types, a DECIMAL(p, s)
+// prints with s fractional digits whatever scale the value carries (Flink
+// prints a BigDecimal of the column's scale), a DATE as yyyy-MM-dd
+// (java.time.LocalDate) and a TIMESTAMP(p) with p fractional digits.
+func TestPrintsByColumnType(t *testing.T) {
+	var out bytes.Buffer
+	s := &Sink{Out: &out, Types: []types.Type{
+		{Kind: types.Decimal, Precision: 5, Scale: 2}, {Kind: types.Date}, {Kind: types.Timestamp, Precision: 0},
+	}}
+	w, _ := s.CreateWriter(operator.WriterContext{Parallelism: 1})
+	day := time.Date(2024, 3, 5, 0, 0, 0, 0, time.UTC)
+	row := event.Row{Kind: event.Insert, Fields: []any{decimal.NewFromInt(7), day, day.Add(10 * time.Hour)}}
+	if err := w.Write(event.Record{Value: row}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "+I[7.00, 2024-03-05, 2024-03-05 10:00:00]\n"; out.String() != want {
+		t.Fatalf("printed %q, want %q", out.String(), want)
 	}
 }

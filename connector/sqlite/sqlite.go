@@ -169,17 +169,17 @@ func (s *UpsertSink) deleteSQL() string {
 func (s *UpsertSink) args(r event.Row) []any {
 	out := make([]any, len(r.Fields))
 	for i, f := range r.Fields {
-		out[i] = driverValue(f)
+		out[i] = driverValue(f, s.Columns[i].Type)
 	}
 	return out
 }
 
-func driverValue(f any) any {
+func driverValue(f any, t types.Type) any {
 	switch f.(type) {
 	case nil, string, int64, float64, bool, []byte:
 		return f
 	}
-	return format.FormatScalar(f)
+	return format.Text(f, t) // a DATE as yyyy-MM-dd, a DECIMAL at its scale
 }
 
 func (s *UpsertSink) keyArgs(r event.Row) []any {
@@ -187,7 +187,7 @@ func (s *UpsertSink) keyArgs(r event.Row) []any {
 	for _, k := range s.Key {
 		for i, c := range s.Columns {
 			if c.Name == k {
-				out = append(out, driverValue(r.Fields[i]))
+				out = append(out, driverValue(r.Fields[i], c.Type))
 			}
 		}
 	}
@@ -200,12 +200,14 @@ type rowCodec struct{ cols []types.Field }
 func (c rowCodec) Encode(buf []byte, v any) []byte {
 	r := v.(event.Row)
 	buf = append(buf, byte(r.Kind))
-	for _, f := range r.Fields {
+	for i, f := range r.Fields {
 		if f == nil {
 			buf = append(buf, 0)
 			continue
 		}
-		s := format.FormatScalar(f)
+		// Text reads back with ParseScalar: a DATE as yyyy-MM-dd, not as
+		// a timestamp that ParseScalar would refuse for a DATE column.
+		s := format.Text(f, c.cols[i].Type)
 		buf = append(buf, 1)
 		buf = binary.AppendUvarint(buf, uint64(len(s)))
 		buf = append(buf, s...)

@@ -199,7 +199,7 @@ func decimalOp(op byte, x, y decimal.Decimal, p, s int) (any, error) {
 		}
 		r = x.Mod(y)
 	}
-	v, ok := fitDecimal(r, p, s)
+	v, ok := types.FitDecimal(r, p, s)
 	if !ok {
 		return nil, nil
 	}

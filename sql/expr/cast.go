@@ -342,7 +342,7 @@ func parseFloat(s string) (float64, error) {
 
 func castToDecimal(from types.Type, p, s int) (caster, error) {
 	fit := func(d decimal.Decimal) (any, error) {
-		r, ok := fitDecimal(d, p, s)
+		r, ok := types.FitDecimal(d, p, s)
 		if !ok {
 			return nil, nil // Flink gives NULL for a number that overflows
 		}
@@ -371,7 +371,7 @@ func castToDecimal(from types.Type, p, s int) (caster, error) {
 			if err != nil {
 				return nil, errors.New("not a number")
 			}
-			r, ok := fitDecimal(d, p, s)
+			r, ok := types.FitDecimal(d, p, s)
 			if !ok {
 				return nil, fmt.Errorf("overflows DECIMAL(%d, %d)", p, s)
 			}

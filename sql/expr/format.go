@@ -37,18 +37,18 @@ func ValueString(v any, t types.Type, loc *time.Location) string {
 		}
 	case types.Date:
 		if tm, ok := v.(time.Time); ok {
-			return formatDate(tm)
+			return types.FormatDate(tm)
 		}
 	case types.Timestamp:
 		if tm, ok := v.(time.Time); ok {
-			return formatTimestamp(tm.UTC(), t.Precision)
+			return types.FormatTimestamp(tm.UTC(), t.Precision)
 		}
 	case types.TimestampLTZ:
 		if tm, ok := v.(time.Time); ok {
 			if loc == nil {
 				loc = time.UTC
 			}
-			return formatTimestamp(tm.In(loc), t.Precision)
+			return types.FormatTimestamp(tm.In(loc), t.Precision)
 		}
 	case types.Array:
 		if xs, ok := v.([]any); ok && t.Elem != nil {
@@ -100,7 +100,7 @@ func untypedString(v any) string {
 	case []byte:
 		return string(x)
 	case time.Time:
-		return formatTimestamp(x, 0)
+		return types.FormatTimestamp(x, 0)
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
@@ -175,31 +175,4 @@ func javaFloat(f float64, bits int) string {
 		fp = "0"
 	}
 	return sign + digits[:1] + "." + fp + "E" + strconv.Itoa(exp)
-}
-
-func formatDate(t time.Time) string {
-	y, m, d := t.Date()
-	return fmt.Sprintf("%s-%02d-%02d", yearString(y), int(m), d)
-}
-
-func yearString(y int) string {
-	if y < 0 {
-		return fmt.Sprintf("-%04d", -y)
-	}
-	return fmt.Sprintf("%04d", y)
-}
-
-// formatTimestamp prints t's wall clock as yyyy-MM-dd HH:mm:ss followed by
-// its nanoseconds with trailing zeros trimmed down to precision digits, as
-// Flink's TimestampStringUtils.
-func formatTimestamp(t time.Time, precision int) string {
-	s := formatDate(t) + fmt.Sprintf(" %02d:%02d:%02d", t.Hour(), t.Minute(), t.Second())
-	frac := fmt.Sprintf("%09d", t.Nanosecond())
-	for len(frac) > precision && strings.HasSuffix(frac, "0") {
-		frac = frac[:len(frac)-1]
-	}
-	if frac != "" {
-		s += "." + frac
-	}
-	return s
 }

@@ -32,11 +32,11 @@ func TestFormatTimestamp(t *testing.T) {
 	ts := time.Date(2024, 1, 2, 3, 4, 5, 120_000_000, time.UTC)
 	for p, want := range map[int]string{0: "2024-01-02 03:04:05.12", 1: "2024-01-02 03:04:05.12",
 		3: "2024-01-02 03:04:05.120", 6: "2024-01-02 03:04:05.120000"} {
-		if got := formatTimestamp(ts, p); got != want {
+		if got := types.FormatTimestamp(ts, p); got != want {
 			t.Errorf("precision %d: %s, want %s", p, got, want)
 		}
 	}
-	if got := formatTimestamp(ts.Truncate(time.Second), 0); got != "2024-01-02 03:04:05" {
+	if got := types.FormatTimestamp(ts.Truncate(time.Second), 0); got != "2024-01-02 03:04:05" {
 		t.Errorf("got %s", got)
 	}
 }

@@ -559,7 +559,7 @@ func convertTZ(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, er
 		if !ok || !ok1 || !ok2 {
 			return nil, nil
 		}
-		return formatTimestamp(wallToInstant(t, from).In(to), 0), nil
+		return types.FormatTimestamp(wallToInstant(t, from).In(to), 0), nil
 	}), nil
 }
 

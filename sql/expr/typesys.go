@@ -5,7 +5,7 @@ import (
 )
 
 // MaxDecimalPrecision is the largest DECIMAL precision, as in Flink.
-const MaxDecimalPrecision = 38
+const MaxDecimalPrecision = types.MaxDecimalPrecision
 
 // maxVarchar is the length of STRING, Flink's VARCHAR(2147483647).
 const maxVarchar = 2147483647

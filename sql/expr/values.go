@@ -104,25 +104,6 @@ func toDecimal(v any) decimal.Decimal {
 	return decimal.Zero
 }
 
-var pow10Cache = func() []decimal.Decimal {
-	out := make([]decimal.Decimal, MaxDecimalPrecision+2)
-	for i := range out {
-		out[i] = decimal.New(1, int32(i))
-	}
-	return out
-}()
-
-// fitDecimal rounds d HALF_UP to scale s and reports whether it fits in
-// precision p, as Flink's DecimalData.fromBigDecimal (which returns NULL
-// when it does not).
-func fitDecimal(d decimal.Decimal, p, s int) (decimal.Decimal, bool) {
-	r := d.Round(int32(s))
-	if p-s >= 0 && p-s < len(pow10Cache) && r.Abs().Cmp(pow10Cache[p-s]) >= 0 {
-		return decimal.Decimal{}, false
-	}
-	return r, true
-}
-
 // compareValues orders two non-NULL values of one comparison domain:
 // int64, float64, decimal, string, bool, time or bytes. ok is false for
 // values that have no order (arrays, maps, rows, or mismatched types).

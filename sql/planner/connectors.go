@@ -14,6 +14,7 @@ import (
 	"github.com/weirstream/weir/connector/print"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/types"
 )
 
 // SinkSpec is what a sink factory returns: the sink and what it accepts.
@@ -60,7 +61,11 @@ func BuiltinConnectors() *Connectors {
 	}
 	c.Sinks["print"] = func(t *catalog.Table) (SinkSpec, error) {
 		s, err := print.FromOptions(t.Options)
-		return SinkSpec{Sink: s, AcceptsUpdates: true}, err
+		if err != nil {
+			return SinkSpec{}, err
+		}
+		s.Types = types.FieldTypes(t.Physical())
+		return SinkSpec{Sink: s, AcceptsUpdates: true}, nil
 	}
 	c.Sinks["blackhole"] = func(t *catalog.Table) (SinkSpec, error) {
 		return SinkSpec{Sink: &blackhole.Sink{}, AcceptsUpdates: true}, nil

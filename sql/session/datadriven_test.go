@@ -31,6 +31,7 @@ import (
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/planner"
+	"github.com/weirstream/weir/sql/types"
 	"github.com/weirstream/weir/task"
 	"github.com/weirstream/weir/watermark"
 )
@@ -290,7 +291,7 @@ func (r *sqlScript) register() {
 		// One sink per table: two INSERTs into it share one changelog.
 		k := r.sinks[t.Name]
 		if k == nil {
-			k = &valuesSink{table: t.Name, acceptsUpdates: updates}
+			k = &valuesSink{table: t.Name, acceptsUpdates: updates, types: types.FieldTypes(t.Physical())}
 			r.sinks[t.Name] = k
 			r.sinkOrder = append(r.sinkOrder, t.Name)
 		}
@@ -412,11 +413,11 @@ func (r *sqlScript) output(materialize bool) string {
 		k.mu.Unlock()
 		fmt.Fprintf(&b, "%s:\n", name)
 		if materialize {
-			writeTable(&b, rows)
+			writeTable(&b, rows, k.types)
 			continue
 		}
 		for _, row := range rows {
-			fmt.Fprintln(&b, print.Format(row))
+			fmt.Fprintln(&b, print.FormatRow(row, k.types))
 		}
 		if len(rows) == 0 {
 			fmt.Fprintln(&b, "(no rows)")
@@ -427,8 +428,8 @@ func (r *sqlScript) output(materialize bool) string {
 
 // writeTable applies a changelog and prints the resulting table, sorted;
 // a retraction of a row that is not there is reported.
-func writeTable(b *strings.Builder, rows []event.Row) {
-	lines, err := tableLines(rows)
+func writeTable(b *strings.Builder, rows []event.Row, columns []types.Type) {
+	lines, err := tableLines(rows, columns)
 	for _, l := range lines {
 		fmt.Fprintln(b, l)
 	}
@@ -440,12 +441,13 @@ func writeTable(b *strings.Builder, rows []event.Row) {
 	}
 }
 
-// tableLines applies a changelog and returns the resulting table, sorted.
-func tableLines(rows []event.Row) ([]string, error) {
+// tableLines applies a changelog and returns the resulting table, sorted;
+// fields print as values of columns.
+func tableLines(rows []event.Row, columns []types.Type) ([]string, error) {
 	tab, err := exec.Materialize(rows, nil)
 	var lines []string
 	for _, fields := range tab {
-		s := print.Format(event.Row{Kind: event.Insert, Fields: fields})
+		s := print.FormatRow(event.Row{Kind: event.Insert, Fields: fields}, columns)
 		lines = append(lines, strings.TrimPrefix(s, event.Insert.String()))
 	}
 	sort.Strings(lines)
@@ -458,7 +460,7 @@ func (r *sqlScript) sameTables() error {
 	for i, name := range r.sinkOrder {
 		k := r.sinks[name]
 		k.mu.Lock()
-		lines, err := tableLines(k.rows)
+		lines, err := tableLines(k.rows, k.types)
 		k.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -724,6 +726,7 @@ func (r *valuesReader) Close() error {
 // completed checkpoint are dropped, as a transactional sink aborts them.
 type valuesSink struct {
 	table          string
+	types          []types.Type // the table's column types, to print by
 	acceptsUpdates bool
 	exactlyOnce    bool
 	mu             sync.Mutex

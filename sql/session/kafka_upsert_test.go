@@ -78,8 +78,8 @@ INSERT INTO totals SELECT account_id, SUM(amount), COUNT(*) FROM bills GROUP BY 
 		recs = append(recs, string(r.Key)+"="+string(r.Value))
 	}
 	expect(t, "upsert-kafka records (raw key, value without the key)", recs, []string{
-		`acc-1={"total":10.50,"n":1}`, `acc-2={"total":1.25,"n":1}`, `acc-1={"total":12.50,"n":2}`,
-		`acc-2={"total":4.25,"n":2}`, `acc-1={"total":13.50,"n":3}`,
+		`acc-1={"total":10.5,"n":1}`, `acc-2={"total":1.25,"n":1}`, `acc-1={"total":12.5,"n":2}`,
+		`acc-2={"total":4.25,"n":2}`, `acc-1={"total":13.5,"n":3}`,
 	})
 
 	h.mustRun(table + `

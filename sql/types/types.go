@@ -6,7 +6,8 @@
 //	BOOLEAN                         bool
 //	TINYINT SMALLINT INT BIGINT     int64
 //	FLOAT DOUBLE                    float64
-//	DECIMAL(p, s)                   decimal.Decimal (github.com/shopspring/decimal), exact
+//	DECIMAL(p, s)                   decimal.Decimal (github.com/shopspring/decimal), exact,
+//	                                with exactly s fractional digits (FitDecimal)
 //	CHAR VARCHAR STRING             string
 //	BYTES VARBINARY                 []byte
 //	DATE                            time.Time at 00:00 UTC
@@ -58,6 +59,15 @@ func (k Kind) String() string { return kindNames[k] }
 type Field struct {
 	Name string
 	Type Type
+}
+
+// FieldTypes returns the types of fields, in order.
+func FieldTypes(fields []Field) []Type {
+	out := make([]Type, len(fields))
+	for i, f := range fields {
+		out[i] = f.Type
+	}
+	return out
 }
 
 // Type is a logical type.
