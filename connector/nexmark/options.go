@@ -199,13 +199,17 @@ func ParseOptions(opts map[string]string) (Config, error) {
 	return c, c.Validate()
 }
 
-func supportedOptions() string {
+func supportedOptions() string { return strings.Join(OptionNames(), ", ") }
+
+// OptionNames returns the names of every option ParseOptions accepts,
+// sorted (the SQL planner checks a table's WITH options against them).
+func OptionNames() []string {
 	names := make([]string, 0, len(optionSetters))
 	for k := range optionSetters {
 		names = append(names, k)
 	}
 	slices.Sort(names)
-	return strings.Join(names, ", ")
+	return names
 }
 
 func parseInt64(v string, p *int64) error {

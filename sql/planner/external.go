@@ -2,7 +2,6 @@ package planner
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -31,40 +30,17 @@ func RegisterExternal(c *Connectors, checkpointInterval func() time.Duration) {
 	c.Sinks["jdbc"] = jdbcSink
 }
 
-// kafkaKeys are the Kafka connector options Weir reads (besides properties.*).
-var kafkaKeys = map[string]bool{"connector": true, "topic": true, "format": true, "value.format": true,
-	"key.format": true, "scan.startup.mode": true, "scan.startup.timestamp-millis": true, "scan.bounded.mode": true,
-	"scan.bad-record.policy": true, "scan.bad-record.dead-letter-topic": true, "sink.delivery-guarantee": true,
-	"sink.transactional-id-prefix": true, "json.ignore-parse-errors": true, "json.fail-on-missing-field": true,
-	"scan.topic-partition-discovery.interval": true}
-
-// upsertKafkaKeys are the upsert-kafka options Weir reads besides
-// kafkaKeys.
-var upsertKafkaKeys = map[string]bool{"value.fields-include": true}
-
 // kafkaProperties maps the supported properties.* keys (Kafka's client
 // property names); any other properties.* key is an error, not ignored.
 var kafkaProperties = map[string]bool{"bootstrap.servers": true, "group.id": true, "isolation.level": true,
 	"transaction.timeout.ms": true, "max.request.size": true, "auto.offset.reset": true}
 
 // checkKafkaOptions checks the options of a kafka or upsert-kafka table
-// (extra: the options only the latter takes).
-func checkKafkaOptions(t *catalog.Table, extra map[string]bool) error {
-	var bad []string
-	for k := range t.Options {
-		if p, ok := strings.CutPrefix(k, "properties."); ok {
-			if !kafkaProperties[p] {
-				bad = append(bad, k)
-			}
-			continue
-		}
-		if !kafkaKeys[k] && !extra[k] && !strings.HasPrefix(k, "json.") && !strings.HasPrefix(k, "csv.") {
-			bad = append(bad, k)
-		}
-	}
-	if len(bad) > 0 {
-		sort.Strings(bad)
-		return fmt.Errorf("table %q: unsupported %s options %s", t.Name, t.Connector(), strings.Join(bad, ", "))
+// (the planner checks them at every use too; a factory can be called on
+// its own).
+func checkKafkaOptions(t *catalog.Table) error {
+	if err := checkOptions(t); err != nil {
+		return err
 	}
 	if t.Options["properties.bootstrap.servers"] == "" {
 		return fmt.Errorf("table %q: the %s connector needs 'properties.bootstrap.servers'", t.Name, t.Connector())
@@ -91,7 +67,7 @@ func valueFormat(t *catalog.Table) (format.Format, error) {
 }
 
 func kafkaSource(t *catalog.Table) (operator.Source, error) {
-	if err := checkKafkaOptions(t, nil); err != nil {
+	if err := checkKafkaOptions(t); err != nil {
 		return nil, err
 	}
 	f, err := valueFormat(t)
@@ -222,7 +198,7 @@ func kafkaSinkOptions(t *catalog.Table, interval time.Duration) ([]kafka.SinkOpt
 }
 
 func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
-	if err := checkKafkaOptions(t, nil); err != nil {
+	if err := checkKafkaOptions(t); err != nil {
 		return SinkSpec{}, err
 	}
 	f, err := valueFormat(t)
@@ -296,7 +272,7 @@ type upsertLayout struct {
 }
 
 func upsertLayoutOf(t *catalog.Table) (*upsertLayout, error) {
-	if err := checkKafkaOptions(t, upsertKafkaKeys); err != nil {
+	if err := checkKafkaOptions(t); err != nil {
 		return nil, err
 	}
 	if len(t.PrimaryKey) == 0 {

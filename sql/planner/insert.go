@@ -34,6 +34,9 @@ func (p *Planner) PlanInsert(ins *parser.Insert) (*Rel, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOptions(t); err != nil {
+		return nil, err
+	}
 	spec, err := p.Connectors.sink(t)
 	if err != nil {
 		return nil, err

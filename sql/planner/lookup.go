@@ -116,6 +116,9 @@ func lookupKey(l, r *Rel, e parser.Expr) (int, parser.Expr, bool) {
 
 // lookup returns the loader of a lookup-joined table.
 func (c *Connectors) lookup(t *catalog.Table) (func() ([][]any, error), error) {
+	if err := checkOptions(t); err != nil {
+		return nil, err
+	}
 	f, ok := c.Lookups[t.Connector()]
 	if !ok {
 		return nil, fmt.Errorf("table %q: connector %q cannot be read by a lookup join (lookup connectors: %s)",

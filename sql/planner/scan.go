@@ -205,6 +205,9 @@ func watermarkDelay(w *parser.Watermark) (time.Duration, error) {
 }
 
 func (p *Planner) buildScan(b *builder, t *catalog.Table, wm *wmSpec, computed func([]any) ([]any, error)) (*graph.Node, error) {
+	if err := checkOptions(t); err != nil {
+		return nil, err
+	}
 	src, err := p.Connectors.source(t)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/planner"
 	"github.com/weirstream/weir/task"
 )
@@ -128,11 +129,15 @@ func (st Settings) RuntimeOptions(jobName string) (runtime.Options, error) {
 		return o, err
 	}
 	o.Checkpoint.Interval = interval
+	// The mode is checked even when checkpointing is off: a typo must not
+	// wait for the day the interval is set.
+	mode, err := st.mode()
+	if err != nil {
+		return o, err
+	}
 	o.Mode = task.AtMostOnce
 	if on {
-		if o.Mode, err = st.mode(); err != nil {
-			return o, err
-		}
+		o.Mode = mode
 		o.CheckpointDir = st.checkpointDir()
 		if o.CheckpointDir == "" {
 			o.CheckpointDir = ".weir/checkpoints/" + jobName
@@ -174,7 +179,12 @@ func (st Settings) mode() (task.Mode, error) {
 	case "AT_LEAST_ONCE":
 		return task.AtLeastOnce, nil
 	}
-	return 0, fmt.Errorf("SET 'execution.checkpointing.mode' = '%s': want EXACTLY_ONCE or AT_LEAST_ONCE", st["execution.checkpointing.mode"])
+	v := st["execution.checkpointing.mode"]
+	hint := ""
+	if m, ok := parser.Closest(strings.ToUpper(v), []string{"EXACTLY_ONCE", "AT_LEAST_ONCE"}); ok {
+		hint = fmt.Sprintf("; hint: did you mean '%s'?", m)
+	}
+	return 0, fmt.Errorf("SET 'execution.checkpointing.mode' = '%s': want EXACTLY_ONCE or AT_LEAST_ONCE%s", v, hint)
 }
 
 func (st Settings) checkpointOptions(o *runtime.Options) error {

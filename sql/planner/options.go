@@ -1,0 +1,121 @@
+package planner
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/weirstream/weir/connector/nexmark"
+	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/parser"
+)
+
+// Every WITH option a connector or format does not read is an error, as in
+// Flink (FactoryUtil's "Unsupported options found for …"): an option that
+// is silently ignored — a typo, an option of another format, a Flink
+// option Weir does not implement — would make the job do something else
+// than the DDL says.
+
+// connectorOptions are the WITH options each built-in connector reads,
+// besides the options of its formats (formatOptions) and, for Kafka, its
+// client properties (kafkaProperties). A connector not listed (a test's)
+// is not checked.
+var connectorOptions = map[string]func(t *catalog.Table) []string{
+	"filesystem": fixed("connector", "path", "format"),
+	"print":      fixed("connector", "print-identifier", "standard-error"),
+	"blackhole":  fixed("connector"),
+	"datagen":    datagenOptions,
+	"nexmark":    func(*catalog.Table) []string { return nexmark.OptionNames() },
+	"jdbc": fixed("connector", "driver", "url", "table-name", "username", "password", "sink.buffer-flush.max-rows",
+		"sink.buffer-flush.interval", "sink.max-retries", "sink.delivery-guarantee", "sink.exactly-once.strategy", "sink.name"),
+	"kafka":        fixed(kafkaKeys...),
+	"upsert-kafka": fixed(append([]string{"value.fields-include"}, kafkaKeys...)...),
+}
+
+// kafkaKeys are the options of kafka and upsert-kafka tables besides
+// properties.* (kafkaProperties); upsert-kafka adds value.fields-include.
+var kafkaKeys = []string{"connector", "topic", "format", "value.format", "key.format", "scan.startup.mode",
+	"scan.startup.timestamp-millis", "scan.bounded.mode", "scan.bad-record.policy",
+	"scan.bad-record.dead-letter-topic", "sink.delivery-guarantee", "sink.transactional-id-prefix",
+	"json.ignore-parse-errors", "scan.topic-partition-discovery.interval"}
+
+// formatOptions are the options each format reads (connector/format.New).
+// 'json.ignore-parse-errors' is not among them: a connector that honours
+// it lists it (Kafka's bad-record policy).
+var formatOptions = map[string][]string{
+	"json": {"json.fail-on-missing-field", "json.encode.decimal-as-plain-number"},
+	"csv":  {"csv.field-delimiter", "csv.write-bigdecimal-in-scientific-notation"},
+	"raw":  nil,
+}
+
+func fixed(keys ...string) func(*catalog.Table) []string {
+	return func(*catalog.Table) []string { return keys }
+}
+
+// datagenOptions: the global options and, per physical column, its
+// fields.<column>.* options.
+func datagenOptions(t *catalog.Table) []string {
+	keys := []string{"connector", "rows-per-second", "number-of-rows", "seed"}
+	for _, f := range t.Physical() {
+		for _, k := range []string{"kind", "min", "max", "length", "start", "end", "max-past", "null-rate"} {
+			keys = append(keys, "fields."+f.Name+"."+k)
+		}
+	}
+	return keys
+}
+
+// supportedOptions returns the options t's connector and formats read, or
+// false when the connector is not checked.
+func supportedOptions(t *catalog.Table) ([]string, bool) {
+	rule, ok := connectorOptions[t.Connector()]
+	if !ok {
+		return nil, false
+	}
+	keys := append([]string(nil), rule(t)...)
+	seen := map[string]bool{}
+	for _, k := range []string{"format", "value.format", "key.format"} {
+		if f := strings.ToLower(t.Options[k]); slices.Contains(keys, k) && !seen[f] {
+			seen[f] = true
+			keys = append(keys, formatOptions[f]...)
+		}
+	}
+	if strings.Contains(t.Connector(), "kafka") {
+		for p := range kafkaProperties {
+			keys = append(keys, "properties."+p)
+		}
+	}
+	sort.Strings(keys)
+	return keys, true
+}
+
+// checkOptions reports the WITH options of t that its connector and its
+// formats do not read, in Flink's words, with the nearest supported option
+// for each.
+func checkOptions(t *catalog.Table) error {
+	supported, ok := supportedOptions(t)
+	if !ok {
+		return nil
+	}
+	var bad, hints []string
+	for k := range t.Options {
+		if !slices.Contains(supported, k) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	for _, k := range bad {
+		if s, ok := parser.Closest(k, supported); ok {
+			hints = append(hints, fmt.Sprintf("'%s' instead of '%s'", s, k))
+		}
+	}
+	e := &Error{Pos: t.Pos, Msg: fmt.Sprintf("table %q: Unsupported options found for '%s'. Unsupported options: %s. Supported options: %s",
+		t.Name, t.Connector(), strings.Join(bad, ", "), strings.Join(supported, ", "))}
+	if len(hints) > 0 {
+		e.Hint = "did you mean " + strings.Join(hints, ", ") + "?"
+	}
+	return e
+}
