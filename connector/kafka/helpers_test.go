@@ -40,10 +40,16 @@ var nonName = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 // the end.
 func (c *cluster) topic(suffix string, partitions int) string {
 	c.t.Helper()
+	return c.topicWith(suffix, partitions, nil)
+}
+
+// topicWith is topic with topic configurations (key → value).
+func (c *cluster) topicWith(suffix string, partitions int, configs map[string]*string) string {
+	c.t.Helper()
 	name := fmt.Sprintf("weir-%s-%s-%d", nonName.ReplaceAllString(c.t.Name(), "_"), suffix, rand.Int63())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := c.adm.CreateTopic(ctx, int32(partitions), 1, nil, name)
+	resp, err := c.adm.CreateTopic(ctx, int32(partitions), 1, configs, name)
 	if err == nil {
 		err = resp.Err
 	}

@@ -36,4 +36,9 @@ type SinkMetrics struct {
 	// aborted (or whose outcome could not be established): their records
 	// are lost. Anything but 0 needs an operator's attention.
 	DataLoss atomic.Int64
+	// RecordsRestamped counts records written with the current time as
+	// their Kafka timestamp because their event time was already past the
+	// topic's retention.ms: the broker would have deleted them (see
+	// retention.go).
+	RecordsRestamped atomic.Int64
 }

@@ -457,11 +457,13 @@ func TestUpsertSink(t *testing.T) {
 // TestSinkOldEventTimes: records whose event time is long past (a
 // backfill) are written with that time as their Kafka timestamp, and are
 // not failed as timed out (franz-go measures its delivery timeout from the
-// record timestamp).
+// record timestamp). The topic keeps records forever: with time retention
+// they would be restamped (TestSinkRestampsRecordsPastRetention).
 func TestSinkOldEventTimes(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
-	out := c.topic("out", 1)
+	forever := "-1"
+	out := c.topicWith("out", 1, map[string]*string{"retention.ms": &forever})
 	sink, err := NewSink[string](Brokers(c.brokers), Topic(out), FlushTimeout(5*time.Second))
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ type txnWriter struct {
 	stop context.CancelFunc
 	err  asyncErr
 	log  *slog.Logger
+	ret  *retentionGuard
 }
 
 // openTxn is the transaction taking records since the last barrier. Its
@@ -49,6 +50,7 @@ func newTxnWriter(c *sinkCore, wctx operator.WriterContext) (_ *txnWriter, err e
 	w := &txnWriter{c: c, sub: wctx.Subtask.Index, par: max(1, wctx.Parallelism), adm: adm, log: c.cfg.logger,
 		pool: newTxnPool(c.cfg.prefix, wctx.Subtask.Index, c.cfg.poolSize, wctx.RestoredCheckpoint)}
 	w.ctx, w.stop = context.WithCancel(context.Background())
+	w.ret = newRetentionGuard(c, adm)
 	defer func() {
 		if err != nil {
 			w.stop()
@@ -95,6 +97,7 @@ func (w *txnWriter) Write(r event.Record) error {
 	if rec == nil || err != nil {
 		return err
 	}
+	w.ret.stamp(w.ctx, rec, time.Now())
 	if w.cur == nil {
 		if err := w.begin(); err != nil {
 			return err

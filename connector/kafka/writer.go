@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -21,6 +22,7 @@ type plainWriter struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	err    asyncErr
+	ret    *retentionGuard
 }
 
 func newPlainWriter(c *sinkCore, wctx operator.WriterContext) (*plainWriter, error) {
@@ -28,7 +30,7 @@ func newPlainWriter(c *sinkCore, wctx operator.WriterContext) (*plainWriter, err
 	if err != nil {
 		return nil, fmt.Errorf("kafka sink: %w", err)
 	}
-	w := &plainWriter{c: c, sub: wctx.Subtask.Index, cl: cl}
+	w := &plainWriter{c: c, sub: wctx.Subtask.Index, cl: cl, ret: newRetentionGuard(c, cl)}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	return w, nil
 }
@@ -41,6 +43,7 @@ func (w *plainWriter) Write(r event.Record) error {
 	if rec == nil || err != nil {
 		return err
 	}
+	w.ret.stamp(w.ctx, rec, time.Now())
 	w.cl.Produce(w.ctx, rec, func(_ *kgo.Record, err error) {
 		if err != nil {
 			w.err.set(err)
