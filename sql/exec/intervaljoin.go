@@ -269,7 +269,8 @@ func (j *IntervalJoin) OnTimer(t operator.Timer) error {
 // watermark passed its rowtime by up to that much, and must not be late
 // downstream (Flink delays the watermark the same way).
 func (j *IntervalJoin) ProcessWatermark(wm event.Timestamp) error {
-	if err := j.Ctx.Timers.AdvanceWatermark(wm); err != nil {
+	wm, err := advanceWatermark(j.Ctx, wm)
+	if err != nil {
 		return err
 	}
 	delay := max(0, j.opts.Upper.Milliseconds(), -j.opts.Lower.Milliseconds())

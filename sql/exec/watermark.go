@@ -11,7 +11,8 @@ import (
 // operator at the minimum watermark, so until the first watermark after
 // the restore a row of a window that already fired counts as on time: it
 // opens the window again, and the window fires a second time. With the
-// watermark restored, such a row is late, as it was before the failure.
+// watermark restored, and held until upstream catches up with it
+// (advanceWatermark), such a row is late, as it was before the failure.
 //
 // After a rescale every subtask gets every old subtask's watermark (union
 // redistribution) and takes the smallest: the subtasks of one operator
@@ -41,6 +42,21 @@ func openWatermark(ctx *operator.Context) (watermarkKeeper, error) {
 		return w, nil
 	}
 	return w, ctx.Timers.AdvanceWatermark(wm)
+}
+
+// advanceWatermark moves the timer service to wm, never back, and returns
+// the watermark the operator then stands at. Upstream watermarks only rise,
+// except across a restore: the sources restart their generators at the
+// minimum and re-read what came after the checkpoint, so the first
+// watermarks after it are usually behind the restored one. Taking them
+// would lower event time again: a row that was late before the failure
+// would be on time, reopen a window that had fired (and whose slices were
+// dropped), and the window would fire a second time with that row alone.
+func advanceWatermark(ctx *operator.Context, wm event.Timestamp) (event.Timestamp, error) {
+	if cur := ctx.Timers.CurrentWatermark(); wm <= cur {
+		return cur, nil
+	}
+	return wm, ctx.Timers.AdvanceWatermark(wm)
 }
 
 // save records the current watermark for the next snapshot.

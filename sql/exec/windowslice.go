@@ -97,6 +97,7 @@ type sliceKey struct {
 type sliceBuf struct {
 	keys []any
 	acc  []any
+	rows int64
 }
 
 // windowBuffer is the in-memory combine buffer, in insertion order.
@@ -128,6 +129,7 @@ func (w *WindowAggregate) addSliced(k string, fields []any, ts int64) error {
 	if err := w.agg.accumulate(b.acc, fields, false, nil); err != nil {
 		return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
 	}
+	b.rows++
 	if len(w.buf.order) >= windowBufferSize {
 		return w.flushSlices()
 	}
@@ -149,19 +151,34 @@ func (w *WindowAggregate) flushSlices() error {
 			if err := w.agg.merge(acc, b.acc); err != nil {
 				return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
 			}
-		} else {
-			for _, win := range w.opts.Window.windowsOfSlice(sk.start) {
-				if win.End-1 > wm || w.opts.ProcTime {
-					w.Ctx.Timers.Register(w.domain(), win.End-1, win.id())
-					break
-				}
-			}
+		} else if !w.armFirst(sk.start, wm) {
+			// Every window of the slice has fired: its rows are late. The
+			// watermark does not move while rows wait in the buffer, so
+			// addSliced has dropped them already; this keeps the slice out
+			// of state (no timer would ever remove it) and its rows counted
+			// should that ever change.
+			w.Ctx.Metrics.LateDropped += b.rows
+			continue
 		}
 		w.accs.Put(id, []any{b.keys, acc})
 	}
 	clear(w.buf.m)
 	w.buf.order = w.buf.order[:0]
 	return nil
+}
+
+// armFirst registers the timer of the first window of the slice starting
+// at ss that has not fired at watermark wm, and reports whether there is
+// one. Rows of the slice are late for the windows before it, which fired
+// without them (as in Flink, the row still counts in the later windows).
+func (w *WindowAggregate) armFirst(ss int64, wm event.Timestamp) bool {
+	for _, win := range w.opts.Window.windowsOfSlice(ss) {
+		if win.End-1 > wm || w.opts.ProcTime {
+			w.Ctx.Timers.Register(w.domain(), win.End-1, win.id())
+			return true
+		}
+	}
+	return false
 }
 
 // fireSliced emits window win of the current key: the merge of its slices.
@@ -249,7 +266,12 @@ func (w *WindowAggregate) ProcessWatermark(wm event.Timestamp) error {
 			return err
 		}
 	}
-	return w.Base.ProcessWatermark(wm)
+	wm, err := advanceWatermark(w.Ctx, wm)
+	if err != nil {
+		return err
+	}
+	w.Ctx.Output.EmitWatermark(wm)
+	return nil
 }
 
 // PrepareSnapshotPreBarrier flushes the buffer into state.
