@@ -28,12 +28,17 @@ type RecordError struct {
 	Partition int32
 	Offset    int64
 	Err       error
+	// Fix is how to continue past such records; empty: the Go options.
+	Fix string
 }
 
 func (e *RecordError) Error() string {
-	return fmt.Sprintf("kafka source: bad record at topic %s partition %d offset %d: %v "+
-		"(to continue past such records use kafka.BadRecords(kafka.SkipBadRecords()) or kafka.DeadLetter)",
-		e.Topic, e.Partition, e.Offset, e.Err)
+	fix := e.Fix
+	if fix == "" {
+		fix = "use kafka.BadRecords(kafka.SkipBadRecords()) or kafka.DeadLetter"
+	}
+	return fmt.Sprintf("kafka source: bad record at topic %s partition %d offset %d: %v (to continue past such records %s)",
+		e.Topic, e.Partition, e.Offset, e.Err, fix)
 }
 
 // Unwrap returns ErrBadRecord and the cause.

@@ -105,6 +105,7 @@ type sourceConfig struct {
 	commitSet       bool
 	decoder         any // func([]byte) (T, error) or func(Message) (T, error)
 	maxPollRecords  int
+	badRecordFix    string
 }
 
 func (c *sourceConfig) ensureDefaults() {
@@ -148,6 +149,14 @@ func (c *sourceConfig) validate() error {
 // Topics sets the topics to read. Required.
 func Topics(topics ...string) SourceOption {
 	return sourceOpt(func(c *sourceConfig) { c.topics = append(c.topics, topics...) })
+}
+
+// BadRecordFix replaces the advice a RecordError gives for continuing past
+// bad records (default: the Go options, kafka.BadRecords(…)), for callers
+// whose users configure the policy otherwise (the SQL layer's WITH
+// options).
+func BadRecordFix(advice string) SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.badRecordFix = advice })
 }
 
 // GroupID sets the consumer group (Flink's properties.group.id) used by

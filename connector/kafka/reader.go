@@ -297,7 +297,7 @@ func (r *reader) badRecord(rec *kgo.Record, cause error) error {
 		}
 		r.metrics.RecordsDeadLettered.Add(1)
 	default:
-		return &RecordError{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset, Err: cause}
+		return &RecordError{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset, Err: cause, Fix: r.cfg.badRecordFix}
 	}
 	if r.bad <= 10 || r.bad%1000 == 0 {
 		r.log.Warn("kafka source: bad record", "policy", r.cfg.badRecords.String(), "topic", rec.Topic,

@@ -129,7 +129,14 @@ func kafkaScanOptions(t *catalog.Table) ([]kafka.SourceOption, error) {
 		opts = append(opts, kafka.PartitionDiscoveryInterval(d))
 	}
 	p, err := badRecordPolicy(t)
-	return append(opts, kafka.BadRecords(p)), err
+	return append(opts, kafka.BadRecords(p), kafka.BadRecordFix(badRecordFix(t.Name))), err
+}
+
+// badRecordFix is the advice of a bad record error in SQL: the table's
+// options, not the Go API's.
+func badRecordFix(table string) string {
+	return fmt.Sprintf("set 'scan.bad-record.policy' = 'skip', or 'dead-letter' with 'scan.bad-record.dead-letter-topic', "+
+		"on table %q (for json, 'json.ignore-parse-errors' = 'true' skips too)", table)
 }
 
 // discoveryInterval reads 'scan.topic-partition-discovery.interval', a

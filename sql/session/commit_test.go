@@ -113,13 +113,15 @@ func TestKafkaExactlyOnceSinkWithoutCheckpointing(t *testing.T) {
 	wantNeverCommits(t, res, err, "k")
 }
 
-func createTopic(t *testing.T, brokers, topic string) {
+// createTopic creates topic with one partition and returns a client of
+// the cluster (closed when the test ends).
+func createTopic(t *testing.T, brokers, topic string) *kgo.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	t.Cleanup(cl.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	resp, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic)
@@ -129,6 +131,7 @@ func createTopic(t *testing.T, brokers, topic string) {
 	if err != nil {
 		t.Fatalf("creating %s: %v", topic, err)
 	}
+	return cl
 }
 
 // readCommitted reads n committed records of topic, sorted, one a line.
