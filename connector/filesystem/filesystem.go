@@ -8,7 +8,9 @@ package filesystem
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -220,7 +222,7 @@ func (s *Sink) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter, er
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("filesystem sink: %w", err)
 	}
-	w := &fileWriter{s: s, subtask: ctx.Subtask.Index}
+	w := &fileWriter{s: s, subtask: ctx.Subtask.Index, run: newRunID()}
 	return w, w.cleanup(ctx.RestoredCheckpoint)
 }
 
@@ -232,28 +234,68 @@ func (s *Sink) CreateCommitter(operator.WriterContext) (operator.Committer, erro
 type fileWriter struct {
 	s       *Sink
 	subtask int
+	run     string // unique per writer: part files of separate runs never share a name
 	f       *os.File
 	buf     *bufio.Writer
 	rows    int
 }
 
-func (w *fileWriter) inProgress() string {
-	return filepath.Join(w.s.Dir, fmt.Sprintf(".part-%d.inprogress", w.subtask))
+// Part files are named part-<run>-<subtask>-<checkpoint> (Flink's
+// part-<uuid>-<subtask>-<counter>): run is random per writer, so a job run
+// again into the same directory — its checkpoint ids starting over — adds
+// files and never replaces an earlier run's. While open a file is hidden
+// as .part-<run>-<subtask>.inprogress; after its checkpoint's barrier it is
+// .part-<run>-<subtask>-<checkpoint>.pending until the commit renames it.
+
+// newRunID returns 8 random hex digits.
+func newRunID() string {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b[:])
 }
 
+func (w *fileWriter) inProgress() string {
+	return filepath.Join(w.s.Dir, fmt.Sprintf(".part-%s-%d.inprogress", w.run, w.subtask))
+}
+
+// hiddenPart parses a hidden part file name of any run: its subtask, and
+// its checkpoint id for a pending file (0 for an in-progress one).
+func hiddenPart(name string) (subtask int, id event.CheckpointID, ok bool) {
+	rest, found := strings.CutPrefix(name, ".part-")
+	if !found {
+		return 0, 0, false
+	}
+	var fields []string
+	if r, inProgress := strings.CutSuffix(rest, ".inprogress"); inProgress {
+		fields = append(strings.Split(r, "-"), "0")
+	} else if r, pending := strings.CutSuffix(rest, ".pending"); pending {
+		fields = strings.Split(r, "-")
+	}
+	if len(fields) != 3 {
+		return 0, 0, false
+	}
+	sub, err1 := strconv.Atoi(fields[1])
+	n, err2 := strconv.ParseInt(fields[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return sub, event.CheckpointID(n), true
+}
+
+// cleanup removes this subtask's leftovers of earlier attempts, whatever
+// their run: in-progress files, and pending files of checkpoints newer
+// than the restored one (their checkpoint never completed).
 func (w *fileWriter) cleanup(restored event.CheckpointID) error {
 	entries, err := os.ReadDir(w.s.Dir)
 	if err != nil {
 		return err
 	}
-	prefix := fmt.Sprintf(".part-%d-", w.subtask)
 	for _, e := range entries {
 		name := e.Name()
-		stale := name == filepath.Base(w.inProgress())
-		if strings.HasPrefix(name, prefix) && strings.HasSuffix(name, ".pending") {
-			id, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimPrefix(name, prefix), ".pending"), 10, 64)
-			stale = event.CheckpointID(id) > restored
-		}
+		sub, id, ok := hiddenPart(name)
+		stale := ok && sub == w.subtask && (id == 0 || id > restored)
 		if stale {
 			if err := os.Remove(filepath.Join(w.s.Dir, name)); err != nil {
 				return err
@@ -305,7 +347,7 @@ func (w *fileWriter) PrepareCommit(id event.CheckpointID) ([][]byte, error) {
 		return nil, err
 	}
 	w.f = nil
-	pending := fmt.Sprintf(".part-%d-%d.pending", w.subtask, id)
+	pending := fmt.Sprintf(".part-%s-%d-%d.pending", w.run, w.subtask, id)
 	if err := os.Rename(w.inProgress(), filepath.Join(w.s.Dir, pending)); err != nil {
 		return nil, err
 	}
