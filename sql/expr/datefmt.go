@@ -230,6 +230,17 @@ func usWeekOfYear(t time.Time) int {
 // 1970-01-01 00:00:00. It returns the wall clock in UTC and, when the
 // text carried a zone offset (Z, X), that offset.
 func (f *dateFormat) parse(s string) (wall time.Time, offset *int, err error) {
+	return f.parseText(s, false)
+}
+
+// parsePrefix is parse that ignores text after the pattern's last field,
+// as java.text.SimpleDateFormat.parse(String) does — UNIX_TIMESTAMP reads
+// '2024-01-01 00:00:00.234' with 'yyyy-MM-dd HH:mm:ss' as Flink does.
+func (f *dateFormat) parsePrefix(s string) (wall time.Time, offset *int, err error) {
+	return f.parseText(s, true)
+}
+
+func (f *dateFormat) parseText(s string, prefix bool) (wall time.Time, offset *int, err error) {
 	year, month, day := 1970, 1, 1
 	hour, minute, sec, nanos := 0, 0, 0, 0
 	pm, hour12 := -1, false
@@ -328,7 +339,7 @@ func (f *dateFormat) parse(s string) (wall time.Time, offset *int, err error) {
 			nanos, _ = strconv.Atoi(frac)
 		}
 	}
-	if pos != len(s) {
+	if pos != len(s) && !prefix {
 		return time.Time{}, nil, bad
 	}
 	if hour12 && pm == 1 {

@@ -208,6 +208,10 @@ func TestTimeFunctions(t *testing.T) {
 		{"UNIX_TIMESTAMP('1970-01-01 08:00:01')", "28801", "BIGINT NOT NULL"},
 		{"UNIX_TIMESTAMP('1970-01-01 08:00:01.001 +0800', 'yyyy-MM-dd HH:mm:ss.SSS X')", "1", ""},
 		{"UNIX_TIMESTAMP('bad')", "-9223372036854775808", ""},
+		// SimpleDateFormat.parse ignores text after the pattern: Flink gives 28801.
+		{"UNIX_TIMESTAMP('1970-01-01 08:00:01.234')", "28801", ""},
+		{"UNIX_TIMESTAMP('1970-01-01 08:00:01 tail', 'yyyy-MM-dd HH:mm:ss')", "28801", ""},
+		{"UNIX_TIMESTAMP('1970-01-01 08:00', 'yyyy-MM-dd HH:mm:ss')", "-9223372036854775808", ""},
 		{"UNIX_TIMESTAMP()", "1709634030", "BIGINT NOT NULL"},
 		{"EXTRACT(YEAR FROM ts)", "2024", "BIGINT"},
 		{"EXTRACT(MONTH FROM dt)", "2", "BIGINT"},

@@ -250,7 +250,9 @@ func fmtArg(v []any, i int) string {
 
 // unixTimestamp is UNIX_TIMESTAMP() (now, in seconds) or
 // UNIX_TIMESTAMP(s[, format]) read in the session zone, or in the zone the
-// text gives; text that does not match gives Long.MIN_VALUE, as in Flink.
+// text gives. As in Flink (SimpleDateFormat.parse), text after the
+// format's last field is ignored, and text that does not match gives
+// Long.MIN_VALUE.
 func unixTimestamp(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
 	if len(a) == 0 {
 		now := c.clock()
@@ -265,16 +267,16 @@ func unixTimestamp(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled
 	}
 	loc := c.loc()
 	return fn(call, a, bigintType(false), func(v []any) (any, error) {
-		if len(v) == 1 {
-			f, _ := fc.get("")
-			t, off, err := f.parse(v[0].(string))
-			if err != nil {
-				return int64(math.MinInt64), nil
-			}
-			return instantOf(t, off, loc).Unix(), nil
+		pattern := ""
+		if len(v) == 2 {
+			pattern = v[1].(string)
 		}
-		t, off, ok := parseWith(fc, v)
-		if !ok {
+		f, err := fc.get(pattern)
+		if err != nil {
+			return int64(math.MinInt64), nil
+		}
+		t, off, err := f.parsePrefix(v[0].(string))
+		if err != nil {
 			return int64(math.MinInt64), nil
 		}
 		return instantOf(t, off, loc).Unix(), nil
