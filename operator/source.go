@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"hash/fnv"
 
 	"github.com/weirstream/weir/event"
 )
@@ -32,6 +33,14 @@ type Source interface {
 // otherwise splits go to readers by hash of the split id.
 type SplitAssigner interface {
 	AssignSplit(splitID string, numReaders int) int
+}
+
+// HashSplit is the placement of a split of a source without a
+// SplitAssigner: FNV-1a of the split id modulo the number of readers.
+func HashSplit(splitID string, numReaders int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(splitID))
+	return int(h.Sum32() % uint32(numReaders))
 }
 
 // ReaderContext tells a reader where it runs.

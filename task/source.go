@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"time"
 
 	"github.com/weirstream/weir/event"
@@ -131,9 +130,7 @@ func assignSplit(src operator.Source, id string, n int) int {
 	if a, ok := src.(operator.SplitAssigner); ok {
 		return a.AssignSplit(id, n)
 	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(id))
-	return int(h.Sum32() % uint32(n))
+	return operator.HashSplit(id, n)
 }
 
 // Collect receives a record from the reader.

@@ -27,7 +27,7 @@ func (m mappedSource) AssignSplit(id string, n int) int {
 	if a, ok := m.Source.(operator.SplitAssigner); ok {
 		return a.AssignSplit(id, n)
 	}
-	return -1
+	return operator.HashSplit(id, n) // where the runtime would place it unwrapped
 }
 
 func (m mappedSource) Enumerate(ctx context.Context) ([]operator.SplitState, error) {
