@@ -77,9 +77,13 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 	if err != nil {
 		return nil, err
 	}
-	if len(ap.calls) == 0 {
-		// GROUP BY without aggregates (a DISTINCT): the operators need a
-		// call; a hidden COUNT(*) is never read.
+	if len(ap.calls) == 0 && (tvf != nil || sess != nil) {
+		// A window or session aggregation without aggregates: its operators
+		// need a call; a hidden COUNT(*) is never read. A GROUP BY without
+		// aggregates stays without calls (as Flink plans it, and as
+		// DISTINCT): its row is the keys alone, so a duplicate leaves it
+		// unchanged and nothing is emitted, where a hidden count would
+		// change and emit an identical -U/+U pair.
 		ap.calls, ap.callText = []exec.AggCall{{Kind: exec.CountStar}}, []string{""}
 	}
 	if ap.pre != nil {
@@ -312,7 +316,11 @@ func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []exp
 		names = append(names, in.Cols[k].Name)
 	}
 	groupBy := "groupBy=[" + strings.Join(names, ", ") + "]"
-	detail := fmt.Sprintf("%s, select=[%s]", groupBy, aggText(calls, in.Cols))
+	selected := aggText(calls, in.Cols)
+	if len(calls) == 0 {
+		selected = strings.Join(names, ", ") // Flink's GroupAggregate(groupBy=[k], select=[k])
+	}
+	detail := fmt.Sprintf("%s, select=[%s]", groupBy, selected)
 	if p.twoPhase(opts) {
 		return p.twoPhaseAgg(in, opts, groupBy, detail, cols), nil
 	}
