@@ -285,3 +285,11 @@ func typeList(ts []types.Type) string {
 	}
 	return s
 }
+
+// LeastRestrictive is the type every one of ts converts to implicitly, as
+// Calcite's leastRestrictive under Flink's type system: the result type of
+// CASE, COALESCE and UNION, and of each column of VALUES. False when there
+// is none (INT and STRING). NULL joins any type; CHARs of one length stay
+// CHAR, of different lengths widen to VARCHAR (FlinkTypeSystem's
+// shouldConvertRaggedUnionTypesToVarying), so nothing is padded.
+func LeastRestrictive(ts []types.Type) (types.Type, bool) { return leastRestrictive(ts) }

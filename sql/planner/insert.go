@@ -26,7 +26,7 @@ func (p *Planner) PlanInsert(ins *parser.Insert) (*Rel, error) {
 		}
 		return nil, e
 	}
-	q, err := p.Plan(ins.Query)
+	q, err := p.planInsertQuery(ins, t)
 	if err != nil {
 		return nil, err
 	}
@@ -54,16 +54,35 @@ func (p *Planner) PlanInsert(ins *parser.Insert) (*Rel, error) {
 	return p.sinkRel(t, q, spec), nil
 }
 
+// planInsertQuery plans the query of an INSERT; a bare VALUES is planned
+// knowing the sink's column types.
+func (p *Planner) planInsertQuery(ins *parser.Insert, t *catalog.Table) (*Rel, error) {
+	q := ins.Query
+	v, ok := q.Body.(*parser.Values)
+	if !ok || len(q.With) > 0 || len(q.OrderBy) > 0 || q.Limit != nil {
+		return p.Plan(q)
+	}
+	return p.planInsertValues(v, t, insertColumns(ins, t))
+}
+
+// insertColumns are the sink columns an INSERT writes, in the query's
+// order: its column list, else every physical column.
+func insertColumns(ins *parser.Insert, t *catalog.Table) []string {
+	if len(ins.Columns) > 0 {
+		return ins.Columns
+	}
+	var names []string
+	for _, f := range t.Physical() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
 // conform maps the query's columns onto the table's physical columns: by
 // the INSERT's column list, else by position; types are cast as needed.
 func (p *Planner) conform(ins *parser.Insert, t *catalog.Table, q *Rel) (*Rel, error) {
 	phys := t.Physical()
-	names := ins.Columns
-	if len(names) == 0 {
-		for _, f := range phys {
-			names = append(names, f.Name)
-		}
-	}
+	names := insertColumns(ins, t)
 	if len(names) != len(q.Cols) {
 		return nil, errAt(ins.Pos, "INSERT INTO %s: the query has %d columns, the target has %d (%s)", t.Name, len(q.Cols), len(names), strings.Join(names, ", "))
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
 )
 
 // Config holds the settings the planner reads (from SET statements).
@@ -83,6 +84,9 @@ type Planner struct {
 	// aggInput is the input of the aggregation being planned, for type
 	// checks and error messages.
 	aggInput []expr.Column
+	// valuesTarget are the sink's column types while the VALUES of an
+	// INSERT is planned (see planInsertValues).
+	valuesTarget []types.Type
 }
 
 // Error is a planning error at a position of the SQL text.
@@ -134,9 +138,7 @@ func (p *Planner) planBody(b parser.QueryBody) (*Rel, error) {
 	case *parser.Query:
 		return p.Plan(b)
 	case *parser.Values:
-		// Not yet: there is no bounded source of literal rows to plan it on.
-		return nil, &Error{Pos: b.Pos, Msg: "VALUES is not supported yet (INSERT INTO … VALUES, FROM (VALUES …))",
-			Hint: "put the rows in a file and read it through a table WITH ('connector' = 'filesystem', 'format' = 'csv'), or generate them WITH ('connector' = 'datagen')"}
+		return p.planValues(b)
 	}
 	return nil, errAt(b.Position(), "this form of query is not supported")
 }
