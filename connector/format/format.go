@@ -168,7 +168,17 @@ func FormatScalar(v any) string {
 
 // JavaDouble prints a DOUBLE as Flink (Java's Double.toString) does: 2.0,
 // 0.5, 1.0E7, 1.0E-4.
-func JavaDouble(x float64) string {
+func JavaDouble(x float64) string { return javaFloating(x, 64) }
+
+// JavaFloat prints a FLOAT (held as a float64) as Flink (Java's
+// Float.toString) does: with the digits of a float, so 0.1 prints as 0.1,
+// not as the double 0.10000000149011612 it widens to.
+func JavaFloat(x float64) string { return javaFloating(float64(float32(x)), 32) }
+
+// javaFloating is Java's Float.toString (bits 32) or Double.toString
+// (bits 64): the shortest digits that give back the value, plain from
+// 10^-3 up to 10^7, else in computerized scientific notation.
+func javaFloating(x float64, bits int) string {
 	switch {
 	case math.IsNaN(x):
 		return "NaN"
@@ -178,13 +188,13 @@ func JavaDouble(x float64) string {
 		return "-Infinity"
 	}
 	if a := math.Abs(x); a == 0 || (a >= 1e-3 && a < 1e7) {
-		s := strconv.FormatFloat(x, 'f', -1, 64)
+		s := strconv.FormatFloat(x, 'f', -1, bits)
 		if !strings.Contains(s, ".") {
 			s += ".0"
 		}
 		return s
 	}
-	mant, exp, _ := strings.Cut(strconv.FormatFloat(x, 'E', -1, 64), "E")
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(x, 'E', -1, bits), "E")
 	if !strings.Contains(mant, ".") {
 		mant += ".0"
 	}

@@ -15,9 +15,14 @@ import (
 // client, CAST to STRING): a DECIMAL(p, s) with exactly s fractional
 // digits ("80.40", "7.00"), a DATE as yyyy-MM-dd, a TIMESTAMP(p) with at
 // least p fractional digits ("2024-03-05 10:11:12.500" for p = 3), a
-// TIMESTAMP_LTZ as its UTC wall clock. Other values as FormatScalar.
+// TIMESTAMP_LTZ as its UTC wall clock, a FLOAT with a float's digits
+// (JavaFloat). Other values as FormatScalar.
 func Text(v any, t types.Type) string {
 	switch x := v.(type) {
+	case float64:
+		if t.Kind == types.Float {
+			return JavaFloat(x)
+		}
 	case decimal.Decimal:
 		if t.Kind == types.Decimal {
 			return x.StringFixed(int32(t.Scale))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 
@@ -82,8 +83,9 @@ type writer struct {
 func Format(v any) string { return FormatRow(v, nil) }
 
 // FormatRow renders a row as "+I[a, b]", field i as a value of
-// columns[i] (format.Text), NULL as NULL; a field without a type in
-// columns by its Go type. Other values print with fmt.
+// columns[i] (format.Text; ARRAY, MAP and ROW as nested shows them), NULL
+// as NULL; a field without a type in columns by its Go type. Other values
+// print with fmt.
 func FormatRow(v any, columns []types.Type) string {
 	r, ok := v.(event.Row)
 	if !ok {
@@ -95,12 +97,59 @@ func FormatRow(v any, columns []types.Type) string {
 		case f == nil:
 			parts[i] = "NULL"
 		case i < len(columns):
-			parts[i] = format.Text(f, columns[i])
+			parts[i] = nested(f, &columns[i])
 		default:
-			parts[i] = format.FormatScalar(f)
+			parts[i] = nested(f, nil)
 		}
 	}
 	return r.Kind.String() + "[" + strings.Join(parts, ", ") + "]"
+}
+
+// nested renders a field of type t (nil: unknown, by its Go type alone) as
+// Flink's print sink does, which prints the row converted to an external
+// Row by Row.toString (RowUtils.deepToStringRow): an ARRAY (Object[]) as
+// [a, b], a MAP (java.util.Map) as {k=v, k2=v2}, a nested ROW as its own
+// Row.toString, +I[a, b], and a NULL inside them as Java's null. Map
+// entries are sorted: Flink's order is the HashMap's, ours is made
+// deterministic. Scalars print as format.Text (a FLOAT with float digits,
+// 0.1 not 0.10000000149011612, as Float.toString).
+func nested(v any, t *types.Type) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		if t != nil && t.Kind == types.Row && len(t.Fields) == len(x) {
+			parts := make([]string, len(x))
+			for i, f := range x {
+				parts[i] = nested(f, &t.Fields[i].Type)
+			}
+			return event.Insert.String() + "[" + strings.Join(parts, ", ") + "]"
+		}
+		var elem *types.Type
+		if t != nil && t.Kind == types.Array {
+			elem = t.Elem
+		}
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = nested(e, elem)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[any]any:
+		var kt, vt *types.Type
+		if t != nil && t.Kind == types.Map {
+			kt, vt = t.Key, t.Elem
+		}
+		parts := make([]string, 0, len(x))
+		for k, e := range x {
+			parts = append(parts, nested(k, kt)+"="+nested(e, vt))
+		}
+		sort.Strings(parts)
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	if t == nil {
+		return format.FormatScalar(v)
+	}
+	return format.Text(v, *t)
 }
 
 func (w *writer) Write(r event.Record) error {

@@ -58,3 +58,42 @@ func TestPrintsByColumnType(t *testing.T) {
 		t.Fatalf("printed %q, want %q", out.String(), want)
 	}
 }
+
+// TestPrintsNestedLikeFlink: Flink's print sink writes the external Row's
+// toString (RowUtils.deepToStringRow): an ARRAY as [a, b], a MAP as
+// {k=v, k2=v2}, a nested ROW as +I[a, b] (a Row's toString, with its kind),
+// a NULL inside them as Java's null; a FLOAT with a float's digits
+// (Float.toString: 0.1, not the double 0.10000000149011612).
+func TestPrintsNestedLikeFlink(t *testing.T) {
+	str := types.Type{Kind: types.String, Nullable: true}
+	integer := types.Type{Kind: types.Int, Nullable: true}
+	float := types.Type{Kind: types.Float, Nullable: true}
+	dec := types.Type{Kind: types.Decimal, Precision: 5, Scale: 2, Nullable: true}
+	var out bytes.Buffer
+	s := &Sink{Out: &out, Types: []types.Type{
+		{Kind: types.Array, Elem: &str},
+		{Kind: types.Map, Key: &str, Elem: &integer},
+		{Kind: types.Row, Fields: []types.Field{{Name: "a", Type: integer}, {Name: "b", Type: types.Type{Kind: types.Array, Elem: &dec}}}},
+		float,
+		{Kind: types.Array, Elem: &float},
+	}}
+	w, _ := s.CreateWriter(operator.WriterContext{Parallelism: 1})
+	row := event.Row{Kind: event.Insert, Fields: []any{
+		[]any{"a", nil, "b"},
+		map[any]any{"y": int64(2), "x": nil},
+		[]any{int64(1), []any{decimal.NewFromInt(3), decimal.RequireFromString("0.5")}},
+		float64(float32(0.1)),
+		[]any{float64(float32(1.1)), float64(float32(1e10))},
+	}}
+	if err := w.Write(event.Record{Value: row}); err != nil {
+		t.Fatal(err)
+	}
+	want := "+I[[a, null, b], {x=null, y=2}, +I[1, [3.00, 0.50]], 0.1, [1.1, 1.0E10]]\n"
+	if out.String() != want {
+		t.Fatalf("printed %q, want %q", out.String(), want)
+	}
+	// Without types, by the Go types: still Flink's brackets and commas.
+	if got, want := Format(event.Row{Kind: event.Insert, Fields: []any{[]any{int64(1), "x"}}}), "+I[[1, x]]"; got != want {
+		t.Fatalf("untyped: %q, want %q", got, want)
+	}
+}
