@@ -11,6 +11,9 @@
 //	WindowAggregate  TUMBLE / HOP / CUMULATE + GROUP BY     insert-only → +I
 //	Deduplicate      ROW_NUMBER() … WHERE rn = 1            → +I (first), +I -U +U (last)
 //	TopN             ROW_NUMBER() … WHERE rn <= N           → +I -D, or -U +U with rn
+//	WindowRank       the same, PARTITION BY window_start,   insert-only → +I
+//	                 window_end (Window Top-N)
+//	WindowDeduplicate  … ORDER BY rowtime, rn = 1 per window  insert-only → +I
 //	Join             regular inner/left/right/full join     any × any → +I -D
 //	IntervalJoin     join on a rowtime interval             insert-only × insert-only → +I
 //	Calc             WHERE + SELECT expressions             kind passes through
@@ -30,15 +33,16 @@
 // Fields in place.
 //
 // Each operator says which changelog it takes. One that takes only
-// inserts (WindowAggregate, IntervalJoin, keep-first Deduplicate, and any
-// with InputInsertOnly set) fails with ErrUpdatesUnsupported on a -U, +U
-// or -D row: the planner must know the changelog mode of every input.
+// inserts (WindowAggregate, WindowRank, WindowDeduplicate, IntervalJoin,
+// keep-first Deduplicate, and any with InputInsertOnly set) fails with
+// ErrUpdatesUnsupported on a -U, +U or -D row: the planner must know the
+// changelog mode of every input.
 //
 // # State
 //
 // All state is keyed state (so checkpoints capture it and rescaling moves
 // it by key group), encoded with RowCodec. StateTTL in the options is
 // Flink's table.exec.state.ttl: it becomes the TTL of every descriptor.
-// WindowAggregate and IntervalJoin clean up with event-time timers and
-// take no TTL.
+// WindowAggregate, WindowRank, WindowDeduplicate and IntervalJoin clean
+// up with event-time timers and take no TTL.
 package exec

@@ -22,6 +22,11 @@ import (
 //	windowagg window=(tumble|hop|cumulate) size=MS [slide=MS] [step=MS] [offset=MS] time=F keys=(…) aggs=(…) [window-time]
 //	dedup keys=(…) [last] [rowtime time=F] [no-update-before] [ttl=MS]
 //	topn keys=(…) order=(F[:desc][:nulls-first|:nulls-last],…) n=N [rank] [insert-only] [ttl=MS]
+//	windowrank WIN keys=(…) order=(…) ranks=(M,N) [rank]
+//	windowdedup WIN keys=(…) by=F [last]
+//	    WIN is window=(tumble|hop|cumulate) size=MS [slide=MS] [step=MS] time=F
+//	    (windows assigned from rowtime field F, appended to the row) or
+//	    wstart=F wend=F (the row carries its window)
 //	join type=(inner|left|right|full) lkeys=(…) rkeys=(…) larity=N rarity=N [cond=lF<rG] [ttl=MS]
 //	intervaljoin type=… lkeys=(…) rkeys=(…) ltime=F rtime=F lower=MS upper=MS larity=N rarity=N
 //	    new operator; aggregate kinds: count, sum, min, max, avg, first, last,
@@ -225,6 +230,18 @@ func newOperator(t *testing.T, td *datadriven.TestData) []newStage {
 	case "topn":
 		opts := topNArgs(t, td)
 		return keyed(func() (operator.Operator, error) { return NewTopN(opts) })
+	case "windowrank":
+		ranks := intsArg(t, td, "ranks")
+		if len(ranks) != 2 {
+			td.Fatalf(t, "windowrank needs ranks=(M,N)")
+		}
+		opts := WindowRankOptions{Window: windowRowsArgs(t, td), PartitionKeys: intsArg(t, td, "keys"),
+			OrderBy: topNArgs(t, td).OrderBy, RankStart: ranks[0], RankEnd: ranks[1], RankNumber: td.HasArg("rank")}
+		return keyed(func() (operator.Operator, error) { return NewWindowRank(opts) })
+	case "windowdedup":
+		opts := WindowDedupOptions{Window: windowRowsArgs(t, td), PartitionKeys: intsArg(t, td, "keys"),
+			TimeField: intArg(t, td, "by"), KeepLast: td.HasArg("last")}
+		return keyed(func() (operator.Operator, error) { return NewWindowDeduplicate(opts) })
 	case "join":
 		opts := joinArgs(t, td)
 		return keyed(func() (operator.Operator, error) { return NewJoin(opts) })
@@ -282,6 +299,15 @@ func windowAggArgs(t *testing.T, td *datadriven.TestData) WindowAggOptions {
 		TimeField: intArg(t, td, "time"), GroupKeys: intsArg(t, td, "keys"), Aggs: aggsArg(t, td),
 		WindowTime: td.HasArg("window-time"),
 	}
+}
+
+// windowRowsArgs reads WIN of windowrank and windowdedup.
+func windowRowsArgs(t *testing.T, td *datadriven.TestData) WindowRows {
+	if !td.HasArg("window") {
+		return WindowRows{Start: intArg(t, td, "wstart"), End: intArg(t, td, "wend")}
+	}
+	spec := windowAggArgs(t, td).Window
+	return WindowRows{Assign: &spec, TimeField: intArg(t, td, "time")}
 }
 
 func topNArgs(t *testing.T, td *datadriven.TestData) TopNOptions {
