@@ -21,6 +21,9 @@ type rankPattern struct {
 	over   *parser.WindowSpec
 	rnItem int
 	rnName string
+	// start and n are the ranks kept: start <= rn <= n. A start above 1
+	// (rn = N, rn BETWEEN M AND N, rn > M) is for window ranks only.
+	start  int
 	n      int
 	rest   []parser.Expr // other conjuncts of the outer WHERE
 	rnUsed bool          // the outer query reads the rank number
@@ -44,15 +47,20 @@ func findRankPattern(s *parser.Select) (*rankPattern, bool) {
 	if rp.rnItem < 0 {
 		return nil, false
 	}
+	rp.start, rp.n = 1, -1
 	for _, c := range conjuncts(s.Where) {
-		if n, ok := rankBound(c, rp.rnName); ok {
-			rp.n = n
-		} else {
+		lo, hi, ok := rankBound(c, rp.rnName)
+		if !ok {
 			rp.rest = append(rp.rest, c)
+			continue
+		}
+		rp.start = max(rp.start, lo)
+		if hi > 0 && (rp.n < 0 || hi < rp.n) {
+			rp.n = hi
 		}
 	}
 	rp.rnUsed = readsColumn(s, rp.rnName)
-	return rp, rp.n > 0
+	return rp, rp.n > 0 && rp.n >= rp.start
 }
 
 // readsColumn reports whether the SELECT list, the other WHERE conjuncts,
@@ -76,37 +84,55 @@ func readsColumn(s *parser.Select, name string) bool {
 	}
 	walk(s.Having, visit)
 	for _, c := range conjuncts(s.Where) {
-		if _, isBound := rankBound(c, name); !isBound {
+		if _, _, isBound := rankBound(c, name); !isBound {
 			walk(c, visit)
 		}
 	}
 	return found
 }
 
-// rankBound reads rn = 1, rn <= N, rn < N.
-func rankBound(e parser.Expr, rn string) (int, bool) {
-	b, ok := e.(*parser.Binary)
-	if !ok {
-		return 0, false
+// rankBound reads a bound on the rank number: rn = N, rn <= N, rn < N,
+// rn >= M, rn > M, rn BETWEEN M AND N. It returns the lowest and highest
+// rank it allows, 0 for no bound.
+func rankBound(e parser.Expr, rn string) (lo, hi int, ok bool) {
+	isRN := func(x parser.Expr) bool {
+		id, ok := x.(*parser.Ident)
+		return ok && id.Parts[len(id.Parts)-1] == rn
 	}
-	id, ok1 := b.L.(*parser.Ident)
-	lit, ok2 := b.R.(*parser.NumberLit)
-	if !ok1 || !ok2 || id.Parts[len(id.Parts)-1] != rn {
-		return 0, false
+	num := func(x parser.Expr) (int, bool) {
+		lit, ok := x.(*parser.NumberLit)
+		if !ok {
+			return 0, false
+		}
+		n, err := strconv.Atoi(lit.Text)
+		return n, err == nil
 	}
-	n, err := strconv.Atoi(lit.Text)
-	if err != nil {
-		return 0, false
+	if b, isBetween := e.(*parser.Between); isBetween {
+		lo, ok1 := num(b.Lo)
+		hi, ok2 := num(b.Hi)
+		return lo, hi, ok1 && ok2 && !b.Not && isRN(b.X)
+	}
+	b, isBinary := e.(*parser.Binary)
+	if !isBinary || !isRN(b.L) {
+		return 0, 0, false
+	}
+	n, isNum := num(b.R)
+	if !isNum {
+		return 0, 0, false
 	}
 	switch b.Op {
 	case parser.Eq:
-		return n, n == 1
+		return n, n, true
 	case parser.Le:
-		return n, true
+		return 0, n, true
 	case parser.Lt:
-		return n - 1, true
+		return 0, n - 1, true
+	case parser.Ge:
+		return n, 0, true
+	case parser.Gt:
+		return n + 1, 0, true
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 func (p *Planner) planRank(s *parser.Select, rp *rankPattern) (*Rel, error) {
@@ -125,7 +151,18 @@ func (p *Planner) planRank(s *parser.Select, rp *rankPattern) (*Rel, error) {
 	if len(rp.over.OrderBy) == 0 {
 		return nil, errAt(rp.over.Pos, "ROW_NUMBER() needs ORDER BY")
 	}
-	ranked, err := p.rankOp(in, keys, rp)
+	ranked, err := p.windowRank(in, keys, rp)
+	if err != nil {
+		return nil, err
+	}
+	if ranked != nil {
+		return p.afterRank(s, rp, ranked)
+	}
+	if rp.start > 1 {
+		return nil, &Error{Pos: rp.over.Pos, Msg: fmt.Sprintf("a Top-N keeping ranks %d to %d is supported only as a Window Top-N", rp.start, rp.n),
+			Hint: "keep rn <= N, or PARTITION BY window_start, window_end of a window TVF or window aggregation"}
+	}
+	ranked, err = p.rankOp(in, keys, rp)
 	if err != nil {
 		return nil, err
 	}
@@ -192,14 +229,24 @@ func keyNames(in *Rel, keys []int) string {
 	return colNames(cols)
 }
 
-func (p *Planner) topN(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
+// sortKeys reads the ORDER BY of a ROW_NUMBER over in; what names the
+// operator in the error.
+func sortKeys(in *Rel, over *parser.WindowSpec, what string) ([]exec.SortKey, error) {
 	var order []exec.SortKey
-	for _, o := range rp.over.OrderBy {
+	for _, o := range over.OrderBy {
 		i := identIndex(in, o.Expr)
 		if i < 0 {
-			return nil, errAt(o.Expr.Position(), "ORDER BY %s: Top-N orders by columns", parser.Format(o.Expr))
+			return nil, errAt(o.Expr.Position(), "ORDER BY %s: %s orders by columns", parser.Format(o.Expr), what)
 		}
 		order = append(order, exec.SortKey{Field: i, Desc: o.Desc})
+	}
+	return order, nil
+}
+
+func (p *Planner) topN(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
+	order, err := sortKeys(in, rp.over, "Top-N")
+	if err != nil {
+		return nil, err
 	}
 	// Without rn in the result, rows enter (+I) and leave (-D) the top N;
 	// with it, every rank shift is an update (Flink's two Top-N outputs).
@@ -232,7 +279,7 @@ func (p *Planner) afterRank(s *parser.Select, rp *rankPattern, ranked *Rel) (*Re
 	rnCol := len(ranked.Cols) - 1
 	resolve := func(e parser.Expr) (*expr.Compiled, error) {
 		if f, ok := e.(*parser.FuncCall); ok && f.Name == "ROW_NUMBER" {
-			if ranked.Op == "Rank" && !rp.rnUsed {
+			if (ranked.Op == "Rank" || ranked.Op == "WindowRank") && !rp.rnUsed {
 				// Not selected: a placeholder the outer query drops.
 				return &expr.Compiled{Type: types.Type{Kind: types.BigInt}, Eval: func([]any) (any, error) { return nil, nil }}, nil
 			}

@@ -37,6 +37,11 @@ type Rel struct {
 	// tvf is set on a window table function, which a following window
 	// aggregation reads instead of building it.
 	tvf *tvfInfo
+	// win, when set, names the window_start and window_end columns that
+	// come unchanged from an event-time window TVF or window aggregation
+	// (Flink's window properties), so that a ROW_NUMBER partitioned by
+	// them plans a window rank (windowrank.go).
+	win *windowCols
 	// reuseKey, when set, names what the Rel computes, so that the
 	// builder builds Rels of one key once: "scan:t" for a table, "view:v"
 	// for a view, and a window aggregation's key over a keyed input.

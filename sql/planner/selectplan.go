@@ -74,7 +74,8 @@ func (p *Planner) filter(in *Rel, cond parser.Expr, resolve func(parser.Expr) (*
 		v, err := c.Eval(row)
 		return expr.IsTrue(v), err
 	}
-	r := &Rel{Op: "Calc", Detail: "where=[" + parser.Format(cond) + "]", Inputs: []*Rel{in}, Cols: in.Cols, RowTime: in.RowTime}
+	r := &Rel{Op: "Calc", Detail: "where=[" + parser.Format(cond) + "]", Inputs: []*Rel{in}, Cols: in.Cols, RowTime: in.RowTime,
+		win: in.win}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.calc("Calc", ins[0], pred, nil), nil
@@ -88,6 +89,7 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 	sc.Resolve = resolve
 	var evals []*expr.Compiled
 	var cols []expr.Column
+	var from []int // the input column each output column copies, or -1
 	rowtime := -1
 	for i, it := range items {
 		if st, ok := it.Expr.(*parser.Star); ok {
@@ -101,6 +103,7 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 					}
 					evals = append(evals, fieldRef(j, c.Type))
 					cols = append(cols, expr.Column{Name: c.Name, Type: c.Type})
+					from = append(from, j)
 				}
 			}
 			continue
@@ -110,7 +113,14 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 			return nil, err
 		}
 		name := itemName(it, i)
-		if idx := identIndex(in, it.Expr); idx >= 0 && idx == in.RowTime {
+		idx := identIndex(in, it.Expr)
+		if resolve != nil && idx >= 0 {
+			if r, _ := resolve(it.Expr); r != nil {
+				idx = -1 // resolved to something else (an aggregate's window column)
+			}
+		}
+		from = append(from, idx)
+		if idx >= 0 && idx == in.RowTime {
 			rowtime = len(cols)
 		} else if c.Type.TimeAttr != "proctime" {
 			c.Type.TimeAttr = "" // a rowtime stays one only where it is read as is
@@ -119,7 +129,8 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 		cols = append(cols, expr.Column{Name: name, Type: c.Type})
 	}
 	proj := projector(evals)
-	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: rowtime}
+	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: rowtime,
+		win: in.win.through(from)}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.calc("Calc", ins[0], nil, proj), nil

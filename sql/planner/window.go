@@ -65,6 +65,9 @@ func (p *Planner) tvfRel(t *tvfInfo, alias string) *Rel {
 	}
 	r := &Rel{Op: "WindowTableFunction", Detail: t.call, Inputs: []*Rel{t.input}, Cols: cols,
 		RowTime: len(cols) - 1, InsertOnly: true, tvf: t}
+	if !t.procTime {
+		r.win = &windowCols{start: len(cols) - 3, end: len(cols) - 2}
+	}
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		if t.procTime {
 			return nil, fmt.Errorf("%s over a processing-time attribute without a window aggregation is not supported; GROUP BY window_start, window_end", t.spec.Kind)
@@ -223,6 +226,8 @@ func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
 	if t.procTime {
 		r.RowTime = -1
 		r.Cols[len(ap.keys)+2].Type.TimeAttr = "proctime"
+	} else {
+		r.win = &windowCols{start: len(ap.keys), end: len(ap.keys) + 1}
 	}
 	key := exec.FieldKey(ap.keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
