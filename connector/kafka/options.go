@@ -286,6 +286,7 @@ type sinkConfig struct {
 	maxRequestSize int
 	commitTimeout  time.Duration
 	flushTimeout   time.Duration
+	noTimestamps   bool // RecordTimestamps(false)
 }
 
 func (c *sinkConfig) ensureDefaults() {
@@ -359,6 +360,16 @@ func Serializer[T any](fn func(T) ([]byte, error)) SinkOption {
 // sink.delivery-guarantee). Default AtLeastOnce.
 func WithDeliveryGuarantee(g DeliveryGuarantee) SinkOption {
 	return sinkOpt(func(c *sinkConfig) { c.guarantee = g })
+}
+
+// RecordTimestamps sets whether a record's event time becomes its Kafka
+// timestamp. Default true, as Flink's DataStream KafkaSink does. With
+// false the timestamp is left to the producer (CreateTime = now), as
+// Flink SQL's kafka sink does for a table without a writable 'timestamp'
+// metadata column. Either way a timestamp already past the topic's
+// retention is replaced by the current time (see retention.go).
+func RecordTimestamps(on bool) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.noTimestamps = !on })
 }
 
 // TransactionalIDPrefix sets the prefix of the exactly-once sink's

@@ -238,7 +238,7 @@ func (c *sinkCore) prepare(r event.Record) (*kgo.Record, error) {
 		}
 		return nil, fmt.Errorf("%w: kafka sink: %w (set kafka.BadRecords(kafka.SkipBadRecords()) to drop such records)", ErrBadRecord, err)
 	}
-	if r.Timestamp != event.NoTimestamp {
+	if r.Timestamp != event.NoTimestamp && !c.cfg.noTimestamps {
 		rec.Timestamp = time.UnixMilli(r.Timestamp)
 	}
 	return rec, nil

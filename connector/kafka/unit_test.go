@@ -234,4 +234,12 @@ func TestSinkPrepare(t *testing.T) {
 	if err != nil || string(rec.Value) != "ok" || rec.Topic != "t" || !rec.Timestamp.Equal(time.UnixMilli(1234)) {
 		t.Errorf("a good record: %+v, %v", rec, err)
 	}
+	// RecordTimestamps(false) (Flink SQL's kafka sink): the producer stamps it.
+	s, err = NewSink[string](Brokers("b:1"), Topic("t"), RecordTimestamps(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err = s.core.prepare(event.Record{Value: "ok", Timestamp: 1234}); err != nil || !rec.Timestamp.IsZero() {
+		t.Errorf("RecordTimestamps(false): timestamp %v, %v; want none set", rec.Timestamp, err)
+	}
 }

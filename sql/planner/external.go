@@ -180,7 +180,10 @@ func kafkaSinkOptions(t *catalog.Table, interval time.Duration) ([]kafka.SinkOpt
 		return nil, fmt.Errorf("table %q: %w", t.Name, err)
 	}
 	opts := []kafka.SinkOption{kafka.Brokers(strings.Split(o["properties.bootstrap.servers"], ",")...),
-		kafka.Topic(o["topic"]), kafka.WithDeliveryGuarantee(g)}
+		kafka.Topic(o["topic"]), kafka.WithDeliveryGuarantee(g),
+		// Flink SQL writes a record timestamp only from a 'timestamp'
+		// metadata column (not supported yet): the producer stamps it.
+		kafka.RecordTimestamps(false)}
 	if p := o["sink.transactional-id-prefix"]; p != "" {
 		opts = append(opts, kafka.TransactionalIDPrefix(p))
 	}
