@@ -136,7 +136,9 @@ func noopCast(from, to types.Type) bool {
 	case from.IsInteger() && to.IsInteger():
 		return to.Kind >= from.Kind
 	case from.Kind == types.Decimal && to.Kind == types.Decimal:
-		return to.Scale >= from.Scale && to.Precision-to.Scale >= from.Precision-from.Scale
+		// A wider scale is a conversion: a DECIMAL(p, s) value has exactly
+		// s fractional digits (types.FitDecimal), which formats write.
+		return to.Scale == from.Scale && to.Precision >= from.Precision
 	case from.Kind == types.Double && to.Kind == types.Double, from.Kind == types.Float && to.IsNumeric() && isApprox(to):
 		return true
 	case from.IsString() && to.IsString():

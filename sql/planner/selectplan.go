@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/graph"
-	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/types"
@@ -198,40 +196,4 @@ func (p *Planner) calcOver(in *Rel, evals []*expr.Compiled, cols []expr.Column) 
 		return b.calc("Calc", ins[0], nil, proj), nil
 	}
 	return r
-}
-
-// planSetOp plans UNION ALL (UNION without ALL is UNION ALL + DISTINCT).
-func (p *Planner) planSetOp(s *parser.SetOp) (*Rel, error) {
-	if s.Op != parser.Union {
-		return nil, errAt(s.Pos, "only UNION [ALL] is supported on streams")
-	}
-	l, err := p.planBody(s.Left)
-	if err != nil {
-		return nil, err
-	}
-	r, err := p.planBody(s.Right)
-	if err != nil {
-		return nil, err
-	}
-	if len(l.Cols) != len(r.Cols) {
-		return nil, errAt(s.Pos, "UNION inputs have %d and %d columns", len(l.Cols), len(r.Cols))
-	}
-	u := &Rel{Op: "Union", Detail: "all=[" + colNames(l.Cols) + "]", Inputs: []*Rel{l, r}, Cols: l.Cols, RowTime: -1,
-		InsertOnly: l.InsertOnly && r.InsertOnly}
-	if !u.InsertOnly {
-		u.UpdatesFrom = l.UpdatesFrom
-		if u.UpdatesFrom == "" {
-			u.UpdatesFrom = r.UpdatesFrom
-		}
-	}
-	u.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n := b.op("Union", func() operator.Operator { return &exec.Calc{} })
-		b.forward(ins[0], n, 0)
-		b.forward(ins[1], n, 0)
-		return n, nil
-	}
-	if s.All {
-		return u, nil
-	}
-	return p.distinct(u)
 }

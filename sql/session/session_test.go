@@ -26,6 +26,8 @@ type rowsSink struct {
 	// full, if set, is closed when the sink has want rows.
 	full chan struct{}
 	want int
+	// show prints a row. Default print.Format.
+	show func(any) string
 }
 
 func (s *rowsSink) CreateWriter(operator.WriterContext) (operator.SinkWriter, error) {
@@ -40,7 +42,11 @@ type rowsWriter struct{ s *rowsSink }
 func (w rowsWriter) Write(r event.Record) error {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
-	w.s.rows = append(w.s.rows, print.Format(r.Value))
+	show := print.Format
+	if w.s.show != nil {
+		show = w.s.show
+	}
+	w.s.rows = append(w.s.rows, show(r.Value))
 	if w.s.full != nil && len(w.s.rows) == w.s.want {
 		close(w.s.full)
 	}
