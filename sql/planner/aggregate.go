@@ -82,8 +82,9 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 		// need a call; a hidden COUNT(*) is never read. A GROUP BY without
 		// aggregates stays without calls (as Flink plans it, and as
 		// DISTINCT): its row is the keys alone, so a duplicate leaves it
-		// unchanged and nothing is emitted, where a hidden count would
-		// change and emit an identical -U/+U pair.
+		// unchanged and nothing is emitted (unless a state TTL is set, see
+		// groupAgg), where a hidden count would change and emit an
+		// identical -U/+U pair.
 		ap.calls, ap.callText = []exec.AggCall{{Kind: exec.CountStar}}, []string{""}
 	}
 	if ap.pre != nil {
@@ -305,9 +306,16 @@ func (p *Planner) aggResolver(out *Rel, ap *aggPlan, window bool) func(parser.Ex
 // exec.GroupAggregate — or, when twoPhase allows, a LocalGroupAggregate
 // before the exchange and a GlobalGroupAggregate after it. Its output
 // updates (retract mode).
+//
+// With a state TTL a group whose result did not change still emits -U/+U
+// of the same row, as Flink's GroupAggFunction (and its mini-batch and
+// global variants) skip an unchanged result only when stateRetentionTime
+// <= 0: the update refreshes the TTL of the row in downstream state (a
+// join's, a sink's upsert materializer), which would otherwise expire
+// while the group is still alive.
 func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []expr.Column) (*Rel, error) {
 	opts := exec.GroupAggOptions{GroupKeys: keys, Aggs: calls, InputInsertOnly: in.InsertOnly, StateTTL: p.Config.StateTTL,
-		MiniBatchSize: p.Config.MiniBatchSize, MiniBatchLatency: p.Config.MiniBatchLatency}
+		EmitUnchanged: p.Config.StateTTL > 0, MiniBatchSize: p.Config.MiniBatchSize, MiniBatchLatency: p.Config.MiniBatchLatency}
 	if _, err := exec.NewGroupAggregate(opts); err != nil {
 		return nil, err
 	}

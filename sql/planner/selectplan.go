@@ -174,8 +174,9 @@ func (p *Planner) distinct(in *Rel) (*Rel, error) {
 	}
 	// A group aggregate without calls, as Flink plans DISTINCT: its row is
 	// the keys alone, so a duplicate leaves it unchanged and nothing is
-	// emitted (the aggregate still counts the group's rows, to retract it
-	// when the last one is retracted).
+	// emitted — unless a state TTL is set, when the unchanged row is sent
+	// again as -U/+U (see groupAgg). The aggregate still counts the
+	// group's rows, to retract it when the last one is retracted.
 	agg, err := p.groupAgg(in, keys, nil, append([]expr.Column(nil), in.Cols...))
 	if err != nil {
 		return nil, err
