@@ -157,8 +157,8 @@ func readTotalsFrom(f chaosFlags) (map[string]string, int, error) {
 	if err != nil || f.mysqlDSN == "" {
 		return got, 0, err
 	}
-	n, err := xaRecoverCount(db)
-	return got, n, err
+	left, err := lingering(func() ([]string, error) { return xaRecover(db) }, lingerPolls, lingerEvery)
+	return got, len(left), err
 }
 
 func openVerifyDB(f chaosFlags) (*sql.DB, error) {
@@ -214,17 +214,4 @@ func queryTotals(db *sql.DB, table string) (map[string]string, error) {
 		out[id] = normTotal(total) + "/" + strconv.FormatInt(n, 10)
 	}
 	return out, rows.Err()
-}
-
-func xaRecoverCount(db *sql.DB) (int, error) {
-	rows, err := db.Query("XA RECOVER")
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		n++
-	}
-	return n, rows.Err()
 }

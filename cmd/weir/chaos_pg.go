@@ -32,9 +32,9 @@ func pgTotals(ctx context.Context, dsn, table string) (map[string]string, int, e
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
-	var prepared int
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_prepared_xacts").Scan(&prepared); err != nil {
+	left, err := lingering(func() ([]string, error) { return pgPrepared(ctx, conn) }, lingerPolls, lingerEvery)
+	if err != nil {
 		return nil, 0, fmt.Errorf("pg_prepared_xacts: %w", err)
 	}
-	return out, prepared, nil
+	return out, len(left), nil
 }
