@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/state"
+	"time"
 )
 
 // Output receives what an operator emits. Inside an operator chain it calls
@@ -50,6 +51,9 @@ type Context struct {
 	Restored bool
 	// JobID names the job (sinks derive transaction ids from it).
 	JobID string
+	// CheckpointInterval is the job's periodic checkpoint interval; 0 when
+	// periodic checkpoints are off.
+	CheckpointInterval time.Duration
 	// RestoredCheckpoint is the checkpoint the job restored (0: fresh).
 	RestoredCheckpoint event.CheckpointID
 	// KeySelector is set on keyed operators.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weirstream/weir/event"
 )
@@ -24,7 +25,10 @@ type WriterContext struct {
 	Subtask     event.SubtaskID
 	Parallelism int
 	JobID       string
-	Context     context.Context
+	// CheckpointInterval is the job's periodic checkpoint interval (0:
+	// off), so a sink can check its timeouts against it.
+	CheckpointInterval time.Duration
+	Context            context.Context
 	// RestoredCheckpoint is the id of the checkpoint restored from, 0 on a
 	// fresh start. Transactional sinks abort anything newer.
 	RestoredCheckpoint event.CheckpointID

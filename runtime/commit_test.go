@@ -110,3 +110,49 @@ func TestCommitTrigger(t *testing.T) {
 		}
 	}
 }
+
+// ctxSink records the WriterContext its writer was created with.
+type ctxSink struct {
+	mu  sync.Mutex
+	got []time.Duration
+}
+
+func (s *ctxSink) CreateWriter(w operator.WriterContext) (operator.SinkWriter, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.got = append(s.got, w.CheckpointInterval)
+	return nopWriter{}, nil
+}
+func (s *ctxSink) CreateCommitter(operator.WriterContext) (operator.Committer, error) {
+	return nil, nil
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(event.Record) error                           { return nil }
+func (nopWriter) Flush(bool) error                                   { return nil }
+func (nopWriter) PrepareCommit(event.CheckpointID) ([][]byte, error) { return nil, nil }
+func (nopWriter) SnapshotState(event.CheckpointID) ([]byte, error)   { return nil, nil }
+func (nopWriter) Close() error                                       { return nil }
+
+// A sink learns the job's checkpoint interval (to check its transaction
+// timeouts against it); 0 when periodic checkpoints are off.
+func TestWriterContextCarriesCheckpointInterval(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		opts Options
+		want time.Duration
+	}{
+		{Options{Mode: task.ExactlyOnce, CheckpointDir: t.TempDir(), Checkpoint: checkpoint.Options{Interval: 250 * time.Millisecond}}, 250 * time.Millisecond},
+		{Options{Mode: task.AtMostOnce, Checkpoint: checkpoint.Options{Interval: 250 * time.Millisecond}}, 0},
+	} {
+		s := &ctxSink{}
+		if _, err := Run(ctx, sinkJob(t, countSource{n: 3, bounded: true}, s), tc.opts); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(s.got) != fmt.Sprint([]time.Duration{tc.want}) {
+			t.Errorf("mode %v: writers saw intervals %v, want [%v]", tc.opts.Mode, s.got, tc.want)
+		}
+	}
+}

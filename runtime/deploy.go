@@ -287,6 +287,9 @@ func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.Cha
 		Metrics: m, Now: func() int64 { return dp.opts.Now().UnixMilli() }, Restored: dp.restore != nil,
 		OperatorState: heap.NewOperatorBackend(), KeySelector: n.KeySelector, JobID: dp.opts.JobID,
 		Name: n.Name, Commit: dp.commit}
+	if dp.opts.Mode != task.AtMostOnce {
+		ctx.CheckpointInterval = dp.opts.Checkpoint.Interval
+	}
 	if dp.restore != nil {
 		ctx.RestoredCheckpoint = dp.restore.id
 	}

@@ -69,7 +69,11 @@ func newTxnWriter(c *sinkCore, wctx operator.WriterContext) (_ *txnWriter, err e
 func (w *txnWriter) start(wctx operator.WriterContext) error {
 	ctx, cancel := context.WithTimeout(w.ctx, 2*time.Minute)
 	defer cancel()
-	if err := checkTransactionTimeout(ctx, kadm.NewClient(w.adm), &w.c.cfg, w.log); err != nil {
+	cfg := w.c.cfg
+	if cfg.interval <= 0 {
+		cfg.interval = wctx.CheckpointInterval // the job's, unless kafka.CheckpointInterval says otherwise
+	}
+	if err := checkTransactionTimeout(ctx, kadm.NewClient(w.adm), &cfg, w.log); err != nil {
 		return err
 	}
 	for _, st := range wctx.WriterState {
