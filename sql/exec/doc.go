@@ -17,6 +17,7 @@
 //	Join             regular inner/left/right/full join     any × any → +I -D
 //	IntervalJoin     join on a rowtime interval             insert-only × insert-only → +I
 //	Calc             WHERE + SELECT expressions             kind passes through
+//	SinkUpsertMaterializer  alive rows per sink PRIMARY KEY  any → +I +U -D
 //
 // # What the caller (the planner) must do
 //

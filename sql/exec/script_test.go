@@ -28,6 +28,7 @@ import (
 //	    (windows assigned from rowtime field F, appended to the row) or
 //	    wstart=F wend=F (the row carries its window)
 //	join type=(inner|left|right|full) lkeys=(…) rkeys=(…) larity=N rarity=N [cond=lF<rG] [ttl=MS]
+//	sinkmaterializer pk=(…) [ttl=MS]
 //	intervaljoin type=… lkeys=(…) rkeys=(…) ltime=F rtime=F lower=MS upper=MS larity=N rarity=N
 //	    new operator; aggregate kinds: count, sum, min, max, avg, first, last,
 //	    arg * (COUNT(*)) or a field, "distinct" between them (count:distinct:1)
@@ -245,6 +246,9 @@ func newOperator(t *testing.T, td *datadriven.TestData) []newStage {
 	case "join":
 		opts := joinArgs(t, td)
 		return keyed(func() (operator.Operator, error) { return NewJoin(opts) })
+	case "sinkmaterializer":
+		opts := SinkMaterializerOptions{PrimaryKey: intsArg(t, td, "pk"), StateTTL: msArg(t, td, "ttl")}
+		return keyed(func() (operator.Operator, error) { return NewSinkUpsertMaterializer(opts) })
 	case "intervaljoin":
 		j := joinArgs(t, td)
 		opts := IntervalJoinOptions{Type: j.Type, LeftKeys: j.LeftKeys, RightKeys: j.RightKeys,
