@@ -54,6 +54,9 @@ type Context struct {
 	// CheckpointInterval is the job's periodic checkpoint interval; 0 when
 	// periodic checkpoints are off.
 	CheckpointInterval time.Duration
+	// CheckpointTimeout is how long a checkpoint may take before it
+	// expires; 0 when the job takes no checkpoints (at-most-once).
+	CheckpointTimeout time.Duration
 	// RestoredCheckpoint is the checkpoint the job restored (0: fresh).
 	RestoredCheckpoint event.CheckpointID
 	// KeySelector is set on keyed operators.

@@ -28,7 +28,10 @@ type WriterContext struct {
 	// CheckpointInterval is the job's periodic checkpoint interval (0:
 	// off), so a sink can check its timeouts against it.
 	CheckpointInterval time.Duration
-	Context            context.Context
+	// CheckpointTimeout is how long a checkpoint may take before it expires
+	// (0: unknown or off), so a sink can bound its own waits below it.
+	CheckpointTimeout time.Duration
+	Context           context.Context
 	// RestoredCheckpoint is the id of the checkpoint restored from, 0 on a
 	// fresh start. Transactional sinks abort anything newer.
 	RestoredCheckpoint event.CheckpointID

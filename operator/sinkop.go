@@ -57,7 +57,8 @@ func (s *SinkOperator) Open(ctx *Context) error {
 		}
 	}
 	wctx := WriterContext{Subtask: ctx.Subtask, Parallelism: ctx.Parallelism, JobID: ctx.JobID,
-		CheckpointInterval: ctx.CheckpointInterval, Context: s.ctx, RestoredCheckpoint: ctx.RestoredCheckpoint, WriterState: s.inherited(PartWriter)}
+		CheckpointInterval: ctx.CheckpointInterval, CheckpointTimeout: ctx.CheckpointTimeout, Context: s.ctx,
+		RestoredCheckpoint: ctx.RestoredCheckpoint, WriterState: s.inherited(PartWriter)}
 	var err error
 	if s.writer, err = s.Sink.CreateWriter(wctx); err != nil {
 		return fmt.Errorf("sink %s: create writer: %w", ctx.Subtask, err)

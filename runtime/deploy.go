@@ -289,6 +289,7 @@ func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.Cha
 		Name: n.Name, Commit: dp.commit}
 	if dp.opts.Mode != task.AtMostOnce {
 		ctx.CheckpointInterval = dp.opts.Checkpoint.Interval
+		ctx.CheckpointTimeout = dp.opts.Checkpoint.Timeout
 	}
 	if dp.restore != nil {
 		ctx.RestoredCheckpoint = dp.restore.id

@@ -52,6 +52,8 @@ type dialect interface {
 	columns(ctx context.Context, s session, table string) ([][]string, error)
 	primaryKey(ctx context.Context, s session, table string) ([]string, error)
 
+	// lockTimeout reports a statement that waited too long for a lock.
+	lockTimeout(err error) bool
 	// transient reports an error worth retrying on a fresh session.
 	transient(err error) bool
 	// badRow explains a statement error caused by the data of one row.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
 )
 
 // directWriter is the sink of DeliveryGuarantee None and AtLeastOnce: rows
@@ -19,12 +20,14 @@ type directWriter struct {
 	onBar bool // flush at barriers (AtLeastOnce)
 }
 
-func (s *Sink) newDirectWriter(ctx context.Context, p pool, t *tableInfo) *directWriter {
+func (s *Sink) newDirectWriter(ctx context.Context, wctx operator.WriterContext, p pool, t *tableInfo) *directWriter {
 	w := &directWriter{s: s, t: t, ctx: ctx, onBar: s.opts.Guarantee == AtLeastOnce}
+	lockWait, subtask := s.lockWait(wctx), wctx.Subtask.Index
 	w.buf = newBuffer(s.opts.BufferFlushMaxRows, s.opts.BufferFlushInterval, func(rows []event.Row) error {
-		return retry(ctx, s.target.dialect, s.opts.MaxRetries, "flush to "+t.name, s.opts.Logger.Warn, func() error {
+		err := retry(ctx, s.target.dialect, s.opts.MaxRetries, "flush to "+t.name, s.opts.Logger.Warn, func() error {
 			return inLocalTx(ctx, s, p, "flush", func(sess session) error { return t.apply(ctx, sess, rows) })
 		})
+		return s.explainLockWait(err, t, subtask, lockWait, false)
 	})
 	return w
 }

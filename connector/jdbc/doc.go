@@ -56,7 +56,12 @@
 // RECOVER. Prepared transactions hold their row locks until the checkpoint
 // completes (so on a keyed table the writer defers writes behind them, see
 // xaWriter), and a database may roll them back after a timeout: then the
-// commit reports data loss. Log rows are deleted once no restorable
+// commit reports data loss. Another subtask writing those rows (or, through
+// gap locks, near them) would wait for a commit that its own barrier
+// holds up; every session therefore waits sink.lock-wait-timeout at most
+// for a lock, and the writer fails with a *LockWaitError that says so and
+// how to avoid it (key the input by the primary key, lower the
+// parallelism, or use the checkpoint table). Log rows are deleted once no restorable
 // checkpoint can list their xid; the last few of a finished job stay until
 // the job id is started afresh.
 //

@@ -146,6 +146,9 @@ func mysqlCode(err error) uint16 {
 	return 0
 }
 
+// lockTimeout: ER_LOCK_WAIT_TIMEOUT (1205).
+func (mysqlDialect) lockTimeout(err error) bool { return mysqlCode(err) == 1205 }
+
 // transient: a lost or killed connection, a deadlock, a lock wait timeout.
 func (mysqlDialect) transient(err error) bool {
 	switch mysqlCode(err) {

@@ -81,6 +81,20 @@ type Options struct {
 	// that failed with a transient error (lost connection, deadlock, lock
 	// timeout). Bad rows are never retried. Default 3.
 	MaxRetries int
+	// LockWaitTimeout is `sink.lock-wait-timeout` (Weir's): how long one
+	// statement of the sink waits for a row lock before it fails (set on
+	// every session: PostgreSQL's lock_timeout, MySQL's
+	// innodb_lock_wait_timeout, rounded up to whole seconds). An XA
+	// transaction prepared by one subtask holds its locks until its
+	// checkpoint completes, and that checkpoint waits for every subtask: a
+	// subtask whose write waits for those locks would wait forever
+	// (PostgreSQL's default) or 50 s (MySQL's), and the checkpoint would
+	// expire without saying why; so the statement fails instead, naming the
+	// cause. A wait that is not a deadlock ends when the holder's checkpoint
+	// completes. Default DefaultLockWaitTimeout, capped at half the job's
+	// checkpoint timeout when the sink is told it (so the lock error comes
+	// before the checkpoint expires); 0 keeps the database's own setting.
+	LockWaitTimeout time.Duration
 	// Guarantee is `sink.delivery-guarantee`. Default AtLeastOnce.
 	Guarantee DeliveryGuarantee
 	// Strategy is `sink.exactly-once.strategy` (Weir's). Default StrategyAuto.
@@ -107,6 +121,7 @@ const (
 	DefaultBufferFlushMaxRows  = 100
 	DefaultBufferFlushInterval = time.Second
 	DefaultMaxRetries          = 3
+	DefaultLockWaitTimeout     = 30 * time.Second
 	DefaultXALogTable          = "weir_xa_log"
 	DefaultCheckpointTable     = "weir_sink_checkpoints"
 )
@@ -115,7 +130,7 @@ const (
 // at its default (0 means "disabled" for them, so it cannot mean "unset").
 func DefaultOptions() Options {
 	return Options{BufferFlushMaxRows: DefaultBufferFlushMaxRows, BufferFlushInterval: DefaultBufferFlushInterval,
-		MaxRetries: DefaultMaxRetries}
+		MaxRetries: DefaultMaxRetries, LockWaitTimeout: DefaultLockWaitTimeout}
 }
 
 // EnsureDefaults fills the unset string, enum and logger fields.
@@ -149,8 +164,9 @@ func (o *Options) Validate() error {
 	if o.Table == "" {
 		errs = append(errs, errors.New("option 'table-name' is required"))
 	}
-	if o.BufferFlushMaxRows < 0 || o.BufferFlushInterval < 0 || o.MaxRetries < 0 {
-		errs = append(errs, errors.New("sink.buffer-flush.max-rows, sink.buffer-flush.interval and sink.max-retries must not be negative"))
+	if o.BufferFlushMaxRows < 0 || o.BufferFlushInterval < 0 || o.MaxRetries < 0 || o.LockWaitTimeout < 0 {
+		errs = append(errs, errors.New("sink.buffer-flush.max-rows, sink.buffer-flush.interval, sink.max-retries "+
+			"and sink.lock-wait-timeout must not be negative"))
 	}
 	switch o.Guarantee {
 	case None, AtLeastOnce, ExactlyOnce:
@@ -206,6 +222,9 @@ func BufferFlush(maxRows int, interval time.Duration) Opt {
 // MaxRetries sets `sink.max-retries`.
 func MaxRetries(n int) Opt { return optFunc(func(o *Options) { o.MaxRetries = n }) }
 
+// LockWaitTimeout sets `sink.lock-wait-timeout`; 0 keeps the database's.
+func LockWaitTimeout(d time.Duration) Opt { return optFunc(func(o *Options) { o.LockWaitTimeout = d }) }
+
 // Guarantee sets `sink.delivery-guarantee`.
 func Guarantee(g DeliveryGuarantee) Opt { return optFunc(func(o *Options) { o.Guarantee = g }) }
 
@@ -235,6 +254,7 @@ const (
 	KeyBufferFlushMaxRows  = "sink.buffer-flush.max-rows"
 	KeyBufferFlushInterval = "sink.buffer-flush.interval"
 	KeyMaxRetries          = "sink.max-retries"
+	KeyLockWaitTimeout     = "sink.lock-wait-timeout"
 	KeyDeliveryGuarantee   = "sink.delivery-guarantee"
 	KeyStrategy            = "sink.exactly-once.strategy"
 	KeyName                = "sink.name"
@@ -260,7 +280,8 @@ func ParseOptions(m map[string]string) (Options, error) {
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
 		errs = append(errs, fmt.Errorf("unsupported options %s; supported: url, table-name, username, password, "+
-			"sink.buffer-flush.max-rows, sink.buffer-flush.interval, sink.max-retries, sink.delivery-guarantee, "+
+			"sink.buffer-flush.max-rows, sink.buffer-flush.interval, sink.max-retries, sink.lock-wait-timeout, "+
+			"sink.delivery-guarantee, "+
 			"sink.exactly-once.strategy, sink.name", strings.Join(unknown, ", ")))
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -288,6 +309,8 @@ func (o *Options) set(k, v string) error {
 		o.BufferFlushInterval, err = ParseDuration(v)
 	case KeyMaxRetries:
 		o.MaxRetries, err = strconv.Atoi(v)
+	case KeyLockWaitTimeout:
+		o.LockWaitTimeout, err = ParseDuration(v)
 	case KeyDeliveryGuarantee:
 		o.Guarantee = DeliveryGuarantee(strings.ToLower(v))
 	case KeyStrategy:

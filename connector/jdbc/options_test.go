@@ -18,16 +18,19 @@ func TestParseOptions(t *testing.T) {
 		"username": "u", "password": "p", "sink.buffer-flush.max-rows": "500",
 		"sink.buffer-flush.interval": "2 s", "sink.max-retries": "5",
 		"sink.delivery-guarantee": "EXACTLY-ONCE", "sink.exactly-once.strategy": "xa", "sink.name": "o1",
+		"sink.lock-wait-timeout": "5 s",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.BufferFlushMaxRows != 500 || o.BufferFlushInterval != 2*time.Second || o.MaxRetries != 5 ||
-		o.Guarantee != ExactlyOnce || o.Strategy != StrategyXA || o.Name != "o1" || o.Username != "u" {
+		o.Guarantee != ExactlyOnce || o.Strategy != StrategyXA || o.Name != "o1" || o.Username != "u" ||
+		o.LockWaitTimeout != 5*time.Second {
 		t.Errorf("parsed %+v", o)
 	}
 	d, _ := ParseOptions(map[string]string{"url": "x", "table-name": "t"})
-	if d.BufferFlushMaxRows != 100 || d.BufferFlushInterval != time.Second || d.MaxRetries != 3 {
+	if d.BufferFlushMaxRows != 100 || d.BufferFlushInterval != time.Second || d.MaxRetries != 3 ||
+		d.LockWaitTimeout != DefaultLockWaitTimeout {
 		t.Errorf("defaults %+v", d)
 	}
 	_, err = ParseOptions(map[string]string{"url": "x", "scan.fetch-size": "1", "lookup.cache": "x", "sink.max-retries": "many"})

@@ -121,6 +121,9 @@ func pgCode(err error) string {
 	return ""
 }
 
+// lockTimeout: lock_not_available (55P03), which lock_timeout raises.
+func (pgDialect) lockTimeout(err error) bool { return pgCode(err) == "55P03" }
+
 // transient: connection exceptions (class 08), serialization failures and
 // deadlocks, a terminated backend (57P01–57P03), a busy prepared
 // transaction, and anything pgconn knows was not sent.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
@@ -91,12 +92,13 @@ func (s *Sink) Options() Options { return s.opts }
 func (s *Sink) Dialect() string { return s.target.dialect.name() }
 
 // acquire opens the pool and reads the table on first use, and counts the
-// user; every acquire is paired with a release.
-func (s *Sink) acquire(ctx context.Context) (pool, *tableInfo, error) {
+// user; every acquire is paired with a release. The pool's sessions wait
+// lockWait at most for a row lock (see Options.LockWaitTimeout).
+func (s *Sink) acquire(ctx context.Context, lockWait time.Duration) (pool, *tableInfo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.pool == nil {
-		p, t, err := s.openLocked(ctx)
+		p, t, err := s.openLocked(ctx, lockWait)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -106,9 +108,9 @@ func (s *Sink) acquire(ctx context.Context) (pool, *tableInfo, error) {
 	return s.mu.pool, s.mu.table, nil
 }
 
-func (s *Sink) openLocked(ctx context.Context) (pool, *tableInfo, error) {
+func (s *Sink) openLocked(ctx context.Context, lockWait time.Duration) (pool, *tableInfo, error) {
 	d := s.target.dialect
-	p, err := d.open(s.target)
+	p, err := d.open(s.target.withLockWait(lockWait))
 	if err != nil {
 		return nil, nil, fmt.Errorf("jdbc: sink for table %q: %w", s.opts.Table, err)
 	}
@@ -190,14 +192,14 @@ func (s *Sink) strategy(t *tableInfo) Strategy {
 // CreateWriter implements operator.Sink.
 func (s *Sink) CreateWriter(wctx operator.WriterContext) (operator.SinkWriter, error) {
 	ctx := contextOf(wctx)
-	p, t, err := s.acquire(ctx)
+	p, t, err := s.acquire(ctx, s.lockWait(wctx))
 	if err != nil {
 		return nil, err
 	}
 	var w operator.SinkWriter
 	switch {
 	case s.opts.Guarantee != ExactlyOnce:
-		w = s.newDirectWriter(ctx, p, t)
+		w = s.newDirectWriter(ctx, wctx, p, t)
 	case s.strategy(t) == StrategyXA:
 		w, err = s.newXAWriter(ctx, wctx, p, t)
 	default:
@@ -219,7 +221,7 @@ func (s *Sink) CreateCommitter(wctx operator.WriterContext) (operator.Committer,
 		return nil, errors.New("jdbc: exactly-once needs the job id (runtime.Options.JobID)")
 	}
 	ctx := contextOf(wctx)
-	p, t, err := s.acquire(ctx)
+	p, t, err := s.acquire(ctx, s.lockWait(wctx))
 	if err != nil {
 		return nil, err
 	}

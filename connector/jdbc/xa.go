@@ -48,6 +48,8 @@ type xaWriter struct {
 	last    event.CheckpointID // the last barrier seen, or the restored checkpoint
 	subtask int
 	prefix  string
+	// lockWait is the sessions' lock wait timeout, for messages.
+	lockWait time.Duration
 }
 
 func (s *Sink) newXAWriter(ctx context.Context, wctx operator.WriterContext, p pool, t *tableInfo) (*xaWriter, error) {
@@ -55,7 +57,8 @@ func (s *Sink) newXAWriter(ctx context.Context, wctx operator.WriterContext, p p
 		return nil, errors.New("jdbc: exactly-once needs the job id (runtime.Options.JobID)")
 	}
 	w := &xaWriter{s: s, t: t, p: p, ctx: ctx, last: wctx.RestoredCheckpoint, subtask: wctx.Subtask.Index,
-		prefix: xidPrefix(wctx.JobID, s.opts.Name), link: s.link(wctx.Subtask.Index), deferWrites: !t.isAppend()}
+		prefix: xidPrefix(wctx.JobID, s.opts.Name), link: s.link(wctx.Subtask.Index), deferWrites: !t.isAppend(),
+		lockWait: s.lockWait(wctx)}
 	w.link.reset(w.last)
 	r := xaRecovery{s: s, p: p, prefix: w.prefix, subtask: wctx.Subtask.Index,
 		parallelism: max(1, wctx.Parallelism), restored: wctx.RestoredCheckpoint}
@@ -92,7 +95,7 @@ func (w *xaWriter) flushLocked(rows []event.Row) error {
 		}
 	}
 	if err := w.t.apply(w.ctx, w.sess, rows); err != nil {
-		return w.abandonLocked(err)
+		return w.abandonLocked(w.s.explainLockWait(err, w.t, w.subtask, w.lockWait, true))
 	}
 	w.s.hooks.onConn(w.ctx, "xa-write", w.sess)
 	return nil
@@ -119,7 +122,7 @@ func (w *xaWriter) abandonLocked(cause error) error {
 	w.sess.release(true)
 	w.sess = nil
 	var bad *BadRowError
-	if errors.As(cause, &bad) {
+	if errors.As(cause, &bad) || errors.Is(cause, ErrLockWait) {
 		return cause
 	}
 	return fmt.Errorf("jdbc: table %q: XA transaction %s on connection %d failed; it is rolled back and the job "+
