@@ -332,7 +332,8 @@ func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []exp
 	if p.twoPhase(opts) {
 		return p.twoPhaseAgg(in, opts, groupBy, detail, cols), nil
 	}
-	r := &Rel{Op: "GroupAggregate", Detail: detail, Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
+	r := &Rel{Op: "GroupAggregate", Detail: detail, Inputs: []*Rel{in}, Cols: cols, RowTime: -1,
+		upsertKey: upTo(len(keys)), hashedBy: upTo(len(keys))}
 	r.updating("GroupAggregate(" + groupBy + ")")
 	r.NoDeletes = in.InsertOnly
 	key := exec.FieldKey(keys...).Selector()

@@ -8,6 +8,7 @@ import (
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/types"
@@ -51,7 +52,7 @@ func (p *Planner) PlanInsert(ins *parser.Insert) (*Rel, error) {
 		return nil, &Error{Pos: ins.Pos, Msg: fmt.Sprintf("table sink %q receives updates (from %s) but declares no PRIMARY KEY", t.Name, q.UpdatesFrom),
 			Hint: "add PRIMARY KEY (…) NOT ENFORCED to the table"}
 	}
-	return p.sinkRel(t, q, spec), nil
+	return p.sinkRel(t, p.sinkInput(t, q), spec), nil
 }
 
 // planInsertQuery plans the query of an INSERT; a bare VALUES is planned
@@ -87,11 +88,16 @@ func (p *Planner) conform(ins *parser.Insert, t *catalog.Table, q *Rel) (*Rel, e
 		return nil, errAt(ins.Pos, "INSERT INTO %s: the query has %d columns, the target has %d (%s)", t.Name, len(q.Cols), len(names), strings.Join(names, ", "))
 	}
 	evals := make([]*expr.Compiled, len(phys))
+	from := make([]int, len(phys)) // the query column each sink column copies unchanged, or -1
 	for i, f := range phys {
 		src := indexOf(names, f.Name)
+		from[i] = -1
 		if src < 0 {
 			evals[i] = &expr.Compiled{Type: f.Type, Eval: func([]any) (any, error) { return nil, nil }}
 			continue
+		}
+		if q.Cols[src].Type.Base() == f.Type.Base() {
+			from[i] = src
 		}
 		if from := q.Cols[src].Type; !assignable(from, f.Type) {
 			return nil, &Error{Pos: ins.Pos, Msg: fmt.Sprintf("INSERT INTO %s: column %s: the query gives %s, the table takes %s",
@@ -108,6 +114,7 @@ func (p *Planner) conform(ins *parser.Insert, t *catalog.Table, q *Rel) (*Rel, e
 		cols[i] = expr.Column{Name: f.Name, Type: f.Type}
 	}
 	out := p.calcOver(q, evals, cols)
+	out.upsertKey, out.hashedBy = keyThrough(q.upsertKey, from), keyThrough(q.hashedBy, from)
 	return out, nil
 }
 
@@ -126,6 +133,10 @@ func (p *Planner) sinkRel(t *catalog.Table, q *Rel, spec SinkSpec) *Rel {
 	r.withMode(q)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		n := b.op("Sink: "+t.Name, func() operator.Operator { return operator.NewSinkOperator(spec.Sink) })
+		if q.Op == "Exchange" {
+			b.hash(ins[0], n, exec.FieldKey(q.hashedBy...).Selector(), 0)
+			return n, nil
+		}
 		b.forward(ins[0], n, 0)
 		return n, nil
 	}

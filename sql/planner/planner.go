@@ -37,6 +37,12 @@ type Config struct {
 	// aggregation may run in two phases when mini-batches are on (see
 	// twophase.go). Default AggPhaseAuto.
 	AggPhase AggPhaseStrategy
+	// UpsertMaterialize is table.exec.sink.upsert-materialize and
+	// KeyedShuffle table.exec.sink.keyed-shuffle: whether a sink with a
+	// PRIMARY KEY gets a SinkMaterializer and a hash exchange by its key
+	// in front (see sinkkey.go). Default SinkAuto.
+	UpsertMaterialize SinkMode
+	KeyedShuffle      SinkMode
 }
 
 // AggPhaseStrategy is Flink's table.optimizer.agg-phase-strategy.

@@ -34,6 +34,15 @@ type Rel struct {
 	NoDeletes bool
 	// RowTime is the index of the event-time attribute in Cols, or -1.
 	RowTime int
+	// upsertKey, when known, are the columns that identify a row of an
+	// updating output: every change of one key comes from one producer
+	// in order (a group aggregation's keys, an upsert source's PRIMARY
+	// KEY). nil: unknown (a join's output).
+	upsertKey []int
+	// hashedBy, when set, are the columns the rows were last hash
+	// partitioned by, in key order, with no exchange since (a keyed
+	// operator and the Calcs chained to it). nil: unknown.
+	hashedBy []int
 	// tvf is set on a window table function, which a following window
 	// aggregation reads instead of building it.
 	tvf *tvfInfo

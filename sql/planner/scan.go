@@ -83,6 +83,7 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 		Cols: cols, InsertOnly: !p.Connectors.Updating[t.Connector()], RowTime: -1}
 	if !r.InsertOnly {
 		r.UpdatesFrom = fmt.Sprintf("TableSourceScan(table=[%s], connector=[%s])", t.Name, t.Connector())
+		r.upsertKey = primaryKeyCols(t, cols)
 	}
 	wm, err := p.watermarkOf(t, cols, evals)
 	if err != nil {

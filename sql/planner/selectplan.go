@@ -73,7 +73,7 @@ func (p *Planner) filter(in *Rel, cond parser.Expr, resolve func(parser.Expr) (*
 		return expr.IsTrue(v), err
 	}
 	r := &Rel{Op: "Calc", Detail: "where=[" + parser.Format(cond) + "]", Inputs: []*Rel{in}, Cols: in.Cols, RowTime: in.RowTime,
-		win: in.win}
+		win: in.win, upsertKey: in.upsertKey, hashedBy: in.hashedBy}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.calc("Calc", ins[0], pred, nil), nil
@@ -128,7 +128,7 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 	}
 	proj := projector(evals)
 	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: rowtime,
-		win: in.win.through(from)}
+		win: in.win.through(from), upsertKey: keyThrough(in.upsertKey, from), hashedBy: keyThrough(in.hashedBy, from)}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.calc("Calc", ins[0], nil, proj), nil

@@ -65,7 +65,8 @@ func (p *Planner) twoPhaseAgg(in *Rel, opts exec.GroupAggOptions, groupBy, detai
 			return op
 		}), nil
 	}
-	gr := &Rel{Op: globalAggOp, Detail: detail, Inputs: []*Rel{lr}, Cols: cols, RowTime: -1}
+	gr := &Rel{Op: globalAggOp, Detail: detail, Inputs: []*Rel{lr}, Cols: cols, RowTime: -1,
+		upsertKey: upTo(len(opts.GroupKeys)), hashedBy: upTo(len(opts.GroupKeys))}
 	gr.updating(globalAggOp + "(" + groupBy + ")")
 	gr.NoDeletes = in.InsertOnly
 	key := exec.GlobalKey(opts).Selector()

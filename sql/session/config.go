@@ -109,6 +109,26 @@ func (st Settings) miniBatch(cfg *planner.Config) error {
 	return nil
 }
 
+// sinkModes reads table.exec.sink.upsert-materialize and
+// table.exec.sink.keyed-shuffle (AUTO, FORCE or NONE; default AUTO).
+func (st Settings) sinkModes(cfg *planner.Config) error {
+	for key, mode := range map[string]*planner.SinkMode{
+		"table.exec.sink.upsert-materialize": &cfg.UpsertMaterialize,
+		"table.exec.sink.keyed-shuffle":      &cfg.KeyedShuffle,
+	} {
+		v, ok := st[key]
+		if !ok {
+			continue
+		}
+		m, err := planner.ParseSinkMode(v)
+		if err != nil {
+			return fmt.Errorf("SET '%s': %w", key, err)
+		}
+		*mode = m
+	}
+	return nil
+}
+
 // checkpointDir reads execution.checkpointing.dir (or Flink's older
 // state.checkpoints.dir), with or without a file:// scheme.
 func (st Settings) checkpointDir() string {

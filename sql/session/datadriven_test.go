@@ -106,6 +106,7 @@ func TestSQLScripts(t *testing.T) {
 
 func newSQLScript() *sqlScript {
 	r := &sqlScript{session: New()}
+	r.sources, r.sinks = map[string][]*valuesSource{}, map[string]*valuesSink{} // EXPLAIN INSERT plans sinks too
 	r.session.Out = &bytes.Buffer{}
 	r.register()
 	return r
@@ -291,12 +292,22 @@ func (r *sqlScript) register() {
 		// One sink per table: two INSERTs into it share one changelog.
 		k := r.sinks[t.Name]
 		if k == nil {
-			k = &valuesSink{table: t.Name, acceptsUpdates: updates, types: types.FieldTypes(t.Physical())}
+			k = &valuesSink{table: t.Name, acceptsUpdates: updates, types: types.FieldTypes(t.Physical()), key: keyIndexes(t)}
 			r.sinks[t.Name] = k
 			r.sinkOrder = append(r.sinkOrder, t.Name)
 		}
 		return planner.SinkSpec{Sink: k, AcceptsUpdates: updates}, nil
 	}
+}
+
+// keyIndexes are the positions of t's PRIMARY KEY columns among its
+// physical columns.
+func keyIndexes(t *catalog.Table) []int {
+	var out []int
+	for _, k := range t.PrimaryKey {
+		out = append(out, slices.IndexFunc(t.Physical(), func(f types.Field) bool { return f.Name == k }))
+	}
+	return out
 }
 
 // run executes statements and, if they INSERT, plans and runs the job.
@@ -413,7 +424,7 @@ func (r *sqlScript) output(materialize bool) string {
 		k.mu.Unlock()
 		fmt.Fprintf(&b, "%s:\n", name)
 		if materialize {
-			writeTable(&b, rows, k.types)
+			writeTable(&b, rows, k.types, k.key)
 			continue
 		}
 		for _, row := range rows {
@@ -428,8 +439,8 @@ func (r *sqlScript) output(materialize bool) string {
 
 // writeTable applies a changelog and prints the resulting table, sorted;
 // a retraction of a row that is not there is reported.
-func writeTable(b *strings.Builder, rows []event.Row, columns []types.Type) {
-	lines, err := tableLines(rows, columns)
+func writeTable(b *strings.Builder, rows []event.Row, columns []types.Type, key []int) {
+	lines, err := tableLines(rows, columns, key)
 	for _, l := range lines {
 		fmt.Fprintln(b, l)
 	}
@@ -442,9 +453,10 @@ func writeTable(b *strings.Builder, rows []event.Row, columns []types.Type) {
 }
 
 // tableLines applies a changelog and returns the resulting table, sorted;
-// fields print as values of columns.
-func tableLines(rows []event.Row, columns []types.Type) ([]string, error) {
-	tab, err := exec.Materialize(rows, nil)
+// fields print as values of columns. With a key the table is keyed by it
+// (exec.Materialize), as a sink with a PRIMARY KEY writes it.
+func tableLines(rows []event.Row, columns []types.Type, key []int) ([]string, error) {
+	tab, err := exec.Materialize(rows, key)
 	var lines []string
 	for _, fields := range tab {
 		s := print.FormatRow(event.Row{Kind: event.Insert, Fields: fields}, columns)
@@ -460,7 +472,7 @@ func (r *sqlScript) sameTables() error {
 	for i, name := range r.sinkOrder {
 		k := r.sinks[name]
 		k.mu.Lock()
-		lines, err := tableLines(k.rows, k.types)
+		lines, err := tableLines(k.rows, k.types, k.key)
 		k.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
@@ -727,6 +739,7 @@ func (r *valuesReader) Close() error {
 type valuesSink struct {
 	table          string
 	types          []types.Type // the table's column types, to print by
+	key            []int        // the PRIMARY KEY's fields: a table materialises by it, as a database's would
 	acceptsUpdates bool
 	exactlyOnce    bool
 	mu             sync.Mutex

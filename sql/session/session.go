@@ -168,6 +168,9 @@ func (s *Session) planner() (*planner.Planner, error) {
 	if err := s.Settings.miniBatch(&cfg); err != nil {
 		return nil, err
 	}
+	if err := s.Settings.sinkModes(&cfg); err != nil {
+		return nil, err
+	}
 	return &planner.Planner{Catalog: s.Catalog, Connectors: s.Connectors, Config: cfg}, nil
 }
 
