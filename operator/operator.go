@@ -8,10 +8,12 @@
 package operator
 
 import (
+	"context"
+	"time"
+
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/state"
-	"time"
 )
 
 // Output receives what an operator emits. Inside an operator chain it calls
@@ -43,6 +45,11 @@ type Context struct {
 	// the subtask stops. One per subtask, shared by its chain and set by
 	// the subtask before Open; callbacks run on the subtask's goroutine.
 	ProcessingTime *ProcessingTimeService
+	// Context is cancelled when the subtask is cancelled (the job attempt
+	// fails or is stopped): operators pass it to blocking I/O, so a cancel
+	// aborts a query or a request that would otherwise hold the subtask.
+	// Set by the subtask before Open; nil means context.Background().
+	Context context.Context
 	// Metrics counts what the operator drops or routes aside.
 	Metrics *Metrics
 	// Now returns processing time in ms since the epoch.

@@ -176,3 +176,32 @@ func TestSinkCommitsWithoutCheckpoints(t *testing.T) {
 		t.Fatalf("a sink without committer refused: %v", err)
 	}
 }
+
+// ctxSink records the context its writer is given.
+type ctxSink struct{ got context.Context }
+
+func (s *ctxSink) CreateWriter(w WriterContext) (SinkWriter, error) {
+	s.got = w.Context
+	return preWriter{}, nil
+}
+func (s *ctxSink) CreateCommitter(WriterContext) (Committer, error) { return nil, nil }
+
+// TestSinkWriterContextIsCancelled: the writer's context is the subtask's,
+// so cancelling the subtask aborts a writer blocked in a query.
+func TestSinkWriterContextIsCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sink := &ctxSink{}
+	if err := NewSinkOperator(sink).Open(&Context{Parallelism: 1, Context: ctx}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case <-sink.got.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the writer's context is not cancelled with the subtask's")
+	}
+	bg := &ctxSink{}
+	if err := NewSinkOperator(bg).Open(&Context{Parallelism: 1}); err != nil || bg.got == nil {
+		t.Fatalf("without a subtask context: err %v, writer context %v", err, bg.got)
+	}
+}

@@ -49,7 +49,10 @@ func (s *SinkOperator) InitializeState(parts map[string][][]byte) error {
 // Open creates the writer and committer and commits restored committables.
 func (s *SinkOperator) Open(ctx *Context) error {
 	s.Ctx = ctx
-	s.ctx = context.Background()
+	s.ctx = ctx.Context
+	if s.ctx == nil {
+		s.ctx = context.Background()
+	}
 	mine := s.inherited(PartCommits)
 	for _, b := range mine {
 		if err := s.log.DecodeInto(b); err != nil {
@@ -154,7 +157,11 @@ func (s *SinkOperator) commitWithRetries(id event.CheckpointID) error {
 			return err
 		}
 		if attempt < CommitRetries {
-			time.Sleep(backoff)
+			select {
+			case <-time.After(backoff):
+			case <-s.ctx.Done(): // cancelled: the next attempt commits again
+				return err
+			}
 			backoff *= 2
 		}
 	}

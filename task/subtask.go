@@ -194,6 +194,7 @@ func (t *Subtask) wireChain() {
 		}
 		c.Ctx.Output = out
 		c.Ctx.ProcessingTime = t.pts
+		c.Ctx.Context = t.ctx
 		if c.Ctx.Timers != nil {
 			c.Ctx.Timers.UseProcessingTime(t.pts)
 		}

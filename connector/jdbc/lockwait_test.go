@@ -1,6 +1,7 @@
 package jdbc
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -74,4 +75,50 @@ func TestLockWaitDefault(t *testing.T) {
 	if got := m.target.withLockWait(1500 * time.Millisecond).mysql.Params["innodb_lock_wait_timeout"]; got != "2" {
 		t.Errorf("innodb_lock_wait_timeout %q, want 2 (whole seconds, rounded up)", got)
 	}
+}
+
+// TestCancelAbortsBlockedWrite: a write waiting for a lock (the database's
+// own, unbounded wait) returns once the subtask's context is cancelled, so
+// stopping a job does not hang on it.
+func TestCancelAbortsBlockedWrite(t *testing.T) {
+	eachDB(t, func(t *testing.T, db *testDB) {
+		tbl := db.table(t, "cw", "id INT NOT NULL PRIMARY KEY, v INT")
+		holder, err := db.p.acquire(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.release(true) // rolls the holder's transaction back
+		if err := execAll(context.Background(), holder, db.d.begin()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := holder.exec(context.Background(), "INSERT INTO "+tbl+" VALUES (1, 1)"); err != nil {
+			t.Fatal(err)
+		}
+		s := db.newSink(t, tbl, BufferFlush(1, 0), LockWaitTimeout(0), MaxRetries(0))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		wc := wctx("", 0, 1, 0)
+		wc.Context = ctx
+		w, err := s.CreateWriter(wc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		done := make(chan error, 1)
+		go func() { done <- w.Write(ins(1, 2)) }()
+		select {
+		case err := <-done:
+			t.Fatalf("the write did not wait for the holder's lock: %v", err)
+		case <-time.After(300 * time.Millisecond):
+		}
+		cancel()
+		select {
+		case err = <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the blocked write ignores the cancelled context")
+		}
+		if err == nil {
+			t.Fatal("a cancelled write reported success")
+		}
+	})
 }

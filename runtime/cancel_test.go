@@ -1,0 +1,61 @@
+package runtime
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/task"
+)
+
+// blockingSink's writer blocks in Write until its context is cancelled, as
+// a database write waiting for a lock does.
+type blockingSink struct{ entered chan struct{} }
+
+func (s blockingSink) CreateWriter(w operator.WriterContext) (operator.SinkWriter, error) {
+	return blockingWriter{ctx: w.Context, entered: s.entered}, nil
+}
+func (blockingSink) CreateCommitter(operator.WriterContext) (operator.Committer, error) {
+	return nil, nil
+}
+
+type blockingWriter struct {
+	nopWriter
+	ctx     context.Context
+	entered chan struct{}
+}
+
+func (w blockingWriter) Write(event.Record) error {
+	select {
+	case w.entered <- struct{}{}:
+	default:
+	}
+	<-w.ctx.Done()
+	return w.ctx.Err()
+}
+
+// Stopping a job (weir run's SIGINT cancels its context) ends a sink write
+// that is blocked: the writer's context is the subtask's.
+func TestCancelEndsBlockedSinkWrite(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sink := blockingSink{entered: make(chan struct{}, 1)}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, sinkJob(t, countSource{n: 3}, sink), Options{Mode: task.AtMostOnce})
+		done <- err
+	}()
+	select {
+	case <-sink.entered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the sink never got a record")
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the job did not stop while its sink write was blocked")
+	}
+}
