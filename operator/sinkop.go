@@ -172,6 +172,11 @@ func (s *SinkOperator) commitWithRetries(id event.CheckpointID) error {
 // takes no checkpoints and never ends. A restart would fail the same way.
 var ErrNeverCommits = errors.New("operator: sink can never commit")
 
+// ErrNonRestartable marks (errors.Is) a failure that a restart would only
+// repeat: a misconfiguration such as wrong credentials, a missing table or
+// column. The runtime fails the job at once, as for ErrNeverCommits.
+var ErrNonRestartable = errors.New("operator: not restartable")
+
 // EndOfInputCommit is the checkpoint id under which a job without
 // checkpoints pre-commits and commits at the end of input. Flink uses
 // Long.MAX_VALUE; Weir uses 1, the first id of a fresh start, because

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -57,5 +59,28 @@ func TestCancelEndsBlockedSinkWrite(t *testing.T) {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the job did not stop while its sink write was blocked")
+	}
+}
+
+// failingSink fails to open with err.
+type failingSink struct{ err error }
+
+func (s failingSink) CreateWriter(operator.WriterContext) (operator.SinkWriter, error) {
+	return nil, s.err
+}
+func (failingSink) CreateCommitter(operator.WriterContext) (operator.Committer, error) {
+	return nil, nil
+}
+
+// A failure marked operator.ErrNonRestartable (a misconfigured sink) fails
+// the job once instead of restarting it forever.
+func TestNonRestartableFailsOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	bad := fmt.Errorf("table t not found: %w", operator.ErrNonRestartable)
+	res, err := Run(ctx, sinkJob(t, countSource{n: 3}, failingSink{err: bad}),
+		Options{Mode: task.AtMostOnce, Restart: FixedDelay{Attempts: -1, Delay: time.Millisecond}})
+	if !errors.Is(err, operator.ErrNonRestartable) || res.Restarts != 0 {
+		t.Fatalf("%d restarts, err %v; want one failure", res.Restarts, err)
 	}
 }

@@ -89,7 +89,7 @@ func (j *job) run(ctx context.Context) error {
 		}
 		j.res.Failures = append(j.res.Failures, err)
 		delay, ok := j.opts.Restart.Next(attempt + 1)
-		if !ok || errors.Is(err, operator.ErrNeverCommits) {
+		if !ok || errors.Is(err, operator.ErrNeverCommits) || errors.Is(err, operator.ErrNonRestartable) {
 			j.gc()
 			return fmt.Errorf("%w after %d restarts: %w", ErrJobFailed, attempt, err)
 		}

@@ -51,7 +51,19 @@ type dialect interface {
 	// its primary key columns in key order.
 	columns(ctx context.Context, s session, table string) ([][]string, error)
 	primaryKey(ctx context.Context, s session, table string) ([]string, error)
+	// uniqueKeys lists the columns of each unique index an upsert can
+	// conflict on (primary key included; partial and expression indexes
+	// left out), each in index order.
+	uniqueKeys(ctx context.Context, s session, table string) ([][]string, error)
+	// upsertServed reports whether the upsert on keys is served by one of
+	// the unique keys: PostgreSQL's ON CONFLICT (keys) needs a unique index
+	// on exactly those columns; MySQL's ON DUPLICATE KEY UPDATE fires on any
+	// unique index, so one within keys makes keys unique.
+	upsertServed(keys []string, uniques [][]string) bool
 
+	// explainConnect marks a connection error that retrying cannot fix
+	// (access denied, unknown database) permanent, with a hint.
+	explainConnect(err error) error
 	// lockTimeout reports a statement that waited too long for a lock.
 	lockTimeout(err error) bool
 	// transient reports an error worth retrying on a fresh session.

@@ -83,6 +83,9 @@
 //
 // # Errors
 //
+// A misconfiguration found at open (wrong credentials, unknown database,
+// missing table or column, a declared PRIMARY KEY the table has no unique
+// index for) is marked operator.ErrNonRestartable: the job fails once.
 // A row the database refuses for its data (value too long, wrong type,
 // NULL, duplicate key, constraint) fails the job with a *BadRowError naming
 // the table, the row's key and the column; errors.Is(err, ErrBadRow).

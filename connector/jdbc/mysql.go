@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -130,6 +131,55 @@ func (mysqlDialect) primaryKey(ctx context.Context, s session, table string) ([]
 	return firstColumn(rows), err
 }
 
+func (mysqlDialect) uniqueKeys(ctx context.Context, s session, table string) ([][]string, error) {
+	schema, name := splitQualified(table)
+	rows, err := s.query(ctx, `SELECT index_name, COALESCE(column_name, '') FROM information_schema.statistics
+		WHERE table_schema = COALESCE(NULLIF(?, ''), DATABASE()) AND table_name = ? AND non_unique = 0
+		ORDER BY index_name <> 'PRIMARY', index_name, seq_in_index`, schema, name)
+	return groupKeys(rows), err
+}
+
+func (mysqlDialect) upsertServed(keys []string, uniques [][]string) bool {
+	for _, u := range uniques {
+		if subset(u, keys) {
+			return true
+		}
+	}
+	return false
+}
+
+// groupKeys groups (index, column) rows into one column list per index;
+// an index with an expression ("" column) is left out.
+func groupKeys(rows [][]string) [][]string {
+	var out [][]string
+	bad := map[string]bool{}
+	for _, r := range rows {
+		if r[1] == "" {
+			bad[r[0]] = true
+		}
+	}
+	for i, r := range rows {
+		if bad[r[0]] {
+			continue
+		}
+		if i == 0 || rows[i-1][0] != r[0] {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], r[1])
+	}
+	return out
+}
+
+// subset reports whether every element of a is in b.
+func subset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
 func firstColumn(rows [][]string) []string {
 	out := make([]string, len(rows))
 	for i, r := range rows {
@@ -144,6 +194,17 @@ func mysqlCode(err error) uint16 {
 		return me.Number
 	}
 	return 0
+}
+
+// explainConnect: access denied (1044, 1045, 1698), unknown database (1049).
+func (mysqlDialect) explainConnect(err error) error {
+	switch mysqlCode(err) {
+	case 1044, 1045, 1698:
+		return permanent(fmt.Errorf("%w; check 'username'/'password' (and the user's grants)", err))
+	case 1049:
+		return permanent(fmt.Errorf("%w; check the database in 'url'", err))
+	}
+	return err
 }
 
 // lockTimeout: ER_LOCK_WAIT_TIMEOUT (1205).

@@ -113,12 +113,43 @@ func (d pgDialect) primaryKey(ctx context.Context, s session, table string) ([]s
 	return firstColumn(rows), err
 }
 
+func (d pgDialect) uniqueKeys(ctx context.Context, s session, table string) ([][]string, error) {
+	rows, err := s.query(ctx, `SELECT c.relname, a.attname FROM pg_index i
+		JOIN pg_class c ON c.oid = i.indexrelid
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY((i.indkey::int2[])[0:i.indnkeyatts-1])
+		WHERE i.indrelid = $1::regclass AND i.indisunique AND i.indpred IS NULL AND i.indexprs IS NULL
+		ORDER BY NOT i.indisprimary, c.relname, array_position(i.indkey::int2[], a.attnum)`,
+		quoteQualified(table, d.quoteIdent))
+	return groupKeys(rows), err
+}
+
+func (pgDialect) upsertServed(keys []string, uniques [][]string) bool {
+	for _, u := range uniques {
+		if len(u) == len(keys) && subset(u, keys) {
+			return true
+		}
+	}
+	return false
+}
+
 func pgCode(err error) string {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return pe.Code
 	}
 	return ""
+}
+
+// explainConnect: invalid password or authorization (28P01, 28000),
+// unknown database (3D000).
+func (pgDialect) explainConnect(err error) error {
+	switch pgCode(err) {
+	case "28P01", "28000":
+		return permanent(fmt.Errorf("%w; check 'username'/'password'", err))
+	case "3D000":
+		return permanent(fmt.Errorf("%w; check the database in 'url'", err))
+	}
+	return err
 }
 
 // lockTimeout: lock_not_available (55P03), which lock_timeout raises.

@@ -117,7 +117,7 @@ func (s *Sink) openLocked(ctx context.Context, lockWait time.Duration) (pool, *t
 	sess, err := p.acquire(ctx)
 	if err != nil {
 		_ = p.close()
-		return nil, nil, fmt.Errorf("jdbc: sink for table %q: connecting to %s: %w", s.opts.Table, d.name(), err)
+		return nil, nil, d.explainConnect(fmt.Errorf("jdbc: sink for table %q: connecting to %s: %w", s.opts.Table, d.name(), err))
 	}
 	t, err := loadTable(ctx, d, sess, &s.opts)
 	if err == nil && s.opts.Guarantee == ExactlyOnce {

@@ -30,11 +30,14 @@ type tableInfo struct {
 // (unless given or Append), and every column's type for error messages.
 func loadTable(ctx context.Context, d dialect, s session, o *Options) (*tableInfo, error) {
 	rows, err := d.columns(ctx, s, o.Table)
+	if pgCode(err) == "42P01" { // undefined_table: the regclass cast refused the name
+		rows, err = nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("jdbc: reading the columns of table %q: %w", o.Table, err)
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("jdbc: table %q not found (%s); create it first or fix 'table-name'", o.Table, d.name())
+		return nil, permanent(fmt.Errorf("jdbc: table %q not found (%s); create it first or fix 'table-name'", o.Table, d.name()))
 	}
 	t := &tableInfo{name: o.Table, quoted: quoteQualified(o.Table, d.quoteIdent), types: map[string]string{}, d: d}
 	var all []string
@@ -48,7 +51,7 @@ func loadTable(ctx context.Context, d dialect, s session, o *Options) (*tableInf
 	}
 	for _, c := range t.columns {
 		if _, ok := t.types[c]; !ok {
-			return nil, fmt.Errorf("jdbc: table %q has no column %q (it has %s)", o.Table, c, strings.Join(all, ", "))
+			return nil, permanent(fmt.Errorf("jdbc: table %q has no column %q (it has %s)", o.Table, c, strings.Join(all, ", ")))
 		}
 	}
 	pk, err := d.primaryKey(ctx, s, o.Table)
@@ -65,6 +68,11 @@ func loadTable(ctx context.Context, d dialect, s session, o *Options) (*tableInf
 	if t.keyIdx, err = t.indexes(t.keys); err != nil {
 		return nil, err
 	}
+	if len(o.PrimaryKey) > 0 {
+		if err := checkDeclaredKey(ctx, d, s, o); err != nil {
+			return nil, err
+		}
+	}
 	t.ident, t.identIdx = t.keys, t.keyIdx
 	if len(t.ident) == 0 {
 		t.ident = pk
@@ -73,13 +81,38 @@ func loadTable(ctx context.Context, d dialect, s session, o *Options) (*tableInf
 	return t, nil
 }
 
+// checkDeclaredKey refuses a declared primary key that the table has no
+// unique index for: the upsert would fail at every write (PostgreSQL: "no
+// unique or exclusion constraint matching the ON CONFLICT specification")
+// or never update (MySQL: every row appended).
+func checkDeclaredKey(ctx context.Context, d dialect, s session, o *Options) error {
+	uniques, err := d.uniqueKeys(ctx, s, o.Table)
+	if err != nil {
+		return fmt.Errorf("jdbc: reading the unique keys of table %q: %w", o.Table, err)
+	}
+	if d.upsertServed(o.PrimaryKey, uniques) {
+		return nil
+	}
+	has := "no primary key or unique index"
+	if len(uniques) > 0 {
+		parts := make([]string, len(uniques))
+		for i, u := range uniques {
+			parts[i] = "(" + strings.Join(u, ", ") + ")"
+		}
+		has = "unique keys " + strings.Join(parts, ", ")
+	}
+	return permanent(fmt.Errorf("jdbc: sink for table %q: the declared PRIMARY KEY (%s) is not a unique key of "+
+		"the table, which has %s (%s); upserts by the declared key need one: declare the table's key, or add a "+
+		"unique index on (%s)", o.Table, strings.Join(o.PrimaryKey, ", "), has, d.name(), strings.Join(o.PrimaryKey, ", ")))
+}
+
 func (t *tableInfo) indexes(cols []string) ([]int, error) {
 	var out []int
 	for _, k := range cols {
 		i := t.index(k)
 		if i < 0 {
-			return nil, fmt.Errorf("jdbc: sink for table %q: key column %q is not among the columns %s",
-				t.name, k, strings.Join(t.columns, ", "))
+			return nil, permanent(fmt.Errorf("jdbc: sink for table %q: key column %q is not among the columns %s",
+				t.name, k, strings.Join(t.columns, ", ")))
 		}
 		out = append(out, i)
 	}
