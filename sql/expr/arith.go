@@ -101,14 +101,13 @@ func (c *compiler) arithOf(op byte, l, r *Compiled, at parser.Expr) (*Compiled, 
 	}
 	n := lt.Nullable || rt.Nullable
 	pos := at.Position()
-	args := []*Compiled{l, r}
 	out := &Compiled{Const: l.Const && r.Const}
 	switch {
 	case isApprox(lt) || isApprox(rt):
 		out.Type = commonNumeric(lt, rt)
 		single := out.Type.Kind == types.Float
-		out.Eval = strict(pos, args, func(v []any) (any, error) {
-			f := floatOp(op, toFloat(v[0]), toFloat(v[1]))
+		out.Eval = strict2(pos, l, r, func(x, y any) (any, error) {
+			f := floatOp(op, toFloat(x), toFloat(y))
 			if single {
 				f = float64(float32(f))
 			}
@@ -117,8 +116,8 @@ func (c *compiler) arithOf(op byte, l, r *Compiled, at parser.Expr) (*Compiled, 
 	case lt.Kind == types.Decimal || rt.Kind == types.Decimal:
 		p, s, fits := decimalResult(op, lt, rt)
 		out.Type = decimalType(p, s, n || !fits)
-		out.Eval = strict(pos, args, func(v []any) (any, error) {
-			return decimalOp(op, toDecimal(v[0]), toDecimal(v[1]), p, s)
+		out.Eval = strict2(pos, l, r, func(x, y any) (any, error) {
+			return decimalOp(op, toDecimal(x), toDecimal(y), p, s)
 		})
 	default:
 		k := wider(lt.Kind, rt.Kind)
@@ -126,8 +125,8 @@ func (c *compiler) arithOf(op byte, l, r *Compiled, at parser.Expr) (*Compiled, 
 			k = rt.Kind // Calcite types MOD by its second operand
 		}
 		out.Type = scalar(k, n)
-		out.Eval = strict(pos, args, func(v []any) (any, error) {
-			return intOp(op, v[0].(int64), v[1].(int64), k)
+		out.Eval = strict2(pos, l, r, func(x, y any) (any, error) {
+			return intOp(op, x.(int64), y.(int64), k)
 		})
 	}
 	return out, nil

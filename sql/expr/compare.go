@@ -140,7 +140,7 @@ func (c *compiler) comparison(op parser.BinaryOp, l, r *Compiled, at parser.Node
 		return out, nil
 	}
 	out.Type = boolType(l.Type.Nullable || r.Type.Nullable)
-	out.Eval = strict(pos, []*Compiled{l, r}, func(v []any) (any, error) { return applyCmp(op, v[0], v[1]) })
+	out.Eval = strict2(pos, l, r, func(x, y any) (any, error) { return applyCmp(op, x, y) })
 	return out, nil
 }
 
