@@ -27,6 +27,11 @@ type SeqSource struct {
 	Faults                      *Faults
 	// Unbounded makes the source idle forever after its data instead of ending.
 	Unbounded bool
+	// EndWhen, if set, holds a bounded source's end of input (it idles,
+	// asking again every Pause) until EndWhen returns true: a test whose
+	// fault needs some checkpoints to happen first does not depend on
+	// how fast the machine is.
+	EndWhen func() bool
 }
 
 // Bounded implements operator.Source.
@@ -125,6 +130,9 @@ func (r *seqReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, erro
 			if r.src.Unbounded {
 				r.ready = make(chan struct{})
 				return operator.NothingAvailable, nil
+			}
+			if r.src.EndWhen != nil && !r.src.EndWhen() {
+				break // ask again after Pause
 			}
 			return operator.EndOfInput, nil
 		}

@@ -232,7 +232,8 @@ func TestNoUnreferencedFilesAfterCrashMidCheckpoint(t *testing.T) {
 	const keys, perKey = 6, 400
 	dir, store, v := t.TempDir(), NewStore(), &Violations{}
 	torn := &TornSnapshot{Dir: dir, AfterCompleted: 2, Wait: 5 * time.Second}
-	src := &SeqSource{Keys: keys, PerKey: perKey, Splits: 3, Burst: 10, Pause: time.Millisecond}
+	src := &SeqSource{Keys: keys, PerKey: perKey, Splits: 3, Burst: 10, Pause: time.Millisecond,
+		EndWhen: func() bool { return torn.Torn.Load() != 0 }} // on a slow machine the data could end first
 	jg := seqJob{Source: src, SourcePar: 2, KeyedPar: 3, V: v, Sink: &TxSink{Store: store},
 		NewMid: func() operator.Operator { return &TornOp{T: torn} }, MidUID: "torn"}.jobGraph(t)
 	var partial []string
@@ -293,7 +294,8 @@ func TestDeclinedCheckpointLeavesNoFiles(t *testing.T) {
 	const keys, perKey = 4, 300
 	dir, store := t.TempDir(), NewStore()
 	race := &DeclineRace{Target: 3, Wait: 5 * time.Second}
-	src := &SeqSource{Keys: keys, PerKey: perKey, Splits: 2, Burst: 10, Pause: time.Millisecond}
+	src := &SeqSource{Keys: keys, PerKey: perKey, Splits: 2, Burst: 10, Pause: time.Millisecond,
+		EndWhen: race.Failed.Load} // on a slow machine the data could end before checkpoint 3
 	jg := seqJob{Source: src, SourcePar: 2, KeyedPar: 2, V: &Violations{}, Sink: &TxSink{Store: store},
 		NewMid: func() operator.Operator { return &DeclineOp{R: race} }, MidUID: "decline"}.jobGraph(t)
 	ev := &events{}
