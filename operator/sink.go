@@ -62,7 +62,8 @@ type Committer interface {
 
 // ErrDataLoss marks a commit that cannot succeed because the prepared data
 // is gone (a transaction aborted by timeout, a lost XA branch). Never retried,
-// never reported as success.
+// never reported as success, and the runtime does not restart the job on it
+// (a restore would commit the same lost transaction again).
 var ErrDataLoss = errors.New("operator: data loss")
 
 // CommitLog is the pure two-phase-commit bookkeeping of one sink subtask:

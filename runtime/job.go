@@ -89,7 +89,7 @@ func (j *job) run(ctx context.Context) error {
 		}
 		j.res.Failures = append(j.res.Failures, err)
 		delay, ok := j.opts.Restart.Next(attempt + 1)
-		if !ok || errors.Is(err, operator.ErrNeverCommits) || errors.Is(err, operator.ErrNonRestartable) {
+		if !ok || notRestartable(err) {
 			j.gc()
 			return fmt.Errorf("%w after %d restarts: %w", ErrJobFailed, attempt, err)
 		}
@@ -253,4 +253,13 @@ func (j *job) collectMetrics(d *deployment) {
 		sum.WatermarkStalls += om.m.WatermarkStalls
 		j.res.Metrics[om.uid] = sum
 	}
+}
+
+// notRestartable tells a failure that a restart would only repeat: a sink
+// that can never commit, a misconfiguration (ErrNonRestartable), and data
+// loss — the restore would commit the same lost transaction again, so the
+// job stops and the error says what was lost, instead of looping.
+func notRestartable(err error) bool {
+	return errors.Is(err, operator.ErrNeverCommits) || errors.Is(err, operator.ErrNonRestartable) ||
+		errors.Is(err, operator.ErrDataLoss)
 }
