@@ -67,7 +67,9 @@ func loadScript(cmd *cobra.Command, path string, settings []string) (*session.Se
 		if !ok {
 			return nil, fmt.Errorf("--set %q: want key=value", kv)
 		}
-		s.Settings[k] = v
+		if err := s.Set(k, v); err != nil {
+			return nil, fmt.Errorf("--set %s: %w", kv, err)
+		}
 	}
 	return s, nil
 }

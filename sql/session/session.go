@@ -61,7 +61,7 @@ func (s *Session) statement(st parser.Statement) error {
 		if st.Key == "" {
 			return s.showSettings()
 		}
-		s.Settings[st.Key] = st.Value
+		return s.setAt(st)
 	case *parser.ResetStmt:
 		s.reset(st.Key)
 	case *parser.CreateTable:

@@ -1,0 +1,77 @@
+package session
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/planner"
+)
+
+// KnownSettings are the configuration keys Weir reads (Flink's names, and
+// weir.* for Weir's own). SET of another key is accepted, as Flink accepts
+// any key, but a key within a typo of a known one is refused: a misspelled
+// 'execution.checkpointing.interval' would otherwise run the job without
+// checkpoints and say nothing.
+var KnownSettings = []string{
+	"execution.checkpointing.dir",
+	"execution.checkpointing.interval",
+	"execution.checkpointing.max-concurrent-checkpoints",
+	"execution.checkpointing.min-pause",
+	"execution.checkpointing.mode",
+	"execution.checkpointing.num-retained",
+	"execution.checkpointing.timeout",
+	"execution.checkpointing.tolerable-failed-checkpoints",
+	"parallelism.default",
+	"pipeline.name",
+	"restart-strategy.fixed-delay.attempts",
+	"restart-strategy.fixed-delay.delay",
+	"restart-strategy.type",
+	"state.checkpoints.dir",
+	"state.checkpoints.num-retained",
+	"table.exec.mini-batch.allow-latency",
+	"table.exec.mini-batch.enabled",
+	"table.exec.mini-batch.size",
+	"table.exec.sink.keyed-shuffle",
+	"table.exec.sink.upsert-materialize",
+	"table.exec.source.idle-timeout",
+	"table.exec.source.max-future-skew",
+	"table.exec.state.ttl",
+	"table.optimizer.agg-phase-strategy",
+	"weir.source.watermark-stall-warning",
+}
+
+// Set sets a configuration key, as SET 'key' = 'value' does. A key close
+// to a known one but not known is an error with a did-you-mean; another
+// unknown key is kept and a warning says Weir does not read it.
+func (s *Session) Set(key, value string) error {
+	if near, typo := misspelledSetting(key); typo {
+		return fmt.Errorf("unknown option '%s'; did you mean '%s'?", key, near)
+	}
+	s.Settings[key] = value
+	return nil
+}
+
+// misspelledSetting returns the known key that key is a typo of. It logs
+// a warning for an unknown key that is no typo.
+func misspelledSetting(key string) (string, bool) {
+	if slices.Contains(KnownSettings, key) {
+		return "", false
+	}
+	if near, ok := parser.Closest(key, KnownSettings); ok {
+		return near, true
+	}
+	slog.Warn("SET of an option Weir does not read; it has no effect", "key", key)
+	return "", false
+}
+
+// setAt is Set for a SET statement: the error names its position.
+func (s *Session) setAt(st *parser.SetStmt) error {
+	if near, typo := misspelledSetting(st.Key); typo {
+		return &planner.Error{Pos: st.Pos, Msg: fmt.Sprintf("unknown option '%s'", st.Key),
+			Hint: fmt.Sprintf("did you mean '%s'?", near)}
+	}
+	s.Settings[st.Key] = st.Value
+	return nil
+}
