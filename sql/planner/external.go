@@ -59,11 +59,31 @@ func valueFormat(t *catalog.Table) (format.Format, error) {
 	if name == "" {
 		return nil, fmt.Errorf("table %q: set 'format' (json, csv or raw)", t.Name)
 	}
-	f, err := format.New(name, t.Physical(), t.Options)
+	f, err := format.New(name, t.Physical(), formatScope(t, "value.format", "value."))
 	if err != nil {
 		return nil, fmt.Errorf("table %q: %w", t.Name, err)
 	}
 	return f, nil
+}
+
+// formatScope returns t's options with those of one format's scope made
+// plain: when 'value.format' (or 'key.format') names the format, Flink
+// writes its options with a 'value.' ('key.') prefix —
+// 'value.json.fail-on-missing-field'. The unprefixed form is kept as well.
+func formatScope(t *catalog.Table, formatKey, prefix string) map[string]string {
+	if t.Options[formatKey] == "" {
+		return t.Options
+	}
+	out := make(map[string]string, len(t.Options))
+	for k, v := range t.Options {
+		out[k] = v
+	}
+	for k, v := range t.Options {
+		if rest, ok := strings.CutPrefix(k, prefix); ok && rest != "format" && rest != "fields-include" {
+			out[rest] = v
+		}
+	}
+	return out
 }
 
 func kafkaSource(t *catalog.Table) (operator.Source, error) {
@@ -308,7 +328,7 @@ func upsertLayoutOf(t *catalog.Table) (*upsertLayout, error) {
 	if name == "" {
 		name = "json"
 	}
-	if l.key, err = format.New(name, keyFields, t.Options); err != nil {
+	if l.key, err = format.New(name, keyFields, formatScope(t, "key.format", "key.")); err != nil {
 		return nil, fmt.Errorf("table %q: key.format: %w", t.Name, err)
 	}
 	if len(valFields) == 0 {
@@ -318,7 +338,7 @@ func upsertLayoutOf(t *catalog.Table) (*upsertLayout, error) {
 	if vf == "" {
 		return nil, fmt.Errorf("table %q: set 'value.format' (json, csv or raw)", t.Name)
 	}
-	if l.value, err = format.New(vf, valFields, t.Options); err != nil {
+	if l.value, err = format.New(vf, valFields, formatScope(t, "value.format", "value.")); err != nil {
 		return nil, fmt.Errorf("table %q: value.format: %w", t.Name, err)
 	}
 	return l, nil
