@@ -123,6 +123,11 @@ func run(args []string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
+	if f.profileDir != "" {
+		if err := os.MkdirAll(f.profileDir, 0o755); err != nil {
+			return err
+		}
+	}
 	r := &runner{f: f, queriesFile: f.queriesFile, out: out}
 	rows := r.runAll(context.Background(), suite, queries, intervals)
 	return writeReport(out, rows, reportHeader(f))
