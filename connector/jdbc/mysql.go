@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -29,7 +30,7 @@ func (mysqlDialect) open(t target) (pool, error) {
 	}
 	db := sql.OpenDB(c)
 	db.SetMaxIdleConns(16) // one per subtask and committer, roughly; the default of 2 churns
-	return &sqlPool{db: db}, nil
+	return &sqlPool{db: db, loc: t.mysql.Loc}, nil
 }
 
 func (mysqlDialect) quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
@@ -299,25 +300,29 @@ func (mysqlDialect) badRow(err error, st *stmtRows) (*BadRowError, bool) {
 }
 
 // sqlPool is a database/sql pool (MySQL).
-type sqlPool struct{ db *sql.DB }
+type sqlPool struct {
+	db  *sql.DB
+	loc *time.Location // the connection's time zone (DSN loc), for temporal parameters
+}
 
 func (p *sqlPool) acquire(ctx context.Context) (session, error) {
 	c, err := p.db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &sqlSession{c: c}, nil
+	return &sqlSession{c: c, loc: p.loc}, nil
 }
 
 func (p *sqlPool) close() error { return p.db.Close() }
 
 type sqlSession struct {
 	c      *sql.Conn
+	loc    *time.Location
 	connID int64
 }
 
 func (s *sqlSession) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	r, err := s.c.ExecContext(ctx, q, args...)
+	r, err := s.c.ExecContext(ctx, q, mysqlTimes(s.loc, args)...)
 	if err != nil {
 		return 0, err
 	}
@@ -326,7 +331,7 @@ func (s *sqlSession) exec(ctx context.Context, q string, args ...any) (int64, er
 }
 
 func (s *sqlSession) query(ctx context.Context, q string, args ...any) ([][]string, error) {
-	rows, err := s.c.QueryContext(ctx, q, args...)
+	rows, err := s.c.QueryContext(ctx, q, mysqlTimes(s.loc, args)...)
 	if err != nil {
 		return nil, err
 	}
@@ -376,4 +381,41 @@ func (s *sqlSession) release(discard bool) {
 		_ = s.c.Raw(func(any) error { return driver.ErrBadConn })
 	}
 	_ = s.c.Close()
+}
+
+// mysqlTimes binds every time.Time parameter as its text. go-sql-driver
+// writes Go's zero time.Time, 0001-01-01 00:00:00 UTC, as the zero date
+// 0000-00-00, which MySQL and MariaDB store without an error: DATE
+// '0001-01-01' would silently become 0000-00-00. The text is what the
+// driver writes for any other time (in the connection's zone, the time of
+// day left out when it is midnight, fractional digits trimmed); a year the
+// driver cannot write stays a time.Time so that the driver reports it.
+// args is copied only when it holds a time.
+func mysqlTimes(loc *time.Location, args []any) []any {
+	out := args
+	for i, a := range args {
+		t, ok := a.(time.Time)
+		if !ok {
+			continue
+		}
+		if loc != nil {
+			t = t.In(loc)
+		}
+		if y := t.Year(); y < 1 || y > 9999 {
+			continue
+		}
+		if &out[0] == &args[0] {
+			out = slices.Clone(args)
+		}
+		out[i] = mysqlTimeText(t)
+	}
+	return out
+}
+
+func mysqlTimeText(t time.Time) string {
+	h, m, s := t.Clock()
+	if h == 0 && m == 0 && s == 0 && t.Nanosecond() == 0 {
+		return t.Format(time.DateOnly)
+	}
+	return t.Format("2006-01-02 15:04:05.999999999")
 }
