@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,14 +23,39 @@ import (
 // milliseconds; nothing asserts on wall-clock time — the test waits for the
 // warning, then stops the job.
 func TestWatermarkStallWarning(t *testing.T) {
+	src := &partitions{ids: []string{"orders-0", "orders-1"}, records: map[string][]int64{"orders-0": {1000, 2000}}}
+	runStalled(t, 1, src, `operator="Source: orders"`, "subtask=0", "split=orders-1",
+		"held=", `watermark="MIN (no watermark yet)"`, `ahead="orders-0 at 1970-01-01T00:00:01.999Z (1999)"`,
+		"'table.exec.source.idle-timeout'", "IdleTimeout")
+}
+
+// The most common setup: parallelism equals the partition count, so each
+// source subtask reads one partition, and only partition 0 gets records.
+// Subtask 1 stays at MIN and holds back every downstream subtask; its own
+// split-level check cannot see it (it has no other split), so the job
+// driver's check across subtasks warns, once, naming subtask 1, its
+// partition, both watermarks and the fix, and counts it.
+func TestWatermarkStallWarningAcrossSubtasks(t *testing.T) {
+	src := &partitions{ids: []string{"orders-0", "orders-1"}, records: map[string][]int64{"orders-0": {1000, 2000}},
+		byIndex: true}
+	runStalled(t, 2, src, "a source subtask whose splits have no records", `operator="Source: orders"`,
+		"subtask=1", "split=orders-1", "held=", `watermark="MIN (no watermark yet)"`,
+		`ahead="subtask 0 at 1970-01-01T00:00:01.999Z (1999)"`, "'table.exec.source.idle-timeout'", "IdleTimeout")
+}
+
+// runStalled runs a job reading src at parallelism par with a stall
+// threshold of 2 min, waits for the first warning, stops the job, and
+// checks that there was exactly one, containing every want, and that
+// Metrics[orders].WatermarkStalls counted it.
+func runStalled(t *testing.T, par int, src *partitions, want ...string) {
+	t.Helper()
 	var ticks atomic.Int64
 	clock := func() time.Time { return time.UnixMilli(0).Add(time.Duration(ticks.Add(1)) * time.Second) }
 	logs := &stallLog{seen: make(chan struct{})}
-	env := weir.NewEnvironment().SetParallelism(1).EnableCheckpointing(0, weir.AtMostOnce, "").
+	env := weir.NewEnvironment().SetParallelism(par).EnableCheckpointing(0, weir.AtMostOnce, "").
 		SetWatermarkStallWarning(2 * time.Minute)
 	opts := env.RuntimeOptions()
 	opts.Now, opts.Logger = clock, slog.New(logs)
-	src := &partitions{ids: []string{"orders-0", "orders-1"}, records: map[string][]int64{"orders-0": {1000, 2000}}}
 	orders := weir.FromSource[int64](env, src, "orders", weir.WithUID("orders"),
 		weir.WithWatermarks(weir.WatermarkStrategy{}, func(ts int64) int64 { return ts }))
 	weir.SinkTo(orders, &apiSink[int64]{}, "out")
@@ -52,11 +78,9 @@ func TestWatermarkStallWarning(t *testing.T) {
 		t.Fatalf("got %d stall warnings, want exactly 1: %q", len(warnings), warnings)
 	}
 	t.Log(warnings[0])
-	for _, want := range []string{`operator="Source: orders"`, "subtask=0", "split=orders-1",
-		"held=", `watermark="MIN (no watermark yet)"`, `ahead="orders-0 at 1970-01-01T00:00:01.999Z (1999)"`,
-		"'table.exec.source.idle-timeout'", "IdleTimeout"} {
-		if !strings.Contains(warnings[0], want) {
-			t.Errorf("the warning lacks %s", want)
+	for _, w := range want {
+		if !strings.Contains(warnings[0], w) {
+			t.Errorf("the warning lacks %s", w)
 		}
 	}
 	if n := res.Metrics["orders"].WatermarkStalls; n != 1 {
@@ -107,10 +131,19 @@ func (l *stallLog) warnings() []string {
 
 // partitions is an unbounded source of fixed splits; each split emits its
 // records (event times) once, then nothing more, like a topic whose
-// producers stopped.
+// producers stopped. With byIndex, split i goes to subtask i modulo the
+// parallelism, like Kafka's partitions.
 type partitions struct {
 	ids     []string
 	records map[string][]int64
+	byIndex bool
+}
+
+func (p *partitions) AssignSplit(id string, n int) int {
+	if !p.byIndex {
+		return operator.HashSplit(id, n)
+	}
+	return slices.Index(p.ids, id) % n
 }
 
 func (p *partitions) Bounded() bool { return false }
@@ -128,15 +161,21 @@ func (p *partitions) CreateReader(operator.ReaderContext) (operator.SourceReader
 }
 
 type partitionReader struct {
-	src  *partitions
-	done bool
+	src    *partitions
+	splits []string
+	done   bool
 }
 
-func (r *partitionReader) AddSplits([]operator.SplitState) error { return nil }
+func (r *partitionReader) AddSplits(ss []operator.SplitState) error {
+	for _, s := range ss {
+		r.splits = append(r.splits, s.ID)
+	}
+	return nil
+}
 
 func (r *partitionReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
 	if !r.done {
-		for _, id := range r.src.ids {
+		for _, id := range r.splits {
 			for _, ts := range r.src.records[id] {
 				out.Collect(id, event.Record{Value: ts, Timestamp: ts})
 			}

@@ -102,6 +102,8 @@ type deployment struct {
 	// readers and writers are the live counters of source subtasks and of
 	// subtasks whose chain ends in a sink.
 	readers, writers []*task.Counters
+	// stalls watch the sources whose subtasks may hold each other back.
+	stalls []*sourceWatch
 }
 
 type opMetric struct {
@@ -234,6 +236,7 @@ func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 	nodes := v.Nodes
 	if v.IsSource() {
 		spec.Source = dp.sourceSpec(v.Head())
+		dp.watchStalls(spec.Source, spec.Counters)
 		if dp.opts.Mode == task.AtMostOnce {
 			uid := v.Head().UID
 			spec.OnSourceExit = func(b []byte) { dp.positions.put(uid, i, b) }
@@ -278,6 +281,29 @@ func (dp *deployer) sourceSpec(n *graph.Node) *task.SourceSpec {
 		}
 	}
 	return s
+}
+
+// watchStalls adds a source subtask to its source's stall check across
+// subtasks, which exists when the source has more than one subtask and
+// stall warnings (task.StallThreshold) are on.
+func (dp *deployer) watchStalls(s *task.SourceSpec, c *task.Counters) {
+	th := task.StallThreshold(s)
+	if s.Parallelism < 2 || th <= 0 {
+		return
+	}
+	for _, w := range dp.d.stalls {
+		if w.uid == s.UID {
+			w.counters = append(w.counters, c)
+			return
+		}
+	}
+	name := s.Name
+	if name == "" {
+		name = s.UID
+	}
+	w := &sourceWatch{sourceStalls: newSourceStalls(name, th), uid: s.UID, counters: []*task.Counters{c}}
+	dp.d.opMetric = append(dp.d.opMetric, opMetric{s.UID, w.metrics})
+	dp.d.stalls = append(dp.d.stalls, w)
 }
 
 func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.ChainedOperator {

@@ -80,6 +80,9 @@ func (dr *driver) onTick() []checkpoint.Action {
 	if dr.ticks++; dr.ticks%100 == 0 {
 		dr.reportProgress()
 	}
+	if len(dr.d.stalls) > 0 {
+		dr.checkSourceStalls(dr.j.opts.Now())
+	}
 	if !dr.checkpoints {
 		return nil
 	}

@@ -50,7 +50,9 @@ type Options struct {
 	Logger *slog.Logger
 	// WatermarkStallWarning is how long a source split without records may
 	// hold back its subtask's watermark, while another split of the subtask
-	// is ahead, before a warning names the split and the fix (an idle
+	// is ahead — or a source subtask without records the watermark of its
+	// source, while another subtask is ahead (checked by the driver) —
+	// before a warning names the split and the fix (an idle
 	// timeout) and Metrics.WatermarkStalls counts it (Weir's
 	// weir.source.watermark-stall-warning; Flink has none). Default 0:
 	// watermark.DefaultStallThreshold, 1 minute. Negative: no warning. See

@@ -39,7 +39,7 @@ type SourceSpec struct {
 	// logged (Weir's weir.source.watermark-stall-warning). Default 0:
 	// watermark.DefaultStallThreshold (1 min). Negative: no warning. Never
 	// shorter than the strategy's IdleTimeout, and off for bounded sources
-	// (see stallThreshold).
+	// (see StallThreshold).
 	StallWarning time.Duration
 }
 
@@ -58,6 +58,8 @@ type sourceDriver struct {
 	waiting <-chan struct{}
 	stalls  *watermark.StallDetector
 	splits  []watermark.SplitStatus // reused by checkStall
+	// splitStalled: stalls reported a stall that has not ended yet.
+	splitStalled bool
 }
 
 // pollSoon stands in for the Available channel of a reader that has none:
@@ -87,7 +89,7 @@ func (t *Subtask) openSource() error {
 		return fmt.Errorf("source %s: create reader: %w", s.UID, err)
 	}
 	t.src = &sourceDriver{t: t, spec: s, reader: r, multi: watermark.NewMulti(),
-		stalls: watermark.NewStallDetector(stallThreshold(s))}
+		stalls: watermark.NewStallDetector(StallThreshold(s))}
 	splits, err := t.mySplits()
 	if err != nil {
 		return err
@@ -286,6 +288,7 @@ func (t *Subtask) emitSourceWatermark(d *sourceDriver) {
 		t.emitWatermark(wm)
 	}
 	t.checkStall(d, now, wm, adv)
+	t.publishSource(d, wm, idle)
 }
 
 // sourceEnded: a bounded source read everything. Event time ends (the max

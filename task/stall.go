@@ -9,7 +9,7 @@ import (
 	"github.com/weirstream/weir/watermark"
 )
 
-// stallThreshold is the threshold of the source's StallDetector, 0 for
+// StallThreshold is the threshold of the source's StallDetector, 0 for
 // none. There is none without watermarks, when the warning is turned off,
 // and for a bounded source: its end of input raises event time to MAX, so
 // nothing stops for good, and a reader that does not report a split's end
@@ -18,7 +18,7 @@ import (
 // the threshold is at least that timeout: a silent split turns idle and
 // leaves the minimum by then, so the warning would only tell the user to
 // set what they have set.
-func stallThreshold(s *SourceSpec) time.Duration {
+func StallThreshold(s *SourceSpec) time.Duration {
 	if s.Watermarks == nil || s.StallWarning < 0 || s.Source.Bounded() {
 		return 0
 	}
@@ -29,8 +29,8 @@ func stallThreshold(s *SourceSpec) time.Duration {
 	return max(th, s.Watermarks.IdleTimeout)
 }
 
-// stallFix is the advice logged with a watermark stall.
-const stallFix = "if the split may stay without records (an unused or newly added partition), " +
+// StallFix is the advice logged with a watermark stall.
+const StallFix = "if the split may stay without records (an unused or newly added partition), " +
 	"set 'table.exec.source.idle-timeout' in SQL or the watermark strategy's IdleTimeout in the Go API, " +
 	"so that it turns idle and stops holding back event time; " +
 	"'weir.source.watermark-stall-warning' = '0' turns this warning off"
@@ -42,6 +42,7 @@ func (t *Subtask) checkStall(d *sourceDriver, now time.Time, wm event.Timestamp,
 	ev, s := d.stalls.Check(now, wm, advanced, d.splits)
 	switch ev {
 	case watermark.StallStarted:
+		d.splitStalled = true
 		d.spec.Metrics.WatermarkStalls++
 		if c := t.spec.Counters; c != nil {
 			c.WatermarkStalls.Add(1)
@@ -49,20 +50,37 @@ func (t *Subtask) checkStall(d *sourceDriver, now time.Time, wm event.Timestamp,
 		t.spec.Logger.Warn("event time stalled: a source split without records holds back the watermark, "+
 			"so windows and event-time timers downstream do not fire",
 			"operator", d.spec.Name, "subtask", t.spec.ID.Index, "split", strings.Join(s.Splits, ", "),
-			"held", s.Held.Round(time.Millisecond), "watermark", formatEventTime(s.Watermark),
-			"ahead", s.Ahead+" at "+formatEventTime(s.AheadWatermark), "fix", stallFix)
+			"held", s.Held.Round(time.Millisecond), "watermark", FormatEventTime(s.Watermark),
+			"ahead", s.Ahead+" at "+FormatEventTime(s.AheadWatermark), "fix", StallFix)
 	case watermark.StallEnded:
+		d.splitStalled = false
 		t.spec.Logger.Info("event time moves again: the stalled source split no longer holds back the watermark",
 			"operator", d.spec.Name, "subtask", t.spec.ID.Index, "split", strings.Join(s.Splits, ", "),
-			"stalled", s.Held.Round(time.Millisecond), "watermark", formatEventTime(s.Watermark))
+			"stalled", s.Held.Round(time.Millisecond), "watermark", FormatEventTime(s.Watermark))
 	}
 }
 
-// formatEventTime shows a watermark as a UTC time with its milliseconds.
+// FormatEventTime shows a watermark as a UTC time with its milliseconds.
 // A stall's watermarks are never MAX: only the end of input makes that.
-func formatEventTime(wm event.Timestamp) string {
+func FormatEventTime(wm event.Timestamp) string {
 	if wm == event.MinWatermark {
 		return "MIN (no watermark yet)"
 	}
 	return fmt.Sprintf("%s (%d)", time.UnixMilli(wm).UTC().Format("2006-01-02T15:04:05.000Z"), wm)
+}
+
+// publishSource hands the subtask's watermark view to the job driver, which
+// looks for a subtask holding back the whole source (a split-level check
+// cannot see a subtask whose only split is silent). The split ids come from
+// checkStall's call to Multi.Splits just before.
+func (t *Subtask) publishSource(d *sourceDriver, wm event.Timestamp, idle bool) {
+	c := t.spec.Counters
+	if c == nil {
+		return
+	}
+	v := SourceView{Watermark: wm, Idle: idle, SplitStalled: d.splitStalled, Splits: make([]string, len(d.splits))}
+	for i, s := range d.splits {
+		v.Splits[i] = s.ID
+	}
+	c.source.Store(&v)
 }

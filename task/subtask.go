@@ -71,11 +71,37 @@ type Spec struct {
 
 // Counters are a subtask's live counts: In counts records taken from input
 // channels, Out records read from its source, WatermarkStalls the times a
-// silent split held back its source's watermark (see SourceSpec.StallWarning).
+// silent split held back its source's watermark (see SourceSpec.StallWarning)
+// — or, counted by the job driver, the times this source subtask held back
+// the watermark of its source's other subtasks.
 type Counters struct {
 	In, Out         atomic.Int64
 	WatermarkStalls atomic.Int64
+	// source is the watermark view a source subtask with watermarks
+	// publishes after every periodic emit; nil before the first.
+	source atomic.Pointer[SourceView]
 }
+
+// SourceView is a source subtask's watermark as of its last periodic emit:
+// what the job driver needs to notice a subtask that holds back the
+// watermark of the whole source (runtime's stall check across subtasks).
+type SourceView struct {
+	// Watermark is the subtask's output watermark, Idle whether all its
+	// splits are idle (or it has none).
+	Watermark event.Timestamp
+	Idle      bool
+	// SplitStalled is set while the subtask's own StallDetector has a
+	// stall reported: its warning already names the silent split.
+	SplitStalled bool
+	// Splits are the ids of the splits the subtask reads.
+	Splits []string
+}
+
+// Source returns the view last published by the source subtask, or nil.
+func (c *Counters) Source() *SourceView { return c.source.Load() }
+
+// PublishSource replaces the source view (tests use it to script a subtask).
+func (c *Counters) PublishSource(v SourceView) { c.source.Store(&v) }
 
 // Subtask is the running instance. Only its own goroutine touches it.
 type Subtask struct {
