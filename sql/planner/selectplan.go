@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/weirstream/weir/graph"
@@ -12,7 +13,7 @@ import (
 
 func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
 	if s.From == nil {
-		return nil, errAt(s.Pos, "SELECT without FROM is not supported on streams")
+		return p.planSelectNoFrom(s)
 	}
 	in, err := p.planFromWhere(s)
 	if err != nil {
@@ -30,6 +31,41 @@ func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
 		return out, err
 	}
 	return p.distinct(out)
+}
+
+// planSelectNoFrom plans SELECT exprs [WHERE cond] without FROM as Flink
+// does: one row of VALUES (Calcite reads it from a one-row Values and
+// reduces the projection into it), filtered by the WHERE. The columns are
+// named by their aliases, else EXPR$0, EXPR$1, ….
+func (p *Planner) planSelectNoFrom(s *parser.Select) (*Rel, error) {
+	if len(s.GroupBy) > 0 || s.Having != nil || len(collectAggregates(s)) > 0 {
+		return nil, &Error{Pos: s.Pos, Msg: "SELECT without FROM cannot aggregate or GROUP BY",
+			Hint: "aggregate over a FROM clause, e.g. FROM (VALUES …) AS t(…)"}
+	}
+	row := make([]parser.Expr, len(s.Items))
+	for i, it := range s.Items {
+		if _, ok := it.Expr.(*parser.Star); ok {
+			return nil, &Error{Pos: it.Pos, Msg: "SELECT * without FROM has no columns to select",
+				Hint: "name the values, or add a FROM clause"}
+		}
+		row[i] = it.Expr
+	}
+	r, err := p.planValues(&parser.Values{Pos: s.Pos, Rows: [][]parser.Expr{row}})
+	if err != nil {
+		return nil, err
+	}
+	if s.Where != nil { // before the aliases: WHERE cannot see them, as in Flink
+		if r, err = p.filter(r, s.Where, nil); err != nil {
+			return nil, err
+		}
+	}
+	r.Cols = slices.Clone(r.Cols)
+	for i, it := range s.Items {
+		if it.Alias != "" {
+			r.Cols[i].Name = it.Alias
+		}
+	}
+	return r, nil
 }
 
 // planFromWhere plans FROM and WHERE; a Top-N or deduplication subquery
