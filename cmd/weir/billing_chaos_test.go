@@ -101,9 +101,10 @@ func (r *billingRun) chaos(ctx context.Context, kills int) string {
 	self, _ := os.Executable()
 	var out bytes.Buffer
 	f := r.flags
-	// Kills come 0.3–1 s after each start; one subtask per operator and
-	// checkpoints every 250 ms keep the job long enough for all of them.
-	f.kills, f.minDelay, f.maxDelay = kills, 300*time.Millisecond, time.Second
+	// Kills come 0.2–0.7 s after each start; one subtask per operator and
+	// checkpoints every 250 ms keep the job long enough for all of them
+	// (0.3–1 s let a fast machine without -race finish after 18 kills).
+	f.kills, f.minDelay, f.maxDelay = kills, 200*time.Millisecond, 700*time.Millisecond
 	err := runChaos(ctx, &out, f, []string{self, "run", r.script(), "-q",
 		"--set", "execution.checkpointing.interval=250ms", "--set", "parallelism.default=1"})
 	r.t.Logf("%d bills (%d duplicates)\n%s", len(r.events), r.dups, out.String())

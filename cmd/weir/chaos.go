@@ -83,10 +83,14 @@ func runChaos(ctx context.Context, out io.Writer, f chaosFlags, command []string
 }
 
 // runOnce runs the command; with kill, it is killed after delay unless it
-// ends first. It reports whether the kill happened.
+// ends first. It reports whether the kill happened. The command runs in a
+// process group of its own and the kill goes to the whole group, so a
+// wrapper (`go run`, a shell script) dies together with the job it started.
 func runOnce(ctx context.Context, name string, args []string, kill bool, delay time.Duration) (bool, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if err := cmd.Start(); err != nil {
 		return false, err
 	}
@@ -103,7 +107,7 @@ func runOnce(ctx context.Context, name string, args []string, kill bool, delay t
 		}
 		return false, nil
 	case <-timer:
-		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 		return true, nil
 	}
