@@ -19,6 +19,11 @@ if [ -n "$$unformatted" ]; then
 	echo "$$unformatted" >&2
 	exit 1
 fi
+echo "==> go mod tidy -diff"
+if ! $(GO) mod tidy -diff; then
+	echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2
+	exit 1
+fi
 echo "==> go vet ./..."
 $(GO) vet ./...
 echo "==> go test ./internal/lint/"
