@@ -39,7 +39,9 @@ func newChaosCommand() *cobra.Command {
 --kills times, each after a random delay between --min-delay and --max-delay; every restart
 appends --restore latest. After the last run finishes, the --table (account_id, total,
 bill_count) in the --mysql or --sqlite database is compared with the --truth CSV written by
-weir tool gen-bills, and for MySQL/MariaDB XA RECOVER must be empty.`,
+weir tool gen-bills, and for MySQL/MariaDB XA RECOVER must be empty. The verdict is OK
+only when every one of the --kills happened: a job that finishes before its last kill fails
+the verdict (lower the delays or give it more input).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runChaos(cmd.Context(), cmd.OutOrStdout(), f, args)
@@ -59,6 +61,19 @@ weir tool gen-bills, and for MySQL/MariaDB XA RECOVER must be empty.`,
 }
 
 func runChaos(ctx context.Context, out io.Writer, f chaosFlags, command []string) error {
+	kills, took, err := chaosRuns(ctx, out, f, command)
+	if err != nil {
+		return err
+	}
+	if err := verifyTotals(out, f); err != nil {
+		return err
+	}
+	return killVerdict(out, f, kills, took)
+}
+
+// chaosRuns runs the command until a run ends by itself, killing the first
+// f.kills runs; it returns how many kills happened and how long it took.
+func chaosRuns(ctx context.Context, out io.Writer, f chaosFlags, command []string) (int, time.Duration, error) {
 	rnd := rand.New(rand.NewSource(f.seed))
 	start := time.Now()
 	kills := 0
@@ -70,16 +85,28 @@ func runChaos(ctx context.Context, out io.Writer, f chaosFlags, command []string
 		delay := f.minDelay + time.Duration(rnd.Int63n(int64(f.maxDelay-f.minDelay)+1))
 		killed, err := runOnce(ctx, command[0], args, kills < f.kills, delay)
 		if err != nil {
-			return err
+			return kills, time.Since(start), err
 		}
 		if !killed {
 			fmt.Fprintf(out, "run %d finished after %d kills (%.1fs)\n", run+1, kills, time.Since(start).Seconds())
-			break
+			return kills, time.Since(start), nil
 		}
 		kills++
 		fmt.Fprintf(out, "run %d killed with SIGKILL after %v\n", run+1, delay.Round(time.Millisecond))
 	}
-	return verifyTotals(out, f)
+}
+
+// killVerdict is the verdict once the output is right: OK only when every
+// requested kill happened. A job that finishes before its kills was never
+// tested under the faults asked for, so that is a failure, not an OK.
+func killVerdict(out io.Writer, f chaosFlags, kills int, took time.Duration) error {
+	if kills < f.kills {
+		return fmt.Errorf("VERDICT: FAIL — only %d of %d kills happened: the job finished after %.1fs, before the next kill "+
+			"(random delay %v–%v); %s matches %s, but not through the faults asked for: lower --min-delay and --max-delay, "+
+			"or give the job more input", kills, f.kills, took.Seconds(), f.minDelay, f.maxDelay, f.table, f.truth)
+	}
+	fmt.Fprintf(out, "VERDICT: OK — %s equals %s exactly, through %d of %d kills\n", f.table, f.truth, kills, f.kills)
+	return nil
 }
 
 // runOnce runs the command; with kill, it is killed after delay unless it
@@ -142,7 +169,7 @@ func verifyTotals(out io.Writer, f chaosFlags) error {
 	if leftover != 0 {
 		return fmt.Errorf("VERDICT: FAIL — %d prepared transactions left behind (XA RECOVER / pg_prepared_xacts)", leftover)
 	}
-	fmt.Fprintf(out, "VERDICT: OK — %s equals %s exactly (%d accounts)\n", f.table, f.truth, len(want))
+	fmt.Fprintf(out, "%s equals %s exactly (%d accounts)\n", f.table, f.truth, len(want))
 	return nil
 }
 
