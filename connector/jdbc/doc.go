@@ -43,8 +43,8 @@
 // its predecessors with the same names left behind.
 //
 // XA (StrategyXA): each subtask writes the rows between two barriers into
-// one transaction on a pinned connection, named weir:<job>:<sink>:<subtask>:<seq>
-// (see xid), and prepares it at the barrier; the xid is the committable.
+// one transaction on a pinned connection, named weir:<job>:<sink>:<subtask>:<seq>:r<run>
+// (see xid; the run is random per writer, so no two attempts reuse a name), and prepares it at the barrier; the xid is the committable.
 // When the checkpoint completes the committer commits it. A writer that
 // starts rolls back the prepared transactions of checkpoints after the
 // restored one; the committer then commits the restored checkpoint's

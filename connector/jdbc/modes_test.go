@@ -308,3 +308,90 @@ func TestXAUpsertDefersBehindPrepared(t *testing.T) {
 		}
 	})
 }
+
+// XA names are unique per attempt. A job killed right after checkpoint 1,
+// while the transaction of the next interval is open (XA START done, not
+// prepared), leaves that branch on the server until the server drops the
+// dead session; it is invisible to XA RECOVER, so recovery cannot roll it
+// back. The restored attempt's first transaction has the same seq (the
+// restored checkpoint + 1): with xids of job, sink, subtask and seq alone its
+// XA START failed with XAER_DUPID (MySQL 1440). Then the same again one step
+// later: checkpoint 2 prepared by the second attempt, crash before it
+// completes, restore from 1, seq 2 reached a third time — recovery must
+// still find and roll back the second attempt's branch, and commit the
+// restored checkpoint's.
+func TestXANamesAreUniquePerAttempt(t *testing.T) {
+	eachDB(t, func(t *testing.T, db *testDB) {
+		tbl := db.table(t, "xau", "id INT NOT NULL, v INT")
+		job := db.job(t)
+		attempt := func(restored event.CheckpointID) (*Sink, operator.SinkWriter) {
+			s := db.newSink(t, tbl, Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA))
+			w, err := s.CreateWriter(wctx(job, 0, 1, restored))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s, w
+		}
+		write := func(w operator.SinkWriter, recs ...event.Record) {
+			t.Helper()
+			for _, r := range recs {
+				if err := w.Write(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Flush(false); err != nil {
+				t.Fatalf("flush (XA START): %v", err)
+			}
+		}
+		prepare := func(w operator.SinkWriter, id event.CheckpointID) [][]byte {
+			t.Helper()
+			cs, err := w.PrepareCommit(id)
+			if err != nil || len(cs) != 1 {
+				t.Fatalf("prepare %d: %q, %v", id, cs, err)
+			}
+			return cs
+		}
+
+		// Attempt 1: checkpoint 1 prepared and completed; the next
+		// interval's transaction (seq 2) is open when the process dies.
+		_, a := attempt(0)
+		write(a, ins(1, 10))
+		c1 := prepare(a, 1)
+		write(a, ins(2, 20)) // a stays open: the server has not dropped its session yet
+		defer a.Close()
+
+		// Attempt 2 restores checkpoint 1: commits its transaction, then
+		// opens seq 2 while attempt 1's seq 2 still exists.
+		s2, b := attempt(1)
+		if err := commit(t, s2, wctx(job, 0, 1, 1), 1, c1); err != nil {
+			t.Fatal(err)
+		}
+		write(b, ins(2, 20))
+		c2 := prepare(b, 2) // checkpoint 2 is never completed
+		b.Close()
+
+		// Attempt 3 restores checkpoint 1 again: attempt 2's seq 2 is
+		// rolled back, and seq 2 opens a third time.
+		s3, c := attempt(1)
+		if got := db.prepared(t, "weir:"+job); len(got) != 0 {
+			t.Fatalf("prepared after recovery: %v (attempt 2 prepared %s)", got, c2[0])
+		}
+		if err := commit(t, s3, wctx(job, 0, 1, 1), 1, c1); err != nil { // committed already: success
+			t.Fatal(err)
+		}
+		write(c, ins(2, 20), ins(3, 30))
+		c3 := prepare(c, 3)
+		if err := commit(t, s3, wctx(job, 0, 1, 1), 3, c3); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		a.Close() // the server drops attempt 1's session: its open branch rolls back
+		equal(t, "table", db.rows(t, tbl), []string{"1|10", "2|20", "3|30"})
+		if got := db.prepared(t, "weir:"+job); len(got) != 0 {
+			t.Errorf("left prepared: %v", got)
+		}
+		if string(c1[0]) == string(c2[0]) || string(c2[0]) == string(c3[0]) {
+			t.Errorf("xids repeat across attempts: %s %s %s", c1[0], c2[0], c3[0])
+		}
+	})
+}

@@ -104,24 +104,29 @@ func boolText(b bool) string {
 }
 
 func TestXid(t *testing.T) {
-	x := xid{prefix: xidPrefix("job-1", "orders"), subtask: 3, seq: 42}
-	if s := x.String(); s != "weir:job-1:orders:3:42" {
+	x := xid{prefix: xidPrefix("job-1", "orders"), subtask: 3, seq: 42, run: "k3x9a0"}
+	if s := x.String(); s != "weir:job-1:orders:3:42:rk3x9a0" {
 		t.Errorf("xid %s", s)
 	}
-	long := xid{prefix: xidPrefix(strings.Repeat("j", 40), "a sink with spaces"), subtask: 32767, seq: math.MaxInt64}
+	long := xid{prefix: xidPrefix(strings.Repeat("j", 40), "a sink with spaces"), subtask: 32767, seq: math.MaxInt64, run: "zzzzzz"}
 	if n := len(long.String()); n > 64 {
 		t.Errorf("xid %s is %d bytes, MySQL allows 64", long, n)
 	}
+	if r := newRun(); !isRun("r" + r) {
+		t.Errorf("newRun() = %q", r)
+	}
 	w := xid{prefix: x.prefix, subtask: 1, seq: 7, wal: true}
-	for _, in := range []xid{x, long, w} {
+	older := xid{prefix: x.prefix, subtask: 2, seq: 9} // an older Weir's xid, without a run
+	for _, in := range []xid{x, long, w, older} {
 		got, ok := parseXid(in.String())
 		if !ok || got != in {
 			t.Errorf("parseXid(%s) = %+v, %v", in, got, ok)
 		}
 	}
-	for _, bad := range []string{"other:1:2", "weir:", "weir:p:x:1", "weir:p:1:-3", "weir:1:2"} {
-		if _, ok := parseXid(bad); ok {
-			t.Errorf("parseXid(%q) accepted", bad)
+	for _, bad := range []string{"other:1:2", "weir:", "weir:p:x:1", "weir:p:1:-3", "weir:1:2", "weir:p:1:w2:rabcdef",
+		"weir:p:1:2:rABCDEF", "weir:p:1:rabcdef", "weir:p:1:2:rabcdef:rabcdef"} {
+		if x, ok := parseXid(bad); ok {
+			t.Errorf("parseXid(%q) accepted: %+v", bad, x)
 		}
 	}
 }

@@ -48,6 +48,7 @@ type xaWriter struct {
 	last    event.CheckpointID // the last barrier seen, or the restored checkpoint
 	subtask int
 	prefix  string
+	run     string // this writer's run component of its xids (see xid)
 	// lockWait is the sessions' lock wait timeout, for messages.
 	lockWait time.Duration
 }
@@ -57,7 +58,7 @@ func (s *Sink) newXAWriter(ctx context.Context, wctx operator.WriterContext, p p
 		return nil, errors.New("jdbc: exactly-once needs the job id (runtime.Options.JobID)")
 	}
 	w := &xaWriter{s: s, t: t, p: p, ctx: ctx, last: wctx.RestoredCheckpoint, subtask: wctx.Subtask.Index,
-		prefix: xidPrefix(wctx.JobID, s.opts.Name), link: s.link(wctx.Subtask.Index), deferWrites: !t.isAppend(),
+		prefix: xidPrefix(wctx.JobID, s.opts.Name), run: newRun(), link: s.link(wctx.Subtask.Index), deferWrites: !t.isAppend(),
 		lockWait: s.lockWait(wctx)}
 	w.link.reset(w.last)
 	r := xaRecovery{s: s, p: p, prefix: w.prefix, subtask: wctx.Subtask.Index,
@@ -106,7 +107,7 @@ func (w *xaWriter) beginLocked() error {
 	if err != nil {
 		return fmt.Errorf("jdbc: table %q: connecting for an XA transaction: %w", w.t.name, err)
 	}
-	x := xid{prefix: w.prefix, subtask: w.subtask, seq: w.last + 1}
+	x := xid{prefix: w.prefix, subtask: w.subtask, seq: w.last + 1, run: w.run}
 	if err := execAll(w.ctx, sess, w.s.target.dialect.xaStart(x.String())); err != nil {
 		sess.release(true)
 		return fmt.Errorf("jdbc: table %q: starting XA transaction %s: %w", w.t.name, x, err)
@@ -322,10 +323,10 @@ func (r *xaRecovery) rollBack(ctx context.Context, sess session, id string) erro
 
 // forgetNewer deletes the XA log rows of transactions after the restored
 // checkpoint: none can be committed unless an older checkpoint than the
-// last committed one was restored, and then their xids are reused. The rows
-// are found by a plain (non-locking) read and deleted by xid: a predicate
-// DELETE would wait for the rows that other subtasks' prepared transactions
-// hold locked until their checkpoint completes.
+// last committed one was restored (and then their rows are written again).
+// The rows are found by a plain (non-locking) read and deleted by xid: a
+// predicate DELETE would wait for the rows that other subtasks' prepared
+// transactions hold locked until their checkpoint completes.
 func (r *xaRecovery) forgetNewer(ctx context.Context, sess session) error {
 	d := r.s.target.dialect
 	table := quoteQualified(r.s.opts.XALogTable, d.quoteIdent)

@@ -1,7 +1,9 @@
 package jdbc
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"regexp"
@@ -13,7 +15,7 @@ import (
 
 // xid names one XA branch (PostgreSQL: one prepared transaction):
 //
-//	weir:<job>:<sink>:<subtask>:<seq>
+//	weir:<job>:<sink>:<subtask>:<seq>:r<run>
 //
 // seq is the first checkpoint the transaction can belong to: the last
 // barrier the writer saw before the transaction's first row, plus one. The
@@ -23,21 +25,47 @@ import (
 // Within one writer, seq strictly increases: the next transaction starts
 // after the barrier that prepared this one.
 //
-// MySQL allows 64 bytes of gtrid; the subtask and seq take at most 26, so a
-// "weir:<job>:<sink>" prefix longer than 38 bytes, or one with characters
-// outside [A-Za-z0-9_.-], is replaced by "weir:h" and a hash of job and sink.
+// run is random, drawn by each writer when it starts (every attempt, every
+// process), so two attempts never name a transaction alike. Without it,
+// seq repeats across attempts: killed right after checkpoint N-1 while its
+// transaction seq N is open, a job restored from N-1 starts seq N again —
+// and while the server has not yet dropped the dead session, the old
+// branch still holds the name and XA START fails with XAER_DUPID (MySQL
+// 1440). Recovery needs no run: it finds a sink's branches by prefix and
+// subtask and decides by seq. An xid without a run (an older Weir's)
+// still parses, so its branches are recovered too.
+//
+// MySQL allows 64 bytes of gtrid; the subtask, seq and run take at most 34,
+// so a "weir:<job>:<sink>" prefix longer than 30 bytes, or one with
+// characters outside [A-Za-z0-9_.-], is replaced by "weir:h" and a hash of
+// job and sink.
 //
 // A write-ahead-log batch of an XA writer (see xaWriter) is named like an
-// xid with "w" before the seq, which is then the checkpoint id; it is only
+// xid with "w" before the seq, which is then the checkpoint id, and no run:
+// the name must be the same when a restore replays the batch, since the XA
+// log row it inserts is how a replay is told from a first apply. It is only
 // ever a row of the XA log, never a database transaction.
 type xid struct {
 	prefix  string
 	subtask int
 	seq     event.CheckpointID
+	run     string // runLen base-36 digits; "" for a write-ahead-log batch
 	wal     bool
 }
 
-const maxPrefix = 64 - 26
+const (
+	runLen    = 6
+	maxPrefix = 64 - 26 - len(":r") - runLen
+)
+
+// newRun draws a writer's run component: 6 base-36 digits, about 31 bits.
+func newRun() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])                          // crypto/rand.Read never fails (Go 1.24)
+	n := binary.BigEndian.Uint64(b[:]) % 2176782336 // 36^6
+	r := strconv.FormatUint(n, 36)
+	return strings.Repeat("0", runLen-len(r)) + r
+}
 
 var plainName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
@@ -55,14 +83,29 @@ func (x xid) String() string {
 	if x.wal {
 		return fmt.Sprintf("%s:%d:w%d", x.prefix, x.subtask, x.seq)
 	}
-	return fmt.Sprintf("%s:%d:%d", x.prefix, x.subtask, x.seq)
+	if x.run == "" {
+		return fmt.Sprintf("%s:%d:%d", x.prefix, x.subtask, x.seq)
+	}
+	return fmt.Sprintf("%s:%d:%d:r%s", x.prefix, x.subtask, x.seq, x.run)
 }
 
-// parseXid reads an xid written by String; ok is false for foreign ids.
+// parseXid reads an xid written by String (with or without a run); ok is
+// false for foreign ids.
 func parseXid(s string) (x xid, ok bool) {
 	if !strings.HasPrefix(s, "weir:") {
 		return x, false
 	}
+	if k := strings.LastIndexByte(s, ':'); k >= 0 && isRun(s[k+1:]) {
+		x, ok = parseSeq(s[:k])
+		x.run = s[k+2:]
+		return x, ok && !x.wal
+	}
+	return parseSeq(s)
+}
+
+// parseSeq reads weir:<prefix>:<subtask>:<seq> (seq "w<n>" for a
+// write-ahead-log batch).
+func parseSeq(s string) (x xid, ok bool) {
 	j := strings.LastIndexByte(s, ':')
 	i := strings.LastIndexByte(s[:max(j, 0)], ':')
 	if i <= len("weir") {
@@ -75,4 +118,17 @@ func parseXid(s string) (x xid, ok bool) {
 		return x, false
 	}
 	return xid{prefix: s[:i], subtask: sub, seq: event.CheckpointID(seq), wal: wal}, true
+}
+
+// isRun tells an xid's last field "r<run>" from a seq.
+func isRun(f string) bool {
+	if len(f) != 1+runLen || f[0] != 'r' {
+		return false
+	}
+	for _, c := range f[1:] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	return true
 }
