@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 var (
@@ -49,12 +52,26 @@ type TooLargeError struct {
 	Topic string
 	Size  int
 	Limit int
+	// Raise names the option that raises Limit; empty: the Go option.
+	Raise string
 }
 
 func (e *TooLargeError) Error() string {
+	raise := e.Raise
+	if raise == "" {
+		raise = "kafka.MaxRequestSize"
+	}
 	return fmt.Sprintf("record for topic %s is about %d bytes, more than max.request.size %d "+
-		"(raise kafka.MaxRequestSize and the topic's max.message.bytes, or skip such records)",
-		e.Topic, e.Size, e.Limit)
+		"(raise %s and the topic's max.message.bytes)", e.Topic, e.Size, e.Limit, raise)
+}
+
+// produceError names the topic of a record the broker refused; a topic
+// that does not exist (the sink never creates topics) says so.
+func produceError(r *kgo.Record, err error) error {
+	if errors.Is(err, kerr.UnknownTopicOrPartition) {
+		return fmt.Errorf("topic %q does not exist (create it first; the kafka sink does not create topics): %w", r.Topic, err)
+	}
+	return fmt.Errorf("topic %s: %w", r.Topic, err)
 }
 
 func unsafeTimeout(format string, args ...any) error {

@@ -38,8 +38,11 @@ func (f commonOpt) applySink(c *sinkConfig)     { f(&c.commonConfig) }
 type commonConfig struct {
 	brokers    []string
 	badRecords BadRecordPolicy
-	clientOpts []kgo.Opt
-	logger     *slog.Logger
+	// badRecordFix is the advice for getting past a bad record; empty:
+	// the Go options.
+	badRecordFix string
+	clientOpts   []kgo.Opt
+	logger       *slog.Logger
 }
 
 func (c *commonConfig) ensureDefaults() {
@@ -105,7 +108,6 @@ type sourceConfig struct {
 	commitSet       bool
 	decoder         any // func([]byte) (T, error) or func(Message) (T, error)
 	maxPollRecords  int
-	badRecordFix    string
 }
 
 func (c *sourceConfig) ensureDefaults() {
@@ -151,12 +153,13 @@ func Topics(topics ...string) SourceOption {
 	return sourceOpt(func(c *sourceConfig) { c.topics = append(c.topics, topics...) })
 }
 
-// BadRecordFix replaces the advice a RecordError gives for continuing past
-// bad records (default: the Go options, kafka.BadRecords(…)), for callers
-// whose users configure the policy otherwise (the SQL layer's WITH
-// options).
-func BadRecordFix(advice string) SourceOption {
-	return sourceOpt(func(c *sourceConfig) { c.badRecordFix = advice })
+// BadRecordFix replaces the advice a bad record error gives for continuing
+// past such records (default: the Go options, kafka.BadRecords(…)), for
+// callers whose users configure the policy otherwise (the SQL layer's WITH
+// options). A source's advice follows "to continue past such records", a
+// sink's "to drop such records".
+func BadRecordFix(advice string) Option {
+	return commonOpt(func(c *commonConfig) { c.badRecordFix = advice })
 }
 
 // GroupID sets the consumer group (Flink's properties.group.id) used by
@@ -274,19 +277,20 @@ func ParseDeliveryGuarantee(s string) (DeliveryGuarantee, error) {
 
 type sinkConfig struct {
 	commonConfig
-	topic          string
-	topicFn        any // func(T) string
-	keyFn          any // func(T) []byte
-	encoder        any // func(T) ([]byte, error)
-	guarantee      DeliveryGuarantee
-	prefix         string
-	txnTimeout     time.Duration
-	interval       time.Duration
-	poolSize       int
-	maxRequestSize int
-	commitTimeout  time.Duration
-	flushTimeout   time.Duration
-	noTimestamps   bool // RecordTimestamps(false)
+	topic             string
+	topicFn           any // func(T) string
+	keyFn             any // func(T) []byte
+	encoder           any // func(T) ([]byte, error)
+	guarantee         DeliveryGuarantee
+	prefix            string
+	txnTimeout        time.Duration
+	interval          time.Duration
+	poolSize          int
+	maxRequestSize    int
+	maxRequestSizeFix string // the option to raise it, in the user's terms; empty: the Go option
+	commitTimeout     time.Duration
+	flushTimeout      time.Duration
+	noTimestamps      bool // RecordTimestamps(false)
 }
 
 func (c *sinkConfig) ensureDefaults() {
@@ -410,6 +414,13 @@ func TransactionalIDPoolSize(n int) SinkOption {
 // produced, so they never poison a transaction. Default 1 MiB (1048576).
 func MaxRequestSize(n int) SinkOption {
 	return sinkOpt(func(c *sinkConfig) { c.maxRequestSize = n })
+}
+
+// MaxRequestSizeFix replaces the option a too-large record error tells the
+// user to raise (default "kafka.MaxRequestSize"), for callers whose users
+// set it otherwise (SQL's 'properties.max.request.size').
+func MaxRequestSizeFix(option string) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.maxRequestSizeFix = option })
 }
 
 // CommitTimeout bounds how long a committer retries one EndTxn (coordinator

@@ -228,7 +228,7 @@ func (c *sinkCore) prepare(r event.Record) (*kgo.Record, error) {
 	}
 	if err == nil {
 		if n := recordSize(rec); n > c.cfg.maxRequestSize {
-			err = &TooLargeError{Topic: rec.Topic, Size: n, Limit: c.cfg.maxRequestSize}
+			err = &TooLargeError{Topic: rec.Topic, Size: n, Limit: c.cfg.maxRequestSize, Raise: c.cfg.maxRequestSizeFix}
 		}
 	}
 	if err != nil {
@@ -236,7 +236,11 @@ func (c *sinkCore) prepare(r event.Record) (*kgo.Record, error) {
 			c.metrics.RecordsSkipped.Add(1)
 			return nil, nil
 		}
-		return nil, fmt.Errorf("%w: kafka sink: %w (set kafka.BadRecords(kafka.SkipBadRecords()) to drop such records)", ErrBadRecord, err)
+		fix := c.cfg.badRecordFix
+		if fix == "" {
+			fix = "set kafka.BadRecords(kafka.SkipBadRecords())"
+		}
+		return nil, fmt.Errorf("%w: kafka sink: %w (to drop such records %s)", ErrBadRecord, err, fix)
 	}
 	if r.Timestamp != event.NoTimestamp && !c.cfg.noTimestamps {
 		rec.Timestamp = time.UnixMilli(r.Timestamp)

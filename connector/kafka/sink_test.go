@@ -489,3 +489,19 @@ func TestSinkOldEventTimes(t *testing.T) {
 		t.Fatalf("read %d records, first timestamp %v; want 100 records from %v", len(recs), recs[0].Timestamp, time.UnixMilli(old))
 	}
 }
+
+// TestMissingSinkTopic: producing into a topic that does not exist fails
+// with an error naming the topic, under each guarantee.
+func TestMissingSinkTopic(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t)
+	for _, g := range []DeliveryGuarantee{AtLeastOnce, ExactlyOnce} {
+		j, _ := newCopyJob(t, c, 20)
+		j.out = fmt.Sprintf("weir-no-such-topic-%d", time.Now().UnixNano())
+		_, _, err := j.run(t, g, runtime.NoRestart{}, "", nil)
+		want := fmt.Sprintf("topic %q does not exist", j.out)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error saying %s", g, err, want)
+		}
+	}
+}

@@ -108,9 +108,9 @@ func (w *txnWriter) Write(r event.Record) error {
 		}
 	}
 	w.cur.records++
-	w.cur.cl.Produce(w.ctx, rec, func(_ *kgo.Record, err error) {
+	w.cur.cl.Produce(w.ctx, rec, func(r *kgo.Record, err error) {
 		if err != nil {
-			w.err.set(err)
+			w.err.set(produceError(r, err))
 		}
 	})
 	return nil

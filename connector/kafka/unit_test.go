@@ -222,9 +222,21 @@ func TestSinkPrepare(t *testing.T) {
 		return s
 	}
 	big := event.Record{Value: strings.Repeat("x", 3000), Timestamp: event.NoTimestamp}
-	if _, err := mk(FailOnBadRecord()).core.prepare(big); !errors.Is(err, ErrBadRecord) ||
-		!strings.Contains(err.Error(), "max.request.size 2000") {
-		t.Errorf("fail policy: %v", err)
+	const goAdvice = "kafka: bad record: kafka sink: record for topic t is about 3093 bytes, more than max.request.size 2000 " +
+		"(raise kafka.MaxRequestSize and the topic's max.message.bytes) (to drop such records set kafka.BadRecords(kafka.SkipBadRecords()))"
+	if _, err := mk(FailOnBadRecord()).core.prepare(big); !errors.Is(err, ErrBadRecord) || err.Error() != goAdvice {
+		t.Errorf("fail policy: got  %v\nwant %s", err, goAdvice)
+	}
+	// A caller with other option names (SQL) gives its own advice.
+	sq, err := NewSink[string](Brokers("b:1"), Topic("t"), MaxRequestSize(2000),
+		MaxRequestSizeFix("'properties.max.request.size'"), BadRecordFix("set 'sink.bad-record.policy' = 'skip'"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sqlAdvice = "kafka: bad record: kafka sink: record for topic t is about 3093 bytes, more than max.request.size 2000 " +
+		"(raise 'properties.max.request.size' and the topic's max.message.bytes) (to drop such records set 'sink.bad-record.policy' = 'skip')"
+	if _, err := sq.core.prepare(big); err == nil || err.Error() != sqlAdvice {
+		t.Errorf("caller's advice: got  %v\nwant %s", err, sqlAdvice)
 	}
 	s := mk(SkipBadRecords())
 	if rec, err := s.core.prepare(big); rec != nil || err != nil || s.Metrics().RecordsSkipped.Load() != 1 {

@@ -44,9 +44,9 @@ func (w *plainWriter) Write(r event.Record) error {
 		return err
 	}
 	w.ret.stamp(w.ctx, rec, time.Now())
-	w.cl.Produce(w.ctx, rec, func(_ *kgo.Record, err error) {
+	w.cl.Produce(w.ctx, rec, func(r *kgo.Record, err error) {
 		if err != nil {
-			w.err.set(err)
+			w.err.set(produceError(r, err))
 		}
 	})
 	return nil

@@ -224,7 +224,26 @@ func kafkaSinkOptions(t *catalog.Table, interval time.Duration) ([]kafka.SinkOpt
 		}
 		opts = append(opts, kafka.MaxRequestSize(n))
 	}
-	return opts, nil
+	p, err := sinkBadRecordPolicy(t)
+	// The advice of a bad record error names the table's WITH options.
+	return append(opts, kafka.BadRecords(p),
+		kafka.MaxRequestSizeFix(fmt.Sprintf("'properties.max.request.size' on table %q", t.Name)),
+		kafka.BadRecordFix(fmt.Sprintf("set 'sink.bad-record.policy' = 'skip' on table %q", t.Name))), err
+}
+
+// sinkBadRecordPolicy reads 'sink.bad-record.policy': what the sink does
+// with a row it cannot write (not serializable, or larger than
+// 'properties.max.request.size'): 'fail' (the default) or 'skip' (drop and
+// count it). Weir's option, the sink's side of 'scan.bad-record.policy'.
+func sinkBadRecordPolicy(t *catalog.Table) (kafka.BadRecordPolicy, error) {
+	switch v := t.Options["sink.bad-record.policy"]; v {
+	case "", "fail":
+		return kafka.FailOnBadRecord(), nil
+	case "skip":
+		return kafka.SkipBadRecords(), nil
+	default:
+		return kafka.BadRecordPolicy{}, fmt.Errorf("table %q: 'sink.bad-record.policy' = '%s': want fail or skip", t.Name, v)
+	}
 }
 
 func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {

@@ -35,3 +35,40 @@ INSERT INTO out SELECT * FROM bills;`, topic, brokers))
 		t.Fatalf("got %v\nwant a bad record error ending with %s", err, want)
 	}
 }
+
+// A row larger than 'properties.max.request.size' in a SQL job: the error
+// names the table's options ('properties.max.request.size',
+// 'sink.bad-record.policy'), not the Go API; with the policy 'skip' the row
+// is dropped and the others written.
+func TestKafkaSinkTooLargeAdviceInSQL(t *testing.T) {
+	brokers := testsvc.Kafka(t)
+	topic := fmt.Sprintf("too-large-%d", time.Now().UnixNano())
+	createTopic(t, brokers, topic)
+	script := func(policy string) string {
+		return fmt.Sprintf(`
+CREATE TABLE out (id INT, s STRING) WITH ('connector'='kafka','topic'='%s','properties.bootstrap.servers'='%s',
+  'format'='json','properties.max.request.size'='2000'%s);
+INSERT INTO out SELECT id, REPEAT('x', n) FROM (VALUES (1, 10), (2, 3000), (3, 10)) AS v(id, n);`, topic, brokers, policy)
+	}
+	_, err := runScript(t, script(""))
+	const want = `(raise 'properties.max.request.size' on table "out" and the topic's max.message.bytes) ` +
+		`(to drop such records set 'sink.bad-record.policy' = 'skip' on table "out")`
+	if err == nil || !strings.Contains(err.Error(), "more than max.request.size 2000 ") || !strings.HasSuffix(err.Error(), want) {
+		t.Fatalf("got %v\nwant a too-large error ending with %s", err, want)
+	}
+	if _, err := runScript(t, script(",'sink.bad-record.policy'='skip'")); err != nil {
+		t.Fatalf("'sink.bad-record.policy' = 'skip': %v", err)
+	}
+}
+
+// A SQL kafka sink into a topic that does not exist names the topic.
+func TestKafkaSinkMissingTopicInSQL(t *testing.T) {
+	brokers := testsvc.Kafka(t)
+	topic := fmt.Sprintf("no-such-topic-%d", time.Now().UnixNano())
+	_, err := runScript(t, fmt.Sprintf(`
+CREATE TABLE out (id INT) WITH ('connector'='kafka','topic'='%s','properties.bootstrap.servers'='%s','format'='json');
+INSERT INTO out VALUES (1);`, topic, brokers))
+	if want := fmt.Sprintf("topic %q does not exist", topic); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want an error saying %s", err, want)
+	}
+}
