@@ -114,6 +114,21 @@ func TestBadLineNamesFileAndLine(t *testing.T) {
 	}
 }
 
+// An unclosed quote on line 3 names line 3 once: encoding/csv, which sees
+// the line alone, would add "parse error on line 1".
+func TestUnclosedQuoteNamesOneLine(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"in.csv": "1,a\n2,b\n3,\"c\n4,d\n"})
+	r := openReader(t, dir, nil)
+	var err error
+	for i := 0; i < 5 && err == nil; i++ {
+		_, err = r.Poll(nopOut{})
+	}
+	want := filepath.Join(dir, "in.csv") + ` line 3: csv: column 5: extraneous or missing " in quoted-field`
+	if err == nil || err.Error() != "filesystem: "+want {
+		t.Fatalf("got  %v\nwant filesystem: %s", err, want)
+	}
+}
+
 type nopOut struct{}
 
 func (nopOut) Collect(string, event.Record) {}

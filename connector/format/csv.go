@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ func (c *CSV) Decode(data []byte) ([]any, error) {
 	r.FieldsPerRecord = -1
 	rec, err := r.Read()
 	if err != nil {
-		return nil, fmt.Errorf("csv: %w", err)
+		return nil, csvReadError(err)
 	}
 	if len(rec) != len(c.Fields) {
 		return nil, fmt.Errorf("csv: %d fields, the table has %d columns", len(rec), len(c.Fields))
@@ -48,6 +49,17 @@ func (c *CSV) Decode(data []byte) ([]any, error) {
 		out[i] = v
 	}
 	return out, nil
+}
+
+// csvReadError drops encoding/csv's line number: Decode reads one record
+// on its own, so that number is always 1 and would contradict the caller's
+// (the file's line, the Kafka offset). The column stays.
+func csvReadError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("csv: column %d: %w", pe.Column, pe.Err)
+	}
+	return fmt.Errorf("csv: %w", err)
 }
 
 // Encode implements Format.

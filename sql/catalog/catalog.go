@@ -19,8 +19,19 @@ type Table struct {
 	Watermark  *parser.Watermark
 	PrimaryKey []string
 	Options    map[string]string
-	Temporary  bool
-	Pos        parser.Pos
+	// OptionPos is where each WITH option is written, for errors about it.
+	OptionPos map[string]parser.Pos
+	Temporary bool
+	Pos       parser.Pos
+}
+
+// OptionAt returns where option key is written: its position in the WITH
+// clause, or the table's when it is not there.
+func (t *Table) OptionAt(key string) parser.Pos {
+	if p, ok := t.OptionPos[key]; ok {
+		return p
+	}
+	return t.Pos
 }
 
 // View is a view declared by CREATE VIEW.
@@ -85,12 +96,13 @@ func (c *Catalog) CreateTable(stmt *parser.CreateTable) error {
 		return fmt.Errorf("line %d:%d: table %q already exists: %w", stmt.Line, stmt.Col, name, ErrExists)
 	}
 	t := &Table{Name: name, Columns: stmt.Columns, Watermark: stmt.Watermark, Options: map[string]string{},
-		Temporary: stmt.Temporary, Pos: stmt.Pos}
+		OptionPos: map[string]parser.Pos{}, Temporary: stmt.Temporary, Pos: stmt.Pos}
 	if stmt.PrimaryKey != nil {
 		t.PrimaryKey = stmt.PrimaryKey.Columns
 	}
 	for _, o := range stmt.Options {
 		t.Options[o.Key] = o.Value
+		t.OptionPos[o.Key] = o.Pos
 	}
 	if err := validate(t); err != nil {
 		return err

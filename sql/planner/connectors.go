@@ -1,9 +1,11 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/weirstream/weir/connector/blackhole"
@@ -14,6 +16,7 @@ import (
 	"github.com/weirstream/weir/connector/print"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/types"
 )
 
@@ -101,7 +104,8 @@ func fileSource(t *catalog.Table) (operator.Source, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("table %q: %w", t.Name, err)
+		return nil, &Error{Pos: t.OptionAt("path"), Msg: fmt.Sprintf("table %q: 'path' = '%s': %v", t.Name, t.Options["path"], unwrapPath(err)),
+			Hint: "check the path (relative paths are relative to the directory weir runs in)", Err: err}
 	}
 	return &filesystem.Source{Path: path, Format: f}, nil
 }
@@ -111,31 +115,75 @@ func fileSink(t *catalog.Table) (SinkSpec, error) {
 	return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f}}, err
 }
 
+// unwrapPath drops the operation and path of an *os.PathError: the
+// message already quotes the 'path' option.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // source returns the source of table t.
 func (c *Connectors) source(t *catalog.Table) (operator.Source, error) {
 	f, ok := c.Sources[t.Connector()]
 	if !ok {
-		return nil, fmt.Errorf("table %q: connector %q cannot be read (readable connectors: %s)",
-			t.Name, t.Connector(), keys(c.Sources))
+		return nil, c.noConnector(t, "cannot be read", "readable connectors", keys(c.Sources))
 	}
-	return f(t)
+	src, err := f(t)
+	return src, atTable(t, err)
 }
 
 // sink returns the sink of table t.
 func (c *Connectors) sink(t *catalog.Table) (SinkSpec, error) {
 	f, ok := c.Sinks[t.Connector()]
 	if !ok {
-		return SinkSpec{}, fmt.Errorf("table %q: connector %q cannot be written (writable connectors: %s)",
-			t.Name, t.Connector(), keys(c.Sinks))
+		return SinkSpec{}, c.noConnector(t, "cannot be written", "writable connectors", keys(c.Sinks))
 	}
-	return f(t)
+	spec, err := f(t)
+	return spec, atTable(t, err)
 }
 
-func keys[V any](m map[string]V) string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
+// noConnector is the error for a table whose connector cannot be used as
+// wanted, placed at its 'connector' option. A name no connector has is
+// unknown (Flink: "Could not find any factory for identifier"), with the
+// nearest known name.
+func (c *Connectors) noConnector(t *catalog.Table, cannot, listName, list string) error {
+	name := t.Connector()
+	e := &Error{Pos: t.OptionAt("connector"), Msg: fmt.Sprintf("table %q: connector '%s' %s (%s: %s)", t.Name, name, cannot, listName, list)}
+	known := c.known()
+	if !slices.Contains(known, name) {
+		e.Msg = fmt.Sprintf("table %q: unknown connector '%s' (connectors: %s)", t.Name, name, strings.Join(known, ", "))
+		if s, ok := parser.Closest(name, known); ok {
+			e.Hint = fmt.Sprintf("did you mean '%s'?", s)
+		}
 	}
-	sort.Strings(out)
-	return strings.Join(out, ", ")
+	return e
+}
+
+// known lists every connector name, sorted.
+func (c *Connectors) known() []string {
+	out := slices.Concat(names(c.Sources), names(c.Sinks), names(c.Lookups))
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// atTable places a connector factory's error at the table's CREATE TABLE
+// statement, unless it is placed already.
+func atTable(t *catalog.Table, err error) error {
+	var placed *Error
+	if err == nil || errors.As(err, &placed) {
+		return err
+	}
+	return &Error{Pos: t.Pos, Msg: err.Error(), Err: err}
+}
+
+func keys[V any](m map[string]V) string { return strings.Join(names(m), ", ") }
+
+// names returns the keys of m, sorted.
+func names[V any](m map[string]V) []string {
+	out := slices.Collect(maps.Keys(m))
+	slices.Sort(out)
+	return out
 }

@@ -121,10 +121,10 @@ func (c *Connectors) lookup(t *catalog.Table) (func() ([][]any, error), error) {
 	}
 	f, ok := c.Lookups[t.Connector()]
 	if !ok {
-		return nil, fmt.Errorf("table %q: connector %q cannot be read by a lookup join (lookup connectors: %s)",
-			t.Name, t.Connector(), keys(c.Lookups))
+		return nil, c.noConnector(t, "cannot be read by a lookup join", "lookup connectors", keys(c.Lookups))
 	}
-	return f(t)
+	load, err := f(t)
+	return load, atTable(t, err)
 }
 
 // fileLookup reads a filesystem table whole: the file at 'path', or every

@@ -100,7 +100,13 @@ type Error struct {
 	Pos  parser.Pos
 	Msg  string
 	Hint string
+	// Err is the cause, when the error places one (a connector's); nil
+	// otherwise.
+	Err error
 }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	s := fmt.Sprintf("line %d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg)
