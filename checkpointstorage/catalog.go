@@ -16,13 +16,19 @@ import (
 // whose state files exist with the recorded sizes. Every newer checkpoint it
 // skips (corrupt, or without metadata) is reported in the []error so that the
 // caller can log it loudly ("checkpoint 9 … skipped; restoring checkpoint 8").
-// It returns ErrNoCheckpoint when no checkpoint is usable; an I/O error other
-// than a missing file stops the walk and is returned, rather than silently
-// restoring an older checkpoint.
-func (s *FS) Latest() (Metadata, []error, error) {
+// When no checkpoint is usable it returns a *NoCheckpointError (matching
+// ErrNoCheckpoint) naming the directory, what it holds and why each
+// candidate was rejected; an I/O error other than a missing file stops the
+// walk and is returned, rather than silently restoring an older checkpoint.
+func (s *FS) Latest() (Metadata, []error, error) { return s.LatestBefore(0) }
+
+// LatestBefore is Latest among the checkpoints with an id below before (0:
+// no bound): the fallback when the state files of the one Latest returned
+// fail their checksums as they are read.
+func (s *FS) LatestBefore(before event.CheckpointID) (Metadata, []error, error) {
 	ids, err := s.chkDirs()
 	if errors.Is(err, fs.ErrNotExist) {
-		return Metadata{}, nil, fmt.Errorf("%w: directory %s does not exist", ErrNoCheckpoint, s.dir)
+		return Metadata{}, nil, &NoCheckpointError{Dir: s.dir, Missing: true}
 	}
 	if err != nil {
 		return Metadata{}, nil, err
@@ -30,6 +36,9 @@ func (s *FS) Latest() (Metadata, []error, error) {
 	slices.Sort(ids)
 	var skipped []error
 	for _, id := range slices.Backward(ids) {
+		if before > 0 && id >= before {
+			continue
+		}
 		m, err := s.load(id)
 		if err == nil {
 			return m, skipped, nil
@@ -39,7 +48,7 @@ func (s *FS) Latest() (Metadata, []error, error) {
 		}
 		skipped = append(skipped, &SkippedError{ID: id, Err: err})
 	}
-	return Metadata{}, skipped, fmt.Errorf("%w in %s", ErrNoCheckpoint, s.dir)
+	return Metadata{}, skipped, s.noCheckpoint(skipped)
 }
 
 // Completed returns the ids of the valid completed checkpoints (as Latest
@@ -56,93 +65,158 @@ func (s *FS) Completed() ([]event.CheckpointID, error) {
 	return ids, nil
 }
 
-// Retain keeps the newest n valid completed checkpoints and deletes every
-// chk-N directory older than the oldest of them (Flink's
-// state.checkpoints.num-retained), returning the deleted ids ascending.
-// Directories newer than that (in progress, or corrupt) are left to GC. A
-// file in a deleted directory that a retained checkpoint still references is
-// kept, but the directory loses its _metadata. n must be at least 1.
-func (s *FS) Retain(n int) ([]event.CheckpointID, error) {
+// Cleanup reports what GC or Retain did to the storage.
+type Cleanup struct {
+	// Deleted lists the checkpoints Retain deleted (their chk-N directories,
+	// or all of them but files a kept checkpoint references), ascending.
+	Deleted []event.CheckpointID
+	// Removed lists the removed paths relative to Dir, sorted; a removed
+	// directory is listed once, as "chk-N".
+	Removed []string
+	// Corrupt lists the corrupt checkpoints found, ascending: moved aside
+	// (never deleted), or left in place when a valid checkpoint references
+	// files in them.
+	Corrupt []MovedAside
+}
+
+// Retain keeps the newest n valid completed checkpoints, and the checkpoint
+// pin (a restore's source; 0: none) whatever its age, and deletes every
+// other chk-N directory older than the oldest of the newest n (Flink's
+// execution.checkpointing.num-retained). A corrupt one among them is moved
+// aside (MoveAside), not deleted. Directories newer than that (in progress,
+// or corrupt) are left to GC. A file in a deleted directory that a retained
+// checkpoint still references is kept, but the directory loses its
+// _metadata. n must be at least 1.
+func (s *FS) Retain(n int, pin event.CheckpointID) (Cleanup, error) {
+	var c Cleanup
 	if n < 1 {
-		return nil, fmt.Errorf("checkpointstorage: cannot retain %d checkpoints; retain at least 1", n)
+		return c, fmt.Errorf("checkpointstorage: cannot retain %d checkpoints; retain at least 1", n)
 	}
-	valid, err := s.completed()
+	all, err := s.scan()
+	valid := validOf(all)
 	if err != nil || len(valid) <= n {
-		return nil, err
+		return c, err
 	}
 	kept := valid[len(valid)-n:]
-	ids, err := s.chkDirs()
-	if err != nil {
-		return nil, err
+	if i := slices.IndexFunc(valid, func(m Metadata) bool { return m.ID == pin }); i >= 0 && pin < kept[0].ID {
+		kept = append(kept, valid[i])
 	}
-	slices.Sort(ids)
 	refs := references(kept)
-	var deleted []event.CheckpointID
-	for _, id := range ids {
-		if id >= kept[0].ID {
+	for _, d := range all {
+		if d.id >= kept[0].ID {
 			break
 		}
-		if _, err := s.prune(id, refs, false); err != nil {
-			return deleted, err
+		if err := s.retire(&c, d, refs, d.id == pin); err != nil {
+			return c, err
 		}
-		deleted = append(deleted, id)
 	}
-	return deleted, nil
+	slices.Sort(c.Removed)
+	return c, nil
+}
+
+// retire deletes checkpoint d for Retain (moving it aside when corrupt);
+// keep leaves it alone.
+func (s *FS) retire(c *Cleanup, d scanned, refs map[string]bool, keep bool) error {
+	if keep {
+		return nil
+	}
+	if isCorrupt(d.err) {
+		q, err := s.moveAside(d.id, d.err, refs)
+		c.Corrupt = append(c.Corrupt, q)
+		return err
+	}
+	r, err := s.prune(d.id, refs, false)
+	c.Removed = append(c.Removed, r...)
+	if err == nil {
+		c.Deleted = append(c.Deleted, d.id)
+	}
+	return err
 }
 
 // GC lists the storage and deletes what no valid completed checkpoint
-// references: every chk-N directory without valid metadata (left by a crash
+// references: every chk-N directory without _metadata (left by a crash
 // mid-checkpoint, or aborted), every file in a checkpoint directory that no
 // metadata's Handles name (other than the checkpoint's own _metadata), and
-// leftover temp files of the id counter. It never touches the counter file
-// or entries that are not Weir's. It returns the removed paths relative to
-// Dir, sorted; a removed directory is listed once, as "chk-N".
+// leftover temp files of the id counter. A corrupt checkpoint (its _metadata
+// or a state file fails verification) is never deleted: it is moved aside
+// (MoveAside) and reported in Cleanup.Corrupt. GC never touches the counter
+// file or entries that are not Weir's.
 //
 // GC must not run while a checkpoint is being written: that checkpoint has
 // no metadata yet and would be deleted.
-func (s *FS) GC() (removed []string, err error) {
-	valid, err := s.completed()
+func (s *FS) GC() (Cleanup, error) {
+	var c Cleanup
+	all, err := s.scan()
 	if err != nil {
-		return nil, err
+		return c, err
 	}
-	ids, err := s.chkDirs()
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(ids)
-	refs := references(valid)
-	for _, id := range ids {
-		keepMeta := slices.ContainsFunc(valid, func(m Metadata) bool { return m.ID == id })
-		r, err := s.prune(id, refs, keepMeta)
-		removed = append(removed, r...)
+	refs := references(validOf(all))
+	for _, d := range all {
+		if isCorrupt(d.err) {
+			q, err := s.moveAside(d.id, d.err, refs)
+			c.Corrupt = append(c.Corrupt, q)
+			if err != nil {
+				return c, err
+			}
+			continue
+		}
+		r, err := s.prune(d.id, refs, d.err == nil)
+		c.Removed = append(c.Removed, r...)
 		if err != nil {
-			return removed, err
+			return c, err
 		}
 	}
 	r, err := s.removeCounterTemps()
-	removed = append(removed, r...)
-	slices.Sort(removed)
-	return removed, err
+	c.Removed = append(c.Removed, r...)
+	slices.Sort(c.Removed)
+	return c, err
 }
 
-// completed loads every valid completed checkpoint, ascending by id.
-func (s *FS) completed() ([]Metadata, error) {
+// scanned is one chk-N directory as the catalog judges it.
+type scanned struct {
+	id   event.CheckpointID
+	meta Metadata // when err is nil
+	// err is nil for a valid completed checkpoint, else why it is
+	// unusable: incomplete (no _metadata) or corrupt (isCorrupt).
+	err error
+}
+
+// scan loads every chk-N directory, ascending by id.
+func (s *FS) scan() ([]scanned, error) {
 	ids, err := s.chkDirs()
 	if err != nil {
 		return nil, err
 	}
 	slices.Sort(ids)
-	var ms []Metadata
+	out := make([]scanned, 0, len(ids))
 	for _, id := range ids {
 		m, err := s.load(id)
 		if err != nil && !unusable(err) {
 			return nil, err
 		}
-		if err == nil {
-			ms = append(ms, m)
+		out = append(out, scanned{id: id, meta: m, err: err})
+	}
+	return out, nil
+}
+
+func validOf(all []scanned) []Metadata {
+	var ms []Metadata
+	for _, d := range all {
+		if d.err == nil {
+			ms = append(ms, d.meta)
 		}
 	}
-	return ms, nil
+	return ms
+}
+
+// isCorrupt tells a checkpoint whose files fail verification from a valid
+// one (nil) and from one that never completed (no _metadata).
+func isCorrupt(err error) bool { return errors.Is(err, ErrCorrupt) }
+
+// completed loads every valid completed checkpoint, ascending by id.
+func (s *FS) completed() ([]Metadata, error) {
+	all, err := s.scan()
+	return validOf(all), err
 }
 
 // load reads the metadata of id and checks its state files exist with the

@@ -122,22 +122,26 @@ func TestGCAfterCrashMidCheckpoint(t *testing.T) {
 	mustWrite(t, filepath.Join(s.Dir(), "README"), "not ours")
 	damageMetadata(t, s, 1, func(b []byte) []byte { return b[:30] })
 
-	removed, err := s.GC()
+	c, err := s.GC()
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantRemoved := []string{"_checkpoint_id.tmp-9", "chk-1", "chk-2/_metadata.tmp-123", "chk-2/stray", "chk-2/sub", "chk-3"}
-	if !reflect.DeepEqual(removed, wantRemoved) {
-		t.Fatalf("removed = %v, want %v", removed, wantRemoved)
+	wantRemoved := []string{"_checkpoint_id.tmp-9", "chk-2/_metadata.tmp-123", "chk-2/stray", "chk-2/sub", "chk-3"}
+	if !reflect.DeepEqual(c.Removed, wantRemoved) {
+		t.Fatalf("removed = %v, want %v", c.Removed, wantRemoved)
 	}
-	want := []string{"README", "_checkpoint_id", "chk-2/_metadata", "chk-2/map-0", "chk-2/src-0"}
+	if len(c.Corrupt) != 1 || c.Corrupt[0].ID != 1 || c.Corrupt[0].To != "chk-1.corrupt" || !errors.Is(c.Corrupt[0].Err, ErrCorrupt) {
+		t.Fatalf("corrupt = %+v, want chk-1 moved aside to chk-1.corrupt", c.Corrupt)
+	}
+	want := []string{"README", "_checkpoint_id", "chk-1.corrupt/_metadata", "chk-1.corrupt/map-0", "chk-1.corrupt/src-0",
+		"chk-2/_metadata", "chk-2/map-0", "chk-2/src-0"}
 	if files := listFiles(t, s.Dir()); !reflect.DeepEqual(files, want) {
 		t.Fatalf("files after GC = %v, want %v", files, want)
 	}
 	if id, err := s.NextID(); err != nil || id != 4 {
 		t.Fatalf("NextID after GC = %d, %v; want 4", id, err)
 	}
-	if again, err := s.GC(); err != nil || len(again) != 0 {
+	if again, err := s.GC(); err != nil || len(again.Removed)+len(again.Corrupt) != 0 {
 		t.Fatalf("second GC removed %v, %v; want nothing", again, err)
 	}
 }
@@ -156,9 +160,9 @@ func TestGCKeepsFilesReferencedAcrossCheckpoints(t *testing.T) {
 	if err := s.WriteMetadata(m); err != nil {
 		t.Fatal(err)
 	}
-	removed, err := s.GC()
-	if err != nil || !reflect.DeepEqual(removed, []string{"chk-1/other"}) {
-		t.Fatalf("GC = %v, %v", removed, err)
+	c, err := s.GC()
+	if err != nil || !reflect.DeepEqual(c.Removed, []string{"chk-1/other"}) {
+		t.Fatalf("GC = %v, %v", c.Removed, err)
 	}
 	want := []string{"chk-1/finished-src", "chk-2/_metadata", "chk-2/map-0"}
 	if files := listFiles(t, s.Dir()); !reflect.DeepEqual(files, want) {
@@ -218,12 +222,12 @@ func TestRetain(t *testing.T) {
 	if _, err := s.WriteState(7, "op-0", []byte("in progress")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Retain(0); err == nil {
+	if _, err := s.Retain(0, 0); err == nil {
 		t.Fatal("Retain(0) accepted")
 	}
-	deleted, err := s.Retain(2)
-	if err != nil || !reflect.DeepEqual(deleted, []event.CheckpointID{1, 2, 3}) {
-		t.Fatalf("Retain(2) = %v, %v; want [1 2 3]", deleted, err)
+	c, err := s.Retain(2, 0)
+	if err != nil || !reflect.DeepEqual(c.Deleted, []event.CheckpointID{1, 2, 3}) || len(c.Corrupt) != 0 {
+		t.Fatalf("Retain(2) = %+v, %v; want [1 2 3] deleted", c, err)
 	}
 	ids, err := s.Completed()
 	if err != nil || !reflect.DeepEqual(ids, []event.CheckpointID{4, 5}) {
@@ -233,8 +237,8 @@ func TestRetain(t *testing.T) {
 	if files := listFiles(t, s.Dir()); !reflect.DeepEqual(files, want) {
 		t.Fatalf("files = %v, want %v", files, want)
 	}
-	if deleted, err := s.Retain(5); err != nil || deleted != nil {
-		t.Fatalf("Retain(5) = %v, %v; want nothing", deleted, err)
+	if c, err := s.Retain(5, 0); err != nil || c.Deleted != nil || c.Removed != nil || c.Corrupt != nil {
+		t.Fatalf("Retain(5) = %+v, %v; want nothing", c, err)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // NextID returns the id the next checkpoint should take: the larger of the
-// persisted counter and the highest chk-N directory seen plus one, or 1 when
+// persisted counter and the highest chk-N directory (or chk-N.corrupt) seen plus one, or 1 when
 // there is neither. It does not persist anything; SetNextID does.
 func (s *FS) NextID() (event.CheckpointID, error) {
 	s.mu.Lock()
@@ -44,12 +44,18 @@ func (s *FS) nextIDLocked() (event.CheckpointID, error) {
 	if err != nil {
 		return 0, err
 	}
-	ids, err := s.chkDirs()
+	entries, err := os.ReadDir(s.dir)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("checkpointstorage: listing %s: %w", s.dir, err)
 	}
-	for _, id := range ids {
-		next = max(next, id+1)
+	for _, e := range entries {
+		id, ok := parseChkName(e.Name())
+		if !ok {
+			id, ok = asideID(e.Name()) // a moved-aside id is used too
+		}
+		if ok && e.IsDir() {
+			next = max(next, id+1)
+		}
 	}
 	return max(next, 1), nil
 }

@@ -23,7 +23,11 @@
 //     checkpoint id, so ids only ever increase across restarts.
 //   - Run GC only while no checkpoint is being written (for example at start,
 //     before the first trigger): it deletes every checkpoint directory without
-//     valid metadata, which includes one still in progress.
+//     metadata, which includes one still in progress.
+//
+// A corrupt checkpoint (its _metadata or a state file fails verification) is
+// never deleted: GC and Retain rename chk-N to chk-N.corrupt (MoveAside) and
+// report it, and nothing but the id counter looks at it again.
 //
 // Concurrency: an *FS may be shared by goroutines. WriteState and
 // WriteMetadata may run concurrently for different files; the id counter is

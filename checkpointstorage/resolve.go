@@ -9,7 +9,7 @@ import (
 )
 
 // Resolve finds the checkpoint a restore should start from (the argument of
-// `weir run --from`). which is "latest" — the newest valid completed
+// `weir run --restore`). which is "latest" — the newest valid completed
 // checkpoint in dir, as FS.Latest, whose skipped newer checkpoints come back
 // in the []error — or a path to a chk-N directory or to its _metadata file.
 // A relative path is tried as given first, then relative to dir. The

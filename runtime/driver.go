@@ -194,9 +194,7 @@ func (dr *driver) complete(ctx context.Context, id event.CheckpointID) error {
 			return err
 		}
 	}
-	if _, err := dr.j.fs.Retain(dr.j.opts.Retained); err != nil {
-		dr.j.opts.Logger.Warn("could not discard old checkpoints", "err", err)
-	}
+	dr.j.reportCleanup(dr.j.fs.Retain(dr.j.opts.Retained, 0))
 	return nil
 }
 

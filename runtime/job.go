@@ -115,14 +115,48 @@ func (j *job) failoverPoint() string {
 }
 
 // gc removes what no retained checkpoint references (aborted checkpoints
-// whose late writers recreated files, crashes mid-checkpoint). Every
-// subtask has stopped, so nothing is being written.
+// whose late writers recreated files, crashes mid-checkpoint) and moves
+// corrupt checkpoints aside. Every subtask has stopped, so nothing is being
+// written.
 func (j *job) gc() {
 	if j.fs == nil {
 		return
 	}
-	if _, err := j.fs.GC(); err != nil {
-		j.opts.Logger.Warn("checkpoint garbage collection failed", "err", err)
+	c, err := j.fs.GC()
+	j.reportCleanup(c, err)
+}
+
+// tidy brings the storage back to the retention bound before the first
+// attempt: GC, then Retain keeping pin (the checkpoint being restored; 0
+// for none, and then nothing valid is deleted: a fresh start does not
+// throw away an earlier run's checkpoints before it has one of its own).
+// Without it, runs killed right after each checkpoint (before its Retain)
+// pile up checkpoints.
+func (j *job) tidy(pin event.CheckpointID) {
+	c, err := j.fs.GC()
+	j.reportCleanup(c, err)
+	if pin > 0 && err == nil {
+		c, err = j.fs.Retain(j.opts.Retained, pin)
+		j.reportCleanup(c, err)
+	}
+}
+
+// reportCleanup logs what GC or Retain did: corrupt checkpoints loudly.
+func (j *job) reportCleanup(c checkpointstorage.Cleanup, err error) {
+	for _, q := range c.Corrupt {
+		if q.To == "" {
+			j.opts.Logger.Error("CORRUPT CHECKPOINT kept in place: a valid checkpoint references files in it",
+				"checkpoint", q.ID, "dir", j.fs.Dir(), "err", q.Err)
+			continue
+		}
+		j.opts.Logger.Error("CORRUPT CHECKPOINT moved aside (not deleted; inspect or delete it)",
+			"checkpoint", q.ID, "to", filepath.Join(j.fs.Dir(), q.To), "err", q.Err)
+	}
+	if len(c.Removed) > 0 {
+		j.opts.Logger.Debug("checkpoint garbage collection", "removed", c.Removed, "checkpoints", c.Deleted)
+	}
+	if err != nil {
+		j.opts.Logger.Warn("checkpoint garbage collection failed", "dir", j.fs.Dir(), "err", err)
 	}
 }
 
@@ -152,32 +186,98 @@ func (j *job) pickRestore(which string) (*restoredState, error) {
 }
 
 func (j *job) resolve(which string) (*restoredState, string, error) {
-	if which == "" {
+	switch which {
+	case "":
 		return nil, "", nil
+	case RestoreLatest, RestoreLatestOrEmpty:
+		return j.resolveLatest(which)
 	}
-	m, storage, skipped, err := checkpointstorage.ResolveFS(j.fs.Dir(), which)
-	if which == "latest" && errors.Is(err, checkpointstorage.ErrNoCheckpoint) {
-		return nil, "", nil
-	}
-	j.reportSkipped(skipped)
+	m, storage, _, err := checkpointstorage.ResolveFS(j.fs.Dir(), which)
 	if err != nil {
 		return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
 	}
-	if removed, err := j.fs.GC(); err != nil {
-		j.opts.Logger.Warn("checkpoint garbage collection failed", "err", err)
-	} else if len(removed) > 0 {
-		j.opts.Logger.Info("checkpoint garbage collection", "removed", len(removed))
-	}
 	r, err := loadState(storage, m)
 	if err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
 	}
+	return j.restored(storage, m, r)
+}
+
+// resolveLatest restores the newest checkpoint whose metadata and state
+// files verify, reporting every newer one it skips loudly; a checkpoint
+// whose state files fail their checksums is moved aside. When none is
+// usable, "latest" fails with what was found and "latest-or-empty" starts
+// empty.
+func (j *job) resolveLatest(which string) (*restoredState, string, error) {
+	var skipped []error
+	var before event.CheckpointID
+	for {
+		m, more, err := j.fs.LatestBefore(before)
+		skipped = append(skipped, more...)
+		if errors.Is(err, checkpointstorage.ErrNoCheckpoint) {
+			return nil, "", j.noCheckpoint(which, skipped, err)
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
+		}
+		r, err := loadState(j.fs, m)
+		if errors.Is(err, checkpointstorage.ErrCorrupt) {
+			skipped = append(skipped, &checkpointstorage.SkippedError{ID: m.ID, Err: err})
+			q, aerr := j.fs.MoveAside(m.ID, err)
+			j.reportCleanup(checkpointstorage.Cleanup{Corrupt: []checkpointstorage.MovedAside{q}}, aerr)
+			before = m.ID
+			continue
+		}
+		if err != nil {
+			return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
+		}
+		j.reportSkipped(skipped, m.ID)
+		return j.restored(j.fs, m, r)
+	}
+}
+
+// noCheckpoint handles a latest restore that found nothing usable: an
+// error for "latest", an empty start (said loudly) for "latest-or-empty".
+func (j *job) noCheckpoint(which string, skipped []error, err error) error {
+	var ne *checkpointstorage.NoCheckpointError
+	if errors.As(err, &ne) {
+		ne.Rejected = skipped // with those skipped in earlier rounds
+	}
+	if which == RestoreLatest {
+		return fmt.Errorf("runtime: restore %q: %w; to start empty when there is no usable checkpoint, restore %q",
+			which, err, RestoreLatestOrEmpty)
+	}
+	j.reportSkipped(skipped, 0)
+	j.opts.Logger.Warn("no usable checkpoint; starting empty as restore \"latest-or-empty\" allows",
+		"job", j.opts.JobID, "err", err)
+	j.tidy(0)
+	return nil
+}
+
+// restored finishes a restore: it brings this directory back to the
+// retention bound (keeping the restored checkpoint), then reports the
+// restore.
+func (j *job) restored(storage *checkpointstorage.FS, m checkpointstorage.Metadata, r *restoredState) (*restoredState, string, error) {
+	pin := event.CheckpointID(0)
+	if sameDir(storage.Dir(), j.fs.Dir()) {
+		pin = m.ID
+	}
+	j.tidy(pin)
 	j.opts.Logger.Info("restoring checkpoint", "job", j.opts.JobID, "checkpoint", m.ID, "dir", storage.Dir())
 	j.emit(Event{Kind: EventRestored, Checkpoint: int64(m.ID)})
 	return r, filepath.Join(storage.Dir(), fmt.Sprintf("chk-%d", m.ID)), nil
 }
 
-func (j *job) reportSkipped(skipped []error) {
+func sameDir(a, b string) bool {
+	a1, err1 := filepath.Abs(a)
+	b1, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && a1 == b1
+}
+
+// reportSkipped logs every corrupt checkpoint a latest restore passed over,
+// at error level, naming the checkpoint, the file and the reason, and what
+// is restored instead (restoring; 0: nothing, an empty start).
+func (j *job) reportSkipped(skipped []error, restoring event.CheckpointID) {
 	for _, s := range skipped {
 		if !errors.Is(s, checkpointstorage.ErrCorrupt) {
 			// A checkpoint that never completed (no _metadata): normal
@@ -190,7 +290,16 @@ func (j *job) reportSkipped(skipped []error) {
 		if errors.As(s, &se) {
 			id = int64(se.ID)
 		}
-		j.opts.Logger.Error("CORRUPT CHECKPOINT skipped; restoring an older one", "checkpoint", id, "err", s)
+		var file, reason string
+		var ce *checkpointstorage.CorruptError
+		if errors.As(s, &ce) {
+			file, reason = ce.Path, ce.Reason
+		}
+		msg := fmt.Sprintf("CORRUPT CHECKPOINT skipped; restoring older checkpoint %d", restoring)
+		if restoring == 0 {
+			msg = "CORRUPT CHECKPOINT skipped; no older usable checkpoint"
+		}
+		j.opts.Logger.Error(msg, "checkpoint", id, "file", file, "reason", reason, "err", s)
 		j.emit(Event{Kind: EventCorruptCheckpointSkipped, Checkpoint: id, Err: s})
 	}
 }

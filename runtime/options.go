@@ -33,8 +33,12 @@ type Options struct {
 	// state.checkpoints.num-retained). Default 1.
 	Retained int
 	// Restore is "" (start fresh: but a failover inside this run always
-	// restores), "latest" (the newest valid checkpoint in CheckpointDir, or
-	// a fresh start when there is none) or the path of a chk-N directory.
+	// restores), RestoreLatest ("latest": the newest valid checkpoint in
+	// CheckpointDir; the job fails, saying what it found, when there is
+	// none), RestoreLatestOrEmpty ("latest-or-empty": the same, but starts
+	// empty when there is none) or the path of a chk-N directory. A corrupt
+	// checkpoint newer than the one restored is reported at error level and
+	// moved aside (chk-N.corrupt), never deleted. Default "".
 	Restore string
 	// Restart is the restart strategy. Default: FixedDelay{Attempts: -1
 	// (unlimited), Delay: 1s}, Flink's default with checkpointing on.
@@ -66,6 +70,15 @@ type Options struct {
 	// Progress, if set, is called about once a second with live figures.
 	Progress func(Progress)
 }
+
+// Values of Options.Restore other than a checkpoint path.
+const (
+	// RestoreLatest restores the newest valid checkpoint, or fails.
+	RestoreLatest = "latest"
+	// RestoreLatestOrEmpty restores the newest valid checkpoint, or starts
+	// empty when the directory has none (an explicit choice).
+	RestoreLatestOrEmpty = "latest-or-empty"
+)
 
 // Progress is a live view of a running job.
 type Progress struct {

@@ -37,7 +37,7 @@ func newChaosCommand() *cobra.Command {
 		Short: "Kill a job with SIGKILL at random moments, restart it, and verify its output",
 		Long: `Runs COMMAND (e.g. weir run billing.sql) as a child process and kills it with SIGKILL
 --kills times, each after a random delay between --min-delay and --max-delay; every restart
-appends --restore latest. After the last run finishes, the --table (account_id, total,
+appends --restore latest-or-empty (a kill may come before the first checkpoint). After the last run finishes, the --table (account_id, total,
 bill_count) in the --mysql or --sqlite database is compared with the --truth CSV written by
 weir tool gen-bills, and for MySQL/MariaDB XA RECOVER must be empty. The verdict is OK
 only when every one of the --kills happened: a job that finishes before its last kill fails
@@ -80,7 +80,7 @@ func chaosRuns(ctx context.Context, out io.Writer, f chaosFlags, command []strin
 	for run := 0; ; run++ {
 		args := command[1:]
 		if run > 0 {
-			args = append(append([]string(nil), args...), "--restore", "latest")
+			args = append(append([]string(nil), args...), "--restore", "latest-or-empty")
 		}
 		delay := f.minDelay + time.Duration(rnd.Int63n(int64(f.maxDelay-f.minDelay)+1))
 		killed, err := runOnce(ctx, command[0], args, kills < f.kills, delay)

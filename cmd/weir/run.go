@@ -38,7 +38,7 @@ or -D key=value flags. --restore latest resumes from the newest completed checkp
 		RunE: func(cmd *cobra.Command, args []string) error { return runScript(cmd, args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.restore, "restore", "", `resume from "latest" or a chk-N directory`)
+	fl.StringVar(&f.restore, "restore", "", `resume from "latest" (fails when there is no usable checkpoint), "latest-or-empty" (starts empty then) or a chk-N directory`)
 	fl.StringVar(&f.checkpointDir, "checkpoint-dir", "", "checkpoint directory (overrides execution.checkpointing.dir)")
 	fl.StringArrayVarP(&f.settings, "set", "D", nil, "a setting key=value, as SET 'key' = 'value' (repeatable)")
 	fl.BoolVar(&f.explain, "explain", false, "print the job's plan and exit")

@@ -37,7 +37,7 @@ func main() {
 	dsn := flag.String("mysql", os.Getenv("WEIR_MYSQL_DSN"), "MariaDB/MySQL DSN (go-sql-driver form)")
 	table := flag.String("table", "account_totals", "table of totals (created if missing)")
 	checkpoints := flag.String("checkpoints", "billing-checkpoints", "checkpoint directory")
-	restore := flag.String("restore", "", `"latest" to resume from the newest checkpoint`)
+	restore := flag.String("restore", "", `"latest" to resume from the newest checkpoint ("latest-or-empty": or start empty when there is none)`)
 	interval := flag.Duration("interval", time.Second, "checkpoint interval")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -377,6 +377,7 @@ type stopAt struct {
 
 // runUntil runs jg (over an unbounded source) until its nth completed
 // checkpoint, then cancels it. Retained old checkpoints are kept as opts says.
+// opts.Listener, if set, hears every event first.
 func runUntil(t *testing.T, jg *graph.JobGraph, opts runtime.Options, store *Store, n int) stopAt {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -384,7 +385,11 @@ func runUntil(t *testing.T, jg *graph.JobGraph, opts runtime.Options, store *Sto
 	at := stopAt{dir: filepath.Join(t.TempDir(), "snapshot"), ev: &events{}}
 	var copyErr error
 	completed := 0
+	then := opts.Listener
 	opts.Listener = at.ev.listener(func(e runtime.Event) {
+		if then != nil {
+			then(e)
+		}
 		if e.Kind != runtime.EventCheckpointCompleted {
 			return
 		}

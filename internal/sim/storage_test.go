@@ -317,3 +317,45 @@ func TestDeclinedCheckpointLeavesNoFiles(t *testing.T) {
 		t.Errorf("at the end (late write after the discard: %v): %s %v", race.Late.Load(), d, err)
 	}
 }
+
+// Issue 11, bug 9: every run is killed the instant its checkpoint is
+// recorded (its _metadata written, before Retain runs). Each run restores
+// the latest checkpoint from the previous run's directory as it was at the
+// kill. With one checkpoint retained, a restore brings the directory back
+// to one — the restored checkpoint — so a kill leaves at most two; before
+// the fix each run added one (four after three runs).
+func TestRetentionBoundAfterKillsRightAfterCheckpoints(t *testing.T) {
+	const keys, perKey = 4, 1500
+	src := &SeqSource{Keys: keys, PerKey: perKey, Splits: 2, Burst: 10, Pause: time.Millisecond, Unbounded: true}
+	store := NewStore()
+	opts := testOptions(t.TempDir(), 10*time.Millisecond)
+	for run := 1; run <= 3; run++ {
+		jg := seqJob{Source: src, SourcePar: 2, KeyedPar: 2, V: &Violations{}, Sink: &TxSink{Store: store}}.jobGraph(t)
+		if run > 1 {
+			opts.Restore = runtime.RestoreLatest
+		}
+		var atRestore []event.CheckpointID
+		var listErr error
+		dir := opts.CheckpointDir
+		runOpts := opts
+		runOpts.Listener = func(e runtime.Event) {
+			if e.Kind == runtime.EventRestored {
+				s, _ := checkpointstorage.OpenFS(dir)
+				atRestore, listErr = s.Completed()
+			}
+		}
+		at := runUntil(t, jg, runOpts, store, 1)
+		if listErr != nil {
+			t.Fatal(listErr)
+		}
+		if run > 1 && len(atRestore) != 1 {
+			t.Errorf("run %d: completed checkpoints at the restore %v, want only the restored one", run, atRestore)
+		}
+		s, _ := checkpointstorage.OpenFS(at.dir)
+		left, err := s.Completed()
+		if err != nil || len(left) > 2 {
+			t.Errorf("run %d killed after checkpoint %d left %v (%v), want at most 2", run, at.id, left, err)
+		}
+		store, opts.CheckpointDir = at.store, at.dir
+	}
+}

@@ -206,7 +206,7 @@ SELECT account_id, SUM(amount), COUNT(*) FROM bills_again GROUP BY account_id;
 `, filepath.Join(e.dir, "checkpoints"), e.bills, e.totals, e.brokers, e.url, e.table)
 }
 
-// runUntilCheckpoint runs the script with Restore "latest". With crash,
+// runUntilCheckpoint runs the script with Restore "latest-or-empty". With crash,
 // the run is cancelled — the process "dies" — as soon as its second
 // checkpoint completes; it reports the checkpoint it restored (0: fresh)
 // and whether the job finished.
@@ -220,7 +220,7 @@ func (e *e2e) runUntilCheckpoint(crash bool) (restored int64, finished bool) {
 	defer cancel()
 	completed := 0
 	res, err := s.Run(ctx, "e2e", func(o *runtime.Options) {
-		o.Restore = "latest"
+		o.Restore = runtime.RestoreLatestOrEmpty // the first run starts empty
 		o.Listener = func(ev runtime.Event) {
 			if ev.Kind == runtime.EventCheckpointCompleted {
 				if completed++; crash && completed == 2 {
