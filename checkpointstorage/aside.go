@@ -32,13 +32,14 @@ type MovedAside struct {
 // MoveAside renames chk-<id> to chk-<id>.corrupt, so that it is never
 // restored nor deleted, and returns the new name relative to Dir. cause is
 // why it is corrupt, for the caller's report. It refuses (returns "") when a
-// valid completed checkpoint references files in it.
+// valid completed checkpoint (other than id) references files in it.
 func (s *FS) MoveAside(id event.CheckpointID, cause error) (MovedAside, error) {
 	valid, err := s.completed()
 	if err != nil {
 		return MovedAside{ID: id, Err: cause}, err
 	}
-	return s.moveAside(id, cause, references(valid))
+	others := slices.DeleteFunc(valid, func(m Metadata) bool { return m.ID == id }) // it may pass the size checks
+	return s.moveAside(id, cause, references(others))
 }
 
 func (s *FS) moveAside(id event.CheckpointID, cause error, refs map[string]bool) (MovedAside, error) {

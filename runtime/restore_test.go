@@ -176,3 +176,50 @@ func pileUp(t *testing.T, dir string) *checkpointstorage.FS {
 	}
 	return s
 }
+
+// A state file whose checksum fails as the newest checkpoint is loaded
+// (its size is right, so the catalog took the checkpoint for valid): the
+// checkpoint is moved aside and the next older one restored, loudly.
+func TestRestoreLatestFallsBackOnCorruptStateFile(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := runBounded(t, dir, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	saved := filepath.Join(t.TempDir(), "chk-1")
+	if err := os.Rename(filepath.Join(dir, "chk-1"), saved); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runBounded(t, dir, "", nil); err != nil { // chk-2
+		t.Fatal(err)
+	}
+	if err := os.Rename(saved, filepath.Join(dir, "chk-1")); err != nil {
+		t.Fatal(err)
+	}
+	var flipped string
+	for _, f := range files(t, dir) {
+		if strings.HasPrefix(f, "chk-2/") && f != "chk-2/_metadata" && flipped == "" {
+			flipped = filepath.Join(dir, f)
+		}
+	}
+	b, err := os.ReadFile(flipped)
+	if err != nil || len(b) == 0 {
+		t.Fatalf("state file of chk-2: %q, %v", flipped, err)
+	}
+	b[len(b)-1] ^= 1
+	if err := os.WriteFile(flipped, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, logs, err := runBounded(t, dir, RestoreLatest, nil)
+	if err != nil || res.RestoredFrom != 1 {
+		t.Fatalf("restore latest = %v (from %d), want checkpoint 1", err, res.RestoredFrom)
+	}
+	for _, want := range []string{`level=ERROR msg="CORRUPT CHECKPOINT skipped; restoring older checkpoint 1" checkpoint=2 file=` + flipped,
+		filepath.Join(dir, "chk-2.corrupt")} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("logs lack %q:\n%s", want, logs)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "chk-2.corrupt", "_metadata")); err != nil {
+		t.Errorf("chk-2 not moved aside: %v", err)
+	}
+}
