@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,5 +204,46 @@ func TestSinkWriterContextIsCancelled(t *testing.T) {
 	bg := &ctxSink{}
 	if err := NewSinkOperator(bg).Open(&Context{Parallelism: 1}); err != nil || bg.got == nil {
 		t.Fatalf("without a subtask context: err %v, writer context %v", err, bg.got)
+	}
+}
+
+// typedNilSink fails to create its writer or committer the wrong way: a
+// nil pointer inside a non-nil interface, with the error.
+type typedNilSink struct{ failCommitter bool }
+
+type nilWriter struct{ SinkWriter }
+
+type nilCommitter struct{ Committer }
+
+func (*nilWriter) Close() error    { panic("Close on the nil writer of a failed CreateWriter") }
+func (*nilCommitter) Close() error { panic("Close on the nil committer of a failed CreateCommitter") }
+
+func (s typedNilSink) CreateWriter(WriterContext) (SinkWriter, error) {
+	if s.failCommitter {
+		return (&WriteAheadSink{}).CreateWriter(WriterContext{})
+	}
+	var w *nilWriter
+	return w, errors.New("writer: broker unreachable")
+}
+
+func (s typedNilSink) CreateCommitter(WriterContext) (Committer, error) {
+	var c *nilCommitter
+	return c, errors.New("committer: broker unreachable")
+}
+
+// TestSinkOpenFailureClosesCleanly: a writer or committer whose creation
+// failed is not kept, so Close after the failed Open does not call into it
+// (even when the sink returned a typed nil pointer) and the error stays
+// the sink's.
+func TestSinkOpenFailureClosesCleanly(t *testing.T) {
+	for _, s := range []typedNilSink{{}, {failCommitter: true}} {
+		op := NewSinkOperator(s)
+		err := op.Open(&Context{Parallelism: 1, Commit: CommitAtEndOfInput})
+		if err == nil || !strings.Contains(err.Error(), "broker unreachable") {
+			t.Fatalf("Open = %v, want the create error", err)
+		}
+		if err := op.Close(); err != nil {
+			t.Errorf("%+v: Close after the failed Open: %v", s, err)
+		}
 	}
 }

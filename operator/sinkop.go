@@ -62,12 +62,8 @@ func (s *SinkOperator) Open(ctx *Context) error {
 	wctx := WriterContext{Subtask: ctx.Subtask, Parallelism: ctx.Parallelism, JobID: ctx.JobID,
 		CheckpointInterval: ctx.CheckpointInterval, CheckpointTimeout: ctx.CheckpointTimeout, Context: s.ctx,
 		RestoredCheckpoint: ctx.RestoredCheckpoint, WriterState: s.inherited(PartWriter)}
-	var err error
-	if s.writer, err = s.Sink.CreateWriter(wctx); err != nil {
-		return fmt.Errorf("sink %s: create writer: %w", ctx.Subtask, err)
-	}
-	if s.committer, err = s.Sink.CreateCommitter(wctx); err != nil {
-		return fmt.Errorf("sink %s: create committer: %w", ctx.Subtask, err)
+	if err := s.create(wctx); err != nil {
+		return err
 	}
 	if s.committer != nil && ctx.Commit == CommitNever {
 		return fmt.Errorf("%w: %q writes its output only when a checkpoint completes, but this job takes no checkpoints "+
@@ -77,6 +73,23 @@ func (s *SinkOperator) Open(ctx *Context) error {
 	if ctx.RestoredCheckpoint > 0 {
 		return s.commitUpTo(ctx.RestoredCheckpoint)
 	}
+	return nil
+}
+
+// create makes the writer and the committer. They are kept only when their
+// constructor succeeded: a sink that returns a typed nil pointer with its
+// error must not leave Close a nil writer to call.
+func (s *SinkOperator) create(wctx WriterContext) error {
+	w, err := s.Sink.CreateWriter(wctx)
+	if err != nil {
+		return fmt.Errorf("sink %s: create writer: %w", wctx.Subtask, err)
+	}
+	s.writer = w
+	c, err := s.Sink.CreateCommitter(wctx)
+	if err != nil {
+		return fmt.Errorf("sink %s: create committer: %w", wctx.Subtask, err)
+	}
+	s.committer = c
 	return nil
 }
 

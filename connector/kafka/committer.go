@@ -46,9 +46,9 @@ func (c *committer) connect() error {
 		c.cl.Close()
 		c.cl = nil
 	}
-	cl, err := kgo.NewClient(c.c.clientOpts()...)
+	cl, err := c.c.newClient(c.c.clientOpts())
 	if err != nil {
-		return fmt.Errorf("kafka sink: %w", err)
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -56,8 +56,8 @@ func (c *committer) connect() error {
 		cl.Close()
 		v := kversion.Stable()
 		v.SetMaxKeyVersion(int16(kmsg.EndTxn), 4)
-		if cl, err = kgo.NewClient(append(c.c.clientOpts(), kgo.MaxVersions(v))...); err != nil {
-			return fmt.Errorf("kafka sink: %w", err)
+		if cl, err = c.c.newClient(append(c.c.clientOpts(), kgo.MaxVersions(v))); err != nil {
+			return err
 		}
 	}
 	c.cl = cl

@@ -259,3 +259,22 @@ func seqValues(prefix string, n int) []string {
 }
 
 func rawString(b []byte) (string, error) { return string(b), nil }
+
+// openTransaction begins a transaction on id with one record in topic and
+// leaves it open; the test ends it with the returned client (closed at
+// the end of the test).
+func (c *cluster) openTransaction(id, topic string) *kgo.Client {
+	c.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.brokers), kgo.TransactionalID(id), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	if err := cl.BeginTransaction(); err != nil {
+		c.t.Fatal(err)
+	}
+	if err := cl.ProduceSync(context.Background(), &kgo.Record{Value: []byte("open")}).FirstErr(); err != nil {
+		c.t.Fatal(err)
+	}
+	return cl
+}

@@ -3,6 +3,7 @@ package kafka
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -162,22 +163,51 @@ func topicFor[T any](cfg sinkConfig) (func(T) string, error) {
 func (s *Sink[T]) Metrics() *SinkMetrics { return s.core.metrics }
 
 // CreateWriter implements operator.Sink.
+//
+// A failed constructor's nil pointer must not reach the caller inside the
+// interface: a non-nil interface holding a nil *txnWriter looks like a
+// writer, and the SinkOperator would call Close on it (a panic that hid
+// this error). Hence the explicit nil.
 func (s *Sink[T]) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter, error) {
 	if s.core.cfg.guarantee == ExactlyOnce {
-		return newTxnWriter(s.core, ctx)
+		w, err := newTxnWriter(s.core, ctx)
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
 	}
-	return newPlainWriter(s.core, ctx)
+	w, err := newPlainWriter(s.core, ctx)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
-// CreateCommitter implements operator.Sink: nil unless exactly-once.
+// CreateCommitter implements operator.Sink: nil unless exactly-once (an
+// untyped nil on error, as CreateWriter).
 func (s *Sink[T]) CreateCommitter(ctx operator.WriterContext) (operator.Committer, error) {
 	if s.core.cfg.guarantee != ExactlyOnce {
 		return nil, nil
 	}
-	return newCommitter(s.core, ctx)
+	c, err := newCommitter(s.core, ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 func (c *sinkCore) clientOpts() []kgo.Opt { return baseOpts(c.cfg.brokers, c.cfg.clientOpts) }
+
+// newClient makes a client; its error (most often a malformed broker
+// address) names the brokers and the option they came from.
+func (c *sinkCore) newClient(opts []kgo.Opt) (*kgo.Client, error) {
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka sink: cannot create a client for properties.bootstrap.servers %q (kafka.Brokers): %w",
+			strings.Join(c.cfg.brokers, ","), err)
+	}
+	return cl, nil
+}
 
 // producerOpts are the options of a producing client: the user's options,
 // then what must hold (the record limit).

@@ -43,9 +43,9 @@ type openTxn struct {
 }
 
 func newTxnWriter(c *sinkCore, wctx operator.WriterContext) (_ *txnWriter, err error) {
-	adm, err := kgo.NewClient(c.clientOpts()...)
+	adm, err := c.newClient(c.clientOpts())
 	if err != nil {
-		return nil, fmt.Errorf("kafka sink: %w", err)
+		return nil, err
 	}
 	w := &txnWriter{c: c, sub: wctx.Subtask.Index, par: max(1, wctx.Parallelism), adm: adm, log: c.cfg.logger,
 		pool: newTxnPool(c.cfg.prefix, wctx.Subtask.Index, c.cfg.poolSize, wctx.RestoredCheckpoint)}

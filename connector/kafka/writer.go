@@ -26,9 +26,9 @@ type plainWriter struct {
 }
 
 func newPlainWriter(c *sinkCore, wctx operator.WriterContext) (*plainWriter, error) {
-	cl, err := kgo.NewClient(c.producerOpts()...)
+	cl, err := c.newClient(c.producerOpts())
 	if err != nil {
-		return nil, fmt.Errorf("kafka sink: %w", err)
+		return nil, err
 	}
 	w := &plainWriter{c: c, sub: wctx.Subtask.Index, cl: cl, ret: newRetentionGuard(c, cl)}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
