@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/graph"
-	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
@@ -338,11 +337,7 @@ func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []exp
 	r.NoDeletes = in.InsertOnly
 	key := exec.FieldKey(keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n := b.keyed("GroupAggregate", ins[0], key, func() operator.Operator {
-			op, _ := exec.NewGroupAggregate(opts)
-			return op
-		})
-		return n, nil
+		return b.checkedKeyed("GroupAggregate", ins[0], key, opOf(exec.NewGroupAggregate, opts))
 	}
 	return r, nil
 }

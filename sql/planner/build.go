@@ -79,6 +79,15 @@ func (b *builder) op(name string, f func() operator.Operator) *graph.Node {
 	return b.g.AddNode(&graph.Node{Name: name, UID: b.uid(name), Parallelism: b.parallelism, NewOperator: f})
 }
 
+// checkedOp is op for an operator whose constructor can fail.
+func (b *builder) checkedOp(name string, f factory) (*graph.Node, error) {
+	nf, err := checked(name, f)
+	if err != nil {
+		return nil, err
+	}
+	return b.op(name, nf), nil
+}
+
 // forward connects from → to (chained when possible).
 func (b *builder) forward(from, to *graph.Node, input int) {
 	b.markRead(from)
@@ -97,6 +106,24 @@ func (b *builder) keyed(name string, from *graph.Node, key operator.KeySelector,
 	n.KeySelector = key
 	b.hash(from, n, key, 0)
 	return n
+}
+
+// checkedKeyed is keyed for an operator whose constructor can fail.
+func (b *builder) checkedKeyed(name string, from *graph.Node, key operator.KeySelector, f factory) (*graph.Node, error) {
+	nf, err := checked(name, f)
+	if err != nil {
+		return nil, err
+	}
+	return b.keyed(name, from, key, nf), nil
+}
+
+// checkedChained is chained for an operator whose constructor can fail.
+func (b *builder) checkedChained(name string, from *graph.Node, f factory) (*graph.Node, error) {
+	nf, err := checked(name, f)
+	if err != nil {
+		return nil, err
+	}
+	return b.chained(name, from, nf), nil
 }
 
 // chained adds a one-input operator fed forward by from, at from's

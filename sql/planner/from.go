@@ -7,7 +7,6 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
-	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
@@ -38,6 +37,7 @@ var joinTypes = map[parser.JoinKind]exec.JoinType{parser.InnerJoin: exec.InnerJo
 type joinParts struct {
 	lkeys, rkeys []int
 	lower, upper *time.Duration // bounds of right.rowtime - left.rowtime
+	boundsAt     parser.Pos     // the first conjunct that bounds the times
 	rest         []parser.Expr
 }
 
@@ -140,7 +140,7 @@ func (p *Planner) joinRels(j *parser.Join, l, r *Rel, on parser.Expr) (*Rel, err
 		return nil, err
 	}
 	if parts.lower != nil && parts.upper != nil && l.InsertOnly && r.InsertOnly && l.RowTime >= 0 && r.RowTime >= 0 {
-		return p.intervalJoin(j, on, l, r, parts, cols, cond), nil
+		return p.intervalJoin(j, on, l, r, parts, cols, cond)
 	}
 	return p.regularJoin(j, on, l, r, parts, cols, cond)
 }
@@ -204,6 +204,9 @@ func (p *Planner) splitJoin(l, r *Rel, on parser.Expr) *joinParts {
 			continue
 		}
 		if lo, hi, ok := timeBounds(l, r, c); ok {
+			if parts.lower == nil && parts.upper == nil {
+				parts.boundsAt = c.Position()
+			}
 			parts.lower, parts.upper = tighter(parts.lower, lo, true), tighter(parts.upper, hi, false)
 			continue
 		}
@@ -289,10 +292,10 @@ func (p *Planner) regularJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts *
 	}
 	lk, rk := exec.FieldKey(parts.lkeys...).Selector(), exec.FieldKey(parts.rkeys...).Selector()
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n := b.op("Join", func() operator.Operator {
-			op, _ := exec.NewJoin(opts)
-			return op
-		})
+		n, err := b.checkedOp("Join", opOf(exec.NewJoin, opts))
+		if err != nil {
+			return nil, err
+		}
 		n.KeySelector = lk
 		b.hash(ins[0], n, lk, 0)
 		b.hash(ins[1], n, rk, 1)
@@ -301,24 +304,45 @@ func (p *Planner) regularJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts *
 	return out, nil
 }
 
-func (p *Planner) intervalJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts *joinParts, cols []expr.Column, cond func(l, r []any) (bool, error)) *Rel {
+func (p *Planner) intervalJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts *joinParts, cols []expr.Column, cond func(l, r []any) (bool, error)) (*Rel, error) {
+	if err := checkBounds(l, r, parts); err != nil {
+		return nil, err
+	}
 	opts := exec.IntervalJoinOptions{Type: joinTypes[j.Kind], LeftKeys: parts.lkeys, RightKeys: parts.rkeys,
 		LeftTime: l.RowTime, RightTime: r.RowTime, Lower: *parts.lower, Upper: *parts.upper,
 		LeftArity: len(l.Cols), RightArity: len(r.Cols), Condition: cond}
+	if _, err := exec.NewIntervalJoin(opts); err != nil {
+		return nil, errAt(parts.boundsAt, "interval join: %v", err)
+	}
 	out := &Rel{Op: "IntervalJoin", Detail: fmt.Sprintf("joinType=[%s], bounds=[%v, %v], where=[%s]", joinTypeName(j.Kind), *parts.lower, *parts.upper, parser.Format(on)),
 		Inputs: []*Rel{l, r}, Cols: cols, RowTime: l.RowTime, InsertOnly: true}
 	lk, rk := exec.FieldKey(parts.lkeys...).Selector(), exec.FieldKey(parts.rkeys...).Selector()
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n := b.op("IntervalJoin", func() operator.Operator {
-			op, _ := exec.NewIntervalJoin(opts)
-			return op
-		})
+		n, err := b.checkedOp("IntervalJoin", opOf(exec.NewIntervalJoin, opts))
+		if err != nil {
+			return nil, err
+		}
 		n.KeySelector = lk
 		b.hash(ins[0], n, lk, 0)
 		b.hash(ins[1], n, rk, 1)
 		return n, nil
 	}
-	return out
+	return out, nil
+}
+
+// checkBounds refuses time bounds that no pair of rows can meet (a BETWEEN
+// whose lower bound lies above its upper bound). Flink plans such a join
+// as one that never matches; a query that can never join is far more
+// likely a mistake, so it is an error at the condition.
+func checkBounds(l, r *Rel, parts *joinParts) error {
+	if *parts.lower <= *parts.upper {
+		return nil
+	}
+	lt, rt := l.Cols[l.RowTime].Name, r.Cols[r.RowTime].Name
+	return &Error{Pos: parts.boundsAt,
+		Msg: fmt.Sprintf("interval join bounds are inverted: the condition needs %s - %s between %v and %v, which no pair of rows meets",
+			rt, lt, *parts.lower, *parts.upper),
+		Hint: "put the earlier time first: x BETWEEN lower AND upper needs lower <= upper"}
 }
 
 // joinTypeName prints a comma or cross join (turned inner by its

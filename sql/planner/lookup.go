@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/graph"
-	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
@@ -86,10 +85,10 @@ func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where
 		Inputs: []*Rel{l}, Cols: cols, RowTime: l.RowTime}
 	out.withMode(l)
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n := b.op("LookupJoin", func() operator.Operator {
-			op, _ := exec.NewLookupJoin(opts)
-			return op
-		})
+		n, err := b.checkedOp("LookupJoin", opOf(exec.NewLookupJoin, opts))
+		if err != nil {
+			return nil, err
+		}
 		b.forward(ins[0], n, 0)
 		return n, nil
 	}

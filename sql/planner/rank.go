@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/graph"
-	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
@@ -208,10 +207,10 @@ func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl tim
 	key := exec.FieldKey(keys...).Selector()
 	withRN := appendConst(int64(1))
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n := b.keyed("Deduplicate", ins[0], key, func() operator.Operator {
-			op, _ := exec.NewDeduplicate(opts)
-			return op
-		})
+		n, err := b.checkedKeyed("Deduplicate", ins[0], key, opOf(exec.NewDeduplicate, opts))
+		if err != nil {
+			return nil, err
+		}
 		return b.calc("Calc", n, nil, withRN), nil
 	}
 	return r
@@ -264,10 +263,7 @@ func (p *Planner) topN(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 	r.updating(firstNonEmpty(in.UpdatesFrom, fmt.Sprintf("Rank(rankRange=[1..%d])", rp.n)))
 	key := exec.FieldKey(keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.keyed("Rank", ins[0], key, func() operator.Operator {
-			op, _ := exec.NewTopN(opts)
-			return op
-		}), nil
+		return b.checkedKeyed("Rank", ins[0], key, opOf(exec.NewTopN, opts))
 	}
 	return r, nil
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/graph"
-	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
@@ -75,10 +74,7 @@ func (p *Planner) sessionAgg(in *Rel, s *sessionInfo, ap *aggPlan) (*Rel, error)
 		Inputs: []*Rel{in}, Cols: cols, InsertOnly: true, RowTime: len(ap.keys) + 2}
 	key := exec.FieldKey(ap.keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.keyed("GroupWindowAggregate", ins[0], key, func() operator.Operator {
-			op, _ := exec.NewSessionAggregate(opts)
-			return op
-		}), nil
+		return b.checkedKeyed("GroupWindowAggregate", ins[0], key, opOf(exec.NewSessionAggregate, opts))
 	}
 	return r, nil
 }

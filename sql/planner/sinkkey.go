@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/graph"
-	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
@@ -168,10 +167,7 @@ func (p *Planner) sinkInput(t *catalog.Table, q *Rel) *Rel {
 		upsertKey: pk, hashedBy: pk}
 	m.withMode(q)
 	m.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.keyed("SinkMaterializer", ins[0], key, func() operator.Operator {
-			op, _ := exec.NewSinkUpsertMaterializer(opts)
-			return op
-		}), nil
+		return b.checkedKeyed("SinkMaterializer", ins[0], key, opOf(exec.NewSinkUpsertMaterializer, opts))
 	}
 	return m
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir/graph"
-	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/types"
@@ -60,10 +59,7 @@ func (p *Planner) twoPhaseAgg(in *Rel, opts exec.GroupAggOptions, groupBy, detai
 	local := p.localOptions(opts)
 	lr := &Rel{Op: localAggOp, Detail: detail, Inputs: []*Rel{in}, Cols: partialCols(in, opts), InsertOnly: true, RowTime: -1}
 	lr.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.chained(localAggOp, ins[0], func() operator.Operator {
-			op, _ := exec.NewLocalAggregate(local)
-			return op
-		}), nil
+		return b.checkedChained(localAggOp, ins[0], opOf(exec.NewLocalAggregate, local))
 	}
 	gr := &Rel{Op: globalAggOp, Detail: detail, Inputs: []*Rel{lr}, Cols: cols, RowTime: -1,
 		upsertKey: upTo(len(opts.GroupKeys)), hashedBy: upTo(len(opts.GroupKeys))}
@@ -71,10 +67,7 @@ func (p *Planner) twoPhaseAgg(in *Rel, opts exec.GroupAggOptions, groupBy, detai
 	gr.NoDeletes = in.InsertOnly
 	key := exec.GlobalKey(opts).Selector()
 	gr.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.keyed(globalAggOp, ins[0], key, func() operator.Operator {
-			op, _ := exec.NewGlobalAggregate(opts)
-			return op
-		}), nil
+		return b.checkedKeyed(globalAggOp, ins[0], key, opOf(exec.NewGlobalAggregate, opts))
 	}
 	return gr
 }

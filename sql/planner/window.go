@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/graph"
-	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
@@ -231,10 +230,7 @@ func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
 	}
 	key := exec.FieldKey(ap.keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.keyed("WindowAggregate", ins[0], key, func() operator.Operator {
-			op, _ := exec.NewWindowAggregate(opts)
-			return op
-		}), nil
+		return b.checkedKeyed("WindowAggregate", ins[0], key, opOf(exec.NewWindowAggregate, opts))
 	}
 	return r, nil
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/graph"
-	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/types"
@@ -125,10 +124,10 @@ func (p *Planner) windowDedup(wi *windowRankInput, order exec.SortKey) (*Rel, er
 	key := exec.FieldKey(wi.keys...).Selector()
 	withRN := appendConst(int64(1))
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n := b.keyed("WindowDeduplicate", ins[0], key, func() operator.Operator {
-			op, _ := exec.NewWindowDeduplicate(opts)
-			return op
-		})
+		n, err := b.checkedKeyed("WindowDeduplicate", ins[0], key, opOf(exec.NewWindowDeduplicate, opts))
+		if err != nil {
+			return nil, err
+		}
 		return b.calc("Calc", n, nil, withRN), nil
 	}
 	return r, nil
@@ -157,10 +156,7 @@ func (p *Planner) windowTopN(wi *windowRankInput, order []exec.SortKey, rp *rank
 		Inputs: []*Rel{wi.input}, Cols: cols, InsertOnly: true, RowTime: in.RowTime, win: in.win}
 	key := exec.FieldKey(wi.keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.keyed("WindowRank", ins[0], key, func() operator.Operator {
-			op, _ := exec.NewWindowRank(opts)
-			return op
-		}), nil
+		return b.checkedKeyed("WindowRank", ins[0], key, opOf(exec.NewWindowRank, opts))
 	}
 	return r, nil
 }
