@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/weirstream/weir/event"
 )
@@ -91,6 +92,12 @@ func readMetadataFile(p string, id event.CheckpointID) (Metadata, error) {
 	}
 	if id != 0 && m.ID != id {
 		return Metadata{}, corrupt(p, "metadata names checkpoint %d, but lies in %s", m.ID, chkName(id))
+	}
+	// A checksummed payload can still name a file outside the checkpoint
+	// directory (written by hand or by another tool): a restore must not
+	// read it, nor GC reason about it.
+	if err := validateMetadata(m); err != nil {
+		return Metadata{}, &CorruptError{Path: p, Reason: strings.TrimPrefix(err.Error(), "checkpointstorage: "), Err: err}
 	}
 	return m, nil
 }

@@ -2,6 +2,7 @@ package format
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -22,9 +23,16 @@ type CSV struct {
 	// 'csv.write-bigdecimal-in-scientific-notation' = 'false'); default:
 	// as BigDecimal.toString ("1E+2").
 	PlainDecimals bool
+	// IgnoreParseErrors reads a field that does not parse as NULL
+	// (Flink's 'csv.ignore-parse-errors'); a malformed line is still an
+	// error, which the connector skips under the same option.
+	IgnoreParseErrors bool
 }
 
-// Decode implements Format.
+// Decode implements Format. A field that is not of its column's type is
+// an *Error naming the column (or NULL with IgnoreParseErrors), as in
+// Flink's CsvToRowDataConverters; see ParseScalar for what each type
+// accepts. BYTES are base64, as Flink writes and reads them.
 func (c *CSV) Decode(data []byte) ([]any, error) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.Comma = c.Delimiter
@@ -34,7 +42,7 @@ func (c *CSV) Decode(data []byte) ([]any, error) {
 		return nil, csvReadError(err)
 	}
 	if len(rec) != len(c.Fields) {
-		return nil, fmt.Errorf("csv: %d fields, the table has %d columns", len(rec), len(c.Fields))
+		return nil, &Error{Format: "csv", Err: fmt.Errorf("%d fields, the table has %d columns", len(rec), len(c.Fields))}
 	}
 	out := make([]any, len(rec))
 	for i, s := range rec {
@@ -42,11 +50,13 @@ func (c *CSV) Decode(data []byte) ([]any, error) {
 		if s == "" && !f.Type.IsString() {
 			continue
 		}
-		v, err := ParseScalar(s, f.Type)
-		if err != nil {
-			return nil, fmt.Errorf("csv: column %q (%s): %w", f.Name, f.Type, err)
+		v, err := csvField(s, f.Type)
+		switch {
+		case err == nil:
+			out[i] = v
+		case !c.IgnoreParseErrors:
+			return nil, &Error{Format: "csv", Column: f.Name, Type: f.Type.String(), Err: err}
 		}
-		out[i] = v
 	}
 	return out, nil
 }
@@ -57,9 +67,20 @@ func (c *CSV) Decode(data []byte) ([]any, error) {
 func csvReadError(err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("csv: column %d: %w", pe.Column, pe.Err)
+		err = fmt.Errorf("column %d: %w", pe.Column, pe.Err)
 	}
-	return fmt.Errorf("csv: %w", err)
+	return &Error{Format: "csv", Err: err}
+}
+
+func csvField(s string, t types.Type) (any, error) {
+	if t.Kind != types.Bytes {
+		return ParseScalar(s, t)
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("not base64 (BYTES are written and read as base64): %v", err)
+	}
+	return b, nil
 }
 
 // Encode implements Format.
@@ -79,7 +100,8 @@ func (c *CSV) Encode(fields []any) ([]byte, error) {
 }
 
 // text writes one field as Flink's csv format does: DECIMAL, DATE and
-// TIMESTAMP as formatNumber and formatTime say, NULL as an empty field.
+// TIMESTAMP as formatNumber and formatTime say, BYTES as base64, NULL as
+// an empty field.
 func (c *CSV) text(v any, t types.Type) string {
 	switch x := v.(type) {
 	case decimal.Decimal:
@@ -88,6 +110,8 @@ func (c *CSV) text(v any, t types.Type) string {
 		if s, ok := formatTime(x, t); ok {
 			return s
 		}
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
 	}
 	return FormatScalar(v)
 }

@@ -29,8 +29,9 @@ type Format interface {
 }
 
 // New returns the format named name ("json", "csv", "raw") for fields,
-// configured with Flink's format options (e.g. "csv.field-delimiter",
-// "json.ignore-parse-errors" is handled by the caller's bad-record policy).
+// configured with Flink's format options (e.g. "csv.field-delimiter").
+// A message that does not parse is the caller's to skip or fail on (see
+// IgnoreParseErrors).
 func New(name string, fields []types.Field, opts map[string]string) (Format, error) {
 	switch strings.ToLower(name) {
 	case "json":
@@ -52,15 +53,32 @@ func New(name string, fields []types.Field, opts map[string]string) (Format, err
 			c.Delimiter = rune(d[0])
 		}
 		sci, err := boolOption(opts, "csv.write-bigdecimal-in-scientific-notation", true)
+		if err != nil {
+			return nil, err
+		}
 		c.PlainDecimals = !sci
+		c.IgnoreParseErrors, err = IgnoreParseErrors("csv", opts)
 		return c, err
 	case "raw":
 		if len(fields) != 1 {
 			return nil, fmt.Errorf("format raw: the table must have exactly one physical column, it has %d", len(fields))
 		}
-		return Raw{Type: fields[0].Type}, nil
+		return Raw{Name: fields[0].Name, Type: fields[0].Type}, nil
 	}
 	return nil, fmt.Errorf("unknown format %q: supported formats are json, csv and raw", name)
+}
+
+// IgnoreParseErrors reads the format's 'json.ignore-parse-errors' or
+// 'csv.ignore-parse-errors' (default false): whether the connector skips a
+// message that does not parse instead of failing (Flink's json format
+// skips the message; its csv format reads a field that does not parse as
+// NULL, which CSV does itself, and skips a malformed line).
+func IgnoreParseErrors(name string, opts map[string]string) (bool, error) {
+	switch f := strings.ToLower(name); f {
+	case "json", "csv":
+		return boolOption(opts, f+".ignore-parse-errors", false)
+	}
+	return false, nil
 }
 
 // boolOption reads a true/false format option, def when it is not set.
@@ -84,70 +102,8 @@ var timestampLayouts = []string{
 	"2006-01-02T15:04:05", time.RFC3339Nano, "2006-01-02 15:04", "2006-01-02 15:04:05.999999999Z07:00",
 }
 
-// ParseTimestamp reads a SQL timestamp ("2026-11-30 08:00:00.123"), also
-// accepting ISO 'T' and RFC 3339 forms and the json format's
-// TIMESTAMP_LTZ form ("2026-11-30 08:00:00.123Z"), as a UTC time.
-func ParseTimestamp(s string) (time.Time, error) {
-	for _, l := range timestampLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q is not a timestamp of the form yyyy-MM-dd HH:mm:ss[.SSS]", s)
-}
-
 // FormatTimestamp writes t in SQL form with millisecond precision.
 func FormatTimestamp(t time.Time) string { return t.UTC().Format(TimestampLayout) }
-
-// ParseScalar reads a value of type t from its text form (CSV, JSON
-// strings).
-func ParseScalar(s string, t types.Type) (any, error) {
-	switch {
-	case t.IsInteger():
-		var v int64
-		if _, err := fmt.Sscan(s, &v); err != nil {
-			return nil, fmt.Errorf("%q is not an integer", s)
-		}
-		return v, nil
-	case t.Kind == types.Float || t.Kind == types.Double:
-		var v float64
-		if _, err := fmt.Sscan(s, &v); err != nil {
-			return nil, fmt.Errorf("%q is not a number", s)
-		}
-		return v, nil
-	case t.Kind == types.Decimal:
-		d, err := decimal.NewFromString(strings.TrimSpace(s))
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a decimal", s)
-		}
-		// Flink's csv and json formats read a DECIMAL(p, s) through
-		// DecimalData.fromBigDecimal: rounded HALF_UP to s, NULL when it
-		// does not fit p (not an error).
-		if d, ok := types.FitDecimal(d, t.Precision, t.Scale); ok {
-			return d, nil
-		}
-		return nil, nil
-	case t.Kind == types.Boolean:
-		switch strings.ToLower(strings.TrimSpace(s)) {
-		case "true":
-			return true, nil
-		case "false":
-			return false, nil
-		}
-		return nil, fmt.Errorf("%q is not a boolean", s)
-	case t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ:
-		return ParseTimestamp(s)
-	case t.Kind == types.Date:
-		d, err := time.Parse("2006-01-02", s)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a date yyyy-MM-dd", s)
-		}
-		return d, nil
-	case t.Kind == types.Bytes:
-		return []byte(s), nil
-	}
-	return s, nil
-}
 
 // FormatScalar writes a value as text, as Flink prints it.
 func FormatScalar(v any) string {
@@ -212,7 +168,12 @@ func FormatDecimal(d decimal.Decimal) string {
 }
 
 // Raw is the raw format: the whole message is the single column's value.
-type Raw struct{ Type types.Type }
+// Unlike Flink's raw format, which holds numbers in binary, a non-string
+// column is read from its text, as ParseScalar says.
+type Raw struct {
+	Name string // the column, for errors
+	Type types.Type
+}
 
 // Decode implements Format.
 func (r Raw) Decode(data []byte) ([]any, error) {
@@ -220,7 +181,10 @@ func (r Raw) Decode(data []byte) ([]any, error) {
 		return []any{append([]byte(nil), data...)}, nil
 	}
 	v, err := ParseScalar(string(data), r.Type)
-	return []any{v}, err
+	if err != nil {
+		return nil, &Error{Format: "raw", Column: r.Name, Type: r.Type.String(), Err: err}
+	}
+	return []any{v}, nil
 }
 
 // Encode implements Format.

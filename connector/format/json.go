@@ -2,8 +2,10 @@ package format
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -26,37 +28,43 @@ type JSON struct {
 	PlainDecimals bool
 }
 
-// Decode implements Format.
+// Decode implements Format. A value that is not of its column's type is
+// an *Error naming the column, as Flink's JsonToRowDataConverters fail
+// (see ParseScalar and jsonInteger for what each type accepts); BYTES are
+// base64, as Flink writes and reads them.
 func (j *JSON) Decode(data []byte) ([]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var obj map[string]any
 	if err := dec.Decode(&obj); err != nil {
-		return nil, fmt.Errorf("json: %w", err)
+		return nil, &Error{Format: "json", Err: err}
 	}
 	if j.FailOnMissingField {
 		for _, f := range j.Fields {
 			if _, ok := obj[f.Name]; !ok {
-				return nil, fmt.Errorf("json: field %q is missing", f.Name)
+				return nil, &Error{Format: "json", Err: fmt.Errorf("field %q is missing", f.Name)}
 			}
 		}
 	}
-	return decodeFields(obj, j.Fields)
+	return decodeFields(obj, j.Fields, "")
 }
 
-func decodeFields(obj map[string]any, fields []types.Field) ([]any, error) {
+// decodeFields reads the fields of an object; path is where the object
+// lies ("" at the top, "address." inside a ROW column).
+func decodeFields(obj map[string]any, fields []types.Field, path string) ([]any, error) {
 	out := make([]any, len(fields))
 	for i, f := range fields {
-		v, err := fromJSON(obj[f.Name], f.Type)
+		v, err := fromJSON(obj[f.Name], f.Type, path+f.Name)
 		if err != nil {
-			return nil, fmt.Errorf("json: field %q (%s): %w", f.Name, f.Type, err)
+			return nil, err
 		}
 		out[i] = v
 	}
 	return out, nil
 }
 
-func fromJSON(v any, t types.Type) (any, error) {
+// fromJSON reads v, found at path, as type t.
+func fromJSON(v any, t types.Type, path string) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -64,56 +72,114 @@ func fromJSON(v any, t types.Type) (any, error) {
 	case types.Row:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("want an object, got %T", v)
+			return nil, fieldError(path, t, fmt.Errorf("want an object, got %s", jsonKind(v)))
 		}
-		return decodeFields(obj, t.Fields)
+		return decodeFields(obj, t.Fields, path+".")
 	case types.Array:
-		arr, ok := v.([]any)
-		if !ok {
-			return nil, fmt.Errorf("want an array, got %T", v)
-		}
-		out := make([]any, len(arr))
-		for i, e := range arr {
-			var err error
-			if out[i], err = fromJSON(e, *t.Elem); err != nil {
-				return nil, fmt.Errorf("element %d: %w", i, err)
-			}
-		}
-		return out, nil
+		return arrayFromJSON(v, t, path)
 	case types.Map:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("want an object, got %T", v)
-		}
-		out := make(map[any]any, len(obj))
-		for k, e := range obj {
-			val, err := fromJSON(e, *t.Elem)
-			if err != nil {
-				return nil, fmt.Errorf("key %q: %w", k, err)
-			}
-			out[k] = val
-		}
-		return out, nil
+		return mapFromJSON(v, t, path)
 	}
-	return scalarFromJSON(v, t)
+	out, err := scalarFromJSON(v, t)
+	if err != nil {
+		return nil, fieldError(path, t, err)
+	}
+	return out, nil
 }
 
+func fieldError(path string, t types.Type, err error) error {
+	return &Error{Format: "json", Column: path, Type: t.String(), Err: err}
+}
+
+func arrayFromJSON(v any, t types.Type, path string) (any, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, fieldError(path, t, fmt.Errorf("want an array, got %s", jsonKind(v)))
+	}
+	out := make([]any, len(arr))
+	for i, e := range arr {
+		var err error
+		if out[i], err = fromJSON(e, *t.Elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// mapFromJSON reads an object as a MAP; its keys are read as the key
+// type, as Flink reads them (from their text).
+func mapFromJSON(v any, t types.Type, path string) (any, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fieldError(path, t, fmt.Errorf("want an object, got %s", jsonKind(v)))
+	}
+	out := make(map[any]any, len(obj))
+	for k, e := range obj {
+		var key any = k
+		if t.Key != nil {
+			var err error
+			if key, err = ParseScalar(k, *t.Key); err == nil && key == nil {
+				err = fmt.Errorf("%q does not fit", k)
+			}
+			if err != nil {
+				return nil, fieldError(fmt.Sprintf("%s[%q]", path, k), *t.Key, fmt.Errorf("key: %w", err))
+			}
+		}
+		val, err := fromJSON(e, *t.Elem, fmt.Sprintf("%s[%q]", path, k))
+		if err != nil {
+			return nil, err
+		}
+		out[key] = val
+	}
+	return out, nil
+}
+
+// jsonKind names the JSON kind of a decoded value, for errors.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// scalarFromJSON reads a JSON number, string or boolean as type t, as
+// Flink's JsonToRowDataConverters do.
 func scalarFromJSON(v any, t types.Type) (any, error) {
 	switch x := v.(type) {
 	case json.Number:
+		switch t.Kind {
+		case types.Int, types.BigInt, types.TinyInt, types.SmallInt:
+			return jsonInteger(x.String(), t.Kind)
+		case types.Boolean, types.Date, types.Timestamp, types.TimestampLTZ, types.Bytes:
+			return nil, fmt.Errorf("got the number %s", x)
+		}
 		return ParseScalar(x.String(), t)
 	case string:
-		if t.IsString() || t.Kind == types.Bytes {
-			return ParseScalar(x, t)
+		if t.Kind == types.Bytes {
+			b, err := base64.StdEncoding.DecodeString(x)
+			if err != nil {
+				return nil, fmt.Errorf("not base64 (BYTES are written and read as base64): %v", err)
+			}
+			return b, nil
 		}
 		return ParseScalar(x, t)
 	case bool:
+		if t.IsString() {
+			return strconv.FormatBool(x), nil // Flink's asText
+		}
 		if t.Kind != types.Boolean {
 			return nil, fmt.Errorf("got a boolean")
 		}
 		return x, nil
 	}
-	return nil, fmt.Errorf("cannot read %T as %s", v, t)
+	return nil, fmt.Errorf("got %s", jsonKind(v))
 }
 
 // Encode implements Format.
@@ -164,6 +230,14 @@ func (j *JSON) encodeValue(buf *bytes.Buffer, v any, t types.Type) error {
 	case map[any]any:
 		return j.encodeMap(buf, x, t)
 	case []byte:
+		b, _ := json.Marshal(x) // base64, as Flink writes BYTES
+		buf.Write(b)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			// Jackson's WRITE_NAN_AS_STRINGS: "NaN", "Infinity".
+			buf.WriteString(strconv.Quote(JavaDouble(x)))
+			return nil
+		}
 		b, _ := json.Marshal(x)
 		buf.Write(b)
 	default:

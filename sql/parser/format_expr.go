@@ -295,7 +295,10 @@ func (f *formatter) call(c *FuncCall) {
 		return
 	}
 	name := c.Name
-	if !isSimpleIdent(name) || reserved[name] || name == "TRY_CAST" {
+	// A call named TRY_CAST or DESCRIPTOR (read from `DESCRIPTOR`(…) or
+	// from (DESCRIPTOR(…)), outside an argument list) is quoted: bare, it
+	// would read back as the special form.
+	if !isSimpleIdent(name) || reserved[name] || name == "TRY_CAST" || name == "DESCRIPTOR" {
 		name = quoteIdent(name)
 	}
 	f.WriteString(name + "(")

@@ -107,7 +107,14 @@ func fileSource(t *catalog.Table) (operator.Source, error) {
 		return nil, &Error{Pos: t.OptionAt("path"), Msg: fmt.Sprintf("table %q: 'path' = '%s': %v", t.Name, t.Options["path"], unwrapPath(err)),
 			Hint: "check the path (relative paths are relative to the directory weir runs in)", Err: err}
 	}
-	return &filesystem.Source{Path: path, Format: f}, nil
+	src := &filesystem.Source{Path: path, Format: f}
+	skip, err := format.IgnoreParseErrors(t.Options["format"], t.Options)
+	if skip {
+		// 'json.ignore-parse-errors' / 'csv.ignore-parse-errors': a line
+		// that does not parse is skipped, as Flink's formats skip it.
+		src.OnBadLine = func(string, int64, error) error { return nil }
+	}
+	return src, tableErr(t, err)
 }
 
 func fileSink(t *catalog.Table) (SinkSpec, error) {

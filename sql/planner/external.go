@@ -156,7 +156,7 @@ func kafkaScanOptions(t *catalog.Table) ([]kafka.SourceOption, error) {
 // options, not the Go API's.
 func badRecordFix(table string) string {
 	return fmt.Sprintf("set 'scan.bad-record.policy' = 'skip', or 'dead-letter' with 'scan.bad-record.dead-letter-topic', "+
-		"on table %q (for json, 'json.ignore-parse-errors' = 'true' skips too)", table)
+		"on table %q ('json.ignore-parse-errors' or 'csv.ignore-parse-errors' = 'true' skips too)", table)
 }
 
 // discoveryInterval reads 'scan.topic-partition-discovery.interval', a
@@ -171,13 +171,38 @@ func discoveryInterval(table, v string) (time.Duration, error) {
 	return d, nil
 }
 
+// ignoreParseErrors reads the 'json.ignore-parse-errors' or
+// 'csv.ignore-parse-errors' of t's value format (also written
+// 'value.json.ignore-parse-errors') or key format.
+func ignoreParseErrors(t *catalog.Table) (bool, error) {
+	value := t.Options["value.format"]
+	if value == "" {
+		value = t.Options["format"]
+	}
+	skip, err := format.IgnoreParseErrors(value, formatScope(t, "value.format", "value."))
+	if err != nil || skip || t.Options["key.format"] == "" {
+		return skip, tableErr(t, err)
+	}
+	skip, err = format.IgnoreParseErrors(t.Options["key.format"], formatScope(t, "key.format", "key."))
+	return skip, tableErr(t, err)
+}
+
+// tableErr prefixes err, when set, with the table's name.
+func tableErr(t *catalog.Table, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("table %q: %w", t.Name, err)
+}
+
 func badRecordPolicy(t *catalog.Table) (kafka.BadRecordPolicy, error) {
 	switch t.Options["scan.bad-record.policy"] {
 	case "", "fail":
-		if t.Options["json.ignore-parse-errors"] == "true" {
-			return kafka.SkipBadRecords(), nil
+		skip, err := ignoreParseErrors(t)
+		if skip {
+			return kafka.SkipBadRecords(), err
 		}
-		return kafka.FailOnBadRecord(), nil
+		return kafka.FailOnBadRecord(), err
 	case "skip":
 		return kafka.SkipBadRecords(), nil
 	case "dead-letter":

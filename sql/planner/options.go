@@ -38,14 +38,15 @@ var connectorOptions = map[string]func(t *catalog.Table) []string{
 var kafkaKeys = []string{"connector", "topic", "format", "value.format", "key.format", "scan.startup.mode",
 	"scan.startup.timestamp-millis", "scan.bounded.mode", "scan.bad-record.policy",
 	"scan.bad-record.dead-letter-topic", "sink.bad-record.policy", "sink.delivery-guarantee", "sink.transactional-id-prefix",
-	"json.ignore-parse-errors", "scan.topic-partition-discovery.interval"}
+	"scan.topic-partition-discovery.interval"}
 
 // formatOptions are the options each format reads (connector/format.New).
-// 'json.ignore-parse-errors' is not among them: a connector that honours
-// it lists it (Kafka's bad-record policy).
+// Every connector that reads a format honours its 'json.ignore-parse-errors'
+// or 'csv.ignore-parse-errors' (format.IgnoreParseErrors): Kafka as its
+// bad-record policy, the filesystem source by skipping the line.
 var formatOptions = map[string][]string{
-	"json": {"json.fail-on-missing-field", "json.encode.decimal-as-plain-number"},
-	"csv":  {"csv.field-delimiter", "csv.write-bigdecimal-in-scientific-notation"},
+	"json": {"json.fail-on-missing-field", "json.encode.decimal-as-plain-number", "json.ignore-parse-errors"},
+	"csv":  {"csv.field-delimiter", "csv.write-bigdecimal-in-scientific-notation", "csv.ignore-parse-errors"},
 	"raw":  nil,
 }
 
@@ -161,7 +162,7 @@ var flinkNotYet = map[string][]string{
 	"datagen":   {},
 	"json": {"json.timestamp-format.standard", "json.map-null-key.mode", "json.map-null-key.literal",
 		"json.encode.ignore-null-fields", "json.decode.json-parser.enabled"},
-	"csv": {"csv.ignore-parse-errors", "csv.allow-comments", "csv.quote-character", "csv.disable-quote-character",
+	"csv": {"csv.allow-comments", "csv.quote-character", "csv.disable-quote-character",
 		"csv.array-element-delimiter", "csv.escape-character", "csv.null-literal"},
 }
 
