@@ -2,8 +2,10 @@ package task
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -149,10 +151,7 @@ func (t *Subtask) Run(ctx context.Context) (err error) {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("subtask %s panicked: %v", t.spec.ID, r)
 		}
-		t.handOverPositions()
-		t.pts.Quiesce() // nothing fires once the subtask stops
-		t.closeChain()
-		t.waitAsync()
+		err = withCloseErrors(err, t.cleanup())
 	}()
 	if err = t.open(); err != nil {
 		return fmt.Errorf("subtask %s: open: %w", t.spec.ID, err)
@@ -163,6 +162,44 @@ func (t *Subtask) Run(ctx context.Context) (err error) {
 		err = t.runInputs()
 	}
 	return err
+}
+
+// cleanup stops the subtask's parts once Run is done. It runs after Run's
+// recover, so a panic in it would kill the process: every step that calls
+// into an operator or the source is guarded (see guard). It returns what
+// closing failed with, for Run to report: the job fails on it (a sink
+// whose Close could not flush lost output).
+func (t *Subtask) cleanup() []error {
+	errs := []error{t.guard("source", func() error { t.handOverPositions(); return nil })}
+	t.pts.Quiesce() // nothing fires once the subtask stops
+	errs = append(errs, t.closeChain()...)
+	t.waitAsync()
+	return errs
+}
+
+// withCloseErrors adds cleanup's errors to Run's error, leaving it as it
+// is when cleanup went well.
+func withCloseErrors(err error, cerrs []error) error {
+	if errors.Join(cerrs...) == nil {
+		return err
+	}
+	return errors.Join(append([]error{err}, cerrs...)...)
+}
+
+// guard runs fn, one part's cleanup, and turns its error or panic into a
+// CloseError naming the part.
+func (t *Subtask) guard(part string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.spec.Logger.Error("operator panicked while closing", "subtask", t.spec.ID.String(), "operator", part,
+				"panic", r, "stack", string(debug.Stack()))
+			err = &CloseError{Subtask: t.spec.ID, Operator: part, Panic: r}
+		}
+	}()
+	if err := fn(); err != nil {
+		return &CloseError{Subtask: t.spec.ID, Operator: part, Err: err}
+	}
+	return nil
 }
 
 // handOverPositions gives the source's current split positions to
@@ -233,15 +270,17 @@ func (t *Subtask) wireChain() {
 	}
 }
 
-func (t *Subtask) closeChain() {
+// closeChain closes every operator and the source reader, each whatever
+// the others did, and returns their errors (nil for a clean close).
+func (t *Subtask) closeChain() []error {
+	var errs []error
 	for _, c := range t.spec.Chain {
-		if err := c.Op.Close(); err != nil && t.err == nil {
-			t.err = err
-		}
+		errs = append(errs, t.guard(c.UID, c.Op.Close))
 	}
 	if t.src != nil {
-		_ = t.src.reader.Close()
+		errs = append(errs, t.guard("source", t.src.reader.Close))
 	}
+	return errs
 }
 
 // allWriters is every writer of the chain: main and side outputs.
