@@ -66,6 +66,40 @@ type Committer interface {
 // (a restore would commit the same lost transaction again).
 var ErrDataLoss = errors.New("operator: data loss")
 
+// ErrReplay marks a restore of a checkpoint older than what a sink already
+// committed (the newer checkpoint was deleted, or corrupt, after its
+// commit): going on would write the output of the checkpoints in between a
+// second time. Not restartable: a restart restores the same checkpoint.
+var ErrReplay = errors.New("operator: sink committed past the restored checkpoint")
+
+// ReplayError reports ErrReplay (and ErrNonRestartable, so the job fails at
+// once). A sink that knows its last committed checkpoint compares it with
+// the restored one when it opens and returns this unless the user accepted
+// the replay.
+type ReplayError struct {
+	// Sink names the sink as the user knows it, e.g. `jdbc sink "orders"
+	// (table "orders", subtask 0)`.
+	Sink string
+	// Restored is the checkpoint the job restored; Committed the newest one
+	// the sink knows it committed (Committed > Restored).
+	Restored, Committed event.CheckpointID
+	// Evidence says where the sink found Committed, e.g. "weir_sink_checkpoints".
+	Evidence string
+	// Fix names the option that accepts the replay, in the user's terms.
+	Fix string
+}
+
+// Error names both checkpoints, the evidence and both ways out.
+func (e *ReplayError) Error() string {
+	return fmt.Sprintf("%s: data integrity: the job restored checkpoint %d, but the sink already committed the output "+
+		"of checkpoint %d (%s); going on would write the output after checkpoint %d again. Restore checkpoint %d or later "+
+		"(it was deleted or is corrupt?), or accept the duplicates with %s",
+		e.Sink, e.Restored, e.Committed, e.Evidence, e.Restored, e.Committed, e.Fix)
+}
+
+// Unwrap returns ErrReplay and ErrNonRestartable.
+func (e *ReplayError) Unwrap() []error { return []error{ErrReplay, ErrNonRestartable} }
+
 // CommitLog is the pure two-phase-commit bookkeeping of one sink subtask:
 // committables by checkpoint id, from pre-commit until a completed
 // checkpoint at or after their id is committed. It does no I/O.

@@ -76,10 +76,17 @@
 // then restarts and fails again until the row or the table is fixed; no row
 // is lost meanwhile.
 //
-// Restoring a checkpoint older than the latest completed one (a manual
-// restore of a retained checkpoint) is outside exactly-once for any sink: the
-// rows after it were committed already. The XA sink may then report data
-// loss for transactions whose log rows were trimmed.
+// Restoring a checkpoint older than what the sink already committed (the
+// newest checkpoint was deleted or is corrupt, or a retained older one was
+// restored by hand) would write the rows after it a second time. Both
+// exactly-once strategies know what they committed — the checkpoint table
+// its id per (job, sink, subtask), the XA log the xids of committed
+// transactions after the restored checkpoint — and fail at open with an
+// operator.ReplayError (non-restartable) naming both checkpoints, unless
+// 'sink.allow-replay' = 'true' (Go: AllowReplay()) accepts the duplicates.
+// The XA log keeps the rows of the newest committed transactions only, so a
+// restore far behind may find no evidence (and may then report data loss for
+// transactions whose log rows were trimmed).
 //
 // # Errors
 //

@@ -109,6 +109,12 @@ type Options struct {
 	// CheckpointTable holds the last committed checkpoint id per (job,
 	// sink, subtask) for StrategyCheckpointTable. Default "weir_sink_checkpoints".
 	CheckpointTable string
+	// AllowReplay is `sink.allow-replay` (Weir's): accept a restore of a
+	// checkpoint older than the newest one the sink already committed (its
+	// bookkeeping rows say so), writing the output of the checkpoints in
+	// between again. Otherwise the sink fails at open with an
+	// operator.ReplayError naming both checkpoints. Default false.
+	AllowReplay bool
 	// Converter turns stream values that are not event.Row into rows.
 	// Default: none (values must be event.Row or *event.Row).
 	Converter func(v any) (event.Row, error)
@@ -239,6 +245,10 @@ func BookkeepingTables(xaLog, checkpoints string) Opt {
 	return optFunc(func(o *Options) { o.XALogTable, o.CheckpointTable = xaLog, checkpoints })
 }
 
+// AllowReplay sets `sink.allow-replay`: accept restoring a checkpoint older
+// than what the sink already committed, and its duplicate rows.
+func AllowReplay() Opt { return optFunc(func(o *Options) { o.AllowReplay = true }) }
+
 // Logger sets the logger.
 func Logger(l *slog.Logger) Opt { return optFunc(func(o *Options) { o.Logger = l }) }
 
@@ -258,6 +268,7 @@ const (
 	KeyDeliveryGuarantee   = "sink.delivery-guarantee"
 	KeyStrategy            = "sink.exactly-once.strategy"
 	KeyName                = "sink.name"
+	KeyAllowReplay         = "sink.allow-replay"
 )
 
 // ignoredKeys are understood by other layers (the SQL planner) and accepted
@@ -282,7 +293,7 @@ func ParseOptions(m map[string]string) (Options, error) {
 		errs = append(errs, fmt.Errorf("unsupported options %s; supported: url, table-name, username, password, "+
 			"sink.buffer-flush.max-rows, sink.buffer-flush.interval, sink.max-retries, sink.lock-wait-timeout, "+
 			"sink.delivery-guarantee, "+
-			"sink.exactly-once.strategy, sink.name", strings.Join(unknown, ", ")))
+			"sink.exactly-once.strategy, sink.name, sink.allow-replay", strings.Join(unknown, ", ")))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return o, fmt.Errorf("jdbc: %w", err)
@@ -317,6 +328,8 @@ func (o *Options) set(k, v string) error {
 		o.Strategy = Strategy(strings.ToLower(v))
 	case KeyName:
 		o.Name = v
+	case KeyAllowReplay:
+		o.AllowReplay, err = strconv.ParseBool(v)
 	default:
 		if !ignoredKeys[k] {
 			return errUnknownKey

@@ -31,7 +31,7 @@ func (s *Sink) newWALWriter(ctx context.Context, wctx operator.WriterContext, p 
 	}
 	w := &walWriter{s: s, t: t, subtask: wctx.Subtask.Index}
 	if wctx.RestoredCheckpoint > 0 {
-		return w, nil
+		return w, s.checkNotAhead(ctx, wctx, p)
 	}
 	d := s.target.dialect
 	err := retry(ctx, d, s.opts.MaxRetries, "reset "+s.opts.CheckpointTable, s.opts.Logger.Warn, func() error {
@@ -149,4 +149,52 @@ func (c *walCommitter) apply(ctx context.Context, s session, b walBatch) error {
 	_, err = s.exec(ctx, "UPDATE "+table+" SET checkpoint_id = "+d.placeholder(1)+where(2),
 		append([]any{int64(b.id)}, key...)...)
 	return err
+}
+
+// checkNotAhead compares the restored checkpoint with the bookkeeping rows
+// of the origin subtasks this subtask owns: a row past it means the sink
+// committed a newer checkpoint (since deleted or corrupt), whose rows going
+// on would write again. That is an operator.ReplayError, unless
+// sink.allow-replay accepts it (then a warning).
+func (s *Sink) checkNotAhead(ctx context.Context, wctx operator.WriterContext, p pool) error {
+	d := s.target.dialect
+	var rows [][]string
+	err := retry(ctx, d, s.opts.MaxRetries, "read "+s.opts.CheckpointTable, s.opts.Logger.Warn, func() error {
+		sess, err := p.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		rows, err = sess.query(ctx, "SELECT MAX(checkpoint_id) FROM "+quoteQualified(s.opts.CheckpointTable, d.quoteIdent)+
+			" WHERE job = "+d.placeholder(1)+" AND sink = "+d.placeholder(2)+
+			" AND MOD(subtask, "+d.placeholder(3)+") = "+d.placeholder(4),
+			wctx.JobID, s.opts.Name, max(1, wctx.Parallelism), wctx.Subtask.Index)
+		sess.release(err != nil)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("jdbc: reading %s on restore: %w", s.opts.CheckpointTable, err)
+	}
+	if len(rows) == 0 || rows[0][0] == "" {
+		return nil
+	}
+	committed, err := strconv.ParseInt(rows[0][0], 10, 64)
+	if err != nil || event.CheckpointID(committed) <= wctx.RestoredCheckpoint {
+		return err
+	}
+	return s.replay(wctx, event.CheckpointID(committed), fmt.Sprintf("its row in %s", s.opts.CheckpointTable))
+}
+
+// replay reports a restore behind the sink's committed checkpoint: an
+// operator.ReplayError, or with sink.allow-replay a warning.
+func (s *Sink) replay(wctx operator.WriterContext, committed event.CheckpointID, evidence string) error {
+	e := &operator.ReplayError{
+		Sink:     fmt.Sprintf("jdbc sink %q (table %q, subtask %d)", s.opts.Name, s.opts.Table, wctx.Subtask.Index),
+		Restored: wctx.RestoredCheckpoint, Committed: committed, Evidence: evidence,
+		Fix: "'sink.allow-replay' = 'true' on the table (Go: jdbc.AllowReplay())"}
+	if !s.opts.AllowReplay {
+		return e
+	}
+	s.opts.Logger.Warn("jdbc: replay accepted (sink.allow-replay): rows of committed checkpoints will be written again",
+		"sink", s.opts.Name, "table", s.opts.Table, "subtask", wctx.Subtask.Index, "restored", e.Restored, "committed", committed)
+	return nil
 }

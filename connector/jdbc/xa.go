@@ -62,7 +62,7 @@ func (s *Sink) newXAWriter(ctx context.Context, wctx operator.WriterContext, p p
 		lockWait: s.lockWait(wctx)}
 	w.link.reset(w.last)
 	r := xaRecovery{s: s, p: p, prefix: w.prefix, subtask: wctx.Subtask.Index,
-		parallelism: max(1, wctx.Parallelism), restored: wctx.RestoredCheckpoint}
+		parallelism: max(1, wctx.Parallelism), restored: wctx.RestoredCheckpoint, wctx: wctx}
 	if err := r.run(ctx); err != nil {
 		return nil, err
 	}
@@ -258,6 +258,7 @@ type xaRecovery struct {
 	subtask     int
 	parallelism int
 	restored    event.CheckpointID
+	wctx        operator.WriterContext
 }
 
 func (r *xaRecovery) owns(x xid) bool {
@@ -323,7 +324,9 @@ func (r *xaRecovery) rollBack(ctx context.Context, sess session, id string) erro
 
 // forgetNewer deletes the XA log rows of transactions after the restored
 // checkpoint: none can be committed unless an older checkpoint than the
-// last committed one was restored (and then their rows are written again).
+// last committed one was restored. Then their rows would be written again:
+// an operator.ReplayError, unless sink.allow-replay accepts it (and the
+// rows go, so that their xids can be used again).
 // The rows are found by a plain (non-locking) read and deleted by xid: a
 // predicate DELETE would wait for the rows that other subtasks' prepared
 // transactions hold locked until their checkpoint completes.
@@ -336,20 +339,26 @@ func (r *xaRecovery) forgetNewer(ctx context.Context, sess session) error {
 		return fmt.Errorf("jdbc: XA recovery: reading %s: %w", r.s.opts.XALogTable, err)
 	}
 	var ids []string
+	var newest event.CheckpointID
 	for _, row := range rows {
 		if x, ok := parseXid(row[0]); ok && r.owns(x) {
 			ids = append(ids, row[0])
+			newest = max(newest, x.seq)
 		}
 	}
 	if len(ids) == 0 {
 		return nil
 	}
+	if r.restored > 0 {
+		// Committed (a prepared one was rolled back above): a checkpoint
+		// after the restored one completed and was committed.
+		evidence := fmt.Sprintf("committed XA transactions in %s, e.g. %s", r.s.opts.XALogTable, ids[0])
+		if err := r.s.replay(r.wctx, newest, evidence); err != nil {
+			return err
+		}
+	}
 	if err := deleteXids(ctx, d, sess, r.s.opts.XALogTable, ids); err != nil {
 		return fmt.Errorf("jdbc: XA recovery: cleaning %s: %w", r.s.opts.XALogTable, err)
-	}
-	if r.restored > 0 {
-		r.s.opts.Logger.Warn("jdbc: transactions after the restored checkpoint were committed: an older checkpoint "+
-			"was restored, so their rows will be written again", "prefix", r.prefix, "restored", r.restored, "xids", ids)
 	}
 	return nil
 }

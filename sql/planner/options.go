@@ -28,7 +28,8 @@ var connectorOptions = map[string]func(t *catalog.Table) []string{
 	"datagen":    datagenOptions,
 	"nexmark":    func(*catalog.Table) []string { return nexmark.OptionNames() },
 	"jdbc": fixed("connector", "driver", "url", "table-name", "username", "password", "sink.buffer-flush.max-rows",
-		"sink.buffer-flush.interval", "sink.max-retries", "sink.delivery-guarantee", "sink.exactly-once.strategy", "sink.name"),
+		"sink.buffer-flush.interval", "sink.max-retries", "sink.delivery-guarantee", "sink.exactly-once.strategy", "sink.name",
+		"sink.allow-replay"),
 	"kafka":        fixed(kafkaKeys...),
 	"upsert-kafka": fixed(append([]string{"value.fields-include"}, kafkaKeys...)...),
 }
