@@ -8,6 +8,10 @@
 #   scripts/services.sh status   print up/down per service; exit 0 iff all up
 #   scripts/services.sh env      print export lines for the tests:
 #                                  eval "$(scripts/services.sh env)"
+#   scripts/services.sh paths    print KEY=VALUE lines locating what `up` installed
+#                                (java, the Kafka jars, mariadbd, mariadb-install-db),
+#                                for programs that run private instances of their own
+#                                (bench/soak); fails when something is missing
 #
 # State (configs, data, logs, pid files) lives under WEIR_SERVICES_DIR
 # (default ~/.cache/weir/services); downloads (Kafka jars) are cached under
@@ -601,8 +605,24 @@ export WEIR_SERVICES=1
 EOF
 }
 
+# cmd_paths: where the installed programs are, without installing anything.
+cmd_paths() {
+	local java mariadbd installdb
+	[[ -f "$KAFKA_LIB/.complete" ]] || die "no Kafka jars in $KAFKA_LIB: run scripts/services.sh up first"
+	java="$(command -v java)" || die "no java on PATH: run scripts/services.sh up first"
+	mariadbd="$(mariadb_bin mariadbd mysqld)" || die "no mariadbd: run scripts/services.sh up first"
+	installdb="$(mariadb_bin mariadb-install-db mysql_install_db)" || die "no mariadb-install-db: run scripts/services.sh up first"
+	cat <<EOF
+JAVA=$java
+KAFKA_LIB=$KAFKA_LIB
+KAFKA_VERSION=$KAFKA_VERSION
+MARIADBD=$mariadbd
+MARIADB_INSTALL_DB=$installdb
+EOF
+}
+
 usage() {
-	echo "usage: $0 up|down|status|env" >&2
+	echo "usage: $0 up|down|status|env|paths" >&2
 	exit 2
 }
 
@@ -612,5 +632,6 @@ up) cmd_up ;;
 down) cmd_down ;;
 status) cmd_status ;;
 env) cmd_env ;;
+paths) cmd_paths ;;
 *) usage ;;
 esac

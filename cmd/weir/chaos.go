@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirstream/weir/connector/sqlite"
+	"github.com/weirstream/weir/internal/txncheck"
 )
 
 type chaosFlags struct {
@@ -188,7 +189,7 @@ func readTotalsFrom(f chaosFlags) (map[string]string, int, error) {
 	if err != nil || f.mysqlDSN == "" {
 		return got, 0, err
 	}
-	left, err := lingering(func() ([]string, error) { return xaRecover(db) }, lingerPolls, lingerEvery)
+	left, err := txncheck.Lingering(func() ([]string, error) { return txncheck.XARecover(db) }, lingerPolls, lingerEvery)
 	return got, len(left), err
 }
 

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/weirstream/weir/internal/txncheck"
 )
 
 // pgTotals reads the totals table from PostgreSQL and counts prepared
@@ -32,7 +34,7 @@ func pgTotals(ctx context.Context, dsn, table string) (map[string]string, int, e
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
-	left, err := lingering(func() ([]string, error) { return pgPrepared(ctx, conn) }, lingerPolls, lingerEvery)
+	left, err := txncheck.Lingering(func() ([]string, error) { return pgPrepared(ctx, conn) }, lingerPolls, lingerEvery)
 	if err != nil {
 		return nil, 0, fmt.Errorf("pg_prepared_xacts: %w", err)
 	}

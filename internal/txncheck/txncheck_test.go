@@ -1,4 +1,4 @@
-package main
+package txncheck
 
 import (
 	"slices"
@@ -15,18 +15,18 @@ func TestLingering(t *testing.T) {
 	}
 	i := 0
 	list := func() ([]string, error) { i++; return listings[i-1], nil }
-	got, err := lingering(list, 3, 0)
+	got, err := Lingering(list, 3, 0)
 	if err != nil || !slices.Equal(got, []string{"mine:7"}) || i != 3 {
 		t.Fatalf("lingering %v (%v) after %d listings, want [mine:7] after 3", got, err, i)
 	}
 	// Nothing shared: it stops as soon as no candidate is left.
 	listings, i = [][]string{{"a"}, {"b"}, {"c"}}, 0
-	if got, _ := lingering(list, 3, 0); got != nil || i != 2 {
+	if got, _ := Lingering(list, 3, 0); got != nil || i != 2 {
 		t.Fatalf("lingering %v after %d listings, want none after 2", got, i)
 	}
 	// An empty first listing answers at once.
 	listings, i = [][]string{{}}, 0
-	if got, _ := lingering(list, 3, 0); got != nil || i != 1 {
+	if got, _ := Lingering(list, 3, 0); got != nil || i != 1 {
 		t.Fatalf("lingering %v after %d listings, want none after 1", got, i)
 	}
 }
