@@ -15,10 +15,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && (os.Args[1] == "run" || (os.Args[1] == "demo" && os.Args[2] == "billing-child")) {
 		root := newRootCommand()
 		root.SetArgs(os.Args[1:])
-		if err := root.Execute(); err != nil {
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(exitCode(root.Execute()))
 	}
 	os.Exit(m.Run())
 }

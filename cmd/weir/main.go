@@ -36,8 +36,5 @@ func newVersionCommand() *cobra.Command {
 }
 
 func main() {
-	if err := newRootCommand().Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "weir:", err)
-		os.Exit(1)
-	}
+	os.Exit(exitCode(newRootCommand().Execute()))
 }

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,12 +90,16 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	opts.Restore = f.restore
 	opts.Logger = logger(f.quiet)
+	var status *statusLine
 	if isTerminal(os.Stderr) {
-		opts.Progress = statusLine(cmd.ErrOrStderr())
+		status = newStatusLine(cmd.ErrOrStderr())
+		opts.Progress = status.update
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return runJob(ctx, cmd, jg.JobName, func() (*runtime.Result, error) { return runtime.Run(ctx, jg, opts) })
+	ctx, stop, cancel := notifyStop(cmd.Context())
+	defer cancel()
+	res, err := runtime.Run(ctx, jg, opts)
+	status.end()
+	return jobEnded(cmd.ErrOrStderr(), jg.JobName, res, err, stop.signal())
 }
 
 func logger(quiet bool) *slog.Logger {
@@ -108,16 +110,17 @@ func logger(quiet bool) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
-func runJob(ctx context.Context, cmd *cobra.Command, name string, run func() (*runtime.Result, error)) error {
-	res, err := run()
+// jobEnded reports how a job ended: finished, failed (err), or stopped by
+// a signal (sig not nil), which exits with 128 + the signal's number.
+func jobEnded(w io.Writer, name string, res *runtime.Result, err error, sig os.Signal) error {
+	if sig != nil {
+		fmt.Fprintf(w, "job %s stopped by %s\n", name, signalName(sig))
+		return stoppedBy(sig)
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "job %s stopped\n", name)
-			return nil
-		}
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "job %s finished: %d checkpoints, %d restarts\n", name, len(res.Checkpoints), res.Restarts)
+	fmt.Fprintf(w, "job %s finished: %d checkpoints, %d restarts\n", name, len(res.Checkpoints), res.Restarts)
 	return nil
 }
 
@@ -147,30 +150,58 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// statusLine redraws one line of live progress on a terminal.
-func statusLine(w io.Writer) func(runtime.Progress) {
-	var last runtime.Progress
-	var at time.Time
-	return func(p runtime.Progress) {
-		now := time.Now()
-		secs := now.Sub(at).Seconds()
-		if at.IsZero() || secs <= 0 {
-			secs = 1
-		}
-		in := float64(p.RecordsRead-last.RecordsRead) / secs
-		out := float64(p.RecordsWritten-last.RecordsWritten) / secs
-		ck := "no checkpoint yet"
-		if p.LastCheckpoint > 0 {
-			ck = fmt.Sprintf("checkpoint %d (%v, committed output %.1fs behind)", p.LastCheckpoint,
-				p.LastCheckpointDuration.Round(time.Millisecond), p.SinceCheckpoint.Seconds())
-		}
-		stalls := ""
-		if p.WatermarkStalls > 0 {
-			stalls = fmt.Sprintf(" · %d watermark stalls (see the log)", p.WatermarkStalls)
-		}
-		fmt.Fprintf(w, "\r\033[K%d in (%.0f/s) · %d out (%.0f/s) · %s · %d restarts%s", p.RecordsRead, in, p.RecordsWritten, out, ck, p.Restarts, stalls)
-		last, at = p, now
+// statusLine redraws one line of live progress on a terminal; end moves
+// past it, so what is printed next starts on a line of its own.
+type statusLine struct {
+	mu    sync.Mutex
+	w     io.Writer
+	last  runtime.Progress
+	at    time.Time
+	drawn bool
+}
+
+func newStatusLine(w io.Writer) *statusLine { return &statusLine{w: w} }
+
+func (s *statusLine) update(p runtime.Progress) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	secs := now.Sub(s.at).Seconds()
+	if s.at.IsZero() || secs <= 0 {
+		secs = 1
 	}
+	fmt.Fprintf(s.w, "\r\033[K%s", statusText(p, s.last, secs))
+	s.last, s.at, s.drawn = p, now, true
+}
+
+// end ends the drawn line with a newline; a nil or undrawn line does
+// nothing.
+func (s *statusLine) end() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.drawn {
+		fmt.Fprintln(s.w)
+		s.drawn = false
+	}
+}
+
+// statusText is the status line of p, with rates since last, secs ago.
+func statusText(p, last runtime.Progress, secs float64) string {
+	in := float64(p.RecordsRead-last.RecordsRead) / secs
+	out := float64(p.RecordsWritten-last.RecordsWritten) / secs
+	ck := "no checkpoint yet"
+	if p.LastCheckpoint > 0 {
+		ck = fmt.Sprintf("checkpoint %d (%v, committed output %.1fs behind)", p.LastCheckpoint,
+			p.LastCheckpointDuration.Round(time.Millisecond), p.SinceCheckpoint.Seconds())
+	}
+	stalls := ""
+	if p.WatermarkStalls > 0 {
+		stalls = fmt.Sprintf(" · %d watermark stalls (see the log)", p.WatermarkStalls)
+	}
+	return fmt.Sprintf("%d in (%.0f/s) · %d out (%.0f/s) · %s · %d restarts%s", p.RecordsRead, in, p.RecordsWritten, out, ck, p.Restarts, stalls)
 }
 
 func newExplainCommand() *cobra.Command {
