@@ -102,6 +102,8 @@ type deployment struct {
 	// readers and writers are the live counters of source subtasks and of
 	// subtasks whose chain ends in a sink.
 	readers, writers []*task.Counters
+	// counters are those of every subtask.
+	counters []*task.Counters
 	// stalls watch the sources whose subtasks may hold each other back.
 	stalls []*sourceWatch
 }
@@ -227,6 +229,7 @@ func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 	mail := make(chan task.Mail, 1024)
 	spec := task.Spec{ID: id, Mode: dp.opts.Mode, Storage: dp.fs, Reports: dp.reports, Mail: mail, Now: dp.opts.Now,
 		Counters: &task.Counters{}, Logger: dp.opts.Logger}
+	dp.d.counters = append(dp.d.counters, spec.Counters)
 	if v.IsSource() {
 		dp.d.readers = append(dp.d.readers, spec.Counters)
 	}

@@ -255,6 +255,10 @@ func (dr *driver) reportProgress() {
 	for _, c := range dr.d.writers {
 		p.RecordsWritten += c.In.Load()
 	}
+	for _, c := range dr.d.counters {
+		p.LateDropped += c.LateDropped.Load()
+		p.FutureSkewed += c.FutureSkewed.Load()
+	}
 	if id, ok := dr.coord.LatestCompleted(); ok {
 		for _, s := range dr.coord.Stats() {
 			if s.ID == id {

@@ -96,6 +96,11 @@ type Progress struct {
 	// WatermarkStalls counts the source watermark stalls of this attempt
 	// (see Options.WatermarkStallWarning).
 	WatermarkStalls int64
+	// LateDropped counts the late records operators dropped in this attempt
+	// (as of their last processing-time tick); FutureSkewed the source
+	// records too far past the wall clock to move the watermark (see
+	// watermark.Strategy.MaxFutureSkew), each split's first logged.
+	LateDropped, FutureSkewed int64
 }
 
 // EnsureDefaults fills unset fields with their defaults.

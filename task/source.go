@@ -60,6 +60,8 @@ type sourceDriver struct {
 	splits  []watermark.SplitStatus // reused by checkStall
 	// splitStalled: stalls reported a stall that has not ended yet.
 	splitStalled bool
+	// skewWarned: the splits whose too-far-future record was logged.
+	skewWarned map[string]bool
 }
 
 // pollSoon stands in for the Available channel of a reader that has none:
@@ -142,6 +144,7 @@ func (d *sourceDriver) Collect(split string, r event.Record) {
 	}
 	if d.spec.Watermarks != nil && r.Timestamp != event.NoTimestamp {
 		d.multi.OnEvent(split, r.Timestamp, d.now)
+		d.checkFutureSkew(split, r.Timestamp)
 	}
 	d.polled++
 	d.spec.Metrics.RecordsOut++
@@ -288,6 +291,9 @@ func (t *Subtask) emitSourceWatermark(d *sourceDriver) {
 		t.emitWatermark(wm)
 	}
 	t.checkStall(d, now, wm, adv)
+	if c := t.spec.Counters; c != nil {
+		c.FutureSkewed.Store(d.spec.Metrics.FutureSkewed)
+	}
 	t.publishSource(d, wm, idle)
 }
 

@@ -21,12 +21,13 @@ import (
 // subtask whose reader adds and finishes splits by itself (as Kafka's does
 // with partition discovery), stepped by hand on a fake clock. Commands:
 //
-//	open splits=a,b [ooo=D] [idle-timeout=D] [stall-warning=D] [bounded]
+//	open splits=a,b [ooo=D] [idle-timeout=D] [stall-warning=D] [max-future-skew=D] [bounded]
 //	              a subtask with these splits
 //	poll [t=D]    the reader's next Poll does the input lines, in order:
 //	              "add S", "finish S", or "S TS" (a record of split S at TS)
 //	emit [t=D]    a periodic watermark emit, and what it logged
 //	stalls        the watermark-stall count: metric and live counter
+//	skewed        the future-skewed count: metric and live counter
 //
 // t is processing time since the epoch and stays put when omitted.
 func TestSourceSplitWatermarks(t *testing.T) {
@@ -66,18 +67,22 @@ func (h *splitHarness) run(t *testing.T, td *datadriven.TestData) string {
 		return out
 	case "stalls":
 		return fmt.Sprintf("metric=%d counter=%d\n", h.st.src.spec.Metrics.WatermarkStalls, h.st.spec.Counters.WatermarkStalls.Load())
+	case "skewed":
+		return fmt.Sprintf("metric=%d counter=%d\n", h.st.src.spec.Metrics.FutureSkewed, h.st.spec.Counters.FutureSkewed.Load())
 	}
 	td.Fatalf(t, "unknown command %q", td.Cmd)
 	return ""
 }
 
 func (h *splitHarness) open(t *testing.T, td *datadriven.TestData) string {
-	var splits, ooo, idle, stall string
+	var splits, ooo, idle, stall, skew string
 	td.ScanArgs(t, "splits", &splits)
+	td.MaybeScanArgs(t, "max-future-skew", &skew)
 	td.MaybeScanArgs(t, "ooo", &ooo)
 	td.MaybeScanArgs(t, "idle-timeout", &idle)
 	td.MaybeScanArgs(t, "stall-warning", &stall)
-	strategy := watermark.Strategy{MaxOutOfOrderness: parseDur(t, td, ooo), IdleTimeout: parseDur(t, td, idle)}
+	strategy := watermark.Strategy{MaxOutOfOrderness: parseDur(t, td, ooo), IdleTimeout: parseDur(t, td, idle),
+		MaxFutureSkew: parseDur(t, td, skew)}
 	h.names = strings.Split(splits, ",")
 	h.log.Reset()
 	h.rd = &scriptReader{ready: make(chan struct{})}
@@ -140,7 +145,9 @@ func (h *splitHarness) poll(t *testing.T, td *datadriven.TestData) string {
 	if _, err := h.st.sourceStep(h.st.src); err != nil {
 		td.Fatalf(t, "poll: %v", err)
 	}
-	return fmt.Sprintf("read %d\n%s", h.st.src.spec.Metrics.RecordsOut-before, h.tracked())
+	out := fmt.Sprintf("read %d\n%s%s", h.st.src.spec.Metrics.RecordsOut-before, h.tracked(), h.log.String())
+	h.log.Reset()
+	return out
 }
 
 // tracked lists the splits that have a watermark generator.

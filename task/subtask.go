@@ -79,6 +79,10 @@ type Spec struct {
 type Counters struct {
 	In, Out         atomic.Int64
 	WatermarkStalls atomic.Int64
+	// LateDropped counts the late records the chain's operators dropped,
+	// as of the last processing-time tick; FutureSkewed the source records
+	// too far in the future to move the watermark (see checkFutureSkew).
+	LateDropped, FutureSkewed atomic.Int64
 	// source is the watermark view a source subtask with watermarks
 	// publishes after every periodic emit; nil before the first.
 	source atomic.Pointer[SourceView]
@@ -544,10 +548,17 @@ func (t *Subtask) onTick() {
 	if t.err == nil {
 		t.setErr(t.pts.Advance(t.spec.Now().UnixMilli()))
 	}
+	var late int64
 	for _, c := range t.spec.Chain {
 		if c.Ctx.Keyed != nil {
 			c.Ctx.Metrics.ExpiredState += int64(c.Ctx.Keyed.CleanupExpired(ttlCleanupBatch))
 		}
+		if c.Ctx.Metrics != nil {
+			late += c.Ctx.Metrics.LateDropped
+		}
+	}
+	if t.spec.Counters != nil {
+		t.spec.Counters.LateDropped.Store(late)
 	}
 }
 

@@ -102,6 +102,9 @@ func (g *idleness) OnPeriodicEmit(now time.Time) (event.Timestamp, bool) {
 // FutureSkewed forwards to the wrapped generator; see the package function.
 func (g *idleness) FutureSkewed() int64 { return FutureSkewed(g.inner) }
 
+// FirstFutureSkewed forwards to the wrapped generator.
+func (g *idleness) FirstFutureSkewed() event.Timestamp { return FirstFutureSkewed(g.inner) }
+
 // FutureSkewGuard keeps records stamped too far in the future — by a
 // producer's wrong clock or a corrupt field — from moving the watermark. One
 // such record would otherwise push event time ahead of every other record
@@ -117,6 +120,7 @@ type FutureSkewGuard struct {
 	inner  Generator
 	skew   time.Duration
 	skewed int64
+	first  event.Timestamp // of the first skewed record
 }
 
 // WithMaxFutureSkew wraps gen with a FutureSkewGuard. A skew <= 0 turns the
@@ -127,11 +131,21 @@ func WithMaxFutureSkew(gen Generator, skew time.Duration) *FutureSkewGuard {
 
 // OnEvent implements Generator.
 func (g *FutureSkewGuard) OnEvent(ts event.Timestamp, now time.Time) {
-	if g.skew > 0 && ts != event.NoTimestamp && ts > now.UnixMilli()+g.skew.Milliseconds() {
+	if TooFarAhead(ts, now, g.skew) {
+		if g.skewed == 0 {
+			g.first = ts
+		}
 		g.skewed++
 		return
 	}
 	g.inner.OnEvent(ts, now)
+}
+
+// TooFarAhead reports whether a record stamped ts, read at now, is more
+// than skew past the wall clock: what a FutureSkewGuard of skew keeps from
+// its generator. A skew <= 0 is no limit.
+func TooFarAhead(ts event.Timestamp, now time.Time, skew time.Duration) bool {
+	return skew > 0 && ts != event.NoTimestamp && ts > now.UnixMilli()+skew.Milliseconds()
 }
 
 // OnPeriodicEmit implements Generator.
@@ -142,6 +156,20 @@ func (g *FutureSkewGuard) OnPeriodicEmit(now time.Time) (event.Timestamp, bool) 
 // FutureSkewed returns how many records were too far in the future to
 // advance the watermark.
 func (g *FutureSkewGuard) FutureSkewed() int64 { return g.skewed }
+
+// FirstFutureSkewed returns the timestamp of the first record that was too
+// far in the future, for a warning that names it; meaningless while
+// FutureSkewed is 0.
+func (g *FutureSkewGuard) FirstFutureSkewed() event.Timestamp { return g.first }
+
+// FirstFutureSkewed returns the timestamp of the first record g kept from
+// advancing the watermark (see FutureSkewed), or NoTimestamp if none.
+func FirstFutureSkewed(g Generator) event.Timestamp {
+	if c, ok := g.(interface{ FirstFutureSkewed() event.Timestamp }); ok && FutureSkewed(g) > 0 {
+		return c.FirstFutureSkewed()
+	}
+	return event.NoTimestamp
+}
 
 // FutureSkewed returns how many records g kept from advancing the watermark
 // because they were too far in the future: the count of the FutureSkewGuard

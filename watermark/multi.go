@@ -39,6 +39,11 @@ type SplitStatus struct {
 	// Records counts the records passed to OnEvent for the split since it
 	// was added.
 	Records int64
+	// FutureSkewed counts the split's records too far in the future to
+	// advance its watermark, FirstFuture is the first one's timestamp
+	// (NoTimestamp when none); see FutureSkewGuard.
+	FutureSkewed int64
+	FirstFuture  event.Timestamp
 }
 
 // NewMulti returns a Multi with no splits.
@@ -117,7 +122,8 @@ func (m *Multi) FutureSkewed() int64 {
 // they were added, and returns the extended slice.
 func (m *Multi) Splits(dst []SplitStatus) []SplitStatus {
 	for _, s := range m.splits {
-		dst = append(dst, SplitStatus{ID: s.id, Watermark: s.wm, Idle: s.idle, Records: s.records})
+		dst = append(dst, SplitStatus{ID: s.id, Watermark: s.wm, Idle: s.idle, Records: s.records,
+			FutureSkewed: FutureSkewed(s.gen), FirstFuture: FirstFutureSkewed(s.gen)})
 	}
 	return dst
 }

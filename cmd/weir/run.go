@@ -120,7 +120,18 @@ func jobEnded(w io.Writer, name string, res *runtime.Result, err error, sig os.S
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "job %s finished: %d checkpoints, %d restarts\n", name, len(res.Checkpoints), res.Restarts)
+	var late, future int64
+	for _, m := range res.Metrics {
+		late, future = late+m.LateDropped, future+m.FutureSkewed
+	}
+	fmt.Fprintf(w, "job %s finished: %d checkpoints, %d restarts", name, len(res.Checkpoints), res.Restarts)
+	if late > 0 {
+		fmt.Fprintf(w, ", %d late records dropped", late)
+	}
+	if future > 0 {
+		fmt.Fprintf(w, ", %d records too far in the future to move the watermark (see the log)", future)
+	}
+	fmt.Fprintln(w)
 	return nil
 }
 
@@ -197,11 +208,17 @@ func statusText(p, last runtime.Progress, secs float64) string {
 		ck = fmt.Sprintf("checkpoint %d (%v, committed output %.1fs behind)", p.LastCheckpoint,
 			p.LastCheckpointDuration.Round(time.Millisecond), p.SinceCheckpoint.Seconds())
 	}
-	stalls := ""
-	if p.WatermarkStalls > 0 {
-		stalls = fmt.Sprintf(" · %d watermark stalls (see the log)", p.WatermarkStalls)
+	var warn strings.Builder
+	if p.LateDropped > 0 {
+		fmt.Fprintf(&warn, " · %d late records dropped", p.LateDropped)
 	}
-	return fmt.Sprintf("%d in (%.0f/s) · %d out (%.0f/s) · %s · %d restarts%s", p.RecordsRead, in, p.RecordsWritten, out, ck, p.Restarts, stalls)
+	if p.FutureSkewed > 0 {
+		fmt.Fprintf(&warn, " · %d records too far in the future (see the log)", p.FutureSkewed)
+	}
+	if p.WatermarkStalls > 0 {
+		fmt.Fprintf(&warn, " · %d watermark stalls (see the log)", p.WatermarkStalls)
+	}
+	return fmt.Sprintf("%d in (%.0f/s) · %d out (%.0f/s) · %s · %d restarts%s", p.RecordsRead, in, p.RecordsWritten, out, ck, p.Restarts, warn.String())
 }
 
 func newExplainCommand() *cobra.Command {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/runtime"
 )
 
@@ -79,4 +80,24 @@ func TestStatusLineEndsBeforeStopMessage(t *testing.T) {
 	}
 	var none *statusLine // not a terminal: no status line, nothing to end
 	none.end()
+}
+
+// Late records dropped and records too far in the future show on the
+// status line and in the closing message, so a user sees that windows
+// left records out.
+func TestLateDropsShown(t *testing.T) {
+	got := statusText(runtime.Progress{RecordsRead: 7, RecordsWritten: 3, LateDropped: 2, FutureSkewed: 1}, runtime.Progress{}, 1)
+	want := "7 in (7/s) · 3 out (3/s) · no checkpoint yet · 0 restarts · 2 late records dropped · 1 records too far in the future (see the log)"
+	if got != want {
+		t.Errorf("status line\ngot  %q\nwant %q", got, want)
+	}
+	var w bytes.Buffer
+	res := &runtime.Result{Metrics: map[string]operator.Metrics{"src": {FutureSkewed: 1}, "window": {LateDropped: 2}}}
+	if err := jobEnded(&w, "j", res, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	want = "job j finished: 0 checkpoints, 0 restarts, 2 late records dropped, 1 records too far in the future to move the watermark (see the log)\n"
+	if w.String() != want {
+		t.Errorf("closing message\ngot  %q\nwant %q", w.String(), want)
+	}
 }

@@ -12,6 +12,16 @@ import (
 	"github.com/weirstream/weir/sql/types"
 )
 
+// DefaultMaxFutureSkew is the default of 'table.exec.source.max-future-skew':
+// a record stamped more than a day past the wall clock does not move its
+// source's watermark (watermark.FutureSkewGuard), and is logged. The guard
+// measures against the wall clock, so replaying old data is unaffected;
+// a day is generous enough for producers' clock drift and for TIMESTAMP
+// columns holding local time of any time zone (at most 14 h ahead of UTC),
+// and still catches a corrupt or wrongly scaled timestamp (years ahead)
+// before it makes every on-time record late.
+const DefaultMaxFutureSkew = 24 * time.Hour
+
 // Config holds the settings the planner reads (from SET statements).
 type Config struct {
 	// Parallelism is parallelism.default. Default 1.
@@ -20,7 +30,8 @@ type Config struct {
 	StateTTL time.Duration
 	// IdleTimeout is table.exec.source.idle-timeout. Default 0: off.
 	IdleTimeout time.Duration
-	// MaxFutureSkew is Weir's table.exec.source.max-future-skew (0: off).
+	// MaxFutureSkew is Weir's table.exec.source.max-future-skew (0: off;
+	// a session's default is DefaultMaxFutureSkew).
 	MaxFutureSkew time.Duration
 	// Now is the clock of CURRENT_TIMESTAMP and friends. Default time.Now.
 	Now func() time.Time

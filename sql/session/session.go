@@ -162,8 +162,11 @@ func (s *Session) planner() (*planner.Planner, error) {
 	if cfg.IdleTimeout, _, err = s.Settings.duration("table.exec.source.idle-timeout"); err != nil {
 		return nil, err
 	}
-	if cfg.MaxFutureSkew, _, err = s.Settings.duration("table.exec.source.max-future-skew"); err != nil {
+	var set bool
+	if cfg.MaxFutureSkew, set, err = s.Settings.duration("table.exec.source.max-future-skew"); err != nil {
 		return nil, err
+	} else if !set {
+		cfg.MaxFutureSkew = planner.DefaultMaxFutureSkew
 	}
 	if err := s.Settings.miniBatch(&cfg); err != nil {
 		return nil, err

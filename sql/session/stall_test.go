@@ -34,3 +34,30 @@ func TestWatermarkStallWarningSetting(t *testing.T) {
 		t.Errorf("bad value: got %v, want %s", err, want)
 	}
 }
+
+// The future-skew guard is on by default in SQL, at a day
+// (planner.DefaultMaxFutureSkew); a SET changes it and '0' turns it off.
+func TestMaxFutureSkewDefault(t *testing.T) {
+	for _, c := range []struct {
+		value string // "" for unset
+		want  time.Duration
+	}{
+		{"", 24 * time.Hour},
+		{"1 h", time.Hour},
+		{"0", 0},
+	} {
+		s := New()
+		if c.value != "" {
+			if err := s.Set("table.exec.source.max-future-skew", c.value); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := s.planner()
+		if err != nil {
+			t.Fatalf("%q: %v", c.value, err)
+		}
+		if p.Config.MaxFutureSkew != c.want {
+			t.Errorf("%q: MaxFutureSkew = %v, want %v", c.value, p.Config.MaxFutureSkew, c.want)
+		}
+	}
+}
