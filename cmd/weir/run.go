@@ -80,13 +80,12 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 	if f.checkpointDir != "" {
 		s.Settings["execution.checkpointing.dir"] = f.checkpointDir
 	}
+	if f.explain {
+		return explain(cmd.OutOrStdout(), s, path)
+	}
 	jg, opts, err := s.Job(session.JobName(path))
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
-	}
-	if f.explain {
-		_, err := fmt.Fprint(cmd.OutOrStdout(), jg.Explain())
-		return err
 	}
 	opts.Restore = f.restore
 	opts.Logger = logger(f.quiet)
@@ -225,24 +224,32 @@ func newExplainCommand() *cobra.Command {
 	var settings []string
 	cmd := &cobra.Command{
 		Use:   "explain FILE.sql",
-		Short: "Print the plan of a SQL script: operators with changelog modes, then operator chains",
+		Short: "Print the plan of a SQL script: operators with changelog modes, then operator chains (as weir run --explain)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := loadScript(cmd, args[0], settings)
 			if err != nil {
 				return err
 			}
-			if err := s.ExplainInserts(); err != nil {
-				return err
-			}
-			jg, _, err := s.Job(session.JobName(args[0]))
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprint(cmd.OutOrStdout(), "\n"+jg.Explain())
-			return err
+			return explain(cmd.OutOrStdout(), s, args[0])
 		},
 	}
-	cmd.Flags().StringArrayVarP(&settings, "set", "D", nil, "a setting key=value")
+	cmd.Flags().StringArrayVarP(&settings, "set", "D", nil, "a setting key=value, as SET 'key' = 'value' (repeatable)")
 	return cmd
+}
+
+// explain prints the plan of the script loaded in s, for weir explain and
+// weir run --explain alike: each INSERT's operators with their changelog
+// modes, then the job's operator chains.
+func explain(w io.Writer, s *session.Session, path string) error {
+	s.Out = w
+	if err := s.ExplainInserts(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	jg, _, err := s.Job(session.JobName(path))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	_, err = fmt.Fprint(w, "\n"+jg.Explain())
+	return err
 }

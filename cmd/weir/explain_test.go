@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// weir run --explain and weir explain print the same plan: each INSERT's
+// operators with changelog modes, then the operator chains.
+func TestExplainOneCodePath(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "plan.sql")
+	err := os.WriteFile(script, []byte(`
+CREATE TABLE gen (k STRING, n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '5');
+CREATE TABLE out (k STRING, total BIGINT) WITH ('connector' = 'print');
+INSERT INTO out SELECT k, SUM(n) FROM gen GROUP BY k;`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs := map[string]string{}
+	for _, args := range [][]string{{"explain", script}, {"run", "--explain", script}} {
+		var out bytes.Buffer
+		root := newRootCommand()
+		root.SetOut(&out)
+		root.SetArgs(args)
+		if err := root.Execute(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		outputs[args[0]] = out.String()
+	}
+	if outputs["explain"] != outputs["run"] {
+		t.Errorf("weir explain printed\n%s\nweir run --explain printed\n%s", outputs["explain"], outputs["run"])
+	}
+	for _, want := range []string{"== Optimized Physical Plan ==", "changelogMode=[I,UB,UA]", `== Job "plan": `} {
+		if !strings.Contains(outputs["run"], want) {
+			t.Errorf("the plan lacks %q:\n%s", want, outputs["run"])
+		}
+	}
+}
