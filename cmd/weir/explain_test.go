@@ -39,3 +39,19 @@ INSERT INTO out SELECT k, SUM(n) FROM gen GROUP BY k;`), 0o644)
 		}
 	}
 }
+
+// weir run --help says where checkpoints go by default.
+func TestRunHelpNamesDefaultCheckpointDir(t *testing.T) {
+	var out bytes.Buffer
+	root := newRootCommand()
+	root.SetOut(&out)
+	root.SetArgs([]string{"run", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"checkpoints go to\n.weir/checkpoints/<job> under the current directory", "default .weir/checkpoints/<job>", "exit status 130 or 143"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("weir run --help lacks %q:\n%s", want, out.String())
+		}
+	}
+}

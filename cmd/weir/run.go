@@ -31,15 +31,19 @@ func newRunCommand() *cobra.Command {
 		Long: `Runs the script's SET, CREATE and INSERT statements. Every INSERT INTO becomes part of one
 job, as in a Flink statement set. Checkpointing follows the script's SET statements
 (execution.checkpointing.interval, execution.checkpointing.mode, execution.checkpointing.dir)
-or -D key=value flags. --restore latest resumes from the newest completed checkpoint.`,
+or -D key=value flags. With checkpointing on and no directory set, checkpoints go to
+.weir/checkpoints/<job> under the current directory, <job> being the script's file name
+without .sql. --restore latest resumes from the newest completed checkpoint there.
+
+Ctrl-C (SIGINT) or SIGTERM stops the job: exit status 130 or 143, as shells expect.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runScript(cmd, args[0], f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.restore, "restore", "", `resume from "latest" (fails when there is no usable checkpoint), "latest-or-empty" (starts empty then) or a chk-N directory`)
-	fl.StringVar(&f.checkpointDir, "checkpoint-dir", "", "checkpoint directory (overrides execution.checkpointing.dir)")
+	fl.StringVar(&f.checkpointDir, "checkpoint-dir", "", "checkpoint directory (overrides execution.checkpointing.dir; default .weir/checkpoints/<job>)")
 	fl.StringArrayVarP(&f.settings, "set", "D", nil, "a setting key=value, as SET 'key' = 'value' (repeatable)")
-	fl.BoolVar(&f.explain, "explain", false, "print the job's plan and exit")
+	fl.BoolVar(&f.explain, "explain", false, "print the job's plan (as weir explain) and exit")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log warnings and errors only")
 	return cmd
 }
