@@ -97,6 +97,7 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 	if isTerminal(os.Stderr) {
 		status = newStatusLine(cmd.ErrOrStderr())
 		opts.Progress = status.update
+		opts.Logger = slog.New(logHandler(status.clearing(), f.quiet))
 	}
 	ctx, stop, cancel := notifyStop(cmd.Context())
 	defer cancel()
@@ -105,12 +106,14 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 	return jobEnded(cmd.ErrOrStderr(), jg.JobName, res, err, stop.signal())
 }
 
-func logger(quiet bool) *slog.Logger {
+func logger(quiet bool) *slog.Logger { return slog.New(logHandler(os.Stderr, quiet)) }
+
+func logHandler(w io.Writer, quiet bool) slog.Handler {
 	level := slog.LevelInfo
 	if quiet {
 		level = slog.LevelWarn
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	return slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})
 }
 
 // jobEnded reports how a job ended: finished, failed (err), or stopped by
@@ -200,6 +203,23 @@ func (s *statusLine) end() {
 		fmt.Fprintln(s.w)
 		s.drawn = false
 	}
+}
+
+// clearing returns a writer for log lines: each first clears the drawn
+// status line, so the two do not run into each other; the next update
+// draws it again below.
+func (s *statusLine) clearing() io.Writer { return clearingWriter{s} }
+
+type clearingWriter struct{ s *statusLine }
+
+func (c clearingWriter) Write(p []byte) (int, error) {
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	if c.s.drawn {
+		fmt.Fprint(c.s.w, "\r\033[K")
+		c.s.drawn = false
+	}
+	return c.s.w.Write(p)
 }
 
 // statusText is the status line of p, with rates since last, secs ago.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,6 +81,15 @@ func TestStatusLineEndsBeforeStopMessage(t *testing.T) {
 	}
 	var none *statusLine // not a terminal: no status line, nothing to end
 	none.end()
+
+	// A log line clears the status line first; the next update redraws it.
+	w.Reset()
+	s.update(runtime.Progress{RecordsRead: 10, RecordsWritten: 10})
+	fmt.Fprint(s.clearing(), "level=WARN msg=x\n")
+	want = "\r\033[K10 in (0/s) · 10 out (0/s) · no checkpoint yet · 0 restarts\r\033[Klevel=WARN msg=x\n"
+	if w.String() != want {
+		t.Errorf("log line: got  %q\nwant %q", w.String(), want)
+	}
 }
 
 // Late records dropped and records too far in the future show on the
