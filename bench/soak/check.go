@@ -222,14 +222,9 @@ func readBills(ctx context.Context, cl *kgo.Client, brokers, topic string, parti
 }
 
 func checkBilling(ctx context.Context, bills []pipeline.Bill, db *sql.DB) (billingCheck, error) {
-	want := pipeline.Truth(bills)
-	c := billingCheck{billRecords: int64(len(bills)), accountsWant: len(want)}
-	for _, t := range want {
-		c.distinct += t.Count
-	}
 	rows, err := db.QueryContext(ctx, "SELECT account_id, total, bill_count FROM account_totals")
 	if err != nil {
-		return c, err
+		return billingCheck{}, err
 	}
 	defer rows.Close()
 	got := map[string]pipeline.Total{}
@@ -237,40 +232,53 @@ func checkBilling(ctx context.Context, bills []pipeline.Bill, db *sql.DB) (billi
 		var id, total string
 		var n int64
 		if err := rows.Scan(&id, &total, &n); err != nil {
-			return c, err
+			return billingCheck{}, err
 		}
 		d, err := decimal.NewFromString(total)
 		if err != nil {
-			return c, fmt.Errorf("account_totals[%s].total %q: %w", id, total, err)
+			return billingCheck{}, fmt.Errorf("account_totals[%s].total %q: %w", id, total, err)
 		}
 		got[id] = pipeline.Total{AccountID: id, Total: d, Count: n}
-		c.billsCounted += n
 	}
 	if err := rows.Err(); err != nil {
-		return c, err
+		return billingCheck{}, err
 	}
-	c.accounts = len(got)
-	for id, w := range want {
-		g := got[id]
+	return compareBilling(bills, got), nil
+}
+
+// compareBilling compares the table's rows with totals recomputed from
+// the bills (each bill id counted once).
+func compareBilling(bills []pipeline.Bill, got map[string]pipeline.Total) billingCheck {
+	want := pipeline.Truth(bills)
+	c := billingCheck{billRecords: int64(len(bills)), accountsWant: len(want), accounts: len(got)}
+	for _, t := range want {
+		c.distinct += t.Count
+	}
+	for id, g := range got {
+		c.billsCounted += g.Count
+		w, ok := want[id]
 		if g.Count < w.Count {
 			c.lost += w.Count - g.Count
 		} else {
 			c.duplicated += g.Count - w.Count
 		}
-		if g.Count != w.Count || !g.Total.Equal(w.Total) {
+		if !ok || g.Count != w.Count || !g.Total.Equal(w.Total) {
 			c.wrongAccounts++
-			if len(c.samples) < 10 {
-				c.samples = append(c.samples, fmt.Sprintf("%s: got %s/%d, want %s/%d", id, g.Total.StringFixed(2), g.Count, w.Total.StringFixed(2), w.Count))
-			}
+			c.samples = append(c.samples, fmt.Sprintf("%s: got %s/%d, want %s/%d", id, g.Total.StringFixed(2), g.Count, w.Total.StringFixed(2), w.Count))
 		}
 	}
-	for id, g := range got {
-		if _, ok := want[id]; !ok {
+	for id, w := range want {
+		if _, ok := got[id]; !ok {
+			c.lost += w.Count
 			c.wrongAccounts++
-			c.duplicated += g.Count
+			c.samples = append(c.samples, fmt.Sprintf("%s: missing, want %s/%d", id, w.Total.StringFixed(2), w.Count))
 		}
 	}
-	return c, nil
+	sort.Strings(c.samples)
+	if len(c.samples) > 10 {
+		c.samples = c.samples[:10]
+	}
+	return c
 }
 
 // openKafkaTxns lists transactional ids whose transaction is not complete.

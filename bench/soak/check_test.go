@@ -3,6 +3,10 @@ package main
 import (
 	"reflect"
 	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/weirstream/weir/examples/billing/pipeline"
 )
 
 // resolve learns each record's outcome from the markers that follow it,
@@ -56,5 +60,35 @@ func TestCompareCopy(t *testing.T) {
 	clean := compareCopy(in, outcomes{raw: in.visible, visible: in.visible, outcome: map[pos]outcome{}})
 	if !clean.ok() || clean.lost+clean.duplicated+clean.abortedRead+clean.phantom != 0 {
 		t.Fatalf("an exact copy: %+v", clean)
+	}
+}
+
+// compareBilling counts bills lost and counted twice per account, and
+// accounts with a wrong total, a missing row or a row no bill names.
+func TestCompareBilling(t *testing.T) {
+	bill := func(id, acc, amount string) pipeline.Bill {
+		return pipeline.Bill{BillID: id, AccountID: acc, Amount: decimal.RequireFromString(amount)}
+	}
+	bills := []pipeline.Bill{bill("b1", "a", "1.00"), bill("b2", "a", "2.50"), bill("b1", "a", "1.00"), // b1 sent twice
+		bill("b3", "b", "4.00"), bill("b4", "c", "5.00"), bill("b5", "d", "6.00")}
+	total := func(acc, amount string, n int64) pipeline.Total {
+		return pipeline.Total{AccountID: acc, Total: decimal.RequireFromString(amount), Count: n}
+	}
+	exact := map[string]pipeline.Total{"a": total("a", "3.5", 2), "b": total("b", "4", 1), "c": total("c", "5", 1), "d": total("d", "6", 1)}
+	if c := compareBilling(bills, exact); !c.ok() || c.lost+c.duplicated != 0 || c.distinct != 5 || c.billsCounted != 5 {
+		t.Fatalf("exact totals: %+v", c)
+	}
+	got := map[string]pipeline.Total{
+		"a": total("a", "4.50", 3), // b1 counted twice
+		"b": total("b", "4.01", 1), // right count, wrong total
+		// c missing: b4 lost
+		"d": total("d", "6.00", 1),
+		"x": total("x", "1.00", 1), // no bill names x
+	}
+	want := billingCheck{billRecords: 6, distinct: 5, accountsWant: 4, accounts: 4, billsCounted: 6, lost: 1, duplicated: 2,
+		wrongAccounts: 4, samples: []string{"a: got 4.50/3, want 3.50/2", "b: got 4.01/1, want 4.00/1",
+			"c: missing, want 5.00/1", "x: got 1.00/1, want 0.00/0"}}
+	if c := compareBilling(bills, got); !reflect.DeepEqual(c, want) {
+		t.Fatalf("compareBilling =\n%+v, want\n%+v", c, want)
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/weirstream/weir/examples/billing/pipeline"
 )
@@ -56,6 +58,35 @@ func (p *copyProducer) run(ctx context.Context) {
 		cl.Close()
 		sleepCtx(ctx, 500*time.Millisecond)
 	}
+	p.fence()
+}
+
+// fence ends whatever transaction a failed client left open (a new
+// producer epoch aborts it), so that the input's LSO reaches its HWM.
+func (p *copyProducer) fence() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.brokers))
+	if err != nil {
+		p.errs.Add(1)
+		return
+	}
+	defer cl.Close()
+	id := "soak-input"
+	for ctx.Err() == nil {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionalID = &id
+		req.TransactionTimeoutMillis = 20000
+		req.ProducerID, req.ProducerEpoch = -1, -1
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil {
+			if err = kerr.ErrorForCode(resp.ErrorCode); err == nil {
+				return
+			}
+		}
+		sleepCtx(ctx, 200*time.Millisecond) // CONCURRENT_TRANSACTIONS while the abort completes
+	}
+	p.errs.Add(1)
 }
 
 func (p *copyProducer) txn(ctx context.Context, cl *kgo.Client) error {

@@ -110,6 +110,7 @@ func parseFlags(args []string) (Config, bool, error) {
 	fs.DurationVar(&cfg.Checkpoint, "checkpoint", 500*time.Millisecond, "checkpoint interval of the jobs")
 	fs.IntVar(&cfg.GoMaxProcs, "gomaxprocs", 1, "GOMAXPROCS of the Weir processes (0: inherit)")
 	fs.StringVar(&cfg.CopyGuarantee, "copy-guarantee", "exactly-once", "the copy's sink.delivery-guarantee (at-least-once: a control run the checker must fail)")
+	fs.StringVar(&cfg.CopyIsolation, "copy-isolation", "read_committed", "the copy's source isolation level (read_uncommitted: a control run the checker must fail)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, false, err
 	}

@@ -51,6 +51,7 @@ type Config struct {
 	Checkpoint               time.Duration // the jobs' checkpoint interval
 	GoMaxProcs               int           // GOMAXPROCS of the Weir processes (0: inherit)
 	CopyGuarantee            string        // the copy's sink.delivery-guarantee ("": exactly-once)
+	CopyIsolation            string        // the copy's source isolation level ("": read_committed)
 	Log                      io.Writer     // progress lines
 }
 
@@ -67,7 +68,8 @@ type Report struct {
 	CopyTxns   [2]int64 // input transactions ended, of them aborted by the producer
 	Billing    billingCheck
 	BillDups   int64 // duplicates the producer sent
-	ProduceErr int64
+	ProduceErr int64 // bills the client gave up on
+	CopyErr    int64 // copy-input transactions cut by a fault (client re-created; outcome read from the log)
 	KafkaOpen  []string
 	XAOpen     []string
 	LSOChecked int
@@ -146,6 +148,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	s.report.CopyTxns = [2]int64{copyP.txns.Load(), copyP.aborts.Load()}
 	s.report.BillDups = billP.dups.Load()
 	s.report.ProduceErr = billP.errs.Load()
+	s.report.CopyErr = copyP.errs.Load()
 	s.logf("load stopped: %d input transactions (%d aborted), %d bills sent (%d duplicates, %d errors)",
 		copyP.txns.Load(), copyP.aborts.Load(), billP.sent.Load(), billP.dups.Load(), billP.errs.Load())
 	// An interrupt ends the cycles, not the check: the final check runs
@@ -204,25 +207,29 @@ func (s *soak) createTopics(ctx context.Context) error {
 	return nil
 }
 
-// copySQL is the Kafka→Kafka copy, exactly-once unless guarantee says
-// otherwise (a control run: the checker must then find duplicates).
-func copySQL(brokers, guarantee string) string {
+// copySQL is the Kafka→Kafka copy, exactly-once from read_committed
+// unless guarantee or isolation say otherwise: control runs in which the
+// checker must find duplicates or aborted reads.
+func copySQL(brokers, guarantee, isolation string) string {
 	if guarantee == "" {
 		guarantee = "exactly-once"
+	}
+	if isolation == "" {
+		isolation = "read_committed"
 	}
 	return fmt.Sprintf(`SET 'execution.checkpointing.mode' = 'EXACTLY_ONCE';
 SET 'parallelism.default' = '2';
 SET 'pipeline.name' = 'soak-copy';
 CREATE TABLE src (id BIGINT, payload STRING) WITH (
   'connector' = 'kafka', 'topic' = 'soak-in', 'properties.bootstrap.servers' = '%[1]s',
-  'properties.isolation.level' = 'read_committed',
+  'properties.isolation.level' = '%[3]s',
   'scan.startup.mode' = 'earliest-offset', 'format' = 'json');
 CREATE TABLE dst (id BIGINT, payload STRING) WITH (
   'connector' = 'kafka', 'topic' = 'soak-out', 'properties.bootstrap.servers' = '%[1]s',
   'sink.delivery-guarantee' = '%[2]s', 'sink.transactional-id-prefix' = 'soak-copy',
   'properties.transaction.timeout.ms' = '120000', 'format' = 'json');
 INSERT INTO dst SELECT id, payload FROM src;
-`, brokers, guarantee)
+`, brokers, guarantee, isolation)
 }
 
 // billingSQL is examples/billing/billing.sql made unbounded, with the
@@ -256,7 +263,7 @@ func (s *soak) startJobs() error {
 		env = append(env, fmt.Sprintf("GOMAXPROCS=%d", s.cfg.GoMaxProcs))
 	}
 	interval := "execution.checkpointing.interval=" + s.cfg.Checkpoint.String()
-	for name, script := range map[string]string{"copy": copySQL(s.kafka.addr(), s.cfg.CopyGuarantee), "billing": billing} {
+	for name, script := range map[string]string{"copy": copySQL(s.kafka.addr(), s.cfg.CopyGuarantee, s.cfg.CopyIsolation), "billing": billing} {
 		path := filepath.Join(s.cfg.Dir, name+".sql")
 		if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 			return err
@@ -478,8 +485,8 @@ func (r *Report) Print(w io.Writer, cfg Config) {
 		fmt.Fprintf(w, "weir %s: %d starts (%d with --restore latest); exits not caused by the soak: %v\n", name, j.starts, j.restores, j.selfExits)
 	}
 	c := r.Copy
-	fmt.Fprintf(w, "copy: input %d transactions (%d aborted by the producer): %d committed records, %d aborted records\n",
-		r.CopyTxns[0], r.CopyTxns[1], c.inCommitted, c.inAborted)
+	fmt.Fprintf(w, "copy: input %d transactions (%d aborted by the producer, %d cut by faults): %d committed records, %d aborted records\n",
+		r.CopyTxns[0], r.CopyTxns[1], r.CopyErr, c.inCommitted, c.inAborted)
 	fmt.Fprintf(w, "copy: output %d records visible to read_committed, %d records in aborted transactions (invisible)\n", c.outVisible, c.outAbortedTxn)
 	fmt.Fprintf(w, "copy: lost %d, duplicated %d, aborted-read %d, phantom %d", c.lost, c.duplicated, c.abortedRead, c.phantom)
 	if len(c.lostSample)+len(c.dupSample) > 0 {
