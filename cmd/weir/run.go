@@ -132,13 +132,21 @@ func jobEnded(w io.Writer, name string, res *runtime.Result, err error, sig os.S
 	}
 	fmt.Fprintf(w, "job %s finished: %d checkpoints, %d restarts", name, len(res.Checkpoints), res.Restarts)
 	if late > 0 {
-		fmt.Fprintf(w, ", %d late records dropped", late)
+		fmt.Fprintf(w, ", %s dropped", count(late, "late record"))
 	}
 	if future > 0 {
-		fmt.Fprintf(w, ", %d records too far in the future to move the watermark (see the log)", future)
+		fmt.Fprintf(w, ", %s too far in the future to move the watermark (see the log)", count(future, "record"))
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// count is "1 record", "2 records".
+func count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 var envRef = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
@@ -233,10 +241,10 @@ func statusText(p, last runtime.Progress, secs float64) string {
 	}
 	var warn strings.Builder
 	if p.LateDropped > 0 {
-		fmt.Fprintf(&warn, " · %d late records dropped", p.LateDropped)
+		fmt.Fprintf(&warn, " · %s dropped", count(p.LateDropped, "late record"))
 	}
 	if p.FutureSkewed > 0 {
-		fmt.Fprintf(&warn, " · %d records too far in the future (see the log)", p.FutureSkewed)
+		fmt.Fprintf(&warn, " · %s too far in the future (see the log)", count(p.FutureSkewed, "record"))
 	}
 	if p.WatermarkStalls > 0 {
 		fmt.Fprintf(&warn, " · %d watermark stalls (see the log)", p.WatermarkStalls)

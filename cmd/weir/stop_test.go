@@ -97,7 +97,7 @@ func TestStatusLineEndsBeforeStopMessage(t *testing.T) {
 // left records out.
 func TestLateDropsShown(t *testing.T) {
 	got := statusText(runtime.Progress{RecordsRead: 7, RecordsWritten: 3, LateDropped: 2, FutureSkewed: 1}, runtime.Progress{}, 1)
-	want := "7 in (7/s) · 3 out (3/s) · no checkpoint yet · 0 restarts · 2 late records dropped · 1 records too far in the future (see the log)"
+	want := "7 in (7/s) · 3 out (3/s) · no checkpoint yet · 0 restarts · 2 late records dropped · 1 record too far in the future (see the log)"
 	if got != want {
 		t.Errorf("status line\ngot  %q\nwant %q", got, want)
 	}
@@ -106,7 +106,7 @@ func TestLateDropsShown(t *testing.T) {
 	if err := jobEnded(&w, "j", res, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	want = "job j finished: 0 checkpoints, 0 restarts, 2 late records dropped, 1 records too far in the future to move the watermark (see the log)\n"
+	want = "job j finished: 0 checkpoints, 0 restarts, 2 late records dropped, 1 record too far in the future to move the watermark (see the log)\n"
 	if w.String() != want {
 		t.Errorf("closing message\ngot  %q\nwant %q", w.String(), want)
 	}

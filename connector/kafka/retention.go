@@ -2,11 +2,13 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -117,10 +119,15 @@ func (g *retentionGuard) topic(ctx context.Context, topic string) *guardedTopic 
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	t := &guardedTopic{ret: keepForever}
-	if cfg, err := g.describe(ctx, topic); err != nil {
+	cfg, err := g.describe(ctx, topic)
+	switch {
+	case errors.Is(err, kerr.UnknownTopicOrPartition):
+		// Producing fails next, naming the topic (produceError): a warning
+		// about its retention would only mislead.
+	case err != nil:
 		g.core.cfg.logger.Warn("kafka sink: could not read the topic's retention; records keep their event times as Kafka timestamps, "+
 			"and any older than the topic's retention.ms will be deleted by the broker", "topic", topic, "err", err)
-	} else {
+	default:
 		t.ret = retentionOf(cfg)
 	}
 	g.topics[topic] = t
