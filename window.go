@@ -96,7 +96,10 @@ func windowThen[U any, T any, K comparable](w WindowedStream[T, K], fn string, o
 	}
 	name := fmt.Sprintf("Window(%v, %s)", w.assigner, fn)
 	return keyedThen[U](w.keyed, name, func() operator.Operator {
-		op, _ := window.New(opts) // validated above
+		op, err := window.New(opts)
+		if err != nil {
+			return operator.Failing(err) // cannot happen: validated above
+		}
 		return op
 	})
 }

@@ -223,7 +223,10 @@ func (s *Sink) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter, er
 		return nil, fmt.Errorf("filesystem sink: %w", err)
 	}
 	w := &fileWriter{s: s, subtask: ctx.Subtask.Index, run: newRunID()}
-	return w, w.cleanup(ctx.RestoredCheckpoint)
+	if err := w.cleanup(ctx.RestoredCheckpoint); err != nil {
+		return nil, err
+	}
+	return w, nil
 }
 
 // CreateCommitter implements operator.Sink.

@@ -57,8 +57,10 @@ func New(name string, fields []types.Field, opts map[string]string) (Format, err
 			return nil, err
 		}
 		c.PlainDecimals = !sci
-		c.IgnoreParseErrors, err = IgnoreParseErrors("csv", opts)
-		return c, err
+		if c.IgnoreParseErrors, err = IgnoreParseErrors("csv", opts); err != nil {
+			return nil, err
+		}
+		return c, nil
 	case "raw":
 		if len(fields) != 1 {
 			return nil, fmt.Errorf("format raw: the table must have exactly one physical column, it has %d", len(fields))

@@ -163,5 +163,9 @@ func (s *Source[T]) Enumerate(ctx context.Context) ([]operator.SplitState, error
 
 // CreateReader implements operator.Source.
 func (s *Source[T]) CreateReader(ctx operator.ReaderContext) (operator.SourceReader, error) {
-	return newReader(ctx, &s.cfg, s.clientOpts(), readerDecoders{s.decode, s.upsert}, s.metrics)
+	r, err := newReader(ctx, &s.cfg, s.clientOpts(), readerDecoders{s.decode, s.upsert}, s.metrics)
+	if err != nil {
+		return nil, err // not r: a nil *reader in the interface is not nil
+	}
+	return r, nil
 }

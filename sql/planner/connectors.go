@@ -60,7 +60,11 @@ type Connectors struct {
 func BuiltinConnectors() *Connectors {
 	c := &Connectors{Sources: map[string]SourceFactory{}, Sinks: map[string]SinkFactory{}, Updating: map[string]bool{}}
 	c.Sources["datagen"] = func(t *catalog.Table) (operator.Source, error) {
-		return datagen.FromOptions(t.Physical(), t.Options)
+		s, err := datagen.FromOptions(t.Physical(), t.Options)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 	c.Sinks["print"] = func(t *catalog.Table) (SinkSpec, error) {
 		s, err := print.FromOptions(t.Options)
@@ -109,12 +113,15 @@ func fileSource(t *catalog.Table) (operator.Source, error) {
 	}
 	src := &filesystem.Source{Path: path, Format: f}
 	skip, err := format.IgnoreParseErrors(t.Options["format"], t.Options)
+	if err != nil {
+		return nil, tableErr(t, err)
+	}
 	if skip {
 		// 'json.ignore-parse-errors' / 'csv.ignore-parse-errors': a line
 		// that does not parse is skipped, as Flink's formats skip it.
 		src.OnBadLine = func(string, int64, error) error { return nil }
 	}
-	return src, tableErr(t, err)
+	return src, nil
 }
 
 func fileSink(t *catalog.Table) (SinkSpec, error) {

@@ -104,7 +104,11 @@ func kafkaSource(t *catalog.Table) (operator.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kafka.NewSource[event.Row](append(opts, more...)...)
+	s, err := kafka.NewSource[event.Row](append(opts, more...)...)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func kafkaScanOptions(t *catalog.Table) ([]kafka.SourceOption, error) {
@@ -332,7 +336,11 @@ func upsertKafkaSource(t *catalog.Table) (operator.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kafka.NewUpsertSource(l.decode, append(opts, more...)...)
+	s, err := kafka.NewUpsertSource(l.decode, append(opts, more...)...)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // upsertLayout maps a table's physical row onto an upsert record: the key

@@ -52,16 +52,8 @@ func checked(name string, f factory) (func() operator.Operator, error) {
 	return func() operator.Operator {
 		op, err := f()
 		if err != nil {
-			return &unbuilt{err: &OperatorError{Op: name, Err: err}}
+			return operator.Failing(&OperatorError{Op: name, Err: err})
 		}
 		return op
 	}, nil
 }
-
-// unbuilt stands for an operator whose constructor failed; it fails Open.
-type unbuilt struct {
-	operator.Base
-	err error
-}
-
-func (u *unbuilt) Open(*operator.Context) error { return u.err }

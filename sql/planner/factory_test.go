@@ -34,9 +34,9 @@ func TestCheckedFactory(t *testing.T) {
 	}
 }
 
-// TestUnbuiltFailsOpen: should a factory fail after planning, the subtask
+// TestFactoryFailingLaterFailsOpen: should a factory fail after planning, the subtask
 // gets an operator that fails Open with the error.
-func TestUnbuiltFailsOpen(t *testing.T) {
+func TestFactoryFailingLaterFailsOpen(t *testing.T) {
 	calls := 0
 	f, err := checked("Flaky", func() (op operator.Operator, err error) {
 		if calls++; calls > 1 {
