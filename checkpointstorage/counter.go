@@ -34,7 +34,7 @@ func (s *FS) SetNextID(id event.CheckpointID) error {
 	}
 	data := encodeFrame(counterMagic, strconv.AppendInt(nil, int64(id), 10))
 	if err := writeFileAtomic(s.dir, counterName, data); err != nil {
-		return fmt.Errorf("checkpointstorage: persisting next checkpoint id %d: %w", id, err)
+		return fmt.Errorf("checkpointstorage: persisting next checkpoint id %d: %w", id, s.unwritable(err))
 	}
 	return nil
 }

@@ -97,7 +97,7 @@ func (s *FS) WriteState(id event.CheckpointID, name string, data []byte) (Handle
 	}
 	rel := path.Join(chkName(id), name)
 	if err := writeFileSync(s.abs(rel), data); err != nil {
-		return Handle{}, fmt.Errorf("checkpointstorage: writing state of checkpoint %d: %w", id, err)
+		return Handle{}, fmt.Errorf("checkpointstorage: writing state of checkpoint %d: %w", id, s.unwritable(err))
 	}
 	return Handle{Path: rel, Size: int64(len(data)), CRC32C: checksum(data)}, nil
 }
@@ -142,7 +142,7 @@ func (s *FS) mkChkDir(id event.CheckpointID) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("checkpointstorage: creating directory of checkpoint %d: %w", id, err)
+		return fmt.Errorf("checkpointstorage: creating directory of checkpoint %d: %w", id, s.unwritable(err))
 	}
 	return syncDir(s.dir)
 }

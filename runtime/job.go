@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/restart"
 	"github.com/weirstream/weir/task"
 )
 
@@ -47,7 +49,8 @@ func Run(ctx context.Context, jg *graph.JobGraph, opts Options) (*Result, error)
 			return nil, err
 		}
 	}
-	j := &job{jg: jg, opts: &opts, fs: fs, res: &Result{Metrics: map[string]operator.Metrics{}}, positions: newPositions()}
+	j := &job{jg: jg, opts: &opts, fs: fs, res: &Result{Metrics: map[string]operator.Metrics{}}, positions: newPositions(),
+		rnd: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))}
 	return j.res, j.run(ctx)
 }
 
@@ -64,6 +67,9 @@ type job struct {
 	startedFrom string
 	lastOwn     event.CheckpointID
 	pinned      bool
+	// recur remembers the positions of failures, rnd draws restart jitter.
+	recur restart.Recurrence
+	rnd   *rand.Rand
 }
 
 func (j *job) emit(e Event) {
@@ -74,6 +80,7 @@ func (j *job) emit(e Event) {
 
 func (j *job) run(ctx context.Context) error {
 	which := j.opts.Restore
+	backoff := j.opts.Restart.NewBackoff()
 	for attempt := 0; ; attempt++ {
 		restore, err := j.pickRestore(which)
 		if err != nil {
@@ -88,14 +95,14 @@ func (j *job) run(ctx context.Context) error {
 			return err
 		}
 		j.res.Failures = append(j.res.Failures, err)
-		delay, ok := j.opts.Restart.Next(attempt + 1)
-		if !ok || notRestartable(err) {
+		delay, err := j.decide(backoff, attempt, err)
+		if err != nil {
 			j.gc()
-			return fmt.Errorf("%w after %d restarts: %w", ErrJobFailed, attempt, err)
+			return err
 		}
 		j.opts.Logger.Warn("job failed; restarting from the latest completed checkpoint",
-			"job", j.opts.JobID, "attempt", attempt+1, "delay", delay, "err", err)
-		j.emit(Event{Kind: EventFailover, Err: err, Attempt: attempt + 1})
+			"job", j.opts.JobID, "attempt", attempt+1, "delay", delay, "err", j.res.Failures[attempt])
+		j.emit(Event{Kind: EventFailover, Err: j.res.Failures[attempt], Attempt: attempt + 1})
 		j.res.Restarts++
 		which = j.failoverPoint()
 		if !sleep(ctx, delay) {
@@ -103,6 +110,55 @@ func (j *job) run(ctx context.Context) error {
 		}
 	}
 }
+
+// decide returns the delay before the restart after a failure, or the
+// error that fails the job: a failure no restart can fix (see
+// notRestartable), one that recurred at the same position of the input or
+// output (RecurringFailureError), or the restart strategy's limit.
+func (j *job) decide(backoff restart.Backoff, attempt int, err error) (time.Duration, error) {
+	if notRestartable(err) {
+		return 0, fmt.Errorf("%w after %d restarts: %w", ErrJobFailed, attempt, err)
+	}
+	now := j.opts.Now()
+	var pe operator.PositionedError
+	if errors.As(err, &pe) && j.recur.Failed(now, pe.Position(), pe.Error()) {
+		return 0, fmt.Errorf("%w after %d restarts: %w", ErrJobFailed, attempt,
+			&RecurringFailureError{Position: pe.Position(), Restored: j.res.RestoredFrom, Err: err})
+	}
+	d := backoff.Failed(now, j.rnd.Float64())
+	if !d.Restart {
+		if attempt > 0 {
+			return 0, fmt.Errorf("%w after %d restarts (%s): %w", ErrJobFailed, attempt, d.Reason, err)
+		}
+		return 0, fmt.Errorf("%w after %d restarts: %w", ErrJobFailed, attempt, err)
+	}
+	return d.Delay, nil
+}
+
+// RecurringFailureError fails a job whose failure recurred after a restart
+// at the same position of its input or output (a source split and offset,
+// a file line, a sink record, a checkpoint directory) with the same error:
+// every restart resumes from the last checkpoint, reaches the same place
+// and fails the same way — and repeats the output since the checkpoint on
+// the way. Flink restarts such a job forever. The error (Err) names what to
+// change to get past it.
+type RecurringFailureError struct {
+	Position string
+	// Restored is the checkpoint the failed attempt had restored (0: none).
+	Restored event.CheckpointID
+	Err      error
+}
+
+func (e *RecurringFailureError) Error() string {
+	from := "from the start"
+	if e.Restored > 0 {
+		from = fmt.Sprintf("from checkpoint %d", e.Restored)
+	}
+	return fmt.Sprintf("the same failure recurred at %s after a restart %s; restarting again cannot get past it, "+
+		"so the job stops: %v", e.Position, from, e.Err)
+}
+
+func (e *RecurringFailureError) Unwrap() error { return e.Err }
 
 // failoverPoint is what a failover restores: this run's latest completed
 // checkpoint, or else what the run started from (a checkpoint, or nothing)

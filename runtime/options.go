@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/restart"
 	"github.com/weirstream/weir/task"
 )
 
@@ -40,8 +41,12 @@ type Options struct {
 	// checkpoint newer than the one restored is reported at error level and
 	// moved aside (chk-N.corrupt), never deleted. Default "".
 	Restore string
-	// Restart is the restart strategy. Default: FixedDelay{Attempts: -1
-	// (unlimited), Delay: 1s}, Flink's default with checkpointing on.
+	// Restart is the restart strategy. Default:
+	// restart.DefaultExponentialDelay(), Flink 2.x's default with
+	// checkpointing on (1 s, ×1.5 per restart up to 1 min, ±10 % jitter,
+	// reset after 1 h without failure). Whatever the strategy, a failure
+	// that recurs at the same position of the input or output fails the
+	// job at once (see RecurringFailureError).
 	Restart RestartStrategy
 	// ChannelCredits is the number of batches in flight per channel
 	// (credit-based flow control). Default 4.
@@ -112,7 +117,7 @@ func (o *Options) EnsureDefaults(jobName string) {
 		o.Retained = 1
 	}
 	if o.Restart == nil {
-		o.Restart = FixedDelay{Attempts: -1, Delay: time.Second}
+		o.Restart = restart.DefaultExponentialDelay()
 	}
 	if o.ChannelCredits == 0 {
 		o.ChannelCredits = 4
@@ -137,51 +142,25 @@ func (o *Options) Validate() error {
 	if o.ChannelCredits < 1 || o.BatchSize < 1 {
 		return fmt.Errorf("runtime: ChannelCredits (%d) and BatchSize (%d) must be at least 1", o.ChannelCredits, o.BatchSize)
 	}
+	if err := o.Restart.Validate(); err != nil {
+		return err
+	}
 	return o.Checkpoint.Validate()
 }
 
-// RestartStrategy decides whether and when a failed job restarts.
-type RestartStrategy interface {
-	// Next returns the delay before restart number attempt (1-based), or
-	// false when the job must fail for good.
-	Next(attempt int) (time.Duration, bool)
-}
+// RestartStrategy decides whether and when a failed job restarts (see
+// package restart). The strategies, by Flink's names:
+// restart.ExponentialDelay (the default), restart.FixedDelay,
+// restart.FailureRate, restart.None.
+type RestartStrategy = restart.Strategy
 
-// FixedDelay restarts up to Attempts times (-1: unlimited) after Delay.
-type FixedDelay struct {
-	Attempts int
-	Delay    time.Duration
-}
-
-// Next implements RestartStrategy.
-func (f FixedDelay) Next(attempt int) (time.Duration, bool) {
-	return f.Delay, f.Attempts < 0 || attempt <= f.Attempts
-}
-
-// ExponentialDelay doubles the delay from Initial up to Max, for at most
-// Attempts restarts (-1: unlimited).
-type ExponentialDelay struct {
-	Initial, Max time.Duration
-	Attempts     int
-}
-
-// Next implements RestartStrategy.
-func (e ExponentialDelay) Next(attempt int) (time.Duration, bool) {
-	d := e.Initial
-	for i := 1; i < attempt && d < e.Max; i++ {
-		d *= 2
-	}
-	if d > e.Max {
-		d = e.Max
-	}
-	return d, e.Attempts < 0 || attempt <= e.Attempts
-}
-
-// NoRestart fails the job on the first failure.
-type NoRestart struct{}
-
-// Next implements RestartStrategy.
-func (NoRestart) Next(int) (time.Duration, bool) { return 0, false }
+// Restart strategies, kept here for callers of the runtime's own names.
+type (
+	FixedDelay       = restart.FixedDelay
+	ExponentialDelay = restart.ExponentialDelay
+	FailureRate      = restart.FailureRate
+	NoRestart        = restart.None
+)
 
 // EventKind names a job event.
 type EventKind int

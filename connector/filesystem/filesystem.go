@@ -29,10 +29,38 @@ import (
 type Source struct {
 	Path   string
 	Format format.Format
-	// OnBadLine decides about a line that does not parse: return nil to
-	// skip it (and count it), an error to fail the job. Default: fail.
+	// OnBadLine decides about a line that does not parse (err is a
+	// *LineError): return nil to skip it, an error to fail the job.
+	// Default: fail with the *LineError.
 	OnBadLine func(file string, line int64, err error) error
+	// BadLineFix is the advice of a *LineError: how to continue past such
+	// lines. Default: the Go API's (OnBadLine).
+	BadLineFix string
 }
+
+// LineError is a line of a file that does not parse. A restart reads the
+// line again, so it is an operator.PositionedError: the same error on the
+// same line twice fails the job instead of restarting it forever.
+type LineError struct {
+	File string
+	Line int64
+	Err  error
+	// Fix is how to continue past such lines (Source.BadLineFix).
+	Fix string
+}
+
+func (e *LineError) Error() string {
+	fix := e.Fix
+	if fix == "" {
+		fix = "set filesystem.Source.OnBadLine"
+	}
+	return fmt.Sprintf("filesystem: %s line %d: %v (to continue past such lines %s)", e.File, e.Line, e.Err, fix)
+}
+
+// Position implements operator.PositionedError.
+func (e *LineError) Position() string { return fmt.Sprintf("file %s line %d", e.File, e.Line) }
+
+func (e *LineError) Unwrap() error { return e.Err }
 
 // Bounded implements operator.Source.
 func (s *Source) Bounded() bool { return true }
@@ -178,7 +206,7 @@ func (r *reader) finish(sp *split, out operator.ReaderOutput) error {
 func (r *reader) emit(sp *split, line string, out operator.ReaderOutput) error {
 	fields, err := r.s.Format.Decode([]byte(line))
 	if err != nil {
-		err = fmt.Errorf("filesystem: %s line %d: %w", sp.file, sp.line, err)
+		err = &LineError{File: sp.file, Line: sp.line, Err: err, Fix: r.s.BadLineFix}
 		if r.s.OnBadLine == nil {
 			return err
 		}

@@ -123,7 +123,8 @@ func TestUnclosedQuoteNamesOneLine(t *testing.T) {
 	for i := 0; i < 5 && err == nil; i++ {
 		_, err = r.Poll(nopOut{})
 	}
-	want := filepath.Join(dir, "in.csv") + ` line 3: csv: column 5: extraneous or missing " in quoted-field`
+	want := filepath.Join(dir, "in.csv") + ` line 3: csv: column 5: extraneous or missing " in quoted-field` +
+		" (to continue past such lines set filesystem.Source.OnBadLine)"
 	if err == nil || err.Error() != "filesystem: "+want {
 		t.Fatalf("got  %v\nwant filesystem: %s", err, want)
 	}

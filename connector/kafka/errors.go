@@ -47,6 +47,13 @@ func (e *RecordError) Error() string {
 // Unwrap returns ErrBadRecord and the cause.
 func (e *RecordError) Unwrap() []error { return []error{ErrBadRecord, e.Err} }
 
+// Position implements operator.PositionedError: a restart reads the record
+// again, so the same error there twice fails the job instead of restarting
+// it forever.
+func (e *RecordError) Position() string {
+	return fmt.Sprintf("topic %s partition %d offset %d", e.Topic, e.Partition, e.Offset)
+}
+
 // TooLargeError is the cause when a record exceeds MaxRequestSize.
 type TooLargeError struct {
 	Topic string
@@ -65,11 +72,35 @@ func (e *TooLargeError) Error() string {
 		"(raise %s and the topic's max.message.bytes)", e.Topic, e.Size, e.Limit, raise)
 }
 
+// Position implements operator.PositionedError: the restored job writes
+// the same record again. The record is named by its topic and size (a sink
+// record has no offset yet).
+func (e *TooLargeError) Position() string {
+	return fmt.Sprintf("Kafka sink topic %s (a record of about %d bytes)", e.Topic, e.Size)
+}
+
+// MissingTopicError is a sink topic that does not exist. Every restart
+// writes to it again, so it is an operator.PositionedError: the job fails
+// after the second time instead of restarting forever.
+type MissingTopicError struct {
+	Topic string
+	Err   error
+}
+
+func (e *MissingTopicError) Error() string {
+	return fmt.Sprintf("topic %q does not exist (create it first; the kafka sink does not create topics): %v", e.Topic, e.Err)
+}
+
+// Position implements operator.PositionedError.
+func (e *MissingTopicError) Position() string { return "Kafka sink topic " + e.Topic }
+
+func (e *MissingTopicError) Unwrap() error { return e.Err }
+
 // produceError names the topic of a record the broker refused; a topic
 // that does not exist (the sink never creates topics) says so.
 func produceError(r *kgo.Record, err error) error {
 	if errors.Is(err, kerr.UnknownTopicOrPartition) {
-		return fmt.Errorf("topic %q does not exist (create it first; the kafka sink does not create topics): %w", r.Topic, err)
+		return &MissingTopicError{Topic: r.Topic, Err: err}
 	}
 	return fmt.Errorf("topic %s: %w", r.Topic, err)
 }

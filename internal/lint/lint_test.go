@@ -24,7 +24,7 @@ type layer struct {
 
 var (
 	leaves     = []string{"event", "keygroup"}
-	primitives = append([]string{"barrier", "channel", "watermark", "state", "checkpointstorage", "checkpoint"}, leaves...)
+	primitives = append([]string{"barrier", "channel", "watermark", "state", "checkpointstorage", "checkpoint", "restart"}, leaves...)
 	runtime    = append([]string{"operator", "graph", "task", "runtime"}, primitives...)
 	api        = append([]string{"."}, runtime...)
 	// Connectors' integration tests find services through internal/testsvc
@@ -39,7 +39,7 @@ var (
 
 var layers = []layer{
 	{prefixes: leaves, mayUse: nil},
-	{prefixes: []string{"barrier", "channel", "watermark", "checkpoint"}, mayUse: leaves},
+	{prefixes: []string{"barrier", "channel", "watermark", "checkpoint", "restart"}, mayUse: leaves},
 	{prefixes: []string{"checkpointstorage"}, mayUse: leaves},
 	{prefixes: []string{"state"}, mayUse: append([]string{"state"}, leaves...)},
 	{prefixes: []string{"operator", "graph"}, mayUse: append([]string{"operator", "graph"}, primitives...)},

@@ -111,7 +111,8 @@ func fileSource(t *catalog.Table) (operator.Source, error) {
 		return nil, &Error{Pos: t.OptionAt("path"), Msg: fmt.Sprintf("table %q: 'path' = '%s': %v", t.Name, t.Options["path"], unwrapPath(err)),
 			Hint: "check the path (relative paths are relative to the directory weir runs in)", Err: err}
 	}
-	src := &filesystem.Source{Path: path, Format: f}
+	src := &filesystem.Source{Path: path, Format: f, BadLineFix: fmt.Sprintf("set '%s.ignore-parse-errors' = 'true' on table %q",
+		t.Options["format"], t.Name)}
 	skip, err := format.IgnoreParseErrors(t.Options["format"], t.Options)
 	if err != nil {
 		return nil, tableErr(t, err)

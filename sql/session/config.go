@@ -231,32 +231,3 @@ func (st Settings) checkpointOptions(o *runtime.Options) error {
 	seti("execution.checkpointing.num-retained", func(n int) { o.Retained = n })
 	return err
 }
-
-func (st Settings) restartStrategy(o *runtime.Options) error {
-	attempts, _, err := st.int("restart-strategy.fixed-delay.attempts")
-	if err != nil {
-		return err
-	}
-	delay, hasDelay, err := st.duration("restart-strategy.fixed-delay.delay")
-	if err != nil {
-		return err
-	}
-	if !hasDelay {
-		delay = time.Second
-	}
-	switch strings.ToLower(st["restart-strategy.type"]) {
-	case "":
-	case "none", "off", "disable":
-		o.Restart = runtime.NoRestart{}
-	case "fixed-delay", "fixeddelay":
-		if attempts == 0 {
-			attempts = 1
-		}
-		o.Restart = runtime.FixedDelay{Attempts: attempts, Delay: delay}
-	case "exponential-delay":
-		o.Restart = runtime.ExponentialDelay{Initial: time.Second, Max: 5 * time.Minute, Attempts: -1}
-	default:
-		return fmt.Errorf("SET 'restart-strategy.type' = '%s': want none, fixed-delay or exponential-delay", st["restart-strategy.type"])
-	}
-	return nil
-}

@@ -50,10 +50,12 @@ func TestFilesystemParseErrors(t *testing.T) {
 	for _, c := range []struct {
 		format, in, options, want string
 	}{
-		{"csv", "a,1,AAE=\nb,300,AAE=\nc,3,\n", "", `in.csv line 2: csv: column "n" (TINYINT): 300 is out of range for TINYINT (-128 to 127)`},
+		{"csv", "a,1,AAE=\nb,300,AAE=\nc,3,\n", "", `in.csv line 2: csv: column "n" (TINYINT): 300 is out of range for TINYINT (-128 to 127)` +
+			` (to continue past such lines set 'csv.ignore-parse-errors' = 'true' on table "src")`},
 		{"csv", "a,1,AAE=\nb,12abc,AAE=\nc,3,\n", ",'csv.ignore-parse-errors'='true'", "a,1,AAE=\nb,,AAE=\nc,3,\n"},
 		{"csv", "a,1,AAE=\nb,\"2,AAE=\nc,3,\n", ",'csv.ignore-parse-errors'='true'", "a,1,AAE=\nc,3,\n"},
-		{"json", "{\"id\":\"a\",\"n\":1}\n{\"id\":\"b\",\"n\":\"12abc\"}\n", "", `in.json line 2: json: field "n" (TINYINT): "12abc" is not an integer`},
+		{"json", "{\"id\":\"a\",\"n\":1}\n{\"id\":\"b\",\"n\":\"12abc\"}\n", "", `in.json line 2: json: field "n" (TINYINT): "12abc" is not an integer` +
+			` (to continue past such lines set 'json.ignore-parse-errors' = 'true' on table "src")`},
 		{"json", "{\"id\":\"a\",\"n\":1,\"b\":\"AAH/\"}\n{\"id\":\"b\",\"n\":1e3}\n{\"id\":\"c\",\"n\":3}\n", ",'json.ignore-parse-errors'='true'",
 			"{\"id\":\"a\",\"n\":1,\"b\":\"AAH/\"}\n{\"id\":\"c\",\"n\":3,\"b\":null}\n"},
 	} {
