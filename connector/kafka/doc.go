@@ -34,8 +34,12 @@
 //   - keep TransactionTimeout above the checkpoint interval plus the
 //     longest expected downtime, and at or below the broker's
 //     transaction.max.timeout.ms (both are checked when the writer starts);
-//   - restore the latest checkpoint. Restoring an older one may find its
-//     transactional ids reused and report data loss.
+//   - restore the latest checkpoint. Restoring one older than what the
+//     sink already committed fails at open with an operator.ReplayError
+//     (each transaction commits a marker of its checkpoint id with it, see
+//     committed.go), unless AllowReplay ('sink.allow-replay') accepts the
+//     duplicates; it may also find its transactional ids reused and report
+//     data loss.
 //
 // A commit that finds its transaction aborted by the broker fails with an
 // error wrapping operator.ErrDataLoss and counts SinkMetrics.DataLoss: the

@@ -291,6 +291,7 @@ type sinkConfig struct {
 	commitTimeout     time.Duration
 	flushTimeout      time.Duration
 	noTimestamps      bool // RecordTimestamps(false)
+	allowReplay       bool // AllowReplay()
 }
 
 func (c *sinkConfig) ensureDefaults() {
@@ -375,6 +376,13 @@ func WithDeliveryGuarantee(g DeliveryGuarantee) SinkOption {
 func RecordTimestamps(on bool) SinkOption {
 	return sinkOpt(func(c *sinkConfig) { c.noTimestamps = !on })
 }
+
+// AllowReplay is `sink.allow-replay` (Weir's): accept a restore of a
+// checkpoint older than the newest one whose transaction the exactly-once
+// sink already committed, writing the records of the checkpoints in
+// between again. Without it the writer fails at open with an
+// operator.ReplayError naming both checkpoints. Default: off.
+func AllowReplay() SinkOption { return sinkOpt(func(c *sinkConfig) { c.allowReplay = true }) }
 
 // TransactionalIDPrefix sets the prefix of the exactly-once sink's
 // transactional ids, "<prefix>-<subtask>-<slot>" (Flink's

@@ -40,6 +40,7 @@ type openTxn struct {
 	id      string
 	cl      *kgo.Client
 	records int
+	topic   string // of the last record: where the committed-checkpoint marker goes
 }
 
 func newTxnWriter(c *sinkCore, wctx operator.WriterContext) (_ *txnWriter, err error) {
@@ -90,7 +91,10 @@ func (w *txnWriter) start(wctx operator.WriterContext) error {
 		w.c.metrics.LingeringAborted.Add(int64(n))
 		w.log.Info("kafka sink: aborted lingering transactions", "subtask", w.sub, "count", n)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return w.checkNotAhead(ctx, wctx)
 }
 
 func (w *txnWriter) Write(r event.Record) error {
@@ -108,6 +112,7 @@ func (w *txnWriter) Write(r event.Record) error {
 		}
 	}
 	w.cur.records++
+	w.cur.topic = rec.Topic
 	w.cur.cl.Produce(w.ctx, rec, func(r *kgo.Record, err error) {
 		if err != nil {
 			w.err.set(produceError(r, err))
@@ -194,6 +199,9 @@ func (w *txnWriter) PrepareCommit(id event.CheckpointID) ([][]byte, error) {
 		return nil, err
 	}
 	c := committable{txnID: w.cur.id, producerID: pid, epoch: epoch, checkpoint: id}
+	if err := markCommitted(ctx, w.adm, c, markerGroup(w.c.cfg.prefix, w.sub), w.cur.topic); err != nil {
+		return nil, w.fail(err)
+	}
 	w.pool.precommit(c.txnID, id)
 	w.cur.cl.Close()
 	w.cur = nil

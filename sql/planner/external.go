@@ -236,6 +236,15 @@ func kafkaSinkOptions(t *catalog.Table, interval time.Duration) ([]kafka.SinkOpt
 	if p := o["sink.transactional-id-prefix"]; p != "" {
 		opts = append(opts, kafka.TransactionalIDPrefix(p))
 	}
+	if v := o["sink.allow-replay"]; v != "" {
+		allow, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("table %q: 'sink.allow-replay' = '%s': want true or false", t.Name, v)
+		}
+		if allow {
+			opts = append(opts, kafka.AllowReplay())
+		}
+	}
 	if interval > 0 {
 		opts = append(opts, kafka.CheckpointInterval(interval))
 	}

@@ -38,7 +38,7 @@ var connectorOptions = map[string]func(t *catalog.Table) []string{
 // properties.* (kafkaProperties); upsert-kafka adds value.fields-include.
 var kafkaKeys = []string{"connector", "topic", "format", "value.format", "key.format", "scan.startup.mode",
 	"scan.startup.timestamp-millis", "scan.bounded.mode", "scan.bad-record.policy",
-	"scan.bad-record.dead-letter-topic", "sink.bad-record.policy", "sink.delivery-guarantee", "sink.transactional-id-prefix",
+	"scan.bad-record.dead-letter-topic", "sink.bad-record.policy", "sink.delivery-guarantee", "sink.transactional-id-prefix", "sink.allow-replay",
 	"scan.topic-partition-discovery.interval"}
 
 // formatOptions are the options each format reads (connector/format.New).
