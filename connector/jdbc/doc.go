@@ -72,9 +72,11 @@
 // checkpoint id of (job, sink, subtask) in weir_sink_checkpoints, unless it
 // is already there (a replay: skipped). Works without a key as well
 // (appends), since every checkpoint is applied exactly once. Rows reach the
-// database only at the commit, so a bad row fails the commit, and the job
-// then restarts and fails again until the row or the table is fixed; no row
-// is lost meanwhile.
+// database only at the commit, so a bad row fails the commit; the restarted
+// job commits the same rows again and fails the same way, and the runtime
+// then stops it (the *BadRowError names its row, an
+// operator.PositionedError) until the row or the table is fixed and the job
+// restored; no row is lost meanwhile.
 //
 // Restoring a checkpoint older than what the sink already committed (the
 // newest checkpoint was deleted or is corrupt, or a retained older one was

@@ -70,6 +70,20 @@ func (e *BadRowError) Error() string {
 
 func (e *BadRowError) Unwrap() error { return e.Err }
 
+// Position implements operator.PositionedError: a restart writes the same
+// row again, so the same error on it twice fails the job instead of
+// restarting it forever. "" (no position) when the row is not known: the
+// rows of a statement depend on when the buffer flushed.
+func (e *BadRowError) Position() string {
+	switch {
+	case e.Key != "":
+		return fmt.Sprintf("JDBC sink table %s, key %s", e.Table, e.Key)
+	case e.Row != nil:
+		return fmt.Sprintf("JDBC sink table %s, row %s", e.Table, e.Row)
+	}
+	return ""
+}
+
 // Is makes errors.Is(err, ErrBadRow) true.
 func (e *BadRowError) Is(target error) bool { return target == ErrBadRow }
 

@@ -203,3 +203,21 @@ func TestStructRows(t *testing.T) {
 		t.Errorf("RowsOf: %v, %v", r, err)
 	}
 }
+
+// A bad row names its position when the row is known: a restart writes it
+// again, and the runtime stops on the second failure there.
+func TestBadRowPosition(t *testing.T) {
+	row := event.Row{Kind: event.Insert, Fields: []any{int64(5), "too long"}}
+	for _, c := range []struct {
+		e    BadRowError
+		want string
+	}{
+		{BadRowError{Table: "t", Key: "id=5"}, "JDBC sink table t, key id=5"},
+		{BadRowError{Table: "t", Row: &row}, "JDBC sink table t, row " + row.String()},
+		{BadRowError{Table: "t", batch: 3}, ""},
+	} {
+		if got := c.e.Position(); got != c.want {
+			t.Errorf("Position() = %q, want %q", got, c.want)
+		}
+	}
+}
