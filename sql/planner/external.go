@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -45,8 +46,30 @@ func checkKafkaOptions(t *catalog.Table) error {
 	if t.Options["properties.bootstrap.servers"] == "" {
 		return fmt.Errorf("table %q: the %s connector needs 'properties.bootstrap.servers'", t.Name, t.Connector())
 	}
+	if err := checkBootstrapServers(t); err != nil {
+		return err
+	}
 	if t.Options["topic"] == "" {
 		return fmt.Errorf("table %q: the %s connector needs 'topic'", t.Name, t.Connector())
+	}
+	return nil
+}
+
+// checkBootstrapServers refuses a broker address that is not host:port
+// here, at its option, rather than when the job's first client starts.
+func checkBootstrapServers(t *catalog.Table) error {
+	v := t.Options["properties.bootstrap.servers"]
+	for _, addr := range strings.Split(v, ",") {
+		addr = strings.TrimSpace(addr)
+		_, port, err := net.SplitHostPort(addr)
+		if err == nil {
+			_, err = strconv.ParseUint(port, 10, 16)
+		}
+		if err != nil {
+			return &Error{Pos: t.OptionAt("properties.bootstrap.servers"),
+				Msg:  fmt.Sprintf("table %q: 'properties.bootstrap.servers' = '%s': %q is not host:port", t.Name, v, addr),
+				Hint: "list brokers as 'host:port', comma-separated, e.g. 'localhost:9092'"}
+		}
 	}
 	return nil
 }
