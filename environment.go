@@ -7,6 +7,7 @@ import (
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/task"
 )
 
@@ -93,4 +94,12 @@ func (e *Environment) Execute(ctx context.Context, name string) (*runtime.Result
 		return nil, err
 	}
 	return runtime.Run(ctx, jg, e.opts)
+}
+
+// SetStateBackend chooses the keyed state backend (Flink's
+// env.setStateBackend): heap.Factory{} — the default, Flink's 'hashmap' —
+// or pebble.Factory{Options: …} to keep state on local disk.
+func (e *Environment) SetStateBackend(f state.BackendFactory) *Environment {
+	e.opts.StateBackend = f
+	return e
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,6 +107,25 @@ type deployment struct {
 	counters []*task.Counters
 	// stalls watch the sources whose subtasks may hold each other back.
 	stalls []*sourceWatch
+	// closers are the keyed backends to close when the attempt has ended.
+	closers []io.Closer
+	// err is the first error deploying: the attempt fails before it runs.
+	err error
+}
+
+// fail records the first deployment error.
+func (dp *deployer) fail(err error) {
+	if dp.d.err == nil {
+		dp.d.err = err
+	}
+}
+
+// close releases the keyed backends (a disk backend removes its files); it
+// runs once every subtask, and so every snapshot writer, has ended.
+func (d *deployment) close() {
+	for _, c := range d.closers {
+		_ = c.Close()
+	}
 }
 
 type opMetric struct {
@@ -325,10 +345,16 @@ func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.Cha
 	}
 	if n.KeySelector != nil {
 		r := keygroup.RangeFor(n.MaxParallelism, par, id.Index)
-		kb, err := heap.New(heap.Options{KeyGroupRange: r, MaxParallelism: n.MaxParallelism,
-			KeyCodec: state.AnyCodec{}, Clock: ctx.Now})
+		kb, err := dp.opts.StateBackend.NewKeyedBackend(state.BackendSpec{Operator: n.UID, Subtask: id.Index,
+			KeyGroupRange: r, MaxParallelism: n.MaxParallelism, KeyCodec: state.AnyCodec{}, Clock: ctx.Now})
 		if err != nil {
-			panic(err) // options come from a validated graph
+			// The heap backend cannot fail here (the graph is validated);
+			// a disk backend can (its local directory).
+			dp.fail(fmt.Errorf("operator %s subtask %d: state.backend.type '%s': %w", n.UID, id.Index, dp.opts.StateBackend.Type(), err))
+			kb, _ = heap.Factory{}.NewKeyedBackend(state.BackendSpec{KeyGroupRange: r, MaxParallelism: n.MaxParallelism})
+		}
+		if c, ok := kb.(io.Closer); ok {
+			dp.d.closers = append(dp.d.closers, c)
 		}
 		ctx.Keyed = kb
 		ctx.Timers = operator.NewTimerService(ctx.Keyed, state.AnyCodec{}, n.MaxParallelism)

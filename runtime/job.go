@@ -372,6 +372,10 @@ func (j *job) runAttempt(parent context.Context, restore *restoredState) error {
 	reports := make(chan task.Report, 4096)
 	dp := &deployer{ctx: ctx, jg: j.jg, opts: j.opts, fs: j.fs, restore: restore, reports: reports, positions: j.positions}
 	d := dp.deploy()
+	defer d.close()
+	if d.err != nil {
+		return d.err
+	}
 	exits := make(chan exit, len(d.subtasks))
 	var wg sync.WaitGroup
 	for i, st := range d.subtasks {

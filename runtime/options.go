@@ -13,6 +13,8 @@ import (
 
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/restart"
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/heap"
 	"github.com/weirstream/weir/task"
 )
 
@@ -67,6 +69,10 @@ type Options struct {
 	// watermark.DefaultStallThreshold, 1 minute. Negative: no warning. See
 	// task.SourceSpec.StallWarning.
 	WatermarkStallWarning time.Duration
+	// StateBackend creates the keyed state backend of each subtask of a
+	// keyed operator (Flink's state.backend.type). Default heap.Factory{}
+	// ('hashmap'); pebble.Factory keeps state on local disk.
+	StateBackend state.BackendFactory
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// Listener, if set, is called on the driver goroutine for every job
@@ -127,6 +133,9 @@ func (o *Options) EnsureDefaults(jobName string) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.StateBackend == nil {
+		o.StateBackend = heap.Factory{}
 	}
 	if o.Now == nil {
 		o.Now = time.Now

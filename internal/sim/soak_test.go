@@ -3,12 +3,16 @@ package sim
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/pebble"
 	"github.com/weirstream/weir/task"
 )
 
@@ -17,6 +21,9 @@ type soakConfig struct {
 	seed     int64
 	mode     task.Mode
 	failures int
+	// backend is the keyed state backend; nil is the runtime's default
+	// (heap).
+	backend state.BackendFactory
 }
 
 type soakResult struct {
@@ -61,7 +68,7 @@ func runSoak(t *testing.T, cfg soakConfig, keys, perKey int) soakResult {
 		t.Fatal(err)
 	}
 	opts := runtime.Options{Mode: cfg.mode, CheckpointDir: t.TempDir(), ChannelCredits: 1, BatchSize: 3,
-		Restart: runtime.FixedDelay{Attempts: cfg.failures + 5, Delay: 0}}
+		Restart: runtime.FixedDelay{Attempts: cfg.failures + 5, Delay: 0}, StateBackend: cfg.backend}
 	opts.Checkpoint.Interval = 5 * time.Millisecond
 	opts.Checkpoint.TolerableFailures = -1
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -104,10 +111,39 @@ func checkOutput(t *testing.T, seed int64, got []any, keys, perKey int, exact bo
 const soakSeeds = 20
 
 func TestSoakExactlyOnce(t *testing.T) {
+	soakExactlyOnce(t, 1, soakSeeds, func(*testing.T) state.BackendFactory { return nil })
+}
+
+// TestSoakExactlyOncePebble is the soak on the Pebble backend, for a few
+// seeds: every failover restores keyed state from a checkpoint into a new
+// Pebble instance, whose directory is removed when its attempt ends.
+func TestSoakExactlyOncePebble(t *testing.T) {
+	var dirs []string
+	root := t.TempDir()
+	soakExactlyOnce(t, 1, 4, func(t *testing.T) state.BackendFactory {
+		dir := filepath.Join(root, t.Name())
+		dirs = append(dirs, dir)
+		return pebble.Factory{Options: pebble.Options{LocalDir: dir}}
+	})
+	if len(dirs) == 0 {
+		t.Fatal("no run")
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("state.backend.local-dir %s was never created: %v", d, err)
+		}
+		if ents, _ := os.ReadDir(d); len(ents) != 0 {
+			t.Errorf("state.backend.local-dir %s keeps %d entries after the job: %v", d, len(ents), ents)
+		}
+	}
+}
+
+func soakExactlyOnce(t *testing.T, from, to int64, backend func(*testing.T) state.BackendFactory) {
 	keys, perKey := 12, 400
-	for seed := int64(1); seed <= soakSeeds; seed++ {
+	for seed := from; seed <= to; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			r := runSoak(t, soakConfig{seed: seed, mode: task.ExactlyOnce, failures: 6}, keys, perKey)
+			cfg := soakConfig{seed: seed, mode: task.ExactlyOnce, failures: 6, backend: backend(t)}
+			r := runSoak(t, cfg, keys, perKey)
 			if r.faults.Count() < 5 {
 				t.Fatalf("only %d failures injected (%v); the soak needs at least 5", r.faults.Count(), r.faults.Fired)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/planner"
+	"github.com/weirstream/weir/state/backends"
 	"github.com/weirstream/weir/task"
 )
 
@@ -39,6 +40,11 @@ func ParseDuration(s string) (time.Duration, error) {
 
 // Settings are the values of SET keys the session understands.
 type Settings map[string]string
+
+func (st Settings) get(key string) (string, bool) {
+	v, ok := st[key]
+	return v, ok
+}
 
 func (st Settings) duration(key string) (time.Duration, bool, error) {
 	v, ok := st[key]
@@ -168,6 +174,9 @@ func (st Settings) RuntimeOptions(jobName string) (runtime.Options, error) {
 	}
 	if o.WatermarkStallWarning, err = st.stallWarning(); err != nil {
 		return o, err
+	}
+	if o.StateBackend, err = backends.FromConfig(st.get); err != nil {
+		return o, fmt.Errorf("SET %w", err)
 	}
 	if !on {
 		// Flink's default: no restarts when checkpointing is off (a restart

@@ -37,6 +37,15 @@ var KnownSettings = []string{
 	"restart-strategy.fixed-delay.attempts",
 	"restart-strategy.fixed-delay.delay",
 	"restart-strategy.type",
+	"state.backend.local-dir",
+	"state.backend.pebble.block.cache-size",
+	"state.backend.pebble.writebuffer.count",
+	"state.backend.pebble.writebuffer.size",
+	"state.backend.rocksdb.block.cache-size",
+	"state.backend.rocksdb.localdir",
+	"state.backend.rocksdb.writebuffer.count",
+	"state.backend.rocksdb.writebuffer.size",
+	"state.backend.type",
 	"state.checkpoints.dir",
 	"state.checkpoints.num-retained",
 	"table.exec.mini-batch.allow-latency",
@@ -48,6 +57,7 @@ var KnownSettings = []string{
 	"table.exec.source.max-future-skew",
 	"table.exec.state.ttl",
 	"table.optimizer.agg-phase-strategy",
+	"taskmanager.state.local.root-dirs",
 	"weir.source.watermark-stall-warning",
 }
 

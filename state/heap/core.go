@@ -3,9 +3,9 @@ package heap
 import (
 	"encoding/binary"
 	"fmt"
-	"reflect"
 
 	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/keyed"
 	"github.com/weirstream/weir/state/internal/wire"
 )
 
@@ -50,14 +50,14 @@ type core[E any] struct {
 }
 
 func newCore[E any](b *Backend, sp state.StateSpec) core[E] {
-	return core[E]{b: b, sp: sp, ttl: newTTL(sp.TTL), data: newGroups[E](b.groupCount())}
+	return core[E]{b: b, sp: sp, ttl: keyed.NewTTL(sp.TTL), data: newGroups[E](b.groupCount())}
 }
 
 func (c *core[E]) spec() state.StateSpec { return c.sp }
 
 // now reads the clock only for states with a TTL.
 func (c *core[E]) now() int64 {
-	if !c.ttl.enabled() {
+	if !c.ttl.Enabled() {
 		return 0
 	}
 	return c.b.opts.Clock()
@@ -65,7 +65,7 @@ func (c *core[E]) now() int64 {
 
 func (c *core[E]) capture() captured {
 	return &capturedGroups[E]{
-		hdr:    stateHeader{name: c.sp.Name, kind: c.sp.Kind, hasTTL: c.ttl.enabled()},
+		hdr:    stateHeader{name: c.sp.Name, kind: c.sp.Kind, hasTTL: c.ttl.Enabled()},
 		maps:   c.data.capture(),
 		encode: c.ops.encode,
 	}
@@ -126,7 +126,7 @@ func readTS(r *wire.Reader, hasTS bool, t ttl, now int64) int64 {
 		ts = r.Varint()
 	}
 	switch {
-	case !t.enabled():
+	case !t.Enabled():
 		return 0
 	case !hasTS:
 		return now
@@ -150,28 +150,9 @@ func appendPrefixed(buf []byte, c state.Codec[any], v any) []byte {
 	return buf
 }
 
-// decodeAll decodes exactly one value from b.
-func decodeAll(c state.Codec[any], b []byte) (any, error) {
-	v, rest, err := c.Decode(b)
-	if err != nil {
-		return nil, err
-	}
-	if len(rest) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the value", state.ErrCorrupt, len(rest))
-	}
-	return v, nil
-}
+var (
+	decodeAll = keyed.DecodeAll
+	decodeKey = keyed.DecodeKey
+)
 
-// decodeKey decodes exactly one map key, which must be comparable: a
-// corrupt blob must yield an error, not a panic on hashing.
-func decodeKey(c state.Codec[any], b []byte) (any, error) {
-	k, err := decodeAll(c, b)
-	if err == nil && k != nil && !reflect.ValueOf(k).Comparable() {
-		err = fmt.Errorf("%w: decoded key of type %T is not comparable", state.ErrCorrupt, k)
-	}
-	return k, err
-}
-
-func corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{state.ErrCorrupt}, args...)...)
-}
+var corrupt = keyed.Corrupt

@@ -31,7 +31,7 @@ func (t *listTable) Get() []any {
 	if !ok {
 		return nil
 	}
-	if t.ttl.enabled() {
+	if t.ttl.Enabled() {
 		items = t.refresh(i, k, items, t.b.opts.Clock())
 	}
 	if len(items) == 0 {
@@ -63,7 +63,7 @@ func (t *listTable) refresh(i int, k any, items []elem, now int64) []elem {
 	case !live:
 		t.data.del(i, k, t.b.version)
 		return nil
-	case t.ttl.onRead:
+	case t.ttl.OnRead:
 		fresh := make([]elem, len(items))
 		for j, e := range items {
 			fresh[j] = elem{e.v, now, e.ver}
@@ -117,7 +117,7 @@ func (t *listTable) Delete() {
 func (t *listTable) encode(buf []byte, items []elem, now int64) ([]byte, bool) {
 	live := 0
 	for _, e := range items {
-		if !t.ttl.expired(e.ts, now) {
+		if !t.ttl.Expired(e.ts, now) {
 			live++
 		}
 	}
@@ -126,10 +126,10 @@ func (t *listTable) encode(buf []byte, items []elem, now int64) ([]byte, bool) {
 	}
 	buf = wire.AppendUvarint(buf, uint64(live))
 	for _, e := range items {
-		if t.ttl.expired(e.ts, now) {
+		if t.ttl.Expired(e.ts, now) {
 			continue
 		}
-		if t.ttl.enabled() {
+		if t.ttl.Enabled() {
 			buf = wire.AppendVarint(buf, e.ts)
 		}
 		buf = appendPrefixed(buf, t.sp.Codec, e.v)
@@ -151,7 +151,7 @@ func (t *listTable) decode(p []byte, hasTS bool, now int64) ([]elem, bool, error
 		if err != nil {
 			return nil, false, err
 		}
-		if !t.ttl.expired(ts, now) {
+		if !t.ttl.Expired(ts, now) {
 			items = append(items, elem{v, ts, t.b.version})
 		}
 	}
@@ -164,7 +164,7 @@ func (t *listTable) decode(p []byte, hasTS bool, now int64) ([]elem, bool, error
 func (t *listTable) sweep(items []elem, now int64) ([]elem, int, bool) {
 	n := 0
 	for _, e := range items {
-		if t.ttl.expired(e.ts, now) {
+		if t.ttl.Expired(e.ts, now) {
 			n++
 		}
 	}
@@ -173,7 +173,7 @@ func (t *listTable) sweep(items []elem, now int64) ([]elem, int, bool) {
 	}
 	live := make([]elem, 0, len(items)-n)
 	for _, e := range items {
-		if !t.ttl.expired(e.ts, now) {
+		if !t.ttl.Expired(e.ts, now) {
 			live = append(live, e)
 		}
 	}

@@ -62,13 +62,13 @@ func (t *mapTable) get(uk any, handOut bool) (any, bool) {
 		return nil, false
 	}
 	changed := false
-	if t.ttl.enabled() {
+	if t.ttl.Enabled() {
 		now := t.b.opts.Clock()
-		if t.ttl.expired(el.ts, now) {
+		if t.ttl.Expired(el.ts, now) {
 			t.remove(i, k, e, uk)
 			return nil, false
 		}
-		if t.ttl.onRead {
+		if t.ttl.OnRead {
 			el.ts, changed = now, true
 		}
 	}
@@ -112,7 +112,7 @@ func (t *mapTable) Remove(uk any) {
 
 func (t *mapTable) Range(f func(uk, v any) bool) {
 	k, i, e, ok := t.entry()
-	if ok && t.ttl.enabled() {
+	if ok && t.ttl.Enabled() {
 		e, ok = t.purge(i, k, e, true)
 	}
 	if !ok {
@@ -140,7 +140,7 @@ func (t *mapTable) privateAll(i int, k any, e mapEntry) mapEntry {
 
 func (t *mapTable) IsEmpty() bool {
 	k, i, e, ok := t.entry()
-	if ok && t.ttl.enabled() {
+	if ok && t.ttl.Enabled() {
 		_, ok = t.purge(i, k, e, false)
 	}
 	return !ok
@@ -158,7 +158,7 @@ func (t *mapTable) purge(i int, k any, e mapEntry, read bool) (mapEntry, bool) {
 	case n > 0:
 		t.data.put(i, k, e, t.b.version)
 	}
-	if read && t.ttl.onRead {
+	if read && t.ttl.OnRead {
 		e = t.own(i, k, e)
 		for uk, el := range e.m {
 			el.ts = now
@@ -176,7 +176,7 @@ func (t *mapTable) Delete() {
 func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
 	live := 0
 	for _, el := range e.m {
-		if !t.ttl.expired(el.ts, now) {
+		if !t.ttl.Expired(el.ts, now) {
 			live++
 		}
 	}
@@ -185,10 +185,10 @@ func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
 	}
 	buf = wire.AppendUvarint(buf, uint64(live))
 	for uk, el := range e.m {
-		if t.ttl.expired(el.ts, now) {
+		if t.ttl.Expired(el.ts, now) {
 			continue
 		}
-		if t.ttl.enabled() {
+		if t.ttl.Enabled() {
 			buf = wire.AppendVarint(buf, el.ts)
 		}
 		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
@@ -215,7 +215,7 @@ func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, erro
 		if err != nil {
 			return mapEntry{}, false, err
 		}
-		if !t.ttl.expired(ts, now) {
+		if !t.ttl.Expired(ts, now) {
 			m[uk] = elem{v, ts, t.b.version}
 		}
 	}
@@ -228,7 +228,7 @@ func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, erro
 func (t *mapTable) sweep(e mapEntry, now int64) (mapEntry, int, bool) {
 	n := 0
 	for _, el := range e.m {
-		if t.ttl.expired(el.ts, now) {
+		if t.ttl.Expired(el.ts, now) {
 			n++
 		}
 	}
@@ -237,7 +237,7 @@ func (t *mapTable) sweep(e mapEntry, now int64) (mapEntry, int, bool) {
 	}
 	m := make(map[any]elem, len(e.m)-n)
 	for uk, el := range e.m {
-		if !t.ttl.expired(el.ts, now) {
+		if !t.ttl.Expired(el.ts, now) {
 			m[uk] = el
 		}
 	}

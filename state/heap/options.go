@@ -1,15 +1,12 @@
 package heap
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/keyed"
 )
-
-// maxMaxParallelism is Flink's upper bound on the number of key groups.
-const maxMaxParallelism = 1 << 15
 
 // Options configures a keyed heap Backend.
 type Options struct {
@@ -44,12 +41,23 @@ func (o *Options) EnsureDefaults() {
 
 // Validate checks the options (after EnsureDefaults).
 func (o *Options) Validate() error {
-	if o.MaxParallelism < 1 || o.MaxParallelism > maxMaxParallelism {
-		return fmt.Errorf("heap: max parallelism %d out of range [1, %d]", o.MaxParallelism, maxMaxParallelism)
-	}
-	r := o.KeyGroupRange
-	if r.Len() > 0 && (r.Start < 0 || r.End >= o.MaxParallelism) {
-		return fmt.Errorf("heap: key group range %v outside [0, %d); use keygroup.RangeFor", r, o.MaxParallelism)
+	if err := keyed.ValidateKeyGroups("heap", o.MaxParallelism, o.KeyGroupRange); err != nil {
+		return err
 	}
 	return nil
+}
+
+// Factory creates heap backends: state.backend.type 'hashmap', Flink's
+// HashMapStateBackend and Weir's default.
+type Factory struct{}
+
+var _ state.BackendFactory = Factory{}
+
+// Type returns "hashmap".
+func (Factory) Type() string { return "hashmap" }
+
+// NewKeyedBackend returns an empty heap Backend for spec.
+func (Factory) NewKeyedBackend(spec state.BackendSpec) (state.KeyedBackend, error) {
+	return New(Options{KeyGroupRange: spec.KeyGroupRange, MaxParallelism: spec.MaxParallelism,
+		KeyCodec: spec.KeyCodec, Clock: spec.Clock})
 }

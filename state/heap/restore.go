@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir/state"
-	"github.com/weirstream/weir/state/internal/wire"
+	"github.com/weirstream/weir/state/internal/keyed"
 )
 
 // rawState is a restored state not yet registered: per group index, each
@@ -51,53 +51,28 @@ func (b *Backend) Restore(blobs [][]byte) error {
 		if len(blob) == 0 {
 			continue
 		}
-		if err := b.restoreBlob(blob); err != nil {
+		if err := keyed.ReadBlob(blob, b.opts.MaxParallelism, b.opts.KeyGroupRange.Contains, &restorer{b: b}); err != nil {
 			return fmt.Errorf("heap: restoring snapshot blob %d of %d: %w", i, len(blobs), err)
 		}
 	}
 	return nil
 }
 
-func (b *Backend) restoreBlob(blob []byte) error {
-	r := wire.NewReader(blob)
-	if magic := r.Fixed(len(blobMagic)); string(magic) != blobMagic {
-		return corrupt("bad magic %q, want %q", magic, blobMagic)
-	}
-	if mp := r.Uvarint(); r.Err() == nil && mp != uint64(b.opts.MaxParallelism) {
-		return fmt.Errorf("%w: snapshot has max parallelism %d, backend %d; max parallelism cannot change across restores",
-			state.ErrIncompatible, mp, b.opts.MaxParallelism)
-	}
-	n := r.Count(4)
-	for i := 0; i < n && r.Err() == nil; i++ {
-		if err := b.restoreState(r); err != nil {
-			return err
-		}
-	}
-	if r.Err() != nil || r.Len() != 0 {
-		return corrupt("keyed snapshot: %v, %d trailing bytes", r.Err(), r.Len())
-	}
-	return nil
+// restorer is the visitor of one blob's entries.
+type restorer struct {
+	b    *Backend
+	name string
+	raw  *rawState
 }
 
-func (b *Backend) restoreState(r *wire.Reader) error {
-	name, kind, flags := string(r.Bytes()), state.Kind(r.Byte()), r.Byte()
-	groups := r.Count(2)
-	if r.Err() != nil {
-		return nil // reported by restoreBlob
-	}
-	if kind < state.KindValue || kind > state.KindAggregating || flags > 1 {
-		return corrupt("state %q: kind %d, flags %d", name, kind, flags)
-	}
-	raw, err := b.pendingState(name, kind, flags == 1)
-	if err != nil {
-		return err
-	}
-	for g := 0; g < groups && r.Err() == nil; g++ {
-		if err := b.restoreGroup(r, name, raw); err != nil {
-			return err
-		}
-	}
-	return nil
+func (r *restorer) State(name string, kind state.Kind, hasTTL bool) error {
+	raw, err := r.b.pendingState(name, kind, hasTTL)
+	r.name, r.raw = name, raw
+	return err
+}
+
+func (r *restorer) Entry(kg int, kb, p []byte) error {
+	return r.b.restoreEntry(r.raw, kg-r.b.opts.KeyGroupRange.Start, r.name, kb, p)
 }
 
 // pendingState returns the raw state name restores into, creating it;
@@ -113,28 +88,6 @@ func (b *Backend) pendingState(name string, kind state.Kind, hasTTL bool) (*rawS
 		return nil, corrupt("state %q differs between blobs: %v/ttl=%v and %v/ttl=%v", name, raw.kind, raw.hasTTL, kind, hasTTL)
 	}
 	return raw, nil
-}
-
-func (b *Backend) restoreGroup(r *wire.Reader, name string, raw *rawState) error {
-	kg, n := r.Uvarint(), r.Count(2)
-	if r.Err() != nil {
-		return nil
-	}
-	if kg >= uint64(b.opts.MaxParallelism) {
-		return corrupt("state %q: key group %d ≥ max parallelism %d", name, kg, b.opts.MaxParallelism)
-	}
-	rng := b.opts.KeyGroupRange
-	own := rng.Contains(int(kg))
-	for e := 0; e < n && r.Err() == nil; e++ {
-		kb, p := r.Bytes(), r.Bytes()
-		if r.Err() != nil || !own {
-			continue
-		}
-		if err := b.restoreEntry(raw, int(kg)-rng.Start, name, kb, p); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (b *Backend) restoreEntry(raw *rawState, i int, name string, kb, p []byte) error {

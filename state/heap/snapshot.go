@@ -5,12 +5,12 @@ import (
 	"sync/atomic"
 
 	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/keyed"
 	"github.com/weirstream/weir/state/internal/wire"
 )
 
-// blobMagic starts every keyed snapshot blob; its last byte is the format
-// version.
-const blobMagic = "WHK1"
+// blobMagic starts every keyed snapshot blob.
+const blobMagic = keyed.Magic
 
 // stateHeader is what a snapshot records about a state besides its entries.
 type stateHeader struct {

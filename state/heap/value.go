@@ -22,15 +22,15 @@ func newValueTable(b *Backend, sp state.StateSpec) *valueTable {
 func (t *valueTable) lookup() (k any, i int, e elem, ok bool) {
 	k, i = t.b.current()
 	e, ok = t.data.get(i, k)
-	if !ok || !t.ttl.enabled() {
+	if !ok || !t.ttl.Enabled() {
 		return k, i, e, ok
 	}
 	now := t.b.opts.Clock()
 	switch {
-	case t.ttl.expired(e.ts, now):
+	case t.ttl.Expired(e.ts, now):
 		t.data.del(i, k, t.b.version)
 		return k, i, elem{}, false
-	case t.ttl.onRead:
+	case t.ttl.OnRead:
 		e.ts = now
 		t.data.put(i, k, e, t.b.version)
 	}
@@ -62,10 +62,10 @@ func (t *valueTable) Delete() {
 }
 
 func (t *valueTable) encode(buf []byte, e elem, now int64) ([]byte, bool) {
-	if t.ttl.expired(e.ts, now) {
+	if t.ttl.Expired(e.ts, now) {
 		return buf, false
 	}
-	if t.ttl.enabled() {
+	if t.ttl.Enabled() {
 		buf = wire.AppendVarint(buf, e.ts)
 	}
 	return t.sp.Codec.Encode(buf, e.v), true
@@ -81,11 +81,11 @@ func (t *valueTable) decode(p []byte, hasTS bool, now int64) (elem, bool, error)
 	if err != nil {
 		return elem{}, false, err
 	}
-	return elem{v, ts, t.b.version}, !t.ttl.expired(ts, now), nil
+	return elem{v, ts, t.b.version}, !t.ttl.Expired(ts, now), nil
 }
 
 func (t *valueTable) sweep(e elem, now int64) (elem, int, bool) {
-	if t.ttl.expired(e.ts, now) {
+	if t.ttl.Expired(e.ts, now) {
 		return e, 1, false
 	}
 	return e, 0, true

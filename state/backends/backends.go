@@ -1,0 +1,125 @@
+// Package backends picks the keyed state backend from Flink's
+// configuration keys (Flink's StateBackendLoader): state.backend.type
+// 'hashmap' (the heap backend, the default), 'pebble', or 'rocksdb' (an
+// alias of 'pebble', so that a Flink configuration carries over), and the
+// Pebble backend's directory and memory options.
+package backends
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/heap"
+	"github.com/weirstream/weir/state/pebble"
+)
+
+// The configuration keys this package reads.
+const (
+	KeyType             = "state.backend.type"
+	KeyLocalDir         = "state.backend.local-dir"
+	KeyBlockCacheSize   = "state.backend.pebble.block.cache-size"
+	KeyWriteBufferSize  = "state.backend.pebble.writebuffer.size"
+	KeyWriteBufferCount = "state.backend.pebble.writebuffer.count"
+)
+
+// aliases maps Flink's RocksDB option names to the Pebble ones.
+var aliases = map[string]string{
+	"state.backend.rocksdb.block.cache-size":  KeyBlockCacheSize,
+	"state.backend.rocksdb.writebuffer.size":  KeyWriteBufferSize,
+	"state.backend.rocksdb.writebuffer.count": KeyWriteBufferCount,
+	"state.backend.rocksdb.localdir":          KeyLocalDir,
+	"taskmanager.state.local.root-dirs":       KeyLocalDir,
+	"state.backend.pebble.localdir":           KeyLocalDir,
+}
+
+// Keys are every key FromConfig reads, Weir's names and Flink's RocksDB
+// aliases.
+func Keys() []string {
+	ks := []string{KeyType, KeyLocalDir, KeyBlockCacheSize, KeyWriteBufferSize, KeyWriteBufferCount}
+	for a := range aliases {
+		ks = append(ks, a)
+	}
+	return ks
+}
+
+// FromConfig returns the backend factory the configuration asks for; get
+// returns a key's value. An unset state.backend.type is 'hashmap'. Errors
+// name the key and the value.
+func FromConfig(get func(key string) (string, bool)) (state.BackendFactory, error) {
+	lookup := func(key string) (string, string, bool) {
+		if v, ok := get(key); ok {
+			return key, v, true
+		}
+		for a, k := range aliases {
+			if v, ok := get(a); ok && k == key {
+				return a, v, true
+			}
+		}
+		return key, "", false
+	}
+	_, typ, _ := lookup(KeyType)
+	switch t := strings.ToLower(strings.TrimSpace(typ)); t {
+	case "", "hashmap", "heap":
+		return heap.Factory{}, nil
+	case "pebble", "rocksdb":
+		return pebbleFactory(lookup)
+	}
+	return nil, fmt.Errorf("'%s' = '%s': unknown state backend; want 'hashmap' (in memory, the default), 'pebble' or 'rocksdb' (an alias of 'pebble', on local disk)", KeyType, typ)
+}
+
+func pebbleFactory(lookup func(string) (string, string, bool)) (state.BackendFactory, error) {
+	var o pebble.Options
+	if _, v, ok := lookup(KeyLocalDir); ok {
+		// Flink's root-dirs may list several directories; Weir uses the first.
+		o.LocalDir = strings.TrimPrefix(strings.TrimSpace(strings.Split(v, ",")[0]), "file://")
+	}
+	for key, dst := range map[string]*int64{KeyBlockCacheSize: &o.BlockCacheSize, KeyWriteBufferSize: &o.WriteBufferSize} {
+		k, v, ok := lookup(key)
+		if !ok {
+			continue
+		}
+		n, err := ParseMemorySize(v)
+		if err != nil {
+			return nil, fmt.Errorf("'%s' = '%s': %w", k, v, err)
+		}
+		*dst = n
+	}
+	if k, v, ok := lookup(KeyWriteBufferCount); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("'%s' = '%s': not an integer", k, v)
+		}
+		o.WriteBufferCount = n
+	}
+	check := o
+	check.EnsureDefaults()
+	if err := check.Validate(); err != nil {
+		return nil, err
+	}
+	return pebble.Factory{Options: o}, nil
+}
+
+// ParseMemorySize reads Flink's memory size syntax: "64mb", "64 MB",
+// "1g", "512k", "1024" (bytes). Units are binary (1 kb = 1024 bytes).
+func ParseMemorySize(s string) (int64, error) {
+	s = strings.TrimSpace(strings.ToLower(s))
+	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], strings.TrimSpace(s[i:])
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a memory size (e.g. '64 mb', '1 gb', '4096')", s)
+	}
+	mult := map[string]int64{"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
+		"m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30,
+		"t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("%q has an unknown unit %q (use b, kb, mb, gb or tb)", s, unit)
+	}
+	return n * mult, nil
+}

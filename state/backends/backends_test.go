@@ -1,0 +1,50 @@
+package backends
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/weirstream/weir/state/heap"
+	"github.com/weirstream/weir/state/pebble"
+)
+
+func from(kv map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
+}
+
+func TestFromConfig(t *testing.T) {
+	for _, c := range []struct {
+		kv   map[string]string
+		want string // factory type and options, or the error
+	}{
+		{nil, "hashmap"},
+		{map[string]string{KeyType: "HashMap"}, "hashmap"},
+		{map[string]string{KeyType: "pebble"}, "pebble {LocalDir: cache:0 wb:0x0}"},
+		{map[string]string{KeyType: "rocksdb", "state.backend.rocksdb.block.cache-size": "64 mb",
+			"state.backend.rocksdb.writebuffer.size": "32mb", "state.backend.rocksdb.writebuffer.count": "3",
+			"taskmanager.state.local.root-dirs": "file:///data/a,/data/b"},
+			"pebble {LocalDir:/data/a cache:67108864 wb:33554432x3}"},
+		{map[string]string{KeyType: "pebble", KeyLocalDir: "/x", KeyBlockCacheSize: "1g"}, "pebble {LocalDir:/x cache:1073741824 wb:0x0}"},
+		{map[string]string{KeyType: "rocks"}, "'state.backend.type' = 'rocks': unknown state backend"},
+		{map[string]string{KeyType: "pebble", KeyWriteBufferSize: "12 parsecs"}, "'state.backend.pebble.writebuffer.size' = '12 parsecs': \"12 parsecs\" has an unknown unit"},
+		{map[string]string{KeyType: "pebble", KeyWriteBufferCount: "1"}, "state.backend.pebble.writebuffer.count is 1; want 2 or more"},
+	} {
+		f, err := FromConfig(from(c.kv))
+		var got string
+		switch x := f.(type) {
+		case nil:
+			got = err.Error()
+		case heap.Factory:
+			got = x.Type()
+		case pebble.Factory:
+			o := x.Options
+			got = x.Type() + " {LocalDir:" + o.LocalDir + " cache:" + itoa(o.BlockCacheSize) + " wb:" + itoa(o.WriteBufferSize) + "x" + itoa(int64(o.WriteBufferCount)) + "}"
+		}
+		if !strings.HasPrefix(got, c.want) && !strings.Contains(got, c.want) {
+			t.Errorf("%v: got %q, want %q", c.kv, got, c.want)
+		}
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,105 @@
+package pebble
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/keyed"
+)
+
+// Options configures a keyed Pebble Backend. A backend's memory is bounded
+// by BlockCacheSize + WriteBufferSize × WriteBufferCount (plus Pebble's
+// small fixed overhead and the iterators in use), whatever the state size.
+type Options struct {
+	// KeyGroupRange is the key groups the subtask owns, usually
+	// keygroup.RangeFor(MaxParallelism, parallelism, index). No default:
+	// the zero value is the single key group 0. An empty range is allowed.
+	KeyGroupRange keygroup.Range
+	// MaxParallelism is the number of key groups; it cannot change across
+	// restores. Default keygroup.DefaultMaxParallelism (128).
+	MaxParallelism int
+	// KeyCodec encodes the stream's keys, in Pebble keys and in snapshots.
+	// Equal keys must encode to equal bytes. Default state.AnyCodec{}.
+	KeyCodec state.Codec[any]
+	// Clock returns the processing time in ms since the epoch, for TTL.
+	// Default time.Now().UnixMilli.
+	Clock func() int64
+	// LocalDir is the working directory under which the backend creates
+	// its own directory, removed by Close (state.backend.local-dir).
+	// Default os.TempDir().
+	LocalDir string
+	// Name names the backend's directory (with a random suffix), e.g. the
+	// operator UID and subtask index. Default "keyed".
+	Name string
+	// BlockCacheSize is the size in bytes of the cache of uncompressed
+	// SST blocks (state.backend.pebble.block.cache-size). Default 8 MiB.
+	BlockCacheSize int64
+	// WriteBufferSize is the size in bytes of one memtable
+	// (state.backend.pebble.writebuffer.size). Default 16 MiB.
+	WriteBufferSize int64
+	// WriteBufferCount is how many memtables may exist, the one being
+	// written and those waiting for their flush, before writes stall
+	// (state.backend.pebble.writebuffer.count). Default 2.
+	WriteBufferCount int
+}
+
+// Defaults of the memory options.
+const (
+	DefaultBlockCacheSize   = 8 << 20
+	DefaultWriteBufferSize  = 16 << 20
+	DefaultWriteBufferCount = 2
+)
+
+// EnsureDefaults fills in the defaults of unset fields.
+func (o *Options) EnsureDefaults() {
+	if o.MaxParallelism == 0 {
+		o.MaxParallelism = keygroup.DefaultMaxParallelism
+	}
+	if o.KeyCodec == nil {
+		o.KeyCodec = state.AnyCodec{}
+	}
+	if o.Clock == nil {
+		o.Clock = func() int64 { return time.Now().UnixMilli() }
+	}
+	if o.LocalDir == "" {
+		o.LocalDir = os.TempDir()
+	}
+	if o.Name == "" {
+		o.Name = "keyed"
+	}
+	if o.BlockCacheSize == 0 {
+		o.BlockCacheSize = DefaultBlockCacheSize
+	}
+	if o.WriteBufferSize == 0 {
+		o.WriteBufferSize = DefaultWriteBufferSize
+	}
+	if o.WriteBufferCount == 0 {
+		o.WriteBufferCount = DefaultWriteBufferCount
+	}
+}
+
+// Validate checks the options (after EnsureDefaults). Errors name the
+// configuration key of the option.
+func (o *Options) Validate() error {
+	if err := keyed.ValidateKeyGroups("pebble", o.MaxParallelism, o.KeyGroupRange); err != nil {
+		return err
+	}
+	switch {
+	case o.BlockCacheSize < 0:
+		return fmt.Errorf("pebble: state.backend.pebble.block.cache-size is %d; want 0 or more bytes", o.BlockCacheSize)
+	case o.WriteBufferSize < 64<<10 || o.WriteBufferSize >= 4<<30:
+		return fmt.Errorf("pebble: state.backend.pebble.writebuffer.size is %d; want 64 KiB to 4 GiB", o.WriteBufferSize)
+	case o.WriteBufferCount < 2:
+		return fmt.Errorf("pebble: state.backend.pebble.writebuffer.count is %d; want 2 or more", o.WriteBufferCount)
+	}
+	return nil
+}
+
+// MemoryBudget is the memory the options give a backend's caches and
+// memtables, in bytes.
+func (o *Options) MemoryBudget() int64 {
+	return o.BlockCacheSize + o.WriteBufferSize*int64(o.WriteBufferCount)
+}
