@@ -350,8 +350,8 @@ func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.Cha
 		if err != nil {
 			// The heap backend cannot fail here (the graph is validated);
 			// a disk backend can (its local directory).
+			// The attempt fails before any subtask runs (see runAttempt).
 			dp.fail(fmt.Errorf("operator %s subtask %d: state.backend.type '%s': %w", n.UID, id.Index, dp.opts.StateBackend.Type(), err))
-			kb, _ = heap.Factory{}.NewKeyedBackend(state.BackendSpec{KeyGroupRange: r, MaxParallelism: n.MaxParallelism})
 		}
 		if c, ok := kb.(io.Closer); ok {
 			dp.d.closers = append(dp.d.closers, c)

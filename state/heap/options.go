@@ -58,6 +58,10 @@ func (Factory) Type() string { return "hashmap" }
 
 // NewKeyedBackend returns an empty heap Backend for spec.
 func (Factory) NewKeyedBackend(spec state.BackendSpec) (state.KeyedBackend, error) {
-	return New(Options{KeyGroupRange: spec.KeyGroupRange, MaxParallelism: spec.MaxParallelism,
+	b, err := New(Options{KeyGroupRange: spec.KeyGroupRange, MaxParallelism: spec.MaxParallelism,
 		KeyCodec: spec.KeyCodec, Clock: spec.Clock})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }

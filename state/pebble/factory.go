@@ -25,5 +25,9 @@ func (f Factory) NewKeyedBackend(spec state.BackendSpec) (state.KeyedBackend, er
 	o := f.Options
 	o.KeyGroupRange, o.MaxParallelism, o.KeyCodec, o.Clock = spec.KeyGroupRange, spec.MaxParallelism, spec.KeyCodec, spec.Clock
 	o.Name = fmt.Sprintf("%s-%d", spec.Operator, spec.Subtask)
-	return New(o)
+	b, err := New(o)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
