@@ -104,6 +104,25 @@ func TestSQLScripts(t *testing.T) {
 	})
 }
 
+// TestSQLScriptsPebble runs every script again with state.backend.type
+// 'pebble': group aggregations with retraction, joins, Top-N, windows,
+// deduplication, TTL and the crash-and-restore scripts must print exactly
+// what they print on the heap backend.
+func TestSQLScriptsPebble(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		if filepath.Base(path) == knownBugsFile {
+			return
+		}
+		if f := flag.Lookup("rewrite"); f != nil && f.Value.String() == "true" {
+			t.Skip("expectations are rewritten by TestSQLScripts (heap) only")
+		}
+		r := newSQLScript()
+		r.session.Settings["state.backend.type"] = "pebble"
+		r.session.Settings["state.backend.local-dir"] = t.TempDir()
+		datadriven.RunTest(t, path, r.cmd)
+	})
+}
+
 func newSQLScript() *sqlScript {
 	r := &sqlScript{session: New()}
 	r.sources, r.sinks = map[string][]*valuesSource{}, map[string]*valuesSink{} // EXPLAIN INSERT plans sinks too
