@@ -44,6 +44,7 @@ func childMain(args []string) error {
 	fs.Int64Var(&cfg.TPS, "tps", DefaultTPS, "event rate")
 	fs.DurationVar(&cfg.Checkpoint, "checkpoint", 0, "checkpoint interval (0: off)")
 	fs.IntVar(&cfg.Parallelism, "parallelism", 2, "parallelism")
+	fs.StringVar(&cfg.StateBackend, "state-backend", "hashmap", "state.backend.type")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch directory")
 	fs.StringVar(&cfg.Changelog, "changelog", "", "write sink changelogs here instead of the sinks")
 	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile here")
@@ -146,7 +147,7 @@ func (r *runner) runWeirChild(ctx context.Context, q string, cfg RunConfig, prof
 	args := []string{childArg, "-queries-file", r.queriesFile, "-query", q,
 		"-events", strconv.FormatInt(cfg.Events, 10), "-tps", strconv.FormatInt(cfg.TPS, 10),
 		"-checkpoint", cfg.Checkpoint.String(), "-parallelism", strconv.Itoa(cfg.Parallelism), "-dir", cfg.Dir,
-		"-gogc", strconv.Itoa(r.f.gogc)}
+		"-gogc", strconv.Itoa(r.f.gogc), "-state-backend", cfg.StateBackend}
 	if cfg.Changelog != "" {
 		args = append(args, "-changelog", cfg.Changelog)
 	}

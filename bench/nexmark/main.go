@@ -54,6 +54,7 @@ type suiteFlags struct {
 	showScript  string
 	repeat      int
 	gogc        int
+	backend     string
 }
 
 func run(args []string) error {
@@ -72,6 +73,7 @@ func run(args []string) error {
 	fs.StringVar(&f.profileDir, "cpuprofile-dir", "", "write a pprof CPU profile of each Weir run into this directory")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Minute, "give up on one engine's run of one query after this long")
 	fs.BoolVar(&f.diff, "diff", false, "instead of measuring, run the differential check: each query on both engines into changelog files (at ${TPS} = 1000), final results compared")
+	fs.StringVar(&f.backend, "state-backend", "hashmap", "Weir's state.backend.type: hashmap (the heap), pebble or rocksdb (its alias)")
 	fs.IntVar(&f.gogc, "gogc", DefaultGOGC, "GOGC of Weir's child processes (see child.go)")
 	fs.IntVar(&f.repeat, "repeat", 1, "run each engine this many times per query and keep the run with the least CPU (the machine's load adds noise)")
 	fs.StringVar(&f.showScript, "show-script", "", "print the script of one query for Weir (or, with -flink, for Flink) and exit")

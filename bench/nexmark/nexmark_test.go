@@ -84,10 +84,15 @@ func TestSplitStatements(t *testing.T) {
 // runOnce runs q on Weir in this process into changelog files and reads
 // the (normalised) final result.
 func runOnce(t *testing.T, s *Suite, q string, events int64, checkpoint time.Duration) *Result {
+	return runOn(t, s, q, events, checkpoint, "")
+}
+
+// runOn is runOnce on the state backend of that state.backend.type.
+func runOn(t *testing.T, s *Suite, q string, events int64, checkpoint time.Duration, backend string) *Result {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := RunConfig{Params: Params{Events: events, TPS: DiffTPS, Dir: dir, Changelog: filepath.Join(dir, "out")},
-		Checkpoint: checkpoint}
+		Checkpoint: checkpoint, StateBackend: backend}
 	if _, err := runWeir(context.Background(), s, q, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +127,25 @@ func TestQueriesRunDeterministically(t *testing.T) {
 				t.Fatal(d)
 			}
 			if len(a.Rows) == 0 && q != "q7" {
+				t.Errorf("%s: empty result", q)
+			}
+		})
+	}
+}
+
+// TestStatefulQueriesSameOnPebble runs the stateful queries the state
+// backend benchmark uses on the heap and on Pebble, with checkpoints: the
+// final results must be equal.
+func TestStatefulQueriesSameOnPebble(t *testing.T) {
+	s := testSuite(t)
+	for _, q := range []string{"q4", "q9", "q20"} {
+		t.Run(q, func(t *testing.T) {
+			a := runOn(t, s, q, 5_000, 100*time.Millisecond, "hashmap")
+			b := runOn(t, s, q, 5_000, 100*time.Millisecond, "pebble")
+			if d := Diff(a, b, "heap", "pebble", 5); d != "" {
+				t.Fatal(d)
+			}
+			if len(a.Rows) == 0 {
 				t.Errorf("%s: empty result", q)
 			}
 		})

@@ -14,11 +14,11 @@ import (
 // reportHeader describes the run for results.md.
 func reportHeader(f suiteFlags) string {
 	load, _ := os.ReadFile("/proc/loadavg")
-	return fmt.Sprintf("Nexmark on Weir vs Flink, %s. %d events per query, ${TPS} = %d, parallelism %d, %d CPUs, load average %s.\n"+
+	return fmt.Sprintf("Nexmark on Weir (state backend %s) vs Flink, %s. %d events per query, ${TPS} = %d, parallelism %d, %d CPUs, load average %s.\n"+
 		"events/s/core = events ÷ CPU seconds (user + sys): Weir's from the child process's rusage (the whole process), "+
 		"Flink's from RunQuery (process CPU from job submission to its end; JVM start and planning excluded). "+
 		"Peak RSS: Weir's child maxrss, Flink's JVM VmHWM (MiniCluster in one JVM).\n",
-		time.Now().Format("2006-01-02 15:04 MST"), f.events, f.tps, f.parallelism, goruntime.NumCPU(), strings.TrimSpace(string(load)))
+		f.backend, time.Now().Format("2006-01-02 15:04 MST"), f.events, f.tps, f.parallelism, goruntime.NumCPU(), strings.TrimSpace(string(load)))
 }
 
 func writeReport(dir string, rows []Row, header string) error {

@@ -38,7 +38,8 @@ func (r *runner) runAll(ctx context.Context, suite *Suite, queries []string, int
 	for _, iv := range intervals {
 		for _, q := range queries {
 			row := Row{Query: q, Checkpoint: checkpointLabel(iv), Events: r.f.events}
-			cfg := RunConfig{Params: Params{Events: r.f.events, TPS: r.f.tps}, Checkpoint: iv, Parallelism: r.f.parallelism}
+			cfg := RunConfig{Params: Params{Events: r.f.events, TPS: r.f.tps}, Checkpoint: iv, Parallelism: r.f.parallelism,
+				StateBackend: r.f.backend}
 			if !r.f.flinkOnly {
 				row.Weir = r.measure(ctx, q, cfg, func(c RunConfig) *Measured {
 					prof := ""

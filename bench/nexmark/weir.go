@@ -14,6 +14,7 @@ import (
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/planner"
 	"github.com/weirstream/weir/sql/session"
+	"github.com/weirstream/weir/state/backends"
 	"github.com/weirstream/weir/task"
 )
 
@@ -25,6 +26,9 @@ type RunConfig struct {
 	Checkpoint time.Duration
 	// Parallelism of every operator. Default 2 (bench/flink's default).
 	Parallelism int
+	// StateBackend is Weir's state.backend.type: hashmap (default),
+	// pebble or rocksdb (its alias). Pebble works under Dir.
+	StateBackend string
 }
 
 func (c *RunConfig) ensureDefaults() {
@@ -79,6 +83,13 @@ func planWeir(sc *Script, cfg RunConfig) (*graph.JobGraph, runtime.Options, erro
 	}
 	opts := runtime.Options{JobID: "nexmark-" + sc.Query, Mode: task.AtMostOnce, Restart: runtime.NoRestart{},
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	conf := map[string]string{"state.backend.type": cfg.StateBackend}
+	if cfg.Dir != "" {
+		conf["state.backend.local-dir"] = filepath.Join(cfg.Dir, "state")
+	}
+	if opts.StateBackend, err = backends.FromConfig(func(k string) (string, bool) { v, ok := conf[k]; return v, ok }); err != nil {
+		return nil, runtime.Options{}, err
+	}
 	if cfg.Checkpoint > 0 {
 		opts.Mode = task.ExactlyOnce
 		opts.Checkpoint.Interval = cfg.Checkpoint
