@@ -103,3 +103,14 @@ func (e *Environment) SetStateBackend(f state.BackendFactory) *Environment {
 	e.opts.StateBackend = f
 	return e
 }
+
+// ExecuteAsync starts the job and returns its client at once (Flink's
+// executeAsync): JobClient.Wait waits for the end, TriggerSavepoint and
+// StopWithSavepoint take savepoints of the running job.
+func (e *Environment) ExecuteAsync(ctx context.Context, name string) (*runtime.JobClient, error) {
+	jg, err := e.JobGraph(name)
+	if err != nil {
+		return nil, err
+	}
+	return runtime.Start(ctx, jg, e.opts)
+}

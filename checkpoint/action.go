@@ -23,6 +23,9 @@ type TriggerCheckpoint struct {
 	Timestamp time.Time
 	// Final marks the last checkpoint of a bounded job.
 	Final bool
+	// Type is SnapshotCheckpoint, or the kind of savepoint; it goes into
+	// the barrier.
+	Type event.SnapshotType
 	// Sources are the subtasks to trigger, sorted by vertex then index.
 	Sources []event.SubtaskID
 }
@@ -35,6 +38,7 @@ type PersistCheckpoint struct {
 	ID        event.CheckpointID
 	Timestamp time.Time // trigger time
 	Final     bool
+	Type      event.SnapshotType
 	// States holds the state handle blob of every task, nil for a task that
 	// acknowledged without state. The map is handed over: the coordinator
 	// keeps no reference.
@@ -43,8 +47,14 @@ type PersistCheckpoint struct {
 
 // NotifyComplete says checkpoint ID is completed: the driver tells every
 // task NotifyCheckpointComplete(ID), upon which sinks commit.
+//
+// For a savepoint (Type.IsSavepoint) the driver reports it to whoever asked
+// for it; it tells the tasks only for a SnapshotSuspend or SnapshotTerminate
+// savepoint, which ends the job: as in Flink, an intermediate savepoint
+// commits nothing (its sinks' transactions commit with the next checkpoint).
 type NotifyComplete struct {
-	ID event.CheckpointID
+	ID   event.CheckpointID
+	Type event.SnapshotType
 }
 
 // AbortCheckpoint says checkpoint ID will never complete: the driver tells

@@ -48,6 +48,7 @@ type attempt struct {
 	id        event.CheckpointID
 	triggered time.Time
 	final     bool
+	typ       event.SnapshotType
 	tasks     map[event.SubtaskID]*taskState
 	order     []event.SubtaskID // the keys of tasks, sorted
 	states    map[event.SubtaskID][]byte
@@ -91,6 +92,10 @@ func (a *attempt) ack(now time.Time, task event.SubtaskID, ack Ack) bool {
 	a.acks++
 	return true
 }
+
+// endsJob: after this attempt completes nothing is triggered again — a
+// final checkpoint, or the savepoint of a stop-with-savepoint.
+func (a *attempt) endsJob() bool { return a.final || a.typ == event.SnapshotSuspend }
 
 func (a *attempt) fullyAcked() bool { return a.acks == len(a.tasks) }
 

@@ -74,7 +74,7 @@ func (c *Coordinator) check() error {
 func (c *Coordinator) Tick(now time.Time) []Action {
 	acts := c.expire(now)
 	if c.periodicDue(now) {
-		acts = append(acts, c.trigger(now, false))
+		acts = append(acts, c.trigger(now, false, event.SnapshotCheckpoint))
 	}
 	return acts
 }
@@ -89,7 +89,27 @@ func (c *Coordinator) TriggerNow(now time.Time, final bool) []Action {
 	if !c.mayTrigger() {
 		return nil
 	}
-	return []Action{c.trigger(now, final)}
+	return []Action{c.trigger(now, final, event.SnapshotCheckpoint)}
+}
+
+// TriggerSavepoint triggers a savepoint of type typ at once, under the
+// rules of TriggerNow; it returns nil when it may not trigger yet (the
+// driver queues the request and tries again on a later event). A savepoint
+// differs from a checkpoint as Flink's does: its completion neither
+// subsumes older pending checkpoints nor is subsumed by newer ones, it is
+// not LatestCompleted (failovers restore checkpoints), and its failure does
+// not count towards TolerableFailures. A SnapshotSuspend savepoint ends the
+// job like a final checkpoint: while it is pending nothing else is
+// triggered, once it completes nothing ever is; a SnapshotTerminate one is
+// the final checkpoint (Final is set). Panics on SnapshotCheckpoint.
+func (c *Coordinator) TriggerSavepoint(now time.Time, typ event.SnapshotType) []Action {
+	if !typ.IsSavepoint() {
+		panic("checkpoint: TriggerSavepoint of a checkpoint; use TriggerNow")
+	}
+	if !c.mayTrigger() {
+		return nil
+	}
+	return []Action{c.trigger(now, typ == event.SnapshotTerminate, typ)}
 }
 
 func (c *Coordinator) mayTrigger() bool {
@@ -97,7 +117,7 @@ func (c *Coordinator) mayTrigger() bool {
 }
 
 func (c *Coordinator) finalPending() bool {
-	return slices.ContainsFunc(c.pending, func(a *attempt) bool { return a.final })
+	return slices.ContainsFunc(c.pending, func(a *attempt) bool { return a.endsJob() })
 }
 
 func (c *Coordinator) periodicDue(now time.Time) bool {
@@ -107,13 +127,14 @@ func (c *Coordinator) periodicDue(now time.Time) bool {
 	return !c.anyEnded || !now.Before(c.lastEnd.Add(c.opts.MinPause))
 }
 
-func (c *Coordinator) trigger(now time.Time, final bool) Action {
+func (c *Coordinator) trigger(now time.Time, final bool, typ event.SnapshotType) Action {
 	a := newAttempt(c.nextID, now, final, c.tasks)
+	a.typ = typ
 	c.nextID++
 	c.pending = append(c.pending, a)
 	c.history.add(a)
 	c.lastTrigger = now
-	return TriggerCheckpoint{ID: a.id, Timestamp: now, Final: final, Sources: slices.Clone(c.sources)}
+	return TriggerCheckpoint{ID: a.id, Timestamp: now, Final: final, Type: typ, Sources: slices.Clone(c.sources)}
 }
 
 func (c *Coordinator) expire(now time.Time) []Action {
@@ -156,7 +177,7 @@ func (c *Coordinator) Acknowledge(now time.Time, id event.CheckpointID, task eve
 	a.status = persisting
 	states := a.states
 	a.states = nil
-	return []Action{PersistCheckpoint{ID: a.id, Timestamp: a.triggered, Final: a.final, States: states}}
+	return []Action{PersistCheckpoint{ID: a.id, Timestamp: a.triggered, Final: a.final, Type: a.typ, States: states}}
 }
 
 // Decline records that task cannot take checkpoint id, failing in phase p
@@ -189,9 +210,14 @@ func (c *Coordinator) Persisted(now time.Time, id event.CheckpointID) []Action {
 	}
 	c.remove(a)
 	a.end(now, StatusCompleted, nil)
-	c.latest, c.failures, c.finalDone = a.id, 0, c.finalDone || a.final
+	c.finalDone = c.finalDone || a.endsJob()
 	c.markEnd(now)
-	return append([]Action{NotifyComplete{ID: a.id}}, c.subsume(now, a.id)...)
+	done := []Action{NotifyComplete{ID: a.id, Type: a.typ}}
+	if a.typ.IsSavepoint() {
+		return done // savepoints neither subsume nor count as the latest
+	}
+	c.latest, c.failures = a.id, 0
+	return append(done, c.subsume(now, a.id)...)
 }
 
 // PersistFailed records that the driver could not write the metadata of
@@ -227,7 +253,7 @@ func (c *Coordinator) AbortAll(now time.Time, reason error) []Action {
 func (c *Coordinator) subsume(now time.Time, completed event.CheckpointID) []Action {
 	var acts []Action
 	for _, a := range slices.Clone(c.pending) {
-		if a.id < completed {
+		if a.id < completed && !a.typ.IsSavepoint() {
 			acts = append(acts, c.abort(now, a, subsumedError(a.id, completed)))
 		}
 	}
@@ -237,6 +263,9 @@ func (c *Coordinator) subsume(now time.Time, completed event.CheckpointID) []Act
 // fail aborts a and counts the failure; the result may end with FailJob.
 func (c *Coordinator) fail(now time.Time, a *attempt, err *FailedError) []Action {
 	acts := []Action{c.abort(now, a, err)}
+	if a.typ.IsSavepoint() {
+		return acts // a failed savepoint is the requester's error, not the job's
+	}
 	return append(acts, c.countFailure(err)...)
 }
 

@@ -21,6 +21,7 @@ var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 //
 //	new [interval= timeout= min-pause= max-concurrent= tolerable=] tasks=v/i,... sources=v/i,... [next=] [t=]
 //	tick t=                     trigger t= [final]
+//	savepoint t= type=(savepoint|suspend|terminate)
 //	progress t= id= task= phase=(not-started|align|sync|async)   input: detail
 //	ack t= id= task= [state=] [align= sync= async= bytes=]
 //	decline t= id= task= phase=                                  input: reason
@@ -52,6 +53,8 @@ func (h *harness) run(t *testing.T, td *datadriven.TestData) string {
 		return printActions(h.c.Tick(at(t, td)))
 	case "trigger":
 		return printActions(h.c.TriggerNow(at(t, td), td.HasArg("final")))
+	case "savepoint":
+		return printActions(h.c.TriggerSavepoint(at(t, td), snapshotType(t, td)))
 	case "progress":
 		h.c.ProgressDetail(at(t, td), id(t, td), task(t, td), phase(t, td), strings.TrimSpace(td.Input))
 		return "ok"
@@ -189,6 +192,30 @@ func shortList(ids []event.SubtaskID) string {
 	return strings.Join(parts, ",")
 }
 
+func snapshotType(t *testing.T, td *datadriven.TestData) event.SnapshotType {
+	var v string
+	td.ScanArgs(t, "type", &v)
+	switch v {
+	case "savepoint":
+		return event.SnapshotSavepoint
+	case "suspend":
+		return event.SnapshotSuspend
+	case "terminate":
+		return event.SnapshotTerminate
+	}
+	td.Fatalf(t, "unknown type %q", v)
+	return 0
+}
+
+// typeSuffix prints a savepoint's type; a checkpoint prints nothing, so
+// the older scripts read as before.
+func typeSuffix(typ event.SnapshotType) string {
+	if !typ.IsSavepoint() {
+		return ""
+	}
+	return fmt.Sprintf(" type=%q", typ)
+}
+
 func printActions(acts []Action) string {
 	if len(acts) == 0 {
 		return "(no actions)"
@@ -203,11 +230,11 @@ func printActions(acts []Action) string {
 func formatAction(a Action) string {
 	switch a := a.(type) {
 	case TriggerCheckpoint:
-		return fmt.Sprintf("trigger id=%d ts=%s final=%t sources=%s", a.ID, rel(a.Timestamp), a.Final, shortList(a.Sources))
+		return fmt.Sprintf("trigger id=%d ts=%s final=%t sources=%s%s", a.ID, rel(a.Timestamp), a.Final, shortList(a.Sources), typeSuffix(a.Type))
 	case PersistCheckpoint:
-		return fmt.Sprintf("persist id=%d ts=%s final=%t states={%s}", a.ID, rel(a.Timestamp), a.Final, formatStates(a.States))
+		return fmt.Sprintf("persist id=%d ts=%s final=%t states={%s}%s", a.ID, rel(a.Timestamp), a.Final, formatStates(a.States), typeSuffix(a.Type))
 	case NotifyComplete:
-		return fmt.Sprintf("notify-complete id=%d", a.ID)
+		return fmt.Sprintf("notify-complete id=%d%s", a.ID, typeSuffix(a.Type))
 	case AbortCheckpoint:
 		return fmt.Sprintf("abort id=%d cause=%q: %v", a.ID, causeOf(a.Reason), a.Reason)
 	case FailJob:

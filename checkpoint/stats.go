@@ -40,6 +40,7 @@ type CheckpointStats struct {
 	ID          event.CheckpointID
 	Status      Status
 	Final       bool
+	Type        event.SnapshotType
 	TriggerTime time.Time
 	// Duration is the end-to-end time from trigger to completion or
 	// failure; zero while pending.
@@ -80,7 +81,7 @@ type PendingInfo struct {
 }
 
 func (a *attempt) stats() CheckpointStats {
-	s := CheckpointStats{ID: a.id, Status: a.result, Final: a.final, TriggerTime: a.triggered,
+	s := CheckpointStats{ID: a.id, Status: a.result, Final: a.final, Type: a.typ, TriggerTime: a.triggered,
 		Acked: a.acks, Total: len(a.tasks), Tasks: make([]TaskStats, len(a.order))}
 	if a.status == ended {
 		s.Duration = a.endedAt.Sub(a.triggered)

@@ -25,7 +25,10 @@ const (
 // (Flink's FsCheckpointStorage). Create it with OpenFS.
 type FS struct {
 	dir string
-	mu  struct {
+	// savepoint: the storage is one savepoint's directory, holding its
+	// _metadata and state files directly (see CreateSavepoint).
+	savepoint bool
+	mu        struct {
 		// Mutex serialises read-modify-write of the id counter file.
 		sync.Mutex
 	}
@@ -57,6 +60,19 @@ func OpenFS(dir string) (*FS, error) {
 
 // Dir returns the storage directory as given to OpenFS.
 func (s *FS) Dir() string { return s.dir }
+
+// chkDir is the directory of checkpoint id relative to the storage:
+// chk-<id>, or "" (the storage itself) for a savepoint.
+func (s *FS) chkDir(id event.CheckpointID) string {
+	if s.savepoint {
+		return ""
+	}
+	return chkName(id)
+}
+
+// Location is the directory of checkpoint id, which Resolve accepts:
+// Dir joined with chk-<id>, or Dir itself for a savepoint.
+func (s *FS) Location(id event.CheckpointID) string { return filepath.Join(s.dir, s.chkDir(id)) }
 
 // chkName is the directory name of checkpoint id, e.g. "chk-7".
 func chkName(id event.CheckpointID) string { return chkPrefix + strconv.FormatInt(int64(id), 10) }
@@ -95,7 +111,7 @@ func (s *FS) WriteState(id event.CheckpointID, name string, data []byte) (Handle
 	if err := s.mkChkDir(id); err != nil {
 		return Handle{}, err
 	}
-	rel := path.Join(chkName(id), name)
+	rel := path.Join(s.chkDir(id), name)
 	if err := writeFileSync(s.abs(rel), data); err != nil {
 		return Handle{}, fmt.Errorf("checkpointstorage: writing state of checkpoint %d: %w", id, s.unwritable(err))
 	}
@@ -128,7 +144,7 @@ func (s *FS) ReadState(h Handle) ([]byte, error) {
 // Discard removes the directory of checkpoint id, e.g. after it was aborted.
 // Discarding a checkpoint that has no directory is not an error.
 func (s *FS) Discard(id event.CheckpointID) error {
-	if err := os.RemoveAll(s.abs(chkName(id))); err != nil {
+	if err := os.RemoveAll(s.abs(s.chkDir(id))); err != nil {
 		return fmt.Errorf("checkpointstorage: discarding checkpoint %d: %w", id, err)
 	}
 	return syncDir(s.dir)
@@ -137,7 +153,7 @@ func (s *FS) Discard(id event.CheckpointID) error {
 // mkChkDir creates chk-<id>; when it is new, it fsyncs the storage directory
 // so that the new entry survives a crash.
 func (s *FS) mkChkDir(id event.CheckpointID) error {
-	err := os.Mkdir(s.abs(chkName(id)), 0o755)
+	err := os.Mkdir(s.abs(s.chkDir(id)), 0o755)
 	if errors.Is(err, fs.ErrExist) {
 		return nil
 	}

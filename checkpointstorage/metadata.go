@@ -24,6 +24,13 @@ type Metadata struct {
 	JobID string `json:"jobId"`
 	// Final marks the checkpoint taken at the end of bounded input.
 	Final bool `json:"final,omitempty"`
+	// Savepoint marks a savepoint (Flink's SAVEPOINT checkpoint type): its
+	// Handles are relative to its own directory, so it can be moved, and
+	// retention and GC never touch it (see CreateSavepoint).
+	Savepoint bool `json:"savepoint,omitempty"`
+	// Stop marks the savepoint of a stop-with-savepoint (the job ended
+	// with it; its sinks committed it).
+	Stop bool `json:"stop,omitempty"`
 	// Tasks maps "vertex/index" to the task's opaque state blob, as the
 	// runtime acknowledged it.
 	Tasks map[string][]byte `json:"tasks"`
@@ -36,6 +43,7 @@ type Metadata struct {
 // atomically (temp file, fsync, rename, fsync of the directory), which also
 // makes the entries of every state file WriteState put there durable.
 func (s *FS) WriteMetadata(m Metadata) error {
+	m.Savepoint = m.Savepoint || s.savepoint
 	if err := validateMetadata(m); err != nil {
 		return err
 	}
@@ -46,7 +54,7 @@ func (s *FS) WriteMetadata(m Metadata) error {
 	if err := s.mkChkDir(m.ID); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.abs(chkName(m.ID)), metadataName, encodeFrame(metadataMagic, payload)); err != nil {
+	if err := writeFileAtomic(s.abs(s.chkDir(m.ID)), metadataName, encodeFrame(metadataMagic, payload)); err != nil {
 		return fmt.Errorf("checkpointstorage: writing metadata of checkpoint %d: %w", m.ID, err)
 	}
 	return nil

@@ -11,7 +11,8 @@ import (
 // Resolve finds the checkpoint a restore should start from (the argument of
 // `weir run --restore`). which is "latest" — the newest valid completed
 // checkpoint in dir, as FS.Latest, whose skipped newer checkpoints come back
-// in the []error — or a path to a chk-N directory or to its _metadata file.
+// in the []error — or a path to a chk-N or savepoint directory or to its
+// _metadata file.
 // A relative path is tried as given first, then relative to dir. The
 // checkpoint's Handles are relative to the directory holding chk-N: open it
 // with OpenFS(that directory) to read them. Resolve creates nothing.
@@ -46,6 +47,11 @@ func ResolveFS(dir, which string) (Metadata, *FS, []error, error) {
 		return Metadata{}, nil, nil, err
 	}
 	storage := &FS{dir: filepath.Dir(chkDir)}
+	if m.Savepoint {
+		// A savepoint's handles are relative to its own directory,
+		// wherever it was moved.
+		storage = openSavepoint(chkDir)
+	}
 	return m, storage, nil, storage.checkHandles(m.Handles)
 }
 
@@ -60,5 +66,5 @@ func findPath(dir, which string) (string, error) {
 			return c, nil
 		}
 	}
-	return "", fmt.Errorf("checkpointstorage: no checkpoint at %q (want \"latest\", a chk-N directory or its _metadata file): %w", which, fs.ErrNotExist)
+	return "", fmt.Errorf("checkpointstorage: no checkpoint at %q (want \"latest\", a chk-N or savepoint directory, or its _metadata file): %w", which, fs.ErrNotExist)
 }

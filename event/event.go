@@ -85,8 +85,52 @@ type CheckpointBarrier struct {
 	ID CheckpointID
 	// Timestamp is the trigger time in ms since the epoch.
 	Timestamp Timestamp
-	// Final marks the checkpoint taken at the end of a bounded input.
+	// Final marks the checkpoint taken at the end of a bounded input (and
+	// the savepoint of a stop-with-savepoint with drain).
 	Final bool
+	// Type tells a checkpoint from a savepoint (Flink's SnapshotType in
+	// the barrier's CheckpointOptions). Subtasks write a savepoint's state
+	// to its own directory, and stop after a SnapshotSuspend.
+	Type SnapshotType
+}
+
+// SnapshotType is what a barrier asks for: a checkpoint, or one of the
+// kinds of savepoint (Flink's CHECKPOINT, SAVEPOINT, SAVEPOINT_SUSPEND,
+// SAVEPOINT_TERMINATE).
+type SnapshotType uint8
+
+const (
+	// SnapshotCheckpoint is a periodic or final checkpoint.
+	SnapshotCheckpoint SnapshotType = iota
+	// SnapshotSavepoint is a savepoint taken on demand: the job runs on.
+	SnapshotSavepoint
+	// SnapshotSuspend is the savepoint of a stop-with-savepoint: sources
+	// stop after emitting its barrier, every subtask after snapshotting
+	// stops processing, and the job ends once it completed.
+	SnapshotSuspend
+	// SnapshotTerminate is the savepoint of a stop-with-savepoint with
+	// drain: the sources ended their input first (max watermark, end of
+	// input), so it is also the job's final checkpoint.
+	SnapshotTerminate
+)
+
+// IsSavepoint reports whether t is a savepoint of any kind.
+func (t SnapshotType) IsSavepoint() bool { return t != SnapshotCheckpoint }
+
+// String returns "checkpoint", "savepoint", "savepoint (stop)" or
+// "savepoint (stop, drain)".
+func (t SnapshotType) String() string {
+	switch t {
+	case SnapshotCheckpoint:
+		return "checkpoint"
+	case SnapshotSavepoint:
+		return "savepoint"
+	case SnapshotSuspend:
+		return "savepoint (stop)"
+	case SnapshotTerminate:
+		return "savepoint (stop, drain)"
+	}
+	return fmt.Sprintf("SnapshotType(%d)", uint8(t))
 }
 
 // Control is an in-band control element. It travels on the same channel as

@@ -142,10 +142,12 @@ type deployer struct {
 	// positions collects source positions at exit (at-most-once mode).
 	positions *positions
 	reports   chan task.Report
-	gates     map[int][]*task.InputGate // vertex id → gate per subtask
-	chIndex   map[chanKey]int
-	d         *deployment
-	commit    operator.CommitTrigger
+	// savepoints are the directories of pending savepoints.
+	savepoints *savepointDirs
+	gates      map[int][]*task.InputGate // vertex id → gate per subtask
+	chIndex    map[chanKey]int
+	d          *deployment
+	commit     operator.CommitTrigger
 }
 
 type chanKey struct {
@@ -249,6 +251,9 @@ func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 	mail := make(chan task.Mail, 1024)
 	spec := task.Spec{ID: id, Mode: dp.opts.Mode, Storage: dp.fs, Reports: dp.reports, Mail: mail, Now: dp.opts.Now,
 		Counters: &task.Counters{}, Logger: dp.opts.Logger}
+	if dp.savepoints != nil {
+		spec.Savepoints = dp.savepoints.get
+	}
 	dp.d.counters = append(dp.d.counters, spec.Counters)
 	if v.IsSource() {
 		dp.d.readers = append(dp.d.readers, spec.Counters)

@@ -27,9 +27,10 @@ type driver struct {
 	lastDone    time.Time
 	finalID     event.CheckpointID // pending final checkpoint, 0 if none
 	checkpoints bool
+	sp          savepointState
 }
 
-func newDriver(j *job, d *deployment, reports chan task.Report, exits chan exit) (*driver, error) {
+func newDriver(j *job, d *deployment, reports chan task.Report, exits chan exit, restore *restoredState) (*driver, error) {
 	dr := &driver{j: j, d: d, reports: reports, exits: exits, running: len(d.ids),
 		finished: map[event.SubtaskID]bool{}, checkpoints: j.opts.Mode != task.AtMostOnce}
 	next := event.CheckpointID(1)
@@ -38,6 +39,12 @@ func newDriver(j *job, d *deployment, reports chan task.Report, exits chan exit)
 		if next, err = j.fs.NextID(); err != nil {
 			return nil, err
 		}
+	}
+	if restore != nil && next <= restore.id {
+		// Restored from another directory (a savepoint, another job's
+		// checkpoint): ids go on from the restored one, as in Flink, or a
+		// sink would take checkpoint 1 for a replay of what it committed.
+		next = restore.id + 1
 	}
 	dr.coord = checkpoint.New(j.opts.Checkpoint, d.ids, d.sources, next, j.opts.Now())
 	return dr, nil
@@ -58,6 +65,8 @@ func (dr *driver) loop(ctx context.Context) error {
 			}
 		case <-tick.C:
 			acts = dr.onTick()
+		case r := <-dr.j.requests:
+			acts = dr.onSavepointRequest(ctx, r)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -90,10 +99,13 @@ func (dr *driver) onTick() []checkpoint.Action {
 	// The final checkpoint goes first: a periodic one taking the free slot
 	// on every tick would starve it.
 	if dr.wantFinal {
-		if a := dr.coord.TriggerNow(now, true); a != nil {
+		if a := dr.triggerFinal(now); a != nil {
 			dr.wantFinal = false
 			return a
 		}
+	}
+	if a := dr.triggerQueued(now); a != nil {
+		return a
 	}
 	return dr.coord.Tick(now)
 }
@@ -137,6 +149,9 @@ func (dr *driver) perform(ctx context.Context, a checkpoint.Action) ([]checkpoin
 	case checkpoint.PersistCheckpoint:
 		return dr.persist(a), nil
 	case checkpoint.NotifyComplete:
+		if a.Type.IsSavepoint() {
+			return nil, dr.savepointCompleted(ctx, a)
+		}
 		return nil, dr.complete(ctx, a.ID)
 	case checkpoint.AbortCheckpoint:
 		return nil, dr.abort(ctx, a)
@@ -154,7 +169,7 @@ func (dr *driver) trigger(ctx context.Context, a checkpoint.TriggerCheckpoint) e
 	if err := dr.j.fs.SetNextID(a.ID + 1); err != nil {
 		return fmt.Errorf("runtime: persisting checkpoint id %d: %w", a.ID, err)
 	}
-	b := event.CheckpointBarrier{ID: a.ID, Timestamp: a.Timestamp.UnixMilli(), Final: a.Final}
+	b := event.CheckpointBarrier{ID: a.ID, Timestamp: a.Timestamp.UnixMilli(), Final: a.Final, Type: a.Type}
 	for _, s := range a.Sources {
 		if err := dr.post(ctx, s, task.Mail{Kind: task.MailTrigger, ID: a.ID, Barrier: b}); err != nil {
 			return err
@@ -179,7 +194,12 @@ func (dr *driver) persist(a checkpoint.PersistCheckpoint) []checkpoint.Action {
 			}
 		}
 	}
-	if err := dr.j.fs.WriteMetadata(m); err != nil {
+	storage := dr.j.fs
+	if a.Type.IsSavepoint() {
+		storage = dr.j.savepoints.get(a.ID)
+		m.Stop = a.Type != event.SnapshotSavepoint
+	}
+	if err := storage.WriteMetadata(m); err != nil {
 		return dr.coord.PersistFailed(now, a.ID, err)
 	}
 	return dr.coord.Persisted(now, a.ID)
@@ -203,17 +223,28 @@ func (dr *driver) abort(ctx context.Context, a checkpoint.AbortCheckpoint) error
 		// Subtasks wait for a final checkpoint before they exit: try again.
 		dr.finalID, dr.wantFinal = 0, true
 	}
+	if dr.savepointAborted(a) {
+		return dr.postAborted(ctx, a.ID)
+	}
 	if !errors.Is(a.Reason, checkpoint.ErrSubsumed) {
 		dr.j.opts.Logger.Warn("checkpoint failed", "job", dr.j.opts.JobID, "checkpoint", a.ID, "reason", a.Reason)
 		dr.j.emit(Event{Kind: EventCheckpointFailed, Checkpoint: int64(a.ID), Err: a.Reason, Stats: dr.stats(a.ID)})
 	}
-	for _, s := range dr.d.ids {
-		if err := dr.post(ctx, s, task.Mail{Kind: task.MailAborted, ID: a.ID}); err != nil {
-			return err
-		}
+	if err := dr.postAborted(ctx, a.ID); err != nil {
+		return err
 	}
 	if err := dr.j.fs.Discard(a.ID); err != nil {
 		dr.j.opts.Logger.Warn("could not discard aborted checkpoint", "checkpoint", a.ID, "err", err)
+	}
+	return nil
+}
+
+// postAborted tells every subtask that checkpoint id will never complete.
+func (dr *driver) postAborted(ctx context.Context, id event.CheckpointID) error {
+	for _, s := range dr.d.ids {
+		if err := dr.post(ctx, s, task.Mail{Kind: task.MailAborted, ID: id}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

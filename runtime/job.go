@@ -37,21 +37,13 @@ var ErrJobFailed = errors.New("runtime: job failed")
 
 // Run executes the job until it finishes (bounded sources), ctx is
 // cancelled, or a failure exhausts the restart strategy.
+// It is Start followed by Wait.
 func Run(ctx context.Context, jg *graph.JobGraph, opts Options) (*Result, error) {
-	opts.EnsureDefaults(jg.JobName)
-	if err := opts.Validate(); err != nil {
+	c, err := Start(ctx, jg, opts)
+	if err != nil {
 		return nil, err
 	}
-	var fs *checkpointstorage.FS
-	if opts.Mode != task.AtMostOnce {
-		var err error
-		if fs, err = checkpointstorage.OpenFS(opts.CheckpointDir); err != nil {
-			return nil, err
-		}
-	}
-	j := &job{jg: jg, opts: &opts, fs: fs, res: &Result{Metrics: map[string]operator.Metrics{}}, positions: newPositions(),
-		rnd: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))}
-	return j.res, j.run(ctx)
+	return c.Wait()
 }
 
 type job struct {
@@ -67,6 +59,14 @@ type job struct {
 	startedFrom string
 	lastOwn     event.CheckpointID
 	pinned      bool
+	// stoppedAt is the savepoint of a stop-with-savepoint that completed:
+	// a failover while the job finishes restores it, not an older
+	// checkpoint whose replay its sinks already committed.
+	stoppedAt string
+	// requests carries savepoint requests from JobClients to the driver;
+	// savepoints maps pending savepoints to their directories.
+	requests   chan *savepointRequest
+	savepoints *savepointDirs
 	// recur remembers the positions of failures, rnd draws restart jitter.
 	recur restart.Recurrence
 	rnd   *rand.Rand
@@ -164,6 +164,9 @@ func (e *RecurringFailureError) Unwrap() error { return e.Err }
 // checkpoint, or else what the run started from (a checkpoint, or nothing)
 // — never a newer checkpoint of another run in the same directory.
 func (j *job) failoverPoint() string {
+	if j.stoppedAt != "" {
+		return j.stoppedAt
+	}
 	if j.lastOwn > 0 {
 		return filepath.Join(j.fs.Dir(), fmt.Sprintf("chk-%d", j.lastOwn))
 	}
@@ -319,9 +322,13 @@ func (j *job) restored(storage *checkpointstorage.FS, m checkpointstorage.Metada
 		pin = m.ID
 	}
 	j.tidy(pin)
-	j.opts.Logger.Info("restoring checkpoint", "job", j.opts.JobID, "checkpoint", m.ID, "dir", storage.Dir())
-	j.emit(Event{Kind: EventRestored, Checkpoint: int64(m.ID)})
-	return r, filepath.Join(storage.Dir(), fmt.Sprintf("chk-%d", m.ID)), nil
+	what := "checkpoint"
+	if m.Savepoint {
+		what = "savepoint"
+	}
+	j.opts.Logger.Info("restoring "+what, "job", j.opts.JobID, "checkpoint", m.ID, "dir", storage.Dir())
+	j.emit(Event{Kind: EventRestored, Checkpoint: int64(m.ID), Path: storage.Location(m.ID)})
+	return r, storage.Location(m.ID), nil
 }
 
 func sameDir(a, b string) bool {
@@ -370,7 +377,8 @@ func (j *job) runAttempt(parent context.Context, restore *restoredState) error {
 		j.res.RestoredFrom = restore.id
 	}
 	reports := make(chan task.Report, 4096)
-	dp := &deployer{ctx: ctx, jg: j.jg, opts: j.opts, fs: j.fs, restore: restore, reports: reports, positions: j.positions}
+	dp := &deployer{ctx: ctx, jg: j.jg, opts: j.opts, fs: j.fs, restore: restore, reports: reports, positions: j.positions,
+		savepoints: j.savepoints}
 	d := dp.deploy()
 	defer d.close()
 	if d.err != nil {
@@ -385,9 +393,10 @@ func (j *job) runAttempt(parent context.Context, restore *restoredState) error {
 			exits <- exit{id, st.Run(ctx)}
 		}(d.ids[i], st)
 	}
-	dr, err := newDriver(j, d, reports, exits)
+	dr, err := newDriver(j, d, reports, exits, restore)
 	if err == nil {
 		err = dr.loop(ctx)
+		dr.endSavepoints(err)
 	}
 	cancel()
 	// Drain reports so subtasks blocked on them can exit.

@@ -32,6 +32,11 @@ type Options struct {
 	// CheckpointDir is where checkpoints are stored. Required unless Mode
 	// is AtMostOnce.
 	CheckpointDir string
+	// SavepointDir is where savepoints go when TriggerSavepoint or
+	// StopWithSavepoint is given no directory (Flink's
+	// execution.checkpointing.savepoint-dir, formerly state.savepoints.dir).
+	// Default "": a savepoint then needs a directory.
+	SavepointDir string
 	// Retained is how many completed checkpoints are kept (Flink's
 	// state.checkpoints.num-retained). Default 1.
 	Retained int
@@ -39,7 +44,8 @@ type Options struct {
 	// restores), RestoreLatest ("latest": the newest valid checkpoint in
 	// CheckpointDir; the job fails, saying what it found, when there is
 	// none), RestoreLatestOrEmpty ("latest-or-empty": the same, but starts
-	// empty when there is none) or the path of a chk-N directory. A corrupt
+	// empty when there is none) or the path of a chk-N or savepoint
+	// directory (a savepoint restores wherever it was moved). A corrupt
 	// checkpoint newer than the one restored is reported at error level and
 	// moved aside (chk-N.corrupt), never deleted. Default "".
 	Restore string
@@ -181,6 +187,10 @@ const (
 	EventRestored
 	EventCorruptCheckpointSkipped
 	EventFinished
+	// EventSavepointCompleted: a savepoint completed; Path is its directory.
+	EventSavepointCompleted
+	// EventSavepointFailed: a savepoint failed (Err says why).
+	EventSavepointFailed
 )
 
 // Event is something that happened to the job.
@@ -189,6 +199,8 @@ type Event struct {
 	Checkpoint int64
 	Err        error
 	Attempt    int
+	// Path is the directory of a savepoint, or of the checkpoint restored.
+	Path string
 	// Stats is set on checkpoint events: per-subtask alignment, sync and
 	// async durations and bytes, end-to-end duration, failure reason.
 	Stats *checkpoint.CheckpointStats

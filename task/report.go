@@ -35,6 +35,11 @@ const (
 	MailTrigger MailKind = iota
 	MailComplete
 	MailAborted
+	// MailDrain asks a source subtask to end its input now, as a bounded
+	// source does at its end (max watermark, end of input): the first
+	// step of a stop-with-savepoint with drain, whose savepoint is then
+	// the job's final checkpoint.
+	MailDrain
 )
 
 // Mail is a request posted into a subtask's mailbox.

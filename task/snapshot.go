@@ -55,9 +55,31 @@ func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration)
 	if b.Final {
 		t.finalID = b.ID
 	}
+	if b.Type == event.SnapshotSuspend {
+		t.finalID, t.stopping = b.ID, b.ID
+	}
 	m := checkpoint.TaskMetrics{AlignmentDuration: alignment, SyncDuration: t.spec.Now().Sub(start)}
+	storage, err := t.storageFor(b)
+	if err != nil {
+		t.report(Report{Kind: ReportDecline, ID: b.ID, Phase: checkpoint.PhaseSync, Err: err})
+		return
+	}
 	t.asyncs <- struct{}{}
-	go t.writeAsync(b.ID, parts, m)
+	go t.writeAsync(b.ID, storage, parts, m)
+}
+
+// storageFor is where the state of b goes: the checkpoint storage, or the
+// directory of a savepoint.
+func (t *Subtask) storageFor(b event.CheckpointBarrier) (*checkpointstorage.FS, error) {
+	if !b.Type.IsSavepoint() {
+		return t.spec.Storage, nil
+	}
+	if t.spec.Savepoints != nil {
+		if s := t.spec.Savepoints(b.ID); s != nil {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("%s %d: no savepoint directory registered for it", b.Type, b.ID)
 }
 
 func (t *Subtask) capture(id event.CheckpointID) ([]uidPart, error) {
@@ -83,13 +105,13 @@ func (t *Subtask) capture(id event.CheckpointID) ([]uidPart, error) {
 
 // writeAsync runs off the task goroutine: it encodes each captured part,
 // writes it to checkpoint storage and acknowledges the checkpoint.
-func (t *Subtask) writeAsync(id event.CheckpointID, parts []uidPart, m checkpoint.TaskMetrics) {
+func (t *Subtask) writeAsync(id event.CheckpointID, storage *checkpointstorage.FS, parts []uidPart, m checkpoint.TaskMetrics) {
 	defer func() { <-t.asyncs }()
 	start := time.Now()
 	t.reportProgress(id, checkpoint.PhaseAsync, "")
 	st := TaskState{Operators: map[string]map[string]checkpointstorage.Handle{}}
 	for _, p := range parts {
-		h, n, err := t.writePart(id, p)
+		h, n, err := t.writePart(storage, id, p)
 		if err != nil {
 			t.report(Report{Kind: ReportDecline, ID: id, Phase: checkpoint.PhaseAsync,
 				Err: fmt.Errorf("operator %s part %s: %w", p.uid, p.part.Name, err)})
@@ -110,13 +132,13 @@ func (t *Subtask) writeAsync(id event.CheckpointID, parts []uidPart, m checkpoin
 	t.report(Report{Kind: ReportAck, ID: id, Ack: checkpoint.Ack{State: blob, Metrics: m}})
 }
 
-func (t *Subtask) writePart(id event.CheckpointID, p uidPart) (checkpointstorage.Handle, int64, error) {
+func (t *Subtask) writePart(storage *checkpointstorage.FS, id event.CheckpointID, p uidPart) (checkpointstorage.Handle, int64, error) {
 	data, err := p.part.Snap.Write()
 	if err != nil {
 		return checkpointstorage.Handle{}, 0, err
 	}
 	name := fmt.Sprintf("%s-%d-%s", fileSafe(p.uid), t.spec.ID.Index, p.part.Name)
-	h, err := t.spec.Storage.WriteState(id, name, data)
+	h, err := storage.WriteState(id, name, data)
 	return h, int64(len(data)), err
 }
 

@@ -241,6 +241,9 @@ func (t *Subtask) sourceStep(d *sourceDriver) (<-chan struct{}, error) {
 	if d.ended {
 		return nil, nil
 	}
+	if t.stopping != 0 {
+		return never, nil // stopped by a stop-with-savepoint: read nothing more
+	}
 	if d.waiting != nil {
 		// The reader said NothingAvailable: poll again only once it
 		// signalled Available (FLIP-27's contract).
@@ -295,6 +298,19 @@ func (t *Subtask) emitSourceWatermark(d *sourceDriver) {
 		c.FutureSkewed.Store(d.spec.Metrics.FutureSkewed)
 	}
 	t.publishSource(d, wm, idle)
+}
+
+// never is a channel nothing is ever sent on: what a stopped source waits on.
+var never = make(chan struct{})
+
+// drain ends a source subtask's input at once, for a stop-with-savepoint
+// with drain; a subtask whose input already ended, or that is no source,
+// ignores it.
+func (t *Subtask) drain() {
+	if t.src == nil || t.src.ended {
+		return
+	}
+	t.sourceEnded(t.src)
 }
 
 // sourceEnded: a bounded source read everything. Event time ends (the max

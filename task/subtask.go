@@ -50,9 +50,13 @@ type Spec struct {
 	Gate    *InputGate        // nil on source subtasks
 	Writers []*RecordWriter   // main outputs of the chain's last operator
 	Storage *checkpointstorage.FS
-	Reports chan<- Report
-	Mail    chan Mail
-	Now     func() time.Time
+	// Savepoints returns the storage of savepoint id: the directory the
+	// driver created for it. Safe for concurrent use; nil when the job
+	// takes no savepoints (a savepoint barrier is then declined).
+	Savepoints func(event.CheckpointID) *checkpointstorage.FS
+	Reports    chan<- Report
+	Mail       chan Mail
+	Now        func() time.Time
 	// TimerTick is how often the subtask wakes to run processing-time
 	// callbacks and timers (default 10 ms): a callback runs at most this
 	// long after its time, plus whatever the mailbox is busy with.
@@ -120,6 +124,11 @@ type Subtask struct {
 	endedAll bool
 	idleOut  bool
 	finalID  event.CheckpointID
+	// stopping is the stop-with-savepoint (SnapshotSuspend) this subtask
+	// snapshotted and waits to complete; 0 if none. Meanwhile a source
+	// reads nothing and no processing-time callback runs, so nothing is
+	// emitted behind the savepoint's barrier; an abort resumes both.
+	stopping event.CheckpointID
 	done     bool
 	asyncs   chan struct{} // semaphore counting running async snapshot parts
 	src      *sourceDriver
@@ -508,6 +517,8 @@ func (t *Subtask) onMail(m Mail) {
 		t.notifyComplete(m.ID)
 	case MailAborted:
 		t.notifyAborted(m.ID)
+	case MailDrain:
+		t.drain()
 	}
 }
 
@@ -526,6 +537,10 @@ func (t *Subtask) notifyComplete(id event.CheckpointID) {
 }
 
 func (t *Subtask) notifyAborted(id event.CheckpointID) {
+	if id == t.stopping {
+		// The stop-with-savepoint failed: the job runs on.
+		t.stopping, t.finalID = 0, 0
+	}
 	if t.barriers != nil {
 		t.apply(t.barriers.OnAbort(id))
 	}
@@ -545,7 +560,7 @@ const ttlCleanupBatch = 64
 // processing-time wake-up; what the callbacks emit is flushed downstream
 // with the rest of the mailbox's output.
 func (t *Subtask) onTick() {
-	if t.err == nil {
+	if t.err == nil && t.stopping == 0 {
 		t.setErr(t.pts.Advance(t.spec.Now().UnixMilli()))
 	}
 	var late int64
