@@ -148,10 +148,23 @@ func (j *IntervalJoin) process(s int, r event.Record) error {
 	if err != nil {
 		return fmt.Errorf("sql/exec: IntervalJoin: rowtime field %d of the %s input: %w", j.times[s], timerNS[s], err)
 	}
+	// A row with a NULL key matches nothing (NULL = x is unknown): an
+	// inner side drops it, an outer side buffers it unmatched, to come out
+	// NULL-padded when it expires, as any row that found no match.
+	keyIdx := j.opts.LeftKeys
+	if s == 1 {
+		keyIdx = j.opts.RightKeys
+	}
+	unmatchable := nullKey(row.Fields, keyIdx)
+	if unmatchable && !j.opts.Type.outer(s) {
+		return nil
+	}
 	setKey(j.Ctx, j.keys[s](row.Fields))
-	matched, err := j.probe(s, row.Fields, ts)
-	if err != nil {
-		return err
+	matched := false
+	if !unmatchable {
+		if matched, err = j.probe(s, row.Fields, ts); err != nil {
+			return err
+		}
 	}
 	exp := j.expiry(s, ts)
 	if exp > j.Ctx.Timers.CurrentWatermark() {

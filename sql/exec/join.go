@@ -35,9 +35,10 @@ type JoinOptions struct {
 	// Type is INNER, LEFT, RIGHT or FULL (OUTER).
 	Type JoinType
 	// LeftKeys and RightKeys are the equi-join fields: LeftKeys[i] =
-	// RightKeys[i]. Required, of equal length. NULL keys match each other
-	// here: the planner filters them out of an inner join's inputs, as SQL
-	// has NULL = NULL unknown.
+	// RightKeys[i]. Required, of equal length. A row with a NULL in any
+	// key field matches no row (SQL has NULL = NULL unknown): an inner
+	// side drops it, an outer side emits it NULL-padded and keeps no state
+	// for it.
 	LeftKeys, RightKeys []int
 	// LeftArity and RightArity are the number of fields of a row of each
 	// side: an outer join pads the missing side with that many NULLs.
@@ -163,10 +164,14 @@ func (j *Join) process(s int, r event.Record) error {
 	if err := checkWidth("Join", row.Fields, j.reads[s]...); err != nil {
 		return err
 	}
-	setKey(j.Ctx, j.keys[s](row.Fields))
 	if j.list[s] != nil && !row.Kind.IsAccumulate() {
 		return fmt.Errorf("%w: Join got a %s row on a side the planner marked insert-only", ErrUpdatesUnsupported, row.Kind)
 	}
+	if nullKey(row.Fields, j.reads[s]) {
+		j.unmatchable(s, row, r.Timestamp)
+		return nil
+	}
+	setKey(j.Ctx, j.keys[s](row.Fields))
 	matches, err := j.matching(s, row.Fields)
 	if err != nil {
 		return err
@@ -177,6 +182,20 @@ func (j *Join) process(s int, r event.Record) error {
 		j.retract(s, row.Fields, matches, r.Timestamp)
 	}
 	return nil
+}
+
+// unmatchable passes on a row whose key holds a NULL: no row of the other
+// side can ever join it, so it needs no state; an outer side's row comes
+// and goes NULL-padded, an inner side's is dropped.
+func (j *Join) unmatchable(s int, row event.Row, ts event.Timestamp) {
+	if !j.opts.Type.outer(s) {
+		return
+	}
+	kind := event.Insert
+	if !row.Kind.IsAccumulate() {
+		kind = event.Delete
+	}
+	emit(j.Ctx, kind, j.padded(s, row.Fields), ts)
 }
 
 // matching returns the other side's rows that join with row of side s.

@@ -38,6 +38,17 @@ func RowKey(fields []any, idx []int) string {
 	return string(buf)
 }
 
+// nullKey reports whether any of the fields at idx is NULL: such a row
+// matches nothing in an equi-join, as SQL has NULL = x unknown.
+func nullKey(fields []any, idx []int) bool {
+	for _, i := range idx {
+		if fields[i] == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Selector adapts f to the runtime's operator.KeySelector over records
 // whose values are event.Rows. The planner gives it to the graph node and
 // the hash edge in front of the operator, so rows arrive at the subtask
