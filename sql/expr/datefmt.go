@@ -103,8 +103,28 @@ func abs(n int) int {
 }
 
 // format prints t's wall clock (in t's location) as the pattern says, in
-// the US English locale.
-func (f *dateFormat) format(t time.Time) string {
+// the US English locale, as java.text.SimpleDateFormat does: S is the
+// millisecond of the second, zero-padded to the letter count (FROM_UNIXTIME
+// and DATE_FORMAT of a string).
+func (f *dateFormat) format(t time.Time) string { return f.render(t, false) }
+
+// formatTime prints t as java.time.format.DateTimeFormatter.ofPattern
+// does, which Flink's DATE_FORMAT of a TIMESTAMP uses: there each S is one
+// more digit of the fraction of the second (truncated: SSSSSS of .123456
+// is 123456, SSS of it is 123), and u is the year. The other letters print
+// as in format.
+func (f *dateFormat) formatTime(t time.Time) string { return f.render(t, true) }
+
+// fraction is the first n digits of the nanosecond ns (after 9, zeros).
+func fraction(ns, n int) string {
+	s := pad(ns, 9)
+	if n <= 9 {
+		return s[:n]
+	}
+	return s + strings.Repeat("0", n-9)
+}
+
+func (f *dateFormat) render(t time.Time, javaTime bool) string {
 	var b strings.Builder
 	for _, tk := range f.toks {
 		if tk.letter == 0 {
@@ -152,7 +172,13 @@ func (f *dateFormat) format(t time.Time) string {
 				b.WriteString(dayNames[t.Weekday()][:3])
 			}
 		case 'u':
-			b.WriteString(pad((int(t.Weekday())+6)%7+1, n))
+			if javaTime && n == 2 {
+				b.WriteString(pad(t.Year()%100, 2))
+			} else if javaTime {
+				b.WriteString(pad(t.Year(), n))
+			} else {
+				b.WriteString(pad((int(t.Weekday())+6)%7+1, n))
+			}
 		case 'a':
 			if t.Hour() < 12 {
 				b.WriteString("AM")
@@ -180,7 +206,11 @@ func (f *dateFormat) format(t time.Time) string {
 		case 's':
 			b.WriteString(pad(t.Second(), n))
 		case 'S':
-			b.WriteString(pad(t.Nanosecond()/1e6, n))
+			if javaTime {
+				b.WriteString(fraction(t.Nanosecond(), n))
+			} else {
+				b.WriteString(pad(t.Nanosecond()/1e6, n))
+			}
 		case 'z':
 			name, _ := t.Zone()
 			b.WriteString(name)

@@ -190,7 +190,17 @@ func TestTimeFunctions(t *testing.T) {
 		{"DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm:ss.SSS')", "2024-01-15 08:05:03.120", ""},
 		{"DATE_FORMAT(ts, 'yy/M/d h:mm a, EEE MMM, EEEE MMMM')", "24/1/15 8:05 AM, Mon Jan, Monday January", ""},
 		{"DATE_FORMAT(ts, '''T''HH ''o''''clock''')", "T08 o'clock", ""},
-		{"DATE_FORMAT(ts, 'D w u')", "15 3 1", ""},
+		// A TIMESTAMP formats as java.time's DateTimeFormatter (Flink's
+		// DateTimeUtils.formatTimestamp): u is the year, each S one digit
+		// of the fraction.
+		{"DATE_FORMAT(ts, 'D w u')", "15 3 2024", ""},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-15 01:02:03.123456', 'yyyy-MM-dd HH:mm:ss.SSSSSS')", "2024-01-15 01:02:03.123456", ""},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-15 01:02:03.123456', 'ss.S|ss.SS|ss.SSS|SSSSSSSSS')", "03.1|03.12|03.123|123456000", ""},
+		{"DATE_FORMAT(TIMESTAMP '2024-01-15 01:02:03.000789', 'ss.SSSSSS')", "03.000789", ""},
+		// A string is read as SimpleDateFormat('yyyy-MM-dd HH:mm:ss') reads
+		// it (the fraction ignored) and formatted by SimpleDateFormat: S is
+		// the millisecond, u the day of the week.
+		{"DATE_FORMAT('2024-01-15 08:05:03.123', 'ss.SSSSSS u')", "03.000000 1", "STRING"},
 		{"DATE_FORMAT('2024-01-15 08:05:03', 'yyyyMMdd')", "20240115", "STRING"},
 		{"DATE_FORMAT('not a date', 'yyyyMMdd')", "NULL", "STRING"},
 		{"DATE_FORMAT(ltz, 'yyyy-MM-dd HH:mm:ss XXX')", "2024-01-15 08:05:03 Z", ""},

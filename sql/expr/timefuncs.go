@@ -72,7 +72,13 @@ func dateFormatFunc(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compile
 	if err != nil {
 		return nil, err
 	}
-	arg := c.timeArg(a[0].Type)
+	// Flink formats a TIMESTAMP with java.time's DateTimeFormatter, and a
+	// string, read as 'yyyy-MM-dd HH:mm:ss' (a fraction is ignored), with
+	// SimpleDateFormat: the two differ in S and u (see formatTime).
+	arg, render := c.timeArg(a[0].Type), (*dateFormat).formatTime
+	if a[0].Type.IsString() {
+		arg, render = dateFormatString, (*dateFormat).format
+	}
 	return fn(call, a, stringType(a[0].Type.IsString()), func(v []any) (any, error) {
 		t, ok := arg(v[0])
 		if !ok {
@@ -82,8 +88,26 @@ func dateFormatFunc(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compile
 		if err != nil {
 			return nil, fmt.Errorf("DATE_FORMAT: invalid format %s: %v", showValue(v[1]), err)
 		}
-		return f.format(t), nil
+		return render(f, t), nil
 	}), nil
+}
+
+// sqlTimestampFormat is how DATE_FORMAT reads a string: Flink parses it
+// with SimpleDateFormat('yyyy-MM-dd HH:mm:ss'), which stops after the
+// seconds, so '… 08:05:03.120' formats with 0 milliseconds.
+var sqlTimestampFormat = func() *dateFormat {
+	f, err := compileDateFormat("yyyy-MM-dd HH:mm:ss")
+	if err != nil {
+		panic(err)
+	}
+	return f
+}()
+
+// dateFormatString reads DATE_FORMAT's string argument; text that is no
+// timestamp gives ok false (NULL).
+func dateFormatString(v any) (time.Time, bool) {
+	t, _, err := sqlTimestampFormat.parsePrefix(v.(string))
+	return t, err == nil
 }
 
 // parseWith parses s with an optional format argument; without one, s is
