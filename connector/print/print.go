@@ -84,9 +84,17 @@ func Format(v any) string { return FormatRow(v, nil) }
 
 // FormatRow renders a row as "+I[a, b]", field i as a value of
 // columns[i] (format.Text; ARRAY, MAP and ROW as nested shows them), NULL
-// as NULL; a field without a type in columns by its Go type. Other values
-// print with fmt.
-func FormatRow(v any, columns []types.Type) string {
+// as NULL (as the SQL client shows it; the print connector itself prints
+// Java's null); a field without a type in columns by its Go type. Other
+// values print with fmt.
+func FormatRow(v any, columns []types.Type) string { return formatRow(v, columns, "NULL") }
+
+// printRow is a row as Flink's print sink prints it: Row.toString of the
+// row converted to Java objects, where a NULL field is Java's null:
+// +I[1, null].
+func printRow(v any, columns []types.Type) string { return formatRow(v, columns, "null") }
+
+func formatRow(v any, columns []types.Type, null string) string {
 	r, ok := v.(event.Row)
 	if !ok {
 		return fmt.Sprint(v)
@@ -95,7 +103,7 @@ func FormatRow(v any, columns []types.Type) string {
 	for i, f := range r.Fields {
 		switch {
 		case f == nil:
-			parts[i] = "NULL"
+			parts[i] = null
 		case i < len(columns):
 			parts[i] = nested(f, &columns[i])
 		default:
@@ -155,7 +163,7 @@ func nested(v any, t *types.Type) string {
 func (w *writer) Write(r event.Record) error {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
-	_, err := fmt.Fprintln(w.s.out(), w.prefix+FormatRow(r.Value, w.s.Types))
+	_, err := fmt.Fprintln(w.s.out(), w.prefix+printRow(r.Value, w.s.Types))
 	return err
 }
 

@@ -30,7 +30,7 @@ func TestPrintsLikeFlink(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := "totals:2> +I[acc-1, 10.50, 1]\ntotals:2> -U[acc-1, 10.50, 1]\ntotals:2> +U[acc-1, NULL, 2026-01-02 03:04:05.000]\n"
+	want := "totals:2> +I[acc-1, 10.50, 1]\ntotals:2> -U[acc-1, 10.50, 1]\ntotals:2> +U[acc-1, null, 2026-01-02 03:04:05.000]\n"
 	if out.String() != want {
 		t.Fatalf("printed\n%s\nwant\n%s", out.String(), want)
 	}

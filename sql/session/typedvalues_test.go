@@ -51,7 +51,7 @@ INSERT INTO p SELECT k, v, CAST(v AS DECIMAL(5,2)), v * 2 FROM t;`)
 		"+I[b, 7.00, 7.00, 14.000]",
 		"+I[c, 1.01, 1.01, 2.020]", // 1.005 rounds half up to 1.01 on reading
 		"+I[d, 2.00, 2.00, 4.000]",
-		"+I[e, NULL, NULL, NULL]", // 12345.68 needs 7 digits > 5
+		"+I[e, null, null, null]", // 12345.68 needs 7 digits > 5
 	})
 
 	h.file("dec.json", `{"k":"c","v":1.005}`+"\n"+`{"k":"s","v":"2.345"}`+"\n"+`{"k":"e","v":1234.5}`+"\n")
@@ -62,7 +62,7 @@ INSERT INTO q SELECT k, v, v + v FROM j;`)
 	expect(t, "json decimals", got, []string{
 		"+I[c, 1.01, 2.02]",
 		"+I[s, 2.35, 4.70]", // a JSON string is read as the number it spells
-		"+I[e, NULL, NULL]", // 1234.50 needs 6 digits > 5
+		"+I[e, null, null]", // 1234.50 needs 6 digits > 5
 	})
 }
 
