@@ -168,3 +168,22 @@ func TestLeastRestrictive(t *testing.T) {
 		t.Error("INT and BOOLEAN joined")
 	}
 }
+
+// TestJavaLogs: the logarithms are Java's correctly rounded ones, so
+// LOG10 of a power of ten is exact (Math.log10's contract) and LN is
+// within an ulp of Go's; special arguments keep Java's results.
+func TestJavaLogs(t *testing.T) {
+	for n := -300; n <= 300; n++ {
+		if got := javaLog10(math.Pow10(n)); got != float64(n) {
+			t.Errorf("javaLog10(1e%d) = %v", n, got)
+		}
+	}
+	for x := 0.001; x < 1e6; x *= 1.37 {
+		if got, near := javaLog(x), math.Log(x); math.Abs(got-near) > math.Abs(near)*0x1p-52 {
+			t.Errorf("javaLog(%v) = %v, math.Log gives %v", x, got, near)
+		}
+	}
+	if !math.IsInf(javaLog(0), -1) || !math.IsNaN(javaLog(-1)) || !math.IsNaN(javaLog10(-1)) || !math.IsInf(javaLog2(math.Inf(1)), 1) {
+		t.Error("special cases differ from Math.log")
+	}
+}

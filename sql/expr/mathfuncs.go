@@ -10,7 +10,7 @@ import (
 
 func init() {
 	doubles := map[string]func(float64) float64{
-		"SQRT": math.Sqrt, "EXP": math.Exp, "LN": math.Log, "LOG10": math.Log10, "LOG2": math.Log2,
+		"SQRT": math.Sqrt, "EXP": math.Exp, "LN": javaLog, "LOG10": javaLog10, "LOG2": javaLog2,
 		"SIN": math.Sin, "COS": math.Cos, "TAN": math.Tan, "ASIN": math.Asin, "ACOS": math.Acos,
 		"ATAN": math.Atan, "SINH": math.Sinh, "COSH": math.Cosh, "TANH": math.Tanh,
 		"COT":     func(x float64) float64 { return 1 / math.Tan(x) },
@@ -24,9 +24,9 @@ func init() {
 	register("ATAN2", 2, 2, "NUMERIC, NUMERIC", doubleFunc(func(v []float64) float64 { return math.Atan2(v[0], v[1]) }))
 	register("LOG", 1, 2, "[base, ] NUMERIC", doubleFunc(func(v []float64) float64 {
 		if len(v) == 1 {
-			return math.Log(v[0])
+			return javaLog(v[0])
 		}
-		return math.Log(v[1]) / math.Log(v[0])
+		return javaLogBase(v[0], v[1])
 	}))
 	register("PI", 0, 0, "", func(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
 		return constant(call, doubleType(false), math.Pi), nil
