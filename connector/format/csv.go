@@ -15,7 +15,9 @@ import (
 )
 
 // CSV is Flink's csv format: one line per row, fields by position. An empty
-// field is NULL for non-string columns.
+// field is NULL for columns other than strings and BYTES (an empty BYTES
+// field is zero bytes, as Flink reads it, so zero bytes survive a round
+// trip).
 type CSV struct {
 	Fields    []types.Field
 	Delimiter rune
@@ -47,7 +49,7 @@ func (c *CSV) Decode(data []byte) ([]any, error) {
 	out := make([]any, len(rec))
 	for i, s := range rec {
 		f := c.Fields[i]
-		if s == "" && !f.Type.IsString() {
+		if s == "" && !f.Type.IsString() && f.Type.Kind != types.Bytes {
 			continue
 		}
 		v, err := csvField(s, f.Type)

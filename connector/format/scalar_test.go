@@ -151,7 +151,8 @@ func TestCSVValues(t *testing.T) {
 		{tTimestamp, `2026-11-30 08:00:00x`, `error: csv: column "v" (TIMESTAMP(3)): "2026-11-30 08:00:00x" is not a timestamp`},
 		{tBytes, `AAEC/w==`, `bytes "\x00\x01\x02\xff"`},
 		{tBytes, `AAEC/w`, `error: csv: column "v" (BYTES): not base64`},
-		{tInt, `""`, "NULL"}, // an empty field is NULL
+		{tBytes, `""`, `bytes ""`}, // zero bytes, not NULL
+		{tInt, `""`, "NULL"},       // an empty field is NULL
 	} {
 		v, err := decodeOne(&CSV{Fields: []types.Field{{Name: "v", Type: c.typ}}, Delimiter: ','}, c.in)
 		check(t, "csv", c, show(v, err), err)
