@@ -19,7 +19,8 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newToolCommand(), newRunCommand(), newDemoCommand(), newChaosCommand(), newExplainCommand())
+	root.AddCommand(newVersionCommand(), newToolCommand(), newRunCommand(), newDemoCommand(), newChaosCommand(), newExplainCommand(),
+		newSavepointCommand())
 	return root
 }
 

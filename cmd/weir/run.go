@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,10 @@ type runFlags struct {
 	restore, checkpointDir string
 	settings               []string
 	explain, quiet         bool
+	// savepointOnStop is the directory of the savepoint SIGTERM takes;
+	// restPort the port of the control endpoint (0: any free one).
+	savepointOnStop string
+	restPort        int
 }
 
 func newRunCommand() *cobra.Command {
@@ -35,7 +40,13 @@ or -D key=value flags. With checkpointing on and no directory set, checkpoints g
 .weir/checkpoints/<job> under the current directory, <job> being the script's file name
 without .sql. --restore latest resumes from the newest completed checkpoint there.
 
-Ctrl-C (SIGINT) or SIGTERM stops the job: exit status 130 or 143, as shells expect.`,
+Ctrl-C (SIGINT) or SIGTERM stops the job: exit status 130 or 143, as shells expect.
+With --savepoint-on-stop DIR, SIGTERM stops the job with a savepoint under DIR (sources
+stop, the savepoint is taken, sinks commit it) and prints its path; --restore PATH resumes
+from it, at any parallelism and on either state backend.
+
+While it runs, the job answers Flink's REST calls for savepoints on 127.0.0.1 (--rest-port;
+its address is in <checkpoint dir>/_rest_address): weir savepoint FILE.sql [DIR] takes one.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runScript(cmd, args[0], f) },
 	}
@@ -45,6 +56,8 @@ Ctrl-C (SIGINT) or SIGTERM stops the job: exit status 130 or 143, as shells expe
 	fl.StringArrayVarP(&f.settings, "set", "D", nil, "a setting key=value, as SET 'key' = 'value' (repeatable)")
 	fl.BoolVar(&f.explain, "explain", false, "print the job's plan (as weir explain) and exit")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log warnings and errors only")
+	fl.StringVar(&f.savepointOnStop, "savepoint-on-stop", "", "on SIGTERM, stop the job with a savepoint under this directory and print its path")
+	fl.IntVar(&f.restPort, "rest-port", 0, "port of the REST endpoint on 127.0.0.1 that weir savepoint talks to (0: any free port)")
 	return cmd
 }
 
@@ -99,10 +112,30 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 		opts.Progress = status.update
 		opts.Logger = slog.New(logHandler(status.clearing(), f.quiet))
 	}
-	ctx, stop, cancel := notifyStop(cmd.Context())
+	var onStop stopWithSavepoint
+	var onTerm func(context.CancelFunc)
+	if f.savepointOnStop != "" {
+		onTerm = onStop.handler(f.savepointOnStop)
+	}
+	ctx, stop, cancel := notifyStop(cmd.Context(), onTerm)
 	defer cancel()
-	res, err := runtime.Run(ctx, jg, opts)
+	client, err := runtime.Start(ctx, jg, opts)
+	if err != nil {
+		return err
+	}
+	onStop.set(client)
+	ctl, err := serveControl(client, f.restPort, opts.CheckpointDir, opts.Logger)
+	if err != nil {
+		cancel()
+		client.Wait()
+		return err
+	}
+	res, err := client.Wait()
+	ctl.close()
 	status.end()
+	if path, serr := onStop.result(); path != "" || serr != nil {
+		return stoppedWithSavepoint(cmd.ErrOrStderr(), jg.JobName, path, serr, err)
+	}
 	return jobEnded(cmd.ErrOrStderr(), jg.JobName, res, err, stop.signal())
 }
 

@@ -41,7 +41,10 @@ type stopSignal struct {
 	got os.Signal
 }
 
-func notifyStop(parent context.Context) (context.Context, *stopSignal, context.CancelFunc) {
+// onTerm, if set, replaces the cancellation on SIGTERM (weir run
+// --savepoint-on-stop: stop with a savepoint, which ends the job; it
+// cancels by itself when the savepoint fails).
+func notifyStop(parent context.Context, onTerm func(cancel context.CancelFunc)) (context.Context, *stopSignal, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(parent)
 	s := &stopSignal{}
 	ch := make(chan os.Signal, 1)
@@ -53,6 +56,10 @@ func notifyStop(parent context.Context) (context.Context, *stopSignal, context.C
 			s.mu.Lock()
 			s.got = sig
 			s.mu.Unlock()
+			if sig == syscall.SIGTERM && onTerm != nil {
+				onTerm(cancel)
+				return
+			}
 			cancel()
 		case <-ctx.Done():
 		}

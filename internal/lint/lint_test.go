@@ -49,6 +49,8 @@ var layers = []layer{
 	{prefixes: []string{"sql"}, mayUse: sqlLayer},
 	{prefixes: []string{"sql/types"}, mayUse: nil},
 	{prefixes: []string{"cluster"}, mayUse: cluster},
+	// rest serves jobs (runtime.JobClient today, the JobManager's later)
+	// through an interface of its own: it imports nothing of Weir's yet.
 	{prefixes: []string{"rest"}, mayUse: append([]string{"rest"}, cluster...)},
 	{prefixes: []string{"internal/testsvc"}, mayUse: nil},
 	{prefixes: []string{"internal/lint"}, mayUse: nil},

@@ -146,10 +146,22 @@ func (st Settings) checkpointDir() string {
 	return ""
 }
 
+// savepointDir reads execution.checkpointing.savepoint-dir (or Flink's
+// older state.savepoints.dir), with or without a file:// scheme.
+func (st Settings) savepointDir() string {
+	for _, k := range []string{"execution.checkpointing.savepoint-dir", "state.savepoints.dir"} {
+		if v := st[k]; v != "" {
+			return strings.TrimPrefix(v, "file://")
+		}
+	}
+	return ""
+}
+
 // RuntimeOptions builds the job's runtime options from the settings.
 func (st Settings) RuntimeOptions(jobName string) (runtime.Options, error) {
 	var o runtime.Options
 	o.JobID = jobName
+	o.SavepointDir = st.savepointDir()
 	interval, on, err := st.duration("execution.checkpointing.interval")
 	if err != nil {
 		return o, err

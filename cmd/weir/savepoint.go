@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirstream/weir/rest"
+	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/sql/session"
+)
+
+// restAddressFile, in the checkpoint directory, holds the address of the
+// running weir run's REST endpoint for weir savepoint to find. Checkpoint
+// garbage collection never touches it (it is no chk-N).
+const restAddressFile = "_rest_address"
+
+// control is weir run's REST endpoint.
+type control struct {
+	srv      *http.Server
+	rest     *rest.Server
+	addrFile string
+}
+
+// serveControl serves the job's REST API on 127.0.0.1:port and writes its
+// address into the checkpoint directory (when it is a local one).
+func serveControl(c *runtime.JobClient, port int, checkpointDir string, log *slog.Logger) (*control, error) {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return nil, fmt.Errorf("REST endpoint on 127.0.0.1:%d: %w (choose another --rest-port)", port, err)
+	}
+	ctl := &control{rest: rest.NewServer(c)}
+	ctl.srv = &http.Server{Handler: ctl.rest.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = ctl.srv.Serve(ln) }() // ends with Close
+	addr := "http://" + ln.Addr().String()
+	log.Info("REST endpoint", "address", addr, "job", c.JobID())
+	if checkpointDir != "" && !strings.Contains(checkpointDir, "://") {
+		ctl.addrFile = filepath.Join(checkpointDir, restAddressFile)
+		if err := os.WriteFile(ctl.addrFile, []byte(addr+"\n"), 0o644); err != nil {
+			log.Warn("cannot write the REST address for weir savepoint; pass it --address", "file", ctl.addrFile, "err", err)
+			ctl.addrFile = ""
+		}
+	}
+	return ctl, nil
+}
+
+func (c *control) close() {
+	if c.addrFile != "" {
+		_ = os.Remove(c.addrFile)
+	}
+	c.rest.Close()
+	_ = c.srv.Close()
+}
+
+// stopWithSavepoint carries out weir run --savepoint-on-stop on SIGTERM.
+type stopWithSavepoint struct {
+	mu     sync.Mutex
+	client *runtime.JobClient
+	path   string
+	err    error
+}
+
+func (s *stopWithSavepoint) set(c *runtime.JobClient) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.client = c
+}
+
+// handler is notifyStop's onTerm: it stops the job with a savepoint under
+// dir, or cancels it when that fails.
+func (s *stopWithSavepoint) handler(dir string) func(context.CancelFunc) {
+	return func(cancel context.CancelFunc) {
+		s.mu.Lock()
+		c := s.client
+		s.mu.Unlock()
+		if c == nil { // SIGTERM before the job started
+			cancel()
+			return
+		}
+		path, err := c.StopWithSavepoint(context.Background(), dir, false)
+		s.mu.Lock()
+		s.path, s.err = path, err
+		s.mu.Unlock()
+		if err != nil {
+			cancel()
+		}
+	}
+}
+
+func (s *stopWithSavepoint) result() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.path, s.err
+}
+
+// stoppedWithSavepoint reports a SIGTERM stop-with-savepoint: the path and
+// exit status 143 when it worked; the error otherwise.
+func stoppedWithSavepoint(w io.Writer, name, path string, serr, jobErr error) error {
+	if serr != nil {
+		return fmt.Errorf("job %s: stop-with-savepoint on SIGTERM failed, job cancelled: %w", name, serr)
+	}
+	if jobErr != nil {
+		return fmt.Errorf("job %s failed after its savepoint %s: %w", name, path, jobErr)
+	}
+	fmt.Fprintf(w, "job %s stopped by SIGTERM with a savepoint: %s\n", name, path)
+	return stoppedBy(syscall.SIGTERM)
+}
+
+type savepointFlags struct {
+	address, checkpointDir string
+	settings               []string
+	stop, drain            bool
+}
+
+func newSavepointCommand() *cobra.Command {
+	var f savepointFlags
+	cmd := &cobra.Command{
+		Use:   "savepoint FILE.sql [TARGET_DIR]",
+		Short: "Take a savepoint of a running weir run (with --stop, stop it with the savepoint)",
+		Long: `Asks the weir run of FILE.sql for a savepoint under TARGET_DIR (default: the job's
+execution.checkpointing.savepoint-dir) and prints its path once it completed. weir run's
+address is read from <checkpoint dir>/_rest_address, the checkpoint directory being found
+as weir run finds it (the script's SET, -D, --checkpoint-dir); or give --address.
+
+--stop stops the job with the savepoint: sources stop, the savepoint is taken, sinks commit
+it, the job finishes. --drain (with --stop) first ends the input, so event-time windows and
+timers fire into the savepoint; use it to end a job for good. Resume with
+weir run FILE.sql --restore PATH, at any parallelism.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target := ""
+			if len(args) == 2 {
+				target = args[1]
+			}
+			return takeSavepoint(cmd, args[0], target, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.address, "address", "", "weir run's REST address, e.g. http://127.0.0.1:8081 (default: read from the checkpoint directory)")
+	fl.StringVar(&f.checkpointDir, "checkpoint-dir", "", "the job's checkpoint directory, as given to weir run")
+	fl.StringArrayVarP(&f.settings, "set", "D", nil, "a setting key=value, as given to weir run (repeatable)")
+	fl.BoolVar(&f.stop, "stop", false, "stop the job with the savepoint")
+	fl.BoolVar(&f.drain, "drain", false, "with --stop: end the input first, firing every event-time window and timer")
+	return cmd
+}
+
+func takeSavepoint(cmd *cobra.Command, script, target string, f savepointFlags) error {
+	if f.drain && !f.stop {
+		return errors.New("--drain needs --stop: only a stop-with-savepoint drains the job")
+	}
+	addr, err := controlAddress(cmd, script, f)
+	if err != nil {
+		return err
+	}
+	if target != "" {
+		if target, err = filepath.Abs(target); err != nil {
+			return err
+		}
+	}
+	ctx := cmd.Context()
+	c := &rest.Client{Base: addr}
+	jobs, err := c.Jobs(ctx)
+	if err != nil {
+		return fmt.Errorf("%w (is weir run of %s running?)", err, script)
+	}
+	if len(jobs) != 1 {
+		return fmt.Errorf("%s serves %d jobs; want one", addr, len(jobs))
+	}
+	var trigger string
+	if f.stop {
+		trigger, err = c.Stop(ctx, jobs[0].ID, target, f.drain)
+	} else {
+		trigger, err = c.TriggerSavepoint(ctx, jobs[0].ID, target, false)
+	}
+	if err != nil {
+		return err
+	}
+	path, err := c.AwaitSavepoint(ctx, jobs[0].ID, trigger)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(cmd.OutOrStdout(), "Savepoint completed. Path: %s\n", path)
+	return err
+}
+
+// controlAddress finds weir run's REST address: --address, or the file
+// in the job's checkpoint directory.
+func controlAddress(cmd *cobra.Command, script string, f savepointFlags) (string, error) {
+	if f.address != "" {
+		if !strings.Contains(f.address, "://") {
+			return "http://" + f.address, nil
+		}
+		return f.address, nil
+	}
+	dir := f.checkpointDir
+	if dir == "" {
+		s, err := loadScript(cmd, script, f.settings)
+		if err != nil {
+			return "", err
+		}
+		opts, err := s.Settings.RuntimeOptions(session.JobName(script))
+		if err != nil {
+			return "", err
+		}
+		dir = opts.CheckpointDir
+	}
+	if dir == "" {
+		return "", fmt.Errorf("%s takes no checkpoints, so it has no savepoints: turn checkpointing on "+
+			"(SET 'execution.checkpointing.interval' = '10 s')", script)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, restAddressFile))
+	if err != nil {
+		return "", fmt.Errorf("no running weir run of %s found: %w (start it first, or pass --address)", script, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
