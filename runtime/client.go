@@ -42,6 +42,9 @@ func Start(ctx context.Context, jg *graph.JobGraph, opts Options) (*JobClient, e
 	}
 	var fs *checkpointstorage.FS
 	if opts.Mode != task.AtMostOnce {
+		if err := restoreDirExists(opts.Restore, opts.CheckpointDir); err != nil {
+			return nil, err
+		}
 		var err error
 		if fs, err = checkpointstorage.OpenFS(opts.CheckpointDir); err != nil {
 			return nil, err

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -44,6 +46,23 @@ func Run(ctx context.Context, jg *graph.JobGraph, opts Options) (*Result, error)
 		return nil, err
 	}
 	return c.Wait()
+}
+
+// restoreDirExists fails a "latest" restore from a directory that does not
+// exist (mistyped?) before OpenFS creates it and it looks merely empty.
+func restoreDirExists(restore, dir string) error {
+	if restore != RestoreLatest {
+		return nil
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, iofs.ErrNotExist) {
+		return nil
+	}
+	return noCheckpointError(restore, &checkpointstorage.NoCheckpointError{Dir: dir, Missing: true})
+}
+
+func noCheckpointError(which string, err error) error {
+	return fmt.Errorf("runtime: restore %q: %w; to start empty when there is no usable checkpoint, restore %q",
+		which, err, RestoreLatestOrEmpty)
 }
 
 type job struct {
@@ -303,8 +322,7 @@ func (j *job) noCheckpoint(which string, skipped []error, err error) error {
 		ne.Rejected = skipped // with those skipped in earlier rounds
 	}
 	if which == RestoreLatest {
-		return fmt.Errorf("runtime: restore %q: %w; to start empty when there is no usable checkpoint, restore %q",
-			which, err, RestoreLatestOrEmpty)
+		return noCheckpointError(which, err)
 	}
 	j.reportSkipped(skipped, 0)
 	j.opts.Logger.Warn("no usable checkpoint; starting empty as restore \"latest-or-empty\" allows",

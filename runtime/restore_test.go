@@ -85,11 +85,14 @@ func TestRestoreLatestFailsWithoutUsableCheckpoint(t *testing.T) {
 			}
 		})
 	}
-	for name, dir := range map[string]string{"empty dir": t.TempDir(), "mistyped dir": filepath.Join(t.TempDir(), "chekpoints")} {
+	for name, c := range map[string]struct{ dir, want string }{
+		"empty dir":    {t.TempDir(), ": the directory is empty"},
+		"mistyped dir": {filepath.Join(t.TempDir(), "chekpoints"), ": the directory does not exist"},
+	} {
 		t.Run(name, func(t *testing.T) {
-			_, _, err := runBounded(t, dir, RestoreLatest, nil)
-			if !errors.Is(err, checkpointstorage.ErrNoCheckpoint) || !strings.Contains(err.Error(), dir) {
-				t.Fatalf("restore latest on %s = %v, want ErrNoCheckpoint naming it", name, err)
+			_, _, err := runBounded(t, c.dir, RestoreLatest, nil)
+			if !errors.Is(err, checkpointstorage.ErrNoCheckpoint) || !strings.Contains(err.Error(), c.dir+c.want) {
+				t.Fatalf("restore latest on %s = %v, want ErrNoCheckpoint saying %q", name, err, c.dir+c.want)
 			}
 		})
 	}
