@@ -190,6 +190,10 @@ func TestMathFunctions(t *testing.T) {
 		{"SIGN(-0.5E0)", "-1.0", ""},
 		{"PI()", "3.141592653589793", "DOUBLE NOT NULL"},
 		{"DEGREES(PI())", "180.0", ""},
+		// Java's Math.toDegrees / toRadians (one multiplication).
+		{"DEGREES(0.1E0)", "5.729577951308233", ""},
+		{"DEGREES(1.1E0)", "63.02535746439056", ""},
+		{"RADIANS(1.5E0)", "0.026179938779914945", ""},
 		{"MOD(-7, 3)", "-1", "INT NOT NULL"},
 		{"MOD(7.5, 2)", "1.5", "DECIMAL(2, 1) NOT NULL"},
 	})

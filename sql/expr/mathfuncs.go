@@ -14,8 +14,11 @@ func init() {
 		"SIN": math.Sin, "COS": math.Cos, "TAN": math.Tan, "ASIN": math.Asin, "ACOS": math.Acos,
 		"ATAN": math.Atan, "SINH": math.Sinh, "COSH": math.Cosh, "TANH": math.Tanh,
 		"COT":     func(x float64) float64 { return 1 / math.Tan(x) },
-		"DEGREES": func(x float64) float64 { return x * 180 / math.Pi },
-		"RADIANS": func(x float64) float64 { return x * math.Pi / 180 },
+		// Java's Math.toDegrees and toRadians, which Flink calls: one
+		// multiplication by the rounded ratio (x * 180 / π rounds twice and
+		// differs in the last digit for one argument in four).
+		"DEGREES": func(x float64) float64 { return x * 57.29577951308232 },
+		"RADIANS": func(x float64) float64 { return x * 0.017453292519943295 },
 	}
 	for name, f := range doubles {
 		register(name, 1, 1, "NUMERIC", doubleFunc(func(v []float64) float64 { return f(v[0]) }))
