@@ -190,6 +190,16 @@ func TestMathFunctions(t *testing.T) {
 		{"SIGN(-0.5E0)", "-1.0", ""},
 		{"PI()", "3.141592653589793", "DOUBLE NOT NULL"},
 		{"DEGREES(PI())", "180.0", ""},
+		// EXP and POWER correctly rounded, as Java's Math.exp / Math.pow
+		// nearly always are; Go's math.Exp(1.5) and math.Pow(1.1, 10)
+		// differ in the last digit. Special cases stay IEEE's.
+		{"EXP(1.5E0)", "4.4816890703380645", ""},
+		{"EXP(3.2E0)", "24.532530197109352", ""},
+		{"POWER(1.1E0, 10)", "2.5937424601000023", ""},
+		{"POWER(2, 10)", "1024.0", ""},
+		{"POWER(-2, 3)", "-8.0", ""},
+		{"POWER(0, 0)", "1.0", ""},
+		{"POWER(7, -3)", "0.0029154518950437317", ""},
 		// Java's Math.toDegrees / toRadians (one multiplication).
 		{"DEGREES(0.1E0)", "5.729577951308233", ""},
 		{"DEGREES(1.1E0)", "63.02535746439056", ""},

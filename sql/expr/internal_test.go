@@ -187,3 +187,31 @@ func TestJavaLogs(t *testing.T) {
 		t.Error("special cases differ from Math.log")
 	}
 }
+
+// TestJavaExpPow: EXP stays within an ulp of Go's over its whole range,
+// POWER near Go's (whose error grows with the exponent: several ulps at
+// 7142.09^49, where ours is Java's and the exact value's), and both keep
+// IEEE's special cases at the edges.
+func TestJavaExpPow(t *testing.T) {
+	ulp := func(a, b float64) bool { return a == b || math.Abs(a-b) <= math.Abs(b)*0x1p-51 }
+	for x := -745.0; x < 710; x += 0.731 {
+		if got, near := javaExp(x), math.Exp(x); !ulp(got, near) {
+			t.Errorf("javaExp(%v) = %v, math.Exp gives %v", x, got, near)
+		}
+	}
+	for x := 0.01; x < 1e4; x *= 1.9 {
+		for y := -50.0; y < 50; y += 3.3 {
+			if got, near := javaPow(x, y), math.Pow(x, y); math.Abs(got-near) > math.Abs(near)*1e-14 {
+				t.Errorf("javaPow(%v, %v) = %v, math.Pow gives %v", x, y, got, near)
+			}
+		}
+	}
+	for _, c := range [][3]float64{{7142.0949569337245, 48.99999999999998, 6.877892450152183e188}, {0, 0, 1}, {2, 1100, math.Inf(1)}, {2, -1100, 0}, {-2, 3, -8}, {4, 0.5, 2}, {10, -2, 0.01}} {
+		if got := javaPow(c[0], c[1]); got != c[2] {
+			t.Errorf("javaPow(%v, %v) = %v, want %v", c[0], c[1], got, c[2])
+		}
+	}
+	if !math.IsInf(javaExp(1000), 1) || javaExp(-1000) != 0 || !math.IsNaN(javaPow(-8, 1.0/3)) {
+		t.Error("special cases differ from Math.exp / Math.pow")
+	}
+}

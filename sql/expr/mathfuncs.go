@@ -10,10 +10,10 @@ import (
 
 func init() {
 	doubles := map[string]func(float64) float64{
-		"SQRT": math.Sqrt, "EXP": math.Exp, "LN": javaLog, "LOG10": javaLog10, "LOG2": javaLog2,
+		"SQRT": math.Sqrt, "EXP": javaExp, "LN": javaLog, "LOG10": javaLog10, "LOG2": javaLog2,
 		"SIN": math.Sin, "COS": math.Cos, "TAN": math.Tan, "ASIN": math.Asin, "ACOS": math.Acos,
 		"ATAN": math.Atan, "SINH": math.Sinh, "COSH": math.Cosh, "TANH": math.Tanh,
-		"COT":     func(x float64) float64 { return 1 / math.Tan(x) },
+		"COT": func(x float64) float64 { return 1 / math.Tan(x) },
 		// Java's Math.toDegrees and toRadians, which Flink calls: one
 		// multiplication by the rounded ratio (x * 180 / π rounds twice and
 		// differs in the last digit for one argument in four).
@@ -23,7 +23,7 @@ func init() {
 	for name, f := range doubles {
 		register(name, 1, 1, "NUMERIC", doubleFunc(func(v []float64) float64 { return f(v[0]) }))
 	}
-	register("POWER", 2, 2, "NUMERIC, NUMERIC", doubleFunc(func(v []float64) float64 { return math.Pow(v[0], v[1]) }))
+	register("POWER", 2, 2, "NUMERIC, NUMERIC", doubleFunc(func(v []float64) float64 { return javaPow(v[0], v[1]) }))
 	register("ATAN2", 2, 2, "NUMERIC, NUMERIC", doubleFunc(func(v []float64) float64 { return math.Atan2(v[0], v[1]) }))
 	register("LOG", 1, 2, "[base, ] NUMERIC", doubleFunc(func(v []float64) float64 {
 		if len(v) == 1 {
