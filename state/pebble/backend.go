@@ -116,7 +116,7 @@ func open(opts *Options) (*pebbledb.DB, string, error) {
 		// RocksDB): a failed subtask restores from a checkpoint into a
 		// fresh directory.
 		DisableWAL: true,
-		Merger:     pebbledb.DefaultMerger, // concatenation: ListState appends
+		Merger:     listMerger, // ListState.Add appends by a merge
 		Logger:     quietLogger{},
 	})
 	if err != nil {
@@ -181,7 +181,7 @@ func (b *Backend) ValueTable(spec state.StateSpec) (state.ValueTable, error) {
 
 // ListTable registers (or returns) a list state.
 func (b *Backend) ListTable(spec state.StateSpec) (state.ListTable, error) {
-	t, err := b.register(spec, func(si *stateInfo) table { return &listTable{newTBase(b, si, spec)} }, state.KindList)
+	t, err := b.register(spec, func(si *stateInfo) table { return &listTable{tbase: newTBase(b, si, spec)} }, state.KindList)
 	if err != nil {
 		return nil, err
 	}

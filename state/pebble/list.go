@@ -8,7 +8,16 @@ import (
 // listTable stores ListState: one Pebble entry per key, the elements
 // concatenated, each [ts varint] element(len+bytes). Add appends with a
 // merge (Pebble's concatenating merge operator), without reading the list.
-type listTable struct{ tbase }
+type listTable struct {
+	tbase
+	// merged holds the keys (Pebble key prefixes) appended to since their
+	// list was last written whole: the next Get writes the merged list
+	// back, so that later Gets find one value instead of walking every
+	// merge operand. It is only a hint, bounded by maxMerged.
+	merged map[string]struct{}
+}
+
+const maxMerged = 1 << 16
 
 var _ state.ListTable = (*listTable)(nil)
 
@@ -21,6 +30,12 @@ func (t *listTable) Get() []any {
 	items := t.items(raw)
 	if t.si.ttl.Enabled() {
 		items = t.refresh(k, items, t.b.opts.Clock())
+	}
+	if _, ok := t.merged[string(k)]; ok {
+		delete(t.merged, string(k))
+		if len(items) > 0 {
+			t.b.set(k, t.encode(items))
+		}
 	}
 	if len(items) == 0 {
 		return nil
@@ -92,6 +107,12 @@ func (t *listTable) AddAll(vs []any) {
 	k := t.prefix()
 	t.vbuf = t.appendElems(t.vbuf[:0], vs, t.now())
 	t.b.merge(k, t.vbuf)
+	if t.merged == nil {
+		t.merged = map[string]struct{}{}
+	}
+	if len(t.merged) < maxMerged {
+		t.merged[string(k)] = struct{}{}
+	}
 }
 
 func (t *listTable) Update(vs []any) {
