@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/event"
@@ -87,14 +88,19 @@ func Format(v any) string { return FormatRow(v, nil) }
 // as NULL (as the SQL client shows it; the print connector itself prints
 // Java's null); a field without a type in columns by its Go type. Other
 // values print with fmt.
-func FormatRow(v any, columns []types.Type) string { return formatRow(v, columns, "NULL") }
+func FormatRow(v any, columns []types.Type) string { return formatRow(v, columns, false) }
 
 // printRow is a row as Flink's print sink prints it: Row.toString of the
-// row converted to Java objects, where a NULL field is Java's null:
-// +I[1, null].
-func printRow(v any, columns []types.Type) string { return formatRow(v, columns, "null") }
+// row converted to Java objects, where a NULL field is Java's null
+// (+I[1, null]), a TIMESTAMP a java.time.LocalDateTime and a
+// TIMESTAMP_LTZ a java.time.Instant (see javaTime).
+func printRow(v any, columns []types.Type) string { return formatRow(v, columns, true) }
 
-func formatRow(v any, columns []types.Type, null string) string {
+func formatRow(v any, columns []types.Type, java bool) string {
+	null := "NULL"
+	if java {
+		null = "null"
+	}
 	r, ok := v.(event.Row)
 	if !ok {
 		return fmt.Sprint(v)
@@ -104,6 +110,8 @@ func formatRow(v any, columns []types.Type, null string) string {
 		switch {
 		case f == nil:
 			parts[i] = null
+		case i < len(columns) && java:
+			parts[i] = javaValue(f, &columns[i])
 		case i < len(columns):
 			parts[i] = nested(f, &columns[i])
 		default:
@@ -158,6 +166,43 @@ func nested(v any, t *types.Type) string {
 		return format.FormatScalar(v)
 	}
 	return format.Text(v, *t)
+}
+
+// javaValue is a top-level field as the print sink shows it: a
+// TIMESTAMP or TIMESTAMP_LTZ by javaTime, anything else as nested.
+func javaValue(v any, t *types.Type) string {
+	if ts, ok := v.(time.Time); ok && (t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ) {
+		return javaTime(ts, t.Kind == types.TimestampLTZ)
+	}
+	return nested(v, t)
+}
+
+// javaTime is ts as Java's toString shows the object Flink converts it
+// to: a TIMESTAMP is a LocalDateTime, 2024-03-05T10:11:12.500, whose
+// seconds show only when they or the fraction are not zero
+// (2024-03-05T10:00); a TIMESTAMP_LTZ an Instant, in UTC with its seconds
+// always and a Z (2024-03-05T10:00:00Z). A fraction shows in groups of
+// three digits, as many as it needs.
+func javaTime(ts time.Time, instant bool) string {
+	ts = ts.UTC()
+	s := ts.Format("2006-01-02T15:04")
+	ns := ts.Nanosecond()
+	if instant || ts.Second() != 0 || ns != 0 {
+		s += fmt.Sprintf(":%02d", ts.Second())
+	}
+	switch {
+	case ns == 0:
+	case ns%1e6 == 0:
+		s += fmt.Sprintf(".%03d", ns/1e6)
+	case ns%1e3 == 0:
+		s += fmt.Sprintf(".%06d", ns/1e3)
+	default:
+		s += fmt.Sprintf(".%09d", ns)
+	}
+	if instant {
+		s += "Z"
+	}
+	return s
 }
 
 func (w *writer) Write(r event.Record) error {

@@ -42,19 +42,24 @@ func TestPrintsLikeFlink(t *testing.T) {
 // TestPrintsByColumnType: with the table's column types, a DECIMAL(p, s)
 // prints with s fractional digits whatever scale the value carries (Flink
 // prints a BigDecimal of the column's scale), a DATE as yyyy-MM-dd
-// (java.time.LocalDate) and a TIMESTAMP(p) with p fractional digits.
+// (java.time.LocalDate), a TIMESTAMP(p) as java.time.LocalDateTime's
+// toString (seconds only when not zero, the fraction in groups of three
+// digits, whatever p) and a TIMESTAMP_LTZ as java.time.Instant's (UTC,
+// seconds always, Z).
 func TestPrintsByColumnType(t *testing.T) {
 	var out bytes.Buffer
 	s := &Sink{Out: &out, Types: []types.Type{
 		{Kind: types.Decimal, Precision: 5, Scale: 2}, {Kind: types.Date}, {Kind: types.Timestamp, Precision: 0},
+		{Kind: types.Timestamp, Precision: 3}, {Kind: types.Timestamp, Precision: 6}, {Kind: types.TimestampLTZ, Precision: 3},
 	}}
 	w, _ := s.CreateWriter(operator.WriterContext{Parallelism: 1})
 	day := time.Date(2024, 3, 5, 0, 0, 0, 0, time.UTC)
-	row := event.Row{Kind: event.Insert, Fields: []any{decimal.NewFromInt(7), day, day.Add(10 * time.Hour)}}
+	row := event.Row{Kind: event.Insert, Fields: []any{decimal.NewFromInt(7), day, day.Add(10 * time.Hour),
+		day.Add(10*time.Hour + 11*time.Minute + 12500*time.Millisecond), day.Add(1234 * time.Microsecond), day.Add(10 * time.Hour)}}
 	if err := w.Write(event.Record{Value: row}); err != nil {
 		t.Fatal(err)
 	}
-	if want := "+I[7.00, 2024-03-05, 2024-03-05 10:00:00]\n"; out.String() != want {
+	if want := "+I[7.00, 2024-03-05, 2024-03-05T10:00, 2024-03-05T10:11:12.500, 2024-03-05T00:00:00.001234, 2024-03-05T10:00:00Z]\n"; out.String() != want {
 		t.Fatalf("printed %q, want %q", out.String(), want)
 	}
 }
