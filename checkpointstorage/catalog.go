@@ -280,22 +280,28 @@ func refUnder(refs map[string]bool, rel string) bool {
 func (s *FS) prune(id event.CheckpointID, refs map[string]bool, keepMeta bool) ([]string, error) {
 	name := chkName(id)
 	if !keepMeta && !refUnder(refs, name) {
-		if err := os.RemoveAll(s.abs(name)); err != nil {
+		if err := s.removeChk(name); err != nil {
 			return nil, fmt.Errorf("checkpointstorage: removing %s: %w", name, err)
 		}
-		return []string{name}, syncDir(s.dir)
+		return []string{name}, nil
 	}
 	entries, err := os.ReadDir(s.abs(name))
 	if err != nil {
 		return nil, fmt.Errorf("checkpointstorage: listing %s: %w", name, err)
 	}
 	var removed []string
+	if !keepMeta && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == metadataName }) {
+		if err := s.invalidate(name); err != nil {
+			return nil, fmt.Errorf("checkpointstorage: removing %s/%s: %w", name, metadataName, err)
+		}
+		removed = append(removed, name+"/"+metadataName)
+	}
 	for _, e := range entries {
 		rel := name + "/" + e.Name()
-		if (keepMeta && e.Name() == metadataName) || refs[rel] || (e.IsDir() && refUnder(refs, rel)) {
+		if e.Name() == metadataName || refs[rel] || (e.IsDir() && refUnder(refs, rel)) {
 			continue
 		}
-		if err := os.RemoveAll(s.abs(rel)); err != nil {
+		if err := s.remove(s.abs(rel)); err != nil {
 			return removed, fmt.Errorf("checkpointstorage: removing %s: %w", rel, err)
 		}
 		removed = append(removed, rel)

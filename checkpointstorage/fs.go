@@ -28,6 +28,9 @@ type FS struct {
 	// savepoint: the storage is one savepoint's directory, holding its
 	// _metadata and state files directly (see CreateSavepoint).
 	savepoint bool
+	// removeAll, when set, replaces os.RemoveAll: tests stop a deletion
+	// midway through it, as a crash would.
+	removeAll func(string) error
 	mu        struct {
 		// Mutex serialises read-modify-write of the id counter file.
 		sync.Mutex
@@ -144,10 +147,47 @@ func (s *FS) ReadState(h Handle) ([]byte, error) {
 // Discard removes the directory of checkpoint id, e.g. after it was aborted.
 // Discarding a checkpoint that has no directory is not an error.
 func (s *FS) Discard(id event.CheckpointID) error {
-	if err := os.RemoveAll(s.abs(s.chkDir(id))); err != nil {
+	if err := s.removeChk(s.chkDir(id)); err != nil {
 		return fmt.Errorf("checkpointstorage: discarding checkpoint %d: %w", id, err)
 	}
+	return nil
+}
+
+// removeChk deletes a checkpoint directory, its _metadata first (see
+// invalidate).
+func (s *FS) removeChk(name string) error {
+	if err := s.invalidate(name); err != nil {
+		return err
+	}
+	if err := s.remove(s.abs(name)); err != nil {
+		return err
+	}
 	return syncDir(s.dir)
+}
+
+// remove deletes p and everything under it.
+func (s *FS) remove(p string) error {
+	if s.removeAll != nil {
+		return s.removeAll(p)
+	}
+	return os.RemoveAll(p)
+}
+
+// invalidate removes chk-N/_metadata and makes that durable before anything
+// else of the checkpoint is deleted. Deleting a directory goes entry by
+// entry in no set order, so a crash midway (a SIGKILL during the cleanup
+// after a checkpoint) would otherwise leave a completed checkpoint with
+// some of its state files gone: the next start reports it as CORRUPT and
+// keeps it aside forever. Without its _metadata it is an incomplete
+// checkpoint, which GC removes silently.
+func (s *FS) invalidate(name string) error {
+	if err := s.remove(s.abs(path.Join(name, metadataName))); err != nil {
+		return err
+	}
+	if err := syncDir(s.abs(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // mkChkDir creates chk-<id>; when it is new, it fsyncs the storage directory
