@@ -71,6 +71,9 @@ func TestStringFunctions(t *testing.T) {
 	run(t, []evalCase{
 		{"UPPER(s)", "HELLO, WORLD", "STRING"},
 		{"LOWER('ABC')", "abc", "CHAR(3) NOT NULL"},
+		// Java's toUpperCase / toLowerCase (full Unicode case mapping).
+		{"UPPER('straße ǰ ŉ')", "STRASSE J̌ ʼN", ""},
+		{"LOWER('ΟΔΟΣ ΣΑΣ İx')", "οδος σας i̇x", ""},
 		{"lower(ns)", "NULL", "STRING"},
 		{"CHAR_LENGTH(s)", "12", "INT"},
 		{"CHARACTER_LENGTH('héllo')", "5", "INT NOT NULL"},

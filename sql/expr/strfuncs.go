@@ -17,6 +17,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/cases"
+	"golang.org/x/text/language"
+
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/types"
 )
@@ -171,13 +174,41 @@ func caseFunc(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, err
 	var f func(string) string
 	switch call.Name {
 	case "UPPER":
-		f = strings.ToUpper
+		f = javaUpper
 	case "LOWER":
-		f = strings.ToLower
+		f = javaLower
 	default:
 		f = initCap
 	}
 	return fn(call, a, t, func(v []any) (any, error) { return f(v[0].(string)), nil }), nil
+}
+
+// javaUpper and javaLower are Java's String.toUpperCase and toLowerCase,
+// which Flink's UPPER and LOWER call: full Unicode case mapping, where
+// one character may become several (straße → STRASSE) and a capital
+// sigma ending a word lowers to ς. Go's strings.ToUpper maps rune by
+// rune; ASCII takes it, the same and faster.
+func javaUpper(s string) string {
+	if isASCII(s) {
+		return strings.ToUpper(s)
+	}
+	return cases.Upper(language.Und).String(s)
+}
+
+func javaLower(s string) string {
+	if isASCII(s) {
+		return strings.ToLower(s)
+	}
+	return cases.Lower(language.Und).String(s)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // initCap upper-cases the first letter of each word (a run of letters and
