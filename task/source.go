@@ -283,8 +283,8 @@ func (t *Subtask) sourceStep(d *sourceDriver) (<-chan struct{}, error) {
 }
 
 func (t *Subtask) emitSourceWatermark(d *sourceDriver) {
-	if d.spec.Watermarks == nil || d.ended {
-		return
+	if d.spec.Watermarks == nil || d.ended || t.stopping != 0 {
+		return // stopped by a stop-with-savepoint: event time stops with the input
 	}
 	now := t.spec.Now()
 	wm, idle, adv := d.multi.OnPeriodicEmit(now)
