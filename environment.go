@@ -2,10 +2,13 @@ package weir
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/metrics"
+	"github.com/weirstream/weir/metrics/prom"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/task"
@@ -113,4 +116,17 @@ func (e *Environment) ExecuteAsync(ctx context.Context, name string) (*runtime.J
 		return nil, err
 	}
 	return runtime.Start(ctx, jg, e.opts)
+}
+
+// MetricsHandler returns an http.Handler serving the metrics of the jobs
+// this environment executes in Prometheus's text format, with Flink's
+// PrometheusReporter names under the prefix weir_ (see package
+// metrics/prom): mount it on your server's /metrics. The jobs report to
+// RuntimeOptions().Metrics, created here when unset; a finished job's
+// final values stay.
+func (e *Environment) MetricsHandler() http.Handler {
+	if e.opts.Metrics == nil {
+		e.opts.Metrics = metrics.NewRegistry()
+	}
+	return prom.Handler(e.opts.Metrics)
 }

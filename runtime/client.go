@@ -53,6 +53,7 @@ func Start(ctx context.Context, jg *graph.JobGraph, opts Options) (*JobClient, e
 	j := &job{jg: jg, opts: &opts, fs: fs, res: &Result{Metrics: map[string]operator.Metrics{}}, positions: newPositions(),
 		rnd: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)), requests: make(chan *savepointRequest),
 		savepoints: newSavepointDirs()}
+	j.registerMetrics()
 	ctx, cancel := context.WithCancel(ctx)
 	c := &JobClient{id: opts.JobID, j: j, cancel: cancel, done: make(chan struct{}), res: j.res}
 	go func() {

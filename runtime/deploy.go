@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/heap"
@@ -100,6 +101,8 @@ type deployment struct {
 	mail     map[event.SubtaskID]chan task.Mail
 	metrics  map[string]*operator.Metrics // by operator UID, summed per subtask later
 	opMetric []opMetric
+	// groups are the subtasks' groups in Options.Metrics (nil without).
+	groups []*metrics.Subtask
 	// readers and writers are the live counters of source subtasks and of
 	// subtasks whose chain ends in a sink.
 	readers, writers []*task.Counters
@@ -250,7 +253,7 @@ func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 	id := event.SubtaskID{Vertex: v.Name, Index: i}
 	mail := make(chan task.Mail, 1024)
 	spec := task.Spec{ID: id, Mode: dp.opts.Mode, Storage: dp.fs, Reports: dp.reports, Mail: mail, Now: dp.opts.Now,
-		Counters: &task.Counters{}, Logger: dp.opts.Logger}
+		Counters: &task.Counters{}, Logger: dp.opts.Logger, Metrics: dp.subtaskMetrics(v, i)}
 	if dp.savepoints != nil {
 		spec.Savepoints = dp.savepoints.get
 	}

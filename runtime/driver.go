@@ -208,6 +208,7 @@ func (dr *driver) persist(a checkpoint.PersistCheckpoint) []checkpoint.Action {
 func (dr *driver) complete(ctx context.Context, id event.CheckpointID) error {
 	dr.j.lastOwn = id
 	dr.lastDone = dr.j.opts.Now()
+	dr.checkpointCompletedMetrics(id)
 	dr.j.emit(Event{Kind: EventCheckpointCompleted, Checkpoint: int64(id), Stats: dr.stats(id)})
 	for _, s := range dr.d.ids {
 		if err := dr.post(ctx, s, task.Mail{Kind: task.MailComplete, ID: id}); err != nil {
@@ -226,6 +227,7 @@ func (dr *driver) abort(ctx context.Context, a checkpoint.AbortCheckpoint) error
 	if dr.savepointAborted(a) {
 		return dr.postAborted(ctx, a.ID)
 	}
+	dr.checkpointFailedMetrics(a.Reason)
 	if !errors.Is(a.Reason, checkpoint.ErrSubsumed) {
 		dr.j.opts.Logger.Warn("checkpoint failed", "job", dr.j.opts.JobID, "checkpoint", a.ID, "reason", a.Reason)
 		dr.j.emit(Event{Kind: EventCheckpointFailed, Checkpoint: int64(a.ID), Err: a.Reason, Stats: dr.stats(a.ID)})
@@ -265,12 +267,7 @@ func (dr *driver) stats(id event.CheckpointID) *checkpoint.CheckpointStats {
 	if dr.j.opts.Listener == nil {
 		return nil
 	}
-	for _, s := range dr.coord.Stats() {
-		if s.ID == id {
-			return &s
-		}
-	}
-	return nil
+	return dr.findStats(id)
 }
 
 // reportProgress hands the live figures to Options.Progress.

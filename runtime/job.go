@@ -15,6 +15,7 @@ import (
 	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/restart"
 	"github.com/weirstream/weir/task"
@@ -89,6 +90,8 @@ type job struct {
 	// recur remembers the positions of failures, rnd draws restart jitter.
 	recur restart.Recurrence
 	rnd   *rand.Rand
+	// metrics is the job's group in Options.Metrics (nil without).
+	metrics *metrics.Job
 }
 
 func (j *job) emit(e Event) {
@@ -123,6 +126,7 @@ func (j *job) run(ctx context.Context) error {
 			"job", j.opts.JobID, "attempt", attempt+1, "delay", delay, "err", j.res.Failures[attempt])
 		j.emit(Event{Kind: EventFailover, Err: j.res.Failures[attempt], Attempt: attempt + 1})
 		j.res.Restarts++
+		j.restartMetrics()
 		which = j.failoverPoint()
 		if !sleep(ctx, delay) {
 			return ctx.Err()
@@ -399,6 +403,7 @@ func (j *job) runAttempt(parent context.Context, restore *restoredState) error {
 		savepoints: j.savepoints}
 	d := dp.deploy()
 	defer d.close()
+	j.attemptMetrics(d)
 	if d.err != nil {
 		return d.err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/restart"
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/heap"
@@ -86,6 +87,11 @@ type Options struct {
 	Listener func(Event)
 	// Progress, if set, is called about once a second with live figures.
 	Progress func(Progress)
+	// Metrics, if set, is the registry the job reports its metrics to
+	// (Flink's job, task and operator metric groups; metrics/prom serves
+	// them to Prometheus). The job stays registered after it ends, with
+	// its final values. Default nil: no metrics.
+	Metrics *metrics.Registry
 }
 
 // Values of Options.Restore other than a checkpoint path.

@@ -16,7 +16,9 @@
 # State (configs, data, logs, pid files) lives under WEIR_SERVICES_DIR
 # (default ~/.cache/weir/services); downloads (Kafka jars) are cached under
 # ${XDG_CACHE_HOME:-~/.cache}/weir. Missing Debian packages (mariadb-server,
-# postgresql, a JRE, maven) are installed with apt-get when running as root.
+# postgresql, a JRE, maven, and prometheus — whose server the metrics tests start
+# themselves, never as a system service) are installed with apt-get when running
+# as root.
 #
 # Environment knobs:
 #   WEIR_SERVICES_DIR            data dir
@@ -559,9 +561,17 @@ pg_stop() {
 
 # ---------------------------------------------------------------- commands
 
+# prometheus_ensure_installed: the Prometheus server the metrics acceptance test
+# runs as its own process (a private config and port); never started here.
+prometheus_ensure_installed() {
+	command -v prometheus >/dev/null || apt_install prometheus
+	command -v prometheus >/dev/null || die "prometheus: binary not found after install"
+}
+
 cmd_up() {
 	mkdir -p "$DATA_DIR" "$CACHE_DIR"
 	local t0=$SECONDS
+	prometheus_ensure_installed
 	local kafka_was_up=0
 	kafka_up && kafka_was_up=1
 	kafka_launch

@@ -14,11 +14,15 @@ type chainOutput struct {
 	side    map[string][]*RecordWriter
 	lastWM  event.Timestamp
 	metrics *operator.Metrics
+	// nextMetrics are the next operator's (nil at the chain's end): its
+	// RecordsIn is what this output hands it.
+	nextMetrics *operator.Metrics
 }
 
 func (o *chainOutput) Collect(r event.Record) {
 	o.metrics.RecordsOut++
 	if o.next != nil {
+		o.nextMetrics.RecordsIn++
 		if o.t.err == nil {
 			o.t.setErr(o.next.ProcessElement(r))
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/watermark"
 )
@@ -73,6 +74,11 @@ type Spec struct {
 	// Logger receives the subtask's warnings (a stalled source watermark).
 	// Default: slog.Default().
 	Logger *slog.Logger
+	// Metrics, if set, is the subtask's group in the metrics registry: its
+	// operators are the source (on a source subtask) then Chain's. The
+	// subtask publishes its counts into it at every processing-time tick
+	// and when it exits.
+	Metrics *metrics.Subtask
 }
 
 // Counters are a subtask's live counts: In counts records taken from input
@@ -132,7 +138,9 @@ type Subtask struct {
 	done     bool
 	asyncs   chan struct{} // semaphore counting running async snapshot parts
 	src      *sourceDriver
-	head     operator.Output // where the source (or gate) feeds records
+	head     *chainOutput // where the source (or gate) feeds records
+	// outs are the outputs of the chain's operators, in chain order.
+	outs     []*chainOutput
 	twoInput operator.TwoInput
 	// pts runs the chain's processing-time callbacks, keyed timers
 	// included; onTick advances it.
@@ -187,6 +195,7 @@ func (t *Subtask) cleanup() []error {
 	t.pts.Quiesce() // nothing fires once the subtask stops
 	errs = append(errs, t.closeChain()...)
 	t.waitAsync()
+	t.publishMetrics() // the final counts, for a scrape after the job
 	return errs
 }
 
@@ -261,10 +270,12 @@ func (t *Subtask) open() error {
 // and finds the chain head.
 func (t *Subtask) wireChain() {
 	chain := t.spec.Chain
+	t.outs = make([]*chainOutput, len(chain))
 	for i, c := range chain {
 		out := &chainOutput{t: t, side: c.Side, lastWM: event.MinWatermark, metrics: c.Ctx.Metrics}
+		t.outs[i] = out
 		if i+1 < len(chain) {
-			out.next = chain[i+1].Op
+			out.next, out.nextMetrics = chain[i+1].Op, chain[i+1].Ctx.Metrics
 		} else {
 			out.writers = t.spec.Writers
 		}
@@ -276,7 +287,8 @@ func (t *Subtask) wireChain() {
 		}
 	}
 	if len(chain) > 0 {
-		t.head = &chainOutput{t: t, next: chain[0].Op, lastWM: event.MinWatermark, metrics: &operator.Metrics{}}
+		t.head = &chainOutput{t: t, next: chain[0].Op, lastWM: event.MinWatermark, metrics: &operator.Metrics{},
+			nextMetrics: chain[0].Ctx.Metrics}
 		t.twoInput, _ = chain[0].Op.(operator.TwoInput)
 	} else {
 		t.head = &chainOutput{t: t, writers: t.spec.Writers, lastWM: event.MinWatermark, metrics: &operator.Metrics{}}
@@ -402,6 +414,7 @@ func (t *Subtask) onEnvelope(e Envelope) {
 
 func (t *Subtask) processRecord(r event.Record, in2 bool) {
 	if in2 && t.twoInput != nil {
+		t.spec.Chain[0].Ctx.Metrics.RecordsIn++
 		t.setErr(t.twoInput.ProcessElement2(r))
 		return
 	}
@@ -575,6 +588,7 @@ func (t *Subtask) onTick() {
 	if t.spec.Counters != nil {
 		t.spec.Counters.LateDropped.Store(late)
 	}
+	t.publishMetrics()
 }
 
 func (t *Subtask) report(r Report) {

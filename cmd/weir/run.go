@@ -14,12 +14,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirstream/weir/metrics"
+	"github.com/weirstream/weir/metrics/prom"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/session"
 )
 
 type runFlags struct {
 	restore, checkpointDir string
+	metricsPort            string
 	settings               []string
 	explain, quiet         bool
 	// savepointOnStop is the directory of the savepoint SIGTERM takes;
@@ -54,6 +57,7 @@ its address is in <checkpoint dir>/_rest_address): weir savepoint FILE.sql [DIR]
 	fl.StringVar(&f.restore, "restore", "", `resume from "latest" (fails when there is no usable checkpoint), "latest-or-empty" (starts empty then) or a chk-N directory`)
 	fl.StringVar(&f.checkpointDir, "checkpoint-dir", "", "checkpoint directory (overrides execution.checkpointing.dir; default .weir/checkpoints/<job>)")
 	fl.StringArrayVarP(&f.settings, "set", "D", nil, "a setting key=value, as SET 'key' = 'value' (repeatable)")
+	fl.StringVar(&f.metricsPort, "metrics-port", "", "serve Prometheus metrics on this port of 127.0.0.1 (as -D "+prom.KeyPort+"=PORT; 0: any free port)")
 	fl.BoolVar(&f.explain, "explain", false, "print the job's plan (as weir explain) and exit")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "log warnings and errors only")
 	fl.StringVar(&f.savepointOnStop, "savepoint-on-stop", "", "on SIGTERM, stop the job with a savepoint under this directory and print its path")
@@ -112,6 +116,11 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 		opts.Progress = status.update
 		opts.Logger = slog.New(logHandler(status.clearing(), f.quiet))
 	}
+	closeMetrics, err := startMetrics(s, f.metricsPort, &opts)
+	if err != nil {
+		return err
+	}
+	defer closeMetrics()
 	var onStop stopWithSavepoint
 	var onTerm func(context.CancelFunc)
 	if f.savepointOnStop != "" {
@@ -137,6 +146,32 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 		return stoppedWithSavepoint(cmd.ErrOrStderr(), jg.JobName, path, serr, err)
 	}
 	return jobEnded(cmd.ErrOrStderr(), jg.JobName, res, err, stop.signal())
+}
+
+// startMetrics starts the Prometheus reporter when the settings
+// (metrics.reporter.prom.*) or --metrics-port ask for it: the job then
+// reports to a registry served on /metrics until the command ends.
+func startMetrics(s *session.Session, port string, opts *runtime.Options) (func(), error) {
+	c, on, err := prom.FromConfig(func(k string) (string, bool) { v, ok := s.Settings[k]; return v, ok })
+	if err != nil {
+		return nil, err
+	}
+	if port != "" {
+		if !on {
+			c.Host = prom.DefaultHost
+		}
+		c.Ports, on = port, true
+	}
+	if !on {
+		return func() {}, nil
+	}
+	opts.Metrics = metrics.NewRegistry()
+	srv, err := prom.Listen(c, opts.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	opts.Logger.Info("serving Prometheus metrics", "url", "http://"+srv.Addr().String()+"/metrics")
+	return func() { _ = srv.Close() }, nil
 }
 
 func logger(quiet bool) *slog.Logger { return slog.New(logHandler(os.Stderr, quiet)) }

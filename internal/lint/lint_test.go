@@ -24,7 +24,7 @@ type layer struct {
 
 var (
 	leaves     = []string{"event", "keygroup"}
-	primitives = append([]string{"barrier", "channel", "watermark", "state", "checkpointstorage", "checkpoint", "restart"}, leaves...)
+	primitives = append([]string{"metrics", "barrier", "channel", "watermark", "state", "checkpointstorage", "checkpoint", "restart"}, leaves...)
 	runtime    = append([]string{"operator", "graph", "task", "runtime"}, primitives...)
 	api        = append([]string{"."}, runtime...)
 	// Connectors' integration tests find services through internal/testsvc
@@ -39,6 +39,10 @@ var (
 
 var layers = []layer{
 	{prefixes: leaves, mayUse: nil},
+	// metrics holds the live metric groups (no reporter library);
+	// metrics/prom reads them for Prometheus.
+	{prefixes: []string{"metrics"}, mayUse: nil},
+	{prefixes: []string{"metrics/prom"}, mayUse: []string{"metrics"}},
 	{prefixes: []string{"barrier", "channel", "watermark", "checkpoint", "restart"}, mayUse: leaves},
 	{prefixes: []string{"checkpointstorage"}, mayUse: leaves},
 	{prefixes: []string{"state"}, mayUse: append([]string{"state"}, leaves...)},

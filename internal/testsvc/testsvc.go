@@ -17,6 +17,7 @@ package testsvc
 import (
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,6 +32,9 @@ const (
 	EnvKafkaBrokers = "WEIR_KAFKA_BROKERS"
 	EnvMySQLDSN     = "WEIR_MYSQL_DSN"
 	EnvPostgresDSN  = "WEIR_POSTGRES_DSN"
+	// EnvPrometheus, if set, is the prometheus binary to run; else the
+	// one on PATH (scripts/services.sh up installs Debian's).
+	EnvPrometheus = "WEIR_PROMETHEUS"
 )
 
 // DialTimeout bounds the reachability check of each service address.
@@ -110,4 +114,27 @@ func reachable(t testing.TB, env, service, addr string) {
 		t.Fatalf("%s is set but %s at %s is unreachable: %v; start it with `scripts/services.sh up`", env, service, addr, err)
 	}
 	_ = c.Close()
+}
+
+// Prometheus returns the path of a Prometheus server binary for a test to
+// start its own instance of: $WEIR_PROMETHEUS, or prometheus on PATH. When
+// there is none the test is skipped, or fails under CI=true.
+func Prometheus(t testing.TB) string {
+	t.Helper()
+	if p := strings.TrimSpace(os.Getenv(EnvPrometheus)); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s=%q: %v", EnvPrometheus, p, err)
+		}
+		return p
+	}
+	p, err := exec.LookPath("prometheus")
+	if err == nil {
+		return p
+	}
+	const install = "install it with `scripts/services.sh up` (Debian's prometheus package) or set " + EnvPrometheus
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("no prometheus binary on PATH; CI requires it: %s", install)
+	}
+	t.Skipf("no prometheus binary on PATH; skipping (to run it: %s)", install)
+	return ""
 }

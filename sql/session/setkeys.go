@@ -24,6 +24,9 @@ var KnownSettings = []string{
 	"execution.checkpointing.savepoint-dir",
 	"execution.checkpointing.timeout",
 	"execution.checkpointing.tolerable-failed-checkpoints",
+	"metrics.reporter.prom.factory.class", // read by weir run (metrics/prom)
+	"metrics.reporter.prom.host",
+	"metrics.reporter.prom.port",
 	"parallelism.default",
 	"pipeline.name",
 	"restart-strategy.exponential-delay.attempts-before-reset-backoff",

@@ -1,0 +1,157 @@
+// Package metrics owns the live metric groups of the jobs running in a
+// process — Flink's MetricRegistry with its job, task (subtask) and operator
+// groups. The runtime and the subtasks keep the counts; they publish them
+// into these groups as atomics (a subtask at every processing-time tick and
+// when it exits, the job driver on every checkpoint and restart), and a
+// reporter (metrics/prom) reads them at scrape time. Nothing here computes a
+// value from data, and nothing imports a reporter's library.
+package metrics
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// Registry holds the jobs of a process. A job stays registered after it
+// ends, with its last values, until Remove: a scrape after a bounded job
+// sees its final counts (Flink drops a finished job's metrics; a one-job
+// process such as weir run exits instead). Safe for concurrent use.
+type Registry struct {
+	mu struct {
+		sync.Mutex
+		jobs []*Job
+	}
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{} }
+
+// AddJob registers a job (id and name as Flink's job_id, job_name) and
+// returns its group.
+func (r *Registry) AddJob(id, name string) *Job {
+	j := &Job{ID: id, Name: name}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.mu.jobs = append(r.mu.jobs, j)
+	return j
+}
+
+// Remove unregisters a job.
+func (r *Registry) Remove(j *Job) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, x := range r.mu.jobs {
+		if x == j {
+			r.mu.jobs = append(r.mu.jobs[:i], r.mu.jobs[i+1:]...)
+			return
+		}
+	}
+}
+
+// Jobs returns the registered jobs, in registration order.
+func (r *Registry) Jobs() []*Job {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*Job(nil), r.mu.jobs...)
+}
+
+// Job is a job's group: Flink's JobManager job scope (restarts,
+// checkpoints) and the subtasks of its current attempt.
+type Job struct {
+	ID, Name string
+	// NumRestarts counts failovers (Flink's numRestarts).
+	NumRestarts atomic.Int64
+	// Checkpoint counts and the last completed checkpoint, as Flink's
+	// numberOfCompletedCheckpoints, numberOfFailedCheckpoints,
+	// lastCompletedCheckpointId, lastCheckpointDuration (ms),
+	// lastCheckpointSize (bytes written by every subtask).
+	CompletedCheckpoints, FailedCheckpoints atomic.Int64
+	LastCompletedCheckpointID               atomic.Int64
+	LastCheckpointDurationMs                atomic.Int64
+	LastCheckpointSize                      atomic.Int64
+	mu                                      struct {
+		sync.Mutex
+		subtasks []*Subtask
+	}
+}
+
+// NewAttempt replaces the job's subtasks with those of a new attempt (a
+// restart starts every count of a subtask again from zero, as in Flink,
+// whose tasks are new instances).
+func (j *Job) NewAttempt(subtasks []*Subtask) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.mu.subtasks = subtasks
+}
+
+// Subtasks returns the subtasks of the current attempt, sorted by task
+// name and index.
+func (j *Job) Subtasks() []*Subtask {
+	j.mu.Lock()
+	s := append([]*Subtask(nil), j.mu.subtasks...)
+	j.mu.Unlock()
+	sort.SliceStable(s, func(a, b int) bool {
+		if s[a].Task != s[b].Task {
+			return s[a].Task < s[b].Task
+		}
+		return s[a].Index < s[b].Index
+	})
+	return s
+}
+
+// Subtask finds the subtask of the current attempt by task name and
+// index, or nil.
+func (j *Job) Subtask(task string, index int) *Subtask {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, s := range j.mu.subtasks {
+		if s.Task == task && s.Index == index {
+			return s
+		}
+	}
+	return nil
+}
+
+// Subtask is Flink's task scope: one parallel instance of a job vertex
+// (Task is the vertex's name, Flink's task_name) and its chain's
+// operators, head first.
+type Subtask struct {
+	Task      string
+	Index     int
+	Operators []*Operator
+	// RecordsIn counts records taken from input channels, RecordsOut those
+	// the chain's last operator emitted (Flink's task numRecordsIn/Out).
+	RecordsIn, RecordsOut atomic.Int64
+	// CheckpointAlignmentNanos is the barrier alignment of the last
+	// completed checkpoint (Flink's checkpointAlignmentTime, ns).
+	CheckpointAlignmentNanos atomic.Int64
+}
+
+// Operator is Flink's operator scope: one operator of a subtask's chain
+// (Name is Flink's operator_name, UID its operator_id).
+type Operator struct {
+	Name, UID string
+	// RecordsIn, RecordsOut: records the operator received and emitted
+	// (main output; Flink's numRecordsIn, numRecordsOut).
+	RecordsIn, RecordsOut atomic.Int64
+	// LateRecordsDropped: late records dropped by a window
+	// (numLateRecordsDropped).
+	LateRecordsDropped atomic.Int64
+	// InputWatermark, OutputWatermark: the last watermark received and
+	// emitted, ms (currentInputWatermark, currentOutputWatermark);
+	// math.MinInt64 before the first.
+	InputWatermark, OutputWatermark atomic.Int64
+}
+
+// NewOperator returns an operator group with no watermark yet.
+func NewOperator(name, uid string) *Operator {
+	o := &Operator{Name: name, UID: uid}
+	o.InputWatermark.Store(minWatermark)
+	o.OutputWatermark.Store(minWatermark)
+	return o
+}
+
+// minWatermark is event.MinWatermark (kept here: metrics imports nothing
+// of Weir's).
+const minWatermark = -1 << 63
