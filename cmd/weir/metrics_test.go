@@ -99,8 +99,8 @@ func TestPrometheusScrapesRunningJob(t *testing.T) {
 		// The largest value Prometheus saw of each subtask's series, summed.
 		fmt.Sprintf(`sum(max_over_time(weir_taskmanager_job_task_operator_numRecordsIn{operator_id=%q}[5m]))`, sink):    wantSink,
 		fmt.Sprintf(`sum(max_over_time(weir_taskmanager_job_task_operator_numRecordsOut{operator_id=%q}[5m]))`, source): wantSource,
-		`max_over_time(weir_jobmanager_job_lastCompletedCheckpointId{job_name="metrics_job"}[5m])`:                       int64(lastID),
-		`max_over_time(weir_jobmanager_job_numRestarts{job_name="metrics_job"}[5m])`:                                     0,
+		`max_over_time(weir_jobmanager_job_lastCompletedCheckpointId{job_name="metrics_job"}[5m])`:                      int64(lastID),
+		`max_over_time(weir_jobmanager_job_numRestarts{job_name="metrics_job"}[5m])`:                                    0,
 	} {
 		got, n := query(t, promAPI, q)
 		if n != 1 || got != float64(want) {
