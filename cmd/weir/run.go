@@ -54,7 +54,7 @@ its address is in <checkpoint dir>/_rest_address): weir savepoint FILE.sql [DIR]
 		RunE: func(cmd *cobra.Command, args []string) error { return runScript(cmd, args[0], f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.restore, "restore", "", `resume from "latest" (fails when there is no usable checkpoint), "latest-or-empty" (starts empty then) or a chk-N directory`)
+	fl.StringVar(&f.restore, "restore", "", `resume from "latest" (fails when there is no usable checkpoint), "latest-or-empty" (starts empty then), or a chk-N or savepoint directory (movable, restorable at any parallelism)`)
 	fl.StringVar(&f.checkpointDir, "checkpoint-dir", "", "checkpoint directory (overrides execution.checkpointing.dir; default .weir/checkpoints/<job>)")
 	fl.StringArrayVarP(&f.settings, "set", "D", nil, "a setting key=value, as SET 'key' = 'value' (repeatable)")
 	fl.StringVar(&f.metricsPort, "metrics-port", "", "serve Prometheus metrics on this port of 127.0.0.1 (as -D "+prom.KeyPort+"=PORT; 0: any free port)")
