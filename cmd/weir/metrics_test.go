@@ -60,11 +60,11 @@ func TestPrometheusScrapesRunningJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts.Logger = logger(true)
-	closeMetrics, err := startMetrics(s, "", &opts)
+	srv, err := startMetrics(s, "", &opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeMetrics()
+	defer srv.Close()
 	promAPI := startPrometheus(t, bin, port)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -224,5 +224,38 @@ func waitFor(t *testing.T, base, q string, want float64) {
 			t.Fatalf("%s = %v after 20 s, want %v", q, got, want)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestMetricsPortFlag: --metrics-port turns the reporter on without any
+// setting, on 127.0.0.1, serving the registry the job reports to; without
+// flag or setting it is off; a bad port is refused naming the option.
+func TestMetricsPortFlag(t *testing.T) {
+	s := session.New()
+	opts := runtime.Options{Logger: logger(true)}
+	srv, err := startMetrics(s, "0", &opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if ip := srv.Addr().(*net.TCPAddr).IP.String(); ip != "127.0.0.1" {
+		t.Errorf("listening on %s, want 127.0.0.1", ip)
+	}
+	opts.Metrics.AddJob("j", "j").NumRestarts.Store(4)
+	r, err := http.Get("http://" + srv.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if want := `weir_jobmanager_job_numRestarts{job_id="j",job_name="j"} 4`; !strings.Contains(string(body), want) {
+		t.Errorf("/metrics lacks %s:\n%.2000s", want, body)
+	}
+	off := runtime.Options{Logger: logger(true)}
+	if srv, err := startMetrics(s, "", &off); err != nil || srv != nil || off.Metrics != nil {
+		t.Fatalf("without settings or flag: server %v, registry %v, err %v; want the reporter off", srv, off.Metrics, err)
+	}
+	if _, err := startMetrics(s, "http", &off); err == nil || !strings.Contains(err.Error(), "'metrics.reporter.prom.port' = 'http'") {
+		t.Fatalf("--metrics-port http: err %v, want one naming metrics.reporter.prom.port", err)
 	}
 }

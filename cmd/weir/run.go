@@ -116,11 +116,13 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 		opts.Progress = status.update
 		opts.Logger = slog.New(logHandler(status.clearing(), f.quiet))
 	}
-	closeMetrics, err := startMetrics(s, f.metricsPort, &opts)
+	metricsSrv, err := startMetrics(s, f.metricsPort, &opts)
 	if err != nil {
 		return err
 	}
-	defer closeMetrics()
+	if metricsSrv != nil {
+		defer metricsSrv.Close()
+	}
 	var onStop stopWithSavepoint
 	var onTerm func(context.CancelFunc)
 	if f.savepointOnStop != "" {
@@ -150,8 +152,9 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 
 // startMetrics starts the Prometheus reporter when the settings
 // (metrics.reporter.prom.*) or --metrics-port ask for it: the job then
-// reports to a registry served on /metrics until the command ends.
-func startMetrics(s *session.Session, port string, opts *runtime.Options) (func(), error) {
+// reports to a registry served on /metrics until the server is closed.
+// Off, it returns a nil server.
+func startMetrics(s *session.Session, port string, opts *runtime.Options) (*prom.Server, error) {
 	c, on, err := prom.FromConfig(func(k string) (string, bool) { v, ok := s.Settings[k]; return v, ok })
 	if err != nil {
 		return nil, err
@@ -163,15 +166,16 @@ func startMetrics(s *session.Session, port string, opts *runtime.Options) (func(
 		c.Ports, on = port, true
 	}
 	if !on {
-		return func() {}, nil
+		return nil, nil
 	}
-	opts.Metrics = metrics.NewRegistry()
-	srv, err := prom.Listen(c, opts.Metrics)
+	r := metrics.NewRegistry()
+	srv, err := prom.Listen(c, r)
 	if err != nil {
 		return nil, err
 	}
+	opts.Metrics = r
 	opts.Logger.Info("serving Prometheus metrics", "url", "http://"+srv.Addr().String()+"/metrics")
-	return func() { _ = srv.Close() }, nil
+	return srv, nil
 }
 
 func logger(quiet bool) *slog.Logger { return slog.New(logHandler(os.Stderr, quiet)) }
