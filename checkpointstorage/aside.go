@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -50,16 +49,20 @@ func (s *FS) moveAside(id event.CheckpointID, cause error, refs map[string]bool)
 	}
 	to := name + corruptSuffix
 	for k := 2; ; k++ {
-		if _, err := os.Lstat(s.abs(to)); errors.Is(err, fs.ErrNotExist) {
+		taken, err := s.exists(to)
+		if err != nil {
+			return q, fmt.Errorf("checkpointstorage: moving corrupt %s aside: %w", name, err)
+		}
+		if !taken {
 			break
 		}
 		to = fmt.Sprintf("%s%s-%d", name, corruptSuffix, k)
 	}
-	if err := os.Rename(s.abs(name), s.abs(to)); err != nil {
+	if err := s.rename(name, to); err != nil {
 		return q, fmt.Errorf("checkpointstorage: moving corrupt %s aside: %w", name, err)
 	}
 	q.To = to
-	return q, syncDir(s.dir)
+	return q, nil
 }
 
 // asideID parses the id of a moved-aside directory name ("chk-7.corrupt",
@@ -137,14 +140,14 @@ func rejection(err error) string {
 
 // noCheckpoint describes the directory after Latest found nothing usable.
 func (s *FS) noCheckpoint(skipped []error) error {
-	e := &NoCheckpointError{Dir: s.dir, Rejected: skipped}
-	entries, err := os.ReadDir(s.dir)
+	e := &NoCheckpointError{Dir: s.loc, Rejected: skipped}
+	entries, err := s.list("")
 	if err != nil {
 		return fmt.Errorf("%w; listing it: %w", e, err)
 	}
 	for _, d := range entries {
-		name := d.Name()
-		if _, ok := parseChkName(name); ok && d.IsDir() {
+		name := d.name
+		if _, ok := parseChkName(name); ok && d.dir {
 			continue
 		}
 		if _, ok := asideID(name); ok {
@@ -154,7 +157,7 @@ func (s *FS) noCheckpoint(skipped []error) error {
 		if name == counterName || strings.HasPrefix(name, counterName+tmpInfix) {
 			continue
 		}
-		if d.IsDir() {
+		if d.dir {
 			name += "/"
 		}
 		if len(e.Other) < 5 {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -28,7 +27,7 @@ func (s *FS) Latest() (Metadata, []error, error) { return s.LatestBefore(0) }
 func (s *FS) LatestBefore(before event.CheckpointID) (Metadata, []error, error) {
 	ids, err := s.chkDirs()
 	if errors.Is(err, fs.ErrNotExist) {
-		return Metadata{}, nil, &NoCheckpointError{Dir: s.dir, Missing: true}
+		return Metadata{}, nil, &NoCheckpointError{Dir: s.loc, Missing: true}
 	}
 	if err != nil {
 		return Metadata{}, nil, err
@@ -231,16 +230,16 @@ func (s *FS) load(id event.CheckpointID) (Metadata, error) {
 
 func (s *FS) checkHandles(hs []Handle) error {
 	for _, h := range hs {
-		p := s.abs(h.Path)
-		fi, err := os.Stat(p)
+		p := s.Where(h.Path)
+		size, err := s.size(h.Path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return &CorruptError{Path: p, Reason: "state file referenced by the checkpoint is missing", Err: err}
 		}
 		if err != nil {
 			return fmt.Errorf("checkpointstorage: checking state file: %w", err)
 		}
-		if fi.Size() != h.Size {
-			return corrupt(p, "size %d bytes, want %d", fi.Size(), h.Size)
+		if size != h.Size {
+			return corrupt(p, "size %d bytes, want %d", size, h.Size)
 		}
 	}
 	return nil
@@ -285,48 +284,45 @@ func (s *FS) prune(id event.CheckpointID, refs map[string]bool, keepMeta bool) (
 		}
 		return []string{name}, nil
 	}
-	entries, err := os.ReadDir(s.abs(name))
+	entries, err := s.list(name)
 	if err != nil {
 		return nil, fmt.Errorf("checkpointstorage: listing %s: %w", name, err)
 	}
 	var removed []string
-	if !keepMeta && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == metadataName }) {
+	if !keepMeta && slices.ContainsFunc(entries, func(e entry) bool { return e.name == metadataName }) {
 		if err := s.invalidate(name); err != nil {
 			return nil, fmt.Errorf("checkpointstorage: removing %s/%s: %w", name, metadataName, err)
 		}
 		removed = append(removed, name+"/"+metadataName)
 	}
 	for _, e := range entries {
-		rel := name + "/" + e.Name()
-		if e.Name() == metadataName || refs[rel] || (e.IsDir() && refUnder(refs, rel)) {
+		rel := name + "/" + e.name
+		if e.name == metadataName || refs[rel] || (e.dir && refUnder(refs, rel)) {
 			continue
 		}
-		if err := s.remove(s.abs(rel)); err != nil {
+		if err := s.remove(rel, e.dir); err != nil {
 			return removed, fmt.Errorf("checkpointstorage: removing %s: %w", rel, err)
 		}
 		removed = append(removed, rel)
 	}
-	if len(removed) == 0 {
-		return nil, nil
-	}
-	return removed, syncDir(s.abs(name))
+	return removed, nil
 }
 
 // removeCounterTemps removes temp files SetNextID left behind in a crash.
 func (s *FS) removeCounterTemps() ([]string, error) {
-	entries, err := os.ReadDir(s.dir)
+	entries, err := s.list("")
 	if err != nil {
-		return nil, fmt.Errorf("checkpointstorage: listing %s: %w", s.dir, err)
+		return nil, fmt.Errorf("checkpointstorage: listing %s: %w", s.loc, err)
 	}
 	var removed []string
 	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), counterName+tmpInfix) {
+		if e.dir || !strings.HasPrefix(e.name, counterName+tmpInfix) {
 			continue
 		}
-		if err := os.Remove(s.abs(e.Name())); err != nil {
-			return removed, fmt.Errorf("checkpointstorage: removing %s: %w", e.Name(), err)
+		if err := s.remove(e.name, false); err != nil {
+			return removed, fmt.Errorf("checkpointstorage: removing %s: %w", e.name, err)
 		}
-		removed = append(removed, e.Name())
+		removed = append(removed, e.name)
 	}
 	return removed, nil
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/weirstream/weir/event"
@@ -20,8 +18,9 @@ func (s *FS) NextID() (event.CheckpointID, error) {
 	return s.nextIDLocked()
 }
 
-// SetNextID persists id as the next checkpoint id, atomically (temp file,
-// fsync, rename, fsync of the directory). Before triggering checkpoint n the
+// SetNextID persists id as the next checkpoint id, atomically (locally:
+// temp file, fsync, rename, fsync of the directory; in a bucket a PUT,
+// which replaces an object atomically). Before triggering checkpoint n the
 // coordinator calls SetNextID(n+1), so that a restart never reuses n even if
 // chk-n was discarded. The counter never goes backwards: an id not greater
 // than the stored one is ignored.
@@ -33,7 +32,7 @@ func (s *FS) SetNextID(id event.CheckpointID) error {
 		return err
 	}
 	data := encodeFrame(counterMagic, strconv.AppendInt(nil, int64(id), 10))
-	if err := writeFileAtomic(s.dir, counterName, data); err != nil {
+	if err := s.put(counterName, data, putReplace); err != nil {
 		return fmt.Errorf("checkpointstorage: persisting next checkpoint id %d: %w", id, s.unwritable(err))
 	}
 	return nil
@@ -44,16 +43,16 @@ func (s *FS) nextIDLocked() (event.CheckpointID, error) {
 	if err != nil {
 		return 0, err
 	}
-	entries, err := os.ReadDir(s.dir)
+	entries, err := s.list("")
 	if err != nil {
-		return 0, fmt.Errorf("checkpointstorage: listing %s: %w", s.dir, err)
+		return 0, fmt.Errorf("checkpointstorage: listing %s: %w", s.loc, err)
 	}
 	for _, e := range entries {
-		id, ok := parseChkName(e.Name())
+		id, ok := parseChkName(e.name)
 		if !ok {
-			id, ok = asideID(e.Name()) // a moved-aside id is used too
+			id, ok = asideID(e.name) // a moved-aside id is used too
 		}
-		if ok && e.IsDir() {
+		if ok && e.dir {
 			next = max(next, id+1)
 		}
 	}
@@ -62,8 +61,8 @@ func (s *FS) nextIDLocked() (event.CheckpointID, error) {
 
 // readCounterLocked returns the stored counter, 0 when there is none.
 func (s *FS) readCounterLocked() (event.CheckpointID, error) {
-	p := filepath.Join(s.dir, counterName)
-	b, err := os.ReadFile(p)
+	p := s.Where(counterName)
+	b, err := s.get(counterName)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}

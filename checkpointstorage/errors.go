@@ -13,6 +13,9 @@ var (
 	ErrNoCheckpoint = errors.New("checkpointstorage: no completed checkpoint")
 	// ErrCorrupt classifies every *CorruptError: match it with errors.Is.
 	ErrCorrupt = errors.New("checkpointstorage: corrupt")
+	// ErrCheckpointExists is returned by WriteMetadata for a checkpoint
+	// that is already completed: its metadata is never overwritten.
+	ErrCheckpointExists = errors.New("checkpointstorage: checkpoint already completed; its metadata is never overwritten")
 	// ErrInvalidName is returned by WriteState for a state file name that is
 	// empty, contains a path separator, is "_metadata" or starts with "." or "_".
 	ErrInvalidName = errors.New("checkpointstorage: invalid state file name")

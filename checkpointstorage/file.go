@@ -2,6 +2,7 @@ package checkpointstorage
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -19,10 +20,13 @@ func writeFileSync(name string, data []byte) error {
 	return errors.Join(err, f.Close())
 }
 
-// writeFileAtomic replaces dir/name with data so that a crash leaves either
-// the old or the new content, never a mix: write a temp file in the same
-// directory, fsync it, rename it over name, fsync the directory.
-func writeFileAtomic(dir, name string, data []byte) error {
+// writeFileAtomic puts data at dir/name so that a crash leaves either the
+// old state or the new, never a mix: write a temp file in the same
+// directory, fsync it, move it into place, fsync the directory. With
+// exclusive, an existing dir/name is kept and errExists returned: the temp
+// file is hard-linked into place (link(2) fails when the target exists),
+// falling back to a check and a rename on a filesystem without hard links.
+func writeFileAtomic(dir, name string, data []byte, exclusive bool) error {
 	f, err := os.CreateTemp(dir, name+tmpInfix+"*")
 	if err != nil {
 		return err
@@ -33,13 +37,33 @@ func writeFileAtomic(dir, name string, data []byte) error {
 		err = f.Sync()
 	}
 	if err = errors.Join(err, f.Close()); err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, name))
+		err = place(tmp, filepath.Join(dir, name), exclusive)
+	}
+	if rmErr := os.Remove(tmp); err == nil && rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+		err = rmErr
 	}
 	if err != nil {
-		_ = os.Remove(tmp) // best effort; GC removes leftovers too
 		return err
 	}
 	return syncDir(dir)
+}
+
+// place moves the temp file tmp to dst (see writeFileAtomic).
+func place(tmp, dst string, exclusive bool) error {
+	if !exclusive {
+		return os.Rename(tmp, dst)
+	}
+	err := os.Link(tmp, dst)
+	if errors.Is(err, fs.ErrExist) {
+		return errExists
+	}
+	if err == nil {
+		return nil
+	}
+	if _, statErr := os.Lstat(dst); statErr == nil {
+		return errExists
+	}
+	return os.Rename(tmp, dst)
 }
 
 // syncDir fsyncs a directory so that entries created, renamed or removed in

@@ -26,6 +26,7 @@ func FuzzReadMetadata(f *testing.F) {
 	f.Add([]byte("WEIRMETA"), false)
 	f.Add([]byte(`{"id":1,"handles":[{"path":"../outside"}]}`), true)
 	dir := f.TempDir()
+	s := newFS(dir, dirObjects{dir: dir}, Options{})
 	f.Fuzz(func(t *testing.T, b []byte, framed bool) {
 		if framed {
 			b = encodeFrame(metadataMagic, b)
@@ -34,7 +35,7 @@ func FuzzReadMetadata(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m, err := readMetadataFile(p, 0)
+		m, err := s.readMetadataFile("_metadata", 0)
 		var cerr *CorruptError
 		switch {
 		case err != nil && (!errors.As(err, &cerr) || !errors.Is(err, ErrCorrupt) || cerr.Path != p):
@@ -49,7 +50,7 @@ func FuzzReadMetadata(f *testing.F) {
 		if err := os.WriteFile(p, encodeFrame(metadataMagic, again), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		m2, err := readMetadataFile(p, m.ID)
+		m2, err := s.readMetadataFile("_metadata", m.ID)
 		if err != nil || !reflect.DeepEqual(m, m2) {
 			t.Fatalf("round trip of %+v gave %+v, %v", m, m2, err)
 		}

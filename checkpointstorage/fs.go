@@ -1,10 +1,10 @@
 package checkpointstorage
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -21,20 +21,26 @@ const (
 	tmpInfix     = ".tmp-"
 )
 
-// FS is checkpoint storage on a local or mounted filesystem directory
-// (Flink's FsCheckpointStorage). Create it with OpenFS.
+// FS is checkpoint storage (Flink's CheckpointStorage) on a local or
+// mounted directory (Flink's FsCheckpointStorage) or in an S3 bucket.
+// Create it with OpenFS or Open.
 type FS struct {
-	dir string
+	loc  string
+	obj  objects
+	opts Options
 	// savepoint: the storage is one savepoint's directory, holding its
 	// _metadata and state files directly (see CreateSavepoint).
 	savepoint bool
-	// removeAll, when set, replaces os.RemoveAll: tests stop a deletion
-	// midway through it, as a crash would.
-	removeAll func(string) error
-	mu        struct {
+	// uploads holds a token per running WriteStates upload.
+	uploads chan struct{}
+	mu      struct {
 		// Mutex serialises read-modify-write of the id counter file.
 		sync.Mutex
 	}
+}
+
+func newFS(loc string, obj objects, opts Options) *FS {
+	return &FS{loc: loc, obj: obj, opts: opts, uploads: make(chan struct{}, opts.UploadConcurrency)}
 }
 
 // Handle names one state file of a checkpoint: the thing a task reports in
@@ -49,20 +55,24 @@ type Handle struct {
 	CRC32C uint32 `json:"crc32c"`
 }
 
-// OpenFS opens checkpoint storage in dir, creating the directory (and its
-// parents) if needed.
-func OpenFS(dir string) (*FS, error) {
-	if dir == "" {
-		return nil, errors.New("checkpointstorage: empty directory name; set the checkpoint directory (execution.checkpointing.dir)")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("checkpointstorage: creating checkpoint directory: %w", err)
-	}
-	return &FS{dir: dir}, nil
-}
+// OpenFS opens checkpoint storage in dir with default Options: see Open.
+func OpenFS(dir string) (*FS, error) { return Open(dir, Options{}) }
 
-// Dir returns the storage directory as given to OpenFS.
-func (s *FS) Dir() string { return s.dir }
+// Open opens checkpoint storage at loc: a plain path or file:// URL, a
+// local directory created (with its parents) if needed; or
+// s3://bucket/prefix, whose bucket must exist. Close releases it.
+func Open(loc string, opts Options) (*FS, error) { return open(loc, opts, true) }
+
+// Dir returns the storage location as given to Open.
+func (s *FS) Dir() string { return s.loc }
+
+// Where names the file or directory rel (slash-separated, relative to the
+// storage) for a person: a filesystem path or a URL.
+func (s *FS) Where(rel string) string { return s.obj.where(rel) }
+
+// Location returns the location of checkpoint id, which Resolve accepts:
+// Dir joined with chk-<id>, or Dir itself for a savepoint.
+func (s *FS) Location(id event.CheckpointID) string { return join(s.loc, s.chkDir(id)) }
 
 // chkDir is the directory of checkpoint id relative to the storage:
 // chk-<id>, or "" (the storage itself) for a savepoint.
@@ -73,9 +83,8 @@ func (s *FS) chkDir(id event.CheckpointID) string {
 	return chkName(id)
 }
 
-// Location is the directory of checkpoint id, which Resolve accepts:
-// Dir joined with chk-<id>, or Dir itself for a savepoint.
-func (s *FS) Location(id event.CheckpointID) string { return filepath.Join(s.dir, s.chkDir(id)) }
+// Close releases the storage's connections.
+func (s *FS) Close() error { return s.obj.close() }
 
 // chkName is the directory name of checkpoint id, e.g. "chk-7".
 func chkName(id event.CheckpointID) string { return chkPrefix + strconv.FormatInt(int64(id), 10) }
@@ -93,29 +102,24 @@ func parseChkName(name string) (event.CheckpointID, bool) {
 	return event.CheckpointID(n), true
 }
 
-// abs turns a slash-separated path relative to the storage directory into
-// a filesystem path.
-func (s *FS) abs(rel string) string { return filepath.Join(s.dir, filepath.FromSlash(rel)) }
-
 func validStateName(name string) bool {
 	return name != "" && name != metadataName && !strings.ContainsAny(name, `/\`) &&
 		!strings.HasPrefix(name, ".") && !strings.HasPrefix(name, "_") && filepath.IsLocal(name)
 }
 
-// WriteState writes data to <dir>/chk-<id>/<name>, creating the checkpoint
-// directory if needed, and fsyncs the file. The directory entry becomes
-// durable with the fsync WriteMetadata does on the same directory. name is
-// chosen by the caller, e.g. "map-0-keyed"; see ErrInvalidName. Writing the
-// same name twice replaces the file.
+// WriteState writes data to chk-<id>/<name> and makes it durable (a
+// local file is fsynced; its directory entry becomes durable with the fsync
+// WriteMetadata does on the same directory). name is chosen by the caller,
+// e.g. "map-0-keyed"; see ErrInvalidName. Writing the same name twice
+// replaces the file. A transient object-store failure is retried (Options.
+// Retry); the error of the last attempt is an *UploadError naming the file.
 func (s *FS) WriteState(id event.CheckpointID, name string, data []byte) (Handle, error) {
 	if !validStateName(name) {
 		return Handle{}, fmt.Errorf("%w: %q (want a plain file name such as \"map-0-keyed\")", ErrInvalidName, name)
 	}
-	if err := s.mkChkDir(id); err != nil {
-		return Handle{}, err
-	}
 	rel := path.Join(s.chkDir(id), name)
-	if err := writeFileSync(s.abs(rel), data); err != nil {
+	err := s.retry(rel, func(ctx context.Context) error { return s.obj.put(ctx, rel, data, putState) })
+	if err != nil {
 		return Handle{}, fmt.Errorf("checkpointstorage: writing state of checkpoint %d: %w", id, s.unwritable(err))
 	}
 	return Handle{Path: rel, Size: int64(len(data)), CRC32C: checksum(data)}, nil
@@ -125,10 +129,10 @@ func (s *FS) WriteState(id event.CheckpointID, name string, data []byte) (Handle
 // mismatch, or a missing file, is a *CorruptError naming the file.
 func (s *FS) ReadState(h Handle) ([]byte, error) {
 	if !filepath.IsLocal(filepath.FromSlash(h.Path)) {
-		return nil, corrupt(h.Path, "handle path is not inside the checkpoint directory %s", s.dir)
+		return nil, corrupt(h.Path, "handle path is not inside the checkpoint directory %s", s.loc)
 	}
-	p := s.abs(h.Path)
-	data, err := os.ReadFile(p)
+	p := s.Where(h.Path)
+	data, err := s.get(h.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &CorruptError{Path: p, Reason: "state file referenced by the checkpoint is missing", Err: err}
 	}
@@ -159,59 +163,30 @@ func (s *FS) removeChk(name string) error {
 	if err := s.invalidate(name); err != nil {
 		return err
 	}
-	if err := s.remove(s.abs(name)); err != nil {
-		return err
-	}
-	return syncDir(s.dir)
+	return s.remove(name, true)
 }
 
-// remove deletes p and everything under it.
-func (s *FS) remove(p string) error {
-	if s.removeAll != nil {
-		return s.removeAll(p)
-	}
-	return os.RemoveAll(p)
-}
-
-// invalidate removes chk-N/_metadata and makes that durable before anything
-// else of the checkpoint is deleted. Deleting a directory goes entry by
-// entry in no set order, so a crash midway (a SIGKILL during the cleanup
-// after a checkpoint) would otherwise leave a completed checkpoint with
-// some of its state files gone: the next start reports it as CORRUPT and
-// keeps it aside forever. Without its _metadata it is an incomplete
-// checkpoint, which GC removes silently.
+// invalidate removes chk-N/_metadata, durably (locally the directory is
+// fsynced), before anything else of the checkpoint is deleted. Deleting a
+// directory goes entry by entry in no set order (object by object in a
+// bucket), so a crash midway (a SIGKILL during the cleanup after a
+// checkpoint) would otherwise leave a completed checkpoint with some of its
+// state files gone: the next start reports it as CORRUPT and keeps it
+// aside forever. Without its _metadata it is an incomplete checkpoint,
+// which GC removes silently.
 func (s *FS) invalidate(name string) error {
-	if err := s.remove(s.abs(path.Join(name, metadataName))); err != nil {
-		return err
-	}
-	if err := syncDir(s.abs(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
-// mkChkDir creates chk-<id>; when it is new, it fsyncs the storage directory
-// so that the new entry survives a crash.
-func (s *FS) mkChkDir(id event.CheckpointID) error {
-	err := os.Mkdir(s.abs(s.chkDir(id)), 0o755)
-	if errors.Is(err, fs.ErrExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("checkpointstorage: creating directory of checkpoint %d: %w", id, s.unwritable(err))
-	}
-	return syncDir(s.dir)
+	return s.remove(path.Join(name, metadataName), false)
 }
 
 // chkDirs lists the ids of every chk-N directory, in no particular order.
 func (s *FS) chkDirs() ([]event.CheckpointID, error) {
-	entries, err := os.ReadDir(s.dir)
+	entries, err := s.list("")
 	if err != nil {
-		return nil, fmt.Errorf("checkpointstorage: listing %s: %w", s.dir, err)
+		return nil, fmt.Errorf("checkpointstorage: listing %s: %w", s.loc, err)
 	}
 	var ids []event.CheckpointID
 	for _, e := range entries {
-		if id, ok := parseChkName(e.Name()); ok && e.IsDir() {
+		if id, ok := parseChkName(e.name); ok && e.dir {
 			ids = append(ids, id)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -39,9 +39,12 @@ type Metadata struct {
 	Handles []Handle `json:"handles"`
 }
 
-// WriteMetadata completes checkpoint m.ID: it writes chk-<id>/_metadata
-// atomically (temp file, fsync, rename, fsync of the directory), which also
-// makes the entries of every state file WriteState put there durable.
+// WriteMetadata completes checkpoint m.ID by writing chk-<id>/_metadata,
+// last and atomically, and only if it does not exist: a completed
+// checkpoint is never overwritten (ErrCheckpointExists). In a local
+// directory that is a temp file, fsync, link into place and fsync of the
+// directory, which also makes the entries of every state file WriteState
+// put there durable; in a bucket, a conditional PUT (If-None-Match: *).
 func (s *FS) WriteMetadata(m Metadata) error {
 	m.Savepoint = m.Savepoint || s.savepoint
 	if err := validateMetadata(m); err != nil {
@@ -51,10 +54,12 @@ func (s *FS) WriteMetadata(m Metadata) error {
 	if err != nil {
 		return fmt.Errorf("checkpointstorage: encoding metadata of checkpoint %d: %w", m.ID, err)
 	}
-	if err := s.mkChkDir(m.ID); err != nil {
-		return err
+	rel := path.Join(s.chkDir(m.ID), metadataName)
+	err = s.put(rel, encodeFrame(metadataMagic, payload), putExclusive)
+	if errors.Is(err, errExists) {
+		return fmt.Errorf("%w: %s exists", ErrCheckpointExists, s.Where(rel))
 	}
-	if err := writeFileAtomic(s.abs(s.chkDir(m.ID)), metadataName, encodeFrame(metadataMagic, payload)); err != nil {
+	if err != nil {
 		return fmt.Errorf("checkpointstorage: writing metadata of checkpoint %d: %w", m.ID, err)
 	}
 	return nil
@@ -77,16 +82,17 @@ func validateMetadata(m Metadata) error {
 // a missing file is an error matching fs.ErrNotExist (the checkpoint never
 // completed).
 func (s *FS) ReadMetadata(id event.CheckpointID) (Metadata, error) {
-	m, err := readMetadataFile(s.abs(chkName(id)+"/"+metadataName), id)
+	m, err := s.readMetadataFile(chkName(id)+"/"+metadataName, id)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Metadata{}, fmt.Errorf("checkpointstorage: checkpoint %d has no %s (it never completed): %w", id, metadataName, err)
 	}
 	return m, err
 }
 
-// readMetadataFile reads a _metadata file; id 0 skips the id check.
-func readMetadataFile(p string, id event.CheckpointID) (Metadata, error) {
-	b, err := os.ReadFile(p)
+// readMetadataFile reads the _metadata file rel; id 0 skips the id check.
+func (s *FS) readMetadataFile(rel string, id event.CheckpointID) (Metadata, error) {
+	p := s.Where(rel)
+	b, err := s.get(rel)
 	if err != nil {
 		return Metadata{}, err
 	}

@@ -4,33 +4,65 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 )
 
 // Resolve finds the checkpoint a restore should start from (the argument of
 // `weir run --restore`). which is "latest" — the newest valid completed
 // checkpoint in dir, as FS.Latest, whose skipped newer checkpoints come back
-// in the []error — or a path to a chk-N or savepoint directory or to its
-// _metadata file.
-// A relative path is tried as given first, then relative to dir. The
-// checkpoint's Handles are relative to the directory holding chk-N: open it
-// with OpenFS(that directory) to read them. Resolve creates nothing.
+// in the []error — or the location of a chk-N directory or of its
+// _metadata file: a path (tried as given first, then relative to dir) or a
+// URL (s3://bucket/prefix/chk-7). The checkpoint's Handles are relative to
+// the location holding chk-N: ResolveFS returns the storage there. Resolve
+// creates nothing.
 func Resolve(dir, which string) (Metadata, []error, error) {
-	m, _, skipped, err := ResolveFS(dir, which)
+	m, storage, skipped, err := ResolveFS(dir, which)
+	if storage != nil {
+		_ = storage.Close()
+	}
 	return m, skipped, err
 }
 
 // ResolveFS is Resolve that also returns the storage holding the
-// checkpoint (dir itself for "latest"; the directory holding chk-N for a
-// path), through which its state files are read.
+// checkpoint (dir itself for "latest"; the location holding chk-N for a
+// path or URL), through which its state files are read; the caller closes
+// it. dir is opened with default Options.
 func ResolveFS(dir, which string) (Metadata, *FS, []error, error) {
-	if which == "latest" {
-		storage := &FS{dir: dir}
-		m, skipped, err := storage.Latest()
-		return m, storage, skipped, err
+	s, err := open(dir, Options{}, false)
+	if err != nil {
+		return Metadata{}, nil, nil, err
 	}
-	p, err := findPath(dir, which)
+	m, storage, skipped, err := s.Resolve(which)
+	if storage != s {
+		_ = s.Close()
+	}
+	return m, storage, skipped, err
+}
+
+// Resolve is ResolveFS on this storage: "latest" is looked up here, and a
+// relative path first here. The storage it returns is s when the
+// checkpoint lies in s, else a new one with s's Options that the caller
+// closes. It returns a nil storage with an error.
+func (s *FS) Resolve(which string) (Metadata, *FS, []error, error) {
+	if which == "latest" {
+		m, skipped, err := s.Latest()
+		return m, s, skipped, err
+	}
+	if _, local := localPath(which); !local {
+		return s.resolveURL(which)
+	}
+	dir, local := localPath(s.loc)
+	if !local {
+		dir = ""
+	}
+	p, err := findPath(dir, strings.TrimPrefix(which, "file://"))
+	if errors.Is(err, fs.ErrNotExist) && !local && !filepath.IsAbs(which) {
+		return s.resolveIn(s, filepath.ToSlash(which))
+	}
 	if err != nil {
 		return Metadata{}, nil, nil, err
 	}
@@ -38,21 +70,92 @@ func ResolveFS(dir, which string) (Metadata, *FS, []error, error) {
 	if filepath.Base(p) == metadataName {
 		chkDir = filepath.Dir(p)
 	}
-	id, _ := parseChkName(filepath.Base(chkDir)) // 0, and no id check, for a renamed directory
-	m, err := readMetadataFile(filepath.Join(chkDir, metadataName), id)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Metadata{}, nil, nil, fmt.Errorf("%w: %s has no %s (the checkpoint never completed): %w", ErrNoCheckpoint, chkDir, metadataName, err)
+	parent := filepath.Dir(chkDir)
+	storage := s
+	if !local || !sameDir(parent, dir) {
+		storage = newFS(parent, dirObjects{dir: parent}, s.opts)
+	}
+	return s.resolveIn(storage, filepath.Base(chkDir))
+}
+
+// resolveURL resolves s3://bucket/prefix/chk-N[/_metadata].
+func (s *FS) resolveURL(which string) (Metadata, *FS, []error, error) {
+	parent, last, err := split(which)
+	if err == nil && last == metadataName {
+		parent, last, err = split(parent)
 	}
 	if err != nil {
 		return Metadata{}, nil, nil, err
 	}
-	storage := &FS{dir: filepath.Dir(chkDir)}
-	if m.Savepoint {
+	storage := s
+	if !sameLocation(parent, s.loc) {
+		if storage, err = open(parent, s.opts, false); err != nil {
+			return Metadata{}, nil, nil, err
+		}
+	}
+	m, st, skipped, err := s.resolveIn(storage, last)
+	if st == nil && storage != s {
+		_ = storage.Close()
+	}
+	return m, st, skipped, err
+}
+
+// resolveIn reads the metadata of chk (a chk-N name, or chk-N/_metadata)
+// in storage and checks its state files are there.
+func (s *FS) resolveIn(storage *FS, chk string) (Metadata, *FS, []error, error) {
+	chk = strings.TrimSuffix(chk, "/"+metadataName)
+	if strings.ContainsAny(chk, "/") {
+		return Metadata{}, nil, nil, fmt.Errorf("checkpointstorage: no checkpoint at %q in %s (want \"latest\", chk-N or chk-N/_metadata)", chk, storage.loc)
+	}
+	id, _ := parseChkName(chk) // 0, and no id check, for a renamed directory
+	m, err := storage.readMetadataFile(path.Join(chk, metadataName), id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Metadata{}, nil, nil, fmt.Errorf("%w: %s has no %s (the checkpoint never completed): %w", ErrNoCheckpoint, storage.Where(chk), metadataName, err)
+	}
+	if err == nil && m.Savepoint {
 		// A savepoint's handles are relative to its own directory,
 		// wherever it was moved.
-		storage = openSavepoint(chkDir)
+		storage, err = storage.savepointAt(chk)
 	}
-	return m, storage, nil, storage.checkHandles(m.Handles)
+	if err == nil {
+		err = storage.checkHandles(m.Handles)
+	}
+	if err != nil {
+		return Metadata{}, nil, nil, err
+	}
+	return m, storage, nil, nil
+}
+
+// savepointAt is the storage of the savepoint in directory chk of s.
+func (s *FS) savepointAt(chk string) (*FS, error) {
+	if dir, local := localPath(s.loc); local {
+		sp := openSavepoint(filepath.Join(dir, chk))
+		sp.opts = s.opts
+		return sp, nil
+	}
+	sp, err := open(join(s.loc, chk), s.opts, false)
+	if err == nil {
+		sp.savepoint = true
+	}
+	return sp, err
+}
+
+// sameLocation reports whether two URLs name the same bucket and prefix
+// with the same parameters.
+func sameLocation(a, b string) bool {
+	ua, _ := url.Parse(a)
+	ub, _ := url.Parse(b)
+	norm := func(u *url.URL) string {
+		return u.Scheme + "://" + u.Host + "/" + strings.Trim(u.Path, "/") + "?" + u.Query().Encode()
+	}
+	return norm(ua) == norm(ub)
+}
+
+// sameDir reports whether two paths name the same directory.
+func sameDir(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // findPath returns the first of which and dir/which that exists.
@@ -66,5 +169,5 @@ func findPath(dir, which string) (string, error) {
 			return c, nil
 		}
 	}
-	return "", fmt.Errorf("checkpointstorage: no checkpoint at %q (want \"latest\", a chk-N or savepoint directory, or its _metadata file): %w", which, fs.ErrNotExist)
+	return "", fmt.Errorf("checkpointstorage: no checkpoint at %q (want \"latest\", a chk-N directory or its _metadata file): %w", which, fs.ErrNotExist)
 }

@@ -30,6 +30,9 @@ func CreateSavepoint(target, jobID string) (*FS, error) {
 			"'execution.checkpointing.savepoint-dir' (Flink's state.savepoints.dir)")
 	}
 	target = strings.TrimPrefix(target, "file://")
+	if IsURL(target) {
+		return nil, fmt.Errorf("checkpointstorage: savepoint directory %q: savepoints are written to a local or mounted directory for now; give a path", target)
+	}
 	if err := os.MkdirAll(target, 0o755); err != nil {
 		return nil, fmt.Errorf("checkpointstorage: creating savepoint directory: %w", err)
 	}
@@ -44,7 +47,7 @@ func CreateSavepoint(target, jobID string) (*FS, error) {
 	if err := syncDir(target); err != nil {
 		return nil, fmt.Errorf("checkpointstorage: creating savepoint directory: %w", err)
 	}
-	return &FS{dir: dir, savepoint: true}, nil
+	return openSavepoint(dir), nil
 }
 
 // jobPrefix is the first 6 characters of a job id, made safe for a file
@@ -66,4 +69,10 @@ func jobPrefix(jobID string) string {
 func (s *FS) IsSavepoint() bool { return s.savepoint }
 
 // openSavepoint is the storage of the savepoint at dir, for reading.
-func openSavepoint(dir string) *FS { return &FS{dir: dir, savepoint: true} }
+func openSavepoint(dir string) *FS {
+	opts := Options{}
+	opts.EnsureDefaults()
+	s := newFS(dir, dirObjects{dir: dir}, opts)
+	s.savepoint = true
+	return s
+}

@@ -22,7 +22,7 @@ func TestSavepointIsRelocatable(t *testing.T) {
 		t.Fatalf("savepoint directory %q; want savepoint-<job id prefix>-<12 hex digits>", name)
 	}
 	m := complete(t, sp, 57, "map-0-keyed", "map-1-keyed")
-	if got := listFiles(t, sp.Dir()); !reflect.DeepEqual(got, []string{"_metadata", "map-0-keyed", "map-1-keyed"}) {
+	if got := listAll(t, sp); !reflect.DeepEqual(got, []string{"_metadata", "map-0-keyed", "map-1-keyed"}) {
 		t.Fatalf("savepoint files %v; want _metadata and the state files side by side", got)
 	}
 	moved := filepath.Join(root, "elsewhere", "sp")
@@ -55,7 +55,7 @@ func TestSavepointIsRelocatable(t *testing.T) {
 // Retention and garbage collection of a checkpoint directory leave a
 // savepoint written into it alone.
 func TestRetainAndGCKeepSavepoints(t *testing.T) {
-	s := openTemp(t)
+	s := backends[0].open(t) // savepoints are written to local directories
 	sp, err := CreateSavepoint(s.Dir(), "job")
 	if err != nil {
 		t.Fatal(err)
@@ -66,14 +66,14 @@ func TestRetainAndGCKeepSavepoints(t *testing.T) {
 			complete(t, s, event.CheckpointID(id), "map-0-keyed")
 		}
 	}
-	before := listFiles(t, sp.Dir())
+	before := listAll(t, sp)
 	if _, err := s.Retain(1, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.GC(); err != nil {
 		t.Fatal(err)
 	}
-	if got := listFiles(t, sp.Dir()); !reflect.DeepEqual(got, before) {
+	if got := listAll(t, sp); !reflect.DeepEqual(got, before) {
 		t.Fatalf("savepoint files after Retain and GC: %v; want %v", got, before)
 	}
 	if ids, _ := s.Completed(); !reflect.DeepEqual(ids, []event.CheckpointID{5}) {

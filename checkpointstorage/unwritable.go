@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
+
+	"gocloud.dev/gcerrors"
 )
 
 // UnwritableError is a checkpoint directory the job may not write to
@@ -35,10 +37,10 @@ func (e *UnwritableError) Position() string { return "checkpoint directory " + e
 func (e *UnwritableError) Unwrap() error { return e.Err }
 
 // unwritable turns a write error that no retry can fix into an
-// *UnwritableError; other errors (a full disk may get space back) pass.
+// *UnwritableError (on S3: access denied); other errors (a full disk may get space back) pass.
 func (s *FS) unwritable(err error) error {
-	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
-		return &UnwritableError{Dir: s.dir, Err: err}
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) || gcerrors.Code(err) == gcerrors.PermissionDenied {
+		return &UnwritableError{Dir: s.loc, Err: err}
 	}
 	return err
 }

@@ -46,7 +46,7 @@ func Start(ctx context.Context, jg *graph.JobGraph, opts Options) (*JobClient, e
 			return nil, err
 		}
 		var err error
-		if fs, err = checkpointstorage.OpenFS(opts.CheckpointDir); err != nil {
+		if fs, err = checkpointstorage.Open(opts.CheckpointDir, opts.CheckpointStorage); err != nil {
 			return nil, err
 		}
 	}
@@ -59,6 +59,9 @@ func Start(ctx context.Context, jg *graph.JobGraph, opts Options) (*JobClient, e
 	go func() {
 		defer close(c.done)
 		defer cancel()
+		if fs != nil {
+			defer fs.Close()
+		}
 		c.err = j.run(ctx)
 	}()
 	return c, nil

@@ -7,7 +7,6 @@ import (
 	iofs "io/fs"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -55,7 +54,11 @@ func restoreDirExists(restore, dir string) error {
 	if restore != RestoreLatest {
 		return nil
 	}
-	if _, err := os.Stat(dir); !errors.Is(err, iofs.ErrNotExist) {
+	local, ok := checkpointstorage.LocalPath(dir)
+	if !ok {
+		return nil // a bucket has no directories: an empty prefix reads as empty
+	}
+	if _, err := os.Stat(local); !errors.Is(err, iofs.ErrNotExist) {
 		return nil
 	}
 	return noCheckpointError(restore, &checkpointstorage.NoCheckpointError{Dir: dir, Missing: true})
@@ -191,7 +194,7 @@ func (j *job) failoverPoint() string {
 		return j.stoppedAt
 	}
 	if j.lastOwn > 0 {
-		return filepath.Join(j.fs.Dir(), fmt.Sprintf("chk-%d", j.lastOwn))
+		return j.fs.Location(j.lastOwn)
 	}
 	return j.startedFrom
 }
@@ -232,7 +235,7 @@ func (j *job) reportCleanup(c checkpointstorage.Cleanup, err error) {
 			continue
 		}
 		j.opts.Logger.Error("CORRUPT CHECKPOINT moved aside (not deleted; inspect or delete it)",
-			"checkpoint", q.ID, "to", filepath.Join(j.fs.Dir(), q.To), "err", q.Err)
+			"checkpoint", q.ID, "to", j.fs.Where(q.To), "err", q.Err)
 	}
 	if len(c.Removed) > 0 {
 		j.opts.Logger.Debug("checkpoint garbage collection", "removed", c.Removed, "checkpoints", c.Deleted)
@@ -274,7 +277,10 @@ func (j *job) resolve(which string) (*restoredState, string, error) {
 	case RestoreLatest, RestoreLatestOrEmpty:
 		return j.resolveLatest(which)
 	}
-	m, storage, _, err := checkpointstorage.ResolveFS(j.fs.Dir(), which)
+	m, storage, _, err := j.fs.Resolve(which)
+	if storage != nil && storage != j.fs {
+		defer storage.Close()
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
 	}
@@ -340,7 +346,7 @@ func (j *job) noCheckpoint(which string, skipped []error, err error) error {
 // restore.
 func (j *job) restored(storage *checkpointstorage.FS, m checkpointstorage.Metadata, r *restoredState) (*restoredState, string, error) {
 	pin := event.CheckpointID(0)
-	if sameDir(storage.Dir(), j.fs.Dir()) {
+	if storage == j.fs { // Resolve returns j.fs for a checkpoint in it
 		pin = m.ID
 	}
 	j.tidy(pin)
@@ -351,12 +357,6 @@ func (j *job) restored(storage *checkpointstorage.FS, m checkpointstorage.Metada
 	j.opts.Logger.Info("restoring "+what, "job", j.opts.JobID, "checkpoint", m.ID, "dir", storage.Dir())
 	j.emit(Event{Kind: EventRestored, Checkpoint: int64(m.ID), Path: storage.Location(m.ID)})
 	return r, storage.Location(m.ID), nil
-}
-
-func sameDir(a, b string) bool {
-	a1, err1 := filepath.Abs(a)
-	b1, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && a1 == b1
 }
 
 // reportSkipped logs every corrupt checkpoint a latest restore passed over,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/restart"
 	"github.com/weirstream/weir/state"
@@ -30,9 +31,14 @@ type Options struct {
 	// checkpoints (a bounded job still takes its final checkpoint unless
 	// Mode is AtMostOnce).
 	Checkpoint checkpoint.Options
-	// CheckpointDir is where checkpoints are stored. Required unless Mode
-	// is AtMostOnce.
+	// CheckpointDir is where checkpoints are stored: a directory path,
+	// file:///path, or s3://bucket/prefix. Required unless Mode is
+	// AtMostOnce.
 	CheckpointDir string
+	// CheckpointStorage configures the storage at CheckpointDir: S3
+	// endpoint and credentials, upload concurrency, retries. Default: see
+	// checkpointstorage.Options.
+	CheckpointStorage checkpointstorage.Options
 	// SavepointDir is where savepoints go when TriggerSavepoint or
 	// StopWithSavepoint is given no directory (Flink's
 	// execution.checkpointing.savepoint-dir, formerly state.savepoints.dir).

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # services.sh - run the external services Weir's integration tests need
-# (Apache Kafka in KRaft mode, MariaDB, PostgreSQL) on loopback, without
-# systemd and without Docker.
+# (Apache Kafka in KRaft mode, MariaDB, PostgreSQL, an S3-compatible object
+# store: moto's server mode) on loopback, without systemd and without Docker.
 #
 #   scripts/services.sh up       start whatever is not running (idempotent)
-#   scripts/services.sh down     stop all three and wait for them to exit
+#   scripts/services.sh down     stop all of them and wait for them to exit
 #   scripts/services.sh status   print up/down per service; exit 0 iff all up
 #   scripts/services.sh env      print export lines for the tests:
 #                                  eval "$(scripts/services.sh env)"
@@ -15,10 +15,10 @@
 #
 # State (configs, data, logs, pid files) lives under WEIR_SERVICES_DIR
 # (default ~/.cache/weir/services); downloads (Kafka jars) are cached under
-# ${XDG_CACHE_HOME:-~/.cache}/weir. Missing Debian packages (mariadb-server,
-# postgresql, a JRE, maven, and prometheus — whose server the metrics tests start
-# themselves, never as a system service) are installed with apt-get when running
-# as root.
+# ${XDG_CACHE_HOME:-~/.cache}/weir (moto in a Python venv there, from PyPI).
+# Missing Debian packages (mariadb-server, postgresql, a JRE, maven, python3-venv,
+# and prometheus — whose server the metrics tests start themselves, never as a
+# system service) are installed with apt-get when running as root.
 #
 # Environment knobs:
 #   WEIR_SERVICES_DIR            data dir
@@ -27,6 +27,8 @@
 #   WEIR_KAFKA_CONTROLLER_PORT   KRaft controller port (default 19093)
 #   WEIR_MYSQL_PORT              MariaDB port (default 13306)
 #   WEIR_POSTGRES_PORT           PostgreSQL port (default 15432)
+#   WEIR_S3_PORT                 S3 (moto) port (default 19900); bucket "weir"
+#   WEIR_MOTO_VERSION            moto version from PyPI (default 5.2.5)
 #   WEIR_SERVICES_TIMEOUT        readiness timeout per service, seconds (default 120)
 set -euo pipefail
 
@@ -42,11 +44,16 @@ KAFKA_CONTROLLER_PORT="${WEIR_KAFKA_CONTROLLER_PORT:-19093}"
 LOG4J_VERSION=2.24.3
 MYSQL_PORT="${WEIR_MYSQL_PORT:-13306}"
 POSTGRES_PORT="${WEIR_POSTGRES_PORT:-15432}"
+S3_PORT="${WEIR_S3_PORT:-19900}"
+S3_BUCKET=weir
+MOTO_VERSION="${WEIR_MOTO_VERSION:-5.2.5}"
 
 KAFKA_DIR="$DATA_DIR/kafka"
 KAFKA_LIB="$CACHE_DIR/kafka-$KAFKA_VERSION/lib"
 MARIADB_DIR="$DATA_DIR/mariadb"
 PG_DIR="$DATA_DIR/postgres"
+S3_DIR="$DATA_DIR/s3"
+MOTO_VENV="$CACHE_DIR/moto-$MOTO_VERSION"
 
 log() { printf '[services] %s\n' "$*" >&2; }
 die() {
@@ -559,6 +566,57 @@ pg_stop() {
 	wait_exit "$pid" 30
 }
 
+# ---------------------------------------------------------------- S3 (moto)
+
+# moto's server mode (Apache-2.0, from PyPI) speaks the S3 REST API,
+# conditional writes (If-None-Match: *) included. It keeps objects in
+# memory: a restart starts empty, and s3_start creates the bucket again.
+s3_pid() { read_pid "$S3_DIR/moto.pid"; }
+s3_alive() { pid_alive "$(s3_pid)" "moto_server"; }
+s3_up() { s3_alive && port_open "$S3_PORT"; }
+
+# s3_install: a venv with moto[server] under $MOTO_VENV, once.
+s3_install() {
+	[[ -f "$MOTO_VENV/.complete" ]] && return 0
+	if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+		apt_install python3 python3-venv
+	fi
+	log "s3: installing moto[server]==$MOTO_VERSION into $MOTO_VENV (first run only)"
+	rm -rf "$MOTO_VENV"
+	python3 -m venv "$MOTO_VENV" >&2 || die "s3: python3 -m venv $MOTO_VENV failed"
+	"$MOTO_VENV/bin/pip" install -q --disable-pip-version-check "moto[server]==$MOTO_VERSION" </dev/null >&2 ||
+		die "s3: pip install moto[server]==$MOTO_VERSION failed"
+	touch "$MOTO_VENV/.complete"
+}
+
+s3_start() {
+	if ! s3_alive; then
+		port_open "$S3_PORT" && die "s3: port $S3_PORT is taken by another process (set WEIR_S3_PORT)"
+		s3_install
+		mkdir -p "$S3_DIR"
+		log "s3: starting moto on $HOST:$S3_PORT"
+		setsid "$MOTO_VENV/bin/moto_server" -H "$HOST" -p "$S3_PORT" >"$S3_DIR/moto.log" 2>&1 </dev/null &
+		echo $! >"$S3_DIR/moto.pid"
+	fi
+	s3_ready() { port_open "$S3_PORT"; }
+	wait_until "$TIMEOUT" s3 s3_ready s3_alive "$S3_DIR/moto.log"
+	# Create the bucket (a no-op when it exists); moto does not check signatures.
+	"$MOTO_VENV/bin/python" - "http://$HOST:$S3_PORT/$S3_BUCKET" <<'EOF' || die "s3: creating bucket $S3_BUCKET failed"
+import sys, urllib.request
+urllib.request.urlopen(urllib.request.Request(sys.argv[1], method="PUT"), timeout=30).read()
+EOF
+	log "s3: up on $HOST:$S3_PORT, bucket $S3_BUCKET (pid $(s3_pid))"
+}
+
+s3_stop() {
+	local pid
+	pid="$(s3_pid)"
+	pid_alive "$pid" "moto_server" || return 0
+	log "s3: stopping pid $pid"
+	kill -TERM "$pid" 2>/dev/null || true
+	wait_exit "$pid" 30
+}
+
 # ---------------------------------------------------------------- commands
 
 # prometheus_ensure_installed: the Prometheus server the metrics acceptance test
@@ -577,6 +635,7 @@ cmd_up() {
 	kafka_launch
 	mariadb_start
 	pg_start
+	s3_start
 	if [[ $kafka_was_up -eq 0 ]]; then
 		kafka_wait
 	fi
@@ -587,6 +646,7 @@ cmd_down() {
 	kafka_stop
 	mariadb_stop
 	pg_stop
+	s3_stop
 	log "all services down"
 }
 
@@ -603,6 +663,7 @@ cmd_status() {
 	report kafka kafka_up "$HOST:$KAFKA_PORT"
 	report mariadb mariadb_up "$HOST:$MYSQL_PORT"
 	report postgres pg_up "$HOST:$POSTGRES_PORT"
+	report s3 s3_up "http://$HOST:$S3_PORT/$S3_BUCKET"
 	return $rc
 }
 
@@ -611,6 +672,11 @@ cmd_env() {
 export WEIR_KAFKA_BROKERS='$HOST:$KAFKA_PORT'
 export WEIR_MYSQL_DSN='weir:weir@tcp($HOST:$MYSQL_PORT)/weir'
 export WEIR_POSTGRES_DSN='postgres://weir:weir@$HOST:$POSTGRES_PORT/weir?sslmode=disable'
+export WEIR_S3_ENDPOINT='http://$HOST:$S3_PORT'
+export WEIR_S3_BUCKET='$S3_BUCKET'
+export WEIR_S3_ACCESS_KEY='weir'
+export WEIR_S3_SECRET_KEY='weirweir'
+export WEIR_S3_REGION='us-east-1'
 export WEIR_SERVICES=1
 EOF
 }

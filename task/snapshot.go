@@ -104,42 +104,50 @@ func (t *Subtask) capture(id event.CheckpointID) ([]uidPart, error) {
 }
 
 // writeAsync runs off the task goroutine: it encodes each captured part,
-// writes it to checkpoint storage and acknowledges the checkpoint.
+// writes them to storage (in parallel, as the storage allows) and
+// acknowledges the checkpoint. A part that cannot be encoded or written
+// declines it, naming the operator, the part or the file.
 func (t *Subtask) writeAsync(id event.CheckpointID, storage *checkpointstorage.FS, parts []uidPart, m checkpoint.TaskMetrics) {
 	defer func() { <-t.asyncs }()
 	start := time.Now()
 	t.reportProgress(id, checkpoint.PhaseAsync, "")
-	st := TaskState{Operators: map[string]map[string]checkpointstorage.Handle{}}
-	for _, p := range parts {
-		h, n, err := t.writePart(storage, id, p)
+	decline := func(err error) {
+		t.report(Report{Kind: ReportDecline, ID: id, Phase: checkpoint.PhaseAsync, Err: err})
+	}
+	files := make([]checkpointstorage.StateFile, len(parts))
+	for i, p := range parts {
+		data, err := p.part.Snap.Write()
 		if err != nil {
-			t.report(Report{Kind: ReportDecline, ID: id, Phase: checkpoint.PhaseAsync,
-				Err: fmt.Errorf("operator %s part %s: %w", p.uid, p.part.Name, err)})
+			decline(fmt.Errorf("operator %s part %s: %w", p.uid, p.part.Name, err))
 			return
 		}
+		files[i] = checkpointstorage.StateFile{Name: t.fileName(p), Data: data}
+		m.Bytes += int64(len(data))
+	}
+	hs, err := storage.WriteStates(id, files)
+	if err != nil {
+		decline(fmt.Errorf("writing state: %w", err))
+		return
+	}
+	st := TaskState{Operators: map[string]map[string]checkpointstorage.Handle{}}
+	for i, p := range parts {
 		if st.Operators[p.uid] == nil {
 			st.Operators[p.uid] = map[string]checkpointstorage.Handle{}
 		}
-		st.Operators[p.uid][p.part.Name] = h
-		m.Bytes += n
+		st.Operators[p.uid][p.part.Name] = hs[i]
 	}
 	blob, err := json.Marshal(st)
 	if err != nil {
-		t.report(Report{Kind: ReportDecline, ID: id, Phase: checkpoint.PhaseAsync, Err: err})
+		decline(err)
 		return
 	}
 	m.AsyncDuration = time.Since(start)
 	t.report(Report{Kind: ReportAck, ID: id, Ack: checkpoint.Ack{State: blob, Metrics: m}})
 }
 
-func (t *Subtask) writePart(storage *checkpointstorage.FS, id event.CheckpointID, p uidPart) (checkpointstorage.Handle, int64, error) {
-	data, err := p.part.Snap.Write()
-	if err != nil {
-		return checkpointstorage.Handle{}, 0, err
-	}
-	name := fmt.Sprintf("%s-%d-%s", fileSafe(p.uid), t.spec.ID.Index, p.part.Name)
-	h, err := storage.WriteState(id, name, data)
-	return h, int64(len(data)), err
+// fileName is the state file of part p in this subtask, e.g. "map-0-keyed".
+func (t *Subtask) fileName(p uidPart) string {
+	return fmt.Sprintf("%s-%d-%s", fileSafe(p.uid), t.spec.ID.Index, p.part.Name)
 }
 
 func fileSafe(s string) string {

@@ -44,7 +44,8 @@ var layers = []layer{
 	{prefixes: []string{"metrics"}, mayUse: nil},
 	{prefixes: []string{"metrics/prom"}, mayUse: []string{"metrics"}},
 	{prefixes: []string{"barrier", "channel", "watermark", "checkpoint", "restart"}, mayUse: leaves},
-	{prefixes: []string{"checkpointstorage"}, mayUse: leaves},
+	// Its tests reach the S3 test server through internal/testsvc.
+	{prefixes: []string{"checkpointstorage"}, mayUse: append([]string{"internal/testsvc"}, leaves...)},
 	{prefixes: []string{"state"}, mayUse: append([]string{"state"}, leaves...)},
 	{prefixes: []string{"operator", "graph"}, mayUse: append([]string{"operator", "graph"}, primitives...)},
 	{prefixes: []string{"task", "runtime"}, mayUse: runtime},

@@ -1,5 +1,6 @@
 // Package testsvc hands integration tests the addresses of the external
-// services they need: Apache Kafka, MariaDB (MySQL protocol) and PostgreSQL.
+// services they need: Apache Kafka, MariaDB (MySQL protocol), PostgreSQL and
+// an S3-compatible object store.
 //
 // The addresses come from the environment variables printed by
 // scripts/services.sh:
@@ -35,6 +36,14 @@ const (
 	// EnvPrometheus, if set, is the prometheus binary to run; else the
 	// one on PATH (scripts/services.sh up installs Debian's).
 	EnvPrometheus = "WEIR_PROMETHEUS"
+	// EnvS3Endpoint is the S3 server's URL; EnvS3Bucket a bucket that
+	// exists there; EnvS3AccessKey, EnvS3SecretKey and EnvS3Region the
+	// credentials and region to sign with.
+	EnvS3Endpoint  = "WEIR_S3_ENDPOINT"
+	EnvS3Bucket    = "WEIR_S3_BUCKET"
+	EnvS3AccessKey = "WEIR_S3_ACCESS_KEY"
+	EnvS3SecretKey = "WEIR_S3_SECRET_KEY"
+	EnvS3Region    = "WEIR_S3_REGION"
 )
 
 // DialTimeout bounds the reachability check of each service address.
@@ -89,6 +98,29 @@ func Postgres(t testing.TB) string {
 		reachable(t, EnvPostgresDSN, "PostgreSQL", net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port))))
 	}
 	return dsn
+}
+
+// S3Server is an S3-compatible server and a bucket on it.
+type S3Server struct {
+	// Endpoint is the server's URL, e.g. "http://127.0.0.1:19900".
+	Endpoint string
+	Bucket   string
+	// AccessKey, SecretKey and Region sign requests.
+	AccessKey, SecretKey, Region string
+}
+
+// S3 returns the S3-compatible test server (moto, started by
+// scripts/services.sh) and its bucket.
+func S3(t testing.TB) S3Server {
+	t.Helper()
+	s := S3Server{Endpoint: lookup(t, EnvS3Endpoint), Bucket: lookup(t, EnvS3Bucket),
+		AccessKey: lookup(t, EnvS3AccessKey), SecretKey: lookup(t, EnvS3SecretKey), Region: lookup(t, EnvS3Region)}
+	host, ok := strings.CutPrefix(s.Endpoint, "http://")
+	if !ok {
+		t.Fatalf("%s=%q: want http://host:port", EnvS3Endpoint, s.Endpoint)
+	}
+	reachable(t, EnvS3Endpoint, "the S3 server", strings.TrimSuffix(host, "/"))
+	return s
 }
 
 // lookup returns the value of env, skipping (or, under CI, failing) the test

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/planner"
@@ -184,6 +185,9 @@ func (st Settings) RuntimeOptions(jobName string) (runtime.Options, error) {
 	if err := st.checkpointOptions(&o); err != nil {
 		return o, err
 	}
+	if err := st.s3Options(&o.CheckpointStorage.S3); err != nil {
+		return o, err
+	}
 	if o.WatermarkStallWarning, err = st.stallWarning(); err != nil {
 		return o, err
 	}
@@ -226,6 +230,20 @@ func (st Settings) mode() (task.Mode, error) {
 		hint = fmt.Sprintf("; hint: did you mean '%s'?", m)
 	}
 	return 0, fmt.Errorf("SET 'execution.checkpointing.mode' = '%s': want EXACTLY_ONCE or AT_LEAST_ONCE%s", v, hint)
+}
+
+// s3Options reads Flink's s3.* keys for an s3:// checkpoint directory:
+// s3.endpoint, s3.access-key, s3.secret-key and s3.path.style.access.
+// Unset, the AWS_* environment variables apply.
+func (st Settings) s3Options(o *checkpointstorage.S3Options) error {
+	o.Endpoint = st["s3.endpoint"]
+	o.AccessKey, o.SecretKey = st["s3.access-key"], st["s3.secret-key"]
+	if (o.AccessKey == "") != (o.SecretKey == "") {
+		return fmt.Errorf("SET 's3.access-key' and 's3.secret-key' together (or neither, to use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
+	}
+	var err error
+	o.PathStyle, err = st.bool("s3.path.style.access")
+	return err
 }
 
 func (st Settings) checkpointOptions(o *runtime.Options) error {

@@ -1,0 +1,136 @@
+package checkpointstorage
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/weirstream/weir/event"
+)
+
+// UploadError reports a file the storage could not write or read, after
+// every attempt the retry policy allowed.
+type UploadError struct {
+	// Path names the file: a filesystem path or a URL.
+	Path string
+	// Attempts is how many times it was tried.
+	Attempts int
+	// Err is the last attempt's error.
+	Err error
+}
+
+// Error names the file, the attempts and the cause.
+func (e *UploadError) Error() string {
+	if e.Attempts == 1 {
+		return fmt.Sprintf("%s: %v", e.Path, e.Err)
+	}
+	return fmt.Sprintf("%s: %v (tried %d times)", e.Path, e.Err, e.Attempts)
+}
+
+// Unwrap returns the last attempt's error.
+func (e *UploadError) Unwrap() error { return e.Err }
+
+// retry runs op on the object rel, each attempt bounded by OpTimeout,
+// until it succeeds, fails for good, or the retry policy gives up. The
+// error names the object (*UploadError).
+func (s *FS) retry(rel string, op func(ctx context.Context) error) error {
+	for failed := 0; ; {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.OpTimeout)
+		err := op(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		failed++
+		delay, again := s.opts.Retry.Next(failed)
+		if !again || !s.obj.retryable(err) {
+			return &UploadError{Path: s.Where(rel), Attempts: failed, Err: err}
+		}
+		s.opts.sleep(delay)
+	}
+}
+
+// get reads rel, retrying transient failures; the error is the store's own
+// (matching fs.ErrNotExist when rel is missing), since callers classify it.
+func (s *FS) get(rel string) (b []byte, err error) {
+	err = s.retry(rel, func(ctx context.Context) (err error) { b, err = s.obj.get(ctx, rel); return err })
+	return b, unwrapUpload(err)
+}
+
+func (s *FS) size(rel string) (n int64, err error) {
+	err = s.retry(rel, func(ctx context.Context) (err error) { n, err = s.obj.size(ctx, rel); return err })
+	return n, unwrapUpload(err)
+}
+
+func (s *FS) list(dir string) (es []entry, err error) {
+	err = s.retry(dir, func(ctx context.Context) (err error) { es, err = s.obj.list(ctx, dir); return err })
+	return es, unwrapUpload(err)
+}
+
+func (s *FS) remove(rel string, dir bool) error {
+	return s.retry(rel, func(ctx context.Context) error { return s.obj.remove(ctx, rel, dir) })
+}
+
+func (s *FS) exists(rel string) (ok bool, err error) {
+	err = s.retry(rel, func(ctx context.Context) (err error) { ok, err = s.obj.exists(ctx, rel); return err })
+	return ok, unwrapUpload(err)
+}
+
+func (s *FS) rename(from, to string) error {
+	return s.retry(from, func(ctx context.Context) error { return s.obj.rename(ctx, from, to) })
+}
+
+func (s *FS) put(rel string, data []byte, mode putMode) error {
+	return s.retry(rel, func(ctx context.Context) error { return s.obj.put(ctx, rel, data, mode) })
+}
+
+// unwrapUpload keeps a single attempt's error as the store returned it
+// (an os.PathError names the file already).
+func unwrapUpload(err error) error {
+	if ue, ok := err.(*UploadError); ok && ue.Attempts == 1 {
+		return ue.Err
+	}
+	return err
+}
+
+// StateFile is one file of a subtask's part of a checkpoint, for
+// WriteStates.
+type StateFile struct {
+	// Name is the file name inside chk-<id>; see WriteState.
+	Name string
+	Data []byte
+}
+
+// WriteStates writes files into checkpoint id as WriteState does, in
+// parallel: at most Options.UploadConcurrency files at once over every
+// caller of this storage. It returns their handles in the order of files,
+// or the first failure, which names the file (the checkpoint is then
+// declined; files already written are left to Discard or GC).
+func (s *FS) WriteStates(id event.CheckpointID, files []StateFile) ([]Handle, error) {
+	hs := make([]Handle, len(files))
+	errs := make([]error, len(files))
+	var stop atomic.Bool // set by the first failure: start no more uploads
+	var wg sync.WaitGroup
+	for i, f := range files {
+		s.uploads <- struct{}{}
+		if stop.Load() {
+			<-s.uploads
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-s.uploads; wg.Done() }()
+			if hs[i], errs[i] = s.WriteState(id, f.Name, f.Data); errs[i] != nil {
+				stop.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return hs, nil
+}
