@@ -688,12 +688,14 @@ cmd_paths() {
 	java="$(command -v java)" || die "no java on PATH: run scripts/services.sh up first"
 	mariadbd="$(mariadb_bin mariadbd mysqld)" || die "no mariadbd: run scripts/services.sh up first"
 	installdb="$(mariadb_bin mariadb-install-db mysql_install_db)" || die "no mariadb-install-db: run scripts/services.sh up first"
+	[[ -f "$MOTO_VENV/.complete" ]] || die "no moto in $MOTO_VENV: run scripts/services.sh up first"
 	cat <<EOF
 JAVA=$java
 KAFKA_LIB=$KAFKA_LIB
 KAFKA_VERSION=$KAFKA_VERSION
 MARIADBD=$mariadbd
 MARIADB_INSTALL_DB=$installdb
+MOTO_SERVER=$MOTO_VENV/bin/moto_server
 EOF
 }
 
