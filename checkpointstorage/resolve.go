@@ -30,10 +30,16 @@ func Resolve(dir, which string) (Metadata, []error, error) {
 // ResolveFS is Resolve that also returns the storage holding the
 // checkpoint (dir itself for "latest"; the location holding chk-N for a
 // path or URL), through which its state files are read; the caller closes
-// it. dir is opened with default Options.
+// it. dir is opened with default Options; it may be "" when which is a path
+// or URL.
 func ResolveFS(dir, which string) (Metadata, *FS, []error, error) {
-	s, err := open(dir, Options{}, false)
-	if err != nil {
+	var s *FS
+	var err error
+	if dir == "" && which != "latest" { // a path or URL on its own
+		opts := Options{}
+		opts.EnsureDefaults()
+		s = newFS("", dirObjects{}, opts)
+	} else if s, err = open(dir, Options{}, false); err != nil {
 		return Metadata{}, nil, nil, err
 	}
 	m, storage, skipped, err := s.Resolve(which)
