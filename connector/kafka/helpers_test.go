@@ -47,20 +47,7 @@ func (c *cluster) topic(suffix string, partitions int) string {
 func (c *cluster) topicWith(suffix string, partitions int, configs map[string]*string) string {
 	c.t.Helper()
 	name := fmt.Sprintf("weir-%s-%s-%d", nonName.ReplaceAllString(c.t.Name(), "_"), suffix, rand.Int63())
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := c.adm.CreateTopic(ctx, int32(partitions), 1, configs, name)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		c.t.Fatalf("creating topic %s: %v", name, err)
-	}
-	c.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, _ = c.adm.DeleteTopic(ctx, name)
-	})
+	testsvc.CreateTopic(c.t, c.adm, name, partitions, configs)
 	return name
 }
 
@@ -277,4 +264,36 @@ func (c *cluster) openTransaction(id, topic string) *kgo.Client {
 		c.t.Fatal(err)
 	}
 	return cl
+}
+
+// progressContext is a context for a job that fails a test only when the
+// job stops making progress: it is cancelled when progress has not been
+// called for stall (a wall-clock limit on the whole job fails on a loaded
+// machine that is slow but not stuck). Call progress from the job's
+// listener; the context ends with the test.
+func progressContext(t testing.TB, stall time.Duration) (ctx context.Context, progress func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t.Cleanup(func() { cancel(nil) })
+	kick := make(chan struct{}, 1)
+	go func() {
+		timer := time.NewTimer(stall)
+		defer timer.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-kick:
+				timer.Reset(stall)
+			case <-timer.C:
+				cancel(fmt.Errorf("no progress (no job event) for %v", stall))
+				return
+			}
+		}
+	}()
+	return ctx, func() {
+		select {
+		case kick <- struct{}{}:
+		default:
+		}
+	}
 }

@@ -194,7 +194,11 @@ func TestUpsertSourceExactlyOnceAcrossRestores(t *testing.T) {
 	var crashNext atomic.Bool
 	var crashes atomic.Int32
 	sinceRestart := 0
+	// No limit on the whole run: under load it takes minutes. It fails
+	// when two minutes pass without a checkpoint, restart or restore.
+	ctx, progress := progressContext(t, 2*time.Minute)
 	env.RuntimeOptions().Listener = func(e runtime.Event) {
+		progress()
 		switch e.Kind {
 		case runtime.EventRestored:
 			restored = append(restored, e.Checkpoint)
@@ -218,11 +222,9 @@ func TestUpsertSourceExactlyOnceAcrossRestores(t *testing.T) {
 		return r, nil
 	}).UID("map")
 	weir.SinkTo(rows, sink, "out").UID("changelog-out")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	res, err := env.Execute(ctx, "upsert-changelog")
 	if err != nil {
-		t.Fatalf("job failed: %v", err)
+		t.Fatalf("job failed: %v (%v)", err, context.Cause(ctx))
 	}
 	t.Logf("restarts %d, restored checkpoints %v", res.Restarts, restored)
 	if distinct := len(slices.Compact(slices.Clone(restored))); res.Restarts < 4 || distinct < 4 {

@@ -16,6 +16,8 @@
 package testsvc
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // Environment variables read by this package (written by scripts/services.sh env).
@@ -169,4 +172,90 @@ func Prometheus(t testing.TB) string {
 	}
 	t.Skipf("no prometheus binary on PATH; skipping (to run it: %s)", install)
 	return ""
+}
+
+// TopicReadyTimeout bounds how long CreateTopic waits for a new topic's
+// partitions to be served.
+const TopicReadyTimeout = 30 * time.Second
+
+// CreateTopic creates topic with the given partitions (replication 1) and
+// topic configurations, deletes it when the test ends, and returns once
+// every partition has a leader that serves it (WaitTopicReady): a broker
+// under load answers a produce right after CreateTopic with
+// UNKNOWN_TOPIC_OR_PARTITION while the new partitions are still being set up.
+func CreateTopic(t testing.TB, adm *kadm.Client, topic string, partitions int, configs map[string]*string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), TopicReadyTimeout)
+	defer cancel()
+	resp, err := adm.CreateTopic(ctx, int32(partitions), 1, configs, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatalf("creating topic %s: %v", topic, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, _ = adm.DeleteTopic(ctx, topic)
+	})
+	if err := WaitTopicReady(ctx, adm, topic, partitions); err != nil {
+		t.Fatalf("topic %s was created but is not ready after %v: %v", topic, TopicReadyTimeout, err)
+	}
+}
+
+// WaitTopicReady polls until the metadata of topic shows its partitions
+// (0 … partitions-1) each with a leader, and each leader answers a
+// ListOffsets for its partition; it returns the last reason it was not
+// ready when ctx ends.
+func WaitTopicReady(ctx context.Context, adm *kadm.Client, topic string, partitions int) error {
+	for {
+		why := topicNotReady(ctx, adm, topic, partitions)
+		if why == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), why)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// topicNotReady says why topic is not ready yet, or nil.
+func topicNotReady(ctx context.Context, adm *kadm.Client, topic string, partitions int) error {
+	tds, err := adm.ListTopics(ctx, topic)
+	if err != nil {
+		return err
+	}
+	td, ok := tds[topic]
+	switch {
+	case !ok:
+		return fmt.Errorf("metadata does not list the topic")
+	case td.Err != nil:
+		return td.Err
+	case len(td.Partitions) != partitions:
+		return fmt.Errorf("metadata lists %d of %d partitions", len(td.Partitions), partitions)
+	}
+	for p, pd := range td.Partitions {
+		if pd.Err != nil {
+			return fmt.Errorf("partition %d: %w", p, pd.Err)
+		}
+		if pd.Leader < 0 {
+			return fmt.Errorf("partition %d has no leader", p)
+		}
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return err
+	}
+	if err := ends.Error(); err != nil {
+		return err
+	}
+	for p := range partitions {
+		if _, ok := ends.Lookup(topic, int32(p)); !ok {
+			return fmt.Errorf("partition %d has no end offset", p)
+		}
+	}
+	return nil
 }

@@ -122,15 +122,7 @@ func createTopic(t *testing.T, brokers, topic string) *kgo.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatalf("creating %s: %v", topic, err)
-	}
+	testsvc.CreateTopic(t, kadm.NewClient(cl), topic, 1, nil)
 	return cl
 }
 

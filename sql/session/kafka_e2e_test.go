@@ -71,20 +71,7 @@ func (e *e2e) exec(q string) {
 
 func (e *e2e) createTopic(name string, partitions int32) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	resp, err := e.adm.CreateTopic(ctx, partitions, 1, nil, name)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		e.t.Fatalf("creating topic %s: %v", name, err)
-	}
-	e.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, _ = e.adm.DeleteTopic(ctx, name)
-	})
+	testsvc.CreateTopic(e.t, e.adm, name, int(partitions), nil)
 }
 
 // total is one account's expected row.
