@@ -321,3 +321,35 @@ func TestPostgresPreparedTransaction(t *testing.T) {
 		t.Fatalf("pg_prepared_xacts still lists %s after COMMIT PREPARED", gid)
 	}
 }
+
+// TestCreateTopicIsReady checks CreateTopic's readiness wait: every
+// partition of the new topic accepts a produce at once (a client that
+// never retries an unknown partition), and WaitTopicReady on a topic that
+// does not exist ends with its context, saying why.
+func TestCreateTopicIsReady(t *testing.T) {
+	brokers := strings.Split(testsvc.Kafka(t), ",")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.UnknownTopicRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	adm := kadm.NewClient(cl)
+	topic := unique("weir-ready")
+	testsvc.CreateTopic(t, adm, topic, 3, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for p := range int32(3) {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: p, Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatalf("producing to %s-%d right after CreateTopic: %v", topic, p, err)
+		}
+	}
+
+	missing := unique("weir-missing")
+	short, cancel2 := context.WithTimeout(context.Background(), time.Second)
+	defer cancel2()
+	err = testsvc.WaitTopicReady(short, adm, missing, 1)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "last:") {
+		t.Fatalf("WaitTopicReady(%s) = %v; want the deadline and the last reason", missing, err)
+	}
+}
