@@ -75,7 +75,12 @@ pid_alive() {
 	[[ "$pid" =~ ^[0-9]+$ ]] || return 1
 	kill -0 "$pid" 2>/dev/null || return 1
 	[[ -r /proc/$pid/cmdline ]] || return 0
-	tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$pattern"
+	local cmd
+	cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
+	[[ "$cmd" == *"$pattern"* ]] && return 0
+	# A child this script forked that has not exec'd yet still shows this
+	# script's own command line; right after `cmd &` it is starting, not dead.
+	[[ "$cmd" == "$(tr '\0' ' ' <"/proc/$$/cmdline")" ]]
 }
 
 read_pid() {
