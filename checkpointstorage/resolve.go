@@ -135,9 +135,7 @@ func (s *FS) resolveIn(storage *FS, chk string) (Metadata, *FS, []error, error) 
 // savepointAt is the storage of the savepoint in directory chk of s.
 func (s *FS) savepointAt(chk string) (*FS, error) {
 	if dir, local := localPath(s.loc); local {
-		sp := openSavepoint(filepath.Join(dir, chk))
-		sp.opts = s.opts
-		return sp, nil
+		return openSavepoint(filepath.Join(dir, chk), s.opts), nil
 	}
 	sp, err := open(join(s.loc, chk), s.opts, false)
 	if err == nil {

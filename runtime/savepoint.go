@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/weirstream/weir/checkpoint"
@@ -79,12 +80,25 @@ func (dr *driver) createDir(r *savepointRequest) error {
 	if target == "" {
 		target = dr.j.opts.SavepointDir
 	}
-	s, err := checkpointstorage.CreateSavepoint(target, dr.j.opts.JobID)
+	s, err := checkpointstorage.CreateSavepoint(target, dr.j.opts.JobID, dr.j.opts.CheckpointStorage)
 	if err != nil {
 		return fmt.Errorf("runtime: %s of job %q: %w", r.typ, dr.j.opts.JobID, err)
 	}
 	r.target, r.storage = target, s
 	return nil
+}
+
+// close releases the savepoint's storage (an S3 client) once nothing
+// writes into it any more: it completed (every part and its _metadata
+// written) or was discarded. A late async writer of a discarded one gets
+// an error, as it would for a removed directory.
+func (r *savepointRequest) close(log *slog.Logger) {
+	if r.storage == nil {
+		return
+	}
+	if err := r.storage.Close(); err != nil {
+		log.Warn("closing savepoint storage", "path", r.storage.Dir(), "err", err)
+	}
 }
 
 // triggerQueued triggers the oldest queued savepoint if the coordinator
@@ -160,6 +174,7 @@ func (dr *driver) savepointCompleted(ctx context.Context, a checkpoint.NotifyCom
 		}
 	}
 	r.answer(path, nil)
+	r.close(dr.j.opts.Logger)
 	return nil
 }
 
@@ -177,6 +192,7 @@ func (dr *driver) savepointAborted(a checkpoint.AbortCheckpoint) bool {
 	if err := r.storage.Discard(a.ID); err != nil {
 		dr.j.opts.Logger.Warn("could not remove the directory of a failed savepoint", "path", r.storage.Dir(), "err", err)
 	}
+	r.close(dr.j.opts.Logger)
 	dr.j.opts.Logger.Warn("savepoint failed", "job", dr.j.opts.JobID, "checkpoint", a.ID, "reason", a.Reason)
 	dr.j.emit(Event{Kind: EventSavepointFailed, Checkpoint: int64(a.ID), Err: a.Reason, Stats: dr.stats(a.ID)})
 	if r.typ == event.SnapshotTerminate {
@@ -201,11 +217,13 @@ func (dr *driver) endSavepoints(err error) {
 	open := append([]*savepointRequest(nil), dr.sp.queued...)
 	for _, r := range dr.sp.queued {
 		_ = r.storage.Discard(0) // best effort: the empty directory of a savepoint never triggered
+		r.close(dr.j.opts.Logger)
 	}
 	for id, r := range dr.sp.pending {
 		dr.j.savepoints.remove(id)
 		if r.storage != nil {
 			_ = r.storage.Discard(id) // best effort: the directory of an unfinished savepoint
+			r.close(dr.j.opts.Logger)
 		}
 		open = append(open, r)
 	}

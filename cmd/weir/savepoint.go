@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/rest"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/session"
@@ -164,7 +165,7 @@ func takeSavepoint(cmd *cobra.Command, script, target string, f savepointFlags) 
 	if err != nil {
 		return err
 	}
-	if target != "" {
+	if target != "" && !checkpointstorage.IsURL(target) { // a URL (s3://…) is the job's to resolve
 		if target, err = filepath.Abs(target); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,14 +13,52 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/internal/testsvc"
 )
 
 // weir savepoint against a running weir run, then weir run
 // --savepoint-on-stop on SIGTERM (exit 143, the path printed), then weir
-// run --restore of that path. The job is a child process (the test binary
-// acting as weir, see TestMain).
+// run --restore of that path: with the savepoints in a local directory,
+// and in the S3 test server's bucket (s3.* options given with -D). The job
+// is a child process (the test binary acting as weir, see TestMain).
 func TestSavepointCommands(t *testing.T) {
-	dir := t.TempDir()
+	t.Run("file", func(t *testing.T) {
+		dir := t.TempDir()
+		savepointCommands(t, dir, dir, nil, func(t *testing.T, path string) {
+			if _, err := os.Stat(filepath.Join(path, "_metadata")); err != nil {
+				t.Fatalf("savepoint %s: %v", path, err)
+			}
+		})
+	})
+	t.Run("s3", func(t *testing.T) {
+		srv := testsvc.S3(t)
+		target := fmt.Sprintf("s3://%s/weir-cli/%d", srv.Bucket, time.Now().UnixNano())
+		opts := checkpointstorage.Options{S3: checkpointstorage.S3Options{Endpoint: srv.Endpoint, Region: srv.Region,
+			AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}}
+		set := []string{"-D", "s3.endpoint=" + srv.Endpoint, "-D", "s3.access-key=" + srv.AccessKey, "-D", "s3.secret-key=" + srv.SecretKey}
+		savepointCommands(t, t.TempDir(), target, set, func(t *testing.T, path string) {
+			s, err := checkpointstorage.Open(target, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			m, st, _, err := s.Resolve(path)
+			if err != nil || !m.Savepoint {
+				t.Fatalf("savepoint %s: %+v, %v", path, m, err)
+			}
+			if st != s {
+				_ = st.Close()
+			}
+		})
+	})
+}
+
+// savepointCommands runs TestSavepointCommands with the job's files in
+// dir, savepoints under target, set passed to every weir run, and
+// assertSavepoint checking a savepoint's path.
+func savepointCommands(t *testing.T, dir, target string, set []string, assertSavepoint func(*testing.T, string)) {
 	script := filepath.Join(dir, "endless.sql")
 	ckDir := filepath.Join(dir, "checkpoints")
 	err := os.WriteFile(script, []byte(`
@@ -35,7 +74,8 @@ INSERT INTO out SELECT n FROM gen;`), 0o644)
 		t.Fatal(err)
 	}
 	start := func(args ...string) (*exec.Cmd, *bytes.Buffer, *bufio.Scanner) {
-		cmd := exec.Command(self, append([]string{"run", script, "--checkpoint-dir", ckDir}, args...)...)
+		args = append(append([]string{"run", script, "--checkpoint-dir", ckDir}, set...), args...)
+		cmd := exec.Command(self, args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		stdout, err := cmd.StdoutPipe()
@@ -51,20 +91,23 @@ INSERT INTO out SELECT n FROM gen;`), 0o644)
 		}
 		return cmd, &stderr, out
 	}
-	onStop := filepath.Join(dir, "on-stop")
+	under := func(dir string) *regexp.Regexp {
+		return regexp.MustCompile("^" + regexp.QuoteMeta(dir) + `/savepoint-endles-[0-9a-f]{12}$`)
+	}
+	onStop := target + "/on-stop"
 	cmd, stderr, out := start("-q", "--savepoint-on-stop", onStop)
 	waitForFile(t, filepath.Join(ckDir, restAddressFile))
 
 	var got bytes.Buffer
 	root := newRootCommand()
 	root.SetOut(&got)
-	root.SetArgs([]string{"savepoint", script, filepath.Join(dir, "manual"), "--checkpoint-dir", ckDir})
+	root.SetArgs([]string{"savepoint", script, target + "/manual", "--checkpoint-dir", ckDir})
 	if err := root.Execute(); err != nil {
 		t.Fatalf("weir savepoint: %v", err)
 	}
 	manual := regexp.MustCompile(`^Savepoint completed\. Path: (\S+)\n$`).FindStringSubmatch(got.String())
-	if manual == nil || filepath.Dir(manual[1]) != filepath.Join(dir, "manual") {
-		t.Fatalf("weir savepoint printed %q; want the path of a savepoint under %s", got.String(), filepath.Join(dir, "manual"))
+	if manual == nil || !under(target+"/manual").MatchString(manual[1]) {
+		t.Fatalf("weir savepoint printed %q; want the path of a savepoint under %s", got.String(), target+"/manual")
 	}
 	assertSavepoint(t, manual[1])
 
@@ -79,7 +122,7 @@ INSERT INTO out SELECT n FROM gen;`), 0o644)
 		t.Fatalf("weir run --savepoint-on-stop on SIGTERM: %v, want exit status 143; stderr: %s", err, stderr)
 	}
 	said := regexp.MustCompile(`^job endless stopped by SIGTERM with a savepoint: (\S+)\n$`).FindStringSubmatch(stderr.String())
-	if said == nil || filepath.Dir(said[1]) != onStop {
+	if said == nil || !under(onStop).MatchString(said[1]) {
 		t.Fatalf("stderr %q; want the savepoint's path under %s", stderr.String(), onStop)
 	}
 	assertSavepoint(t, said[1])
@@ -94,13 +137,6 @@ INSERT INTO out SELECT n FROM gen;`), 0o644)
 	_ = cmd.Wait()
 	if !strings.Contains(stderr.String(), `msg="restoring savepoint"`) || !strings.Contains(stderr.String(), said[1]) {
 		t.Errorf("restore of the savepoint: stderr does not say it restored %s:\n%s", said[1], stderr)
-	}
-}
-
-func assertSavepoint(t *testing.T, path string) {
-	t.Helper()
-	if _, err := os.Stat(filepath.Join(path, "_metadata")); err != nil {
-		t.Fatalf("savepoint %s: %v", path, err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/internal/testsvc"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/task"
@@ -134,14 +135,30 @@ func savepointPositions(t *testing.T, path string, src *SeqSource) map[int]int {
 // merged and split, splits reassigned, the commit log carried over. Each
 // restore, into a copy of the external system as the stop left it, ends
 // with every element committed exactly once; the sequence checker's keyed
-// state sees no gap or repeat.
+// state sees no gap or repeat. The same with the savepoint in the S3 test
+// server's bucket (not moved: restored from its s3:// location).
 func TestStopWithSavepointRestoresAtOtherParallelism(t *testing.T) {
+	t.Run("file", func(t *testing.T) {
+		stopWithSavepointRestore(t, filepath.Join(t.TempDir(), "savepoints"), checkpointstorage.Options{})
+	})
+	t.Run("s3", func(t *testing.T) {
+		srv := testsvc.S3(t)
+		storage := checkpointstorage.Options{S3: checkpointstorage.S3Options{Endpoint: srv.Endpoint, Region: srv.Region,
+			AccessKey: srv.AccessKey, SecretKey: srv.SecretKey}}
+		stopWithSavepointRestore(t, fmt.Sprintf("s3://%s/sim-savepoints/%d", srv.Bucket, time.Now().UnixNano()), storage)
+	})
+}
+
+// stopWithSavepointRestore is TestStopWithSavepointRestoresAtOtherParallelism
+// with the savepoint under spDir, a local one moved before the restores.
+func stopWithSavepointRestore(t *testing.T, spDir string, storage checkpointstorage.Options) {
 	const keys, perKey = 8, 200
 	seq := &SeqSource{Keys: keys, PerKey: perKey, Splits: 4, Burst: 10, Pause: time.Millisecond}
 	hold := &holdSource{SeqSource: seq, Limit: keys * perKey / 2, Release: make(chan struct{})}
 	store, v := NewStore(), &Violations{}
 	jg := seqJob{Source: hold, SourcePar: 2, Faults: &Faults{}, KeyedPar: 2, V: v, Sink: &TxSink{Store: store}}.jobGraph(t)
 	opts := testOptions(filepath.Join(t.TempDir(), "checkpoints"), 10*time.Millisecond)
+	opts.CheckpointStorage = storage
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	job, err := runtime.Start(ctx, jg, opts)
@@ -151,7 +168,6 @@ func TestStopWithSavepointRestoresAtOtherParallelism(t *testing.T) {
 	waitFor(t, "the source to hold mid-stream with output committed", func() bool {
 		return hold.emitted.Load() >= hold.Limit && len(store.Committed()) > 0
 	})
-	spDir := filepath.Join(t.TempDir(), "savepoints")
 	path, err := job.StopWithSavepoint(ctx, spDir, false)
 	if err != nil {
 		t.Fatalf("stop with savepoint: %v", err)
@@ -159,7 +175,7 @@ func TestStopWithSavepointRestoresAtOtherParallelism(t *testing.T) {
 	if res, err := job.Wait(); err != nil || res.Restarts != 0 {
 		t.Fatalf("job after stop-with-savepoint: %v, %+v; want it finished", err, res)
 	}
-	if filepath.Dir(path) != spDir || !strings.HasPrefix(filepath.Base(path), "savepoint-scenar-") {
+	if dir, name := path[:strings.LastIndex(path, "/")], path[strings.LastIndex(path, "/")+1:]; dir != spDir || !strings.HasPrefix(name, "savepoint-scenar-") {
 		t.Fatalf("savepoint at %s; want savepoint-<job>-<random> under %s", path, spDir)
 	}
 	committed := len(store.Committed())
@@ -170,15 +186,19 @@ func TestStopWithSavepointRestoresAtOtherParallelism(t *testing.T) {
 	if g, r := v.Gaps.Load(), v.Repeats.Load(); g != 0 || r != 0 {
 		t.Fatalf("sequence checker saw %d gaps and %d repeats", g, r)
 	}
-	moved := filepath.Join(t.TempDir(), "moved")
-	if err := os.Rename(path, moved); err != nil {
-		t.Fatal(err)
+	moved := path
+	if _, local := checkpointstorage.LocalPath(spDir); local {
+		moved = filepath.Join(t.TempDir(), "moved")
+		if err := os.Rename(path, moved); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, keyedPar := range []int{3, 1} {
 		t.Run(fmt.Sprintf("keyed parallelism %d", keyedPar), func(t *testing.T) {
 			st, v := store.Clone(), &Violations{}
 			jg := seqJob{Source: seq, SourcePar: 1, Faults: &Faults{}, KeyedPar: keyedPar, V: v, Sink: &TxSink{Store: st}}.jobGraph(t)
 			opts := testOptions(filepath.Join(t.TempDir(), "checkpoints"), 10*time.Millisecond)
+			opts.CheckpointStorage = storage
 			opts.Restore = moved
 			res, err := runJob(context.Background(), jg, opts)
 			if err != nil {
