@@ -31,11 +31,26 @@ const (
 	// FirstValue is FIRST_VALUE(x): the first non-NULL x in arrival order.
 	// Insert-only input.
 	FirstValue
-	// LastValue is LAST_VALUE(x): the last non-NULL x. Insert-only input.
+	// LastValue is LAST_VALUE(x): the last non-NULL x. Over a retracting
+	// input FIRST_VALUE and LAST_VALUE keep the group's values in arrival
+	// order and a retraction removes the value's first occurrence (Flink's
+	// First/LastValueWithRetractAggFunction).
 	LastValue
+	// ListAgg is LISTAGG(x [, separator]): the non-NULL values as strings in
+	// arrival order, joined by the separator (default ","); a retraction
+	// removes the value's first occurrence. STRING; NULL when empty.
+	ListAgg
+	// VarPop, VarSamp, StddevPop and StddevSamp are the population and
+	// sample variance and standard deviation, of the argument's type (see
+	// varianceResult). VAR_SAMP and STDDEV_SAMP of one value are NULL.
+	VarPop
+	VarSamp
+	StddevPop
+	StddevSamp
 )
 
-var aggNames = [...]string{"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG", "FIRST_VALUE", "LAST_VALUE"}
+var aggNames = [...]string{"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG", "FIRST_VALUE", "LAST_VALUE",
+	"LISTAGG", "VAR_POP", "VAR_SAMP", "STDDEV_POP", "STDDEV_SAMP"}
 
 func (k AggKind) String() string {
 	if int(k) < len(aggNames) {
@@ -65,6 +80,8 @@ type AggCall struct {
 	// every row.
 	HasFilter   bool
 	FilterField int
+	// Separator is LISTAGG's separator; nil is ",".
+	Separator *string
 }
 
 // String prints the call in SQL, with the argument as $index.
@@ -85,7 +102,7 @@ func (c AggCall) String() string {
 
 func checkAggs(calls []AggCall, twoPhase bool) error {
 	for _, c := range calls {
-		if c.Kind > LastValue {
+		if c.Kind > StddevSamp {
 			return fmt.Errorf("%w: unknown aggregate kind %d", ErrInvalidOptions, c.Kind)
 		}
 		if c.Kind != CountStar && c.Arg < 0 {
@@ -243,6 +260,9 @@ func (a *aggregator) fold(acc []any, i int, v any, sign int64, set func(int) mul
 	ni, vi := 1+2*i, 2+2*i
 	n := acc[ni].(int64) + sign
 	acc[ni] = n
+	if ok, err := a.foldMore(acc, vi, c, v, sign); ok {
+		return err
+	}
 	switch c.Kind {
 	case Sum, Avg:
 		return a.foldSum(acc, vi, c, v, sign)
@@ -318,6 +338,14 @@ func (a *aggregator) merge(acc, partial []any) error {
 		if pv == nil {
 			continue
 		}
+		if acc[vi] != nil {
+			if ok, err := a.mergeMore(acc, vi, c, pv); ok {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		switch {
 		case acc[vi] == nil:
 			acc[vi] = pv
@@ -346,6 +374,8 @@ func (a *aggregator) result(acc []any) []any {
 			out[i] = n
 		case n <= 0 || v == nil:
 			out[i] = nil
+		case c.Kind >= ListAgg || a.listKind(c.Kind):
+			out[i], _ = a.resultMore(c, v, n)
 		case c.Kind == Sum:
 			out[i] = sumResult(c, v)
 		case c.Kind == Avg:

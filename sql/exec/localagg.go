@@ -40,6 +40,9 @@ func (o *LocalAggOptions) Validate() error {
 		return err
 	}
 	for _, c := range o.Agg.Aggs {
+		if c.Kind >= ListAgg {
+			return fmt.Errorf("%w: %s cannot run in two phases; set 'table.optimizer.agg-phase-strategy' = 'ONE_PHASE'", ErrInvalidOptions, c)
+		}
 		if (c.Kind == Min || c.Kind == Max) && !o.Agg.InputInsertOnly {
 			return fmt.Errorf("%w: %s over an updating input cannot run in two phases; set 'table.optimizer.agg-phase-strategy' = 'ONE_PHASE'", ErrInvalidOptions, c)
 		}

@@ -1,0 +1,58 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
+)
+
+// unplannedAggregates explains the aggregate functions of Flink that Weir
+// does not plan.
+var unplannedAggregates = map[string]string{
+	"COLLECT":               "COLLECT returns a MULTISET, a type Weir does not have; ARRAY_AGG and LISTAGG are the nearest",
+	"ARRAY_AGG":             "use LISTAGG(x, sep) for strings",
+	"JSON_OBJECTAGG":        "build the object with LISTAGG over JSON_OBJECT pieces",
+	"JSON_ARRAYAGG":         "build the array with LISTAGG over JSON strings",
+	"APPROX_COUNT_DISTINCT": "use COUNT(DISTINCT x)",
+	"SINGLE_VALUE":          "SINGLE_VALUE belongs to scalar subqueries",
+	"SUM0":                  "use COALESCE(SUM(x), 0)",
+}
+
+// unplannedAggregate is the error for an aggregate function Weir knows of
+// but does not compute.
+func unplannedAggregate(f *parser.FuncCall) error {
+	hint := unplannedAggregates[f.Name]
+	if hint == "" {
+		hint = "the aggregates Weir computes are COUNT, SUM, MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LISTAGG, " +
+			"VAR_POP, VAR_SAMP, VARIANCE, STDDEV_POP, STDDEV_SAMP, STDDEV"
+	}
+	return &Error{Pos: f.Pos, Msg: fmt.Sprintf("aggregate function %s is not supported", f.Name), Hint: hint}
+}
+
+// listAggCall plans LISTAGG(x [, separator]): the separator is a string
+// literal, as Flink requires it to be a constant.
+func (p *Planner) listAggCall(f *parser.FuncCall, column func(parser.Expr) (int, error)) (exec.AggCall, error) {
+	if len(f.Args) < 1 || len(f.Args) > 2 {
+		return exec.AggCall{}, &Error{Pos: f.Pos, Msg: fmt.Sprintf("LISTAGG takes one or two arguments, got %d", len(f.Args)),
+			Hint: "call it as LISTAGG(x) or LISTAGG(x, ', ')"}
+	}
+	call := exec.AggCall{Kind: exec.ListAgg, Distinct: f.Distinct}
+	if len(f.Args) == 2 {
+		lit, ok := f.Args[1].(*parser.StringLit)
+		if !ok {
+			return exec.AggCall{}, &Error{Pos: f.Args[1].Position(), Msg: "the separator of LISTAGG must be a string literal",
+				Hint: "write LISTAGG(x, ', ')"}
+		}
+		sep := lit.Value
+		call.Separator = &sep
+	}
+	if t, ok := p.argType(f.Args[0]); ok && !t.IsString() && t.Kind != types.Null {
+		return exec.AggCall{}, &Error{Pos: f.Pos, Msg: fmt.Sprintf("LISTAGG takes a string, got %s", t.Base()),
+			Hint: "CAST the argument AS STRING"}
+	}
+	arg, err := column(f.Args[0])
+	call.Arg = arg
+	return call, err
+}
