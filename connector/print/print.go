@@ -90,6 +90,16 @@ func Format(v any) string { return FormatRow(v, nil) }
 // values print with fmt.
 func FormatRow(v any, columns []types.Type) string { return formatRow(v, columns, false) }
 
+// JavaField renders one field of type t as Flink shows it in a row it
+// prints (Row.toString of the Java object): NULL as null, a TIMESTAMP as a
+// LocalDateTime, 2024-03-05T10:00 (see printRow).
+func JavaField(v any, t types.Type) string {
+	if v == nil {
+		return "null"
+	}
+	return javaValue(v, &t)
+}
+
 // printRow is a row as Flink's print sink prints it: Row.toString of the
 // row converted to Java objects, where a NULL field is Java's null
 // (+I[1, null]), a TIMESTAMP a java.time.LocalDateTime and a

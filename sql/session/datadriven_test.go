@@ -96,6 +96,9 @@ const knownBugsFile = "regressions"
 // varies, and mini-batches end at checkpoints, so use run materialize.
 func TestSQLScripts(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		if isCompat(path) {
+			t.Skip("the Flink compatibility suite runs in TestFlinkCompat")
+		}
 		if filepath.Base(path) == knownBugsFile {
 			runKnownBugs(t, path)
 			return
@@ -110,6 +113,9 @@ func TestSQLScripts(t *testing.T) {
 // what they print on the heap backend.
 func TestSQLScriptsPebble(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		if isCompat(path) {
+			t.Skip("the Flink compatibility suite runs in TestFlinkCompat")
+		}
 		if filepath.Base(path) == knownBugsFile {
 			return
 		}
@@ -121,6 +127,12 @@ func TestSQLScriptsPebble(t *testing.T) {
 		r.session.Settings["state.backend.local-dir"] = t.TempDir()
 		datadriven.RunTest(t, path, r.cmd)
 	})
+}
+
+// isCompat reports whether path is a file of the Flink compatibility
+// suite (TestFlinkCompat), which has its own commands.
+func isCompat(path string) bool {
+	return filepath.Base(filepath.Dir(path)) == filepath.Base(compatDir)
 }
 
 func newSQLScript() *sqlScript {
