@@ -1,7 +1,6 @@
 package operator
 
 import (
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -43,15 +42,17 @@ type Triggerable interface {
 }
 
 // TimerService keeps a keyed operator's timers. Timers are state: they are
-// snapshotted with the operator and restored by key group.
+// snapshotted with the operator and restored by key group. When the keyed
+// backend keeps timer queues (state.TimerQueues: the Pebble backend), the
+// timers live there, off the Go heap; otherwise on a heap of the service.
+// Either way they fire in the same order (see timerqueue.go).
 type TimerService struct {
-	keyed      state.KeyedBackend
-	keyCodec   state.Codec[any]
-	maxPar     int
-	target     Triggerable
-	queues     [2]timerHeap
-	registered map[timerID]bool
-	watermark  event.Timestamp
+	keyed     state.KeyedBackend
+	keyCodec  state.Codec[any]
+	maxPar    int
+	target    Triggerable
+	queues    [2]timerQueue // by domain, made on first use
+	watermark event.Timestamp
 	// pts fires the processing-time timers (see UseProcessingTime); wake
 	// is the callback registered there for the earliest of them.
 	pts  *ProcessingTimeService
@@ -60,8 +61,28 @@ type TimerService struct {
 
 // NewTimerService returns an empty timer service for a keyed operator.
 func NewTimerService(keyed state.KeyedBackend, keyCodec state.Codec[any], maxParallelism int) *TimerService {
-	return &TimerService{keyed: keyed, keyCodec: keyCodec, maxPar: maxParallelism,
-		registered: map[timerID]bool{}, watermark: event.MinWatermark}
+	return &TimerService{keyed: keyed, keyCodec: keyCodec, maxPar: maxParallelism, watermark: event.MinWatermark}
+}
+
+// queueNames are the names of the domains' queues in a keyed backend.
+var queueNames = [2]string{EventTime: "_timer_state/event_timers", ProcessingTime: "_timer_state/processing_timers"}
+
+// queue returns the queue of domain, making it on first use: not before,
+// so that the keyed backend is restored before its timer queues exist.
+func (s *TimerService) queue(domain TimeDomain) timerQueue {
+	if q := s.queues[domain]; q != nil {
+		return q
+	}
+	if tq, ok := s.keyed.(state.TimerQueues); ok {
+		q, err := tq.TimerQueue(queueNames[domain])
+		if err != nil {
+			panic(fmt.Errorf("operator: timer queue: %w", err))
+		}
+		s.queues[domain] = &storeQueue{q: q, domain: domain, codec: s.keyCodec}
+	} else {
+		s.queues[domain] = newHeapQueue(s.keyCodec)
+	}
+	return s.queues[domain]
 }
 
 // SetTriggerable names the operator whose OnTimer fires.
@@ -73,31 +94,19 @@ func (s *TimerService) CurrentWatermark() event.Timestamp { return s.watermark }
 // Register adds a timer for the current key; registering an existing one is a no-op.
 func (s *TimerService) Register(domain TimeDomain, ts event.Timestamp, namespace string) {
 	key := s.keyed.CurrentKey()
-	id := timerID{domain, ts, key, namespace}
-	if s.registered[id] {
-		return
-	}
-	s.registered[id] = true
 	t := Timer{Domain: domain, Timestamp: ts, Key: key, KeyGroup: keygroup.ForKey(key, s.maxPar), Namespace: namespace}
-	heap.Push(&s.queues[domain], t)
-	s.notifyProcessing(domain)
+	if s.queue(domain).add(t) {
+		s.notifyProcessing(domain)
+	}
 }
 
 // Delete removes a timer of the current key if it is registered.
 func (s *TimerService) Delete(domain TimeDomain, ts event.Timestamp, namespace string) {
-	id := timerID{domain, ts, s.keyed.CurrentKey(), namespace}
-	if !s.registered[id] {
-		return
+	key := s.keyed.CurrentKey()
+	t := Timer{Domain: domain, Timestamp: ts, Key: key, KeyGroup: keygroup.ForKey(key, s.maxPar), Namespace: namespace}
+	if s.queue(domain).remove(t) {
+		s.notifyProcessing(domain)
 	}
-	delete(s.registered, id)
-	q := &s.queues[domain]
-	for i, t := range *q {
-		if t.Timestamp == ts && t.Namespace == namespace && t.Key == id.key {
-			heap.Remove(q, i)
-			break
-		}
-	}
-	s.notifyProcessing(domain)
 }
 
 // UseProcessingTime makes pts fire the service's processing-time timers:
@@ -138,10 +147,11 @@ func (s *TimerService) onWake(now event.Timestamp) error {
 // NextProcessingTimer is the earliest processing-time timer, or
 // event.MaxWatermark when there is none.
 func (s *TimerService) NextProcessingTimer() event.Timestamp {
-	if len(s.queues[ProcessingTime]) == 0 {
+	t, ok := s.queue(ProcessingTime).peek()
+	if !ok {
 		return event.MaxWatermark
 	}
-	return s.queues[ProcessingTime][0].Timestamp
+	return t.Timestamp
 }
 
 // AdvanceWatermark fires, in time order, every event-time timer at or below wm.
@@ -158,10 +168,13 @@ func (s *TimerService) AdvanceProcessingTime(now event.Timestamp) error {
 }
 
 func (s *TimerService) fireUpTo(domain TimeDomain, limit event.Timestamp) error {
-	q := &s.queues[domain]
-	for len(*q) > 0 && (*q)[0].Timestamp <= limit {
-		t := heap.Pop(q).(Timer)
-		delete(s.registered, timerID{domain, t.Timestamp, t.Key, t.Namespace})
+	q := s.queue(domain)
+	for {
+		t, ok := q.peek()
+		if !ok || t.Timestamp > limit {
+			return nil
+		}
+		q.remove(t)
 		s.keyed.SetCurrentKey(t.Key, t.KeyGroup)
 		if s.target == nil {
 			return errors.New("operator: timer fired but no Triggerable is set")
@@ -170,36 +183,42 @@ func (s *TimerService) fireUpTo(domain TimeDomain, limit event.Timestamp) error 
 			return err
 		}
 	}
-	return nil
 }
 
 // Len is the number of registered timers in both domains.
-func (s *TimerService) Len() int { return len(s.registered) }
+func (s *TimerService) Len() int { return s.queue(EventTime).len() + s.queue(ProcessingTime).len() }
 
 // Snapshot captures every timer now; Write encodes them later.
 func (s *TimerService) Snapshot() state.Snapshot {
-	all := make([]Timer, 0, s.Len())
-	all = append(all, s.queues[EventTime]...)
-	all = append(all, s.queues[ProcessingTime]...)
-	return timerSnapshot{timers: all, codec: s.keyCodec}
+	return timerSnapshot{domains: [2]func(func(Timer)) error{s.queue(EventTime).snapshot(), s.queue(ProcessingTime).snapshot()},
+		codec: s.keyCodec}
 }
 
 type timerSnapshot struct {
-	timers []Timer
-	codec  state.Codec[any]
+	domains [2]func(func(Timer)) error
+	codec   state.Codec[any]
 }
 
+// Write encodes the timers: their count, then each (the same format
+// whatever queue held them).
 func (ts timerSnapshot) Write() ([]byte, error) {
-	buf := binary.AppendUvarint(nil, uint64(len(ts.timers)))
-	for _, t := range ts.timers {
-		buf = append(buf, byte(t.Domain))
-		buf = binary.AppendVarint(buf, t.Timestamp)
-		buf = binary.AppendUvarint(buf, uint64(t.KeyGroup))
-		buf = binary.AppendUvarint(buf, uint64(len(t.Namespace)))
-		buf = append(buf, t.Namespace...)
-		buf = ts.codec.Encode(buf, t.Key)
+	var body []byte
+	n := 0
+	for _, d := range ts.domains {
+		if err := d(func(t Timer) { body = ts.append(body, t); n++ }); err != nil {
+			return nil, err
+		}
 	}
-	return buf, nil
+	return append(binary.AppendUvarint(nil, uint64(n)), body...), nil
+}
+
+func (ts timerSnapshot) append(buf []byte, t Timer) []byte {
+	buf = append(buf, byte(t.Domain))
+	buf = binary.AppendVarint(buf, t.Timestamp)
+	buf = binary.AppendUvarint(buf, uint64(t.KeyGroup))
+	buf = binary.AppendUvarint(buf, uint64(len(t.Namespace)))
+	buf = append(buf, t.Namespace...)
+	return ts.codec.Encode(buf, t.Key)
 }
 
 // Restore adds the timers of every blob whose key group this subtask owns.
@@ -214,11 +233,10 @@ func (s *TimerService) Restore(blobs [][]byte) error {
 			if !kgr.Contains(t.KeyGroup) {
 				continue
 			}
-			id := timerID{t.Domain, t.Timestamp, t.Key, t.Namespace}
-			if !s.registered[id] {
-				s.registered[id] = true
-				heap.Push(&s.queues[t.Domain], t)
+			if t.Domain > ProcessingTime {
+				return fmt.Errorf("%w: timer of unknown time domain %d", errTimerCorrupt, t.Domain)
 			}
+			s.queue(t.Domain).add(t)
 		}
 	}
 	s.notifyProcessing(ProcessingTime)
@@ -268,37 +286,4 @@ func decodeTimer(b []byte, codec state.Codec[any]) (Timer, []byte, error) {
 	key, rest, err := codec.Decode(b)
 	t.Key = key
 	return t, rest, err
-}
-
-// timerHeap orders timers by time, then key group, for a deterministic
-// firing order.
-type timerHeap []Timer
-
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
-	if h[i].Timestamp != h[j].Timestamp {
-		return h[i].Timestamp < h[j].Timestamp
-	}
-	if h[i].KeyGroup != h[j].KeyGroup {
-		return h[i].KeyGroup < h[j].KeyGroup
-	}
-	return keyText(h[i].Key) < keyText(h[j].Key)
-}
-
-// keyText is fmt.Sprint(k) without formatting a string key (the common
-// case: SQL operators key by strings), which made ties at one timestamp
-// — every key's window ending at once — dominate the heap's cost.
-func keyText(k any) string {
-	if s, ok := k.(string); ok {
-		return s
-	}
-	return fmt.Sprint(k)
-}
-func (h timerHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *timerHeap) Push(x any)   { *h = append(*h, x.(Timer)) }
-func (h *timerHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return t
 }

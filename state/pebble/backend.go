@@ -32,8 +32,9 @@ type Backend struct {
 	keyBytes []byte
 	hasKey   bool
 
-	states    map[string]*stateInfo // registered or restored, by name
-	ttlTables []table               // registered tables with a TTL, in registration order
+	states    map[string]*stateInfo  // registered or restored, by name
+	queues    map[string]*timerQueue // timer queues, by name (timers.go)
+	ttlTables []table                // registered tables with a TTL, in registration order
 	restored  bool
 	closed    bool
 	cursor    cleanupCursor
@@ -234,8 +235,8 @@ func (b *Backend) register(spec state.StateSpec, mk func(*stateInfo) table, kind
 
 // newState adds a state with the next free id.
 func (b *Backend) newState(name string, kind state.Kind, hasTS bool) (*stateInfo, error) {
-	if len(b.states) >= 0xffff {
-		return nil, fmt.Errorf("pebble: state %q: a keyed backend holds at most %d states", name, 0xffff)
+	if len(b.states) >= maxStates {
+		return nil, fmt.Errorf("pebble: state %q: a keyed backend holds at most %d states", name, maxStates)
 	}
 	si := &stateInfo{name: name, id: uint16(len(b.states)), kind: kind, hasTS: hasTS}
 	b.states[name] = si

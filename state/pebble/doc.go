@@ -44,7 +44,10 @@
 //
 // Values are decoded afresh on every read, so — unlike the heap backend —
 // nothing read is ever shared with a snapshot, and no copy-on-read is
-// needed. Keyed timers are not in this backend: operator.TimerService
-// keeps them on the heap and checkpoints them apart (Flink's
-// state.backend.rocksdb.timer-service.factory: HEAP).
+// needed.
+//
+// Keyed timers live here too (state.TimerQueues, timers.go; Flink's
+// state.backend.rocksdb.timer-service.factory: ROCKSDB): the timer service
+// of operator stores each timer as an element that sorts in firing order,
+// under a queue id from the top of the id space, after the key group.
 package pebble
