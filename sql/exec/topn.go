@@ -70,6 +70,10 @@ type TopNOptions struct {
 	OrderBy []SortKey
 	// N is the rank bound: rn <= N. Required, >= 1.
 	N int
+	// Start is the lowest rank kept: Start <= rn <= N (rn = 2, rn BETWEEN
+	// 2 AND 5, rn > 1: Flink's ConstantRankRange). Default 0 or 1: from the
+	// first. The state still holds the rows above Start.
+	Start int
 	// RankNumber appends rn (BIGINT) to every output row, and then a row
 	// changes whenever its rank does: the output is -U/+U per changed
 	// rank (upsert key: partition keys and rn). Default false: output rows
@@ -90,6 +94,9 @@ type TopNOptions struct {
 func (o *TopNOptions) Validate() error {
 	if o.N < 1 {
 		return fmt.Errorf("%w: TopN has N = %d; the filter must be rn <= N with N >= 1", ErrInvalidOptions, o.N)
+	}
+	if o.Start > o.N {
+		return fmt.Errorf("%w: TopN keeps ranks %d to %d; Start must not exceed N", ErrInvalidOptions, o.Start, o.N)
 	}
 	if len(o.OrderBy) == 0 {
 		return fmt.Errorf("%w: TopN has no ORDER BY", ErrInvalidOptions)
@@ -201,7 +208,13 @@ func (t *TopN) remove(rows []any, row []any) []any {
 	return nil
 }
 
-func (t *TopN) top(rows []any) []any { return rows[:min(len(rows), t.opts.N)] }
+// top is the kept ranks of rows: Start to N.
+func (t *TopN) top(rows []any) []any {
+	return rows[min(len(rows), t.first()-1):min(len(rows), t.opts.N)]
+}
+
+// first is the lowest rank kept.
+func (t *TopN) first() int { return max(1, t.opts.Start) }
 
 // diff emits the change from old's top N to next's.
 func (t *TopN) diff(old, next []any, ts event.Timestamp) {
@@ -235,7 +248,7 @@ func (t *TopN) diff(old, next []any, ts event.Timestamp) {
 // diffRanks emits, for every rank whose row changed, -U/+U (or +I for a
 // new rank, -D for a lost one), each row with its rank appended.
 func (t *TopN) diffRanks(before, after []any, ts event.Timestamp) {
-	ranked := func(r any, i int) []any { return append(append([]any(nil), r.([]any)...), int64(i+1)) }
+	ranked := func(r any, i int) []any { return append(append([]any(nil), r.([]any)...), int64(i+t.first())) }
 	for i := range max(len(before), len(after)) {
 		switch {
 		case i >= len(before):

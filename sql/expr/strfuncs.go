@@ -51,9 +51,7 @@ func init() {
 	register("POSITION", 2, 2, "s1 IN s2", func(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
 		return locate(call, a, 1, 0)
 	})
-	register("INSTR", 2, 2, "STRING, STRING", func(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
-		return locate(call, a, 0, 1)
-	})
+	register("INSTR", 2, 4, "STRING, STRING[, start[, nth]]", instr)
 	register("LOCATE", 2, 3, "needle, STRING[, start]", func(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
 		return locate(call, a, 1, 0)
 	})

@@ -369,16 +369,31 @@ func centuries(y, n int64) int64 {
 	return -((-y + n) / n)
 }
 
+// floorYears is the first year of the decade, century or millennium of
+// year y (ceil: of the next one), as Calcite's DateTimeUtils.julianDateFloor,
+// which Flink's FLOOR/CEIL(t TO unit) use: centuries and millennia start
+// in a year ending in 1 (2001), decades in one ending in 0; a ceiling
+// always moves to the next one.
+func floorYears(y int64, unit string, ceil bool) int64 {
+	n := map[string]int64{"DECADE": 10, "CENTURY": 100, "MILLENNIUM": 1000}[unit]
+	if unit == "DECADE" {
+		if ceil {
+			return n * (1 + y/n)
+		}
+		return n * (y / n)
+	}
+	if ceil {
+		return n*((y+n-1)/n) + 1
+	}
+	return n*((y+n-1)/n) - n + 1
+}
+
 // truncUnit floors a wall clock to a unit.
 func truncUnit(t time.Time, unit string) (time.Time, bool) {
 	y, m, d := t.Date()
 	switch unit {
-	case "MILLENNIUM":
-		return time.Date(int(floorDiv(int64(y), 1000))*1000, 1, 1, 0, 0, 0, 0, time.UTC), true
-	case "CENTURY":
-		return time.Date(int(floorDiv(int64(y), 100))*100, 1, 1, 0, 0, 0, 0, time.UTC), true
-	case "DECADE":
-		return time.Date(int(floorDiv(int64(y), 10))*10, 1, 1, 0, 0, 0, 0, time.UTC), true
+	case "MILLENNIUM", "CENTURY", "DECADE":
+		return time.Date(int(floorYears(int64(y), unit, false)), 1, 1, 0, 0, 0, 0, time.UTC), true
 	case "YEAR":
 		return time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC), true
 	case "QUARTER":
@@ -434,7 +449,7 @@ func timeFloorCeil(c *compiler, call *parser.FuncCall, a []*Compiled, up bool) (
 		return nil, err
 	}
 	if _, ok := truncUnit(time.Time{}, unit); !ok {
-		return nil, errAt(call, "%s cannot round to %q; units are YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND", call.Name, unit)
+		return nil, errAt(call, "%s cannot round to %q; units are MILLENNIUM, CENTURY, DECADE, YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND", call.Name, unit)
 	}
 	ltz := a[0].Type.Kind == types.TimestampLTZ
 	loc := c.loc()
@@ -444,17 +459,11 @@ func timeFloorCeil(c *compiler, call *parser.FuncCall, a []*Compiled, up bool) (
 			t = instantToWall(t, loc)
 		}
 		f, _ := truncUnit(t, unit)
-		if up && !f.Equal(t) {
-			switch unit {
-			case "DECADE":
-				f = addMonths(f, 120)
-			case "CENTURY":
-				f = addMonths(f, 1200)
-			case "MILLENNIUM":
-				f = addMonths(f, 12000)
-			default:
-				f, _ = addUnit(f, unit, 1)
-			}
+		switch {
+		case up && (unit == "DECADE" || unit == "CENTURY" || unit == "MILLENNIUM"):
+			f = time.Date(int(floorYears(int64(t.Year()), unit, true)), 1, 1, 0, 0, 0, 0, time.UTC)
+		case up && !f.Equal(t):
+			f, _ = addUnit(f, unit, 1)
 		}
 		if ltz {
 			f = wallToInstant(f, loc)

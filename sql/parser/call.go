@@ -44,7 +44,7 @@ func (p *parser) parseArgs(f *FuncCall) {
 	case "FLOOR", "CEIL", "CEILING":
 		x := p.parseExpr()
 		if p.acceptWord("TO") {
-			f.Args = []Expr{x, p.parseUnitKeyword()}
+			f.Args = []Expr{x, p.parseUnitKeywordOf(floorUnitWords)}
 			return
 		}
 		f.Args = []Expr{x}
@@ -73,6 +73,20 @@ func (p *parser) parseArgs(f *FuncCall) {
 		return
 	case "TRIM":
 		p.parseTrim(f)
+		return
+	case "OVERLAY":
+		s := p.parseExpr()
+		if p.acceptWord("PLACING") {
+			f.Args = []Expr{s, p.parseExpr()}
+			p.expectWord("FROM")
+			f.Args = append(f.Args, p.parseExpr())
+			if p.acceptWord("FOR") {
+				f.Args = append(f.Args, p.parseExpr())
+			}
+			return
+		}
+		f.Args = []Expr{s}
+		p.parseMoreArgs(f)
 		return
 	case "TIMESTAMPADD", "TIMESTAMPDIFF":
 		f.Args = []Expr{p.parseUnitKeyword()}
@@ -124,11 +138,16 @@ func (p *parser) parseTrim(f *FuncCall) {
 var timeUnitWords = []string{"YEAR", "QUARTER", "MONTH", "WEEK", "DAY", "HOUR", "MINUTE", "SECOND",
 	"MILLISECOND", "MICROSECOND", "NANOSECOND"}
 
-func (p *parser) parseUnitKeyword() Expr {
+// floorUnitWords are the units of FLOOR/CEIL(t TO unit).
+var floorUnitWords = append([]string{"DECADE", "CENTURY", "MILLENNIUM"}, timeUnitWords...)
+
+func (p *parser) parseUnitKeyword() Expr { return p.parseUnitKeywordOf(timeUnitWords) }
+
+func (p *parser) parseUnitKeywordOf(words []string) Expr {
 	t := p.cur()
-	if t.kind != tIdent || !containsStr(timeUnitWords, t.upper) {
+	if t.kind != tIdent || !containsStr(words, t.upper) {
 		hint := ""
-		if kw, ok := closest(t.text, timeUnitWords); ok && t.kind == tIdent {
+		if kw, ok := closest(t.text, words); ok && t.kind == tIdent {
 			hint = "did you mean " + kw + "?"
 		}
 		p.failExpected("a time unit (YEAR, MONTH, DAY, HOUR, MINUTE, SECOND, …)", hint)

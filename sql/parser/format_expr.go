@@ -361,6 +361,19 @@ func (f *formatter) specialArgs(c *FuncCall) bool {
 			f.expr(args[1], 0)
 			return true
 		}
+	case "OVERLAY":
+		if len(args) == 3 || len(args) == 4 {
+			f.expr(args[0], 0)
+			f.WriteString(" PLACING ")
+			f.expr(args[1], 0)
+			f.WriteString(" FROM ")
+			f.expr(args[2], 0)
+			if len(args) == 4 {
+				f.WriteString(" FOR ")
+				f.expr(args[3], 0)
+			}
+			return true
+		}
 	case "TRIM":
 		if k, ok := firstKeyword(args); ok && len(args) == 3 {
 			f.WriteString(k.Word + " ")

@@ -20,8 +20,8 @@ type rankPattern struct {
 	over   *parser.WindowSpec
 	rnItem int
 	rnName string
-	// start and n are the ranks kept: start <= rn <= n. A start above 1
-	// (rn = N, rn BETWEEN M AND N, rn > M) is for window ranks only.
+	// start and n are the ranks kept: start <= rn <= n (rn = N, rn BETWEEN
+	// M AND N, rn > M set a start above 1).
 	start  int
 	n      int
 	rest   []parser.Expr // other conjuncts of the outer WHERE
@@ -157,10 +157,6 @@ func (p *Planner) planRank(s *parser.Select, rp *rankPattern) (*Rel, error) {
 	if ranked != nil {
 		return p.afterRank(s, rp, ranked)
 	}
-	if rp.start > 1 {
-		return nil, &Error{Pos: rp.over.Pos, Msg: fmt.Sprintf("a Top-N keeping ranks %d to %d is supported only as a Window Top-N", rp.start, rp.n),
-			Hint: "keep rn <= N, or PARTITION BY window_start, window_end of a window TVF or window aggregation"}
-	}
 	ranked, err = p.rankOp(in, keys, rp)
 	if err != nil {
 		return nil, err
@@ -249,7 +245,7 @@ func (p *Planner) topN(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 	}
 	// Without rn in the result, rows enter (+I) and leave (-D) the top N;
 	// with it, every rank shift is an update (Flink's two Top-N outputs).
-	opts := exec.TopNOptions{PartitionKeys: keys, OrderBy: order, N: rp.n, RankNumber: rp.rnUsed,
+	opts := exec.TopNOptions{PartitionKeys: keys, OrderBy: order, N: rp.n, Start: rp.start, RankNumber: rp.rnUsed,
 		InputInsertOnly: in.InsertOnly, StateTTL: p.Config.StateTTL}
 	if _, err := exec.NewTopN(opts); err != nil {
 		return nil, err
@@ -258,9 +254,10 @@ func (p *Planner) topN(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 	if rp.rnUsed {
 		cols = append(cols, expr.Column{Name: "$rn", Type: types.Type{Kind: types.BigInt}})
 	}
-	r := &Rel{Op: "Rank", Detail: fmt.Sprintf("rankRange=[1..%d], partitionBy=[%s]", rp.n, keyNames(in, keys)),
+	rng := fmt.Sprintf("rankRange=[%d..%d]", max(1, rp.start), rp.n)
+	r := &Rel{Op: "Rank", Detail: fmt.Sprintf("%s, partitionBy=[%s]", rng, keyNames(in, keys)),
 		Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
-	r.updating(firstNonEmpty(in.UpdatesFrom, fmt.Sprintf("Rank(rankRange=[1..%d])", rp.n)))
+	r.updating(firstNonEmpty(in.UpdatesFrom, fmt.Sprintf("Rank(%s)", rng)))
 	key := exec.FieldKey(keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed("Rank", ins[0], key, opOf(exec.NewTopN, opts))
