@@ -29,6 +29,10 @@ import (
 type Source struct {
 	Path   string
 	Format format.Format
+	// Changelog, when set, reads each line instead of Format: a line of a
+	// changelog format (debezium-json, …) gives zero or more rows, each
+	// with its kind.
+	Changelog format.Changelog
 	// OnBadLine decides about a line that does not parse (err is a
 	// *LineError): return nil to skip it, an error to fail the job.
 	// Default: fail with the *LineError.
@@ -204,7 +208,7 @@ func (r *reader) finish(sp *split, out operator.ReaderOutput) error {
 }
 
 func (r *reader) emit(sp *split, line string, out operator.ReaderOutput) error {
-	fields, err := r.s.Format.Decode([]byte(line))
+	rows, err := r.s.decode([]byte(line))
 	if err != nil {
 		err = &LineError{File: sp.file, Line: sp.line, Err: err, Fix: r.s.BadLineFix}
 		if r.s.OnBadLine == nil {
@@ -212,8 +216,22 @@ func (r *reader) emit(sp *split, line string, out operator.ReaderOutput) error {
 		}
 		return r.s.OnBadLine(sp.file, sp.line, err)
 	}
-	out.Collect(sp.file, event.Record{Value: event.Row{Kind: event.Insert, Fields: fields}, Timestamp: event.NoTimestamp})
+	for _, row := range rows {
+		out.Collect(sp.file, event.Record{Value: row, Timestamp: event.NoTimestamp})
+	}
 	return nil
+}
+
+// decode reads one line into its rows.
+func (s *Source) decode(line []byte) ([]event.Row, error) {
+	if s.Changelog != nil {
+		return s.Changelog.DecodeChanges(line)
+	}
+	fields, err := s.Format.Decode(line)
+	if err != nil {
+		return nil, err
+	}
+	return []event.Row{{Kind: event.Insert, Fields: fields}}, nil
 }
 
 func (r *reader) Available() <-chan struct{} { return nil }
@@ -237,11 +255,21 @@ func (r *reader) Close() error {
 	return nil
 }
 
-// Sink writes rows as lines into part files under Dir. Only insert rows are
-// accepted (the planner rejects updating input for this sink).
+// Sink writes rows as lines into part files under Dir. With Format only
+// insert rows are accepted (the planner rejects updating input for this
+// sink); with Changelog (debezium-json, …) rows of every kind are written.
 type Sink struct {
-	Dir    string
-	Format format.Format
+	Dir       string
+	Format    format.Format
+	Changelog format.Changelog
+}
+
+// encode writes one row as a line.
+func (s *Sink) encode(row event.Row) ([]byte, error) {
+	if s.Changelog != nil {
+		return s.Changelog.EncodeChange(row)
+	}
+	return s.Format.Encode(row.Fields)
 }
 
 // CreateWriter removes this subtask's leftovers — in-progress files, and
@@ -341,7 +369,7 @@ func (w *fileWriter) Write(r event.Record) error {
 	if !ok {
 		return fmt.Errorf("filesystem sink: want rows, got %T", r.Value)
 	}
-	if row.Kind != event.Insert {
+	if row.Kind != event.Insert && w.s.Changelog == nil {
 		return fmt.Errorf("filesystem sink: %s rows are not supported (append only)", row.Kind)
 	}
 	if w.f == nil {
@@ -351,7 +379,7 @@ func (w *fileWriter) Write(r event.Record) error {
 		}
 		w.f, w.buf = f, bufio.NewWriter(f)
 	}
-	line, err := w.s.Format.Encode(row.Fields)
+	line, err := w.s.encode(row)
 	if err != nil {
 		return err
 	}

@@ -67,20 +67,31 @@ func New(name string, fields []types.Field, opts map[string]string) (Format, err
 		}
 		return Raw{Name: fields[0].Name, Type: fields[0].Type}, nil
 	}
-	return nil, fmt.Errorf("unknown format %q: supported formats are json, csv and raw", name)
+	if IsChangelog(name) {
+		return nil, fmt.Errorf("format %s is a changelog format (a message holds changes, not one row): read it with NewChangelog", name)
+	}
+	return nil, fmt.Errorf("unknown format %q: supported formats are json, csv, raw, %s", name, strings.Join(changelogFormats, ", "))
 }
 
-// IgnoreParseErrors reads the format's 'json.ignore-parse-errors' or
-// 'csv.ignore-parse-errors' (default false): whether the connector skips a
-// message that does not parse instead of failing (Flink's json format
-// skips the message; its csv format reads a field that does not parse as
-// NULL, which CSV does itself, and skips a malformed line).
+// IgnoreParseErrors reads the format's '<format>.ignore-parse-errors'
+// ('json.ignore-parse-errors', 'debezium-json.ignore-parse-errors', …;
+// default false): whether the connector skips a message that does not
+// parse instead of failing (Flink's json and changelog formats skip the
+// message; its csv format reads a field that does not parse as NULL,
+// which CSV does itself, and skips a malformed line). ok is false for a
+// format without the option (raw).
 func IgnoreParseErrors(name string, opts map[string]string) (bool, error) {
-	switch f := strings.ToLower(name); f {
-	case "json", "csv":
+	if f := strings.ToLower(name); HasIgnoreParseErrors(f) {
 		return boolOption(opts, f+".ignore-parse-errors", false)
 	}
 	return false, nil
+}
+
+// HasIgnoreParseErrors tells whether the format name has the option
+// '<name>.ignore-parse-errors'.
+func HasIgnoreParseErrors(name string) bool {
+	name = strings.ToLower(name)
+	return name == "json" || name == "csv" || IsChangelog(name)
 }
 
 // boolOption reads a true/false format option, def when it is not set.

@@ -24,7 +24,7 @@ var ErrBadValue = errors.New("format: bad value")
 // message as a whole is malformed. The connector adds where the message
 // came from (topic, partition and offset; file and line).
 type Error struct {
-	Format string // json, csv or raw
+	Format string // json, csv, raw, debezium-json, …
 	Column string
 	Type   string // the column's SQL type, "" with no column
 	Err    error
@@ -35,7 +35,7 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("%s: %v", e.Format, e.Err)
 	}
 	noun := "column"
-	if e.Format == "json" {
+	if strings.HasSuffix(e.Format, "json") {
 		noun = "field"
 	}
 	return fmt.Sprintf("%s: %s %q (%s): %v", e.Format, noun, e.Column, e.Type, e.Err)

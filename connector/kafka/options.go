@@ -235,6 +235,14 @@ func MessageDeserializer[T any](fn func(m Message) (T, error)) SourceOption {
 	return sourceOpt(func(c *sourceConfig) { c.decoder = fn })
 }
 
+// MultiDeserializer is Deserializer for records that hold zero or more
+// values each (a changelog format's update is -U and +U, a Debezium
+// tombstone nothing): the values are emitted in order, all at the
+// record's position, so a checkpoint never falls between them.
+func MultiDeserializer[T any](fn func(value []byte) ([]T, error)) SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.decoder = fn })
+}
+
 // ---------------------------------------------------------------- sink
 
 // DeliveryGuarantee is a sink's guarantee (Flink's sink.delivery-guarantee).

@@ -272,8 +272,16 @@ func (r *reader) emit(st *splitState, rec *kgo.Record, out operator.ReaderOutput
 	if err != nil {
 		return 0, r.badRecord(rec, err)
 	}
-	out.Collect(st.id, event.Record{Value: v, Timestamp: rec.Timestamp.UnixMilli()})
-	return 1, nil
+	ts := rec.Timestamp.UnixMilli()
+	vs, ok := v.(multi)
+	if !ok {
+		out.Collect(st.id, event.Record{Value: v, Timestamp: ts})
+		return 1, nil
+	}
+	for _, v := range vs {
+		out.Collect(st.id, event.Record{Value: v, Timestamp: ts})
+	}
+	return len(vs), nil
 }
 
 func (r *reader) finish(st *splitState, out operator.ReaderOutput) {

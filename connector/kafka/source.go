@@ -37,8 +37,13 @@ func messageOf(r *kgo.Record) Message {
 	return m
 }
 
-// decodeFunc turns a record into the value the source emits.
+// decodeFunc turns a record into the value the source emits, or into a
+// multi of values (MultiDeserializer).
 type decodeFunc func(r *kgo.Record) (any, error)
+
+// multi is what a MultiDeserializer's decodeFunc returns: the values of one
+// record, emitted in order.
+type multi []any
 
 // Source reads Kafka topics as a split-based source (FLIP-27): one split
 // per partition, positions in the checkpoint. Create it with NewSource and
@@ -76,6 +81,15 @@ func decoderFor[T any](d any) (decodeFunc, error) {
 		return func(r *kgo.Record) (any, error) { return fn(r.Value) }, nil
 	case func(Message) (T, error):
 		return func(r *kgo.Record) (any, error) { return fn(messageOf(r)) }, nil
+	case func([]byte) ([]T, error):
+		return func(r *kgo.Record) (any, error) {
+			vs, err := fn(r.Value)
+			out := make(multi, len(vs))
+			for i, v := range vs {
+				out[i] = v
+			}
+			return out, err
+		}, nil
 	case nil:
 	default:
 		var zero T

@@ -90,20 +90,26 @@ func BuiltinConnectors() *Connectors {
 	return c
 }
 
-func fileFormat(t *catalog.Table) (format.Format, string, error) {
+// fileFormat returns the table's format — a row format, or a changelog
+// format (debezium-json, …) — and its path.
+func fileFormat(t *catalog.Table) (format.Format, format.Changelog, string, error) {
 	path := strings.TrimPrefix(t.Options["path"], "file://")
 	if path == "" {
-		return nil, "", fmt.Errorf("table %q: the filesystem connector needs a 'path' option", t.Name)
+		return nil, nil, "", fmt.Errorf("table %q: the filesystem connector needs a 'path' option", t.Name)
+	}
+	if name := t.Options["format"]; format.IsChangelog(name) {
+		c, err := format.NewChangelog(name, t.Physical(), t.Options)
+		return nil, c, path, tableErr(t, err)
 	}
 	f, err := format.New(t.Options["format"], t.Physical(), t.Options)
 	if err != nil {
-		return nil, "", fmt.Errorf("table %q: %w", t.Name, err)
+		return nil, nil, "", fmt.Errorf("table %q: %w", t.Name, err)
 	}
-	return f, path, nil
+	return f, nil, path, nil
 }
 
 func fileSource(t *catalog.Table) (operator.Source, error) {
-	f, path, err := fileFormat(t)
+	f, c, path, err := fileFormat(t)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +117,7 @@ func fileSource(t *catalog.Table) (operator.Source, error) {
 		return nil, &Error{Pos: t.OptionAt("path"), Msg: fmt.Sprintf("table %q: 'path' = '%s': %v", t.Name, t.Options["path"], unwrapPath(err)),
 			Hint: "check the path (relative paths are relative to the directory weir runs in)", Err: err}
 	}
-	src := &filesystem.Source{Path: path, Format: f, BadLineFix: fmt.Sprintf("set '%s.ignore-parse-errors' = 'true' on table %q",
+	src := &filesystem.Source{Path: path, Format: f, Changelog: c, BadLineFix: fmt.Sprintf("set '%s.ignore-parse-errors' = 'true' on table %q",
 		t.Options["format"], t.Name)}
 	skip, err := format.IgnoreParseErrors(t.Options["format"], t.Options)
 	if err != nil {
@@ -126,8 +132,8 @@ func fileSource(t *catalog.Table) (operator.Source, error) {
 }
 
 func fileSink(t *catalog.Table) (SinkSpec, error) {
-	f, path, err := fileFormat(t)
-	return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f}}, err
+	f, c, path, err := fileFormat(t)
+	return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f, Changelog: c}, AcceptsUpdates: c != nil}, err
 }
 
 // unwrapPath drops the operation and path of an *os.PathError: the

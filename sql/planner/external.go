@@ -80,7 +80,7 @@ func valueFormat(t *catalog.Table) (format.Format, error) {
 		name = t.Options["format"]
 	}
 	if name == "" {
-		return nil, fmt.Errorf("table %q: set 'format' (json, csv or raw)", t.Name)
+		return nil, fmt.Errorf("table %q: set 'format' (json, csv, raw, debezium-json, canal-json or maxwell-json)", t.Name)
 	}
 	f, err := format.New(name, t.Physical(), formatScope(t, "value.format", "value."))
 	if err != nil {
@@ -113,16 +113,12 @@ func kafkaSource(t *catalog.Table) (operator.Source, error) {
 	if err := checkKafkaOptions(t); err != nil {
 		return nil, err
 	}
-	f, err := valueFormat(t)
+	dec, err := kafkaDeserializer(t)
 	if err != nil {
 		return nil, err
 	}
 	opts := []kafka.SourceOption{kafka.Brokers(strings.Split(t.Options["properties.bootstrap.servers"], ",")...),
-		kafka.Topics(strings.Split(t.Options["topic"], ";")...),
-		kafka.Deserializer(func(b []byte) (event.Row, error) {
-			fields, err := f.Decode(b)
-			return event.Row{Kind: event.Insert, Fields: fields}, err
-		})}
+		kafka.Topics(strings.Split(t.Options["topic"], ";")...), dec}
 	more, err := kafkaScanOptions(t)
 	if err != nil {
 		return nil, err
@@ -132,6 +128,36 @@ func kafkaSource(t *catalog.Table) (operator.Source, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// kafkaDeserializer reads a record's value in the table's format: one +I
+// row, or in a changelog format the message's rows with their kinds.
+func kafkaDeserializer(t *catalog.Table) (kafka.SourceOption, error) {
+	if name := valueFormatName(t); format.IsChangelog(name) {
+		c, err := changelogFormat(t, name)
+		if err != nil {
+			return nil, err
+		}
+		return kafka.MultiDeserializer(c.DecodeChanges), nil
+	}
+	f, err := valueFormat(t)
+	if err != nil {
+		return nil, err
+	}
+	return kafka.Deserializer(func(b []byte) (event.Row, error) {
+		fields, err := f.Decode(b)
+		return event.Row{Kind: event.Insert, Fields: fields}, err
+	}), nil
+}
+
+// changelogFormat is the table's changelog format name (its 'format' or
+// 'value.format').
+func changelogFormat(t *catalog.Table, name string) (format.Changelog, error) {
+	c, err := format.NewChangelog(name, t.Physical(), formatScope(t, "value.format", "value."))
+	if err != nil {
+		return nil, fmt.Errorf("table %q: %w", t.Name, err)
+	}
+	return c, nil
 }
 
 func kafkaScanOptions(t *catalog.Table) ([]kafka.SourceOption, error) {
@@ -176,14 +202,17 @@ func kafkaScanOptions(t *catalog.Table) ([]kafka.SourceOption, error) {
 		opts = append(opts, kafka.PartitionDiscoveryInterval(d))
 	}
 	p, err := badRecordPolicy(t)
-	return append(opts, kafka.BadRecords(p), kafka.BadRecordFix(badRecordFix(t.Name))), err
+	return append(opts, kafka.BadRecords(p), kafka.BadRecordFix(badRecordFix(t))), err
 }
 
 // badRecordFix is the advice of a bad record error in SQL: the table's
 // options, not the Go API's.
-func badRecordFix(table string) string {
-	return fmt.Sprintf("set 'scan.bad-record.policy' = 'skip', or 'dead-letter' with 'scan.bad-record.dead-letter-topic', "+
-		"on table %q ('json.ignore-parse-errors' or 'csv.ignore-parse-errors' = 'true' skips too)", table)
+func badRecordFix(t *catalog.Table) string {
+	fix := fmt.Sprintf("set 'scan.bad-record.policy' = 'skip', or 'dead-letter' with 'scan.bad-record.dead-letter-topic', on table %q", t.Name)
+	if f := strings.ToLower(valueFormatName(t)); format.HasIgnoreParseErrors(f) {
+		fix += fmt.Sprintf(" ('%s.ignore-parse-errors' = 'true' skips too)", f)
+	}
+	return fix
 }
 
 // discoveryInterval reads 'scan.topic-partition-discovery.interval', a
@@ -311,11 +340,14 @@ func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
 	if err := checkKafkaOptions(t); err != nil {
 		return SinkSpec{}, err
 	}
-	f, err := valueFormat(t)
+	opts, err := kafkaSinkOptions(t, interval)
 	if err != nil {
 		return SinkSpec{}, err
 	}
-	opts, err := kafkaSinkOptions(t, interval)
+	if name := valueFormatName(t); format.IsChangelog(name) {
+		return changelogKafkaSink(t, name, opts)
+	}
+	f, err := valueFormat(t)
 	if err != nil {
 		return SinkSpec{}, err
 	}
@@ -331,6 +363,18 @@ func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
 	}))
 	s, err := kafka.NewSink[event.Row](opts...)
 	return SinkSpec{Sink: s}, err
+}
+
+// changelogKafkaSink writes every row, of any kind, as a message of the
+// changelog format (Flink's kafka sink with debezium-json: -U and -D as
+// deletes): the sink takes updating queries, and needs no key.
+func changelogKafkaSink(t *catalog.Table, name string, opts []kafka.SinkOption) (SinkSpec, error) {
+	c, err := changelogFormat(t, name)
+	if err != nil {
+		return SinkSpec{}, err
+	}
+	s, err := kafka.NewSink[event.Row](append(opts, kafka.Serializer(c.EncodeChange))...)
+	return SinkSpec{Sink: s, AcceptsUpdates: true}, err
 }
 
 func upsertKafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
@@ -411,6 +455,12 @@ func upsertLayoutOf(t *catalog.Table) (*upsertLayout, error) {
 	name := t.Options["key.format"]
 	if name == "" {
 		name = "json"
+	}
+	for _, f := range []string{name, valueFormatName(t)} {
+		if format.IsChangelog(f) {
+			return nil, fmt.Errorf("table %q: upsert-kafka reads and writes rows by key in an insert-only format (json, csv, raw), "+
+				"not '%s', whose messages carry their own changes: read and write such a topic with the 'kafka' connector", t.Name, f)
+		}
 	}
 	if l.key, err = format.New(name, keyFields, formatScope(t, "key.format", "key.")); err != nil {
 		return nil, fmt.Errorf("table %q: key.format: %w", t.Name, err)

@@ -129,9 +129,15 @@ func (c *Connectors) lookup(t *catalog.Table) (func() ([][]any, error), error) {
 // fileLookup reads a filesystem table whole: the file at 'path', or every
 // file in that directory (not hidden ones).
 func fileLookup(t *catalog.Table) (func() ([][]any, error), error) {
-	f, path, err := fileFormat(t)
+	f, c, path, err := fileFormat(t)
 	if err != nil {
 		return nil, err
+	}
+	if c != nil {
+		// A versioned table from a changelog would need the temporal join
+		// on its changes (FOR SYSTEM_TIME AS OF a row's time), not a load.
+		return nil, fmt.Errorf("table %q: a lookup join reads a table whole; the filesystem connector in '%s' gives changes, "+
+			"which lookup joins do not read yet", t.Name, t.Options["format"])
 	}
 	return func() ([][]any, error) {
 		files := []string{path}

@@ -49,6 +49,11 @@ var formatOptions = map[string][]string{
 	"json": {"json.fail-on-missing-field", "json.encode.decimal-as-plain-number", "json.ignore-parse-errors"},
 	"csv":  {"csv.field-delimiter", "csv.write-bigdecimal-in-scientific-notation", "csv.ignore-parse-errors"},
 	"raw":  nil,
+	"debezium-json": {"debezium-json.schema-include", "debezium-json.ignore-parse-errors",
+		"debezium-json.encode.decimal-as-plain-number"},
+	"canal-json": {"canal-json.ignore-parse-errors", "canal-json.database.include", "canal-json.table.include",
+		"canal-json.encode.decimal-as-plain-number"},
+	"maxwell-json": {"maxwell-json.ignore-parse-errors", "maxwell-json.encode.decimal-as-plain-number"},
 }
 
 func fixed(keys ...string) func(*catalog.Table) []string {
@@ -165,7 +170,15 @@ var flinkNotYet = map[string][]string{
 		"json.encode.ignore-null-fields", "json.decode.json-parser.enabled"},
 	"csv": {"csv.allow-comments", "csv.quote-character", "csv.disable-quote-character",
 		"csv.array-element-delimiter", "csv.escape-character", "csv.null-literal"},
+	"debezium-json": {"debezium-json.timestamp-format.standard", "debezium-json.map-null-key.mode",
+		"debezium-json.map-null-key.literal"},
+	"canal-json": {"canal-json.timestamp-format.standard", "canal-json.map-null-key.mode", "canal-json.map-null-key.literal"},
+	"maxwell-json": {"maxwell-json.timestamp-format.standard", "maxwell-json.map-null-key.mode",
+		"maxwell-json.map-null-key.literal"},
 }
+
+// formatsWithOptions are the formats whose Flink options flinkNotYet lists.
+var formatsWithOptions = []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"}
 
 // flinkOption tells whether k is an option Flink's version of t's
 // connector, or of one of its formats, reads and Weir does not: any Kafka
@@ -183,5 +196,10 @@ func flinkOption(t *catalog.Table, k string) bool {
 		return true
 	}
 	plain := strings.TrimPrefix(strings.TrimPrefix(k, "value."), "key.")
-	return slices.Contains(flinkNotYet["json"], plain) || slices.Contains(flinkNotYet["csv"], plain)
+	for _, f := range formatsWithOptions {
+		if slices.Contains(flinkNotYet[f], plain) {
+			return true
+		}
+	}
+	return false
 }

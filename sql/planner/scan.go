@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
@@ -67,6 +68,21 @@ func renamed(r *Rel, alias string, names []string) (*Rel, error) {
 	return &out, nil
 }
 
+// updatingSource tells whether t's source emits a changelog: an updating
+// connector (upsert-kafka), or a kafka or filesystem table in a changelog
+// format (debezium-json, canal-json, maxwell-json), as in Flink, where
+// the format's changelog mode is the source's.
+func (p *Planner) updatingSource(t *catalog.Table) bool {
+	if p.Connectors.Updating[t.Connector()] {
+		return true
+	}
+	switch t.Connector() {
+	case "kafka", "filesystem":
+		return format.IsChangelog(valueFormatName(t))
+	}
+	return false
+}
+
 // scan reads table t: the connector's source (physical columns), then the
 // computed columns; watermarks come from the table's WATERMARK clause.
 func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
@@ -80,9 +96,12 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 		return nil, err
 	}
 	r := &Rel{Op: "TableSourceScan", Detail: fmt.Sprintf("table=[%s], fields=[%s]", t.Name, colNames(cols)),
-		Cols: cols, InsertOnly: !p.Connectors.Updating[t.Connector()], RowTime: -1}
+		Cols: cols, InsertOnly: !p.updatingSource(t), RowTime: -1}
 	if !r.InsertOnly {
 		r.UpdatesFrom = fmt.Sprintf("TableSourceScan(table=[%s], connector=[%s])", t.Name, t.Connector())
+		if f := valueFormatName(t); format.IsChangelog(f) {
+			r.UpdatesFrom = fmt.Sprintf("TableSourceScan(table=[%s], connector=[%s], format=[%s])", t.Name, t.Connector(), f)
+		}
 		r.upsertKey = primaryKeyCols(t, cols)
 	}
 	wm, err := p.watermarkOf(t, cols, evals)
