@@ -26,30 +26,12 @@ import (
 // declared types (an INT side's numbers become decimals in a DECIMAL
 // column, a DECIMAL(5, 2) side's values are rescaled to the wider scale).
 func (p *Planner) planSetOp(s *parser.SetOp) (*Rel, error) {
+	l, r, cols, err := p.setOpInputs(s)
+	if err != nil {
+		return nil, err
+	}
 	if s.Op != parser.Union {
-		return nil, setOpUnsupported(s)
-	}
-	l, err := p.planBody(s.Left)
-	if err != nil {
-		return nil, err
-	}
-	r, err := p.planBody(s.Right)
-	if err != nil {
-		return nil, err
-	}
-	cols, err := unionColumns(s, l, r)
-	if err != nil {
-		return nil, err
-	}
-	if l, err = p.castInput(l, cols); err != nil {
-		return nil, err
-	}
-	if r, err = p.castInput(r, cols); err != nil {
-		return nil, err
-	}
-	for i := range cols {
-		// A cast that may overflow (to a DECIMAL capped at 38 digits) gives NULL.
-		cols[i].Type.Nullable = l.Cols[i].Type.Nullable || r.Cols[i].Type.Nullable
+		return p.intersectExcept(s, l, r, cols)
 	}
 	u := unionRel(l, r, cols)
 	if s.All {
@@ -58,19 +40,29 @@ func (p *Planner) planSetOp(s *parser.SetOp) (*Rel, error) {
 	return p.distinct(u)
 }
 
-// setOpUnsupported is the error for INTERSECT and EXCEPT, which Flink
-// plans as semi and anti joins (ReplaceIntersectWithSemiJoinRule,
-// ReplaceMinusWithAntiJoinRule) and Weir does not plan yet.
-func setOpUnsupported(s *parser.SetOp) error {
-	name := s.Op.String()
-	if s.All {
-		name += " ALL"
+// setOpInputs plans both inputs of a set operation and casts them to
+// the columns of its result.
+func (p *Planner) setOpInputs(s *parser.SetOp) (l, r *Rel, cols []expr.Column, err error) {
+	if l, err = p.planBody(s.Left); err != nil {
+		return nil, nil, nil, err
 	}
-	hint := "for the rows found in both inputs, join them on every column: SELECT DISTINCT l.* FROM (…) l JOIN (…) r ON l.a = r.a AND …"
-	if s.Op == parser.Except {
-		hint = "for the rows of the left input missing from the right, LEFT JOIN them on every column and keep the rows whose right side IS NULL"
+	if r, err = p.planBody(s.Right); err != nil {
+		return nil, nil, nil, err
 	}
-	return &Error{Pos: s.Pos, Msg: name + " is not supported yet; of the set operations, Weir plans only UNION [ALL]", Hint: hint}
+	if cols, err = unionColumns(s, l, r); err != nil {
+		return nil, nil, nil, err
+	}
+	if l, err = p.castInput(l, cols); err != nil {
+		return nil, nil, nil, err
+	}
+	if r, err = p.castInput(r, cols); err != nil {
+		return nil, nil, nil, err
+	}
+	for i := range cols {
+		// A cast that may overflow (to a DECIMAL capped at 38 digits) gives NULL.
+		cols[i].Type.Nullable = l.Cols[i].Type.Nullable || r.Cols[i].Type.Nullable
+	}
+	return l, r, cols, nil
 }
 
 // unionColumns derives a union's columns: the left input's names, and per

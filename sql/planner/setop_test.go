@@ -63,8 +63,8 @@ func TestUnionTypes(t *testing.T) {
 }
 
 // Inputs without a common type, or of different widths, fail at the set
-// operation, naming the column and both types; INTERSECT and EXCEPT are
-// not planned.
+// operation, naming the column and both types, INTERSECT and EXCEPT as
+// UNION.
 func TestSetOpErrors(t *testing.T) {
 	for _, c := range []struct{ sql, want string }{
 		{"VALUES (1, 'a') UNION ALL VALUES (2, 3)",
@@ -73,10 +73,10 @@ func TestSetOpErrors(t *testing.T) {
 			"line 1:12: type mismatch in column 1 (EXPR$0) of UNION: the left input gives INT, the right BOOLEAN, which have no common type; hint: CAST the column on one side to the other side's type"},
 		{"VALUES (1) UNION ALL VALUES (2, 3)",
 			"line 1:12: column count mismatch in UNION ALL: the left input has 1 columns, the right 2; hint: select the same number of columns on both sides"},
-		{"VALUES (1) INTERSECT VALUES (2)",
-			"line 1:12: INTERSECT is not supported yet; of the set operations, Weir plans only UNION [ALL]; hint: for the rows found in both inputs, join them on every column: SELECT DISTINCT l.* FROM (…) l JOIN (…) r ON l.a = r.a AND …"},
-		{"VALUES (1) EXCEPT ALL VALUES (2)",
-			"line 1:12: EXCEPT ALL is not supported yet; of the set operations, Weir plans only UNION [ALL]; hint: for the rows of the left input missing from the right, LEFT JOIN them on every column and keep the rows whose right side IS NULL"},
+		{"VALUES (1) INTERSECT VALUES (2, 3)",
+			"line 1:12: column count mismatch in INTERSECT: the left input has 1 columns, the right 2; hint: select the same number of columns on both sides"},
+		{"VALUES (1) EXCEPT ALL VALUES ('a')",
+			"line 1:12: type mismatch in column 1 (EXPR$0) of EXCEPT ALL: the left input gives INT, the right CHAR(1), which have no common type; hint: CAST the column on one side to the other side's type"},
 	} {
 		q, err := parser.ParseQuery(c.sql)
 		if err != nil {
