@@ -23,22 +23,34 @@ const (
 	KeyBlockCacheSize   = "state.backend.pebble.block.cache-size"
 	KeyWriteBufferSize  = "state.backend.pebble.writebuffer.size"
 	KeyWriteBufferCount = "state.backend.pebble.writebuffer.count"
+	// KeyFixedPerSlot is the whole memory budget of one subtask's
+	// backend, split between memtables (KeyWriteBufferRatio of it) and
+	// the block cache (Flink's state.backend.rocksdb.memory.fixed-per-slot;
+	// a Weir subtask is a Flink slot's share).
+	KeyFixedPerSlot     = "state.backend.pebble.memory.fixed-per-slot"
+	KeyWriteBufferRatio = "state.backend.pebble.memory.write-buffer-ratio"
 )
+
+// DefaultWriteBufferRatio is Flink's default share of the budget for
+// memtables.
+const DefaultWriteBufferRatio = 0.5
 
 // aliases maps Flink's RocksDB option names to the Pebble ones.
 var aliases = map[string]string{
-	"state.backend.rocksdb.block.cache-size":  KeyBlockCacheSize,
-	"state.backend.rocksdb.writebuffer.size":  KeyWriteBufferSize,
-	"state.backend.rocksdb.writebuffer.count": KeyWriteBufferCount,
-	"state.backend.rocksdb.localdir":          KeyLocalDir,
-	"taskmanager.state.local.root-dirs":       KeyLocalDir,
-	"state.backend.pebble.localdir":           KeyLocalDir,
+	"state.backend.rocksdb.block.cache-size":          KeyBlockCacheSize,
+	"state.backend.rocksdb.writebuffer.size":          KeyWriteBufferSize,
+	"state.backend.rocksdb.writebuffer.count":         KeyWriteBufferCount,
+	"state.backend.rocksdb.localdir":                  KeyLocalDir,
+	"taskmanager.state.local.root-dirs":               KeyLocalDir,
+	"state.backend.pebble.localdir":                   KeyLocalDir,
+	"state.backend.rocksdb.memory.fixed-per-slot":     KeyFixedPerSlot,
+	"state.backend.rocksdb.memory.write-buffer-ratio": KeyWriteBufferRatio,
 }
 
 // Keys are every key FromConfig reads, Weir's names and Flink's RocksDB
 // aliases.
 func Keys() []string {
-	ks := []string{KeyType, KeyLocalDir, KeyBlockCacheSize, KeyWriteBufferSize, KeyWriteBufferCount}
+	ks := []string{KeyType, KeyLocalDir, KeyBlockCacheSize, KeyWriteBufferSize, KeyWriteBufferCount, KeyFixedPerSlot, KeyWriteBufferRatio}
 	for a := range aliases {
 		ks = append(ks, a)
 	}
@@ -94,12 +106,62 @@ func pebbleFactory(lookup func(string) (string, string, bool)) (state.BackendFac
 		}
 		o.WriteBufferCount = n
 	}
+	if err := fixedPerSlot(lookup, &o); err != nil {
+		return nil, err
+	}
 	check := o
 	check.EnsureDefaults()
 	if err := check.Validate(); err != nil {
 		return nil, err
 	}
 	return pebble.Factory{Options: o}, nil
+}
+
+// fixedPerSlot splits a fixed-per-slot budget, if set, into memtables
+// (write-buffer-ratio of it, in writebuffer.count memtables) and the block
+// cache (the rest). It may not be combined with the sizes it sets.
+func fixedPerSlot(lookup func(string) (string, string, bool), o *pebble.Options) error {
+	k, v, ok := lookup(KeyFixedPerSlot)
+	if !ok {
+		if rk, rv, ok := lookup(KeyWriteBufferRatio); ok {
+			return fmt.Errorf("'%s' = '%s' needs '%s' (or Flink's state.backend.rocksdb.memory.fixed-per-slot): the ratio splits that budget", rk, rv, KeyFixedPerSlot)
+		}
+		return nil
+	}
+	budget, err := ParseMemorySize(v)
+	if err != nil {
+		return fmt.Errorf("'%s' = '%s': %w", k, v, err)
+	}
+	for _, other := range []string{KeyBlockCacheSize, KeyWriteBufferSize} {
+		if name, set := lookupKey(lookup, other); set {
+			return fmt.Errorf("'%s' and '%s' are both set: the budget sets the block cache and write buffer sizes itself; drop one", k, name)
+		}
+	}
+	ratio := DefaultWriteBufferRatio
+	if rk, rv, ok := lookup(KeyWriteBufferRatio); ok {
+		ratio, err = strconv.ParseFloat(strings.TrimSpace(rv), 64)
+		if err != nil || ratio <= 0 || ratio >= 1 {
+			return fmt.Errorf("'%s' = '%s': want a number between 0 and 1 (exclusive), e.g. 0.5", rk, rv)
+		}
+	}
+	if o.WriteBufferCount == 0 {
+		o.WriteBufferCount = pebble.DefaultWriteBufferCount
+	}
+	o.WriteBufferSize = int64(float64(budget)*ratio) / int64(o.WriteBufferCount)
+	o.BlockCacheSize = budget - o.WriteBufferSize*int64(o.WriteBufferCount)
+	if o.WriteBufferSize < 64<<10 {
+		return fmt.Errorf("'%s' = '%s': each of the %d write buffers would get %d bytes, under the 64 KiB minimum; raise the budget", k, v, o.WriteBufferCount, o.WriteBufferSize)
+	}
+	return nil
+}
+
+// lookupKey returns the name under which key is set ("" when it is not).
+func lookupKey(lookup func(string) (string, string, bool), key string) (string, bool) {
+	k, _, ok := lookup(key)
+	if !ok {
+		return "", false
+	}
+	return k, true
 }
 
 // ParseMemorySize reads Flink's memory size syntax: "64mb", "64 MB",

@@ -99,13 +99,21 @@ func New(opts Options) (*Backend, error) {
 	return b, nil
 }
 
+// dirPrefix starts the name of every backend directory.
+const dirPrefix = "weir-pebble-"
+
 func open(opts *Options) (*pebbledb.DB, string, error) {
 	if err := os.MkdirAll(opts.LocalDir, 0o755); err != nil {
 		return nil, "", fmt.Errorf("pebble: state.backend.local-dir %s: %w", opts.LocalDir, err)
 	}
-	dir, err := os.MkdirTemp(opts.LocalDir, "weir-pebble-"+fileSafe(opts.Name)+"-")
+	sweepStale(opts.LocalDir)
+	dir, err := os.MkdirTemp(opts.LocalDir, dirPrefix+fileSafe(opts.Name)+"-")
 	if err != nil {
 		return nil, "", fmt.Errorf("pebble: creating a directory in state.backend.local-dir %s: %w", opts.LocalDir, err)
+	}
+	if err := writeOwner(dir); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, "", fmt.Errorf("pebble: marking a directory in state.backend.local-dir %s: %w", opts.LocalDir, err)
 	}
 	cache := pebbledb.NewCache(opts.BlockCacheSize)
 	defer cache.Unref() // the database holds its own reference

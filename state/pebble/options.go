@@ -28,21 +28,23 @@ type Options struct {
 	// Default time.Now().UnixMilli.
 	Clock func() int64
 	// LocalDir is the working directory under which the backend creates
-	// its own directory, removed by Close (state.backend.local-dir).
+	// its own directory, removed by Close (state.backend.local-dir); the
+	// first backend a process opens there removes the directories of
+	// processes that are gone (localdir.go).
 	// Default os.TempDir().
 	LocalDir string
 	// Name names the backend's directory (with a random suffix), e.g. the
 	// operator UID and subtask index. Default "keyed".
 	Name string
 	// BlockCacheSize is the size in bytes of the cache of uncompressed
-	// SST blocks (state.backend.pebble.block.cache-size). Default 8 MiB.
+	// SST blocks (state.backend.rocksdb.block.cache-size, or .pebble.). Default 8 MiB.
 	BlockCacheSize int64
 	// WriteBufferSize is the size in bytes of one memtable
-	// (state.backend.pebble.writebuffer.size). Default 16 MiB.
+	// (state.backend.rocksdb.writebuffer.size, or .pebble.). Default 16 MiB.
 	WriteBufferSize int64
 	// WriteBufferCount is how many memtables may exist, the one being
 	// written and those waiting for their flush, before writes stall
-	// (state.backend.pebble.writebuffer.count). Default 2.
+	// (state.backend.rocksdb.writebuffer.count, or .pebble.). Default 2.
 	WriteBufferCount int
 }
 
