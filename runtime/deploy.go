@@ -25,6 +25,16 @@ import (
 type restoredState struct {
 	id    event.CheckpointID
 	parts map[string]map[string][][]byte
+	// complete is true for a checkpoint or savepoint, which holds every
+	// operator the job had: an operator missing from it is new. Source
+	// positions kept across an at-most-once restart are not complete.
+	complete bool
+}
+
+// isNew reports whether uid is an operator the restored checkpoint does not
+// know: one added to the job since, or given another uid.
+func (r *restoredState) isNew(uid string) bool {
+	return r != nil && r.complete && r.parts[uid] == nil
 }
 
 func (r *restoredState) of(uid string) map[string][][]byte {
@@ -39,7 +49,7 @@ func (r *restoredState) of(uid string) map[string][][]byte {
 
 // loadState reads every state file of checkpoint m.
 func loadState(fs *checkpointstorage.FS, m checkpointstorage.Metadata) (*restoredState, error) {
-	r := &restoredState{id: m.ID, parts: map[string]map[string][][]byte{}}
+	r := &restoredState{id: m.ID, parts: map[string]map[string][][]byte{}, complete: true}
 	for _, key := range sortedTaskKeys(m.Tasks) {
 		ts, err := task.DecodeTaskState(m.Tasks[key])
 		if err != nil {
@@ -305,7 +315,14 @@ func (dp *deployer) sourceSpec(n *graph.Node) *task.SourceSpec {
 	s := &task.SourceSpec{UID: n.UID, Name: n.Name, Source: n.Source, Parallelism: n.Parallelism,
 		Watermarks: n.Watermarks, Timestamps: n.Timestamps, Metrics: m, WatermarkInterval: n.WatermarkInterval,
 		StallWarning: dp.opts.WatermarkStallWarning}
-	if dp.restore != nil {
+	switch {
+	case dp.restore.isNew(n.UID):
+		// As Flink: an operator without state in the checkpoint starts
+		// as configured (its source enumerates its splits), instead of
+		// restoring no splits and reading nothing.
+		dp.opts.Logger.Info("source has no state in the checkpoint; it starts as configured, as a new operator",
+			"uid", n.UID, "name", n.Name, "checkpoint", dp.restore.id)
+	case dp.restore != nil:
 		s.Restored = dp.restore.of(n.UID)[task.PartSplits]
 		if s.Restored == nil {
 			s.Restored = [][]byte{}

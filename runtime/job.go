@@ -108,6 +108,9 @@ func (j *job) run(ctx context.Context) error {
 	backoff := j.opts.Restart.NewBackoff()
 	for attempt := 0; ; attempt++ {
 		restore, err := j.pickRestore(which)
+		if err == nil && attempt == 0 {
+			err = j.checkUnclaimed(restore)
+		}
 		if err != nil {
 			return err
 		}

@@ -56,6 +56,10 @@ type Options struct {
 	// checkpoint newer than the one restored is reported at error level and
 	// moved aside (chk-N.corrupt), never deleted. Default "".
 	Restore string
+	// IgnoreUnclaimedState lets a restore drop the state of operators the
+	// job no longer has (Flink's execution.savepoint.ignore-unclaimed-state);
+	// without it such a restore fails with an *UnclaimedStateError.
+	IgnoreUnclaimedState bool
 	// Restart is the restart strategy. Default:
 	// restart.DefaultExponentialDelay(), Flink 2.x's default with
 	// checkpointing on (1 s, ×1.5 per restart up to 1 min, ±10 % jitter,

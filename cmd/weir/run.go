@@ -25,6 +25,7 @@ type runFlags struct {
 	metricsPort            string
 	settings               []string
 	explain, quiet         bool
+	allowNonRestored       bool
 	// savepointOnStop is the directory of the savepoint SIGTERM takes;
 	// restPort the port of the control endpoint (0: any free one).
 	savepointOnStop string
@@ -54,6 +55,7 @@ its address is in <checkpoint dir>/_rest_address): weir savepoint FILE.sql [DIR]
 		RunE: func(cmd *cobra.Command, args []string) error { return runScript(cmd, args[0], f) },
 	}
 	fl := cmd.Flags()
+	fl.BoolVarP(&f.allowNonRestored, "allow-non-restored-state", "n", false, "let --restore drop the state of operators the job no longer has (as -D execution.savepoint.ignore-unclaimed-state=true)")
 	fl.StringVar(&f.restore, "restore", "", `resume from "latest" (fails when there is no usable checkpoint), "latest-or-empty" (starts empty then), or a chk-N or savepoint directory (movable, restorable at any parallelism)`)
 	fl.StringVar(&f.checkpointDir, "checkpoint-dir", "", "checkpoint directory (overrides execution.checkpointing.dir; default .weir/checkpoints/<job>)")
 	fl.StringArrayVarP(&f.settings, "set", "D", nil, "a setting key=value, as SET 'key' = 'value' (repeatable)")
@@ -108,7 +110,10 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	opts.Restore = f.restore
+	if f.restore != "" {
+		opts.Restore = f.restore
+	}
+	opts.IgnoreUnclaimedState = opts.IgnoreUnclaimedState || f.allowNonRestored
 	opts.Logger = logger(f.quiet)
 	var status *statusLine
 	if isTerminal(os.Stderr) {

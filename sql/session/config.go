@@ -191,6 +191,10 @@ func (st Settings) RuntimeOptions(jobName string) (runtime.Options, error) {
 	if o.WatermarkStallWarning, err = st.stallWarning(); err != nil {
 		return o, err
 	}
+	o.Restore = strings.TrimPrefix(st["execution.savepoint.path"], "file://")
+	if o.IgnoreUnclaimedState, err = st.bool("execution.savepoint.ignore-unclaimed-state"); err != nil {
+		return o, err
+	}
 	if o.StateBackend, err = backends.FromConfig(st.get); err != nil {
 		return o, fmt.Errorf("SET %w", err)
 	}

@@ -24,6 +24,8 @@ var KnownSettings = []string{
 	"execution.checkpointing.savepoint-dir",
 	"execution.checkpointing.timeout",
 	"execution.checkpointing.tolerable-failed-checkpoints",
+	"execution.savepoint.ignore-unclaimed-state",
+	"execution.savepoint.path",
 	"metrics.reporter.prom.factory.class", // read by weir run (metrics/prom)
 	"metrics.reporter.prom.host",
 	"metrics.reporter.prom.port",

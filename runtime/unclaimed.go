@@ -1,0 +1,58 @@
+package runtime
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// UnclaimedStateError is a restore whose checkpoint holds state of
+// operators the job no longer has (removed, or given another uid). As in
+// Flink, the restore fails rather than drop that state silently, unless
+// Options.IgnoreUnclaimedState says to (Flink's
+// execution.savepoint.ignore-unclaimed-state, --allowNonRestoredState).
+type UnclaimedStateError struct {
+	Checkpoint string   // the checkpoint or savepoint restored
+	UIDs       []string // operator uids in it that no operator of the job has
+}
+
+func (e *UnclaimedStateError) Error() string {
+	return fmt.Sprintf("runtime: %s holds state of operators this job does not have (uid %s): "+
+		"if they were renamed, give them their old uid again; to drop their state on purpose, set "+
+		"'execution.savepoint.ignore-unclaimed-state' = 'true' (weir run --allow-non-restored-state)",
+		e.Checkpoint, strings.Join(e.UIDs, ", "))
+}
+
+// checkUnclaimed fails a restore that would drop some operator's state,
+// unless told to; dropped state is logged either way.
+func (j *job) checkUnclaimed(r *restoredState) error {
+	if r == nil || !r.complete {
+		return nil
+	}
+	have := map[string]bool{}
+	for _, v := range j.jg.Vertices {
+		for _, n := range v.Nodes {
+			have[n.UID] = true
+		}
+	}
+	var left []string
+	for uid := range r.parts {
+		if !have[uid] {
+			left = append(left, uid)
+		}
+	}
+	if len(left) == 0 {
+		return nil
+	}
+	slices.Sort(left)
+	e := &UnclaimedStateError{Checkpoint: j.startedFrom, UIDs: left}
+	if e.Checkpoint == "" {
+		e.Checkpoint = fmt.Sprintf("checkpoint %d", r.id)
+	}
+	if !j.opts.IgnoreUnclaimedState {
+		return e
+	}
+	j.opts.Logger.Warn("restore drops the state of operators this job does not have, as told",
+		"checkpoint", e.Checkpoint, "uids", left)
+	return nil
+}
