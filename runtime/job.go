@@ -295,18 +295,25 @@ func (j *job) resolve(which string) (*restoredState, string, error) {
 }
 
 // resolveLatest restores the newest checkpoint whose metadata and state
-// files verify, reporting every newer one it skips loudly; a checkpoint
-// whose state files fail their checksums is moved aside. When none is
-// usable, "latest" fails with what was found and "latest-or-empty" starts
-// empty.
+// files verify, reporting every newer one it skips loudly. A checkpoint
+// whose state files fail their checksums (which only reading them shows)
+// is moved aside once the restore is decided: a refused restore touches
+// nothing. When none is usable, "latest" fails with what was found and
+// "latest-or-empty" starts empty.
 func (j *job) resolveLatest(which string) (*restoredState, string, error) {
 	var skipped []error
+	var unreadable []checkpointstorage.MovedAside // failed as read: the catalog takes them for valid
 	var before event.CheckpointID
 	for {
 		m, more, err := j.fs.LatestBefore(before)
 		skipped = append(skipped, more...)
 		if errors.Is(err, checkpointstorage.ErrNoCheckpoint) {
-			return nil, "", j.noCheckpoint(which, skipped, err)
+			if err := j.noCheckpoint(which, skipped, err); err != nil {
+				return nil, "", err
+			}
+			j.moveAside(unreadable)
+			j.tidy(0)
+			return nil, "", nil
 		}
 		if err != nil {
 			return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
@@ -314,8 +321,7 @@ func (j *job) resolveLatest(which string) (*restoredState, string, error) {
 		r, err := loadState(j.fs, m)
 		if errors.Is(err, checkpointstorage.ErrCorrupt) {
 			skipped = append(skipped, &checkpointstorage.SkippedError{ID: m.ID, Err: err})
-			q, aerr := j.fs.MoveAside(m.ID, err)
-			j.reportCleanup(checkpointstorage.Cleanup{Corrupt: []checkpointstorage.MovedAside{q}}, aerr)
+			unreadable = append(unreadable, checkpointstorage.MovedAside{ID: m.ID, Err: err})
 			before = m.ID
 			continue
 		}
@@ -323,12 +329,23 @@ func (j *job) resolveLatest(which string) (*restoredState, string, error) {
 			return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
 		}
 		j.reportSkipped(skipped, m.ID)
+		j.moveAside(unreadable)
 		return j.restored(j.fs, m, r)
 	}
 }
 
+// moveAside moves the checkpoints whose state files failed as a restore
+// read them to chk-N.corrupt, loudly.
+func (j *job) moveAside(bad []checkpointstorage.MovedAside) {
+	for _, b := range bad {
+		q, err := j.fs.MoveAside(b.ID, b.Err)
+		j.reportCleanup(checkpointstorage.Cleanup{Corrupt: []checkpointstorage.MovedAside{q}}, err)
+	}
+}
+
 // noCheckpoint handles a latest restore that found nothing usable: an
-// error for "latest", an empty start (said loudly) for "latest-or-empty".
+// error for "latest", nil for "latest-or-empty" (said loudly), which then
+// starts empty.
 func (j *job) noCheckpoint(which string, skipped []error, err error) error {
 	var ne *checkpointstorage.NoCheckpointError
 	if errors.As(err, &ne) {
@@ -340,7 +357,6 @@ func (j *job) noCheckpoint(which string, skipped []error, err error) error {
 	j.reportSkipped(skipped, 0)
 	j.opts.Logger.Warn("no usable checkpoint; starting empty as restore \"latest-or-empty\" allows",
 		"job", j.opts.JobID, "err", err)
-	j.tidy(0)
 	return nil
 }
 
