@@ -31,7 +31,8 @@ var (
 	// and reuse the fault-injection harness in internal/sim.
 	// sql/types is a leaf (it imports nothing of Weir's): connectors' row
 	// formats use it.
-	connectors = append([]string{"connector", "internal/testsvc", "internal/sim", "sql/types"}, api...)
+	// internal/savepointtest takes jobs through savepoints in their tests.
+	connectors = append([]string{"connector", "internal/testsvc", "internal/sim", "internal/savepointtest", "sql/types"}, api...)
 	sqlLayer   = append([]string{"sql"}, connectors...)
 	cluster    = append([]string{"cluster"}, sqlLayer...)
 	everything = append([]string{"rest", "web", "examples", "bench", "internal"}, cluster...)
@@ -58,6 +59,7 @@ var layers = []layer{
 	// through an interface of its own: it imports nothing of Weir's yet.
 	{prefixes: []string{"rest"}, mayUse: append([]string{"rest"}, cluster...)},
 	{prefixes: []string{"internal/testsvc"}, mayUse: nil},
+	{prefixes: []string{"internal/savepointtest"}, mayUse: runtime},
 	{prefixes: []string{"internal/lint"}, mayUse: nil},
 	{prefixes: []string{"internal", "examples", "bench", "web", "cmd"}, mayUse: everything},
 }

@@ -1,15 +1,14 @@
 package session
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/internal/savepointtest"
 	"github.com/weirstream/weir/runtime"
 )
 
@@ -23,32 +22,21 @@ func TestBillingStopWithSavepointRestoresAtParallelism3(t *testing.T) {
 	e := newE2E(t)
 	half := e.produceBills(6000, 100)
 	unbounded := strings.ReplaceAll(e.script(), "'scan.bounded.mode' = 'latest-offset',", "")
-	s := New()
-	if err := s.Execute(unbounded); err != nil {
-		t.Fatal(err)
-	}
-	jg, opts, err := s.Job("e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	job, err := runtime.Start(ctx, jg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(2 * time.Minute); !sameTotals(e.mariaDB(e.table), half); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the first half's totals never reached MariaDB")
+	job := func(par string) (*graph.JobGraph, runtime.Options) {
+		s := New()
+		if err := s.Execute(unbounded); err != nil {
+			t.Fatal(err)
 		}
+		s.Settings["parallelism.default"] = par
+		jg, opts, err := s.Job("e2e")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jg, opts
 	}
-	path, err := job.StopWithSavepoint(ctx, t.TempDir(), false)
-	if err != nil {
-		t.Fatalf("stop with savepoint: %v", err)
-	}
-	if _, err := job.Wait(); err != nil {
-		t.Fatalf("job after stop-with-savepoint: %v", err)
-	}
+	jg, opts := job("2")
+	first := savepointtest.StopWhen(t, jg, opts, t.TempDir(), "the first half's totals in MariaDB",
+		func() bool { return sameTotals(e.mariaDB(e.table), half) })
 	e.compare("MariaDB after the stop", e.mariaDB(e.table), half)
 	e.checkNoOpenTransactions()
 
@@ -57,39 +45,12 @@ func TestBillingStopWithSavepointRestoresAtParallelism3(t *testing.T) {
 	for acc, v := range half {
 		want[acc] = doubled(t, v)
 	}
-	s = New()
-	if err := s.Execute(unbounded); err != nil {
-		t.Fatal(err)
-	}
-	s.Settings["parallelism.default"] = "3"
-	jg, opts, err = s.Job("e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Restore = path
-	var restored atomic.Int64
-	opts.Listener = func(ev runtime.Event) {
-		if ev.Kind == runtime.EventRestored {
-			restored.Store(ev.Checkpoint)
-		}
-	}
-	if job, err = runtime.Start(ctx, jg, opts); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(2 * time.Minute); !sameTotals(e.mariaDB(e.table), want); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			e.compare("MariaDB table after the restore at parallelism 3", e.mariaDB(e.table), want)
-			t.Fatal("the totals of all bills never reached MariaDB")
-		}
-	}
-	// Stop again, so that the upsert-kafka transactions commit too.
-	if _, err := job.StopWithSavepoint(ctx, t.TempDir(), false); err != nil {
-		t.Fatalf("second stop with savepoint: %v", err)
-	}
-	if _, err := job.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if restored.Load() == 0 {
+	jg, opts = job("3")
+	opts.Restore = first.Path
+	// Stopped again, so that the upsert-kafka transactions commit too.
+	second := savepointtest.StopWhen(t, jg, opts, t.TempDir(), "the totals of all bills in MariaDB",
+		func() bool { return sameTotals(e.mariaDB(e.table), want) })
+	if second.Restored == 0 {
 		t.Fatal("the second run did not restore the savepoint")
 	}
 	e.compare("MariaDB table after the restore at parallelism 3", e.mariaDB(e.table), want)
