@@ -1,5 +1,6 @@
 // Package format turns bytes into SQL rows and back, by a table's schema, in
-// the formats Flink's connectors name: json, csv and raw. Values follow
+// the formats Flink's connectors name: json, csv, raw and avro, and the
+// changelog formats debezium-json, canal-json and maxwell-json (Changelog). Values follow
 // sql/types' conventions; timestamps are read and written in SQL form
 // ("yyyy-MM-dd HH:mm:ss[.SSS]"), decimals exactly (never through float).
 // Reading and writing follow Flink's formats: a DECIMAL(p, s) is read
@@ -67,10 +68,31 @@ func New(name string, fields []types.Field, opts map[string]string) (Format, err
 		}
 		return Raw{Name: fields[0].Name, Type: fields[0].Type}, nil
 	}
+	if strings.EqualFold(name, "avro") {
+		return newAvroFormat(fields, opts)
+	}
 	if IsChangelog(name) {
 		return nil, fmt.Errorf("format %s is a changelog format (a message holds changes, not one row): read it with NewChangelog", name)
 	}
-	return nil, fmt.Errorf("unknown format %q: supported formats are json, csv, raw, %s", name, strings.Join(changelogFormats, ", "))
+	return nil, fmt.Errorf("unknown format %q: supported formats are json, csv, raw, avro, %s", name, strings.Join(changelogFormats, ", "))
+}
+
+// newAvroFormat reads the avro format's options: 'avro.encoding' (binary,
+// the default; Flink's json encoding is not supported) and
+// 'avro.timestamp_mapping.legacy' (default true).
+func newAvroFormat(fields []types.Field, opts map[string]string) (Format, error) {
+	if e := strings.ToLower(opts["avro.encoding"]); e != "" && e != "binary" {
+		return nil, fmt.Errorf("format avro: 'avro.encoding' = '%s' is not supported: only 'binary' (the default)", opts["avro.encoding"])
+	}
+	legacy, err := boolOption(opts, "avro.timestamp_mapping.legacy", true)
+	if err != nil {
+		return nil, err
+	}
+	a, err := NewAvro(fields, legacy)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // IgnoreParseErrors reads the format's '<format>.ignore-parse-errors'

@@ -97,6 +97,11 @@ func fileFormat(t *catalog.Table) (format.Format, format.Changelog, string, erro
 	if path == "" {
 		return nil, nil, "", fmt.Errorf("table %q: the filesystem connector needs a 'path' option", t.Name)
 	}
+	if strings.EqualFold(t.Options["format"], "avro") {
+		return nil, nil, "", &Error{Pos: t.OptionAt("format"), Msg: fmt.Sprintf("table %q: the filesystem connector reads and "+
+			"writes lines (csv, json, the changelog formats); Avro container files are not supported yet", t.Name),
+			Hint: "use 'format' = 'avro' with the kafka or upsert-kafka connector, or csv/json files"}
+	}
 	if name := t.Options["format"]; format.IsChangelog(name) {
 		c, err := format.NewChangelog(name, t.Physical(), t.Options)
 		return nil, c, path, tableErr(t, err)

@@ -54,6 +54,7 @@ var formatOptions = map[string][]string{
 	"canal-json": {"canal-json.ignore-parse-errors", "canal-json.database.include", "canal-json.table.include",
 		"canal-json.encode.decimal-as-plain-number"},
 	"maxwell-json": {"maxwell-json.ignore-parse-errors", "maxwell-json.encode.decimal-as-plain-number"},
+	"avro":         {"avro.encoding", "avro.timestamp_mapping.legacy"},
 }
 
 func fixed(keys ...string) func(*catalog.Table) []string {
@@ -175,10 +176,11 @@ var flinkNotYet = map[string][]string{
 	"canal-json": {"canal-json.timestamp-format.standard", "canal-json.map-null-key.mode", "canal-json.map-null-key.literal"},
 	"maxwell-json": {"maxwell-json.timestamp-format.standard", "maxwell-json.map-null-key.mode",
 		"maxwell-json.map-null-key.literal"},
+	"avro": {"avro.codec"},
 }
 
 // formatsWithOptions are the formats whose Flink options flinkNotYet lists.
-var formatsWithOptions = []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json"}
+var formatsWithOptions = []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json", "avro"}
 
 // flinkOption tells whether k is an option Flink's version of t's
 // connector, or of one of its formats, reads and Weir does not: any Kafka
