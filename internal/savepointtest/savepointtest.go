@@ -3,7 +3,8 @@
 // with a savepoint (sources stop, sinks commit, the job ends), so that the
 // test can restore the savepoint at another parallelism or on another
 // state backend and compare the external system with results computed
-// from the input. The savepoint tests of sql/session and cmd/weir share it.
+// from the input. The savepoint tests of internal/sim, sql/session and
+// cmd/weir share it.
 package savepointtest
 
 import (
@@ -40,6 +41,8 @@ type Stopped struct {
 	// Restored is the checkpoint id the run restored (0: it started
 	// empty).
 	Restored int64
+	// Result is the run's result.
+	Result *runtime.Result
 }
 
 // StopWhen starts jg with opts (opts.Restore, if set, restores a
@@ -79,8 +82,9 @@ func StopWhen(t testing.TB, jg *graph.JobGraph, opts runtime.Options, dir, what 
 		_, werr := job.Wait()
 		t.Fatalf("stop with savepoint (waiting for %s): %v; the job: %v", what, err, werr)
 	}
-	if _, err := job.Wait(); err != nil {
+	res, err := job.Wait()
+	if err != nil {
 		t.Fatalf("job after its stop-with-savepoint: %v", err)
 	}
-	return Stopped{Path: path, Restored: restored.Load()}
+	return Stopped{Path: path, Restored: restored.Load(), Result: res}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/internal/savepointtest"
 	"github.com/weirstream/weir/internal/testsvc"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/runtime"
@@ -159,22 +160,13 @@ func stopWithSavepointRestore(t *testing.T, spDir string, storage checkpointstor
 	jg := seqJob{Source: hold, SourcePar: 2, Faults: &Faults{}, KeyedPar: 2, V: v, Sink: &TxSink{Store: store}}.jobGraph(t)
 	opts := testOptions(filepath.Join(t.TempDir(), "checkpoints"), 10*time.Millisecond)
 	opts.CheckpointStorage = storage
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	job, err := runtime.Start(ctx, jg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the source to hold mid-stream with output committed", func() bool {
+	stop := savepointtest.StopWhen(t, jg, opts, spDir, "the source to hold mid-stream with output committed", func() bool {
 		return hold.emitted.Load() >= hold.Limit && len(store.Committed()) > 0
 	})
-	path, err := job.StopWithSavepoint(ctx, spDir, false)
-	if err != nil {
-		t.Fatalf("stop with savepoint: %v", err)
+	if stop.Result.Restarts != 0 {
+		t.Fatalf("job after stop-with-savepoint: %+v; want it finished without restarts", stop.Result)
 	}
-	if res, err := job.Wait(); err != nil || res.Restarts != 0 {
-		t.Fatalf("job after stop-with-savepoint: %v, %+v; want it finished", err, res)
-	}
+	path := stop.Path
 	if dir, name := path[:strings.LastIndex(path, "/")], path[strings.LastIndex(path, "/")+1:]; dir != spDir || !strings.HasPrefix(name, "savepoint-scenar-") {
 		t.Fatalf("savepoint at %s; want savepoint-<job>-<random> under %s", path, spDir)
 	}
