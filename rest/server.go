@@ -3,31 +3,57 @@ package rest
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
+
+	"github.com/weirstream/weir/jobmanager"
+	"github.com/weirstream/weir/rest/api"
 )
 
-// Job is what the handlers need of a job: runtime.JobClient implements it.
-type Job interface {
-	JobID() string
-	// Done is closed when the job has ended.
-	Done() <-chan struct{}
-	TriggerSavepoint(ctx context.Context, dir string) (string, error)
-	StopWithSavepoint(ctx context.Context, dir string, drain bool) (string, error)
+// Options configures a Server. Every field documents its default.
+type Options struct {
+	// Token, if set, must come with every request that changes state
+	// (POST, PATCH, DELETE) as "Authorization: Bearer TOKEN"
+	// (weir.rest.auth-token). Default "": none needed.
+	Token string
+	// Submit allows POST /jobs (Flink's web.submit.enable). Default false
+	// here; FromConfig sets Flink's default, true.
+	Submit bool
+	// Cancel allows PATCH /jobs/:jobid (Flink's web.cancel.enable), and
+	// stop and savepoints. Default false here; FromConfig: true.
+	Cancel bool
 }
 
-// Server serves the REST API of a set of jobs. Create it with NewServer;
-// Close cancels the operations still running.
+// OptionsFromConfig reads the server's options from the JobManager's
+// configuration.
+func OptionsFromConfig(c jobmanager.Config) (Options, error) {
+	submit, err := c.Bool(jobmanager.KeyWebSubmit, true)
+	if err != nil {
+		return Options{}, err
+	}
+	cancel, err := c.Bool(jobmanager.KeyWebCancel, true)
+	return Options{Token: c[jobmanager.KeyAuthToken], Submit: submit, Cancel: cancel}, err
+}
+
+// Server serves a JobManager's REST API. Create it with NewServer; Close
+// cancels the wait of the savepoint operations still running.
 type Server struct {
+	m      *jobmanager.Manager
+	opts   Options
 	ctx    context.Context
 	cancel context.CancelFunc
 	mu     struct {
 		sync.Mutex
-		jobs map[string]Job
-		ops  map[string]*operation // by trigger id
+		ops map[string]*operation // by trigger id
 	}
 }
 
@@ -39,14 +65,11 @@ type operation struct {
 	err      error
 }
 
-// NewServer returns a server for jobs.
-func NewServer(jobs ...Job) *Server {
-	s := &Server{}
+// NewServer returns a server for m's jobs.
+func NewServer(m *jobmanager.Manager, opts Options) *Server {
+	s := &Server{m: m, opts: opts}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.mu.jobs, s.mu.ops = map[string]Job{}, map[string]*operation{}
-	for _, j := range jobs {
-		s.mu.jobs[j.JobID()] = j
-	}
+	s.mu.ops = map[string]*operation{}
 	return s
 }
 
@@ -54,158 +77,430 @@ func NewServer(jobs ...Job) *Server {
 // themselves complete or fail in the job).
 func (s *Server) Close() { s.cancel() }
 
-// Handler routes Flink's paths, with and without the /v1 prefix.
+// route is one endpoint: method, Flink's path, handler, and for the
+// OpenAPI document (docs/rest-openapi.yaml, generated from this table by
+// TestOpenAPIDocument -rewrite) a summary, the request body and the reply.
+type route struct {
+	method, path string
+	h            func(*Server, http.ResponseWriter, *http.Request)
+	summary      string
+	in, out      any
+}
+
+var routes = []route{
+	{"GET", "/overview", (*Server).overview, "The cluster at a glance: slots and jobs by state.", nil, api.Overview{}},
+	{"GET", "/config", (*Server).config, "What the dashboard needs to know: version, time zone, features.", nil, api.Config{}},
+	{"GET", "/jobmanager/config", (*Server).jobManagerConfig, "The JobManager's configuration (secrets hidden).", nil, []configEntry{}},
+	{"GET", "/jobs", (*Server).listJobs, "Every job's id and state.", nil, api.JobIDsWithStatus{}},
+	{"POST", "/jobs", (*Server).submit, "Submit a Flink SQL script as a job (Weir's body; Flink's reply). Needs web.submit.enable and the token.",
+		api.JobSubmitRequest{}, api.JobSubmitResponse{}},
+	{"GET", "/jobs/overview", (*Server).jobsOverview, "Every job with its name, state, times and task counts.", nil, api.MultipleJobsDetails{}},
+	{"GET", "/jobs/{jobid}", (*Server).jobDetails, "A job: its vertices with their subtasks and record counts, and its plan.", nil, api.JobDetails{}},
+	{"PATCH", "/jobs/{jobid}", (*Server).cancelJob, "Cancel the job (?mode=cancel, optional). 409 if it is not running or being cancelled already.",
+		nil, struct{}{}},
+	{"GET", "/jobs/{jobid}/exceptions", (*Server).exceptions, "The job's failures, newest first.", nil, api.JobExceptions{}},
+	{"GET", "/jobs/{jobid}/checkpoints", (*Server).checkpoints, "Checkpoint counts, summary, latest and history.", nil, api.CheckpointingStatistics{}},
+	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}", (*Server).checkpoint, "One checkpoint with its per-vertex parts.",
+		nil, api.CheckpointStatistics{}},
+	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}/subtasks/{vertexid}", (*Server).checkpointSubtasks,
+		"One vertex's subtasks in one checkpoint: acknowledgement, sync/async time, alignment, start delay, bytes.", nil, api.TaskCheckpointDetails{}},
+	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}/timeline", (*Server).timeline,
+		"Weir's: when each subtask received the barrier, aligned, finished sync and async, acknowledged; when the checkpoint completed.",
+		nil, api.CheckpointTimeline{}},
+	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}/slowest", (*Server).slowest,
+		"Weir's: the ?n= (default 5) slowest subtasks of the checkpoint, unacknowledged first, then by latency.", nil, api.CheckpointTimeline{}},
+	{"GET", "/jobs/{jobid}/vertices/{vertexid}", (*Server).vertex, "A vertex's subtasks.", nil, api.VertexDetails{}},
+	{"GET", "/jobs/{jobid}/vertices/{vertexid}/backpressure", (*Server).backPressure,
+		"Back-pressure of a vertex's subtasks (status 'deprecated': not measured yet).", nil, api.BackPressure{}},
+	{"GET", "/jobs/{jobid}/vertices/{vertexid}/watermarks", (*Server).watermarks, "Each subtask's current input watermark, ms.", nil, []api.Metric{}},
+	{"POST", "/jobs/{jobid}/savepoints", (*Server).triggerSavepoint,
+		"Trigger a savepoint (cancel-job: stop with it). Answers a trigger id at once; needs the token.", api.SavepointTriggerRequest{}, api.TriggerResponse{}},
+	{"GET", "/jobs/{jobid}/savepoints/{triggerid}", (*Server).savepointStatus, "A savepoint operation's status, location or failure.",
+		nil, api.SavepointStatus{}},
+	{"POST", "/jobs/{jobid}/stop", (*Server).stop, "Stop the job with a savepoint (drain: end its input first); needs the token.",
+		api.StopRequest{}, api.TriggerResponse{}},
+}
+
+// Handler routes Flink's paths, with and without the /v1 prefix. Every
+// path parameter is checked before use (ids are hex, numbers numbers);
+// unknown paths and methods answer Flink's JSON error.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	for _, p := range []string{"", "/v1"} {
-		mux.HandleFunc("GET "+p+"/jobs", s.listJobs)
-		mux.HandleFunc("POST "+p+"/jobs/{jobid}/savepoints", s.triggerSavepoint)
-		mux.HandleFunc("GET "+p+"/jobs/{jobid}/savepoints/{triggerid}", s.savepointStatus)
-		mux.HandleFunc("POST "+p+"/jobs/{jobid}/stop", s.stop)
+	for _, r := range routes {
+		h := s.guard(r)
+		mux.HandleFunc(r.method+" "+r.path, h)
+		mux.HandleFunc(r.method+" /v1"+r.path, h)
 	}
-	return mux
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "Not found: "+r.URL.Path)
+	})
+	return recoverPanics(mux)
 }
 
-// JobStatus is one entry of GET /jobs.
-type JobStatus struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
-}
-
-// JobList is the body of GET /jobs.
-type JobList struct {
-	Jobs []JobStatus `json:"jobs"`
-}
-
-func (s *Server) listJobs(w http.ResponseWriter, _ *http.Request) {
-	s.mu.Lock()
-	var out JobList
-	for id, j := range s.mu.jobs {
-		st := "RUNNING"
-		select {
-		case <-j.Done():
-			st = "FINISHED"
-		default:
+// guard checks the token of a state-changing request and the path's
+// parameters, then calls the route's handler.
+func (s *Server) guard(rt route) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if rt.method != http.MethodGet && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="weir"`)
+			writeError(w, http.StatusUnauthorized, "this request changes state and needs the JobManager's token: "+
+				"send 'Authorization: Bearer <token>' (weir --token, or WEIR_REST_TOKEN)")
+			return
 		}
-		out.Jobs = append(out.Jobs, JobStatus{ID: id, Status: st})
+		if msg := checkParams(r); msg != "" {
+			writeError(w, http.StatusBadRequest, msg)
+			return
+		}
+		rt.h(s, w, r)
 	}
-	s.mu.Unlock()
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if s.opts.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1
+}
+
+var hexID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// checkParams validates the path parameters: job, vertex and trigger ids
+// are 32 lower-case hex digits, a checkpoint id a positive number.
+func checkParams(r *http.Request) string {
+	for _, p := range []string{"jobid", "vertexid", "triggerid"} {
+		if v := r.PathValue(p); v != "" && !hexID.MatchString(v) {
+			return fmt.Sprintf("%s %q is not a valid id: want 32 hex digits", p, v)
+		}
+	}
+	if v := r.PathValue("checkpointid"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 1 {
+			return fmt.Sprintf("checkpointid %q is not a checkpoint id: want a positive number", v)
+		}
+	}
+	return ""
+}
+
+// recoverPanics answers a handler's panic with a 500 instead of dropping
+// the connection, without the stack (it stays out of the answer).
+func recoverPanics(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				writeError(w, http.StatusInternalServerError, fmt.Sprintf("internal error: %v", p))
+			}
+		}()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// version is Weir's version as the API reports it.
+const version = "weir-0.1"
+
+func (s *Server) overview(w http.ResponseWriter, _ *http.Request) {
+	total, free := s.m.Slots()
+	o := api.Overview{TaskManagers: 1, SlotsTotal: total, SlotsAvailable: free, FlinkVersion: version, FlinkCommit: "weir"}
+	for _, j := range s.m.Jobs() {
+		switch j.State() {
+		case api.StateFinished:
+			o.JobsFinished++
+		case api.StateCanceled:
+			o.JobsCancelled++
+		case api.StateFailed:
+			o.JobsFailed++
+		default:
+			o.JobsRunning++
+		}
+	}
+	writeJSON(w, http.StatusOK, o)
+}
+
+func (s *Server) config(w http.ResponseWriter, _ *http.Request) {
+	name, offset := time.Now().Zone()
+	writeJSON(w, http.StatusOK, api.Config{RefreshInterval: 3000, TimezoneName: name, TimezoneOffset: int64(offset) * 1000,
+		FlinkVersion: version, FlinkRevision: "weir",
+		Features: api.Features{WebSubmit: s.opts.Submit, WebCancel: s.opts.Cancel}})
+}
+
+// configEntry is one {"key", "value"} of GET /jobmanager/config.
+type configEntry struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+func (s *Server) jobManagerConfig(w http.ResponseWriter, _ *http.Request) {
+	out := []configEntry{}
+	for _, e := range s.m.Config().Entries() {
+		out = append(out, configEntry{e[0], e[1]})
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-// SavepointRequest is the body of POST /jobs/:jobid/savepoints.
-type SavepointRequest struct {
-	TargetDirectory string `json:"target-directory,omitempty"`
-	// CancelJob stops the job with the savepoint (Flink's cancel-with-
-	// savepoint, which is a stop here).
-	CancelJob bool `json:"cancel-job,omitempty"`
+func (s *Server) listJobs(w http.ResponseWriter, _ *http.Request) {
+	out := api.JobIDsWithStatus{Jobs: []api.JobIDStatus{}}
+	for _, j := range s.m.Jobs() {
+		out.Jobs = append(out.Jobs, api.JobIDStatus{ID: j.ID(), Status: j.State()})
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
-// StopRequest is the body of POST /jobs/:jobid/stop.
-type StopRequest struct {
-	TargetDirectory string `json:"targetDirectory,omitempty"`
-	Drain           bool   `json:"drain,omitempty"`
+func (s *Server) jobsOverview(w http.ResponseWriter, _ *http.Request) {
+	out := api.MultipleJobsDetails{Jobs: []api.JobOverview{}}
+	for _, j := range s.m.Jobs() {
+		out.Jobs = append(out.Jobs, j.Overview())
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
-// TriggerResponse answers a POST that started an operation.
-type TriggerResponse struct {
-	RequestID string `json:"request-id"`
+func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
+	if !s.opts.Submit {
+		writeError(w, http.StatusForbidden, "job submission is switched off on this JobManager (web.submit.enable: false)")
+		return
+	}
+	var req api.JobSubmitRequest
+	if !readJSON(w, r, &req, true) {
+		return
+	}
+	if msg := checkTarget("savepointPath", req.SavepointPath); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	j, err := s.m.SubmitSQL(req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, api.JobSubmitResponse{JobURL: "/jobs/" + j.ID(), JID: j.ID()})
+}
+
+// job finds the request's job, or answers 404.
+func (s *Server) job(w http.ResponseWriter, r *http.Request) (*jobmanager.Job, bool) {
+	j, err := s.m.Job(r.PathValue("jobid"))
+	if err != nil {
+		writeErr(w, err)
+		return nil, false
+	}
+	return j, true
+}
+
+func (s *Server) jobDetails(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		writeJSON(w, http.StatusOK, j.Details())
+	}
+}
+
+// cancelJob is Flink's PATCH /jobs/:jobid?mode=cancel (mode may be left
+// out; Flink's only other mode, stop, is POST /jobs/:jobid/stop here).
+func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
+	if !s.opts.Cancel {
+		writeError(w, http.StatusForbidden, "cancelling jobs is switched off on this JobManager (web.cancel.enable: false)")
+		return
+	}
+	if mode := r.URL.Query().Get("mode"); mode != "" && mode != "cancel" {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("mode %q: want cancel (stop with a savepoint is POST /jobs/:jobid/stop)", mode))
+		return
+	}
+	if err := s.m.Cancel(r.PathValue("jobid")); err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, struct{}{})
+}
+
+func (s *Server) exceptions(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		writeJSON(w, http.StatusOK, j.Exceptions())
+	}
+}
+
+func (s *Server) checkpoints(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		writeJSON(w, http.StatusOK, j.Checkpoints())
+	}
+}
+
+func checkpointID(r *http.Request) int64 {
+	n, _ := strconv.ParseInt(r.PathValue("checkpointid"), 10, 64) // checked by guard
+	return n
+}
+
+func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		reply(w)(j.Checkpoint(checkpointID(r)))
+	}
+}
+
+func (s *Server) checkpointSubtasks(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		reply(w)(j.CheckpointSubtasks(checkpointID(r), r.PathValue("vertexid")))
+	}
+}
+
+func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		reply(w)(j.Timeline(checkpointID(r), 0))
+	}
+}
+
+// slowest is GET .../slowest?n=N (default 5): the N slowest subtasks.
+func (s *Server) slowest(w http.ResponseWriter, r *http.Request) {
+	n := 5
+	if v := r.URL.Query().Get("n"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("n %q: want a positive number of subtasks", v))
+			return
+		}
+	}
+	if j, ok := s.job(w, r); ok {
+		reply(w)(j.Timeline(checkpointID(r), n))
+	}
+}
+
+func (s *Server) vertex(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		reply(w)(j.Vertex(r.PathValue("vertexid")))
+	}
+}
+
+func (s *Server) backPressure(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		reply(w)(j.BackPressure(r.PathValue("vertexid")))
+	}
+}
+
+func (s *Server) watermarks(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		reply(w)(j.Watermarks(r.PathValue("vertexid")))
+	}
+}
+
+// reply answers a view's value, or its error.
+func reply(w http.ResponseWriter) func(any, error) {
+	return func(v any, err error) {
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, v)
+	}
 }
 
 func (s *Server) triggerSavepoint(w http.ResponseWriter, r *http.Request) {
-	var req SavepointRequest
-	if !readJSON(w, r, &req) {
+	var req api.SavepointTriggerRequest
+	if !s.savepointAllowed(w) || !readJSON(w, r, &req, false) || !targetOK(w, "target-directory", req.TargetDirectory) {
 		return
 	}
-	s.start(w, r.PathValue("jobid"), func(ctx context.Context, j Job) (string, error) {
-		if req.CancelJob {
-			return j.StopWithSavepoint(ctx, req.TargetDirectory, false)
-		}
-		return j.TriggerSavepoint(ctx, req.TargetDirectory)
+	s.start(w, r.PathValue("jobid"), func(ctx context.Context, id string) (string, error) {
+		return s.m.Savepoint(ctx, id, req.TargetDirectory, req.CancelJob, false)
 	})
 }
 
 func (s *Server) stop(w http.ResponseWriter, r *http.Request) {
-	var req StopRequest
-	if !readJSON(w, r, &req) {
+	var req api.StopRequest
+	if !s.savepointAllowed(w) || !readJSON(w, r, &req, false) || !targetOK(w, "targetDirectory", req.TargetDirectory) {
 		return
 	}
-	s.start(w, r.PathValue("jobid"), func(ctx context.Context, j Job) (string, error) {
-		return j.StopWithSavepoint(ctx, req.TargetDirectory, req.Drain)
+	s.start(w, r.PathValue("jobid"), func(ctx context.Context, id string) (string, error) {
+		return s.m.Savepoint(ctx, id, req.TargetDirectory, true, req.Drain)
 	})
 }
 
-// start runs op on job id in the background and answers with its trigger id.
-func (s *Server) start(w http.ResponseWriter, id string, op func(context.Context, Job) (string, error)) {
-	s.mu.Lock()
-	j, ok := s.mu.jobs[id]
-	if !ok {
-		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, fmt.Sprintf("job %q not found", id))
+func (s *Server) savepointAllowed(w http.ResponseWriter) bool {
+	if !s.opts.Cancel {
+		writeError(w, http.StatusForbidden, "stopping jobs and savepoints are switched off on this JobManager (web.cancel.enable: false)")
+	}
+	return s.opts.Cancel
+}
+
+func targetOK(w http.ResponseWriter, field, dir string) bool {
+	if msg := checkTarget(field, dir); msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return false
+	}
+	return true
+}
+
+// checkTarget refuses a directory from a request that is relative (to
+// what? the server's working directory is no business of the client's),
+// holds a ".." element or a NUL, so a request cannot walk out of the
+// directory it names (Flink's CVE-2020-17518 wrote an upload wherever a
+// "../" in its name pointed). "" means the job's default.
+func checkTarget(field, dir string) string {
+	if dir == "" {
+		return ""
+	}
+	if strings.ContainsRune(dir, 0) {
+		return fmt.Sprintf("%s holds a NUL character", field)
+	}
+	p := dir
+	if scheme, rest, ok := strings.Cut(dir, "://"); ok {
+		if scheme != "file" && scheme != "s3" {
+			return fmt.Sprintf("%s %q: want an absolute path, file:///path or s3://bucket/prefix", field, dir)
+		}
+		p = "/" + strings.TrimPrefix(rest, "/")
+	}
+	if !strings.HasPrefix(p, "/") {
+		return fmt.Sprintf("%s %q is not an absolute path", field, dir)
+	}
+	for _, e := range strings.Split(p, "/") {
+		if e == ".." {
+			return fmt.Sprintf("%s %q has a '..' element: give the directory itself", field, dir)
+		}
+	}
+	return ""
+}
+
+// start runs op on job id in the background and answers with its trigger
+// id; a job that is unknown or not running is refused at once.
+func (s *Server) start(w http.ResponseWriter, id string, op func(context.Context, string) (string, error)) {
+	j, err := s.m.Job(id)
+	if err == nil && api.Terminal(j.State()) {
+		err = fmt.Errorf("%w: job %s is %s", jobmanager.ErrJobNotRunning, id, j.State())
+	}
+	if err != nil {
+		writeErr(w, err)
 		return
 	}
 	trigger := newTriggerID()
 	o := &operation{job: id}
+	s.mu.Lock()
 	s.mu.ops[trigger] = o
 	s.mu.Unlock()
 	go func() {
-		loc, err := op(s.ctx, j)
+		loc, err := op(s.ctx, id)
 		s.mu.Lock()
 		o.done, o.location, o.err = true, loc, err
 		s.mu.Unlock()
 	}()
-	writeJSON(w, http.StatusAccepted, TriggerResponse{RequestID: trigger})
-}
-
-// QueueStatus is Flink's {"id": "IN_PROGRESS" | "COMPLETED"}.
-type QueueStatus struct {
-	ID string `json:"id"`
-}
-
-// FailureCause says why an operation failed (Flink's serialized
-// throwable, as text).
-type FailureCause struct {
-	Class      string `json:"class"`
-	StackTrace string `json:"stack-trace"`
-}
-
-// SavepointInfo is the result of a completed savepoint operation: its
-// location, or why it failed.
-type SavepointInfo struct {
-	Location     string        `json:"location,omitempty"`
-	FailureCause *FailureCause `json:"failure-cause,omitempty"`
-}
-
-// SavepointStatus is the body of GET /jobs/:jobid/savepoints/:triggerid.
-type SavepointStatus struct {
-	Status    QueueStatus    `json:"status"`
-	Operation *SavepointInfo `json:"operation,omitempty"`
+	writeJSON(w, http.StatusAccepted, api.TriggerResponse{RequestID: trigger})
 }
 
 func (s *Server) savepointStatus(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	o, ok := s.mu.ops[r.PathValue("triggerid")]
-	var out SavepointStatus
-	if ok && o.job == r.PathValue("jobid") {
+	ok = ok && o.job == r.PathValue("jobid")
+	var out api.SavepointStatus
+	if ok {
 		out = o.status()
 	}
 	s.mu.Unlock()
-	if !ok || o.job != r.PathValue("jobid") {
+	if !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no savepoint operation %q for job %q", r.PathValue("triggerid"), r.PathValue("jobid")))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (o *operation) status() SavepointStatus {
+func (o *operation) status() api.SavepointStatus {
 	if !o.done {
-		return SavepointStatus{Status: QueueStatus{ID: "IN_PROGRESS"}}
+		return api.SavepointStatus{Status: api.QueueStatus{ID: "IN_PROGRESS"}}
 	}
-	info := &SavepointInfo{Location: o.location}
+	info := &api.SavepointInfo{Location: o.location}
 	if o.err != nil {
-		info = &SavepointInfo{FailureCause: &FailureCause{Class: fmt.Sprintf("%T", o.err), StackTrace: o.err.Error()}}
+		info = &api.SavepointInfo{FailureCause: &api.FailureCause{Class: fmt.Sprintf("%T", o.err), StackTrace: o.err.Error()}}
 	}
-	return SavepointStatus{Status: QueueStatus{ID: "COMPLETED"}, Operation: info}
+	return api.SavepointStatus{Status: api.QueueStatus{ID: "COMPLETED"}, Operation: info}
 }
 
 func newTriggerID() string {
@@ -214,13 +509,22 @@ func newTriggerID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// ErrorResponse is Flink's error body.
-type ErrorResponse struct {
-	Errors []string `json:"errors"`
+// writeErr answers err with the status its kind calls for.
+func writeErr(w http.ResponseWriter, err error) {
+	code := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, jobmanager.ErrJobNotFound):
+		code = http.StatusNotFound
+	case errors.Is(err, jobmanager.ErrJobNotRunning):
+		code = http.StatusConflict
+	case errors.Is(err, jobmanager.ErrBadJob):
+		code = http.StatusBadRequest
+	}
+	writeError(w, code, err.Error())
 }
 
 func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, ErrorResponse{Errors: []string{msg}})
+	writeJSON(w, code, api.ErrorResponse{Errors: []string{msg}})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -229,13 +533,16 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v) // the client went away: nothing to do
 }
 
-// readJSON decodes the request body into v; an empty body leaves v as is.
-func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	if r.ContentLength == 0 {
+// readJSON decodes the request body into v, refusing unknown fields; an
+// empty body leaves v as is unless required.
+func readJSON(w http.ResponseWriter, r *http.Request, v any, required bool) bool {
+	if r.ContentLength == 0 && !required {
 		return true
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(v); err != nil {
-		writeError(w, http.StatusBadRequest, "request body is not valid JSON: "+err.Error())
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "request body is not valid JSON for this call: "+err.Error())
 		return false
 	}
 	return true

@@ -20,7 +20,8 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand(), newToolCommand(), newRunCommand(), newDemoCommand(), newChaosCommand(), newExplainCommand(),
-		newSavepointCommand())
+		newSavepointCommand(), newJobManagerCommand(), newSubmitCommand(), newListCommand(), newCancelCommand(),
+		newStopCommand(), newCheckpointsCommand())
 	return root
 }
 

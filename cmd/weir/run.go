@@ -135,17 +135,18 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	ctx, stop, cancel := notifyStop(cmd.Context(), onTerm)
 	defer cancel()
-	client, err := runtime.Start(ctx, jg, opts)
+	client, ctl, err := runJob(jg, opts, f.restPort, opts.Logger)
 	if err != nil {
 		return err
 	}
 	onStop.set(client)
-	ctl, err := serveControl(client, f.restPort, opts.CheckpointDir, opts.Logger)
-	if err != nil {
-		cancel()
-		client.Wait()
-		return err
-	}
+	go func() {
+		select {
+		case <-ctx.Done(): // a signal, or the job ended (cancel below)
+			client.Cancel()
+		case <-client.Done():
+		}
+	}()
 	res, err := client.Wait()
 	ctl.close()
 	status.end()

@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/jobmanager"
 	"github.com/weirstream/weir/rest"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/session"
@@ -28,41 +28,50 @@ import (
 // garbage collection never touches it (it is no chk-N).
 const restAddressFile = "_rest_address"
 
-// control is weir run's REST endpoint.
+// control is weir run's REST endpoint: a JobManager without a store
+// holding the one job, served as weir jobmanager serves its jobs.
 type control struct {
-	srv      *http.Server
-	rest     *rest.Server
+	ep       *rest.Endpoint
 	addrFile string
 }
 
-// serveControl serves the job's REST API on 127.0.0.1:port and writes its
-// address into the checkpoint directory (when it is a local one).
-func serveControl(c *runtime.JobClient, port int, checkpointDir string, log *slog.Logger) (*control, error) {
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+// runJob starts the job under a store-less JobManager and serves its REST
+// API on 127.0.0.1:port, writing the address into the checkpoint
+// directory (when it is a local one).
+func runJob(jg *graph.JobGraph, opts runtime.Options, port int, log *slog.Logger) (*runtime.JobClient, *control, error) {
+	cfg := jobmanager.Config{jobmanager.KeySlots: "-1", jobmanager.KeyRestPort: strconv.Itoa(port),
+		jobmanager.KeyRestBindAddress: "127.0.0.1"}
+	m, err := jobmanager.Open(jobmanager.Options{Config: cfg, Logger: log})
 	if err != nil {
-		return nil, fmt.Errorf("REST endpoint on 127.0.0.1:%d: %w (choose another --rest-port)", port, err)
+		return nil, nil, err
 	}
-	ctl := &control{rest: rest.NewServer(c)}
-	ctl.srv = &http.Server{Handler: ctl.rest.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = ctl.srv.Serve(ln) }() // ends with Close
-	addr := "http://" + ln.Addr().String()
-	log.Info("REST endpoint", "address", addr, "job", c.JobID())
-	if checkpointDir != "" && !strings.Contains(checkpointDir, "://") {
-		ctl.addrFile = filepath.Join(checkpointDir, restAddressFile)
-		if err := os.WriteFile(ctl.addrFile, []byte(addr+"\n"), 0o644); err != nil {
+	j, err := m.SubmitGraph(jg, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	ep, err := rest.Listen(m, cfg)
+	if err != nil {
+		j.Client().Cancel()
+		_, _ = j.Client().Wait()
+		return nil, nil, fmt.Errorf("%w (choose another --rest-port)", err)
+	}
+	ctl := &control{ep: ep}
+	log.Info("REST endpoint", "address", ep.URL(), "jid", j.ID())
+	if dir := opts.CheckpointDir; dir != "" && !strings.Contains(dir, "://") {
+		ctl.addrFile = filepath.Join(dir, restAddressFile)
+		if err := os.WriteFile(ctl.addrFile, []byte(ep.URL()+"\n"), 0o644); err != nil {
 			log.Warn("cannot write the REST address for weir savepoint; pass it --address", "file", ctl.addrFile, "err", err)
 			ctl.addrFile = ""
 		}
 	}
-	return ctl, nil
+	return j.Client(), ctl, nil
 }
 
 func (c *control) close() {
 	if c.addrFile != "" {
 		_ = os.Remove(c.addrFile)
 	}
-	c.rest.Close()
-	_ = c.srv.Close()
+	_ = c.ep.Close()
 }
 
 // stopWithSavepoint carries out weir run --savepoint-on-stop on SIGTERM.
@@ -120,6 +129,7 @@ func stoppedWithSavepoint(w io.Writer, name, path string, serr, jobErr error) er
 }
 
 type savepointFlags struct {
+	jm                     clientFlags
 	address, checkpointDir string
 	settings               []string
 	stop, drain            bool
@@ -128,9 +138,12 @@ type savepointFlags struct {
 func newSavepointCommand() *cobra.Command {
 	var f savepointFlags
 	cmd := &cobra.Command{
-		Use:   "savepoint FILE.sql [TARGET_DIR]",
-		Short: "Take a savepoint of a running weir run (with --stop, stop it with the savepoint)",
-		Long: `Asks the weir run of FILE.sql for a savepoint under TARGET_DIR (default: the job's
+		Use:   "savepoint (JOB_ID | FILE.sql) [TARGET_DIR]",
+		Short: "Take a savepoint of a JobManager's job, or of a running weir run (with --stop, stop it with the savepoint)",
+		Long: `With a job id, asks the JobManager (--jobmanager) for a savepoint of that job under
+TARGET_DIR and prints its path.
+
+With a script, asks the weir run of FILE.sql for a savepoint under TARGET_DIR (default: the job's
 execution.checkpointing.savepoint-dir) and prints its path once it completed. weir run's
 address is read from <checkpoint dir>/_rest_address, the checkpoint directory being found
 as weir run finds it (the script's SET, -D, --checkpoint-dir); or give --address.
@@ -145,9 +158,13 @@ weir run FILE.sql --restore PATH, at any parallelism.`,
 			if len(args) == 2 {
 				target = args[1]
 			}
+			if isJobID(args[0]) {
+				return savepointVia(cmd, f.jm, args[0], target, f.stop, f.drain)
+			}
 			return takeSavepoint(cmd, args[0], target, f)
 		},
 	}
+	f.jm.add(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&f.address, "address", "", "weir run's REST address, e.g. http://127.0.0.1:8081 (default: read from the checkpoint directory)")
 	fl.StringVar(&f.checkpointDir, "checkpoint-dir", "", "the job's checkpoint directory, as given to weir run")
@@ -155,6 +172,20 @@ weir run FILE.sql --restore PATH, at any parallelism.`,
 	fl.BoolVar(&f.stop, "stop", false, "stop the job with the savepoint")
 	fl.BoolVar(&f.drain, "drain", false, "with --stop: end the input first, firing every event-time window and timer")
 	return cmd
+}
+
+// isJobID reports whether s is a job id (32 hex digits) rather than a
+// script's path.
+func isJobID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }
 
 func takeSavepoint(cmd *cobra.Command, script, target string, f savepointFlags) error {

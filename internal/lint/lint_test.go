@@ -34,7 +34,7 @@ var (
 	// internal/savepointtest takes jobs through savepoints in their tests.
 	connectors = append([]string{"connector", "internal/testsvc", "internal/sim", "internal/savepointtest", "sql/types"}, api...)
 	sqlLayer   = append([]string{"sql"}, connectors...)
-	cluster    = append([]string{"cluster"}, sqlLayer...)
+	cluster    = append([]string{"cluster", "jobmanager", "rest/api"}, sqlLayer...)
 	everything = append([]string{"rest", "web", "examples", "bench", "internal"}, cluster...)
 )
 
@@ -55,8 +55,11 @@ var layers = []layer{
 	{prefixes: []string{"sql"}, mayUse: sqlLayer},
 	{prefixes: []string{"sql/types"}, mayUse: nil},
 	{prefixes: []string{"cluster"}, mayUse: cluster},
-	// rest serves jobs (runtime.JobClient today, the JobManager's later)
-	// through an interface of its own: it imports nothing of Weir's yet.
+	// rest/api holds the REST API's JSON bodies (Flink's shapes) and
+	// imports nothing of Weir's; the JobManager renders its jobs into them
+	// above the runtime and the SQL layer; rest serves the JobManager.
+	{prefixes: []string{"rest/api"}, mayUse: nil},
+	{prefixes: []string{"jobmanager"}, mayUse: append([]string{"jobmanager", "rest/api"}, sqlLayer...)},
 	{prefixes: []string{"rest"}, mayUse: append([]string{"rest"}, cluster...)},
 	{prefixes: []string{"internal/testsvc"}, mayUse: nil},
 	{prefixes: []string{"internal/savepointtest"}, mayUse: runtime},

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirstream/weir/jobmanager"
+	"github.com/weirstream/weir/rest"
+)
+
+// jobManagerAddressFile, in the JobManager's directory, holds the URL of
+// its REST endpoint (useful with rest.port: 0).
+const jobManagerAddressFile = "rest_address"
+
+func newJobManagerCommand() *cobra.Command {
+	var configFile string
+	var settings []string
+	cmd := &cobra.Command{
+		Use:   "jobmanager",
+		Short: "Run a JobManager: a session cluster with local slots that runs SQL jobs submitted over REST",
+		Long: `Starts a JobManager (Flink's session cluster; its TaskManager slots are in the same process).
+Jobs are submitted with weir submit FILE.sql (POST /v1/jobs); weir list, cancel, stop,
+savepoint and checkpoints talk to it, as do Flink's REST paths (docs/rest-openapi.yaml).
+
+The configuration is a file in Flink's config.yaml shape (--config), each key overridable
+with -D key=value: rest.port (8081), rest.bind-address (127.0.0.1),
+security.ssl.rest.enabled with security.ssl.rest.certificate and security.ssl.rest.key (PEM),
+weir.rest.auth-token (a token every state-changing request must carry),
+web.submit.enable, web.cancel.enable (true), taskmanager.numberOfTaskSlots (32),
+weir.jobmanager.dir (.weir/jobmanager: the job store jobs.json and checkpoints), and the
+jobs' defaults: execution.checkpointing.*, state.*, restart-strategy.*, parallelism.default.
+
+Job history (finished, failed, cancelled, with their exceptions) is kept in jobs.json across
+restarts. Jobs that had not ended when the JobManager stopped — SIGTERM, a crash, SIGKILL —
+resume from their latest checkpoints when it starts again.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runJobManager(cmd, configFile, settings) },
+	}
+	cmd.Flags().StringVarP(&configFile, "config", "c", "", "configuration file (Flink's config.yaml shape)")
+	cmd.Flags().StringArrayVarP(&settings, "set", "D", nil, "a configuration key=value, overriding the file (repeatable)")
+	return cmd
+}
+
+func runJobManager(cmd *cobra.Command, configFile string, settings []string) error {
+	cfg, err := jobmanager.LoadConfig(configFile, settings)
+	if err != nil {
+		return err
+	}
+	log := logger(false)
+	dir := cfg.String(jobmanager.KeyDir, jobmanager.DefaultDir)
+	m, err := jobmanager.Open(jobmanager.Options{Dir: dir, Config: cfg, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	ep, err := rest.Listen(m, cfg)
+	if err != nil {
+		return err
+	}
+	defer ep.Close()
+	addrFile := filepath.Join(dir, jobManagerAddressFile)
+	if err := os.WriteFile(addrFile, []byte(ep.URL()+"\n"), 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(addrFile)
+	log.Info("JobManager started", "rest", ep.URL(), "dir", dir)
+	fmt.Fprintf(cmd.OutOrStdout(), "JobManager REST endpoint: %s\n", ep.URL())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	select {
+	case s := <-sig:
+		log.Info("JobManager stopping: running jobs resume at its next start", "signal", s.String())
+	case <-cmd.Context().Done():
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package jobmanager
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/rest/api"
+)
+
+const endless = `
+SET 'execution.checkpointing.interval' = '100 ms';
+CREATE TABLE gen (n BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '50');
+CREATE TABLE out (n BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT n FROM gen;`
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// The store keeps every job across a restart of the JobManager: ended jobs
+// with their state and exceptions, and running ones, which resume from
+// their latest checkpoints.
+func TestHistoryAndResumeAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	m, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running, err := m.SubmitSQL(api.JobSubmitRequest{Script: endless, Name: "runs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, err := m.SubmitSQL(api.JobSubmitRequest{Script: endless, Name: "cancelled"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocker := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	failing, err := m.SubmitSQL(api.JobSubmitRequest{Name: "fails", Script: `
+SET 'restart-strategy.type' = 'none';
+CREATE TABLE gen (n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');
+CREATE TABLE out (n BIGINT) WITH ('connector' = 'filesystem', 'path' = '` + blocker + `/out', 'format' = 'csv');
+INSERT INTO out SELECT n FROM gen;`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a checkpoint of "+running.ID(), func() bool { return running.Checkpoints().Counts.Completed > 0 })
+	if err := m.Cancel(cancelled.ID()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the ends of two jobs", func() bool {
+		return cancelled.State() == api.StateCanceled && failing.State() == api.StateFailed
+	})
+	cause := failing.Exceptions().ExceptionHistory.Entries
+	if len(cause) != 1 || !strings.Contains(cause[0].Stacktrace, blocker) {
+		t.Fatalf("the failed job's exceptions: %+v", cause)
+	}
+	m.Close()
+
+	m, err = Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	got := map[string]string{}
+	for _, j := range m.Jobs() {
+		got[j.Name()] = j.State()
+	}
+	if len(got) != 3 || got["runs"] != api.StateRunning || got["cancelled"] != api.StateCanceled || got["fails"] != api.StateFailed {
+		t.Fatalf("after the restart: %v", got)
+	}
+	f, err := m.Job(failing.ID())
+	if err != nil || f.Exceptions().RootException != cause[0].Stacktrace || f.Overview().EndTime != failing.Overview().EndTime {
+		t.Fatalf("the failed job after the restart: %+v, %v", f.Exceptions(), err)
+	}
+	r, err := m.Job(running.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the resumed job's restore", func() bool { return r.Checkpoints().Latest.Restored != nil })
+	restored := r.Checkpoints().Latest.Restored
+	if !strings.HasPrefix(restored.ExternalPath, filepath.Join(dir, "checkpoints", running.ID())+"/chk-") || restored.IsSavepoint {
+		t.Errorf("the resumed job restored %+v, want a checkpoint of its own", restored)
+	}
+	if err := m.Cancel(cancelled.ID()); err == nil {
+		t.Error("cancelling a job cancelled before the restart worked")
+	}
+}

@@ -1,0 +1,324 @@
+// Package api holds the JSON bodies of Weir's REST API — Flink's REST API
+// shapes and field names (docs/rest-openapi.yaml lists every path) — for
+// the server (package rest), the JobManager that fills them and the
+// client. It imports nothing of Weir's. Times are Unix milliseconds and
+// durations milliseconds, as in Flink; -1 means "not yet".
+package api
+
+// ErrorResponse is Flink's error body: {"errors": ["..."]}.
+type ErrorResponse struct {
+	Errors []string `json:"errors"`
+}
+
+// Job states, as Flink's JobStatus.
+const (
+	StateInitializing = "INITIALIZING"
+	StateCreated      = "CREATED"
+	StateRunning      = "RUNNING"
+	StateFailing      = "FAILING"
+	StateFailed       = "FAILED"
+	StateCancelling   = "CANCELLING"
+	StateCanceled     = "CANCELED"
+	StateFinished     = "FINISHED"
+	StateRestarting   = "RESTARTING"
+	StateSuspended    = "SUSPENDED"
+)
+
+// Globally terminal reports whether a job in state s has ended for good.
+func Terminal(s string) bool {
+	return s == StateFailed || s == StateCanceled || s == StateFinished
+}
+
+// Overview is GET /overview: the cluster at a glance.
+type Overview struct {
+	TaskManagers   int    `json:"taskmanagers"`
+	SlotsTotal     int    `json:"slots-total"`
+	SlotsAvailable int    `json:"slots-available"`
+	JobsRunning    int    `json:"jobs-running"`
+	JobsFinished   int    `json:"jobs-finished"`
+	JobsCancelled  int    `json:"jobs-cancelled"`
+	JobsFailed     int    `json:"jobs-failed"`
+	FlinkVersion   string `json:"flink-version"`
+	FlinkCommit    string `json:"flink-commit"`
+}
+
+// Config is GET /config: what the dashboard needs to know of the server.
+type Config struct {
+	RefreshInterval int64    `json:"refresh-interval"`
+	TimezoneName    string   `json:"timezone-name"`
+	TimezoneOffset  int64    `json:"timezone-offset"`
+	FlinkVersion    string   `json:"flink-version"`
+	FlinkRevision   string   `json:"flink-revision"`
+	Features        Features `json:"features"`
+}
+
+// Features says which state-changing calls the server accepts.
+type Features struct {
+	WebSubmit  bool `json:"web-submit"`
+	WebCancel  bool `json:"web-cancel"`
+	WebRescale bool `json:"web-rescale"`
+	WebHistory bool `json:"web-history"`
+}
+
+// JobIDStatus is one entry of GET /jobs.
+type JobIDStatus struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+// JobIDsWithStatus is GET /jobs.
+type JobIDsWithStatus struct {
+	Jobs []JobIDStatus `json:"jobs"`
+}
+
+// TaskCounts counts subtasks by execution state (Flink's "tasks" and
+// "status-counts").
+type TaskCounts struct {
+	Total        int `json:"total,omitempty"`
+	Created      int `json:"created"`
+	Scheduled    int `json:"scheduled"`
+	Deploying    int `json:"deploying"`
+	Running      int `json:"running"`
+	Finished     int `json:"finished"`
+	Canceling    int `json:"canceling"`
+	Canceled     int `json:"canceled"`
+	Failed       int `json:"failed"`
+	Reconciling  int `json:"reconciling"`
+	Initializing int `json:"initializing"`
+}
+
+// JobOverview is one entry of GET /jobs/overview.
+type JobOverview struct {
+	JID              string     `json:"jid"`
+	Name             string     `json:"name"`
+	State            string     `json:"state"`
+	StartTime        int64      `json:"start-time"`
+	EndTime          int64      `json:"end-time"`
+	Duration         int64      `json:"duration"`
+	LastModification int64      `json:"last-modification"`
+	Tasks            TaskCounts `json:"tasks"`
+}
+
+// MultipleJobsDetails is GET /jobs/overview.
+type MultipleJobsDetails struct {
+	Jobs []JobOverview `json:"jobs"`
+}
+
+// IOMetrics are a vertex's or subtask's record counts (Flink's "metrics"
+// object). Weir counts records, not bytes: the byte fields are 0 and
+// their -complete flags false.
+type IOMetrics struct {
+	ReadBytes            int64 `json:"read-bytes"`
+	ReadBytesComplete    bool  `json:"read-bytes-complete"`
+	WriteBytes           int64 `json:"write-bytes"`
+	WriteBytesComplete   bool  `json:"write-bytes-complete"`
+	ReadRecords          int64 `json:"read-records"`
+	ReadRecordsComplete  bool  `json:"read-records-complete"`
+	WriteRecords         int64 `json:"write-records"`
+	WriteRecordsComplete bool  `json:"write-records-complete"`
+}
+
+// JobVertex is one vertex of GET /jobs/:jobid.
+type JobVertex struct {
+	ID             string     `json:"id"`
+	Name           string     `json:"name"`
+	MaxParallelism int        `json:"maxParallelism"`
+	Parallelism    int        `json:"parallelism"`
+	Status         string     `json:"status"`
+	StartTime      int64      `json:"start-time"`
+	EndTime        int64      `json:"end-time"`
+	Duration       int64      `json:"duration"`
+	Tasks          TaskCounts `json:"tasks"`
+	Metrics        IOMetrics  `json:"metrics"`
+	// Subtasks is Weir's addition (Flink serves them under
+	// /jobs/:jobid/vertices/:vertexid): each subtask's status.
+	Subtasks []Subtask `json:"subtasks"`
+}
+
+// Subtask is one parallel instance of a vertex, in its current attempt.
+type Subtask struct {
+	Subtask       int       `json:"subtask"`
+	Status        string    `json:"status"`
+	Attempt       int       `json:"attempt"`
+	Endpoint      string    `json:"endpoint"`
+	TaskManagerID string    `json:"taskmanager-id"`
+	StartTime     int64     `json:"start-time"`
+	EndTime       int64     `json:"end-time"`
+	Duration      int64     `json:"duration"`
+	Metrics       IOMetrics `json:"metrics"`
+}
+
+// PlanNode is a vertex in the job's plan.
+type PlanNode struct {
+	ID          string      `json:"id"`
+	Parallelism int         `json:"parallelism"`
+	Operator    string      `json:"operator"`
+	Description string      `json:"description"`
+	Inputs      []PlanInput `json:"inputs,omitempty"`
+}
+
+// PlanInput is an edge into a plan node.
+type PlanInput struct {
+	Num          int    `json:"num"`
+	ID           string `json:"id"`
+	ShipStrategy string `json:"ship_strategy"`
+	Exchange     string `json:"exchange"`
+}
+
+// Plan is the job's graph of vertices.
+type Plan struct {
+	JID   string     `json:"jid"`
+	Name  string     `json:"name"`
+	Type  string     `json:"type"`
+	Nodes []PlanNode `json:"nodes"`
+}
+
+// JobDetails is GET /jobs/:jobid.
+type JobDetails struct {
+	JID            string           `json:"jid"`
+	Name           string           `json:"name"`
+	IsStoppable    bool             `json:"isStoppable"`
+	State          string           `json:"state"`
+	JobType        string           `json:"job-type"`
+	StartTime      int64            `json:"start-time"`
+	EndTime        int64            `json:"end-time"`
+	Duration       int64            `json:"duration"`
+	MaxParallelism int              `json:"maxParallelism"`
+	Now            int64            `json:"now"`
+	Timestamps     map[string]int64 `json:"timestamps"`
+	Vertices       []JobVertex      `json:"vertices"`
+	StatusCounts   TaskCounts       `json:"status-counts"`
+	Plan           Plan             `json:"plan"`
+}
+
+// VertexDetails is GET /jobs/:jobid/vertices/:vertexid.
+type VertexDetails struct {
+	ID             string    `json:"id"`
+	Name           string    `json:"name"`
+	Parallelism    int       `json:"parallelism"`
+	MaxParallelism int       `json:"maxParallelism"`
+	Now            int64     `json:"now"`
+	Subtasks       []Subtask `json:"subtasks"`
+}
+
+// Exception is one entry of the exception history.
+type Exception struct {
+	ExceptionName        string            `json:"exceptionName"`
+	Stacktrace           string            `json:"stacktrace"`
+	Timestamp            int64             `json:"timestamp"`
+	TaskName             string            `json:"taskName,omitempty"`
+	Endpoint             string            `json:"endpoint,omitempty"`
+	TaskManagerID        string            `json:"taskManagerId,omitempty"`
+	FailureLabels        map[string]string `json:"failureLabels"`
+	ConcurrentExceptions []Exception       `json:"concurrentExceptions"`
+}
+
+// ExceptionHistory holds a job's failures, newest first.
+type ExceptionHistory struct {
+	Entries   []Exception `json:"entries"`
+	Truncated bool        `json:"truncated"`
+}
+
+// JobExceptions is GET /jobs/:jobid/exceptions. RootException and
+// Timestamp are the newest failure (Flink's older fields, still read by
+// tools).
+type JobExceptions struct {
+	RootException    string           `json:"root-exception,omitempty"`
+	Timestamp        int64            `json:"timestamp,omitempty"`
+	AllExceptions    []Exception      `json:"all-exceptions"`
+	Truncated        bool             `json:"truncated"`
+	ExceptionHistory ExceptionHistory `json:"exceptionHistory"`
+}
+
+// JobSubmitRequest is Weir's body of POST /jobs: a Flink SQL script (its
+// SET, CREATE and INSERT statements, run as weir run runs them). Flink's
+// POST /jobs takes a serialized JobGraph and jar-run a jar, neither of
+// which fits a SQL engine; the answer is Flink's.
+type JobSubmitRequest struct {
+	// Script is the SQL text; Name the job's name (default: pipeline.name,
+	// else "sql-job").
+	Script string `json:"script"`
+	Name   string `json:"name,omitempty"`
+	// Settings override the script's SET statements (as weir run -D).
+	Settings map[string]string `json:"settings,omitempty"`
+	// SavepointPath restores the job from a savepoint or checkpoint
+	// (Flink's savepointPath of jar-run).
+	SavepointPath string `json:"savepointPath,omitempty"`
+}
+
+// JobSubmitResponse answers POST /jobs (Flink's jobUrl, plus the id).
+type JobSubmitResponse struct {
+	JobURL string `json:"jobUrl"`
+	JID    string `json:"jid"`
+}
+
+// SavepointTriggerRequest is the body of POST /jobs/:jobid/savepoints.
+type SavepointTriggerRequest struct {
+	TargetDirectory string `json:"target-directory,omitempty"`
+	// CancelJob stops the job with the savepoint (Flink's cancel-with-
+	// savepoint, which is a stop here).
+	CancelJob bool `json:"cancel-job,omitempty"`
+}
+
+// StopRequest is the body of POST /jobs/:jobid/stop.
+type StopRequest struct {
+	TargetDirectory string `json:"targetDirectory,omitempty"`
+	Drain           bool   `json:"drain,omitempty"`
+}
+
+// TriggerResponse answers a POST that started an operation.
+type TriggerResponse struct {
+	RequestID string `json:"request-id"`
+}
+
+// QueueStatus is Flink's {"id": "IN_PROGRESS" | "COMPLETED"}.
+type QueueStatus struct {
+	ID string `json:"id"`
+}
+
+// FailureCause says why an operation failed (Flink's serialized
+// throwable, as text).
+type FailureCause struct {
+	Class      string `json:"class"`
+	StackTrace string `json:"stack-trace"`
+}
+
+// SavepointInfo is the result of a completed savepoint operation: its
+// location, or why it failed.
+type SavepointInfo struct {
+	Location     string        `json:"location,omitempty"`
+	FailureCause *FailureCause `json:"failure-cause,omitempty"`
+}
+
+// SavepointStatus is GET /jobs/:jobid/savepoints/:triggerid.
+type SavepointStatus struct {
+	Status    QueueStatus    `json:"status"`
+	Operation *SavepointInfo `json:"operation,omitempty"`
+}
+
+// Metric is one {"id", "value"} of Flink's metric endpoints (watermarks).
+type Metric struct {
+	ID    string `json:"id"`
+	Value string `json:"value"`
+}
+
+// BackPressure is GET /jobs/:jobid/vertices/:vertexid/backpressure.
+type BackPressure struct {
+	// Status is "ok" with measurements, "deprecated" (Flink's "not
+	// available") without.
+	Status            string                `json:"status"`
+	BackpressureLevel string                `json:"backpressure-level,omitempty"`
+	EndTimestamp      int64                 `json:"end-timestamp,omitempty"`
+	Subtasks          []SubtaskBackPressure `json:"subtasks,omitempty"`
+}
+
+// SubtaskBackPressure is one subtask's share of time back-pressured, idle
+// and busy (0..1).
+type SubtaskBackPressure struct {
+	Subtask           int     `json:"subtask"`
+	AttemptNumber     int     `json:"attempt-number"`
+	BackpressureLevel string  `json:"backpressure-level"`
+	Ratio             float64 `json:"ratio"`
+	IdleRatio         float64 `json:"idleRatio"`
+	BusyRatio         float64 `json:"busyRatio"`
+}

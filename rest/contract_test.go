@@ -1,0 +1,377 @@
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/rest/api"
+	"github.com/weirstream/weir/sql/session"
+)
+
+// aggJob is a bounded SQL aggregation: 3,000 rows summed per key at
+// parallelism 2, checkpoints every 100 ms.
+const aggJob = `
+SET 'execution.checkpointing.interval' = '100 ms';
+SET 'parallelism.default' = '2';
+SET 'pipeline.name' = 'agg';
+CREATE TABLE gen (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000', 'number-of-rows' = '3000',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '3000');
+CREATE TABLE sums (k BIGINT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'blackhole');
+INSERT INTO sums SELECT MOD(id, 10), COUNT(*), SUM(id) FROM gen GROUP BY MOD(id, 10);`
+
+// The REST contract on a SQL aggregation: a savepoint while it runs, then
+// every endpoint's JSON checked against the job's real state once it
+// finished (its plan, its record counts, its checkpoint directory).
+func TestContractSQLAggregation(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit(aggJob, nil)
+	c.checkpointed(id)
+	spDir := t.TempDir()
+	cl := &Client{Base: c.ep.URL()}
+	trigger, err := cl.TriggerSavepoint(context.Background(), id, spDir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := cl.AwaitSavepoint(context.Background(), id, trigger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job to finish", func() bool { return c.state(id) == api.StateFinished })
+	checkContract(t, c, id, planOf(t, aggJob, "agg"), contractWant{sourceRecords: 3000, savepoint: sp, name: "agg",
+		ckDir: filepath.Join(c.dir, "checkpoints", id)})
+}
+
+// contractWant is what the contract check knows of the job beyond its plan.
+type contractWant struct {
+	name          string
+	sourceRecords int64
+	savepoint     string
+	ckDir         string
+}
+
+// planOf plans script as the JobManager does.
+func planOf(t *testing.T, script, name string) *graph.JobGraph {
+	s := session.New()
+	if err := s.Execute(script); err != nil {
+		t.Fatal(err)
+	}
+	jg, _, err := s.Job(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jg
+}
+
+// get fetches path into v (decoded strictly) and returns the raw object.
+func get(t *testing.T, c *cluster, path string, v any) map[string]any {
+	t.Helper()
+	code, body := c.call("GET", path, "", "")
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, code, body)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("GET %s: %v\n%s", path, err, body)
+	}
+	var raw map[string]any
+	_ = json.Unmarshal(body, &raw)
+	return raw
+}
+
+// hasKeys checks that obj has Flink's field names keys.
+func hasKeys(t *testing.T, what string, obj any, keys ...string) {
+	t.Helper()
+	m, ok := obj.(map[string]any)
+	if !ok {
+		t.Errorf("%s: %v is not an object", what, obj)
+		return
+	}
+	for _, k := range keys {
+		if _, ok := m[k]; !ok {
+			t.Errorf("%s: no field %q (Flink's name) in %v", what, k, m)
+		}
+	}
+}
+
+func checkContract(t *testing.T, c *cluster, id string, jg *graph.JobGraph, want contractWant) {
+	total := 0
+	for _, v := range jg.Vertices {
+		total += v.Parallelism
+	}
+	checkJobLists(t, c, id, want.name, total)
+	d := checkJobDetails(t, c, id, jg, want)
+	checkCheckpoints(t, c, id, d, total, want)
+	for _, v := range d.Vertices {
+		var bp api.BackPressure
+		get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID+"/backpressure", &bp)
+		if bp.Status != "deprecated" || bp.Subtasks != nil {
+			t.Errorf("backpressure of %s: %+v, want Flink's 'deprecated' (not measured)", v.Name, bp)
+		}
+		var wms []api.Metric
+		get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID+"/watermarks", &wms)
+		if len(wms) != v.Parallelism {
+			t.Errorf("watermarks of %s: %d, want one per subtask (%d)", v.Name, len(wms), v.Parallelism)
+		}
+		for i, w := range wms {
+			if w.ID != fmt.Sprintf("%d.currentInputWatermark", i) || w.Value == "" {
+				t.Errorf("watermark %d of %s: %+v", i, v.Name, w)
+			}
+		}
+	}
+	var ex api.JobExceptions
+	raw := get(t, c, "/v1/jobs/"+id+"/exceptions", &ex)
+	hasKeys(t, "exceptions", raw, "all-exceptions", "truncated", "exceptionHistory")
+	if len(ex.ExceptionHistory.Entries) != 0 || len(ex.AllExceptions) != 0 {
+		t.Errorf("exceptions of a job that never failed: %+v", ex)
+	}
+}
+
+func checkJobLists(t *testing.T, c *cluster, id, name string, total int) {
+	var jobs api.JobIDsWithStatus
+	get(t, c, "/v1/jobs", &jobs)
+	if !slices.Contains(jobs.Jobs, api.JobIDStatus{ID: id, Status: api.StateFinished}) {
+		t.Errorf("GET /jobs: %+v, want %s FINISHED", jobs, id)
+	}
+	var ov api.MultipleJobsDetails
+	raw := get(t, c, "/v1/jobs/overview", &ov)
+	hasKeys(t, "jobs/overview entry", raw["jobs"].([]any)[0], "jid", "name", "state", "start-time", "end-time", "duration", "last-modification", "tasks")
+	for _, j := range ov.Jobs {
+		if j.JID != id {
+			continue
+		}
+		if j.Name != name || j.State != api.StateFinished || j.EndTime < j.StartTime || j.Duration != j.EndTime-j.StartTime ||
+			j.Tasks.Total != total || j.Tasks.Finished != total || j.LastModification != j.EndTime {
+			t.Errorf("jobs/overview: %+v; want %s FINISHED with %d finished tasks", j, name, total)
+		}
+	}
+	var o api.Overview
+	raw = get(t, c, "/v1/overview", &o)
+	hasKeys(t, "overview", raw, "taskmanagers", "slots-total", "slots-available", "jobs-running", "jobs-finished", "jobs-cancelled", "jobs-failed", "flink-version")
+	if o.JobsFinished < 1 || o.SlotsTotal != 32 || o.TaskManagers != 1 {
+		t.Errorf("overview: %+v", o)
+	}
+	var cfg api.Config
+	raw = get(t, c, "/v1/config", &cfg)
+	hasKeys(t, "config", raw, "refresh-interval", "timezone-name", "timezone-offset", "flink-version", "features")
+	if !cfg.Features.WebSubmit || !cfg.Features.WebCancel {
+		t.Errorf("config features: %+v", cfg.Features)
+	}
+	var entries []configEntry
+	get(t, c, "/v1/jobmanager/config", &entries)
+	if !slices.Contains(entries, configEntry{"rest.port", "0"}) {
+		t.Errorf("jobmanager/config: %+v, want rest.port 0", entries)
+	}
+}
+
+func checkJobDetails(t *testing.T, c *cluster, id string, jg *graph.JobGraph, want contractWant) api.JobDetails {
+	var d api.JobDetails
+	raw := get(t, c, "/v1/jobs/"+id, &d)
+	hasKeys(t, "job", raw, "jid", "name", "isStoppable", "state", "start-time", "end-time", "duration", "now", "timestamps", "vertices", "status-counts", "plan")
+	hasKeys(t, "vertex", raw["vertices"].([]any)[0], "id", "name", "maxParallelism", "parallelism", "status", "start-time", "end-time", "duration", "tasks", "metrics")
+	if d.JID != id || d.Name != want.name || d.State != api.StateFinished || d.IsStoppable || d.Timestamps[api.StateRunning] == 0 ||
+		d.Timestamps[api.StateFinished] != d.EndTime || len(d.Vertices) != len(jg.Vertices) || d.StatusCounts.Finished != len(jg.Vertices) {
+		t.Fatalf("job details: %+v", d)
+	}
+	ids := map[string]bool{}
+	var sourceOut int64
+	for i, v := range d.Vertices {
+		g := jg.Vertices[i]
+		if v.Name != g.Name || v.Parallelism != g.Parallelism || len(v.Subtasks) != g.Parallelism || !hexID.MatchString(v.ID) || ids[v.ID] {
+			t.Errorf("vertex %d: %+v, want %s at parallelism %d with a unique hex id", i, v, g.Name, g.Parallelism)
+		}
+		ids[v.ID] = true
+		var sum int64
+		for j, s := range v.Subtasks {
+			if s.Subtask != j || s.Status != api.StateFinished || !s.Metrics.WriteRecordsComplete {
+				t.Errorf("vertex %s subtask %d: %+v", v.Name, j, s)
+			}
+			sum += s.Metrics.WriteRecords
+		}
+		if sum != v.Metrics.WriteRecords || v.Tasks.Finished != g.Parallelism {
+			t.Errorf("vertex %s: write-records %d, its subtasks' sum %d; tasks %+v", v.Name, v.Metrics.WriteRecords, sum, v.Tasks)
+		}
+		if g.IsSource() {
+			sourceOut += v.Metrics.WriteRecords
+		}
+		var vd api.VertexDetails
+		get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID, &vd)
+		if vd.Name != v.Name || len(vd.Subtasks) != len(v.Subtasks) || vd.Subtasks[0].Metrics != v.Subtasks[0].Metrics {
+			t.Errorf("vertex endpoint %s: %+v, want the job's %+v", v.ID, vd, v)
+		}
+	}
+	if sourceOut != want.sourceRecords {
+		t.Errorf("the sources wrote %d records, want %d", sourceOut, want.sourceRecords)
+	}
+	checkPlan(t, d, jg)
+	return d
+}
+
+func checkPlan(t *testing.T, d api.JobDetails, jg *graph.JobGraph) {
+	if len(d.Plan.Nodes) != len(jg.Vertices) {
+		t.Fatalf("plan: %d nodes, want %d", len(d.Plan.Nodes), len(jg.Vertices))
+	}
+	for i, n := range d.Plan.Nodes {
+		in := jg.InEdges(jg.Vertices[i])
+		if n.ID != d.Vertices[i].ID || len(n.Inputs) != len(in) {
+			t.Errorf("plan node %d: %+v", i, n)
+			continue
+		}
+		for k, e := range in {
+			if n.Inputs[k].ShipStrategy != e.Edge.Partitioning.String() || n.Inputs[k].ID != d.Vertices[slices.Index(jg.Vertices, e.From)].ID {
+				t.Errorf("plan node %d input %d: %+v, want from %s by %s", i, k, n.Inputs[k], e.From.Name, e.Edge.Partitioning)
+			}
+		}
+	}
+}
+
+func checkCheckpoints(t *testing.T, c *cluster, id string, d api.JobDetails, total int, want contractWant) {
+	var st api.CheckpointingStatistics
+	raw := get(t, c, "/v1/jobs/"+id+"/checkpoints", &st)
+	hasKeys(t, "checkpoints", raw, "counts", "summary", "latest", "history")
+	hasKeys(t, "checkpoints.counts", raw["counts"], "restored", "total", "in_progress", "completed", "failed")
+	hasKeys(t, "checkpoints.history[0]", raw["history"].([]any)[0], "className", "id", "status", "is_savepoint", "trigger_timestamp",
+		"latest_ack_timestamp", "checkpointed_size", "state_size", "end_to_end_duration", "alignment_buffered", "processed_data",
+		"persisted_data", "num_subtasks", "num_acknowledged_subtasks", "checkpoint_type", "discarded")
+	completed, failed := 0, 0
+	for i, h := range st.History {
+		if i > 0 && h.ID >= st.History[i-1].ID {
+			t.Errorf("history not newest first: %d after %d", h.ID, st.History[i-1].ID)
+		}
+		switch h.Status {
+		case api.CheckpointCompleted:
+			completed++
+			checkCompleted(t, c, id, d, h, total)
+		case api.CheckpointFailed:
+			failed++
+		}
+	}
+	if st.Counts.Completed != completed || st.Counts.Failed != failed || st.Counts.Total != completed+failed || completed < 2 {
+		t.Errorf("counts %+v; the history has %d completed, %d failed", st.Counts, completed, failed)
+	}
+	l := st.Latest
+	if l.Savepoint == nil || l.Savepoint.ExternalPath != want.savepoint || !l.Savepoint.IsSavepoint || l.Savepoint.CheckpointType != api.TypeSavepoint {
+		t.Errorf("latest savepoint %+v, want %s", l.Savepoint, want.savepoint)
+	}
+	if _, err := os.Stat(filepath.Join(want.savepoint, "_metadata")); err != nil {
+		t.Errorf("the savepoint the API reports: %v", err)
+	}
+	// The checkpoint directory keeps the newest completed checkpoint
+	// (state.checkpoints.num-retained 1): the one the API calls latest,
+	// with the bytes it reports.
+	onDisk := chkDirs(t, want.ckDir)
+	if l.Completed == nil || len(onDisk) != 1 || l.Completed.ExternalPath != filepath.Join(want.ckDir, onDisk[0]) ||
+		onDisk[0] != fmt.Sprintf("chk-%d", l.Completed.ID) {
+		t.Fatalf("latest completed %+v; on disk %v", l.Completed, onDisk)
+	}
+	if size := dirSize(t, l.Completed.ExternalPath); size != l.Completed.StateSize {
+		t.Errorf("checkpoint %d: state_size %d, its files hold %d bytes besides _metadata", l.Completed.ID, l.Completed.StateSize, size)
+	}
+	if st.Summary.StateSize.Max < l.Completed.StateSize || st.Summary.EndToEndDuration.Min < 0 {
+		t.Errorf("summary %+v", st.Summary)
+	}
+}
+
+func chkDirs(t *testing.T, dir string) []string {
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), "chk-") && e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func dirSize(t *testing.T, dir string) int64 {
+	var n int64
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || e.Name() == "_metadata" {
+			return err
+		}
+		info, err := e.Info()
+		n += info.Size()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// checkCompleted checks a completed checkpoint's details, per-vertex and
+// per-subtask, timeline and slowest subtasks against each other.
+func checkCompleted(t *testing.T, c *cluster, id string, d api.JobDetails, h api.CheckpointStatistics, total int) {
+	if h.NumSubtasks != total || h.NumAcknowledgedSubtasks != total || h.LatestAckTimestamp < h.TriggerTimestamp {
+		t.Errorf("checkpoint %d: %+v", h.ID, h)
+	}
+	path := fmt.Sprintf("/v1/jobs/%s/checkpoints/details/%d", id, h.ID)
+	var det api.CheckpointStatistics
+	get(t, c, path, &det)
+	if len(det.Tasks) != len(d.Vertices) {
+		t.Fatalf("checkpoint %d: tasks %v, want one per vertex", h.ID, det.Tasks)
+	}
+	var size int64
+	acks := map[string]int64{} // "vertex/index" → end-to-end
+	for _, v := range d.Vertices {
+		ts := det.Tasks[v.ID]
+		var sd api.TaskCheckpointDetails
+		raw := get(t, c, path+"/subtasks/"+v.ID, &sd)
+		hasKeys(t, "subtask checkpoint", raw["subtasks"].([]any)[0], "index", "status", "ack_timestamp", "end_to_end_duration",
+			"state_size", "checkpoint", "alignment", "start_delay", "unaligned_checkpoint", "aborted")
+		if ts.NumSubtasks != v.Parallelism || ts.NumAcknowledgedSubtasks != v.Parallelism || len(sd.Subtasks) != v.Parallelism {
+			t.Errorf("checkpoint %d vertex %s: %+v, %d subtasks", h.ID, v.Name, ts, len(sd.Subtasks))
+		}
+		var vsize int64
+		for _, s := range sd.Subtasks {
+			m := s.Checkpoint.Sync + s.Checkpoint.Async + s.Alignment.Duration + s.StartDelay
+			if s.Status != "completed" || s.AckTimestamp-h.TriggerTimestamp-s.EndToEndDuration > 1 || m > s.EndToEndDuration+3 {
+				t.Errorf("checkpoint %d %s[%d]: %+v", h.ID, v.Name, s.Index, s)
+			}
+			vsize += s.StateSize
+			acks[fmt.Sprintf("%s/%d", v.ID, s.Index)] = s.EndToEndDuration
+		}
+		if vsize != ts.StateSize || sd.StateSize != ts.StateSize {
+			t.Errorf("checkpoint %d %s: state_size %d, subtasks' sum %d", h.ID, v.Name, ts.StateSize, vsize)
+		}
+		size += ts.StateSize
+	}
+	if size != h.StateSize {
+		t.Errorf("checkpoint %d: state_size %d, its vertices' sum %d", h.ID, h.StateSize, size)
+	}
+	checkTimeline(t, c, path, h, acks)
+}
+
+func checkTimeline(t *testing.T, c *cluster, path string, h api.CheckpointStatistics, acks map[string]int64) {
+	var tl api.CheckpointTimeline
+	get(t, c, path+"/timeline", &tl)
+	if tl.ID != h.ID || len(tl.Subtasks) != len(acks) || tl.EndToEndDuration != h.EndToEndDuration {
+		t.Fatalf("timeline of %d: %+v", h.ID, tl)
+	}
+	for _, e := range tl.Subtasks {
+		ok := 0 <= e.BarrierIn && e.BarrierIn <= e.Aligned && e.Aligned <= e.SyncDone && e.SyncDone <= e.AsyncDone &&
+			e.AsyncDone == e.Acknowledged && e.Acknowledged <= e.Completed && e.Completed == h.EndToEndDuration
+		if !ok || e.Acknowledged != acks[fmt.Sprintf("%s/%d", e.VertexID, e.Subtask)] || e.Phase != "acknowledged" {
+			t.Errorf("timeline of %d: %+v (the subtask's end_to_end_duration %d)", h.ID, e, acks[fmt.Sprintf("%s/%d", e.VertexID, e.Subtask)])
+		}
+	}
+	var slow api.CheckpointTimeline
+	get(t, c, path+"/slowest?n=2", &slow)
+	sorted := slices.Clone(tl.Subtasks)
+	slices.SortStableFunc(sorted, func(a, b api.TimelineEntry) int { return int(b.Acknowledged - a.Acknowledged) })
+	if len(slow.Subtasks) != 2 || slow.Subtasks[0].Acknowledged != sorted[0].Acknowledged || slow.Subtasks[1].Acknowledged != sorted[1].Acknowledged {
+		t.Errorf("slowest 2 of %d: %+v; all by latency: %+v", h.ID, slow.Subtasks, sorted)
+	}
+}

@@ -1,0 +1,72 @@
+package rest
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/weirstream/weir/jobmanager"
+)
+
+// Endpoint is a listening REST server.
+type Endpoint struct {
+	srv  *http.Server
+	ln   net.Listener
+	rest *Server
+	tls  bool
+}
+
+// Listen serves m's REST API as c configures it: on rest.bind-address
+// (default 127.0.0.1 — never every interface unless asked), rest.port
+// (default 8081; 0 picks a free port), with TLS when
+// security.ssl.rest.enabled (PEM files security.ssl.rest.certificate and
+// security.ssl.rest.key), a token for state-changing requests when
+// weir.rest.auth-token is set, and web.submit.enable / web.cancel.enable.
+func Listen(m *jobmanager.Manager, c jobmanager.Config) (*Endpoint, error) {
+	opts, err := OptionsFromConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	port, err := c.Int(jobmanager.KeyRestPort, jobmanager.DefaultRestPort)
+	if err != nil {
+		return nil, err
+	}
+	var tc *tls.Config
+	if on, _ := c.Bool(jobmanager.KeySSLEnabled, false); on {
+		cert, err := tls.LoadX509KeyPair(c[jobmanager.KeySSLCertificate], c[jobmanager.KeySSLKey])
+		if err != nil {
+			return nil, fmt.Errorf("rest: %s, %s: %w", jobmanager.KeySSLCertificate, jobmanager.KeySSLKey, err)
+		}
+		tc = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	addr := net.JoinHostPort(c.String(jobmanager.KeyRestBindAddress, jobmanager.DefaultBindAddress), strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("rest: listen on %s: %w (set %s or %s)", addr, err, jobmanager.KeyRestPort, jobmanager.KeyRestBindAddress)
+	}
+	if tc != nil {
+		ln = tls.NewListener(ln, tc)
+	}
+	e := &Endpoint{ln: ln, rest: NewServer(m, opts), tls: tc != nil}
+	e.srv = &http.Server{Handler: e.rest.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = e.srv.Serve(ln) }() // ends with Close
+	return e, nil
+}
+
+// URL is the endpoint's base URL, e.g. https://127.0.0.1:8081.
+func (e *Endpoint) URL() string {
+	scheme := "http"
+	if e.tls {
+		scheme = "https"
+	}
+	return scheme + "://" + e.ln.Addr().String()
+}
+
+// Close stops serving.
+func (e *Endpoint) Close() error {
+	e.rest.Close()
+	return e.srv.Close()
+}
