@@ -275,6 +275,8 @@ func (m *Manager) start(r record, jg *graph.JobGraph, opts runtime.Options) (*Jo
 
 // checkLocked refuses a job whose name a running job has (their sinks'
 // transactional ids would clash) or for which the slots do not suffice.
+// It reads the other jobs' states under Manager.mu: the one lock nesting,
+// Manager.mu → Job.mu (docs/lock-order.md).
 func (m *Manager) checkLocked(r record, jg *graph.JobGraph, need int) error {
 	used := 0
 	for _, o := range m.mu.jobs {
@@ -349,13 +351,13 @@ func (m *Manager) Job(id string) (*Job, error) {
 // Jobs returns every job, in submission order.
 func (m *Manager) Jobs() []*Job {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	out := make([]*Job, 0, len(m.mu.order))
 	for _, id := range m.mu.order {
 		if j := m.mu.jobs[id]; j != nil {
 			out = append(out, j)
 		}
 	}
+	m.mu.Unlock()
 	sort.SliceStable(out, func(a, b int) bool { return out[a].record().StartTime < out[b].record().StartTime })
 	return out
 }
