@@ -135,11 +135,10 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	ctx, stop, cancel := notifyStop(cmd.Context(), onTerm)
 	defer cancel()
-	client, ctl, err := runJob(jg, opts, f.restPort, opts.Logger)
+	client, ctl, err := runJob(jg, opts, f.restPort, opts.Logger, onStop.set)
 	if err != nil {
 		return err
 	}
-	onStop.set(client)
 	go func() {
 		select {
 		case <-ctx.Done(): // a signal, or the job ended (cancel below)

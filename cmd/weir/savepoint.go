@@ -35,10 +35,12 @@ type control struct {
 	addrFile string
 }
 
-// runJob starts the job under a store-less JobManager and serves its REST
-// API on 127.0.0.1:port, writing the address into the checkpoint
-// directory (when it is a local one).
-func runJob(jg *graph.JobGraph, opts runtime.Options, port int, log *slog.Logger) (*runtime.JobClient, *control, error) {
+// runJob starts the job under a store-less JobManager, hands its client to
+// started, and then serves its REST API on 127.0.0.1:port, writing the
+// address into the checkpoint directory (when it is a local one): once the
+// address is there, started has run (a SIGTERM handler set by it finds the
+// client).
+func runJob(jg *graph.JobGraph, opts runtime.Options, port int, log *slog.Logger, started func(*runtime.JobClient)) (*runtime.JobClient, *control, error) {
 	cfg := jobmanager.Config{jobmanager.KeySlots: "-1", jobmanager.KeyRestPort: strconv.Itoa(port),
 		jobmanager.KeyRestBindAddress: "127.0.0.1"}
 	m, err := jobmanager.Open(jobmanager.Options{Config: cfg, Logger: log})
@@ -49,6 +51,7 @@ func runJob(jg *graph.JobGraph, opts runtime.Options, port int, log *slog.Logger
 	if err != nil {
 		return nil, nil, err
 	}
+	started(j.Client())
 	ep, err := rest.Listen(m, cfg)
 	if err != nil {
 		j.Client().Cancel()
