@@ -203,29 +203,36 @@ func (j *Join) matching(s int, row []any) ([]joinEntry, error) {
 	if j.list[1-s] != nil {
 		return j.matchingList(s, row)
 	}
+	out, err := matchEntries(j.side[1-s], s, row, j.opts.Condition)
+	if err != nil {
+		return nil, fmt.Errorf("sql/exec: Join condition: %w", err)
+	}
+	return out, nil
+}
+
+// matchEntries returns the live entries of other (the side facing side s)
+// whose rows meet cond with row, in key order: map order is random, and a
+// fixed output order keeps runs reproducible.
+func matchEntries(other state.MapState[string, []any], s int, row []any, cond func(l, r []any) (bool, error)) ([]joinEntry, error) {
 	var out []joinEntry
 	var err error
-	j.side[1-s].Range(func(k string, e []any) bool {
+	other.Range(func(k string, e []any) bool {
 		o := entryOf(k, e)
 		ok := true
-		if j.opts.Condition != nil {
+		if cond != nil {
 			l, r := row, o.row
 			if s == 1 {
 				l, r = r, l
 			}
-			ok, err = j.opts.Condition(l, r)
+			ok, err = cond(l, r)
 		}
 		if ok && err == nil && o.count > 0 {
 			out = append(out, o)
 		}
 		return err == nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("sql/exec: Join condition: %w", err)
-	}
-	// Map order is random; a fixed output order keeps runs reproducible.
 	slices.SortFunc(out, func(a, b joinEntry) int { return strings.Compare(a.key, b.key) })
-	return out, nil
+	return out, err
 }
 
 // matchingList is matching over a side kept as a list, in arrival order.

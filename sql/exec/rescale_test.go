@@ -11,13 +11,17 @@ import (
 	"github.com/weirstream/weir/operator"
 )
 
-// TestRescaleKeepsState checkpoints a GroupAggregate and a Join on one
+// TestRescaleKeepsState checkpoints a GroupAggregate, a Join and semi and
+// anti joins on one
 // subtask and restores them on three, each keeping its key groups' share
 // of the state: every key continues where it left off.
 func TestRescaleKeepsState(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	agg := GroupAggOptions{GroupKeys: []int{0}, Aggs: groupAggs}
 	join := JoinOptions{Type: LeftJoin, LeftKeys: []int{0}, RightKeys: []int{0}, LeftArity: 2, RightArity: 2}
+	semi := SemiJoinOptions{Mode: Semi, LeftKeys: []int{0}, RightKeys: []int{0}}
+	anti := SemiJoinOptions{Mode: Anti, LeftKeys: []int{0}, RightKeys: []int{0},
+		Condition: func(l, r []any) (bool, error) { return l[1].(int64) <= r[1].(int64), nil }}
 	ops := map[string]struct {
 		mk    []newStage
 		steps []step
@@ -27,6 +31,10 @@ func TestRescaleKeepsState(t *testing.T) {
 			inputs(changelog(rng, 400, randomGroupRow(rng)), 1), [2]KeyFunc{agg.Key(), agg.Key()}},
 		"join": {[]newStage{keyedStage(func() (operator.Operator, error) { return NewJoin(join) })},
 			joinSteps(rng), [2]KeyFunc{join.LeftKey(), join.RightKey()}},
+		"semi": {[]newStage{keyedStage(func() (operator.Operator, error) { return NewSemiJoin(semi) })},
+			joinSteps(rng), [2]KeyFunc{semi.LeftKey(), semi.RightKey()}},
+		"anti": {[]newStage{keyedStage(func() (operator.Operator, error) { return NewSemiJoin(anti) })},
+			joinSteps(rng), [2]KeyFunc{anti.LeftKey(), anti.RightKey()}},
 	}
 	for name, o := range ops {
 		t.Run(name, func(t *testing.T) {

@@ -246,6 +246,9 @@ func newOperator(t *testing.T, td *datadriven.TestData) []newStage {
 	case "join":
 		opts := joinArgs(t, td)
 		return keyed(func() (operator.Operator, error) { return NewJoin(opts) })
+	case "semijoin":
+		opts := semiJoinArgs(t, td)
+		return keyed(func() (operator.Operator, error) { return NewSemiJoin(opts) })
 	case "sinkmaterializer":
 		opts := SinkMaterializerOptions{PrimaryKey: intsArg(t, td, "pk"), StateTTL: msArg(t, td, "ttl")}
 		return keyed(func() (operator.Operator, error) { return NewSinkUpsertMaterializer(opts) })
@@ -349,6 +352,23 @@ func joinArgs(t *testing.T, td *datadriven.TestData) JoinOptions {
 	}
 	opts := JoinOptions{Type: jt, LeftKeys: intsArg(t, td, "lkeys"), RightKeys: intsArg(t, td, "rkeys"),
 		LeftArity: intArg(t, td, "larity"), RightArity: intArg(t, td, "rarity"), StateTTL: msArg(t, td, "ttl")}
+	var cond string
+	if td.MaybeScanArgs(t, "cond", &cond) {
+		opts.Condition = parseCondition(t, td, cond)
+	}
+	return opts
+}
+
+func semiJoinArgs(t *testing.T, td *datadriven.TestData) SemiJoinOptions {
+	var mode string
+	td.ScanArgs(t, "mode", &mode)
+	modes := map[string]SemiJoinMode{"semi": Semi, "anti": Anti, "scalar": Scalar}
+	m, ok := modes[mode]
+	if !ok {
+		td.Fatalf(t, "unknown semi join mode %q", mode)
+	}
+	opts := SemiJoinOptions{Mode: m, LeftKeys: intsArg(t, td, "lkeys"), RightKeys: intsArg(t, td, "rkeys"),
+		LeftWidth: intArg(t, td, "lwidth"), RightArity: intArg(t, td, "rarity"), StateTTL: msArg(t, td, "ttl")}
 	var cond string
 	if td.MaybeScanArgs(t, "cond", &cond) {
 		opts.Condition = parseCondition(t, td, cond)

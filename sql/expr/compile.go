@@ -243,7 +243,7 @@ func (c *compiler) dispatch(e parser.Expr) (*Compiled, error) {
 		return nil, hintAt(e, "TABLE, DESCRIPTOR and name => value are arguments of window table functions (TUMBLE, HOP, CUMULATE, SESSION) in FROM",
 			"this argument is only allowed in a table function call")
 	}
-	return nil, errAt(e, "unsupported expression %T", e)
+	return nil, errAt(e, "this expression is not supported here")
 }
 
 // constant is a compiled literal.

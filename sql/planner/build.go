@@ -108,6 +108,19 @@ func (b *builder) keyed(name string, from *graph.Node, key operator.KeySelector,
 	return n
 }
 
+// keyedTwoInput adds a keyed two-input operator (a join) fed by hash
+// exchanges of ins[0] by lk and ins[1] by rk.
+func (b *builder) keyedTwoInput(name string, f factory, lk, rk operator.KeySelector, ins []*graph.Node) (*graph.Node, error) {
+	n, err := b.checkedOp(name, f)
+	if err != nil {
+		return nil, err
+	}
+	n.KeySelector = lk
+	b.hash(ins[0], n, lk, 0)
+	b.hash(ins[1], n, rk, 1)
+	return n, nil
+}
+
 // checkedKeyed is keyed for an operator whose constructor can fail.
 func (b *builder) checkedKeyed(name string, from *graph.Node, key operator.KeySelector, f factory) (*graph.Node, error) {
 	nf, err := checked(name, f)

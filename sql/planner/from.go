@@ -26,8 +26,11 @@ func (p *Planner) planFrom(t parser.TableExpr) (*Rel, error) {
 		return p.planWindowTVF(t)
 	case *parser.Join:
 		return p.planJoin(t)
+	case *parser.Unnest:
+		return nil, &Error{Pos: t.Pos, Msg: "UNNEST is not supported yet",
+			Hint: "flatten the array or map before it reaches Weir, e.g. in the source's format"}
 	}
-	return nil, errAt(t.Position(), "unsupported FROM item %T", t)
+	return nil, errAt(t.Position(), "this kind of FROM item is not supported")
 }
 
 var joinTypes = map[parser.JoinKind]exec.JoinType{parser.InnerJoin: exec.InnerJoin, parser.LeftJoin: exec.LeftJoin,
@@ -292,14 +295,7 @@ func (p *Planner) regularJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts *
 	}
 	lk, rk := exec.FieldKey(parts.lkeys...).Selector(), exec.FieldKey(parts.rkeys...).Selector()
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n, err := b.checkedOp("Join", opOf(exec.NewJoin, opts))
-		if err != nil {
-			return nil, err
-		}
-		n.KeySelector = lk
-		b.hash(ins[0], n, lk, 0)
-		b.hash(ins[1], n, rk, 1)
-		return n, nil
+		return b.keyedTwoInput("Join", opOf(exec.NewJoin, opts), lk, rk, ins)
 	}
 	return out, nil
 }
@@ -318,14 +314,7 @@ func (p *Planner) intervalJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts 
 		Inputs: []*Rel{l, r}, Cols: cols, RowTime: l.RowTime, InsertOnly: true}
 	lk, rk := exec.FieldKey(parts.lkeys...).Selector(), exec.FieldKey(parts.rkeys...).Selector()
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		n, err := b.checkedOp("IntervalJoin", opOf(exec.NewIntervalJoin, opts))
-		if err != nil {
-			return nil, err
-		}
-		n.KeySelector = lk
-		b.hash(ins[0], n, lk, 0)
-		b.hash(ins[1], n, rk, 1)
-		return n, nil
+		return b.keyedTwoInput("IntervalJoin", opOf(exec.NewIntervalJoin, opts), lk, rk, ins)
 	}
 	return out, nil
 }

@@ -26,7 +26,15 @@ func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
 	if err := p.checkNoTVF(in, s); err != nil {
 		return nil, err
 	}
-	out, err := p.project(in, s.Items, in.common)
+	resolve := in.common
+	if itemsHaveSubquery(s.Items) {
+		sc := scalarCols{}
+		if in, err = p.planItemSubqueries(in, s.Items, sc); err != nil {
+			return nil, err
+		}
+		resolve = sc.resolve(in, resolve) // the join appends: in's columns keep their places
+	}
+	out, err := p.project(in, s.Items, resolve)
 	if err != nil || !s.Distinct {
 		return out, err
 	}
@@ -73,6 +81,9 @@ func (p *Planner) planSelectNoFrom(s *parser.Select) (*Rel, error) {
 func (p *Planner) planFromWhere(s *parser.Select) (*Rel, error) {
 	if rp, ok := findRankPattern(s); ok {
 		return p.planRank(s, rp)
+	}
+	if s.Where != nil && hasSubquery(s.Where) {
+		return p.planWhereSubqueries(s)
 	}
 	if len(s.GroupBy) == 0 && len(collectAggregates(s)) == 0 {
 		if r, err := p.planHoisted(s); r != nil || err != nil {

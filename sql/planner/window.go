@@ -86,7 +86,7 @@ func tumbleAssigner(spec exec.WindowSpec, timeField int) func([]any) ([]any, err
 	return func(row []any) ([]any, error) {
 		ts, ok := row[timeField].(time.Time)
 		if !ok {
-			return nil, fmt.Errorf("window TVF: time column is %T", row[timeField])
+			return nil, fmt.Errorf("window TVF: the time column holds %v, not a TIMESTAMP", row[timeField])
 		}
 		ms := ts.UnixMilli()
 		start := ms - ((ms-off)%size+size)%size

@@ -86,8 +86,10 @@ func (s *Session) statement(st parser.Statement) error {
 		s.inserts = append(s.inserts, st.Inserts...)
 	case *parser.Query:
 		return errAt(st.Pos, "a bare SELECT needs a sink in a job: write INSERT INTO a table WITH ('connector' = 'print')")
+	case *parser.CreateFunction:
+		return errAt(st.Pos, "CREATE FUNCTION is not supported: Weir runs no Java or Python user-defined functions")
 	default:
-		return errAt(st.Position(), "statement %T is not supported", st)
+		return errAt(st.Position(), "this statement is not supported")
 	}
 	return nil
 }
