@@ -80,18 +80,24 @@ func (p *jobManagerProc) client() *rest.Client { return &rest.Client{Base: p.url
 // waitState waits until job id is in state.
 func (p *jobManagerProc) waitState(id, state string) {
 	p.t.Helper()
-	waitUntil(p.t, "job "+id+" "+state, func() bool {
+	last := "unknown"
+	for deadline := time.Now().Add(2 * time.Minute); last != state; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("job %s is %s, want %s; JobManager log:\n%s", id, last, state, p.stderr)
+		}
 		jobs, err := p.client().Jobs(context.Background())
 		if err != nil {
-			return false
+			continue
 		}
 		for _, j := range jobs {
 			if j.ID == id {
-				return j.Status == state
+				last = j.Status
 			}
 		}
-		return false
-	})
+		if api.Terminal(last) && last != state {
+			p.t.Fatalf("job %s is %s, want %s; JobManager log:\n%s", id, last, state, p.stderr)
+		}
+	}
 }
 
 // waitCheckpoint waits until job id completed a checkpoint and returns
