@@ -85,7 +85,9 @@ type Cleanup struct {
 // aside (MoveAside), not deleted. Directories newer than that (in progress,
 // or corrupt) are left to GC. A file in a deleted directory that a retained
 // checkpoint still references is kept, but the directory loses its
-// _metadata. n must be at least 1.
+// _metadata. A shared file (shared/) is deleted once a deleted checkpoint
+// named it and no kept one does: reference counting over the retained
+// checkpoints' Handles (see dropShared). n must be at least 1.
 func (s *FS) Retain(n int, pin event.CheckpointID) (Cleanup, error) {
 	var c Cleanup
 	if n < 1 {
@@ -101,6 +103,7 @@ func (s *FS) Retain(n int, pin event.CheckpointID) (Cleanup, error) {
 		kept = append(kept, valid[i])
 	}
 	refs := references(kept)
+	var retired []Metadata
 	for _, d := range all {
 		if d.id >= kept[0].ID {
 			break
@@ -108,9 +111,14 @@ func (s *FS) Retain(n int, pin event.CheckpointID) (Cleanup, error) {
 		if err := s.retire(&c, d, refs, d.id == pin); err != nil {
 			return c, err
 		}
+		if d.err == nil && d.id != pin {
+			retired = append(retired, d.meta)
+		}
 	}
+	r, err := s.dropShared(retired, refs)
+	c.Removed = append(c.Removed, r...)
 	slices.Sort(c.Removed)
-	return c, nil
+	return c, err
 }
 
 // retire deletes checkpoint d for Retain (moving it aside when corrupt);
@@ -134,9 +142,9 @@ func (s *FS) retire(c *Cleanup, d scanned, refs map[string]bool, keep bool) erro
 
 // GC lists the storage and deletes what no valid completed checkpoint
 // references: every chk-N directory without _metadata (left by a crash
-// mid-checkpoint, or aborted), every file in a checkpoint directory that no
-// metadata's Handles name (other than the checkpoint's own _metadata), and
-// leftover temp files of the id counter. A corrupt checkpoint (its _metadata
+// mid-checkpoint, or aborted), every file in a checkpoint directory or in
+// shared/ that no metadata's Handles name (other than the checkpoint's own
+// _metadata), and leftover temp files of the id counter. A corrupt checkpoint (its _metadata
 // or a state file fails verification) is never deleted: it is moved aside
 // (MoveAside) and reported in Cleanup.Corrupt. GC never touches the counter
 // file or entries that are not Weir's.
@@ -165,7 +173,12 @@ func (s *FS) GC() (Cleanup, error) {
 			return c, err
 		}
 	}
-	r, err := s.removeCounterTemps()
+	r, err := s.pruneShared(refs)
+	c.Removed = append(c.Removed, r...)
+	if err != nil {
+		return c, err
+	}
+	r, err = s.removeCounterTemps()
 	c.Removed = append(c.Removed, r...)
 	slices.Sort(c.Removed)
 	return c, err

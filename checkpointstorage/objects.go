@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +19,11 @@ type objects interface {
 	put(ctx context.Context, key string, data []byte, mode putMode) error
 	// get returns the content of key; a missing key matches fs.ErrNotExist.
 	get(ctx context.Context, key string) ([]byte, error)
+	// putStream writes what r yields under key as putState does.
+	putStream(ctx context.Context, key string, r io.Reader) error
+	// getStream calls read with the content of key; a missing key matches
+	// fs.ErrNotExist.
+	getStream(ctx context.Context, key string, read func(io.Reader) error) error
 	// size returns the length of key; a missing key matches fs.ErrNotExist.
 	size(ctx context.Context, key string) (int64, error)
 	// list returns the children of directory dir ("" for the root), one

@@ -109,10 +109,24 @@ type StateFile struct {
 // declined; files already written are left to Discard or GC).
 func (s *FS) WriteStates(id event.CheckpointID, files []StateFile) ([]Handle, error) {
 	hs := make([]Handle, len(files))
-	errs := make([]error, len(files))
+	err := s.parallel(len(files), func(i int) (err error) {
+		hs[i], err = s.WriteState(id, files[i].Name, files[i].Data)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hs, nil
+}
+
+// parallel runs write(0) … write(n-1), at most Options.UploadConcurrency
+// at once over every caller of this storage, and returns the first error
+// in index order. After a failure it starts no more writes.
+func (s *FS) parallel(n int, write func(i int) error) error {
+	errs := make([]error, n)
 	var stop atomic.Bool // set by the first failure: start no more uploads
 	var wg sync.WaitGroup
-	for i, f := range files {
+	for i := range n {
 		s.uploads <- struct{}{}
 		if stop.Load() {
 			<-s.uploads
@@ -121,7 +135,7 @@ func (s *FS) WriteStates(id event.CheckpointID, files []StateFile) ([]Handle, er
 		wg.Add(1)
 		go func() {
 			defer func() { <-s.uploads; wg.Done() }()
-			if hs[i], errs[i] = s.WriteState(id, f.Name, f.Data); errs[i] != nil {
+			if errs[i] = write(i); errs[i] != nil {
 				stop.Store(true)
 			}
 		}()
@@ -129,8 +143,8 @@ func (s *FS) WriteStates(id event.CheckpointID, files []StateFile) ([]Handle, er
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return hs, nil
+	return nil
 }

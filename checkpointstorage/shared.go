@@ -1,0 +1,319 @@
+package checkpointstorage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"gocloud.dev/blob"
+
+	"github.com/weirstream/weir/event"
+)
+
+// sharedDir holds the files that checkpoints share (Flink's shared/ of the
+// job's checkpoint directory): an incremental snapshot's SST files, each
+// uploaded once and named by every later checkpoint that still needs it.
+// A shared file belongs to no chk-N directory; it lives as long as some
+// retained checkpoint's Handles name it (see Retain and GC).
+const sharedDir = "shared"
+
+// LocalFile is a file on local disk to put into checkpoint storage, for
+// WriteFiles.
+type LocalFile struct {
+	// Name is the file's name: a plain name inside chk-<id> (as WriteState
+	// takes), or, when Shared, "group/file" inside shared/, e.g.
+	// "map-0-5f3a/000012.sst".
+	Name string
+	// Src is the local file's path.
+	Src string
+	// Shared puts the file under shared/ instead of chk-<id>. Writing a
+	// shared name again replaces the file: callers give a name to one
+	// content only.
+	Shared bool
+}
+
+// validSharedName accepts "group/file" with two plain names.
+func validSharedName(name string) bool {
+	group, file, ok := strings.Cut(name, "/")
+	return ok && validStateName(group) && validStateName(file)
+}
+
+// rel returns the file's path relative to the storage.
+func (f LocalFile) rel(s *FS, id event.CheckpointID) (string, error) {
+	if f.Shared {
+		if !validSharedName(f.Name) {
+			return "", fmt.Errorf("%w: shared file %q (want \"group/file\", two plain names)", ErrInvalidName, f.Name)
+		}
+		return path.Join(sharedDir, f.Name), nil
+	}
+	if !validStateName(f.Name) {
+		return "", fmt.Errorf("%w: %q (want a plain file name such as \"map-0-keyed\")", ErrInvalidName, f.Name)
+	}
+	return path.Join(s.chkDir(id), f.Name), nil
+}
+
+// WriteFiles copies local files into checkpoint id (or, Shared, into
+// shared/), streaming them, in parallel as WriteStates does, and returns
+// their handles in the order of files. A transient object-store failure is
+// retried; the first failure, naming the file, is returned (the
+// checkpoint is then declined; what was written is left to Discard, GC or
+// a later checkpoint that writes the same shared name).
+func (s *FS) WriteFiles(id event.CheckpointID, files []LocalFile) ([]Handle, error) {
+	hs := make([]Handle, len(files))
+	err := s.parallel(len(files), func(i int) (err error) {
+		hs[i], err = s.writeFile(id, files[i])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hs, nil
+}
+
+func (s *FS) writeFile(id event.CheckpointID, f LocalFile) (Handle, error) {
+	rel, err := f.rel(s, id)
+	if err != nil {
+		return Handle{}, err
+	}
+	var sum hashCount
+	err = s.retry(rel, func(ctx context.Context) error {
+		src, err := os.Open(f.Src)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		sum = newHashCount()
+		return s.obj.putStream(ctx, rel, io.TeeReader(src, &sum))
+	})
+	if err != nil {
+		return Handle{}, fmt.Errorf("checkpointstorage: writing file of checkpoint %d: %w", id, s.unwritable(err))
+	}
+	return Handle{Path: rel, Size: sum.n, CRC32C: sum.h.Sum32()}, nil
+}
+
+// FetchFile puts the file h names at dst, a new local file, and checks its
+// size (and, when copied, its checksum). From a local directory with link
+// set it hard-links the file instead of copying it (falling back to a copy
+// across filesystems): the caller must then never write to dst. A missing
+// file is a *CorruptError naming it.
+func (s *FS) FetchFile(h Handle, dst string, link bool) error {
+	if !filepath.IsLocal(filepath.FromSlash(h.Path)) {
+		return corrupt(h.Path, "handle path is not inside the checkpoint directory %s", s.loc)
+	}
+	p := s.Where(h.Path)
+	if d, ok := s.obj.(dirObjects); ok && link {
+		if err := os.Link(d.abs(h.Path), dst); err == nil {
+			return s.checkFetched(h, dst, nil)
+		} else if errors.Is(err, fs.ErrNotExist) {
+			return &CorruptError{Path: p, Reason: "file referenced by the checkpoint is missing", Err: err}
+		}
+	}
+	var sum hashCount
+	err := s.retry(h.Path, func(ctx context.Context) error {
+		sum = newHashCount()
+		return s.obj.getStream(ctx, h.Path, func(r io.Reader) error { return copyToFile(dst, io.TeeReader(r, &sum)) })
+	})
+	if err = unwrapUpload(err); errors.Is(err, fs.ErrNotExist) {
+		return &CorruptError{Path: p, Reason: "file referenced by the checkpoint is missing", Err: err}
+	}
+	if err != nil {
+		return fmt.Errorf("checkpointstorage: fetching %s: %w", p, err)
+	}
+	return s.checkFetched(h, dst, &sum)
+}
+
+// checkFetched compares a fetched file with its handle: the size, and
+// the checksum sum computed while copying (nil for a link).
+func (s *FS) checkFetched(h Handle, dst string, sum *hashCount) error {
+	p := s.Where(h.Path)
+	fi, err := os.Stat(dst)
+	if err != nil {
+		return err
+	}
+	if fi.Size() != h.Size {
+		return corrupt(p, "size %d bytes, want %d", fi.Size(), h.Size)
+	}
+	if sum != nil && sum.h.Sum32() != h.CRC32C {
+		return corrupt(p, "checksum %#08x, want %#08x", sum.h.Sum32(), h.CRC32C)
+	}
+	return nil
+}
+
+// copyToFile creates (or truncates) name and copies r into it.
+func copyToFile(name string, r io.Reader) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, r)
+	return errors.Join(err, f.Close())
+}
+
+// hashCount is an io.Writer that keeps the CRC32C and length of what is
+// written to it.
+type hashCount struct {
+	h hash.Hash32
+	n int64
+}
+
+func newHashCount() hashCount { return hashCount{h: crc32.New(castagnoli)} }
+
+func (c *hashCount) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return c.h.Write(p)
+}
+
+// sharedFiles lists every file under shared/, as paths relative to the
+// storage; none when there is no shared/.
+func (s *FS) sharedFiles() ([]string, error) {
+	groups, err := s.list(sharedDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpointstorage: listing %s: %w", s.Where(sharedDir), err)
+	}
+	var out []string
+	for _, g := range groups {
+		rel := path.Join(sharedDir, g.name)
+		if !g.dir {
+			out = append(out, rel)
+			continue
+		}
+		files, err := s.list(rel)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("checkpointstorage: listing %s: %w", s.Where(rel), err)
+		}
+		for _, f := range files {
+			out = append(out, path.Join(rel, f.name))
+		}
+	}
+	return out, nil
+}
+
+// pruneShared removes every shared file refs does not name (GC: nothing
+// is being written, so an unnamed shared file is an orphan — uploaded by a
+// checkpoint that failed or never completed — or was only needed by
+// checkpoints since deleted). It returns the removed paths.
+func (s *FS) pruneShared(refs map[string]bool) ([]string, error) {
+	files, err := s.sharedFiles()
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	for _, f := range files {
+		if refs[f] {
+			continue
+		}
+		if err := s.remove(f, false); err != nil {
+			return removed, fmt.Errorf("checkpointstorage: removing %s: %w", f, err)
+		}
+		removed = append(removed, f)
+	}
+	return removed, s.removeEmptySharedDirs()
+}
+
+// dropShared removes the shared files the retired checkpoints named and
+// refs (the kept checkpoints' references) does not: the reference count
+// of each reached zero. Retain runs while newer checkpoints are being
+// written, so it must not remove shared files no checkpoint names yet:
+// a checkpoint in flight may be uploading them. It may not be reusing one
+// that only a retired checkpoint names, though: a file that was live in
+// the backend when a retired checkpoint was taken and still is when the
+// checkpoint in flight was taken was live when the newest retained one
+// was taken too, in between, and that one names it under the same name.
+func (s *FS) dropShared(retired []Metadata, refs map[string]bool) ([]string, error) {
+	var removed []string
+	seen := map[string]bool{}
+	for _, m := range retired {
+		for _, h := range m.Handles {
+			if !strings.HasPrefix(h.Path, sharedDir+"/") || refs[h.Path] || seen[h.Path] {
+				continue
+			}
+			seen[h.Path] = true
+			if err := s.remove(h.Path, false); err != nil {
+				return removed, fmt.Errorf("checkpointstorage: removing %s: %w", h.Path, err)
+			}
+			removed = append(removed, h.Path)
+		}
+	}
+	return removed, nil
+}
+
+// removeEmptySharedDirs removes the group directories of shared/ left
+// empty, in a local directory (a bucket has no directories).
+func (s *FS) removeEmptySharedDirs() error {
+	d, ok := s.obj.(dirObjects)
+	if !ok {
+		return nil
+	}
+	groups, err := os.ReadDir(d.abs(sharedDir))
+	if err != nil {
+		return nil // no shared/ yet, or nothing to tidy
+	}
+	for _, g := range groups {
+		if g.IsDir() {
+			_ = os.Remove(filepath.Join(d.abs(sharedDir), g.Name())) // fails unless empty
+		}
+	}
+	return nil
+}
+
+func (d dirObjects) putStream(_ context.Context, key string, r io.Reader) error {
+	p := d.abs(key)
+	if err := mkdirSynced(filepath.Dir(p)); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, r)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+func (d dirObjects) getStream(_ context.Context, key string, read func(io.Reader) error) error {
+	f, err := os.Open(d.abs(key))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return read(f)
+}
+
+func (o bucketObjects) putStream(ctx context.Context, key string, r io.Reader) error {
+	// A gocloud writer whose context is cancelled before Close abandons
+	// the upload: a failed read must not leave a partial object.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := o.b.NewWriter(ctx, key, &blob.WriterOptions{ContentType: "application/octet-stream"})
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		cancel()
+		_ = w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+func (o bucketObjects) getStream(ctx context.Context, key string, read func(io.Reader) error) error {
+	r, err := o.b.NewReader(ctx, key, nil)
+	if err != nil {
+		return notExist(err)
+	}
+	defer r.Close()
+	return read(r)
+}
