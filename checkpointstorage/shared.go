@@ -267,12 +267,17 @@ func (s *FS) removeEmptySharedDirs() error {
 	return nil
 }
 
+// putStream writes a temp file, fsyncs it and renames it into place, then
+// fsyncs the directory: a file already there may be hard-linked into a
+// restored database (FetchFile), whose SST must never change, so it is
+// replaced, never rewritten.
 func (d dirObjects) putStream(_ context.Context, key string, r io.Reader) error {
 	p := d.abs(key)
-	if err := mkdirSynced(filepath.Dir(p)); err != nil {
+	dir := filepath.Dir(p)
+	if err := mkdirSynced(dir); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.CreateTemp(dir, filepath.Base(p)+tmpInfix+"*")
 	if err != nil {
 		return err
 	}
@@ -280,7 +285,14 @@ func (d dirObjects) putStream(_ context.Context, key string, r io.Reader) error 
 	if err == nil {
 		err = f.Sync()
 	}
-	return errors.Join(err, f.Close())
+	if err = errors.Join(err, f.Close()); err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return err
+	}
+	return syncDir(dir)
 }
 
 func (d dirObjects) getStream(_ context.Context, key string, read func(io.Reader) error) error {

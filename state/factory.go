@@ -19,6 +19,10 @@ type BackendSpec struct {
 	KeyCodec Codec[any]
 	// Clock returns the processing time in ms, for TTL.
 	Clock func() int64
+	// Files is the storage of the checkpoint being restored, from which a
+	// backend with incremental checkpoints fetches the files its
+	// manifests name; nil when not restoring a checkpoint.
+	Files RestoreFiles
 }
 
 // BackendFactory creates keyed state backends (Flink's StateBackend, chosen

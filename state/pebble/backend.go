@@ -26,6 +26,7 @@ type Backend struct {
 	opts Options
 	db   *pebbledb.DB
 	life *lifetime
+	up   *uploads // SSTs checkpoint storage holds (incremental checkpoints)
 
 	key      any // current key
 	kg       int // its key group
@@ -51,6 +52,9 @@ type stateInfo struct {
 	hasTS bool  // stored entries carry a timestamp
 	ttl   ttl   // of its registration; none while only restored
 	table table // nil until registered
+	// stored: restored from a Pebble backend's files, so its entries are
+	// in the stored form already (see adopt).
+	stored bool
 }
 
 // table is the backend's view of one registered keyed state.
@@ -75,7 +79,8 @@ func (l *lifetime) release() {
 	if l.refs.Add(-1) != 0 {
 		return
 	}
-	if err := l.db.Close(); err != nil {
+	if l.db == nil { // a failed restore closed it
+	} else if err := l.db.Close(); err != nil {
 		slog.Warn("pebble: closing state backend", "dir", l.dir, "err", err)
 	}
 	if err := os.RemoveAll(l.dir); err != nil {
@@ -94,7 +99,7 @@ func New(opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{opts: opts, db: db, life: &lifetime{db: db, dir: dir}, states: map[string]*stateInfo{}}
+	b := &Backend{opts: opts, db: db, life: &lifetime{db: db, dir: dir}, states: map[string]*stateInfo{}, up: newUploads(opts.Name)}
 	b.life.acquire()
 	return b, nil
 }
@@ -115,6 +120,21 @@ func open(opts *Options) (*pebbledb.DB, string, error) {
 		_ = os.RemoveAll(dir)
 		return nil, "", fmt.Errorf("pebble: marking a directory in state.backend.local-dir %s: %w", opts.LocalDir, err)
 	}
+	db, err := openDB(opts, dir, false)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, "", err
+	}
+	return db, dir, nil
+}
+
+// noCompactions is set by tests (export_test.go) to keep a database's set
+// of SSTs as flushes made it.
+var noCompactions atomic.Bool
+
+// openDB opens the database in dir, new or restored from a checkpoint's
+// files; readOnly for a restore's other sources.
+func openDB(opts *Options, dir string, readOnly bool) (*pebbledb.DB, error) {
 	cache := pebbledb.NewCache(opts.BlockCacheSize)
 	defer cache.Unref() // the database holds its own reference
 	db, err := pebbledb.Open(dir, &pebbledb.Options{
@@ -127,12 +147,14 @@ func open(opts *Options) (*pebbledb.DB, string, error) {
 		DisableWAL: true,
 		Merger:     listMerger, // ListState.Add appends by a merge
 		Logger:     quietLogger{},
+		ReadOnly:   readOnly,
+		// Tests that count the files of checkpoints turn compactions off.
+		DisableAutomaticCompactions: noCompactions.Load(),
 	})
 	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, "", fmt.Errorf("pebble: opening state backend in %s: %w", dir, err)
+		return nil, fmt.Errorf("pebble: opening state backend in %s: %w", dir, err)
 	}
-	return db, dir, nil
+	return db, nil
 }
 
 // Dir returns the backend's working directory.

@@ -24,6 +24,7 @@ func (Factory) Type() string { return "pebble" }
 func (f Factory) NewKeyedBackend(spec state.BackendSpec) (state.KeyedBackend, error) {
 	o := f.Options
 	o.KeyGroupRange, o.MaxParallelism, o.KeyCodec, o.Clock = spec.KeyGroupRange, spec.MaxParallelism, spec.KeyCodec, spec.Clock
+	o.RestoreFiles = spec.Files
 	o.Name = fmt.Sprintf("%s-%d", spec.Operator, spec.Subtask)
 	b, err := New(o)
 	if err != nil {

@@ -46,6 +46,15 @@ type Options struct {
 	// written and those waiting for their flush, before writes stall
 	// (state.backend.rocksdb.writebuffer.count, or .pebble.). Default 2.
 	WriteBufferCount int
+	// DisableIncremental makes every checkpoint a full canonical snapshot
+	// (execution.checkpointing.incremental = false). Default false:
+	// checkpoints are incremental (see incremental.go); savepoints are
+	// canonical either way.
+	DisableIncremental bool
+	// RestoreFiles is where Restore fetches the files an incremental
+	// snapshot's manifest names: the storage of the checkpoint being
+	// restored. Nil when not restoring from files.
+	RestoreFiles state.RestoreFiles
 }
 
 // Defaults of the memory options.

@@ -10,7 +10,9 @@ import (
 
 // Restore loads blobs written by Snapshot.Write of any subtasks — of this
 // backend or the heap backend, of any old parallelism with the same
-// MaxParallelism — keeping the key groups in this backend's range. The
+// MaxParallelism — keeping the key groups in this backend's range, and
+// manifests written by WriteFiles of this backend's incremental snapshots,
+// whose files it fetches from Options.RestoreFiles (see restoreFiles). The
 // payloads go into Pebble as they are (no codec is needed until a state is
 // registered, when adopt checks them). An empty blob is skipped. It must be
 // called at most once, before any state is registered
@@ -22,9 +24,24 @@ func (b *Backend) Restore(blobs [][]byte) error {
 		return state.ErrRestoreAfterUse
 	}
 	b.restored = true
+	var ms []*manifest
+	for i, blob := range blobs {
+		if isManifest(blob) {
+			m, err := decodeManifest(blob)
+			if err != nil {
+				return fmt.Errorf("pebble: restoring snapshot blob %d of %d: %w", i, len(blobs), err)
+			}
+			ms = append(ms, m)
+		}
+	}
+	if len(ms) > 0 {
+		if err := b.restoreFiles(ms); err != nil {
+			return err
+		}
+	}
 	w := newBatchWriter(b.db)
 	for i, blob := range blobs {
-		if len(blob) == 0 {
+		if len(blob) == 0 || isManifest(blob) {
 			continue
 		}
 		if err := keyed.ReadBlob(blob, b.opts.MaxParallelism, b.opts.KeyGroupRange.Contains, &restorer{b: b, w: w}); err != nil {

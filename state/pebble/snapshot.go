@@ -2,6 +2,7 @@ package pebble
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sync/atomic"
 
@@ -29,12 +30,16 @@ type snapshot struct {
 type snapHandle struct {
 	snap *pebbledb.Snapshot
 	life *lifetime
+	dir  string // the local checkpoint of an incremental snapshot, removed with it
 	done atomic.Bool
 }
 
 func (h *snapHandle) release() {
 	if h.done.CompareAndSwap(false, true) {
 		_ = h.snap.Close()
+		if h.dir != "" {
+			_ = os.RemoveAll(h.dir)
+		}
 		h.life.release()
 	}
 }
@@ -54,7 +59,16 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 	b.life.acquire()
 	s.h = &snapHandle{snap: b.db.NewSnapshot(), life: b.life}
 	runtime.AddCleanup(s, (*snapHandle).release, s.h)
-	return s, nil
+	if b.opts.DisableIncremental {
+		return s, nil
+	}
+	local, err := b.checkpointLocal()
+	if err != nil {
+		s.h.release()
+		return nil, err
+	}
+	s.h.dir = local.dir
+	return &incrementalSnapshot{snapshot: s, local: local}, nil
 }
 
 // Write encodes the captured state in the heap backend's blob format,

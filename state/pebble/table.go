@@ -92,8 +92,13 @@ func (t *tbase) decode(c state.Codec[any], p []byte) any {
 // with codecs sp and TTL t, as the heap backend's load does: every entry
 // must decode, a state that gained a TTL since the snapshot starts its
 // entries' TTL now, one that lost it drops their timestamps.
+//
+// Entries restored from an incremental checkpoint's files are not decoded
+// (that would read the whole state at every restore, what the files spare):
+// they were written by this backend, and only a change of TTL rewrites
+// them. A changed codec then fails at the first read of an entry, not here.
 func (b *Backend) adopt(si *stateInfo, sp state.StateSpec, t ttl) error {
-	if !b.restored {
+	if !b.restored || si.stored && si.hasTS == t.Enabled() {
 		si.hasTS = t.Enabled()
 		return nil
 	}

@@ -7,6 +7,7 @@ package keyed
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/state"
@@ -16,6 +17,10 @@ import (
 // Magic starts every keyed snapshot blob; its last byte is the format
 // version.
 const Magic = "WHK1"
+
+// IncrementalMagic starts the manifest of an incremental snapshot of the
+// Pebble backend, which names files instead of holding entries.
+const IncrementalMagic = "WPI1"
 
 // Corrupt returns an error wrapping state.ErrCorrupt.
 func Corrupt(format string, args ...any) error {
@@ -37,6 +42,10 @@ type BlobVisitor interface {
 // for a different maxParallelism, state.ErrIncompatible.
 func ReadBlob(blob []byte, maxParallelism int, own func(kg int) bool, v BlobVisitor) error {
 	r := wire.NewReader(blob)
+	if strings.HasPrefix(string(blob), IncrementalMagic) {
+		return fmt.Errorf("%w: the checkpoint is an incremental checkpoint of the pebble state backend; "+
+			"restore it with state.backend.type 'pebble' (or take a savepoint, which any backend restores)", state.ErrIncompatible)
+	}
 	if magic := r.Fixed(len(Magic)); string(magic) != Magic {
 		return Corrupt("bad magic %q, want %q", magic, Magic)
 	}

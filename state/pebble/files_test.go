@@ -1,0 +1,269 @@
+package pebble_test
+
+import (
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/pebble"
+)
+
+// fakeStore is checkpoint storage in a local directory for the backend's
+// own tests (state may not import checkpointstorage; the task package
+// tests the backend against the real one, on a directory and on S3). It
+// records what each checkpoint uploaded.
+type fakeStore struct {
+	dir string
+	mu  sync.Mutex
+	seq int
+	put map[int][]string // checkpoint → uploaded paths
+}
+
+func newFakeStore(t *testing.T) *fakeStore {
+	return &fakeStore{dir: t.TempDir(), put: map[int][]string{}}
+}
+
+func (s *fakeStore) Location() string { return s.dir }
+
+// checkpoint returns the SnapshotFiles of a new checkpoint and its number.
+func (s *fakeStore) checkpoint() (*fakeFiles, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seq++
+	return &fakeFiles{s: s, id: s.seq}, s.seq
+}
+
+type fakeFiles struct {
+	s  *fakeStore
+	id int
+}
+
+func (f *fakeFiles) Location() string { return f.s.dir }
+
+func (f *fakeFiles) Put(files []state.LocalFile) ([]state.FileHandle, error) {
+	var hs []state.FileHandle
+	for _, lf := range files {
+		rel := path.Join(fmt.Sprintf("chk-%d", f.id), lf.Name)
+		if lf.Shared {
+			rel = path.Join("shared", lf.Name)
+		}
+		data, err := os.ReadFile(lf.Path)
+		if err != nil {
+			return nil, err
+		}
+		dst := filepath.Join(f.s.dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			return nil, err
+		}
+		hs = append(hs, state.FileHandle{Path: rel, Size: int64(len(data)), CRC32C: crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))})
+		f.s.mu.Lock()
+		f.s.put[f.id] = append(f.s.put[f.id], rel)
+		f.s.mu.Unlock()
+	}
+	return hs, nil
+}
+
+func (s *fakeStore) Fetch(h state.FileHandle, dst string, link bool) error {
+	src := filepath.Join(s.dir, filepath.FromSlash(h.Path))
+	if link {
+		return os.Link(src, dst)
+	}
+	data, err := os.ReadFile(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s is missing: %w", h.Path, err)
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
+
+// uploaded returns what checkpoint id uploaded, sorted, shared files
+// first.
+func (s *fakeStore) uploaded(id int) (shared, own []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.put[id] {
+		if strings.HasPrefix(p, "shared/") {
+			shared = append(shared, p)
+		} else {
+			own = append(own, p)
+		}
+	}
+	slices.Sort(shared)
+	slices.Sort(own)
+	return shared, own
+}
+
+// writeFiles writes snapshot s as checkpoint files into the store.
+func (s *fakeStore) writeFiles(t *testing.T, snap state.Snapshot) (manifest []byte, id int, needs []state.FileHandle) {
+	t.Helper()
+	inc, ok := snap.(state.IncrementalSnapshot)
+	if !ok {
+		t.Fatalf("%T is not an incremental snapshot", snap)
+	}
+	f, id := s.checkpoint()
+	manifest, needs, err := inc.WriteFiles(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return manifest, id, needs
+}
+
+func sharedOf(hs []state.FileHandle) []string {
+	var out []string
+	for _, h := range hs {
+		if strings.HasPrefix(h.Path, "shared/") {
+			out = append(out, h.Path)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func newIncremental(t *testing.T, local string, rng keygroup.Range, files state.RestoreFiles) *pebble.Backend {
+	t.Helper()
+	b, err := pebble.New(pebble.Options{LocalDir: local, KeyGroupRange: rng, MaxParallelism: metaMaxPar,
+		WriteBufferSize: 256 << 10, RestoreFiles: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// fill writes n values of about 100 bytes each under keys from..from+n-1.
+func fill(b state.KeyedBackend, from, n int) {
+	v := state.Value(b, state.ValueDescriptor[string]{Name: "v"})
+	for k := from; k < from+n; k++ {
+		b.SetCurrentKey(k, keygroup.ForKey(k, metaMaxPar))
+		v.Update(fmt.Sprintf("%0100d", k))
+	}
+}
+
+// TestIncrementalUploadsOnlyNewSSTs: the second checkpoint uploads the one
+// SST flushed since the first and names the first's SSTs again; a third
+// with no change uploads no SST at all.
+func TestIncrementalUploadsOnlyNewSSTs(t *testing.T) {
+	pebble.WithoutCompactions(func() { uploadsOnlyNew(t) })
+}
+
+func uploadsOnlyNew(t *testing.T) {
+	store := newFakeStore(t)
+	b := newIncremental(t, t.TempDir(), keygroup.Range{Start: 0, End: metaMaxPar - 1}, nil)
+	fill(b, 0, 1000)
+	snap, _ := b.Snapshot(0)
+	_, id1, needs1 := store.writeFiles(t, snap)
+	up1, own1 := store.uploaded(id1)
+	if len(up1) != 1 || !slices.Equal(up1, sharedOf(needs1)) || len(own1) == 0 {
+		t.Fatalf("checkpoint 1 uploaded shared %v and own %v, needs %v; want one SST and the small files", up1, own1, needs1)
+	}
+	fill(b, 1000, 1000)
+	snap, _ = b.Snapshot(0)
+	_, id2, needs2 := store.writeFiles(t, snap)
+	up2, own2 := store.uploaded(id2)
+	if len(up2) != 1 || slices.Contains(up1, up2[0]) {
+		t.Fatalf("checkpoint 2 uploaded %v; want one new SST (checkpoint 1 uploaded %v)", up2, up1)
+	}
+	if want := slices.Sorted(slices.Values(append(slices.Clone(up1), up2...))); !slices.Equal(sharedOf(needs2), want) {
+		t.Fatalf("checkpoint 2 needs %v, want %v", sharedOf(needs2), want)
+	}
+	if len(own2) != len(own1) {
+		t.Fatalf("checkpoint 2 wrote own files %v, checkpoint 1 %v", own2, own1)
+	}
+	snap, _ = b.Snapshot(0)
+	_, id3, needs3 := store.writeFiles(t, snap)
+	if up3, _ := store.uploaded(id3); len(up3) != 0 || !slices.Equal(sharedOf(needs3), sharedOf(needs2)) {
+		t.Fatalf("unchanged checkpoint 3 uploaded %v and needs %v; want none and %v", up3, sharedOf(needs3), sharedOf(needs2))
+	}
+}
+
+// TestIncrementalRestoreReusesFiles: a restore from the same storage
+// names the restored SSTs again instead of uploading them; a restore
+// from another storage (no-claim) uploads everything to the new one.
+func TestIncrementalRestoreReusesFiles(t *testing.T) {
+	pebble.WithoutCompactions(func() { restoreReuses(t) })
+}
+
+func restoreReuses(t *testing.T) {
+	store := newFakeStore(t)
+	all := keygroup.Range{Start: 0, End: metaMaxPar - 1}
+	b := newIncremental(t, t.TempDir(), all, nil)
+	fill(b, 0, 500)
+	snap, _ := b.Snapshot(0)
+	m, _, needs := store.writeFiles(t, snap)
+	r := newIncremental(t, t.TempDir(), all, store)
+	if err := r.Restore([][]byte{m}); err != nil {
+		t.Fatal(err)
+	}
+	fill(r, 500, 10)
+	snap, _ = r.Snapshot(0)
+	_, id, needs2 := store.writeFiles(t, snap)
+	up, _ := store.uploaded(id)
+	if len(up) != 1 || !isSubset(sharedOf(needs), sharedOf(needs2)) {
+		t.Fatalf("after a restore, uploaded %v and needs %v; want one new SST and the restored %v", up, sharedOf(needs2), sharedOf(needs))
+	}
+	other := newFakeStore(t)
+	snap, _ = r.Snapshot(0)
+	_, id, needs3 := other.writeFiles(t, snap)
+	if up, _ := other.uploaded(id); !slices.Equal(up, sharedOf(needs3)) || len(up) != 2 {
+		t.Fatalf("to another storage: uploaded %v, needs %v; want both SSTs uploaded", up, sharedOf(needs3))
+	}
+}
+
+func isSubset(a, b []string) bool {
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestIncrementalMissingFile: a restore whose shared SST is gone fails,
+// naming the file.
+func TestIncrementalMissingFile(t *testing.T) {
+	store := newFakeStore(t)
+	all := keygroup.Range{Start: 0, End: metaMaxPar - 1}
+	b := newIncremental(t, t.TempDir(), all, nil)
+	fill(b, 0, 100)
+	snap, _ := b.Snapshot(0)
+	m, _, needs := store.writeFiles(t, snap)
+	sst := sharedOf(needs)[0]
+	if err := os.Remove(filepath.Join(store.dir, sst)); err != nil {
+		t.Fatal(err)
+	}
+	r := newIncremental(t, t.TempDir(), all, store)
+	err := r.Restore([][]byte{m})
+	if err == nil || !strings.Contains(err.Error(), path.Base(sst)) {
+		t.Fatalf("restore without %s: got %v, want an error naming it", sst, err)
+	}
+}
+
+// TestIncrementalIntoHeapRefused: the heap backend cannot read a manifest
+// and says what to do.
+func TestIncrementalIntoHeapRefused(t *testing.T) {
+	store := newFakeStore(t)
+	b := newIncremental(t, t.TempDir(), keygroup.Range{Start: 0, End: metaMaxPar - 1}, nil)
+	fill(b, 0, 10)
+	snap, _ := b.Snapshot(0)
+	m, _, _ := store.writeFiles(t, snap)
+	w := newWorld(t, false, t.TempDir(), new(int64), 1, nil)
+	err := w.bs[0].Restore([][]byte{m})
+	if !errors.Is(err, state.ErrIncompatible) || !strings.Contains(err.Error(), "state.backend.type 'pebble'") {
+		t.Fatalf("heap restore of a manifest: got %v, want ErrIncompatible naming state.backend.type", err)
+	}
+}

@@ -1,0 +1,246 @@
+package pebble
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/keyed"
+)
+
+// Incremental checkpoints (Flink's RocksDB incremental checkpoints, on
+// Pebble). The synchronous part of a checkpoint flushes the memtables and
+// takes a Pebble checkpoint (hard links of the SSTs, copies of the small
+// MANIFEST, OPTIONS and marker files) into a directory next to the
+// database; the asynchronous part (WriteFiles) uploads the SSTs the
+// storage does not hold yet as shared files, and the small files as the
+// checkpoint's own, and returns a manifest naming all of them.
+//
+// A local SST has one shared name for the life of the backend:
+// "<group>/<file number>.sst", the group unique to this backend instance,
+// or, for an SST restored from a checkpoint in the same storage, the name
+// it had there. An SST is never written under two names, and one name
+// never holds two contents, so:
+//   - uploading it again (two checkpoints in flight both found it new) is
+//     harmless; the storage needs no confirmation that a checkpoint
+//     completed before its files are reused;
+//   - every checkpoint taken while the SST was live names it, under the
+//     same name: retention may delete a checkpoint whose files a newer one
+//     in flight reuses, because the newest retained checkpoint, taken in
+//     between, names them too (see checkpointstorage's dropShared).
+
+// manifestMagic starts a manifest blob; a canonical blob starts with
+// keyed.Magic instead.
+const manifestMagic = keyed.IncrementalMagic
+
+// manifest is the keyed part of an incremental checkpoint: the states of
+// the database (their ids are in its keys) and its files.
+type manifest struct {
+	MaxParallelism int             `json:"maxParallelism"`
+	KeyGroups      [2]int          `json:"keyGroups"` // first and last; first > last when empty
+	States         []manifestState `json:"states"`
+	Files          []manifestFile  `json:"files"`
+}
+
+type manifestState struct {
+	Name  string     `json:"name"`
+	ID    uint16     `json:"id"`
+	Kind  state.Kind `json:"kind"`
+	HasTS bool       `json:"hasTS,omitempty"`
+}
+
+// manifestFile is one file of the database: its local name and where it
+// is stored.
+type manifestFile struct {
+	Name   string           `json:"name"`
+	Handle state.FileHandle `json:"handle"`
+}
+
+func (m *manifest) keyGroups() keygroup.Range {
+	return keygroup.Range{Start: m.KeyGroups[0], End: m.KeyGroups[1]}
+}
+
+func encodeManifest(m *manifest) ([]byte, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(manifestMagic), b...), nil
+}
+
+// isManifest tells a manifest blob from a canonical one.
+func isManifest(blob []byte) bool { return strings.HasPrefix(string(blob), manifestMagic) }
+
+func decodeManifest(blob []byte) (*manifest, error) {
+	var m manifest
+	if err := json.Unmarshal(blob[len(manifestMagic):], &m); err != nil {
+		return nil, corrupt("incremental snapshot manifest: %v", err)
+	}
+	return &m, nil
+}
+
+// sharedFile tells the files a checkpoint shares (immutable: SSTs and
+// blob files) from its own (MANIFEST, OPTIONS, markers, WALs).
+func sharedFile(name string) bool {
+	return strings.HasSuffix(name, ".sst") || strings.HasSuffix(name, ".blob")
+}
+
+// uploads remembers the shared name of every SST of the database that
+// checkpoint storage holds (or is being given) so that a checkpoint
+// uploads only the new ones. It is shared by the backend and its
+// snapshots, whose WriteFiles run on other goroutines.
+type uploads struct {
+	group string // this instance's shared directory
+	mu    struct {
+		sync.Mutex
+		// stored maps a local SST name to its handle in checkpoint
+		// storage at location (set on the first write, or by a restore).
+		stored   map[string]state.FileHandle
+		location string
+	}
+}
+
+func newUploads(name string) *uploads {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	u := &uploads{group: fileSafe(name) + "-" + hex.EncodeToString(b[:])}
+	u.mu.stored = map[string]state.FileHandle{}
+	return u
+}
+
+// restored records the shared files of the checkpoint the database was
+// restored from, in storage loc, for reuse.
+func (u *uploads) restored(loc string, files map[string]state.FileHandle) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.mu.location, u.mu.stored = loc, files
+}
+
+// known returns the handles the storage at loc holds for the local SSTs
+// names; the others must be uploaded.
+func (u *uploads) known(loc string, names []string) map[string]state.FileHandle {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.mu.location != loc {
+		// Restored from elsewhere (Flink's no-claim mode): this storage
+		// holds none of them, and must never name the other's files.
+		u.mu.location, u.mu.stored = loc, map[string]state.FileHandle{}
+	}
+	out := map[string]state.FileHandle{}
+	for _, n := range names {
+		if h, ok := u.mu.stored[n]; ok {
+			out[n] = h
+		}
+	}
+	return out
+}
+
+// written records a checkpoint's SSTs (all of them: reused and uploaded)
+// as the ones the storage holds, forgetting the SSTs the database has
+// compacted away since.
+func (u *uploads) written(loc string, files map[string]state.FileHandle) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.mu.location == loc {
+		u.mu.stored = files
+	}
+}
+
+// localCheckpoint is the synchronous part of an incremental checkpoint:
+// a Pebble checkpoint of the database in its own directory.
+type localCheckpoint struct {
+	dir  string
+	rng  keygroup.Range
+	up   *uploads
+	file string // the files' name prefix, for private files
+}
+
+var checkpointSeq atomic.Int64
+
+// checkpointLocal flushes the memtables (the database has no WAL, so a
+// Pebble checkpoint holds only what is in SSTs) and takes a Pebble
+// checkpoint next to the database directory.
+func (b *Backend) checkpointLocal() (*localCheckpoint, error) {
+	if err := b.db.Flush(); err != nil {
+		return nil, fmt.Errorf("pebble: flushing for a checkpoint: %w", err)
+	}
+	dir := fmt.Sprintf("%s.chk-%d", b.life.dir, checkpointSeq.Add(1))
+	if err := b.db.Checkpoint(dir); err != nil {
+		return nil, fmt.Errorf("pebble: checkpoint of the state backend into %s: %w", dir, err)
+	}
+	return &localCheckpoint{dir: dir, rng: b.opts.KeyGroupRange, up: b.up}, nil
+}
+
+// incrementalSnapshot is a snapshot that can also be written as files.
+type incrementalSnapshot struct {
+	*snapshot
+	local *localCheckpoint
+}
+
+var _ state.IncrementalSnapshot = (*incrementalSnapshot)(nil)
+
+// WriteFiles uploads the SSTs of the local checkpoint that files' storage
+// does not hold yet, and its small files, and returns the manifest. It
+// releases the snapshot.
+func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte, needs []state.FileHandle, err error) {
+	defer s.h.release()
+	ents, err := os.ReadDir(s.local.dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pebble: reading local checkpoint: %w", err)
+	}
+	var ssts []string
+	for _, e := range ents {
+		if sharedFile(e.Name()) {
+			ssts = append(ssts, e.Name())
+		}
+	}
+	loc := files.Location()
+	have := s.local.up.known(loc, ssts)
+	var put []state.LocalFile
+	for _, e := range ents {
+		n := e.Name()
+		if _, ok := have[n]; ok {
+			continue
+		}
+		f := state.LocalFile{Name: n, Path: filepath.Join(s.local.dir, n), Shared: sharedFile(n)}
+		if f.Shared {
+			f.Name = s.local.up.group + "/" + n
+		}
+		put = append(put, f)
+	}
+	hs, err := files.Put(put)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := &manifest{MaxParallelism: s.maxPar, KeyGroups: [2]int{s.rng.Start, s.rng.End}}
+	for _, si := range s.states {
+		m.States = append(m.States, manifestState{Name: si.name, ID: si.id, Kind: si.kind, HasTS: si.hasTS})
+	}
+	all := maps.Clone(have)
+	for i, f := range put {
+		n := filepath.Base(f.Path)
+		m.Files = append(m.Files, manifestFile{Name: n, Handle: hs[i]})
+		if f.Shared {
+			all[n] = hs[i]
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(have)) {
+		m.Files = append(m.Files, manifestFile{Name: n, Handle: have[n]})
+	}
+	s.local.up.written(loc, all)
+	for _, f := range m.Files {
+		needs = append(needs, f.Handle)
+	}
+	blob, err = encodeManifest(m)
+	return blob, needs, err
+}

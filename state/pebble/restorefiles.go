@@ -1,0 +1,210 @@
+package pebble
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	pebbledb "github.com/cockroachdb/pebble/v2"
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/state"
+)
+
+// restoreFiles restores the manifests of an incremental checkpoint, one
+// per old subtask (Flink's RocksDBIncrementalRestoreOperation). The source
+// whose key groups overlap this backend's most becomes the database
+// itself: its files are fetched (SSTs hard-linked from a local storage)
+// into the backend's directory and the key groups outside this backend's
+// range deleted, one range deletion each (keys start with the key group),
+// so no state is copied and its shared files are reused by the next
+// checkpoint. Every other overlapping source (a rescale merging subtasks)
+// is opened read-only in a scratch directory and its entries in this
+// backend's range copied in, their state ids mapped by state name.
+func (b *Backend) restoreFiles(ms []*manifest) error {
+	own := b.opts.KeyGroupRange
+	base := -1
+	for i, m := range ms {
+		if m.MaxParallelism != b.opts.MaxParallelism {
+			return fmt.Errorf("%w: pebble: the checkpoint has %d key groups (max parallelism), this job %d",
+				state.ErrIncompatible, m.MaxParallelism, b.opts.MaxParallelism)
+		}
+		if overlap(m, own) > 0 && (base < 0 || overlap(m, own) > overlap(ms[base], own)) {
+			base = i
+		}
+	}
+	if base >= 0 && b.opts.RestoreFiles == nil {
+		return errors.New("pebble: restoring an incremental checkpoint needs the checkpoint's storage (Options.RestoreFiles)")
+	}
+	if base >= 0 {
+		if err := b.openBase(ms[base]); err != nil {
+			return err
+		}
+	}
+	for i, m := range ms {
+		var err error
+		if i != base && overlap(m, own) > 0 {
+			err = b.copyFrom(m)
+		} else {
+			_, err = b.manifestStates(m)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// overlap is how many of own's key groups m holds.
+func overlap(m *manifest, own keygroup.Range) int {
+	r := m.keyGroups()
+	lo, hi := max(r.Start, own.Start), min(r.End, own.End)
+	return max(0, hi-lo+1)
+}
+
+// manifestStates registers m's states (ids assigned by this backend) and
+// returns, for each id of m, this backend's id of the same state.
+func (b *Backend) manifestStates(m *manifest) (map[uint16]uint16, error) {
+	ids := map[uint16]uint16{}
+	for _, ms := range m.States {
+		si, err := b.pendingState(ms.Name, ms.Kind, ms.HasTS)
+		if err != nil {
+			return nil, err
+		}
+		si.stored = true
+		ids[ms.ID] = si.id
+	}
+	return ids, nil
+}
+
+// openBase replaces the backend's empty database by the one m's files
+// hold, keeping only this backend's key groups, and adopts m's states
+// with their ids.
+func (b *Backend) openBase(m *manifest) error {
+	err := b.db.Close()
+	b.life.db = nil // until the restored one is open: Close must not close it again
+	if err != nil {
+		return fmt.Errorf("pebble: restoring: %w", err)
+	}
+	dir := b.life.dir
+	if err := errors.Join(os.RemoveAll(dir), os.Mkdir(dir, 0o755)); err != nil {
+		return fmt.Errorf("pebble: restoring into %s: %w", dir, err)
+	}
+	shared, err := b.fetch(m, dir)
+	if err != nil {
+		return err
+	}
+
+	db, err := openDB(&b.opts, dir, false)
+	if err != nil {
+		return fmt.Errorf("%w (restoring an incremental checkpoint)", err)
+	}
+	b.db, b.life.db = db, db
+	for _, ms := range m.States {
+		b.states[ms.Name] = &stateInfo{name: ms.Name, id: ms.ID, kind: ms.Kind, hasTS: ms.HasTS, stored: true}
+	}
+	if len(b.states) != len(m.States) || !denseIDs(m) {
+		return corrupt("incremental snapshot manifest: state ids %v are not 0..%d, one per name", m.States, len(m.States)-1)
+	}
+	b.up.restored(b.opts.RestoreFiles.Location(), shared)
+	return b.clip(m.keyGroups())
+}
+
+// denseIDs reports whether m's state ids are 0..n-1, as a backend gives
+// them.
+func denseIDs(m *manifest) bool {
+	seen := make([]bool, len(m.States))
+	for _, s := range m.States {
+		if int(s.ID) >= len(seen) || seen[s.ID] {
+			return false
+		}
+		seen[s.ID] = true
+	}
+	return true
+}
+
+// fetch puts m's files into dir, linking the SSTs where the storage
+// allows, and returns the shared ones by local name.
+func (b *Backend) fetch(m *manifest, dir string) (map[string]state.FileHandle, error) {
+	shared := map[string]state.FileHandle{}
+	for _, f := range m.Files {
+		if f.Name != filepath.Base(f.Name) || f.Name == "." || f.Name == ".." {
+			return nil, corrupt("incremental snapshot manifest: file name %q", f.Name)
+		}
+		if err := b.opts.RestoreFiles.Fetch(f.Handle, filepath.Join(dir, f.Name), sharedFile(f.Name)); err != nil {
+			return nil, fmt.Errorf("pebble: restoring %s of subtask state with key groups %v: %w", f.Name, m.keyGroups(), err)
+		}
+		if sharedFile(f.Name) {
+			shared[f.Name] = f.Handle
+		}
+	}
+	return shared, nil
+}
+
+// groupKey is the first Pebble key of key group kg.
+func groupKey(kg int) []byte { return []byte{byte(kg >> 8), byte(kg)} }
+
+// clip deletes the key groups of had outside this backend's range.
+func (b *Backend) clip(had keygroup.Range) error {
+	own := b.opts.KeyGroupRange
+	var spans [][2]int // [from, to) key groups
+	if had.Start < own.Start {
+		spans = append(spans, [2]int{had.Start, own.Start})
+	}
+	if had.End > own.End {
+		spans = append(spans, [2]int{max(own.End+1, had.Start), had.End + 1})
+	}
+	for _, s := range spans {
+		if err := b.db.DeleteRange(groupKey(s[0]), groupKey(s[1]), pebbledb.NoSync); err != nil {
+			return fmt.Errorf("pebble: restoring: deleting key groups %d..%d: %w", s[0], s[1]-1, err)
+		}
+	}
+	return nil
+}
+
+// copyFrom copies the entries of m in this backend's key groups into the
+// database, mapping m's state ids to this backend's.
+func (b *Backend) copyFrom(m *manifest) (err error) {
+	ids, err := b.manifestStates(m)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(b.opts.LocalDir, "weir-pebble-restore-")
+	if err != nil {
+		return fmt.Errorf("pebble: restoring: scratch directory in state.backend.local-dir %s: %w", b.opts.LocalDir, err)
+	}
+	defer os.RemoveAll(dir)
+	if _, err := b.fetch(m, dir); err != nil {
+		return err
+	}
+	scratch := Options{BlockCacheSize: 1 << 20, WriteBufferSize: 1 << 20, WriteBufferCount: 2}
+	src, err := openDB(&scratch, dir, true)
+	if err != nil {
+		return fmt.Errorf("%w (restoring an incremental checkpoint)", err)
+	}
+	defer func() { err = errors.Join(err, src.Close()) }()
+	own, had := b.opts.KeyGroupRange, m.keyGroups()
+	lo, hi := max(own.Start, had.Start), min(own.End, had.End)
+	w := newBatchWriter(b.db)
+	var ferr error
+	defer func() {
+		if r := recover(); r != nil { // scan panics on an I/O failure
+			err = fmt.Errorf("pebble: restoring: %v", r)
+		}
+	}()
+	scan(src, groupKey(lo), groupKey(hi+1), func(k, v []byte) bool {
+		if len(k) < groupStateLen {
+			ferr = corrupt("restoring: malformed key %x", k)
+			return false
+		}
+		id, ok := ids[uint16(k[2])<<8|uint16(k[3])]
+		if !ok {
+			ferr = corrupt("restoring: key %x names no state of the snapshot", k)
+			return false
+		}
+		nk := appendGroupState(nil, int(k[0])<<8|int(k[1]), id)
+		ferr = w.set(append(nk, k[groupStateLen:]...), v)
+		return ferr == nil
+	})
+	return errors.Join(ferr, w.flush())
+}
