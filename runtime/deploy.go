@@ -29,6 +29,17 @@ type restoredState struct {
 	// operator the job had: an operator missing from it is new. Source
 	// positions kept across an at-most-once restart are not complete.
 	complete bool
+	// files is the checkpoint's storage, where keyed backends fetch the
+	// files of incremental snapshots; closer closes it after the attempt
+	// when it is not the job's own.
+	files  state.RestoreFiles
+	closer io.Closer
+}
+
+func (r *restoredState) close() {
+	if r != nil && r.closer != nil {
+		_ = r.closer.Close()
+	}
 }
 
 // isNew reports whether uid is an operator the restored checkpoint does not
@@ -49,7 +60,8 @@ func (r *restoredState) of(uid string) map[string][][]byte {
 
 // loadState reads every state file of checkpoint m.
 func loadState(fs *checkpointstorage.FS, m checkpointstorage.Metadata) (*restoredState, error) {
-	r := &restoredState{id: m.ID, parts: map[string]map[string][][]byte{}, complete: true}
+	r := &restoredState{id: m.ID, parts: map[string]map[string][][]byte{}, complete: true,
+		files: task.RestoreFiles{Storage: fs, ID: m.ID}}
 	for _, key := range sortedTaskKeys(m.Tasks) {
 		ts, err := task.DecodeTaskState(m.Tasks[key])
 		if err != nil {
@@ -370,8 +382,12 @@ func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.Cha
 	}
 	if n.KeySelector != nil {
 		r := keygroup.RangeFor(n.MaxParallelism, par, id.Index)
-		kb, err := dp.opts.StateBackend.NewKeyedBackend(state.BackendSpec{Operator: n.UID, Subtask: id.Index,
-			KeyGroupRange: r, MaxParallelism: n.MaxParallelism, KeyCodec: state.AnyCodec{}, Clock: ctx.Now})
+		spec := state.BackendSpec{Operator: n.UID, Subtask: id.Index,
+			KeyGroupRange: r, MaxParallelism: n.MaxParallelism, KeyCodec: state.AnyCodec{}, Clock: ctx.Now}
+		if dp.restore != nil {
+			spec.Files = dp.restore.files
+		}
+		kb, err := dp.opts.StateBackend.NewKeyedBackend(spec)
 		if err != nil {
 			// The heap backend cannot fail here (the graph is validated);
 			// a disk backend can (its local directory).

@@ -182,6 +182,7 @@ func (dr *driver) persist(a checkpoint.PersistCheckpoint) []checkpoint.Action {
 	now := dr.j.opts.Now()
 	m := checkpointstorage.Metadata{ID: a.ID, Timestamp: a.Timestamp.UnixMilli(), JobID: dr.j.opts.JobID,
 		Final: a.Final, Tasks: map[string][]byte{}}
+	seen := map[string]bool{}
 	for id, blob := range a.States {
 		m.Tasks[taskKey(id)] = blob
 		ts, err := task.DecodeTaskState(blob)
@@ -190,6 +191,12 @@ func (dr *driver) persist(a checkpoint.PersistCheckpoint) []checkpoint.Action {
 		}
 		for _, parts := range ts.Operators {
 			for _, h := range parts {
+				m.Handles = append(m.Handles, h)
+			}
+		}
+		for _, h := range ts.Files {
+			if !seen[h.Path] { // subtasks restored from one old subtask share its files
+				seen[h.Path] = true
 				m.Handles = append(m.Handles, h)
 			}
 		}

@@ -115,6 +115,7 @@ func (j *job) run(ctx context.Context) error {
 			return err
 		}
 		err = j.runAttempt(ctx, restore)
+		restore.close()
 		if err == nil || ctx.Err() != nil {
 			j.gc()
 			if err == nil {
@@ -281,15 +282,24 @@ func (j *job) resolve(which string) (*restoredState, string, error) {
 		return j.resolveLatest(which)
 	}
 	m, storage, _, err := j.fs.Resolve(which)
-	if storage != nil && storage != j.fs {
-		defer storage.Close()
-	}
+	other := storage != nil && storage != j.fs
 	if err != nil {
+		if other {
+			_ = storage.Close()
+		}
 		return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
 	}
 	r, err := loadState(storage, m)
 	if err != nil {
+		if other {
+			_ = storage.Close()
+		}
 		return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
+	}
+	if other {
+		// Keyed backends fetch the files of incremental snapshots from
+		// it while the attempt starts: closed after the attempt.
+		r.closer = storage
 	}
 	return j.restored(storage, m, r)
 }

@@ -10,12 +10,18 @@ import (
 	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state"
 )
 
 // TaskState is the state handle blob a subtask acknowledges a checkpoint
 // with: for each operator UID, the storage handle of each snapshot part.
 type TaskState struct {
 	Operators map[string]map[string]checkpointstorage.Handle `json:"operators"`
+	// Files lists the other files the parts need: those of incremental
+	// snapshots (shared SSTs, the snapshot's own small files), named in
+	// the part's manifest. The checkpoint metadata lists them, so
+	// retention and GC keep them.
+	Files []checkpointstorage.Handle `json:"files,omitempty"`
 }
 
 // DecodeTaskState parses a blob written by a subtask's acknowledgement.
@@ -65,7 +71,7 @@ func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration)
 		return
 	}
 	t.asyncs <- struct{}{}
-	go t.writeAsync(b.ID, storage, parts, m)
+	go t.writeAsync(b.ID, storage, parts, m, !b.Type.IsSavepoint())
 }
 
 // storageFor is where the state of b goes: the checkpoint storage, or the
@@ -106,8 +112,10 @@ func (t *Subtask) capture(id event.CheckpointID) ([]uidPart, error) {
 // writeAsync runs off the task goroutine: it encodes each captured part,
 // writes them to storage (in parallel, as the storage allows) and
 // acknowledges the checkpoint. A part that cannot be encoded or written
-// declines it, naming the operator, the part or the file.
-func (t *Subtask) writeAsync(id event.CheckpointID, storage *checkpointstorage.FS, parts []uidPart, m checkpoint.TaskMetrics) {
+// declines it, naming the operator, the part or the file. With
+// incremental (a checkpoint, not a savepoint, which stays canonical) a
+// part that can be written as files is.
+func (t *Subtask) writeAsync(id event.CheckpointID, storage *checkpointstorage.FS, parts []uidPart, m checkpoint.TaskMetrics, incremental bool) {
 	defer func() { <-t.asyncs }()
 	start := time.Now()
 	t.reportProgress(id, checkpoint.PhaseAsync, "")
@@ -115,21 +123,22 @@ func (t *Subtask) writeAsync(id event.CheckpointID, storage *checkpointstorage.F
 		t.report(Report{Kind: ReportDecline, ID: id, Phase: checkpoint.PhaseAsync, Err: err})
 	}
 	files := make([]checkpointstorage.StateFile, len(parts))
+	st := TaskState{Operators: map[string]map[string]checkpointstorage.Handle{}}
 	for i, p := range parts {
-		data, err := p.part.Snap.Write()
+		data, needs, written, err := t.encode(id, storage, p, incremental)
 		if err != nil {
 			decline(fmt.Errorf("operator %s part %s: %w", p.uid, p.part.Name, err))
 			return
 		}
 		files[i] = checkpointstorage.StateFile{Name: t.fileName(p), Data: data}
-		m.Bytes += int64(len(data))
+		st.Files = append(st.Files, needs...)
+		m.Bytes += int64(len(data)) + written
 	}
 	hs, err := storage.WriteStates(id, files)
 	if err != nil {
 		decline(fmt.Errorf("writing state: %w", err))
 		return
 	}
-	st := TaskState{Operators: map[string]map[string]checkpointstorage.Handle{}}
 	for i, p := range parts {
 		if st.Operators[p.uid] == nil {
 			st.Operators[p.uid] = map[string]checkpointstorage.Handle{}
@@ -143,6 +152,24 @@ func (t *Subtask) writeAsync(id event.CheckpointID, storage *checkpointstorage.F
 	}
 	m.AsyncDuration = time.Since(start)
 	t.report(Report{Kind: ReportAck, ID: id, Ack: checkpoint.Ack{State: blob, Metrics: m}})
+}
+
+// encode writes part p: as a canonical blob, or, when incremental and the
+// part can, as files (uploaded here: written bytes) and a manifest naming
+// them (needs).
+func (t *Subtask) encode(id event.CheckpointID, storage *checkpointstorage.FS, p uidPart, incremental bool) (
+	data []byte, needs []checkpointstorage.Handle, written int64, err error) {
+	inc, ok := p.part.Snap.(state.IncrementalSnapshot)
+	if !incremental || !ok {
+		data, err = p.part.Snap.Write()
+		return data, nil, 0, err
+	}
+	f := &SnapshotFiles{Storage: storage, ID: id, Prefix: t.fileName(p)}
+	data, hs, err := inc.WriteFiles(f)
+	for _, h := range hs {
+		needs = append(needs, checkpointstorage.Handle(h))
+	}
+	return data, needs, f.Written(), err
 }
 
 // fileName is the state file of part p in this subtask, e.g. "map-0-keyed".

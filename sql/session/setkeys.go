@@ -16,6 +16,7 @@ import (
 // checkpoints and say nothing.
 var KnownSettings = []string{
 	"execution.checkpointing.dir",
+	"execution.checkpointing.incremental", // read by state/backends
 	"execution.checkpointing.interval",
 	"execution.checkpointing.max-concurrent-checkpoints",
 	"execution.checkpointing.min-pause",
@@ -47,6 +48,7 @@ var KnownSettings = []string{
 	"s3.endpoint",
 	"s3.path.style.access",
 	"s3.secret-key",
+	"state.backend.incremental",
 	"state.backend.local-dir",
 	"state.backend.pebble.block.cache-size",
 	"state.backend.pebble.memory.fixed-per-slot",

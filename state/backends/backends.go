@@ -29,6 +29,10 @@ const (
 	// a Weir subtask is a Flink slot's share).
 	KeyFixedPerSlot     = "state.backend.pebble.memory.fixed-per-slot"
 	KeyWriteBufferRatio = "state.backend.pebble.memory.write-buffer-ratio"
+	// KeyIncremental turns the Pebble backend's incremental checkpoints
+	// off ('false'; default 'true'). The heap backend's checkpoints are
+	// always full.
+	KeyIncremental = "execution.checkpointing.incremental"
 )
 
 // DefaultWriteBufferRatio is Flink's default share of the budget for
@@ -45,12 +49,13 @@ var aliases = map[string]string{
 	"state.backend.pebble.localdir":                   KeyLocalDir,
 	"state.backend.rocksdb.memory.fixed-per-slot":     KeyFixedPerSlot,
 	"state.backend.rocksdb.memory.write-buffer-ratio": KeyWriteBufferRatio,
+	"state.backend.incremental":                       KeyIncremental, // Flink 1.x's name
 }
 
 // Keys are every key FromConfig reads, Weir's names and Flink's RocksDB
 // aliases.
 func Keys() []string {
-	ks := []string{KeyType, KeyLocalDir, KeyBlockCacheSize, KeyWriteBufferSize, KeyWriteBufferCount, KeyFixedPerSlot, KeyWriteBufferRatio}
+	ks := []string{KeyType, KeyLocalDir, KeyBlockCacheSize, KeyWriteBufferSize, KeyWriteBufferCount, KeyFixedPerSlot, KeyWriteBufferRatio, KeyIncremental}
 	for a := range aliases {
 		ks = append(ks, a)
 	}
@@ -105,6 +110,13 @@ func pebbleFactory(lookup func(string) (string, string, bool)) (state.BackendFac
 			return nil, fmt.Errorf("'%s' = '%s': not an integer", k, v)
 		}
 		o.WriteBufferCount = n
+	}
+	if k, v, ok := lookup(KeyIncremental); ok {
+		on, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("'%s' = '%s': want 'true' or 'false'", k, v)
+		}
+		o.DisableIncremental = !on
 	}
 	if err := fixedPerSlot(lookup, &o); err != nil {
 		return nil, err

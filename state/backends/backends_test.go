@@ -37,6 +37,11 @@ func TestFromConfig(t *testing.T) {
 		{map[string]string{KeyType: "rocks"}, "'state.backend.type' = 'rocks': unknown state backend"},
 		{map[string]string{KeyType: "pebble", KeyWriteBufferSize: "12 parsecs"}, "'state.backend.pebble.writebuffer.size' = '12 parsecs': \"12 parsecs\" has an unknown unit"},
 		{map[string]string{KeyType: "pebble", KeyWriteBufferCount: "1"}, "state.backend.pebble.writebuffer.count is 1; want 2 or more"},
+		{map[string]string{KeyType: "pebble", KeyIncremental: "false"}, "pebble {LocalDir: cache:0 wb:0x0} full"},
+		{map[string]string{KeyType: "rocksdb", "state.backend.incremental": "FALSE"}, "pebble {LocalDir: cache:0 wb:0x0} full"},
+		{map[string]string{KeyType: "pebble", KeyIncremental: "true"}, "pebble {LocalDir: cache:0 wb:0x0}"},
+		{map[string]string{KeyType: "hashmap", KeyIncremental: "true"}, "hashmap"},
+		{map[string]string{KeyType: "pebble", KeyIncremental: "sometimes"}, "'execution.checkpointing.incremental' = 'sometimes': want 'true' or 'false'"},
 	} {
 		f, err := FromConfig(from(c.kv))
 		var got string
@@ -48,6 +53,9 @@ func TestFromConfig(t *testing.T) {
 		case pebble.Factory:
 			o := x.Options
 			got = x.Type() + " {LocalDir:" + o.LocalDir + " cache:" + itoa(o.BlockCacheSize) + " wb:" + itoa(o.WriteBufferSize) + "x" + itoa(int64(o.WriteBufferCount)) + "}"
+			if o.DisableIncremental {
+				got += " full"
+			}
 		}
 		if !strings.HasPrefix(got, c.want) && !strings.Contains(got, c.want) {
 			t.Errorf("%v: got %q, want %q", c.kv, got, c.want)
