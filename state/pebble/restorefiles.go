@@ -107,7 +107,25 @@ func (b *Backend) openBase(m *manifest) error {
 		return corrupt("incremental snapshot manifest: state ids %v are not 0..%d, one per name", m.States, len(m.States)-1)
 	}
 	b.up.restored(b.opts.RestoreFiles.Location(), shared)
-	return b.clip(m.keyGroups())
+	if err := b.clip(m.keyGroups()); err != nil {
+		return err
+	}
+	return b.dropTimers()
+}
+
+// dropTimers deletes the timer queues' keys the restored files hold: the
+// timer service checkpoints its timers apart (operator.PartTimers) and
+// adds them back on restore, and a queue's id depends on the order the
+// queues were first used, which the new instance need not repeat. One
+// range deletion per key group (queue ids are the top of the id space).
+func (b *Backend) dropTimers() error {
+	own := b.opts.KeyGroupRange
+	for kg := own.Start; kg <= own.End && own.Len() > 0; kg++ {
+		if err := b.db.DeleteRange(appendGroupState(nil, kg, maxStates), groupKey(kg+1), pebbledb.NoSync); err != nil {
+			return fmt.Errorf("pebble: restoring: deleting the timers of key group %d: %w", kg, err)
+		}
+	}
+	return nil
 }
 
 // denseIDs reports whether m's state ids are 0..n-1, as a backend gives
@@ -197,7 +215,11 @@ func (b *Backend) copyFrom(m *manifest) (err error) {
 			ferr = corrupt("restoring: malformed key %x", k)
 			return false
 		}
-		id, ok := ids[uint16(k[2])<<8|uint16(k[3])]
+		sid := uint16(k[2])<<8 | uint16(k[3])
+		if sid >= maxStates {
+			return true // a timer: see dropTimers
+		}
+		id, ok := ids[sid]
 		if !ok {
 			ferr = corrupt("restoring: key %x names no state of the snapshot", k)
 			return false
