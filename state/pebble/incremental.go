@@ -21,8 +21,8 @@ import (
 // Incremental checkpoints (Flink's RocksDB incremental checkpoints, on
 // Pebble). The synchronous part of a checkpoint flushes the memtables and
 // takes a Pebble checkpoint (hard links of the SSTs, copies of the small
-// MANIFEST, OPTIONS and marker files) into a directory next to the
-// database; the asynchronous part (WriteFiles) uploads the SSTs the
+// MANIFEST, OPTIONS and marker files) into a directory inside the
+// database's; the asynchronous part (WriteFiles) uploads the SSTs the
 // storage does not hold yet as shared files, and the small files as the
 // checkpoint's own, and returns a manifest naming all of them.
 //
@@ -169,12 +169,13 @@ var checkpointSeq atomic.Int64
 
 // checkpointLocal flushes the memtables (the database has no WAL, so a
 // Pebble checkpoint holds only what is in SSTs) and takes a Pebble
-// checkpoint next to the database directory.
+// checkpoint into a directory inside the database's.
 func (b *Backend) checkpointLocal() (*localCheckpoint, error) {
 	if err := b.db.Flush(); err != nil {
 		return nil, fmt.Errorf("pebble: flushing for a checkpoint: %w", err)
 	}
-	dir := fmt.Sprintf("%s.chk-%d", b.life.dir, checkpointSeq.Add(1))
+	// Inside the backend's directory (see copyFrom).
+	dir := filepath.Join(b.life.dir, fmt.Sprintf("checkpoint-%d", checkpointSeq.Add(1)))
 	if err := b.db.Checkpoint(dir); err != nil {
 		return nil, fmt.Errorf("pebble: checkpoint of the state backend into %s: %w", dir, err)
 	}

@@ -87,7 +87,7 @@ func (b *Backend) openBase(m *manifest) error {
 		return fmt.Errorf("pebble: restoring: %w", err)
 	}
 	dir := b.life.dir
-	if err := errors.Join(os.RemoveAll(dir), os.Mkdir(dir, 0o755)); err != nil {
+	if err := errors.Join(os.RemoveAll(dir), os.Mkdir(dir, 0o755), writeOwner(dir)); err != nil {
 		return fmt.Errorf("pebble: restoring into %s: %w", dir, err)
 	}
 	shared, err := b.fetch(m, dir)
@@ -187,9 +187,11 @@ func (b *Backend) copyFrom(m *manifest) (err error) {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp(b.opts.LocalDir, "weir-pebble-restore-")
+	// Inside the backend's directory, so that it goes with it (a crash's
+	// leftovers too: see sweepStale); Pebble ignores what it did not write.
+	dir, err := os.MkdirTemp(b.life.dir, "restore-")
 	if err != nil {
-		return fmt.Errorf("pebble: restoring: scratch directory in state.backend.local-dir %s: %w", b.opts.LocalDir, err)
+		return fmt.Errorf("pebble: restoring: scratch directory in %s: %w", b.life.dir, err)
 	}
 	defer os.RemoveAll(dir)
 	if _, err := b.fetch(m, dir); err != nil {
