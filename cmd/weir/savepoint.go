@@ -60,8 +60,8 @@ func runJob(jg *graph.JobGraph, opts runtime.Options, port int, log *slog.Logger
 	}
 	ctl := &control{ep: ep}
 	log.Info("REST endpoint", "address", ep.URL(), "jid", j.ID())
-	if dir := opts.CheckpointDir; dir != "" && !strings.Contains(dir, "://") {
-		ctl.addrFile = filepath.Join(dir, restAddressFile)
+	if local, ok := checkpointstorage.LocalPath(opts.CheckpointDir); ok && opts.CheckpointDir != "" {
+		ctl.addrFile = filepath.Join(local, restAddressFile)
 		if err := os.WriteFile(ctl.addrFile, []byte(ep.URL()+"\n"), 0o644); err != nil {
 			log.Warn("cannot write the REST address for weir savepoint; pass it --address", "file", ctl.addrFile, "err", err)
 			ctl.addrFile = ""
@@ -255,7 +255,12 @@ func controlAddress(cmd *cobra.Command, script string, f savepointFlags) (string
 		return "", fmt.Errorf("%s takes no checkpoints, so it has no savepoints: turn checkpointing on "+
 			"(SET 'execution.checkpointing.interval' = '10 s')", script)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, restAddressFile))
+	local, ok := checkpointstorage.LocalPath(dir)
+	if !ok {
+		return "", fmt.Errorf("the checkpoint directory of %s is %s, a bucket: weir run writes its REST address "+
+			"only into a local one; pass --address (weir run logs it as \"REST endpoint\")", script, dir)
+	}
+	b, err := os.ReadFile(filepath.Join(local, restAddressFile))
 	if err != nil {
 		return "", fmt.Errorf("no running weir run of %s found: %w (start it first, or pass --address)", script, err)
 	}

@@ -151,3 +151,20 @@ func waitForFile(t *testing.T, p string) {
 		}
 	}
 }
+
+// weir savepoint cannot find the REST address of a job that checkpoints
+// into a bucket: it says so and names --address.
+func TestSavepointCommandBucketNeedsAddress(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "job.sql")
+	if err := os.WriteFile(script, []byte("SET 'execution.checkpointing.interval' = '1 s';\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := newRootCommand()
+	root.SetOut(&bytes.Buffer{})
+	root.SetErr(&bytes.Buffer{})
+	root.SetArgs([]string{"savepoint", script, "--checkpoint-dir", "s3://bucket/checkpoints"})
+	err := root.Execute()
+	if err == nil || !strings.Contains(err.Error(), "s3://bucket/checkpoints, a bucket") || !strings.Contains(err.Error(), "--address") {
+		t.Fatalf("weir savepoint with a bucket checkpoint directory: %v; want the bucket named and --address suggested", err)
+	}
+}
