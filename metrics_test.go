@@ -73,6 +73,7 @@ func TestMetricsAfterBoundedJob(t *testing.T) {
 		uid, metric string
 		want        int64
 	}{
+		{"ints", "numRecordsIn", 1000}, // read by the source (0 before sources counted it)
 		{"ints", "numRecordsOut", 1000},
 		{"odd", "numRecordsIn", 1000},
 		{"odd", "numRecordsOut", 500},
@@ -94,10 +95,11 @@ func TestMetricsAfterBoundedJob(t *testing.T) {
 			t.Errorf("%s{operator_id=%q} = %v, but the job's own count is %d", c.metric, c.uid, got, own)
 		}
 	}
-	// Task scope: the vertex reading the exchange took 500 records in.
+	// Task scope: the source vertex read 1000 records, the vertex reading
+	// the exchange took 500 in.
 	in, _ := sumOf(t, fams, "weir_taskmanager_job_task_numRecordsIn", job)
-	if in != 500 {
-		t.Errorf("task numRecordsIn summed over the job = %v, want 500 (only the keyed vertex has input channels)", in)
+	if in != 1500 {
+		t.Errorf("task numRecordsIn summed over the job = %v, want 1500 (1000 read by the source, 500 through the exchange)", in)
 	}
 	// Every operator saw the end of input's watermark.
 	wm, n := sumOf(t, fams, op+"currentInputWatermark", map[string]string{"operator_id": "out", "subtask_index": "1"})
@@ -115,23 +117,30 @@ func TestMetricsAfterBoundedJob(t *testing.T) {
 			failed++
 		}
 	}
-	var size int64
+	var size, buffered int64
 	for _, ts := range last.Tasks {
-		size += ts.Metrics.Bytes
+		size, buffered = size+ts.Metrics.Bytes, buffered+ts.Metrics.AlignmentBuffered
 	}
 	jm := "weir_jobmanager_job_"
 	for name, want := range map[string]int64{
-		"lastCompletedCheckpointId":    int64(last.ID),
-		"numberOfCompletedCheckpoints": int64(completed),
-		"numberOfFailedCheckpoints":    int64(failed),
-		"lastCheckpointDuration":       last.Duration.Milliseconds(),
-		"lastCheckpointSize":           size,
-		"numRestarts":                  int64(res.Restarts),
+		"lastCompletedCheckpointId":       int64(last.ID),
+		"numberOfCompletedCheckpoints":    int64(completed),
+		"numberOfFailedCheckpoints":       int64(failed),
+		"lastCheckpointDuration":          last.Duration.Milliseconds(),
+		"lastCheckpointSize":              size,
+		"numRestarts":                     int64(res.Restarts),
+		"fullRestarts":                    int64(res.Restarts),
+		"lastCheckpointAlignmentBuffered": buffered,
+		"lastCheckpointRestoreTimestamp":  -1, // started empty
 	} {
 		got, n := sumOf(t, fams, jm+name, job)
 		if n != 1 || int64(got) != want {
 			t.Errorf("%s = %v (%d series), want %d", name, got, n, want)
 		}
+	}
+	// Each subtask's share of the last checkpoint: its state size.
+	if got, n := sumOf(t, fams, "weir_taskmanager_job_task_lastCheckpointSize", job); n != 4 || int64(got) != size {
+		t.Errorf("task lastCheckpointSize summed = %v (%d series), want %d over 4 subtasks", got, n, size)
 	}
 	if last.ID == 0 || size == 0 {
 		t.Errorf("the job completed no checkpoint with state (last %d, %d bytes): the test proves nothing", last.ID, size)

@@ -52,6 +52,9 @@ type TaskMetrics struct {
 	SyncDuration      time.Duration // synchronous snapshot
 	AsyncDuration     time.Duration // asynchronous upload
 	Bytes             int64         // bytes written to checkpoint storage
+	// AlignmentBuffered counts the records held back on blocked input
+	// channels when the barriers were aligned (what alignment buffered).
+	AlignmentBuffered int64
 }
 
 // Ack is what a task hands in when it acknowledges a checkpoint.

@@ -31,6 +31,7 @@ func NewRegistry() *Registry { return &Registry{} }
 // returns its group.
 func (r *Registry) AddJob(id, name string) *Job {
 	j := &Job{ID: id, Name: name}
+	j.LastRestoreTimestamp.Store(-1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.mu.jobs = append(r.mu.jobs, j)
@@ -60,8 +61,13 @@ func (r *Registry) Jobs() []*Job {
 // checkpoints) and the subtasks of its current attempt.
 type Job struct {
 	ID, Name string
-	// NumRestarts counts failovers (Flink's numRestarts).
+	// NumRestarts counts failovers (Flink's numRestarts; every failover
+	// restarts the whole job, so it is also fullRestarts).
 	NumRestarts atomic.Int64
+	// LastRestoreTimestamp is when the current attempt restored its state
+	// from a checkpoint or savepoint, ms since the epoch; -1 when it started
+	// empty (Flink's lastCheckpointRestoreTimestamp).
+	LastRestoreTimestamp atomic.Int64
 	// Checkpoint counts and the last completed checkpoint, as Flink's
 	// numberOfCompletedCheckpoints, numberOfFailedCheckpoints,
 	// lastCompletedCheckpointId, lastCheckpointDuration (ms),
@@ -70,7 +76,12 @@ type Job struct {
 	LastCompletedCheckpointID               atomic.Int64
 	LastCheckpointDurationMs                atomic.Int64
 	LastCheckpointSize                      atomic.Int64
-	mu                                      struct {
+	// LastCheckpointAlignmentBuffered is the records every subtask held
+	// back on blocked channels while aligning the last completed
+	// checkpoint's barriers (Flink's lastCheckpointAlignmentBuffered, which
+	// counted bytes: Weir's channels carry records, not bytes).
+	LastCheckpointAlignmentBuffered atomic.Int64
+	mu                              struct {
 		sync.Mutex
 		subtasks []*Subtask
 	}
@@ -113,6 +124,18 @@ func (j *Job) Subtask(task string, index int) *Subtask {
 	return nil
 }
 
+// Job finds a registered job by id, or nil.
+func (r *Registry) Job(id string) *Job {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, j := range r.mu.jobs {
+		if j.ID == id {
+			return j
+		}
+	}
+	return nil
+}
+
 // Subtask is Flink's task scope: one parallel instance of a job vertex
 // (Task is the vertex's name, Flink's task_name) and its chain's
 // operators, head first.
@@ -120,12 +143,33 @@ type Subtask struct {
 	Task      string
 	Index     int
 	Operators []*Operator
-	// RecordsIn counts records taken from input channels, RecordsOut those
-	// the chain's last operator emitted (Flink's task numRecordsIn/Out).
+	// RecordsIn counts records taken from input channels — on a source
+	// subtask, records its source read —, RecordsOut those the chain's last
+	// operator emitted (Flink's task numRecordsIn/Out).
 	RecordsIn, RecordsOut atomic.Int64
+	// BytesIn counts the bytes the chain's source read from outside,
+	// BytesOut those its sinks wrote out (numBytesIn/Out). Records between
+	// subtasks are handed over in memory, never serialized, so there are
+	// no network bytes to count as Flink's tasks do.
+	BytesIn, BytesOut atomic.Int64
+	// The same four per second over the last rate window
+	// (numRecordsInPerSecond, …).
+	RecordsInPerSecond, RecordsOutPerSecond Float
+	BytesInPerSecond, BytesOutPerSecond     Float
+	// Time: see TimeAccount. The Accumulate* totals are ms since the
+	// subtask started (accumulateIdleTime, …); the MsPerSecond ratios are
+	// over the last rate window (idleTimeMsPerSecond, …; each 0 to 1000,
+	// the three adding up to 1000).
+	AccumulateIdleMs, AccumulateBackPressuredMs, AccumulateBusyMs atomic.Int64
+	IdleMsPerSecond, BackPressuredMsPerSecond, BusyMsPerSecond    Float
+	// BackPressured is set while the subtask waits for an output credit
+	// (isBackPressured).
+	BackPressured atomic.Bool
 	// CheckpointAlignmentNanos is the barrier alignment of the last
-	// completed checkpoint (Flink's checkpointAlignmentTime, ns).
-	CheckpointAlignmentNanos atomic.Int64
+	// completed checkpoint (Flink's checkpointAlignmentTime, ns);
+	// CheckpointSize the bytes the subtask wrote for it: its state size
+	// (Flink's REST checkpointed_size, as a metric).
+	CheckpointAlignmentNanos, CheckpointSize atomic.Int64
 }
 
 // Operator is Flink's operator scope: one operator of a subtask's chain
@@ -142,6 +186,15 @@ type Operator struct {
 	// emitted, ms (currentInputWatermark, currentOutputWatermark);
 	// math.MinInt64 before the first.
 	InputWatermark, OutputWatermark atomic.Int64
+	// BytesIn: bytes a source read from outside (numBytesIn); BytesOut:
+	// bytes a sink wrote out (numBytesOut).
+	BytesIn, BytesOut atomic.Int64
+	// Commits, LastCommitMs: a sink's commits of completed checkpoints and
+	// how long the last took, retries included (numCommits,
+	// lastCommitDuration; Weir's).
+	Commits, LastCommitMs atomic.Int64
+	// custom are the values the operator's connector publishes itself.
+	custom customs
 }
 
 // NewOperator returns an operator group with no watermark yet.

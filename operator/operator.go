@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/state"
 )
 
@@ -52,6 +53,11 @@ type Context struct {
 	Context context.Context
 	// Metrics counts what the operator drops or routes aside.
 	Metrics *Metrics
+	// Group is the operator's group in the job's metrics registry, for
+	// values a connector publishes itself (metrics.Operator.Gauge); nil
+	// when the job reports no metrics (Gauge still works). Set by the
+	// subtask before Open.
+	Group *metrics.Operator
 	// Now returns processing time in ms since the epoch.
 	Now func() int64
 	// Restored is true when the operator's state came from a checkpoint.
@@ -153,6 +159,14 @@ type Metrics struct {
 	// held back its subtask's watermark for the stall-warning threshold
 	// (each logged once as a warning).
 	WatermarkStalls int64
+	// BytesIn counts the bytes a source's reader read from outside (a
+	// Kafka record's key, value and headers); BytesOut those a sink's
+	// writer wrote out. Connectors add to them on the subtask goroutine.
+	BytesIn, BytesOut int64
+	// Commits counts a sink's commits of completed checkpoints;
+	// LastCommitDuration is how long the last took, retries included.
+	Commits            int64
+	LastCommitDuration time.Duration
 }
 
 // KeySelector extracts the key of a value on a keyed stream. Keys must be

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/metrics"
 )
 
 // Sink is a sink in Flink's Sink V2 shape (FLIP-191): a writer per subtask
@@ -38,6 +39,13 @@ type WriterContext struct {
 	// WriterState is what the writer returned from SnapshotState in the
 	// restored checkpoint, one entry per old subtask it inherits.
 	WriterState [][]byte
+	// Metrics are the sink operator's counts: the writer adds the bytes it
+	// wrote out to Metrics.BytesOut (on the subtask goroutine). Nil when
+	// the writer is made outside a job.
+	Metrics *Metrics
+	// Group is the sink's group in the job's metrics registry (see
+	// Context.Group).
+	Group *metrics.Operator
 }
 
 // SinkWriter writes records and, on each barrier, prepares a commit.

@@ -61,7 +61,7 @@ func (s *SinkOperator) Open(ctx *Context) error {
 	}
 	wctx := WriterContext{Subtask: ctx.Subtask, Parallelism: ctx.Parallelism, JobID: ctx.JobID,
 		CheckpointInterval: ctx.CheckpointInterval, CheckpointTimeout: ctx.CheckpointTimeout, Context: s.ctx,
-		RestoredCheckpoint: ctx.RestoredCheckpoint, WriterState: s.inherited(PartWriter)}
+		RestoredCheckpoint: ctx.RestoredCheckpoint, WriterState: s.inherited(PartWriter), Metrics: ctx.Metrics, Group: ctx.Group}
 	if err := s.create(wctx); err != nil {
 		return err
 	}
@@ -163,6 +163,16 @@ var (
 )
 
 func (s *SinkOperator) commitWithRetries(id event.CheckpointID) error {
+	start := time.Now()
+	err := s.commitRetrying(id)
+	if m := s.Ctx.Metrics; m != nil && err == nil {
+		m.Commits++
+		m.LastCommitDuration = time.Since(start)
+	}
+	return err
+}
+
+func (s *SinkOperator) commitRetrying(id event.CheckpointID) error {
 	backoff := CommitBackoff
 	var err error
 	for attempt := 0; attempt <= CommitRetries; attempt++ {

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 
 	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/metrics"
 )
 
 // SplitState is one split of a source (a Kafka partition, a file, a range of
@@ -48,6 +49,14 @@ type ReaderContext struct {
 	Subtask     event.SubtaskID
 	Parallelism int
 	Context     context.Context // cancelled when the subtask stops
+	// Metrics are the source's counts: the reader adds the bytes it read
+	// to Metrics.BytesIn (from Poll, on the subtask goroutine). Never nil
+	// when the runtime makes the reader.
+	Metrics *Metrics
+	// Group is the source's group in the job's metrics registry, for
+	// values the reader publishes itself (partition lag, pendingRecords);
+	// nil when the job reports no metrics (Gauge still works).
+	Group *metrics.Operator
 }
 
 // ReaderStatus is what one Poll found.

@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/task"
 )
@@ -154,5 +155,39 @@ func TestWriterContextCarriesCheckpointInterval(t *testing.T) {
 		if fmt.Sprint(s.got) != fmt.Sprint([]time.Duration{tc.want}) {
 			t.Errorf("mode %v: writers saw intervals %v, want [%v]", tc.opts.Mode, s.got, tc.want)
 		}
+	}
+}
+
+// A sink's commits are counted and the last one's duration (retries
+// included) published: numCommits and lastCommitDuration of its operator
+// group. The write-ahead sink's commit writes for at least hold, a lower
+// bound the clock guarantees.
+func TestSinkCommitMetrics(t *testing.T) {
+	const hold = 30 * time.Millisecond
+	wal := &operator.WriteAheadSink{Write: func(context.Context, int, event.CheckpointID, []any) error {
+		time.Sleep(hold)
+		return nil
+	}}
+	reg := metrics.NewRegistry()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := Run(ctx, sinkJob(t, countSource{n: 3, bounded: true}, wal),
+		Options{Mode: task.ExactlyOnce, CheckpointDir: t.TempDir(), Metrics: reg, JobID: "commits"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink *metrics.Operator
+	for _, s := range reg.Job("commits").Subtasks() {
+		for _, o := range s.Operators {
+			if o.Name == "Sink: out" {
+				sink = o
+			}
+		}
+	}
+	if sink == nil {
+		t.Fatal("no metrics group for Sink: out")
+	}
+	if n, ms := sink.Commits.Load(), sink.LastCommitMs.Load(); n != 1 || ms < hold.Milliseconds() {
+		t.Errorf("numCommits %d, lastCommitDuration %d ms; want 1 (the final checkpoint's) taking at least %v", n, ms, hold)
 	}
 }

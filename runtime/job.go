@@ -432,7 +432,7 @@ func (j *job) runAttempt(parent context.Context, restore *restoredState) error {
 		savepoints: j.savepoints}
 	d := dp.deploy()
 	defer d.close()
-	j.attemptMetrics(d)
+	j.attemptMetrics(d, restore != nil && restore.id != 0)
 	if d.err != nil {
 		return d.err
 	}
@@ -481,6 +481,10 @@ func (j *job) collectMetrics(d *deployment) {
 		sum.RecordsOut += om.m.RecordsOut
 		sum.FutureSkewed += om.m.FutureSkewed
 		sum.WatermarkStalls += om.m.WatermarkStalls
+		sum.BytesIn += om.m.BytesIn
+		sum.BytesOut += om.m.BytesOut
+		sum.Commits += om.m.Commits
+		sum.LastCommitDuration = max(sum.LastCommitDuration, om.m.LastCommitDuration)
 		j.res.Metrics[om.uid] = sum
 	}
 }

@@ -31,10 +31,15 @@ func (dp *deployer) subtaskMetrics(v *graph.Vertex, i int) *metrics.Subtask {
 	return g
 }
 
-// attemptMetrics shows the new attempt's subtasks in place of the last's.
-func (j *job) attemptMetrics(d *deployment) {
-	if j.metrics != nil {
-		j.metrics.NewAttempt(d.groups)
+// attemptMetrics shows the new attempt's subtasks in place of the last's
+// and, when it restored state from a checkpoint, when.
+func (j *job) attemptMetrics(d *deployment, restored bool) {
+	if j.metrics == nil {
+		return
+	}
+	j.metrics.NewAttempt(d.groups)
+	if restored {
+		j.metrics.LastRestoreTimestamp.Store(j.opts.Now().UnixMilli())
 	}
 }
 
@@ -59,14 +64,17 @@ func (dr *driver) checkpointCompletedMetrics(id event.CheckpointID) {
 		return
 	}
 	m.LastCheckpointDurationMs.Store(s.Duration.Milliseconds())
-	var size int64
+	var size, buffered int64
 	for _, t := range s.Tasks {
 		size += t.Metrics.Bytes
+		buffered += t.Metrics.AlignmentBuffered
 		if g := m.Subtask(t.Task.Vertex, t.Task.Index); g != nil {
 			g.CheckpointAlignmentNanos.Store(t.Metrics.AlignmentDuration.Nanoseconds())
+			g.CheckpointSize.Store(t.Metrics.Bytes)
 		}
 	}
 	m.LastCheckpointSize.Store(size)
+	m.LastCheckpointAlignmentBuffered.Store(buffered)
 }
 
 // checkpointFailedMetrics counts a failed checkpoint; one subsumed by a

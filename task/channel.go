@@ -29,11 +29,22 @@ type OutChannel struct {
 
 // Send hands b to the receiver, waiting for a credit; it fails only when ctx
 // is cancelled.
-func (c *OutChannel) Send(ctx context.Context, b event.Batch) error {
+func (c *OutChannel) Send(ctx context.Context, b event.Batch) error { return c.send(ctx, b, nil) }
+
+// send is Send that counts a wait for a credit as back-pressured time in
+// acct (nil: not counted).
+func (c *OutChannel) send(ctx context.Context, b event.Batch, acct *timeAccount) error {
 	select {
 	case <-c.credits:
-	case <-ctx.Done():
-		return ctx.Err()
+	default:
+		since := acct.waitStart()
+		select {
+		case <-c.credits:
+		case <-ctx.Done():
+			acct.waitEnd(since)
+			return ctx.Err()
+		}
+		acct.waitEnd(since)
 	}
 	// Never blocks: the inbox holds as many envelopes as all its channels
 	// have credits.
@@ -84,6 +95,18 @@ func (g *InputGate) Recycle(ch int) { g.credits[ch] <- struct{}{} }
 // mustHold reports whether an envelope from ch has to wait: its channel is
 // blocked, or earlier batches of it are still held (order per channel).
 func (g *InputGate) mustHold(ch int) bool { return g.blocked[ch] || len(g.held[ch]) > 0 }
+
+// heldRecords counts the records held on blocked channels now: what
+// barrier alignment buffers.
+func (g *InputGate) heldRecords() int64 {
+	var n int64
+	for _, q := range g.held {
+		for _, b := range q {
+			n += int64(len(b.Records))
+		}
+	}
+	return n
+}
 
 // Hold queues a batch of a blocked channel.
 func (g *InputGate) Hold(e Envelope) { g.held[e.Channel] = append(g.held[e.Channel], e.Batch) }

@@ -9,36 +9,46 @@ import (
 // publishMetrics copies the subtask's counts — kept in plain fields by
 // this goroutine, the only one that writes them — into its metrics group's
 // atomics, for a reporter to read at scrape time. It runs at every
-// processing-time tick and once more when the subtask has exited, so the
-// last published values are the final ones.
-func (t *Subtask) publishMetrics() {
+// processing-time tick and once more when the subtask has exited (final),
+// so the last published values are the final ones.
+func (t *Subtask) publishMetrics(final bool) {
 	g := t.spec.Metrics
 	if g == nil || t.head == nil {
 		return
 	}
+	var cur totals
 	ops := g.Operators
 	if t.src != nil && len(ops) > 0 {
 		// A source has no input watermark; its output is the chain's input.
-		publishOperator(ops[0], t.src.spec.Metrics, event.MinWatermark, t.head.lastWM)
+		m := t.src.spec.Metrics
+		publishOperator(ops[0], m, event.MinWatermark, t.head.lastWM)
+		cur.recordsIn, cur.bytesIn = m.RecordsIn, m.BytesIn
 		ops = ops[1:]
 	}
 	in := t.head.lastWM
 	for i, c := range t.spec.Chain {
+		cur.bytesOut += c.Ctx.Metrics.BytesOut
 		if i >= len(ops) {
-			break
+			continue
 		}
 		out := t.outs[i].lastWM
 		publishOperator(ops[i], c.Ctx.Metrics, in, out)
 		in = out
 	}
-	if c := t.spec.Counters; c != nil {
-		g.RecordsIn.Store(c.In.Load())
+	if c := t.spec.Counters; c != nil && t.src == nil {
+		cur.recordsIn = c.In.Load()
 	}
-	out := t.head.metrics.RecordsOut // a source-only chain
+	cur.recordsOut = t.head.metrics.RecordsOut // a source-only chain
 	if n := len(t.spec.Chain); n > 0 {
-		out = t.spec.Chain[n-1].Ctx.Metrics.RecordsOut
+		cur.recordsOut = t.spec.Chain[n-1].Ctx.Metrics.RecordsOut
 	}
-	g.RecordsOut.Store(out)
+	g.RecordsIn.Store(cur.recordsIn)
+	g.RecordsOut.Store(cur.recordsOut)
+	g.BytesIn.Store(cur.bytesIn)
+	g.BytesOut.Store(cur.bytesOut)
+	if t.acct != nil {
+		t.acct.publish(g, cur, final)
+	}
 }
 
 func publishOperator(g *metrics.Operator, m *operator.Metrics, in, out event.Timestamp) {
@@ -47,4 +57,8 @@ func publishOperator(g *metrics.Operator, m *operator.Metrics, in, out event.Tim
 	g.LateRecordsDropped.Store(m.LateDropped)
 	g.InputWatermark.Store(in)
 	g.OutputWatermark.Store(out)
+	g.BytesIn.Store(m.BytesIn)
+	g.BytesOut.Store(m.BytesOut)
+	g.Commits.Store(m.Commits)
+	g.LastCommitMs.Store(m.LastCommitDuration.Milliseconds())
 }

@@ -65,6 +65,9 @@ func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration)
 		t.finalID, t.stopping = b.ID, b.ID
 	}
 	m := checkpoint.TaskMetrics{AlignmentDuration: alignment, SyncDuration: t.spec.Now().Sub(start)}
+	if g := t.spec.Gate; g != nil {
+		m.AlignmentBuffered = g.heldRecords() // still held: the gate unblocks after the snapshot
+	}
 	storage, err := t.storageFor(b)
 	if err != nil {
 		t.report(Report{Kind: ReportDecline, ID: b.ID, Phase: checkpoint.PhaseSync, Err: err})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/watermark"
 )
@@ -86,7 +87,12 @@ func (t *Subtask) openSource() error {
 	if s.Name == "" {
 		s.Name = s.UID
 	}
-	r, err := s.Source.CreateReader(operator.ReaderContext{Subtask: t.spec.ID, Parallelism: s.Parallelism, Context: t.ctx})
+	var group *metrics.Operator
+	if g := t.spec.Metrics; g != nil && len(g.Operators) > 0 {
+		group = g.Operators[0]
+	}
+	r, err := s.Source.CreateReader(operator.ReaderContext{Subtask: t.spec.ID, Parallelism: s.Parallelism, Context: t.ctx,
+		Metrics: s.Metrics, Group: group})
 	if err != nil {
 		return fmt.Errorf("source %s: create reader: %w", s.UID, err)
 	}
@@ -147,6 +153,7 @@ func (d *sourceDriver) Collect(split string, r event.Record) {
 		d.checkFutureSkew(split, r.Timestamp)
 	}
 	d.polled++
+	d.spec.Metrics.RecordsIn++ // read from outside: the source's numRecordsIn (FLIP-33)
 	d.spec.Metrics.RecordsOut++
 	d.t.head.Collect(r)
 }
@@ -209,14 +216,19 @@ func (t *Subtask) runSource() error {
 			continue
 		}
 		t.flush()
+		idle := time.Now()
 		select {
 		case m := <-t.spec.Mail:
+			t.acct.idleEnd(idle)
 			t.onMail(m)
 		case <-wait:
+			t.acct.idleEnd(idle)
 			d.waiting = nil
 		case <-wmTick.C:
+			t.acct.idleEnd(idle)
 			t.emitSourceWatermark(d)
 		case <-ticks:
+			t.acct.idleEnd(idle)
 			t.onTick()
 		case <-t.ctx.Done():
 			return t.ctx.Err()

@@ -145,6 +145,8 @@ type Subtask struct {
 	// pts runs the chain's processing-time callbacks, keyed timers
 	// included; onTick advances it.
 	pts *operator.ProcessingTimeService
+	// acct splits the subtask's time into busy, idle and back-pressured.
+	acct *timeAccount
 }
 
 // New prepares a subtask; Run executes it.
@@ -168,6 +170,10 @@ func (t *Subtask) setErr(err error) {
 // ctx is cancelled, and closes the chain. It reports failures and exit.
 func (t *Subtask) Run(ctx context.Context) (err error) {
 	t.ctx = ctx
+	t.acct = newTimeAccount(t.spec.Metrics)
+	for _, w := range t.allWriters() {
+		w.acct = t.acct
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("subtask %s panicked: %v", t.spec.ID, r)
@@ -195,7 +201,7 @@ func (t *Subtask) cleanup() []error {
 	t.pts.Quiesce() // nothing fires once the subtask stops
 	errs = append(errs, t.closeChain()...)
 	t.waitAsync()
-	t.publishMetrics() // the final counts, for a scrape after the job
+	t.publishMetrics(true) // the final counts, for a scrape after the job
 	return errs
 }
 
@@ -280,6 +286,7 @@ func (t *Subtask) wireChain() {
 			out.writers = t.spec.Writers
 		}
 		c.Ctx.Output = out
+		c.Ctx.Group = t.operatorGroup(i)
 		c.Ctx.ProcessingTime = t.pts
 		c.Ctx.Context = t.ctx
 		if c.Ctx.Timers != nil {
@@ -293,6 +300,22 @@ func (t *Subtask) wireChain() {
 	} else {
 		t.head = &chainOutput{t: t, writers: t.spec.Writers, lastWM: event.MinWatermark, metrics: &operator.Metrics{}}
 	}
+}
+
+// operatorGroup is the metrics group of chain operator i (the source's
+// is before the chain's), or nil without metrics.
+func (t *Subtask) operatorGroup(i int) *metrics.Operator {
+	g := t.spec.Metrics
+	if g == nil {
+		return nil
+	}
+	if t.spec.Source != nil {
+		i++
+	}
+	if i >= len(g.Operators) {
+		return nil
+	}
+	return g.Operators[i]
 }
 
 // closeChain closes every operator and the source reader, each whatever
@@ -362,16 +385,20 @@ func (t *Subtask) runInputs() error {
 			if len(g.inbox) == 0 {
 				t.flush()
 			}
+			idle := time.Now()
 			select {
 			case e := <-g.inbox:
+				t.acct.idleEnd(idle)
 				if g.mustHold(e.Channel) {
 					g.Hold(e)
 				} else {
 					t.onEnvelope(e)
 				}
 			case m := <-t.spec.Mail:
+				t.acct.idleEnd(idle)
 				t.onMail(m)
 			case <-ticks:
+				t.acct.idleEnd(idle)
 				t.onTick()
 			case <-t.ctx.Done():
 				return t.ctx.Err()
@@ -588,7 +615,7 @@ func (t *Subtask) onTick() {
 	if t.spec.Counters != nil {
 		t.spec.Counters.LateDropped.Store(late)
 	}
-	t.publishMetrics()
+	t.publishMetrics(false)
 }
 
 func (t *Subtask) report(r Report) {

@@ -59,6 +59,9 @@ type RecordWriter struct {
 	batchSize int
 	err       error
 	sent      int64
+	// acct counts the waits for credits as back-pressured time; set by the
+	// subtask when it runs (nil: not counted).
+	acct *timeAccount
 }
 
 // NewRecordWriter writes to channels through part in batches of batchSize.
@@ -93,7 +96,7 @@ func (w *RecordWriter) send(ch int, c event.Control) {
 	b := event.Batch{Records: w.bufs[ch], Control: c}
 	w.bufs[ch] = make([]event.Record, 0, w.batchSize)
 	w.sent += int64(len(b.Records))
-	w.err = w.channels[ch].Send(w.ctx, b)
+	w.err = w.channels[ch].send(w.ctx, b, w.acct)
 }
 
 // Flush sends every non-empty batch.

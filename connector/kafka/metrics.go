@@ -1,6 +1,12 @@
 package kafka
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirstream/weir/operator"
+)
 
 // SourceMetrics counts what a source's readers did besides emitting
 // records. One value is shared by every reader of the source; read it with
@@ -41,4 +47,23 @@ type SinkMetrics struct {
 	// topic's retention.ms: the broker would have deleted them (see
 	// retention.go).
 	RecordsRestamped atomic.Int64
+}
+
+// payloadSize is a record's bytes as the source and the sink count them
+// (numBytesIn, numBytesOut): key, value and headers, without Kafka's
+// framing.
+func payloadSize(r *kgo.Record) int64 {
+	n := len(r.Key) + len(r.Value)
+	for _, h := range r.Headers {
+		n += len(h.Key) + len(h.Value)
+	}
+	return int64(n)
+}
+
+// countBytesOut adds a record handed to the producer to the sink's
+// numBytesOut (m is nil outside a job).
+func countBytesOut(m *operator.Metrics, r *kgo.Record) {
+	if m != nil {
+		m.BytesOut += payloadSize(r)
+	}
 }

@@ -35,6 +35,7 @@ type reader struct {
 	metrics *SourceMetrics
 	log     *slog.Logger
 	dlq     *deadLetters
+	rm      readerMetrics
 
 	splits    map[TopicPartition]*splitState
 	order     []TopicPartition
@@ -71,11 +72,16 @@ type splitState struct {
 	// table is an upsert source's last value of every live key in the
 	// split; nil for other sources.
 	table map[string][]byte
+	// end is the offset the last fetch of the partition could read up to
+	// (see fetchEnds): the lag is end - pos.next.
+	end    int64
+	gauges splitGauges
 }
 
 type fetchBatch struct {
 	recs []*kgo.Record
-	err  error // after recs: the fetch goroutine has stopped
+	ends map[TopicPartition]int64 // what each partition could be read up to (fetchEnds)
+	err  error                    // after recs: the fetch goroutine has stopped
 }
 
 type discovered struct {
@@ -113,7 +119,7 @@ func newReader(rctx operator.ReaderContext, cfg *sourceConfig, base []kgo.Opt, d
 	r := &reader{cfg: cfg, rctx: rctx, cl: cl, decode: dec.decode, upsert: dec.upsert, metrics: m, log: cfg.logger,
 		splits: map[TopicPartition]*splitState{}, fetched: make(chan fetchBatch, 2),
 		added: make(chan []discovered, 1), commits: make(chan kadm.Offsets, 1), notify: make(chan struct{}, 1),
-		closing: make(chan struct{}), commitDone: make(chan struct{})}
+		closing: make(chan struct{}), commitDone: make(chan struct{}), rm: newReaderMetrics(rctx)}
 	r.ctx, r.cancel = context.WithCancel(parent)
 	r.mu.known = map[TopicPartition]bool{}
 	if cfg.badRecords.kind == badDeadLetter {
@@ -167,7 +173,7 @@ func (r *reader) addSplit(tp TopicPartition, pos position, table map[string][]by
 	if _, dup := r.splits[tp]; dup {
 		return
 	}
-	st := &splitState{id: splitID(tp.Topic, tp.Partition), tp: tp, pos: pos}
+	st := &splitState{id: splitID(tp.Topic, tp.Partition), tp: tp, pos: pos, gauges: r.rm.forSplit(tp)}
 	if r.upsert != nil {
 		st.table = table
 	}
@@ -199,9 +205,11 @@ func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) 
 		select {
 		case b := <-r.fetched:
 			r.cur, r.idx = b, 0
+			r.takeEnds(b.ends)
 		default:
 		}
 	}
+	defer r.publishLag()
 	for n := 0; r.idx < len(r.cur.recs) && n < r.cfg.maxPollRecords; {
 		rec := r.cur.recs[r.idx]
 		r.idx++
@@ -250,6 +258,7 @@ func (r *reader) handle(rec *kgo.Record, out operator.ReaderOutput) (bool, error
 	}
 	emitted := 0
 	if !rec.Attrs.IsControl() { // transaction markers only move the position
+		r.rm.bytesRead(rec)
 		var err error
 		if emitted, err = r.emit(st, rec, out); err != nil {
 			return false, err
@@ -299,11 +308,14 @@ func (r *reader) badRecord(rec *kgo.Record, cause error) error {
 	switch r.cfg.badRecords.kind {
 	case badSkip:
 		r.metrics.RecordsSkipped.Add(1)
+		r.rm.inErrors.Add(1)
 	case badDeadLetter:
 		if err := r.dlq.send(r.ctx, rec, cause); err != nil {
 			return err
 		}
 		r.metrics.RecordsDeadLettered.Add(1)
+		r.rm.inErrors.Add(1)
+		r.rm.deadLettered.Add(1)
 	default:
 		return &RecordError{Topic: rec.Topic, Partition: rec.Partition, Offset: rec.Offset, Err: cause, Fix: r.cfg.badRecordFix}
 	}
@@ -401,7 +413,7 @@ func (r *reader) fetchLoop() {
 				fatal = e
 			}
 		})
-		b := fetchBatch{recs: fs.Records(), err: fatal}
+		b := fetchBatch{recs: fs.Records(), ends: fetchEnds(fs, !r.cfg.readUncommitted), err: fatal}
 		if len(b.recs) == 0 && b.err == nil {
 			continue
 		}
@@ -540,7 +552,9 @@ func (r *reader) commitLoop() {
 		if err := adm.CommitAllOffsets(ctx, r.cfg.groupID, o); err != nil {
 			r.metrics.OffsetCommitFailures.Add(1)
 			r.log.Debug("kafka source: committing offsets to the group failed", "group", r.cfg.groupID, "err", err)
+			return
 		}
+		o.Each(func(off kadm.Offset) { r.rm.forSplit(TopicPartition{off.Topic, off.Partition}).committed.Store(off.At) })
 	}
 	for {
 		select {

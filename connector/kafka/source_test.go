@@ -16,6 +16,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/internal/sim"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/runtime"
 )
@@ -193,6 +194,12 @@ func (c *collector) Collect(split string, r event.Record) {
 // given ones).
 func openReader[T any](t *testing.T, src *Source[T], splits []operator.SplitState) operator.SourceReader {
 	t.Helper()
+	return openReaderIn(t, src, splits, nil)
+}
+
+// openReaderIn is openReader publishing into the metrics group g.
+func openReaderIn[T any](t *testing.T, src *Source[T], splits []operator.SplitState, g *metrics.Operator) operator.SourceReader {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	if splits == nil {
@@ -201,7 +208,7 @@ func openReader[T any](t *testing.T, src *Source[T], splits []operator.SplitStat
 			t.Fatal(err)
 		}
 	}
-	r, err := src.CreateReader(operator.ReaderContext{Subtask: event.SubtaskID{Vertex: "src"}, Parallelism: 1, Context: ctx})
+	r, err := src.CreateReader(operator.ReaderContext{Subtask: event.SubtaskID{Vertex: "src"}, Parallelism: 1, Context: ctx, Group: g})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,11 +328,17 @@ func TestSourceBadRecordDeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := &collector{}
-	if err := pollUntil(t, openReader(t, src, nil), out, func() bool { return false }); err != nil {
+	g := metrics.NewOperator("Source: in", "in")
+	if err := pollUntil(t, openReaderIn(t, src, nil, g), out, func() bool { return false }); err != nil {
 		t.Fatal(err)
 	}
 	if len(out.vals) != 9 || src.Metrics().RecordsDeadLettered.Load() != 1 {
 		t.Fatalf("emitted %d, dead-lettered %d; want 9 and 1", len(out.vals), src.Metrics().RecordsDeadLettered.Load())
+	}
+	for _, name := range []string{metricDeadLettered, metricInErrors} {
+		if v, _ := g.Find(name); v != 1 {
+			t.Errorf("the reader's %s = %d, want 1", name, v)
+		}
 	}
 	recs := c.readCommitted(dlq)
 	if len(recs) != 1 || string(recs[0].Value) != "not json" {

@@ -32,6 +32,7 @@ type txnWriter struct {
 	err  asyncErr
 	log  *slog.Logger
 	ret  *retentionGuard
+	m    *operator.Metrics // nil outside a job
 }
 
 // openTxn is the transaction taking records since the last barrier. Its
@@ -48,7 +49,7 @@ func newTxnWriter(c *sinkCore, wctx operator.WriterContext) (_ *txnWriter, err e
 	if err != nil {
 		return nil, err
 	}
-	w := &txnWriter{c: c, sub: wctx.Subtask.Index, par: max(1, wctx.Parallelism), adm: adm, log: c.cfg.logger,
+	w := &txnWriter{c: c, sub: wctx.Subtask.Index, par: max(1, wctx.Parallelism), adm: adm, log: c.cfg.logger, m: wctx.Metrics,
 		pool: newTxnPool(c.cfg.prefix, wctx.Subtask.Index, c.cfg.poolSize, wctx.RestoredCheckpoint)}
 	w.ctx, w.stop = context.WithCancel(context.Background())
 	w.ret = newRetentionGuard(c, adm)
@@ -112,6 +113,7 @@ func (w *txnWriter) Write(r event.Record) error {
 		}
 	}
 	w.cur.records++
+	countBytesOut(w.m, rec)
 	w.cur.topic = rec.Topic
 	w.cur.cl.Produce(w.ctx, rec, func(r *kgo.Record, err error) {
 		if err != nil {

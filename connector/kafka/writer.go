@@ -23,6 +23,7 @@ type plainWriter struct {
 	cancel context.CancelFunc
 	err    asyncErr
 	ret    *retentionGuard
+	m      *operator.Metrics // nil outside a job
 }
 
 func newPlainWriter(c *sinkCore, wctx operator.WriterContext) (*plainWriter, error) {
@@ -30,7 +31,7 @@ func newPlainWriter(c *sinkCore, wctx operator.WriterContext) (*plainWriter, err
 	if err != nil {
 		return nil, err
 	}
-	w := &plainWriter{c: c, sub: wctx.Subtask.Index, cl: cl, ret: newRetentionGuard(c, cl)}
+	w := &plainWriter{c: c, sub: wctx.Subtask.Index, cl: cl, ret: newRetentionGuard(c, cl), m: wctx.Metrics}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	return w, nil
 }
@@ -44,6 +45,7 @@ func (w *plainWriter) Write(r event.Record) error {
 		return err
 	}
 	w.ret.stamp(w.ctx, rec, time.Now())
+	countBytesOut(w.m, rec)
 	w.cl.Produce(w.ctx, rec, func(r *kgo.Record, err error) {
 		if err != nil {
 			w.err.set(produceError(r, err))

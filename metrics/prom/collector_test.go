@@ -37,7 +37,7 @@ weir_jobmanager_job_lastCompletedCheckpointId{job_id="id-1",job_name="billing"} 
 # HELP weir_taskmanager_job_task_numRecordsOut Records the subtask's chain emitted.
 # TYPE weir_taskmanager_job_task_numRecordsOut gauge
 weir_taskmanager_job_task_numRecordsOut{job_id="id-1",job_name="billing",subtask_index="1",task_name="Source: bills -> Sink: totals"} 40
-# HELP weir_taskmanager_job_task_operator_numRecordsIn Records the operator received.
+# HELP weir_taskmanager_job_task_operator_numRecordsIn Records the operator received (a source: read).
 # TYPE weir_taskmanager_job_task_operator_numRecordsIn gauge
 weir_taskmanager_job_task_operator_numRecordsIn{job_id="id-1",job_name="billing",operator_id="bills",operator_name="Source: bills",subtask_index="1",task_name="Source: bills -> Sink: totals"} 0
 weir_taskmanager_job_task_operator_numRecordsIn{job_id="id-1",job_name="billing",operator_id="totals",operator_name="Sink: totals",subtask_index="1",task_name="Source: bills -> Sink: totals"} 40
@@ -101,5 +101,59 @@ func TestFromConfig(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%v: got %q, want %q", c.set, got, c.want)
 		}
+	}
+}
+
+// TestCollectorCustomGauges: a connector's gauges are exported in the
+// operator scope with their own labels after the operator's, their name
+// made a Prometheus name as Flink's reporter does; the time ratios and
+// rates are floats; Vertices sums a vertex's subtasks.
+func TestCollectorCustomGauges(t *testing.T) {
+	r := metrics.NewRegistry()
+	j := r.AddJob("id-1", "lag")
+	src := metrics.NewOperator("Source: bills", "bills")
+	src.Gauge("KafkaSourceReader.topic.partition.records-lag", "topic", "bills", "partition", "0").Store(42)
+	src.Gauge("KafkaSourceReader.topic.partition.records-lag", "topic", "bills", "partition", "1").Store(7)
+	src.Gauge("pendingRecords").Store(49)
+	a := &metrics.Subtask{Task: "Source: bills", Index: 0, Operators: []*metrics.Operator{src}}
+	a.BusyMsPerSecond.Store(250.5)
+	a.BackPressuredMsPerSecond.Store(700)
+	a.RecordsOut.Store(10)
+	a.BackPressured.Store(true)
+	b := &metrics.Subtask{Task: "Source: bills", Index: 1}
+	b.BusyMsPerSecond.Store(100)
+	b.RecordsOut.Store(5)
+	j.NewAttempt([]*metrics.Subtask{b, a})
+	pre, post := `job_id="id-1",job_name="lag",operator_id="bills",operator_name="Source: bills"`, `subtask_index="0",task_name="Source: bills"`
+	labels := pre + "," + post
+	want := `
+# HELP weir_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_records_lag Published by the operator's connector.
+# TYPE weir_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_records_lag gauge
+weir_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_records_lag{` + pre + `,partition="0",` + post + `,topic="bills"} 42
+weir_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_records_lag{` + pre + `,partition="1",` + post + `,topic="bills"} 7
+# HELP weir_taskmanager_job_task_operator_pendingRecords Published by the operator's connector.
+# TYPE weir_taskmanager_job_task_operator_pendingRecords gauge
+weir_taskmanager_job_task_operator_pendingRecords{` + labels + `} 49
+# HELP weir_taskmanager_job_task_busyTimeMsPerSecond Ms per second the subtask was busy, over the last 5 s.
+# TYPE weir_taskmanager_job_task_busyTimeMsPerSecond gauge
+weir_taskmanager_job_task_busyTimeMsPerSecond{job_id="id-1",job_name="lag",subtask_index="0",task_name="Source: bills"} 250.5
+weir_taskmanager_job_task_busyTimeMsPerSecond{job_id="id-1",job_name="lag",subtask_index="1",task_name="Source: bills"} 100
+`
+	if err := testutil.CollectAndCompare(NewCollector(r), strings.NewReader(want),
+		"weir_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_records_lag",
+		"weir_taskmanager_job_task_operator_pendingRecords", "weir_taskmanager_job_task_busyTimeMsPerSecond"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := src.Find("pendingRecords"); !ok || v != 49 {
+		t.Errorf("Find(pendingRecords) = %d, %v", v, ok)
+	}
+	vs := j.Vertices()
+	if len(vs) != 1 {
+		t.Fatalf("Vertices: %+v, want one", vs)
+	}
+	v := vs[0]
+	if v.Parallelism != 2 || v.RecordsOut != 15 || v.BusyMsPerSecond != 175.25 || v.MaxBusyMsPerSecond != 250.5 ||
+		v.BackPressuredMsPerSecond != 350 || v.MaxBackPressuredMsPerSecond != 700 || v.BackPressuredSubtasks != 1 {
+		t.Errorf("Vertices()[0] = %+v", v)
 	}
 }
