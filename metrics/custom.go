@@ -30,14 +30,27 @@ type Gauge struct {
 	v      atomic.Int64
 }
 
-// Load returns the value.
-func (g *Gauge) Load() int64 { return g.v.Load() }
+// Load returns the value (0 for a nil gauge).
+func (g *Gauge) Load() int64 {
+	if g == nil {
+		return 0
+	}
+	return g.v.Load()
+}
 
-// Store sets the value.
-func (g *Gauge) Store(v int64) { g.v.Store(v) }
+// Store sets the value; a nil gauge discards it.
+func (g *Gauge) Store(v int64) {
+	if g != nil {
+		g.v.Store(v)
+	}
+}
 
-// Add adds d to the value (a counter).
-func (g *Gauge) Add(d int64) { g.v.Add(d) }
+// Add adds d to the value (a counter); a nil gauge discards it.
+func (g *Gauge) Add(d int64) {
+	if g != nil {
+		g.v.Add(d)
+	}
+}
 
 type customs struct {
 	mu     sync.Mutex
