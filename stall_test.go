@@ -51,7 +51,7 @@ func runStalled(t *testing.T, par int, src *partitions, want ...string) {
 	t.Helper()
 	var ticks atomic.Int64
 	clock := func() time.Time { return time.UnixMilli(0).Add(time.Duration(ticks.Add(1)) * time.Second) }
-	logs := &stallLog{seen: make(chan struct{})}
+	logs := newStallLog()
 	env := weir.NewEnvironment().SetParallelism(par).EnableCheckpointing(0, weir.AtMostOnce, "").
 		SetWatermarkStallWarning(2 * time.Minute)
 	opts := env.RuntimeOptions()
@@ -91,14 +91,23 @@ func runStalled(t *testing.T, par int, src *partitions, want ...string) {
 // stallLog is a slog.Handler that keeps WARN records as text and signals
 // seen on the first one.
 type stallLog struct {
+	*stallLines
+	attrs []slog.Attr // from With: the job's, the subtask's
+}
+
+type stallLines struct {
 	mu   sync.Mutex
 	out  []string
 	seen chan struct{}
 }
 
+func newStallLog() *stallLog { return &stallLog{stallLines: &stallLines{seen: make(chan struct{})}} }
+
 func (l *stallLog) Enabled(context.Context, slog.Level) bool { return true }
-func (l *stallLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
-func (l *stallLog) WithGroup(string) slog.Handler            { return l }
+func (l *stallLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return &stallLog{stallLines: l.stallLines, attrs: append(l.attrs[:len(l.attrs):len(l.attrs)], as...)}
+}
+func (l *stallLog) WithGroup(string) slog.Handler { return l }
 
 func (l *stallLog) Handle(_ context.Context, r slog.Record) error {
 	if r.Level < slog.LevelWarn {
@@ -110,7 +119,7 @@ func (l *stallLog) Handle(_ context.Context, r slog.Record) error {
 			return slog.Attr{}
 		}
 		return a
-	}})
+	}}).WithAttrs(l.attrs)
 	if err := h.Handle(context.Background(), r); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ package operator
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/weirstream/weir/event"
@@ -58,6 +59,11 @@ type Context struct {
 	// when the job reports no metrics (Gauge still works). Set by the
 	// subtask before Open.
 	Group *metrics.Operator
+	// Logger is the subtask's, its lines naming job, vertex and subtask,
+	// with the operator's name as operator;
+	// connectors log through it unless the user gave them a logger. Set by
+	// the subtask before Open; nil outside a job.
+	Logger *slog.Logger
 	// Now returns processing time in ms since the epoch.
 	Now func() int64
 	// Restored is true when the operator's state came from a checkpoint.

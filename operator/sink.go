@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/weirstream/weir/event"
@@ -46,6 +47,8 @@ type WriterContext struct {
 	// Group is the sink's group in the job's metrics registry (see
 	// Context.Group).
 	Group *metrics.Operator
+	// Logger is the subtask's (see Context.Logger); nil outside a job.
+	Logger *slog.Logger
 }
 
 // SinkWriter writes records and, on each barrier, prepares a commit.

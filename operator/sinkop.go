@@ -61,7 +61,7 @@ func (s *SinkOperator) Open(ctx *Context) error {
 	}
 	wctx := WriterContext{Subtask: ctx.Subtask, Parallelism: ctx.Parallelism, JobID: ctx.JobID,
 		CheckpointInterval: ctx.CheckpointInterval, CheckpointTimeout: ctx.CheckpointTimeout, Context: s.ctx,
-		RestoredCheckpoint: ctx.RestoredCheckpoint, WriterState: s.inherited(PartWriter), Metrics: ctx.Metrics, Group: ctx.Group}
+		RestoredCheckpoint: ctx.RestoredCheckpoint, WriterState: s.inherited(PartWriter), Metrics: ctx.Metrics, Group: ctx.Group, Logger: ctx.Logger}
 	if err := s.create(wctx); err != nil {
 		return err
 	}

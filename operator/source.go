@@ -3,6 +3,7 @@ package operator
 import (
 	"context"
 	"hash/fnv"
+	"log/slog"
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/metrics"
@@ -57,6 +58,8 @@ type ReaderContext struct {
 	// values the reader publishes itself (partition lag, pendingRecords);
 	// nil when the job reports no metrics (Gauge still works).
 	Group *metrics.Operator
+	// Logger is the subtask's (see Context.Logger); nil outside a job.
+	Logger *slog.Logger
 }
 
 // ReaderStatus is what one Poll found.

@@ -40,6 +40,8 @@ func Start(ctx context.Context, jg *graph.JobGraph, opts Options) (*JobClient, e
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	// Every line the job logs, its subtasks' too, names it.
+	opts.Logger = opts.Logger.With("job", opts.JobID)
 	var fs *checkpointstorage.FS
 	if opts.Mode != task.AtMostOnce {
 		if err := restoreDirExists(opts.Restore, opts.CheckpointDir); err != nil {

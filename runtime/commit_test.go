@@ -1,9 +1,13 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -191,3 +195,55 @@ func TestSinkCommitMetrics(t *testing.T) {
 		t.Errorf("numCommits %d, lastCommitDuration %d ms; want 1 (the final checkpoint's) taking at least %v", n, ms, hold)
 	}
 }
+
+// logSink logs through its writer's logger when the writer is made.
+type logSink struct{ nopSink }
+
+type nopSink struct{}
+
+func (nopSink) CreateCommitter(operator.WriterContext) (operator.Committer, error) { return nil, nil }
+
+func (logSink) CreateWriter(w operator.WriterContext) (operator.SinkWriter, error) {
+	w.Logger.Info("writer created")
+	return nopWriter{}, nil
+}
+
+// Every line a job logs names it; an operator's (through its subtask's
+// logger, Context.Logger, which a sink writer gets as WriterContext.Logger)
+// also names the vertex, the subtask and the operator.
+func TestTaskLogsNameJobVertexSubtask(t *testing.T) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	log := slog.New(slog.NewJSONHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	}), nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := Run(ctx, sinkJob(t, countSource{n: 3, bounded: true}, logSink{}),
+		Options{Mode: task.AtMostOnce, Logger: log, JobID: "logs-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if rec["msg"] == "writer created" {
+			if rec["job"] != "logs-1" || rec["vertex"] != "Source: numbers -> Sink: out" || rec["subtask"] != float64(0) ||
+				rec["operator"] != "Sink: out" {
+				t.Errorf("the writer's line lacks job, vertex, subtask or operator: %s", line)
+			}
+			return
+		}
+	}
+	t.Fatalf("no line from the writer in:\n%s", buf.String())
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

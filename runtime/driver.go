@@ -236,7 +236,7 @@ func (dr *driver) abort(ctx context.Context, a checkpoint.AbortCheckpoint) error
 	}
 	dr.checkpointFailedMetrics(a.Reason)
 	if !errors.Is(a.Reason, checkpoint.ErrSubsumed) {
-		dr.j.opts.Logger.Warn("checkpoint failed", "job", dr.j.opts.JobID, "checkpoint", a.ID, "reason", a.Reason)
+		dr.j.opts.Logger.Warn("checkpoint failed", "checkpoint", a.ID, "reason", a.Reason)
 		dr.j.emit(Event{Kind: EventCheckpointFailed, Checkpoint: int64(a.ID), Err: a.Reason, Stats: dr.stats(a.ID)})
 	}
 	if err := dr.postAborted(ctx, a.ID); err != nil {

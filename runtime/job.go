@@ -130,7 +130,7 @@ func (j *job) run(ctx context.Context) error {
 			return err
 		}
 		j.opts.Logger.Warn("job failed; restarting from the latest completed checkpoint",
-			"job", j.opts.JobID, "attempt", attempt+1, "delay", delay, "err", j.res.Failures[attempt])
+			"attempt", attempt+1, "delay", delay, "err", j.res.Failures[attempt])
 		j.emit(Event{Kind: EventFailover, Err: j.res.Failures[attempt], Attempt: attempt + 1})
 		j.res.Restarts++
 		j.restartMetrics()
@@ -366,7 +366,7 @@ func (j *job) noCheckpoint(which string, skipped []error, err error) error {
 	}
 	j.reportSkipped(skipped, 0)
 	j.opts.Logger.Warn("no usable checkpoint; starting empty as restore \"latest-or-empty\" allows",
-		"job", j.opts.JobID, "err", err)
+		"err", err)
 	return nil
 }
 
@@ -383,7 +383,7 @@ func (j *job) restored(storage *checkpointstorage.FS, m checkpointstorage.Metada
 	if m.Savepoint {
 		what = "savepoint"
 	}
-	j.opts.Logger.Info("restoring "+what, "job", j.opts.JobID, "checkpoint", m.ID, "dir", storage.Dir())
+	j.opts.Logger.Info("restoring "+what, "checkpoint", m.ID, "dir", storage.Dir())
 	j.emit(Event{Kind: EventRestored, Checkpoint: int64(m.ID), Path: storage.Location(m.ID)})
 	return r, storage.Location(m.ID), nil
 }

@@ -73,8 +73,10 @@ type Options struct {
 	// BatchSize is the number of records per batch between subtasks.
 	// Default 256.
 	BatchSize int
-	// Logger receives the job's events, and the subtasks' warnings.
-	// Default: slog.Default().
+	// Logger receives the job's events, and the subtasks' warnings. The
+	// job adds the attribute job (its JobID) to every line, a subtask
+	// vertex and subtask (its index); operators and connectors log through
+	// the subtask's (operator.Context.Logger). Default: slog.Default().
 	Logger *slog.Logger
 	// WatermarkStallWarning is how long a source split without records may
 	// hold back its subtask's watermark, while another split of the subtask

@@ -216,7 +216,7 @@ func TestRestoreLatestFallsBackOnCorruptStateFile(t *testing.T) {
 	if err != nil || res.RestoredFrom != 1 {
 		t.Fatalf("restore latest = %v (from %d), want checkpoint 1", err, res.RestoredFrom)
 	}
-	for _, want := range []string{`level=ERROR msg="CORRUPT CHECKPOINT skipped; restoring older checkpoint 1" checkpoint=2 file=` + flipped,
+	for _, want := range []string{`level=ERROR msg="CORRUPT CHECKPOINT skipped; restoring older checkpoint 1" job=commit-test checkpoint=2 file=` + flipped,
 		filepath.Join(dir, "chk-2.corrupt")} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("logs lack %q:\n%s", want, logs)

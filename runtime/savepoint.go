@@ -127,7 +127,7 @@ func (dr *driver) triggerFinal(now time.Time) []checkpoint.Action {
 	if r.storage == nil { // a retry after the first attempt failed
 		if err := dr.createDir(r); err != nil {
 			dr.j.opts.Logger.Error("stop-with-savepoint: cannot create the savepoint directory; "+
-				"taking a plain final checkpoint instead", "job", dr.j.opts.JobID, "err", err)
+				"taking a plain final checkpoint instead", "err", err)
 			r.answer("", err)
 			dr.sp.drain, dr.sp.stop = nil, nil
 			return dr.coord.TriggerNow(now, true)
@@ -162,7 +162,7 @@ func (dr *driver) savepointCompleted(ctx context.Context, a checkpoint.NotifyCom
 	delete(dr.sp.pending, a.ID)
 	dr.j.savepoints.remove(a.ID)
 	path := r.storage.Dir()
-	dr.j.opts.Logger.Info("savepoint completed", "job", dr.j.opts.JobID, "checkpoint", a.ID, "type", a.Type.String(), "path", path)
+	dr.j.opts.Logger.Info("savepoint completed", "checkpoint", a.ID, "type", a.Type.String(), "path", path)
 	dr.j.emit(Event{Kind: EventSavepointCompleted, Checkpoint: int64(a.ID), Path: path, Stats: dr.stats(a.ID)})
 	if a.Type != event.SnapshotSavepoint {
 		dr.j.stoppedAt = path
@@ -193,7 +193,7 @@ func (dr *driver) savepointAborted(a checkpoint.AbortCheckpoint) bool {
 		dr.j.opts.Logger.Warn("could not remove the directory of a failed savepoint", "path", r.storage.Dir(), "err", err)
 	}
 	r.close(dr.j.opts.Logger)
-	dr.j.opts.Logger.Warn("savepoint failed", "job", dr.j.opts.JobID, "checkpoint", a.ID, "reason", a.Reason)
+	dr.j.opts.Logger.Warn("savepoint failed", "checkpoint", a.ID, "reason", a.Reason)
 	dr.j.emit(Event{Kind: EventSavepointFailed, Checkpoint: int64(a.ID), Err: a.Reason, Stats: dr.stats(a.ID)})
 	if r.typ == event.SnapshotTerminate {
 		r.storage = nil

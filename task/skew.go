@@ -29,7 +29,7 @@ func (d *sourceDriver) checkFutureSkew(split string, ts event.Timestamp) {
 	d.skewWarned[split] = true
 	d.t.spec.Logger.Warn("a record's event time is too far past the wall clock: it does not move the watermark "+
 		"(it would make the records after it late); the record itself flows on",
-		"operator", d.spec.Name, "subtask", d.t.spec.ID.Index, "split", split,
+		"operator", d.spec.Name, "split", split,
 		"timestamp", FormatEventTime(ts), "wall clock", FormatEventTime(d.now.UnixMilli()),
 		"max-future-skew", skew, "fix", SkewFix)
 }

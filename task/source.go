@@ -92,7 +92,7 @@ func (t *Subtask) openSource() error {
 		group = g.Operators[0]
 	}
 	r, err := s.Source.CreateReader(operator.ReaderContext{Subtask: t.spec.ID, Parallelism: s.Parallelism, Context: t.ctx,
-		Metrics: s.Metrics, Group: group})
+		Metrics: s.Metrics, Group: group, Logger: t.spec.Logger.With("operator", s.Name)})
 	if err != nil {
 		return fmt.Errorf("source %s: create reader: %w", s.UID, err)
 	}

@@ -49,13 +49,13 @@ func (t *Subtask) checkStall(d *sourceDriver, now time.Time, wm event.Timestamp,
 		}
 		t.spec.Logger.Warn("event time stalled: a source split without records holds back the watermark, "+
 			"so windows and event-time timers downstream do not fire",
-			"operator", d.spec.Name, "subtask", t.spec.ID.Index, "split", strings.Join(s.Splits, ", "),
+			"operator", d.spec.Name, "split", strings.Join(s.Splits, ", "),
 			"held", s.Held.Round(time.Millisecond), "watermark", FormatEventTime(s.Watermark),
 			"ahead", s.Ahead+" at "+FormatEventTime(s.AheadWatermark), "fix", StallFix)
 	case watermark.StallEnded:
 		d.splitStalled = false
 		t.spec.Logger.Info("event time moves again: the stalled source split no longer holds back the watermark",
-			"operator", d.spec.Name, "subtask", t.spec.ID.Index, "split", strings.Join(s.Splits, ", "),
+			"operator", d.spec.Name, "split", strings.Join(s.Splits, ", "),
 			"stalled", s.Held.Round(time.Millisecond), "watermark", FormatEventTime(s.Watermark))
 	}
 }

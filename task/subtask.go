@@ -1,6 +1,7 @@
 package task
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,8 +72,9 @@ type Spec struct {
 	// Counters, if set, count records in and out for live progress; they
 	// are atomic and read by other goroutines.
 	Counters *Counters
-	// Logger receives the subtask's warnings (a stalled source watermark).
-	// Default: slog.Default().
+	// Logger receives the subtask's warnings (a stalled source watermark);
+	// New adds the attributes vertex and subtask, and hands it to the
+	// chain's operators and the source reader. Default: slog.Default().
 	Logger *slog.Logger
 	// Metrics, if set, is the subtask's group in the metrics registry: its
 	// operators are the source (on a source subtask) then Chain's. The
@@ -157,6 +159,7 @@ func New(spec Spec) *Subtask {
 	if spec.Logger == nil {
 		spec.Logger = slog.Default()
 	}
+	spec.Logger = spec.Logger.With("vertex", spec.ID.Vertex, "subtask", spec.ID.Index)
 	return &Subtask{spec: spec, asyncs: make(chan struct{}, 1024), pts: operator.NewProcessingTimeService()}
 }
 
@@ -219,7 +222,7 @@ func withCloseErrors(err error, cerrs []error) error {
 func (t *Subtask) guard(part string, fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			t.spec.Logger.Error("operator panicked while closing", "subtask", t.spec.ID.String(), "operator", part,
+			t.spec.Logger.Error("operator panicked while closing", "operator", part,
 				"panic", r, "stack", string(debug.Stack()))
 			err = &CloseError{Subtask: t.spec.ID, Operator: part, Panic: r}
 		}
@@ -287,6 +290,7 @@ func (t *Subtask) wireChain() {
 		}
 		c.Ctx.Output = out
 		c.Ctx.Group = t.operatorGroup(i)
+		c.Ctx.Logger = t.spec.Logger.With("operator", cmp.Or(c.Ctx.Name, c.UID))
 		c.Ctx.ProcessingTime = t.pts
 		c.Ctx.Context = t.ctx
 		if c.Ctx.Timers != nil {

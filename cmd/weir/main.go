@@ -14,11 +14,13 @@ var version = "0.1.0-dev"
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "weir",
-		Short:         "Weir: stateful stream processing with exactly-once checkpoints",
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		Use:               "weir",
+		Short:             "Weir: stateful stream processing with exactly-once checkpoints",
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: func(*cobra.Command, []string) error { return logs.check() },
 	}
+	logs.addFlags(root)
 	root.AddCommand(newVersionCommand(), newToolCommand(), newRunCommand(), newDemoCommand(), newChaosCommand(), newExplainCommand(),
 		newSavepointCommand(), newJobManagerCommand(), newSubmitCommand(), newListCommand(), newCancelCommand(),
 		newStopCommand(), newCheckpointsCommand())

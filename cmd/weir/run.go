@@ -183,16 +183,6 @@ func startMetrics(s *session.Session, port string, opts *runtime.Options) (*prom
 	return srv, nil
 }
 
-func logger(quiet bool) *slog.Logger { return slog.New(logHandler(os.Stderr, quiet)) }
-
-func logHandler(w io.Writer, quiet bool) slog.Handler {
-	level := slog.LevelInfo
-	if quiet {
-		level = slog.LevelWarn
-	}
-	return slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})
-}
-
 // jobEnded reports how a job ended: finished, failed (err), or stopped by
 // a signal (sig not nil), which exits with 128 + the signal's number.
 func jobEnded(w io.Writer, name string, res *runtime.Result, err error, sig os.Signal) error {

@@ -31,7 +31,7 @@ type committer struct {
 }
 
 func newCommitter(c *sinkCore, wctx operator.WriterContext) (*committer, error) {
-	cm := &committer{c: c, sub: wctx.Subtask.Index, pool: c.lookupPool(wctx.Subtask.Index), log: c.cfg.logger}
+	cm := &committer{c: c, sub: wctx.Subtask.Index, pool: c.lookupPool(wctx.Subtask.Index), log: c.cfg.loggerFor(wctx.Logger)}
 	if err := cm.connect(); err != nil {
 		return nil, err
 	}

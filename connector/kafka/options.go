@@ -43,6 +43,9 @@ type commonConfig struct {
 	badRecordFix string
 	clientOpts   []kgo.Opt
 	logger       *slog.Logger
+	// userLogger: logger came from the Logger option (else readers and
+	// writers log through their subtask's logger, see loggerFor).
+	userLogger bool
 }
 
 func (c *commonConfig) ensureDefaults() {
@@ -88,9 +91,11 @@ func ClientOptions(opts ...kgo.Opt) Option {
 	return commonOpt(func(c *commonConfig) { c.clientOpts = append(c.clientOpts, opts...) })
 }
 
-// Logger sets where the connector logs. Default slog.Default().
+// Logger sets where the connector and its franz-go clients log. Default:
+// in a job, the subtask's logger (its lines name job, vertex and subtask);
+// else slog.Default().
 func Logger(l *slog.Logger) Option {
-	return commonOpt(func(c *commonConfig) { c.logger = l })
+	return commonOpt(func(c *commonConfig) { c.logger, c.userLogger = l, l != nil })
 }
 
 // ---------------------------------------------------------------- source

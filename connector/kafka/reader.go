@@ -100,7 +100,8 @@ type readerDecoders struct {
 	upsert UpsertDecoder
 }
 
-func newReader(rctx operator.ReaderContext, cfg *sourceConfig, base []kgo.Opt, dec readerDecoders, m *SourceMetrics) (*reader, error) {
+func newReader(rctx operator.ReaderContext, cfg *sourceConfig, base []kgo.Opt, dec readerDecoders, m *SourceMetrics,
+	log *slog.Logger) (*reader, error) {
 	iso := kgo.ReadCommitted()
 	if cfg.readUncommitted {
 		iso = kgo.ReadUncommitted()
@@ -116,7 +117,7 @@ func newReader(rctx operator.ReaderContext, cfg *sourceConfig, base []kgo.Opt, d
 	if parent == nil {
 		parent = context.Background()
 	}
-	r := &reader{cfg: cfg, rctx: rctx, cl: cl, decode: dec.decode, upsert: dec.upsert, metrics: m, log: cfg.logger,
+	r := &reader{cfg: cfg, rctx: rctx, cl: cl, decode: dec.decode, upsert: dec.upsert, metrics: m, log: log,
 		splits: map[TopicPartition]*splitState{}, fetched: make(chan fetchBatch, 2),
 		added: make(chan []discovered, 1), commits: make(chan kadm.Offsets, 1), notify: make(chan struct{}, 1),
 		closing: make(chan struct{}), commitDone: make(chan struct{}), rm: newReaderMetrics(rctx)}

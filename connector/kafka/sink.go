@@ -196,7 +196,9 @@ func (s *Sink[T]) CreateCommitter(ctx operator.WriterContext) (operator.Committe
 	return c, nil
 }
 
-func (c *sinkCore) clientOpts() []kgo.Opt { return baseOpts(c.cfg.brokers, c.cfg.clientOpts) }
+func (c *sinkCore) clientOpts() []kgo.Opt {
+	return baseOpts(c.cfg.brokers, c.cfg.clientOpts, c.cfg.logger)
+}
 
 // newClient makes a client; its error (most often a malformed broker
 // address) names the brokers and the option they came from.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -128,15 +129,18 @@ func (s *Source[T]) AssignSplit(id string, numReaders int) int {
 }
 
 func (s *Source[T]) clientOpts() []kgo.Opt {
-	return baseOpts(s.cfg.brokers, s.cfg.clientOpts)
+	return baseOpts(s.cfg.brokers, s.cfg.clientOpts, s.cfg.logger)
 }
 
 // baseOpts are every client's options: brokers and defaults first, so the
 // user's ClientOptions override the defaults. A short metadata min age
 // lets a client see a just-created topic or partition within a second
 // instead of franz-go's default 5 s.
-func baseOpts(brokers []string, user []kgo.Opt) []kgo.Opt {
-	opts := []kgo.Opt{kgo.SeedBrokers(brokers...), kgo.MetadataMinAge(250 * time.Millisecond)}
+func baseOpts(brokers []string, user []kgo.Opt, log *slog.Logger) []kgo.Opt {
+	if log == nil {
+		log = slog.Default()
+	}
+	opts := []kgo.Opt{kgo.SeedBrokers(brokers...), kgo.MetadataMinAge(250 * time.Millisecond), kgo.WithLogger(kgoLogger{log})}
 	return append(opts, user...)
 }
 
@@ -177,7 +181,8 @@ func (s *Source[T]) Enumerate(ctx context.Context) ([]operator.SplitState, error
 
 // CreateReader implements operator.Source.
 func (s *Source[T]) CreateReader(ctx operator.ReaderContext) (operator.SourceReader, error) {
-	r, err := newReader(ctx, &s.cfg, s.clientOpts(), readerDecoders{s.decode, s.upsert}, s.metrics)
+	log := s.cfg.loggerFor(ctx.Logger)
+	r, err := newReader(ctx, &s.cfg, baseOpts(s.cfg.brokers, s.cfg.clientOpts, log), readerDecoders{s.decode, s.upsert}, s.metrics, log)
 	if err != nil {
 		return nil, err // not r: a nil *reader in the interface is not nil
 	}

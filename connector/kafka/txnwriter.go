@@ -49,7 +49,7 @@ func newTxnWriter(c *sinkCore, wctx operator.WriterContext) (_ *txnWriter, err e
 	if err != nil {
 		return nil, err
 	}
-	w := &txnWriter{c: c, sub: wctx.Subtask.Index, par: max(1, wctx.Parallelism), adm: adm, log: c.cfg.logger, m: wctx.Metrics,
+	w := &txnWriter{c: c, sub: wctx.Subtask.Index, par: max(1, wctx.Parallelism), adm: adm, log: c.cfg.loggerFor(wctx.Logger), m: wctx.Metrics,
 		pool: newTxnPool(c.cfg.prefix, wctx.Subtask.Index, c.cfg.poolSize, wctx.RestoredCheckpoint)}
 	w.ctx, w.stop = context.WithCancel(context.Background())
 	w.ret = newRetentionGuard(c, adm)

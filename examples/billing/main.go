@@ -15,7 +15,7 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
-	"log"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -43,7 +43,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, *brokers, *topic, *dsn, *table, *checkpoints, *restore, *interval); err != nil {
-		log.Fatal(err)
+		slog.Error("billing failed", "err", err)
+		os.Exit(1)
 	}
 }
 
@@ -73,7 +74,7 @@ func run(ctx context.Context, brokers, topic, dsn, table, checkpoints, restore s
 	if err != nil {
 		return err
 	}
-	log.Printf("billing finished: %d checkpoints, %d restarts", len(res.Checkpoints), res.Restarts)
+	slog.Info("billing finished", "checkpoints", len(res.Checkpoints), "restarts", res.Restarts)
 	return nil
 }
 
