@@ -1,17 +1,13 @@
 package main
 
 import (
-	"errors"
-
-	"github.com/weirstream/weir/state"
+	"strconv"
 )
 
-// setIncremental turns incremental checkpoints of the Pebble factory on or
-// off. Until they are on main, every checkpoint is a full canonical
-// snapshot and asking for incremental ones is an error.
-func setIncremental(_ state.BackendFactory, on bool) error {
-	if on {
-		return errors.New("largestate: -incremental: this build has no incremental checkpoints yet; run with -incremental=false")
-	}
-	return nil
+// incrementalConf adds execution.checkpointing.incremental to the
+// backend configuration: incremental checkpoints upload only the SSTs the
+// checkpoint storage does not hold yet; without them every checkpoint is
+// a full canonical snapshot (one blob of the whole state, in memory).
+func incrementalConf(conf map[string]string, on bool) {
+	conf["execution.checkpointing.incremental"] = strconv.FormatBool(on)
 }

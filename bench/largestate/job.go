@@ -256,11 +256,9 @@ func runChild(c childConfig) error {
 		backends.KeyLocalDir: c.LocalDir,
 		"state.backend.rocksdb.memory.fixed-per-slot": c.Budget,
 	}
+	incrementalConf(conf, c.Incremental)
 	factory, err := backends.FromConfig(func(k string) (string, bool) { v, ok := conf[k]; return v, ok })
 	if err != nil {
-		return err
-	}
-	if err := setIncremental(factory, c.Incremental); err != nil {
 		return err
 	}
 	env := weir.NewEnvironment().SetParallelism(c.Parallelism)

@@ -94,7 +94,7 @@ func parseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.Kills, "kills", 4, "how many times to SIGKILL the job")
 	fs.DurationVar(&c.Interval, "interval", time.Second, "checkpoint interval")
 	fs.BoolVar(&c.S3, "s3", false, "checkpoint to S3 (WEIR_S3_* of scripts/services.sh env) instead of a directory")
-	fs.BoolVar(&c.Incremental, "incremental", false, "incremental checkpoints (execution.checkpointing.incremental)")
+	fs.BoolVar(&c.Incremental, "incremental", true, "incremental checkpoints (execution.checkpointing.incremental); false: full snapshots")
 	fs.StringVar(&c.Dir, "dir", "", "work directory: local state, checkpoints, output (default: a new temp dir)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the work directory after a successful run")
 	fs.Uint64Var(&c.Seed, "seed", 1, "seed of the kill delays")

@@ -273,16 +273,26 @@ func vmRSS(pid int) int64 {
 	return 0
 }
 
-// dirSize adds up the sizes of the regular files under dir (hard links
-// count once per name: a Pebble checkpoint's links would count twice).
+// dirSize adds up the sizes of the regular files under dir, each inode
+// once (a Pebble checkpoint hard-links the database's SSTs next to it).
 func dirSize(dir string) int64 {
 	var n int64
+	seen := map[uint64]bool{}
 	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
+		if err != nil || !d.Type().IsRegular() {
+			return nil
 		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			if seen[st.Ino] {
+				return nil
+			}
+			seen[st.Ino] = true
+		}
+		n += info.Size()
 		return nil
 	})
 	return n
