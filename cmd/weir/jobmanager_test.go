@@ -201,10 +201,12 @@ INSERT INTO out SELECT n FROM gen;`), 0o644); err != nil {
 	run := exec.CommandContext(ctx, self, "run", unbounded(t, script), "-q", "--restore", stop[1],
 		"--savepoint-on-stop", filepath.Join(r.dir, "final"), "-D", "execution.checkpointing.interval=200ms")
 	run.Stdout, run.Stderr = &runLog, &runLog
+	_ = os.Remove(filepath.Join(r.dir, "checkpoints", restAddressFile))
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitForTotals(t, r)
+	waitForFile(t, filepath.Join(r.dir, "checkpoints", restAddressFile)) // its SIGTERM handler is set
+	waitForTotals(t, r, func() string { return "weir run log:\n" + runLog.String() })
 	if err := run.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +263,7 @@ func TestJobManagerSIGKILLResumesTwoJobs(t *testing.T) {
 			return err == nil && st.Latest.Restored != nil
 		})
 		r := runs[i]
-		waitForTotals(t, r)
+		waitForTotals(t, r, func() string { return "JobManager log:\n" + jm.stderr.String() })
 		if savepointLine.FindStringSubmatch(jm.weir("stop", id, "--savepoint-path", filepath.Join(dir, "sp"))) == nil {
 			t.Fatal("weir stop printed no savepoint path")
 		}
@@ -276,7 +278,7 @@ func TestJobManagerSIGKILLResumesTwoJobs(t *testing.T) {
 // waitForTotals waits until r's table holds its ground truth (committed
 // output only: the check that it stays so, with no transaction left, is
 // verifyTotals after the job stopped).
-func waitForTotals(t *testing.T, r *billingRun) {
+func waitForTotals(t *testing.T, r *billingRun, logs func() string) {
 	t.Helper()
 	want, err := readTruth(r.truth)
 	if err != nil {
@@ -287,10 +289,15 @@ func waitForTotals(t *testing.T, r *billingRun) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	waitUntil(t, r.table+" to reach the ground truth", func() bool {
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
 		got, err := queryTotals(db, r.table)
-		return err == nil && equalTotals(got, want)
-	})
+		if err == nil && equalTotals(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never reached the ground truth (%d of %d accounts, err %v); %s", r.table, len(got), len(want), err, logs())
+		}
+	}
 }
 
 func equalTotals(got, want map[string]string) bool {
