@@ -21,8 +21,12 @@ type IntervalJoinOptions struct {
 	// no match are emitted NULL-padded when the watermark shows no match
 	// can come any more.
 	Type JoinType
-	// LeftKeys and RightKeys are the equi-join fields.
+	// LeftKeys and RightKeys are the equi-join fields; none for a join on
+	// the time bounds alone (every row then has the same key).
 	LeftKeys, RightKeys []int
+	// NullSafe marks key pairs compared by IS NOT DISTINCT FROM (see
+	// JoinOptions). Default nil: none.
+	NullSafe []bool
 	// LeftTime and RightTime are the rowtime fields (time.Time or int64 ms).
 	LeftTime, RightTime int
 	// Lower and Upper bound r.ts - l.ts, inclusive; whole milliseconds,
@@ -36,7 +40,7 @@ type IntervalJoinOptions struct {
 
 // Validate checks the options.
 func (o *IntervalJoinOptions) Validate() error {
-	j := JoinOptions{Type: o.Type, LeftKeys: o.LeftKeys, RightKeys: o.RightKeys,
+	j := JoinOptions{Type: o.Type, LeftKeys: o.LeftKeys, RightKeys: o.RightKeys, NullSafe: o.NullSafe,
 		LeftArity: o.LeftArity, RightArity: o.RightArity}
 	if err := j.Validate(); err != nil {
 		return err
@@ -155,7 +159,7 @@ func (j *IntervalJoin) process(s int, r event.Record) error {
 	if s == 1 {
 		keyIdx = j.opts.RightKeys
 	}
-	unmatchable := nullKey(row.Fields, keyIdx)
+	unmatchable := nullKeyUnsafe(row.Fields, keyIdx, j.opts.NullSafe)
 	if unmatchable && !j.opts.Type.outer(s) {
 		return nil
 	}

@@ -35,11 +35,16 @@ type JoinOptions struct {
 	// Type is INNER, LEFT, RIGHT or FULL (OUTER).
 	Type JoinType
 	// LeftKeys and RightKeys are the equi-join fields: LeftKeys[i] =
-	// RightKeys[i]. Required, of equal length. A row with a NULL in any
-	// key field matches no row (SQL has NULL = NULL unknown): an inner
+	// RightKeys[i], of equal length. A row with a NULL in any key field
+	// (not NullSafe) matches no row (SQL has NULL = NULL unknown): an inner
 	// side drops it, an outer side emits it NULL-padded and keeps no state
-	// for it.
+	// for it. Without keys (a join whose ON has no equality, as Flink
+	// plans it with a singleton exchange) every row has the same key, so
+	// one subtask joins them all.
 	LeftKeys, RightKeys []int
+	// NullSafe marks the key pairs compared by IS NOT DISTINCT FROM: NULL
+	// matches NULL there (Flink's filterNullKeys false). Default nil: none.
+	NullSafe []bool
 	// LeftArity and RightArity are the number of fields of a row of each
 	// side: an outer join pads the missing side with that many NULLs.
 	// Required for the padded side of an outer join.
@@ -63,8 +68,11 @@ func (o *JoinOptions) Validate() error {
 	if o.Type > FullJoin {
 		return fmt.Errorf("%w: unknown join type %d", ErrInvalidOptions, o.Type)
 	}
-	if len(o.LeftKeys) == 0 || len(o.LeftKeys) != len(o.RightKeys) {
-		return fmt.Errorf("%w: a join needs as many LeftKeys as RightKeys, at least one (got %d and %d)", ErrInvalidOptions, len(o.LeftKeys), len(o.RightKeys))
+	if len(o.LeftKeys) != len(o.RightKeys) {
+		return fmt.Errorf("%w: a join needs as many LeftKeys as RightKeys (got %d and %d)", ErrInvalidOptions, len(o.LeftKeys), len(o.RightKeys))
+	}
+	if o.NullSafe != nil && len(o.NullSafe) != len(o.LeftKeys) {
+		return fmt.Errorf("%w: NullSafe has %d entries for %d key pairs", ErrInvalidOptions, len(o.NullSafe), len(o.LeftKeys))
 	}
 	if err := checkFields("LeftKeys", o.LeftKeys, o.LeftArity); err != nil {
 		return err
@@ -167,7 +175,7 @@ func (j *Join) process(s int, r event.Record) error {
 	if j.list[s] != nil && !row.Kind.IsAccumulate() {
 		return fmt.Errorf("%w: Join got a %s row on a side the planner marked insert-only", ErrUpdatesUnsupported, row.Kind)
 	}
-	if nullKey(row.Fields, j.reads[s]) {
+	if nullKeyUnsafe(row.Fields, j.reads[s], j.opts.NullSafe) {
 		j.unmatchable(s, row, r.Timestamp)
 		return nil
 	}

@@ -38,6 +38,17 @@ func RowKey(fields []any, idx []int) string {
 	return string(buf)
 }
 
+// nullKeyUnsafe is nullKey over the key fields not marked null-safe (IS
+// NOT DISTINCT FROM, where NULL matches NULL); nullSafe may be nil.
+func nullKeyUnsafe(fields []any, idx []int, nullSafe []bool) bool {
+	for i, f := range idx {
+		if fields[f] == nil && (i >= len(nullSafe) || !nullSafe[i]) {
+			return true
+		}
+	}
+	return false
+}
+
 // nullKey reports whether any of the fields at idx is NULL: such a row
 // matches nothing in an equi-join, as SQL has NULL = x unknown.
 func nullKey(fields []any, idx []int) bool {

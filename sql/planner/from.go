@@ -39,6 +39,8 @@ var joinTypes = map[parser.JoinKind]exec.JoinType{parser.InnerJoin: exec.InnerJo
 // joinParts is the ON clause split into equi keys, time bounds and the rest.
 type joinParts struct {
 	lkeys, rkeys []int
+	nullSafe     []bool         // per key pair: IS NOT DISTINCT FROM
+	lext, rext   []parser.Expr  // computed keys appended to each side (joinkeys.go)
 	lower, upper *time.Duration // bounds of right.rowtime - left.rowtime
 	boundsAt     parser.Pos     // the first conjunct that bounds the times
 	rest         []parser.Expr
@@ -131,21 +133,35 @@ func (p *Planner) planJoinWhere(j *parser.Join, where []parser.Expr) (*Rel, []pa
 	return out, rest, err
 }
 
+// joinRels plans l JOIN r ON on: an interval join when on bounds both
+// rowtimes, else a regular join. Without any equality between the sides
+// the join has no key, and one subtask joins every row (as Flink plans a
+// non-equi join, with a singleton exchange).
 func (p *Planner) joinRels(j *parser.Join, l, r *Rel, on parser.Expr) (*Rel, error) {
 	parts := p.splitJoin(l, r, on)
-	if len(parts.lkeys) == 0 {
-		return nil, &Error{Pos: on.Position(), Msg: "a streaming join needs at least one equality between a column of each side",
-			Hint: "e.g. ON a.id = b.id"}
-	}
-	cols := append(append([]expr.Column(nil), l.Cols...), r.Cols...)
-	cond, err := p.joinCondition(parts.rest, cols, len(l.Cols))
+	lx, err := p.withKeys(l, parts.lext, "$lk")
 	if err != nil {
 		return nil, err
 	}
-	if parts.lower != nil && parts.upper != nil && l.InsertOnly && r.InsertOnly && l.RowTime >= 0 && r.RowTime >= 0 {
-		return p.intervalJoin(j, on, l, r, parts, cols, cond)
+	rx, err := p.withKeys(r, parts.rext, "$rk")
+	if err != nil {
+		return nil, err
 	}
-	return p.regularJoin(j, on, l, r, parts, cols, cond)
+	cols := append(append([]expr.Column(nil), lx.Cols...), rx.Cols...)
+	cond, err := p.joinCondition(parts.rest, cols, len(lx.Cols))
+	if err != nil {
+		return nil, err
+	}
+	var out *Rel
+	if parts.lower != nil && parts.upper != nil && l.InsertOnly && r.InsertOnly && l.RowTime >= 0 && r.RowTime >= 0 {
+		out, err = p.intervalJoin(j, on, lx, rx, parts, cols, cond)
+	} else {
+		out, err = p.regularJoin(j, on, lx, rx, parts, cols, cond)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p.withoutKeys(out, l, r, lx), nil
 }
 
 // filterAll filters in by the conjunction of conds (none: in itself).
@@ -204,6 +220,11 @@ func (p *Planner) splitJoin(l, r *Rel, on parser.Expr) *joinParts {
 	for _, c := range conjuncts(on) {
 		if li, ri, ok := equiPair(l, r, c); ok {
 			parts.lkeys, parts.rkeys = append(parts.lkeys, li), append(parts.rkeys, ri)
+			parts.nullSafe = append(parts.nullSafe, false)
+			continue
+		}
+		if le, re, nullSafe, ok := keyPair(l, r, c); ok {
+			parts.addKey(l, r, le, re, nullSafe)
 			continue
 		}
 		if lo, hi, ok := timeBounds(l, r, c); ok {
@@ -282,7 +303,7 @@ func (p *Planner) joinCondition(rest []parser.Expr, cols []expr.Column, nl int) 
 
 func (p *Planner) regularJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts *joinParts, cols []expr.Column, cond func(l, r []any) (bool, error)) (*Rel, error) {
 	jt := joinTypes[j.Kind]
-	opts := exec.JoinOptions{Type: jt, LeftKeys: parts.lkeys, RightKeys: parts.rkeys, LeftArity: len(l.Cols),
+	opts := exec.JoinOptions{Type: jt, LeftKeys: parts.lkeys, RightKeys: parts.rkeys, NullSafe: parts.nullSafe, LeftArity: len(l.Cols),
 		RightArity: len(r.Cols), Condition: cond, StateTTL: p.Config.StateTTL,
 		LeftInsertOnly: l.InsertOnly, RightInsertOnly: r.InsertOnly}
 	if _, err := exec.NewJoin(opts); err != nil {
@@ -304,7 +325,7 @@ func (p *Planner) intervalJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts 
 	if err := checkBounds(l, r, parts); err != nil {
 		return nil, err
 	}
-	opts := exec.IntervalJoinOptions{Type: joinTypes[j.Kind], LeftKeys: parts.lkeys, RightKeys: parts.rkeys,
+	opts := exec.IntervalJoinOptions{Type: joinTypes[j.Kind], LeftKeys: parts.lkeys, RightKeys: parts.rkeys, NullSafe: parts.nullSafe,
 		LeftTime: l.RowTime, RightTime: r.RowTime, Lower: *parts.lower, Upper: *parts.upper,
 		LeftArity: len(l.Cols), RightArity: len(r.Cols), Condition: cond}
 	if _, err := exec.NewIntervalJoin(opts); err != nil {
