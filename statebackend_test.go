@@ -22,7 +22,9 @@ type keyedAmount struct {
 // on one checkpoint directory, each restoring the previous phase's final
 // checkpoint with another backend at another parallelism: heap at 2,
 // Pebble at 3, heap at 1. Every phase must continue every key's sum
-// exactly where the previous one left it.
+// exactly where the previous one left it. Pebble takes full (canonical)
+// checkpoints here, which any backend restores; its default, incremental
+// checkpoints, restore on Pebble only (a savepoint moves between backends).
 func TestRestoreAcrossStateBackends(t *testing.T) {
 	dir := t.TempDir()
 	phases := []struct {
@@ -30,9 +32,9 @@ func TestRestoreAcrossStateBackends(t *testing.T) {
 		par     int
 	}{
 		{heap.Factory{}, 2},
-		{pebble.Factory{Options: pebble.Options{LocalDir: t.TempDir()}}, 3},
+		{pebble.Factory{Options: pebble.Options{LocalDir: t.TempDir(), DisableIncremental: true}}, 3},
 		{heap.Factory{}, 1},
-		{pebble.Factory{Options: pebble.Options{LocalDir: t.TempDir()}}, 2},
+		{pebble.Factory{Options: pebble.Options{LocalDir: t.TempDir(), DisableIncremental: true}}, 2},
 	}
 	totals := map[string]int{}
 	var all []keyedAmount // every phase's input so far
