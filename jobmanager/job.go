@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,11 +57,16 @@ func (j *Job) State() string {
 // Client is the running job's handle, nil for a job from the store only.
 func (j *Job) Client() *runtime.JobClient { return j.client }
 
-// Record returns a copy of the job's record.
+// record returns a copy of the job's record that shares nothing with it:
+// the store marshals it outside j.mu while the job's state moves on.
 func (j *Job) record() record {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.mu.rec
+	r := j.mu.rec
+	r.Settings = maps.Clone(r.Settings)
+	r.Timestamps = maps.Clone(r.Timestamps)
+	r.Exceptions = slices.Clone(r.Exceptions)
+	return r
 }
 
 // vertexIDOf is a stable id for vertex v: 32 hex digits of a hash of its
