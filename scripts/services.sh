@@ -600,8 +600,13 @@ s3_start() {
 		s3_install
 		mkdir -p "$S3_DIR"
 		log "s3: starting moto on $HOST:$S3_PORT"
-		setsid "$MOTO_VENV/bin/moto_server" -H "$HOST" -p "$S3_PORT" >"$S3_DIR/moto.log" 2>&1 </dev/null &
-		echo $! >"$S3_DIR/moto.pid"
+		# In a subshell, as kafka and mariadb: no job control there, so the
+		# child is never a process-group leader and setsid execs in place
+		# (it forks otherwise, and $! would be a setsid that has exited).
+		(
+			setsid "$MOTO_VENV/bin/moto_server" -H "$HOST" -p "$S3_PORT" >"$S3_DIR/moto.log" 2>&1 </dev/null &
+			echo $! >"$S3_DIR/moto.pid"
+		)
 	fi
 	s3_ready() { port_open "$S3_PORT"; }
 	wait_until "$TIMEOUT" s3 s3_ready s3_alive "$S3_DIR/moto.log"
