@@ -91,9 +91,12 @@ func TestPrometheusScrapesRunningJob(t *testing.T) {
 			sink, wantSink, source, wantSource, lastID)
 	}
 	// The registry keeps the final values after the job: wait (bounded)
-	// until Prometheus has scraped them.
+	// until Prometheus has scraped them — the records and the final
+	// checkpoint, which completes after the last record is in, so a scrape
+	// between the two shows all records and the checkpoint before.
 	sinkIn := fmt.Sprintf(`sum(weir_taskmanager_job_task_operator_numRecordsIn{operator_id=%q})`, sink)
 	waitFor(t, promAPI, sinkIn, float64(wantSink))
+	waitFor(t, promAPI, `weir_jobmanager_job_lastCompletedCheckpointId{job_name="metrics_job"}`, float64(lastID))
 
 	for q, want := range map[string]int64{
 		// The largest value Prometheus saw of each subtask's series, summed.
