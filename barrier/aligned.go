@@ -7,10 +7,14 @@ import (
 )
 
 // aligner is the ExactlyOnce strategy: at most one alignment at a time, and
-// each channel blocked from its barrier until the alignment ends.
+// each channel blocked from its barrier until the alignment ends — or, with
+// unaligned checkpoints, no channel blocked: the snapshot is taken at the
+// first barrier (or when the aligned timeout expires) and the alignment goes
+// on only to tell which channels still have input to persist.
 type aligner struct {
 	stopwatch
-	in *inputs
+	in  *inputs
+	opt Options
 	// cur is the newest checkpoint this task has seen a barrier or
 	// cancel-barrier for; active is its alignment while in progress.
 	cur     event.CheckpointID
@@ -19,8 +23,14 @@ type aligner struct {
 	aborted abortSet
 }
 
-func newAligner(in *inputs) *aligner {
-	return &aligner{in: in, isBlock: make([]bool, len(in.finished)), aborted: abortSet{}}
+func newAligner(in *inputs, o Options) *aligner {
+	return &aligner{in: in, opt: o, isBlock: make([]bool, len(in.finished)), aborted: abortSet{}}
+}
+
+// mayUnalign reports whether checkpoint b may be taken unaligned: savepoints
+// never are, as in Flink.
+func (a *aligner) mayUnalign(b event.CheckpointBarrier) bool {
+	return a.opt.Unaligned && !b.Type.IsSavepoint()
 }
 
 // stale reports whether a (cancel-)barrier for id can be ignored: it is older
@@ -44,24 +54,83 @@ func (a *aligner) barrier(now time.Time, ch int, b event.CheckpointBarrier) Deci
 			return d
 		}
 		a.active = newAlignment(now, b, a.in)
+		if a.mayUnalign(b) && a.opt.AlignedTimeout == 0 {
+			a.active.arrive(ch, a.in)
+			return d.then(a.unalign(now))
+		}
 	}
 	return d.then(a.arrive(now, ch))
 }
 
 // arrive records ch's barrier for the active alignment and completes it or
 // blocks ch. A finished channel is never blocked: nothing more comes from it.
+// An alignment whose aligned timeout has expired switches to unaligned
+// instead of blocking ch.
 func (a *aligner) arrive(now time.Time, ch int) Decision {
 	if !a.active.arrive(ch, a.in) {
 		return Decision{}
 	}
+	if a.active.unaligned {
+		if a.in.finished[ch] {
+			return Decision{} // never persisted: counted as arrived at its end
+		}
+		return a.persisted(ch)
+	}
 	if a.active.done() {
 		return a.complete(now)
+	}
+	if a.expired(now) {
+		return a.unalign(now)
 	}
 	if a.in.finished[ch] {
 		return Decision{}
 	}
 	a.isBlock[ch] = true
 	return Decision{Block: []int{ch}}
+}
+
+// expired reports whether the active aligned alignment has outlasted the
+// aligned timeout and may switch to unaligned.
+func (a *aligner) expired(now time.Time) bool {
+	al := a.active
+	return al != nil && !al.unaligned && a.mayUnalign(al.barrier) &&
+		a.opt.AlignedTimeout > 0 && now.Sub(al.since) >= a.opt.AlignedTimeout
+}
+
+// unalign takes the active checkpoint's snapshot now, unaligned: the open
+// channels whose barrier is still missing are persisted until it comes, and
+// the channels blocked so far (their barrier is in) resume. If nothing is
+// missing, the channel state is complete at once.
+func (a *aligner) unalign(now time.Time) Decision {
+	al := a.active
+	al.unaligned = true
+	a.record(now, al)
+	b := al.barrier
+	_, missing := al.report(a.in)
+	d := Decision{Snapshot: &b, Unaligned: true, Persist: missing, Unblock: a.unblockAll()}
+	if al.done() {
+		d.ChannelStateDone = b.ID
+		a.active = nil
+	}
+	return d
+}
+
+// persisted stops persisting channel ch for the unaligned checkpoint in
+// progress (its barrier or end arrived); the last one completes it.
+func (a *aligner) persisted(ch int) Decision {
+	d := Decision{Persisted: []int{ch}}
+	if a.active.done() {
+		d.ChannelStateDone = a.active.id()
+		a.active = nil
+	}
+	return d
+}
+
+func (a *aligner) tick(now time.Time) Decision {
+	if !a.expired(now) {
+		return Decision{}
+	}
+	return a.unalign(now)
 }
 
 func (a *aligner) complete(now time.Time) Decision {
@@ -117,9 +186,16 @@ func (a *aligner) endOfInput(now time.Time, ch int) Decision {
 	if a.active == nil {
 		return Decision{}
 	}
-	a.active.finish(ch)
-	if a.active.done() {
+	if !a.active.finish(ch) {
+		return Decision{}
+	}
+	switch {
+	case a.active.unaligned:
+		return a.persisted(ch)
+	case a.active.done():
 		return a.complete(now)
+	case a.expired(now):
+		return a.unalign(now)
 	}
 	return Decision{}
 }

@@ -14,6 +14,9 @@ type alignment struct {
 	// remaining counts channels that neither delivered the barrier nor
 	// finished; the alignment is complete when it reaches zero.
 	remaining int
+	// unaligned is set once the snapshot was taken unaligned: the channels
+	// still missing are being persisted, and none is blocked.
+	unaligned bool
 }
 
 func newAlignment(now time.Time, b event.CheckpointBarrier, in *inputs) *alignment {
@@ -44,11 +47,14 @@ func (a *alignment) arrive(ch int, in *inputs) bool {
 }
 
 // finish counts a channel that has just ended as arrived. Called once per
-// channel, when its end of input is read.
-func (a *alignment) finish(ch int) {
-	if !a.arrived[ch] {
-		a.remaining--
+// channel, when its end of input is read. It reports whether ch was still
+// awaited.
+func (a *alignment) finish(ch int) bool {
+	if a.arrived[ch] {
+		return false
 	}
+	a.remaining--
+	return true
 }
 
 // report lists the channels that delivered the barrier and the open ones

@@ -48,6 +48,26 @@ type Decision struct {
 	// Snapshot, when set, says all barriers of this checkpoint are aligned:
 	// take the snapshot now, then forward the barrier downstream.
 	Snapshot *event.CheckpointBarrier
+	// Unaligned marks Snapshot as an unaligned one: take the snapshot now
+	// although barriers are still missing, forward the barrier downstream
+	// ahead of the output still buffered (persisting that output as the
+	// checkpoint's output channel state), and start persisting the input
+	// of the channels in Persist. The checkpoint is acknowledged only once
+	// ChannelStateDone names it.
+	Unaligned bool
+	// Persist lists the channels whose input, from now until that
+	// channel's barrier for the unaligned Snapshot (or its end of input),
+	// belongs to the checkpoint's input channel state: every batch read
+	// from them is still processed as usual, and also persisted.
+	Persist []int
+	// Persisted lists channels that stop being persisted: their barrier of
+	// the unaligned checkpoint in progress (or their end) has just been
+	// read, and nothing read after it belongs to that checkpoint.
+	Persisted []int
+	// ChannelStateDone, when not zero, names the unaligned checkpoint whose
+	// channel state is now complete (every open channel delivered its
+	// barrier): write it and acknowledge the checkpoint.
+	ChannelStateDone event.CheckpointID
 	// Unblock: resume reading every blocked channel (alignment ended,
 	// completed or abandoned). It applies before Block.
 	Unblock bool
@@ -56,9 +76,14 @@ type Decision struct {
 	Block []int
 }
 
+// An Abort entry for an unaligned checkpoint whose channel state is still
+// being persisted also ends that persisting: the caller drops what it
+// persisted for the checkpoint.
+
 // IsZero reports whether the decision asks for nothing.
 func (d Decision) IsZero() bool {
-	return len(d.Abort) == 0 && d.Snapshot == nil && !d.Unblock && len(d.Block) == 0
+	return len(d.Abort) == 0 && d.Snapshot == nil && len(d.Persisted) == 0 &&
+		d.ChannelStateDone == 0 && !d.Unblock && len(d.Block) == 0
 }
 
 // String renders the decision on one line for logs, e.g.
@@ -70,6 +95,15 @@ func (d Decision) String() string {
 	}
 	if d.Snapshot != nil {
 		parts = append(parts, fmt.Sprintf("snapshot %d", d.Snapshot.ID))
+	}
+	if d.Unaligned {
+		parts = append(parts, fmt.Sprintf("unaligned, persist %v", d.Persist))
+	}
+	if len(d.Persisted) > 0 {
+		parts = append(parts, fmt.Sprintf("persisted %v", d.Persisted))
+	}
+	if d.ChannelStateDone != 0 {
+		parts = append(parts, fmt.Sprintf("channel state %d done", d.ChannelStateDone))
 	}
 	if d.Unblock {
 		parts = append(parts, "unblock")
@@ -89,7 +123,11 @@ func (d Decision) String() string {
 func (d Decision) then(next Decision) Decision {
 	d.Abort = append(d.Abort, next.Abort...)
 	if next.Snapshot != nil {
-		d.Snapshot = next.Snapshot
+		d.Snapshot, d.Unaligned, d.Persist = next.Snapshot, next.Unaligned, next.Persist
+	}
+	d.Persisted = append(d.Persisted, next.Persisted...)
+	if next.ChannelStateDone != 0 {
+		d.ChannelStateDone = next.ChannelStateDone
 	}
 	d.Unblock = d.Unblock || next.Unblock
 	d.Block = append(d.Block, next.Block...)

@@ -40,6 +40,22 @@
 // once all open channels delivered one, so records after the barrier on a
 // fast channel may be in the snapshot and are replayed after a restore.
 //
+// # Unaligned checkpoints
+//
+// With Options.Unaligned (Flink's FLIP-76), an ExactlyOnce handler takes the
+// snapshot at a checkpoint's first barrier and blocks nothing: Decision
+// Snapshot comes with Unaligned set and Persist listing the channels whose
+// barrier is still missing. The caller persists every batch it reads from
+// those channels until Decision.Persisted names the channel (its barrier or
+// end arrived), then, on Decision.ChannelStateDone, writes that input
+// channel state with the snapshot and acknowledges. Together with the
+// output the forwarded barrier overtook, the channel state is exactly the
+// data between this task's snapshot and its upstreams' snapshots, which a
+// restore replays before new input. With Options.AlignedTimeout a
+// checkpoint starts aligned and switches to unaligned when its alignment
+// outlasts the timeout; the caller passes time in through every event and
+// Tick.
+//
 // # Ids
 //
 // Checkpoint ids only ever increase, and a channel delivers barriers in id

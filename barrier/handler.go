@@ -32,6 +32,24 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
+// Options configure a Handler beyond its mode and channel count.
+type Options struct {
+	// Unaligned is Flink's execution.checkpointing.unaligned.enabled
+	// (default false): a checkpoint's snapshot is taken at its first
+	// barrier, no channel is blocked, and the data each other channel
+	// delivers before its barrier is persisted as the checkpoint's channel
+	// state (see Decision.Unaligned). ExactlyOnce only. Savepoints are always
+	// aligned, as in Flink.
+	Unaligned bool
+	// AlignedTimeout is Flink's
+	// execution.checkpointing.aligned-checkpoint-timeout, used with
+	// Unaligned (default 0). Zero: every checkpoint is unaligned from its
+	// first barrier. Positive: a checkpoint starts aligned and switches to
+	// unaligned once its alignment at this task has lasted this long (from
+	// its first barrier here; checked on every event and on Tick).
+	AlignedTimeout time.Duration
+}
+
 // strategy is the mode-specific half of a Handler. OnEndOfInput reaches it
 // only for a channel that has just finished.
 type strategy interface {
@@ -39,6 +57,7 @@ type strategy interface {
 	cancel(ch int, id event.CheckpointID) Decision
 	endOfInput(now time.Time, ch int) Decision
 	abort(id event.CheckpointID) Decision
+	tick(now time.Time) Decision
 	blocked(ch int) bool
 	progress() *alignment // the alignment to report progress on, or nil
 	lastAlignment() time.Duration
@@ -57,6 +76,19 @@ type Handler struct {
 // 0..numChannels-1. It panics if numChannels < 1 or mode is unknown: both
 // are bugs in the caller.
 func New(mode Mode, numChannels int) *Handler {
+	return NewWithOptions(mode, numChannels, Options{})
+}
+
+// NewWithOptions is New with unaligned checkpoints configured. It panics on
+// Unaligned in AtLeastOnce mode or a negative AlignedTimeout: the job's
+// options are validated before a handler is made, so both are bugs.
+func NewWithOptions(mode Mode, numChannels int, o Options) *Handler {
+	if o.Unaligned && mode != ExactlyOnce {
+		panic("barrier: unaligned checkpoints need ExactlyOnce mode")
+	}
+	if o.AlignedTimeout < 0 {
+		panic(fmt.Sprintf("barrier: negative aligned-checkpoint timeout %v", o.AlignedTimeout))
+	}
 	if numChannels < 1 {
 		panic(fmt.Sprintf("barrier: New needs at least one input channel, got %d", numChannels))
 	}
@@ -64,7 +96,7 @@ func New(mode Mode, numChannels int) *Handler {
 	h := &Handler{mode: mode, in: in}
 	switch mode {
 	case ExactlyOnce:
-		h.strat = newAligner(in)
+		h.strat = newAligner(in, o)
 	case AtLeastOnce:
 		h.strat = newTracker(in)
 	default:
@@ -108,6 +140,15 @@ func (h *Handler) OnAbort(id event.CheckpointID) Decision {
 	return h.strat.abort(id)
 }
 
+// Tick tells the handler the time is now, so that an aligned checkpoint
+// whose alignment has outlasted Options.AlignedTimeout switches to
+// unaligned even while no control event arrives. The task calls it on every
+// processing-time wake-up; without an aligned timeout it never decides
+// anything.
+func (h *Handler) Tick(now time.Time) Decision {
+	return h.strat.tick(now)
+}
+
 // Blocked reports whether channel ch is blocked. Always false in AtLeastOnce.
 func (h *Handler) Blocked(ch int) bool {
 	h.check(ch)
@@ -131,7 +172,9 @@ func (h *Handler) Pending() (id event.CheckpointID, arrived []int, missing []int
 
 // LastAlignmentDuration returns how long the last completed alignment took,
 // from its first barrier to its last (zero before the first completes, and
-// for a single channel). Abandoned alignments do not change it.
+// for a single channel). Abandoned alignments do not change it. For an
+// unaligned snapshot it is the time spent aligned before the switch: zero
+// when unaligned from the start.
 func (h *Handler) LastAlignmentDuration() time.Duration {
 	return h.strat.lastAlignment()
 }

@@ -15,11 +15,12 @@ var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // TestHandler runs the scripts in testdata. Commands:
 //
-//	new mode=(exactly-once|at-least-once) channels=N
-//	barrier ch=C id=I [t=DUR] [final]
+//	new mode=(exactly-once|at-least-once) channels=N [unaligned] [timeout=DUR]
+//	barrier ch=C id=I [t=DUR] [final] [savepoint]
 //	cancel ch=C id=I [t=DUR]
 //	end ch=C [t=DUR]
 //	abort id=I
+//	tick t=DUR
 //	state
 //
 // t is the time since the script's epoch and stays put when omitted. Every
@@ -46,6 +47,9 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 	switch td.Cmd {
 	case "barrier":
 		b := event.CheckpointBarrier{ID: scanID(t, td), Final: td.HasArg("final")}
+		if td.HasArg("savepoint") {
+			b.Type = event.SnapshotSavepoint
+		}
 		d = s.h.OnBarrier(s.now, scanCh(t, td), b)
 	case "cancel":
 		d = s.h.OnCancelBarrier(s.now, scanCh(t, td), scanID(t, td))
@@ -53,6 +57,8 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 		d = s.h.OnEndOfInput(s.now, scanCh(t, td))
 	case "abort":
 		d = s.h.OnAbort(scanID(t, td))
+	case "tick":
+		d = s.h.Tick(s.now)
 	case "state":
 		return s.state()
 	default:
@@ -65,11 +71,19 @@ func (s *script) create(t *testing.T, td *datadriven.TestData) string {
 	var mode string
 	td.ScanArgs(t, "mode", &mode)
 	td.ScanArgs(t, "channels", &s.n)
+	o := Options{Unaligned: td.HasArg("unaligned")}
+	var timeout string
+	if td.MaybeScanArgs(t, "timeout", &timeout) {
+		var err error
+		if o.AlignedTimeout, err = time.ParseDuration(timeout); err != nil {
+			td.Fatalf(t, "bad timeout=%q: %v", timeout, err)
+		}
+	}
 	switch mode {
 	case "exactly-once":
-		s.h = New(ExactlyOnce, s.n)
+		s.h = NewWithOptions(ExactlyOnce, s.n, o)
 	case "at-least-once":
-		s.h = New(AtLeastOnce, s.n)
+		s.h = NewWithOptions(AtLeastOnce, s.n, o)
 	default:
 		td.Fatalf(t, "unknown mode %q", mode)
 	}
@@ -114,7 +128,16 @@ func (s *script) render(d Decision) string {
 		if d.Snapshot.Final {
 			b.WriteString(" final")
 		}
+		if d.Unaligned {
+			fmt.Fprintf(&b, " unaligned, persist %v", d.Persist)
+		}
 		fmt.Fprintf(&b, " (aligned in %v)\n", s.h.LastAlignmentDuration())
+	}
+	if len(d.Persisted) > 0 {
+		fmt.Fprintf(&b, "persisted %v\n", d.Persisted)
+	}
+	if d.ChannelStateDone != 0 {
+		fmt.Fprintf(&b, "channel state %d done\n", d.ChannelStateDone)
 	}
 	if d.Unblock {
 		b.WriteString("unblock all\n")

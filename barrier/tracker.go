@@ -143,6 +143,8 @@ func (t *tracker) advance(id event.CheckpointID) bool {
 
 func (t *tracker) blocked(int) bool { return false }
 
+func (t *tracker) tick(time.Time) Decision { return Decision{} }
+
 // progress reports the oldest pending checkpoint.
 func (t *tracker) progress() *alignment {
 	if len(t.pending) == 0 {
