@@ -27,8 +27,7 @@ func (p *Planner) planFrom(t parser.TableExpr) (*Rel, error) {
 	case *parser.Join:
 		return p.planJoin(t)
 	case *parser.Unnest:
-		return nil, &Error{Pos: t.Pos, Msg: "UNNEST is not supported yet",
-			Hint: "flatten the array or map before it reaches Weir, e.g. in the source's format"}
+		return p.planUnnestAlone(t)
 	}
 	return nil, errAt(t.Position(), "this kind of FROM item is not supported")
 }
@@ -88,6 +87,9 @@ func (p *Planner) planJoinWhere(j *parser.Join, where []parser.Expr) (*Rel, []pa
 	}
 	if tn, ok := j.Right.(*parser.TableName); ok && tn.ForSystemTime != nil {
 		return p.lookupJoin(j, l, tn, where)
+	}
+	if u, ok := j.Right.(*parser.Unnest); ok {
+		return p.unnestJoin(j, l, u, where)
 	}
 	r, err := p.planFrom(j.Right)
 	if err != nil {

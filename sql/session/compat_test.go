@@ -39,7 +39,7 @@ const (
 // A category file is a datadriven script of the commands of
 // TestSQLScripts (exec, input, clear) and:
 //
-//	case name=NAME from=FLINK_TEST [error] [unordered]
+//	case name=NAME from=FLINK_TEST [error] [unordered] [legacyrow]
 //	SELECT …            (Flink's query, unchanged)
 //	----
 //	1,Hi,null           (Flink's expected rows)
@@ -52,7 +52,9 @@ const (
 // (Flink's tests sort both sides). With error, Flink fails the query (at
 // planning or at run time), and so must Weir; the expected text is
 // Flink's message, for the reader. -rewrite never changes a category
-// file: expected rows are Flink's, never Weir's.
+// file: expected rows are Flink's, never Weir's. With legacyrow, a ROW
+// inside a field prints as Flink's tests with LegacyRowExtension print it:
+// its fields joined by "," (an ARRAY of them [1,a, 2,b]).
 func TestFlinkCompat(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(compatDir, "*"))
 	if err != nil {
@@ -148,7 +150,7 @@ func (r *compatScript) cmd(t *testing.T, td *datadriven.TestData) string {
 	td.ScanArgs(t, "name", &name)
 	td.ScanArgs(t, "from", &from)
 	r.cat.cases++
-	rows, refusal, err := r.query(td.Input)
+	rows, refusal, err := r.query(td.Input, td.HasArg("legacyrow"))
 	label := name + " (" + from + ")"
 	switch {
 	case td.HasArg("error"):
@@ -179,7 +181,7 @@ func (r *compatScript) fail(t *testing.T, td *datadriven.TestData, label, msg st
 
 // query plans query with a fresh 'values' sink of its columns and runs it.
 // A planning error is a refusal; a run-time error is err.
-func (r *compatScript) query(query string) (rows []string, refusal, err error) {
+func (r *compatScript) query(query string, legacyRow bool) (rows []string, refusal, err error) {
 	stmts, perr := parser.ParseScript(query)
 	if perr != nil {
 		return nil, perr, nil
@@ -221,7 +223,7 @@ func (r *compatScript) query(query string) (rows []string, refusal, err error) {
 	k := r.sinks[sink]
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	rows, err = flinkRows(k.rows, colTypes)
+	rows, err = flinkRows(k.rows, colTypes, legacyRow)
 	return rows, nil, err
 }
 
@@ -240,7 +242,7 @@ func (r *compatScript) plan(sql string) error {
 
 // flinkRows applies a changelog and prints the final table's rows as
 // Flink's tests do (TestingRetractSink: Row fields joined by ",").
-func flinkRows(changelog []event.Row, columns []types.Type) ([]string, error) {
+func flinkRows(changelog []event.Row, columns []types.Type, legacyRow bool) ([]string, error) {
 	tab, err := exec.Materialize(changelog, nil)
 	if err != nil {
 		return nil, fmt.Errorf("the changelog does not apply: %w", err)
@@ -249,7 +251,11 @@ func flinkRows(changelog []event.Row, columns []types.Type) ([]string, error) {
 	for _, fields := range tab {
 		parts := make([]string, len(fields))
 		for i, f := range fields {
-			parts[i] = print.JavaField(f, columns[i])
+			if legacyRow {
+				parts[i] = legacyField(f, columns[i])
+			} else {
+				parts[i] = print.JavaField(f, columns[i])
+			}
 		}
 		out = append(out, strings.Join(parts, ","))
 	}
@@ -267,3 +273,29 @@ func expectedRows(s string) []string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// legacyField prints f as Flink's legacy Row.toString does: a ROW's
+// fields joined by ",", an ARRAY's elements by ", " in brackets.
+func legacyField(f any, t types.Type) string {
+	switch x := f.(type) {
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			switch {
+			case e == nil:
+				parts[i] = "null"
+			case t.Kind == types.Row && i < len(t.Fields):
+				parts[i] = legacyField(e, t.Fields[i].Type)
+			case t.Kind == types.Array:
+				parts[i] = legacyField(e, *t.Elem)
+			default:
+				parts[i] = print.JavaField(e, types.Type{Kind: types.String})
+			}
+		}
+		if t.Kind == types.Row {
+			return strings.Join(parts, ",")
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return print.JavaField(f, t)
+}

@@ -295,12 +295,27 @@ func (r *sqlScript) input(t *testing.T, td *datadriven.TestData) {
 			if s == "NULL" {
 				continue
 			}
-			if row[j], err = format.ParseScalar(s, fields[j].Type); err != nil {
+			if row[j], err = parseInputField(s, fields[j].Type); err != nil {
 				td.Fatalf(t, "input row %d, column %s: %v", i+1, fields[j].Name, err)
 			}
 		}
 		r.timeline = append(r.timeline, timelineRow{table: tab.Name, row: row})
 	}
+}
+
+// parseInputField reads one input field: a scalar as its text, an ARRAY,
+// MAP or ROW as JSON (a csv-quoted "[1, 2]", "{""k"": 1}").
+func parseInputField(s string, t types.Type) (any, error) {
+	switch t.Kind {
+	case types.Array, types.Map, types.Row:
+		j := &format.JSON{Fields: []types.Field{{Name: "v", Type: t}}}
+		v, err := j.Decode([]byte(`{"v": ` + s + `}`))
+		if err != nil {
+			return nil, err
+		}
+		return v[0], nil
+	}
+	return format.ParseScalar(s, t)
 }
 
 // register adds the 'values' connector to the session.
