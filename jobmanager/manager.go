@@ -23,11 +23,12 @@ import (
 )
 
 // Errors of the JobManager's calls; the REST server maps them to HTTP
-// statuses (404, 409, 400).
+// statuses (404, 409, 400, 400).
 var (
 	ErrJobNotFound   = errors.New("jobmanager: job not found")
 	ErrJobNotRunning = errors.New("jobmanager: job is not running")
 	ErrBadJob        = errors.New("jobmanager: job refused")
+	ErrBadRequest    = errors.New("jobmanager: bad request")
 )
 
 // Options configures a Manager. Every field documents its default.

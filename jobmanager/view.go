@@ -110,11 +110,12 @@ func (j *Job) vertex(v *graph.Vertex, r record, now int64) api.JobVertex {
 	jv := api.JobVertex{ID: j.vertexID[v.Name], Name: v.Name, Parallelism: v.Parallelism, MaxParallelism: v.Parallelism,
 		Status: subtaskState(r.State), StartTime: r.StartTime, EndTime: endOrNone(r.EndTime),
 		Duration: durationOf(r.StartTime, r.EndTime, now), Subtasks: j.subtasks(v, r, now)}
-	jv.Metrics.ReadRecordsComplete = api.Terminal(r.State)
-	jv.Metrics.WriteRecordsComplete = api.Terminal(r.State)
+	jv.Metrics = ioComplete(api.Terminal(r.State))
 	for _, s := range jv.Subtasks {
 		jv.Metrics.ReadRecords += s.Metrics.ReadRecords
 		jv.Metrics.WriteRecords += s.Metrics.WriteRecords
+		jv.Metrics.ReadBytes += s.Metrics.ReadBytes
+		jv.Metrics.WriteBytes += s.Metrics.WriteBytes
 	}
 	countState(&jv.Tasks, jv.Status, v.Parallelism)
 	return jv
@@ -129,17 +130,18 @@ func (j *Job) subtasks(v *graph.Vertex, r record, now int64) []api.Subtask {
 		out[i] = api.Subtask{Subtask: i, Status: subtaskState(r.State), Attempt: attempt, Endpoint: "localhost",
 			TaskManagerID: "local", StartTime: r.StartTime, EndTime: endOrNone(r.EndTime),
 			Duration: durationOf(r.StartTime, r.EndTime, now)}
-		out[i].Metrics.ReadRecordsComplete = api.Terminal(r.State)
-		out[i].Metrics.WriteRecordsComplete = api.Terminal(r.State)
-		if j.group == nil {
-			continue
-		}
-		if g := j.group.Subtask(v.Name, i); g != nil {
-			out[i].Metrics.ReadRecords = g.RecordsIn.Load()
-			out[i].Metrics.WriteRecords = g.RecordsOut.Load()
+		out[i].Metrics = ioComplete(api.Terminal(r.State))
+		if g := j.subtaskGroup(v, i); g != nil {
+			out[i].Metrics.ReadRecords, out[i].Metrics.WriteRecords = g.RecordsIn.Load(), g.RecordsOut.Load()
+			out[i].Metrics.ReadBytes, out[i].Metrics.WriteBytes = g.BytesIn.Load(), g.BytesOut.Load()
 		}
 	}
 	return out
+}
+
+// ioComplete is IOMetrics with every -complete flag set to done.
+func ioComplete(done bool) api.IOMetrics {
+	return api.IOMetrics{ReadBytesComplete: done, WriteBytesComplete: done, ReadRecordsComplete: done, WriteRecordsComplete: done}
 }
 
 func (j *Job) planNode(v *graph.Vertex) api.PlanNode {
@@ -185,29 +187,10 @@ func (j *Job) Watermarks(id string) ([]api.Metric, error) {
 	}
 	out := []api.Metric{}
 	for i := range v.Parallelism {
-		wm := int64(-1 << 63)
-		if j.group != nil {
-			if g := j.group.Subtask(v.Name, i); g != nil && len(g.Operators) > 0 {
-				wm = g.Operators[0].InputWatermark.Load()
-				if v.IsSource() {
-					wm = g.Operators[0].OutputWatermark.Load()
-				}
-			}
-		}
+		wm := inputWatermark(v, j.subtaskGroup(v, i))
 		out = append(out, api.Metric{ID: fmt.Sprintf("%d.currentInputWatermark", i), Value: fmt.Sprint(wm)})
 	}
 	return out, nil
-}
-
-// BackPressure renders GET /jobs/:jobid/vertices/:vertexid/backpressure.
-// The runtime does not measure busy and back-pressured time yet, so the
-// status is Flink's "deprecated" (no sample available) and there are no
-// ratios: a made-up 0 would say "not back-pressured".
-func (j *Job) BackPressure(id string) (api.BackPressure, error) {
-	if _, err := j.findVertex(id); err != nil {
-		return api.BackPressure{}, err
-	}
-	return api.BackPressure{Status: "deprecated"}, nil
 }
 
 // Exceptions renders GET /jobs/:jobid/exceptions, newest first.

@@ -20,6 +20,9 @@ func TestBadInput(t *testing.T) {
 	c := newCluster(t)
 	id := c.submit(endlessJob, nil)
 	unknown := strings.Repeat("ab", 16)
+	var d api.JobDetails
+	get(t, c, "/v1/jobs/"+id, &d)
+	vertex := "/v1/jobs/" + id + "/vertices/" + d.Vertices[0].ID
 	for _, tc := range []struct {
 		method, path, body string
 		code               int
@@ -40,6 +43,15 @@ func TestBadInput(t *testing.T) {
 		{"GET", "/v1/jobs/" + id + "/checkpoints/details/999999", "", 404, "no checkpoint 999999"},
 		{"GET", "/v1/jobs/" + id + "/vertices/" + unknown, "", 404, "has no vertex"},
 		{"GET", "/v1/jobs/" + id + "/savepoints/" + unknown, "", 404, "no savepoint operation"},
+		{"GET", "/v1/jobs/" + id + "/vertices/" + unknown + "/backpressure", "", 404, "has no vertex"},
+		{"GET", "/v1/jobs/" + id + "/vertices/" + unknown + "/metrics?get=0.numRecordsIn", "", 404, "has no vertex"},
+		{"GET", "/v1/jobs/" + id + "/vertices/" + unknown + "/subtasks/metrics", "", 404, "has no vertex"},
+		{"GET", "/v1/jobs/" + id + "/vertices/Source/metrics", "", 400, `vertexid "Source" is not a valid id`},
+		{"GET", "/v1/jobs/" + unknown + "/vertices/" + d.Vertices[0].ID + "/backpressure", "", 404, "no job with id"},
+		{"GET", vertex + "/subtasks/metrics?get=numRecordsIn&agg=skew", "", 400, `agg "skew": want one of min, max, avg, sum`},
+		{"GET", vertex + "/subtasks/metrics?get=numRecordsIn&subtasks=0-x", "", 400, `subtasks "0-x": want subtask indexes and ranges`},
+		{"GET", vertex + "/subtasks/metrics?get=numRecordsIn&subtasks=3-1", "", 400, `subtasks "3-1"`},
+		{"GET", vertex + "/subtasks/metrics?get=numRecordsIn&subtasks=0,7", "", 400, "subtask 7 of vertex"},
 		{"GET", "/v1/jobs/" + id + "/checkpoints/details/1/slowest?n=-3", "", 400, "positive number"},
 		{"PATCH", "/v1/jobs/" + id + "?mode=stop", "", 400, "want cancel"},
 		{"GET", "/v1/nonsense", "", 404, "Not found"},

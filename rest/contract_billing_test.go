@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirstream/weir/examples/billing/pipeline"
+	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/internal/testsvc"
 	"github.com/weirstream/weir/rest/api"
 )
@@ -32,7 +34,7 @@ func TestContractBillingJob(t *testing.T) {
 	topic, dlq, table := "rest-bills-"+suffix, "rest-bills-dlq-"+suffix, "rest_totals_"+suffix
 	events, _ := pipeline.Generate(pipeline.GenOptions{Bills: 3000, Accounts: 50, DupRate: 0.05, DupDelay: 500,
 		Spread: time.Second, Seed: 14})
-	produceBills(t, brokers, topic, dlq, events)
+	recs := produceBills(t, brokers, topic, dlq, events)
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -62,12 +64,15 @@ func TestContractBillingJob(t *testing.T) {
 	if st := c.state(agg); st != api.StateRunning {
 		t.Errorf("the other job is %s, want RUNNING", st)
 	}
-	checkContract(t, c, id, planOf(t, script, "billing"), contractWant{name: "billing", sourceRecords: int64(len(events)),
-		ckDir: filepath.Join(ck, id)})
+	jg := planOf(t, script, "billing")
+	checkContract(t, c, id, jg, contractWant{name: "billing", sourceRecords: int64(len(events)), ckDir: filepath.Join(ck, id)})
+	checkKafkaSource(t, c, id, jg, topic, recs)
 	checkTotals(t, db, table, pipeline.Truth(events))
 }
 
-func produceBills(t *testing.T, brokers, topic, dlq string, events []pipeline.Bill) {
+// produceBills writes the bills to topic (2 partitions) and returns the
+// records as written (with partition and offset).
+func produceBills(t *testing.T, brokers, topic, dlq string, events []pipeline.Bill) []*kgo.Record {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic))
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +91,66 @@ func produceBills(t *testing.T, brokers, topic, dlq string, events []pipeline.Bi
 	}
 	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
+	}
+	return recs
+}
+
+// checkKafkaSource: the Kafka source vertex's read-bytes are the bytes of
+// the records produced (keys and values), and its metrics show, per
+// partition, the offset it read up to — the partition's record count —
+// and no lag left, as the vertex metrics endpoint names them
+// (<subtask>.<operator>.KafkaSourceReader.topic.<t>.partition.<p>.…).
+func checkKafkaSource(t *testing.T, c *cluster, id string, jg *graph.JobGraph, topic string, recs []*kgo.Record) {
+	var d api.JobDetails
+	get(t, c, "/v1/jobs/"+id, &d)
+	var bytes int64
+	perPartition := map[int32]int64{}
+	for _, r := range recs {
+		bytes += int64(len(r.Key) + len(r.Value))
+		perPartition[r.Partition]++
+	}
+	j, err := c.m.Job(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, gv := range jg.Vertices {
+		if !gv.IsSource() {
+			continue
+		}
+		v := d.Vertices[i]
+		if v.Metrics.ReadBytes != bytes {
+			t.Errorf("source %s read-bytes %d, want the %d bytes produced", v.Name, v.Metrics.ReadBytes, bytes)
+		}
+		op := j.Metrics().Subtask(v.Name, 0).Operators[0].Name
+		values := map[string]string{}
+		var list []api.Metric
+		get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID+"/metrics", &list)
+		var ids []string
+		for _, m := range list {
+			if strings.Contains(m.ID, ".KafkaSourceReader.topic.") {
+				ids = append(ids, m.ID)
+			}
+		}
+		var got []api.Metric
+		get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID+"/metrics?get="+url.QueryEscape(strings.Join(ids, ",")), &got)
+		for _, m := range got {
+			values[m.ID] = m.Value
+		}
+		for p, n := range perPartition {
+			found := false
+			for k := range v.Parallelism {
+				prefix := fmt.Sprintf("%d.%s.KafkaSourceReader.topic.%s.partition.%d.", k, op, topic, p)
+				if off, ok := values[prefix+"currentOffset"]; ok {
+					found = true
+					if off != fmt.Sprint(n) || values[prefix+"records-lag"] != "0" {
+						t.Errorf("%s: currentOffset %s, records-lag %s; want %d and 0", prefix, off, values[prefix+"records-lag"], n)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no subtask of %s shows partition %d of %s: %v", v.Name, p, topic, ids)
+			}
+		}
 	}
 }
 

@@ -111,12 +111,8 @@ func checkContract(t *testing.T, c *cluster, id string, jg *graph.JobGraph, want
 	checkJobLists(t, c, id, want.name, total)
 	d := checkJobDetails(t, c, id, jg, want)
 	checkCheckpoints(t, c, id, d, total, want)
+	checkVertexMetrics(t, c, id, d, jg)
 	for _, v := range d.Vertices {
-		var bp api.BackPressure
-		get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID+"/backpressure", &bp)
-		if bp.Status != "deprecated" || bp.Subtasks != nil {
-			t.Errorf("backpressure of %s: %+v, want Flink's 'deprecated' (not measured)", v.Name, bp)
-		}
 		var wms []api.Metric
 		get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID+"/watermarks", &wms)
 		if len(wms) != v.Parallelism {

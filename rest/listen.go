@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/jobmanager"
+	"github.com/weirstream/weir/metrics/prom"
 )
 
 // Endpoint is a listening REST server.
@@ -64,6 +65,10 @@ func (e *Endpoint) URL() string {
 	}
 	return scheme + "://" + e.ln.Addr().String()
 }
+
+// Collector exports the metrics of the JobManager's running jobs (what
+// /metrics serves), for a Prometheus reporter on a port of its own.
+func (e *Endpoint) Collector() *prom.Collector { return e.rest.Collector() }
 
 // Close stops serving.
 func (e *Endpoint) Close() error {

@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/weirstream/weir/jobmanager"
+	"github.com/weirstream/weir/metrics/prom"
 	"github.com/weirstream/weir/rest/api"
 )
 
@@ -77,6 +79,19 @@ func NewServer(m *jobmanager.Manager, opts Options) *Server {
 // themselves complete or fail in the job).
 func (s *Server) Close() { s.cancel() }
 
+// Collector exports the metrics of the JobManager's running jobs to
+// Prometheus, labelled by the JobManager's job ids and names; a job that
+// ends drops out at the next scrape.
+func (s *Server) Collector() *prom.Collector {
+	return prom.NewJobsCollector(func() []prom.Job {
+		var out []prom.Job
+		for _, j := range s.m.RunningMetrics() {
+			out = append(out, prom.Job{ID: j.ID, Name: j.Name, Group: j.Group})
+		}
+		return out
+	})
+}
+
 // route is one endpoint: method, Flink's path, handler, and for the
 // OpenAPI document (docs/rest-openapi.yaml, generated from this table by
 // TestOpenAPIDocument -rewrite) a summary, the request body and the reply.
@@ -111,7 +126,15 @@ var routes = []route{
 		"Weir's: the ?n= (default 5) slowest subtasks of the checkpoint, unacknowledged first, then by latency.", nil, api.CheckpointTimeline{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}", (*Server).vertex, "A vertex's subtasks.", nil, api.VertexDetails{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/backpressure", (*Server).backPressure,
-		"Back-pressure of a vertex's subtasks (status 'deprecated': not measured yet).", nil, api.BackPressure{}},
+		"Back-pressure of a vertex's subtasks: the share of the last 5 s each was back-pressured (ratio), idle and busy, " +
+			"and Flink's level (ok up to 0.1, low up to 0.5, high). Status 'deprecated' until a subtask has measured 5 s.",
+		nil, api.BackPressure{}},
+	{"GET", "/jobs/{jobid}/vertices/{vertexid}/metrics", (*Server).vertexMetrics,
+		"The vertex's metrics, <subtask>.<name> (operators' <subtask>.<operator name>.<name>): their ids, or with " +
+			"?get=id,id their values (ids it does not have are left out).", nil, []api.Metric{}},
+	{"GET", "/jobs/{jobid}/vertices/{vertexid}/subtasks/metrics", (*Server).subtaskMetrics,
+		"The vertex's metrics aggregated over its subtasks: their names, or with ?get=name,name their " +
+			"?agg=min,max,avg,sum (default all) over ?subtasks=0,2-4 (default all).", nil, []api.AggregatedMetric{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/watermarks", (*Server).watermarks, "Each subtask's current input watermark, ms.", nil, []api.Metric{}},
 	{"POST", "/jobs/{jobid}/savepoints", (*Server).triggerSavepoint,
 		"Trigger a savepoint (cancel-job: stop with it). Answers a trigger id at once; needs the token.", api.SavepointTriggerRequest{}, api.TriggerResponse{}},
@@ -121,9 +144,11 @@ var routes = []route{
 		api.StopRequest{}, api.TriggerResponse{}},
 }
 
-// Handler routes Flink's paths, with and without the /v1 prefix. Every
-// path parameter is checked before use (ids are hex, numbers numbers);
-// unknown paths and methods answer Flink's JSON error.
+// Handler routes Flink's paths, with and without the /v1 prefix, and
+// serves GET /metrics: every running job's metrics in Prometheus's text
+// format, named as Flink's Prometheus reporter names them (weir_ prefix).
+// Every path parameter is checked before use (ids are hex, numbers
+// numbers); unknown paths and methods answer Flink's JSON error.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, r := range routes {
@@ -131,6 +156,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc(r.method+" "+r.path, h)
 		mux.HandleFunc(r.method+" /v1"+r.path, h)
 	}
+	mux.Handle("GET /metrics", prom.CollectorHandler(s.Collector()))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not found: "+r.URL.Path)
 	})
@@ -369,6 +395,65 @@ func (s *Server) backPressure(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+func (s *Server) vertexMetrics(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		reply(w)(j.VertexMetrics(r.PathValue("vertexid"), listParam(r, "get")))
+	}
+}
+
+func (s *Server) subtaskMetrics(w http.ResponseWriter, r *http.Request) {
+	aggs := listParam(r, "agg")
+	for _, a := range aggs {
+		if !slices.Contains(jobmanager.Aggregations, a) {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("agg %q: want one of %s", a, strings.Join(jobmanager.Aggregations, ", ")))
+			return
+		}
+	}
+	subtasks, msg := subtaskRanges(listParam(r, "subtasks"))
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
+	if j, ok := s.job(w, r); ok {
+		reply(w)(j.SubtaskMetrics(r.PathValue("vertexid"), listParam(r, "get"), aggs, subtasks))
+	}
+}
+
+// listParam reads a query parameter that lists values, as Flink's:
+// comma-separated (get=a,b), repeated (get=a&get=b), or both.
+func listParam(r *http.Request, name string) []string {
+	var out []string
+	for _, v := range r.URL.Query()[name] {
+		for _, e := range strings.Split(v, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// subtaskRanges parses Flink's subtasks parameter: indexes and ranges,
+// "0,2-4"; nil when it is empty (every subtask).
+func subtaskRanges(parts []string) ([]int, string) {
+	var out []int
+	for _, p := range parts {
+		a, b, isRange := strings.Cut(p, "-")
+		lo, err1 := strconv.Atoi(a)
+		hi, err2 := lo, error(nil)
+		if isRange {
+			hi, err2 = strconv.Atoi(b)
+		}
+		if err1 != nil || err2 != nil || lo < 0 || hi < lo || hi-lo > 1<<16 {
+			return nil, fmt.Sprintf("subtasks %q: want subtask indexes and ranges, such as 0,2-4", p)
+		}
+		for i := lo; i <= hi; i++ {
+			out = append(out, i)
+		}
+	}
+	return out, ""
+}
+
 func (s *Server) watermarks(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.job(w, r); ok {
 		reply(w)(j.Watermarks(r.PathValue("vertexid")))
@@ -517,7 +602,7 @@ func writeErr(w http.ResponseWriter, err error) {
 		code = http.StatusNotFound
 	case errors.Is(err, jobmanager.ErrJobNotRunning):
 		code = http.StatusConflict
-	case errors.Is(err, jobmanager.ErrBadJob):
+	case errors.Is(err, jobmanager.ErrBadJob), errors.Is(err, jobmanager.ErrBadRequest):
 		code = http.StatusBadRequest
 	}
 	writeError(w, code, err.Error())

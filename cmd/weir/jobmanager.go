@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirstream/weir/jobmanager"
+	"github.com/weirstream/weir/metrics/prom"
 	"github.com/weirstream/weir/rest"
 )
 
@@ -26,13 +27,15 @@ func newJobManagerCommand() *cobra.Command {
 		Long: `Starts a JobManager (Flink's session cluster; its TaskManager slots are in the same process).
 Jobs are submitted with weir submit FILE.sql (POST /v1/jobs); weir list, cancel, stop,
 savepoint and checkpoints talk to it, as do Flink's REST paths (docs/rest-openapi.yaml).
+GET /metrics on the REST port serves every running job's metrics to Prometheus.
 
 The configuration is a file in Flink's config.yaml shape (--config), each key overridable
 with -D key=value: rest.port (8081), rest.bind-address (127.0.0.1),
 security.ssl.rest.enabled with security.ssl.rest.certificate and security.ssl.rest.key (PEM),
 weir.rest.auth-token (a token every state-changing request must carry),
 web.submit.enable, web.cancel.enable (true), taskmanager.numberOfTaskSlots (32),
-weir.jobmanager.dir (.weir/jobmanager: the job store jobs.json and checkpoints), and the
+weir.jobmanager.dir (.weir/jobmanager: the job store jobs.json and checkpoints),
+metrics.reporter.prom.port (also serve /metrics on this port, as Flink's reporter), and the
 jobs' defaults: execution.checkpointing.*, state.*, restart-strategy.*, parallelism.default.
 
 Job history (finished, failed, cancelled, with their exceptions) is kept in jobs.json across
@@ -63,6 +66,16 @@ func runJobManager(cmd *cobra.Command, configFile string, settings []string) err
 		return err
 	}
 	defer ep.Close()
+	if c, on, err := prom.FromConfig(func(k string) (string, bool) { v, ok := cfg[k]; return v, ok }); err != nil {
+		return err
+	} else if on {
+		srv, err := prom.ListenCollector(c, ep.Collector())
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		log.Info("serving Prometheus metrics", "url", "http://"+srv.Addr().String()+"/metrics")
+	}
 	addrFile := filepath.Join(dir, jobManagerAddressFile)
 	if err := os.WriteFile(addrFile, []byte(ep.URL()+"\n"), 0o644); err != nil {
 		return err

@@ -87,6 +87,12 @@ type Server struct {
 
 // Listen binds the first free port of c's range and serves r on it.
 func Listen(c Config, r *metrics.Registry) (*Server, error) {
+	return ListenCollector(c, NewCollector(r))
+}
+
+// ListenCollector binds the first free port of c's range and serves col
+// on it.
+func ListenCollector(c Config, col *Collector) (*Server, error) {
 	lo, hi, err := portRange(c.Ports)
 	if err != nil {
 		return nil, err
@@ -95,7 +101,7 @@ func Listen(c Config, r *metrics.Registry) (*Server, error) {
 	for p := lo; p <= hi; p++ {
 		ln, err := net.Listen("tcp", net.JoinHostPort(c.Host, strconv.Itoa(p)))
 		if err == nil {
-			return serve(ln, r), nil
+			return serve(ln, CollectorHandler(col)), nil
 		}
 		errs = append(errs, err)
 	}
@@ -103,9 +109,8 @@ func Listen(c Config, r *metrics.Registry) (*Server, error) {
 		KeyPort, c.Ports, c.Host, errors.Join(errs...), KeyPort)
 }
 
-func serve(ln net.Listener, r *metrics.Registry) *Server {
+func serve(ln net.Listener, h http.Handler) *Server {
 	mux := http.NewServeMux()
-	h := Handler(r)
 	mux.Handle("/metrics", h)
 	mux.Handle("/", h)
 	s := &Server{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}

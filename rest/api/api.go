@@ -104,9 +104,12 @@ type MultipleJobsDetails struct {
 	Jobs []JobOverview `json:"jobs"`
 }
 
-// IOMetrics are a vertex's or subtask's record counts (Flink's "metrics"
-// object). Weir counts records, not bytes: the byte fields are 0 and
-// their -complete flags false.
+// IOMetrics are a vertex's or subtask's record and byte counts (Flink's
+// "metrics" object): records in and out of the subtask's chain (a source
+// subtask's read-records are those its source read), bytes its source
+// read from outside and its sinks wrote out (records between subtasks
+// are handed over in memory, never serialized: there are no network
+// bytes). The -complete flags are set once the job has ended.
 type IOMetrics struct {
 	ReadBytes            int64 `json:"read-bytes"`
 	ReadBytesComplete    bool  `json:"read-bytes-complete"`
@@ -296,29 +299,68 @@ type SavepointStatus struct {
 	Operation *SavepointInfo `json:"operation,omitempty"`
 }
 
-// Metric is one {"id", "value"} of Flink's metric endpoints (watermarks).
+// Metric is one {"id", "value"} of Flink's metric endpoints (watermarks,
+// vertex metrics). Without ?get= a metric endpoint lists the ids only.
 type Metric struct {
 	ID    string `json:"id"`
-	Value string `json:"value"`
+	Value string `json:"value,omitempty"`
+}
+
+// AggregatedMetric is one metric of GET
+// /jobs/:jobid/vertices/:vertexid/subtasks/metrics, aggregated over the
+// subtasks asked for: only the aggregations ?agg= asks for are set (all
+// four without it), as in Flink. Without ?get= only the ids are listed.
+type AggregatedMetric struct {
+	ID  string   `json:"id"`
+	Min *float64 `json:"min,omitempty"`
+	Max *float64 `json:"max,omitempty"`
+	Avg *float64 `json:"avg,omitempty"`
+	Sum *float64 `json:"sum,omitempty"`
 }
 
 // BackPressure is GET /jobs/:jobid/vertices/:vertexid/backpressure.
+// Flink 1.15 renamed backpressure-level to backpressureLevel and serves
+// both; so does Weir.
 type BackPressure struct {
 	// Status is "ok" with measurements, "deprecated" (Flink's "not
 	// available") without.
-	Status            string                `json:"status"`
-	BackpressureLevel string                `json:"backpressure-level,omitempty"`
-	EndTimestamp      int64                 `json:"end-timestamp,omitempty"`
-	Subtasks          []SubtaskBackPressure `json:"subtasks,omitempty"`
+	Status            string `json:"status"`
+	BackpressureLevel string `json:"backpressureLevel,omitempty"`
+	// BackpressureLevelOld is Flink's deprecated name of the same level.
+	BackpressureLevelOld string                `json:"backpressure-level,omitempty"`
+	EndTimestamp         int64                 `json:"end-timestamp,omitempty"`
+	Subtasks             []SubtaskBackPressure `json:"subtasks,omitempty"`
 }
 
-// SubtaskBackPressure is one subtask's share of time back-pressured, idle
-// and busy (0..1).
+// The back-pressure levels of a ratio, as Flink's: up to 10 % of the time
+// back-pressured is ok, up to 50 % low, above it high.
+const (
+	BackPressureOK   = "ok"
+	BackPressureLow  = "low"
+	BackPressureHigh = "high"
+)
+
+// BackPressureLevel is Flink's level of a back-pressured ratio (0..1).
+func BackPressureLevel(ratio float64) string {
+	switch {
+	case ratio <= 0.10:
+		return BackPressureOK
+	case ratio <= 0.5:
+		return BackPressureLow
+	}
+	return BackPressureHigh
+}
+
+// SubtaskBackPressure is one subtask's share of time back-pressured
+// (ratio), idle and busy, each 0..1 and adding up to 1, over the last
+// rate window (Flink's backPressuredTimeMsPerSecond, idleTimeMsPerSecond,
+// busyTimeMsPerSecond divided by 1000).
 type SubtaskBackPressure struct {
-	Subtask           int     `json:"subtask"`
-	AttemptNumber     int     `json:"attempt-number"`
-	BackpressureLevel string  `json:"backpressure-level"`
-	Ratio             float64 `json:"ratio"`
-	IdleRatio         float64 `json:"idleRatio"`
-	BusyRatio         float64 `json:"busyRatio"`
+	Subtask              int     `json:"subtask"`
+	AttemptNumber        int     `json:"attempt-number"`
+	BackpressureLevel    string  `json:"backpressureLevel"`
+	BackpressureLevelOld string  `json:"backpressure-level"`
+	Ratio                float64 `json:"ratio"`
+	IdleRatio            float64 `json:"idleRatio"`
+	BusyRatio            float64 `json:"busyRatio"`
 }
