@@ -236,6 +236,8 @@ func (f *formatter) otherExpr(e Expr) {
 		f.WriteString("[")
 		f.expr(e.Index, 0)
 		f.WriteString("]")
+	case *GroupingSets:
+		f.groupingSets(e)
 	default:
 		f.printf("<%T>", e)
 	}

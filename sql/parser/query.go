@@ -164,7 +164,7 @@ func (p *parser) parseSelect() *Select {
 	if p.isWord("GROUP") {
 		p.next()
 		p.expectWord("BY")
-		s.GroupBy = p.parseExprList()
+		s.GroupBy = p.parseGroupBy()
 	}
 	if p.acceptWord("HAVING") {
 		s.Having = p.parseExpr()

@@ -72,6 +72,8 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 	if err != nil {
 		return nil, err
 	}
+	grouping := planGroupingSets(groupBy)
+	groupBy = grouping.keys
 	saved := p.aggInput
 	p.aggInput = input.Cols
 	defer func() { p.aggInput = saved }()
@@ -89,9 +91,13 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 		// identical -U/+U pair.
 		ap.calls, ap.callText = []exec.AggCall{{Kind: exec.CountStar}}, []string{""}
 	}
+	aggIn := input
 	if ap.pre != nil {
 		input = p.calcOver(input, ap.pre, ap.preCols)
 		input.RowTime = -1
+	}
+	if grouping.expanded {
+		input = p.expand(input, ap, grouping)
 	}
 	var out *Rel
 	switch {
@@ -113,6 +119,7 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 	if sess != nil {
 		resolve = sessionResolver(len(ap.keys), out, resolve)
 	}
+	resolve = grouping.resolver(aggIn, len(ap.keys), resolve)
 	if s.Having != nil {
 		if out, err = p.filter(out, s.Having, resolve); err != nil {
 			return nil, err

@@ -21,7 +21,11 @@ func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
 	}
 	aggs := collectAggregates(s)
 	if len(s.GroupBy) > 0 || len(aggs) > 0 {
-		return p.planAggregate(s, in, aggs)
+		out, err := p.planAggregate(s, in, aggs)
+		if err != nil || !s.Distinct {
+			return out, err
+		}
+		return p.distinct(out) // SELECT DISTINCT of the aggregated rows
 	}
 	if err := p.checkNoTVF(in, s); err != nil {
 		return nil, err
