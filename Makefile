@@ -7,7 +7,7 @@ SHELL := /bin/bash
 GO ?= go
 SERVICES := scripts/services.sh
 
-.PHONY: test lint services-up services-down services-status build bench
+.PHONY: test lint services-up services-down services-status build bench vendor-web
 
 # gofmt check (tracked and untracked files alike), go vet, the project's own
 # lint tests.
@@ -59,3 +59,8 @@ build:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
+
+# Re-fetch the dashboard's vendored Chart.js (pinned in the script) from npm;
+# the result is committed, so go build never needs npm.
+vendor-web:
+	bash scripts/vendor-web.sh

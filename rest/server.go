@@ -157,6 +157,7 @@ func (s *Server) Handler() http.Handler {
 		mux.HandleFunc(r.method+" /v1"+r.path, h)
 	}
 	mux.Handle("GET /metrics", prom.CollectorHandler(s.Collector()))
+	mountDashboard(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not found: "+r.URL.Path)
 	})

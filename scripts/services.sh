@@ -17,8 +17,9 @@
 # (default ~/.cache/weir/services); downloads (Kafka jars) are cached under
 # ${XDG_CACHE_HOME:-~/.cache}/weir (moto in a Python venv there, from PyPI).
 # Missing Debian packages (mariadb-server, postgresql, a JRE, maven, python3-venv,
-# and prometheus — whose server the metrics tests start themselves, never as a
-# system service) are installed with apt-get when running as root.
+# prometheus — whose server the metrics tests start themselves, never as a
+# system service — and chromium, the headless browser of the dashboard test)
+# are installed with apt-get when running as root.
 #
 # Environment knobs:
 #   WEIR_SERVICES_DIR            data dir
@@ -636,10 +637,18 @@ prometheus_ensure_installed() {
 	command -v prometheus >/dev/null || die "prometheus: binary not found after install"
 }
 
+# chromium_ensure_installed: the headless browser the dashboard acceptance test
+# (cmd/weir TestDashboardStopWithSavepoint, through chromedp) starts itself.
+chromium_ensure_installed() {
+	command -v chromium >/dev/null || apt_install chromium
+	command -v chromium >/dev/null || die "chromium: binary not found after install"
+}
+
 cmd_up() {
 	mkdir -p "$DATA_DIR" "$CACHE_DIR"
 	local t0=$SECONDS
 	prometheus_ensure_installed
+	chromium_ensure_installed
 	local kafka_was_up=0
 	kafka_up && kafka_was_up=1
 	kafka_launch

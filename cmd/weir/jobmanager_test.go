@@ -26,8 +26,8 @@ type jobManagerProc struct {
 }
 
 // startJobManager starts a JobManager keeping its store in dir, on a free
-// port, and waits for its REST address.
-func startJobManager(t *testing.T, dir string) *jobManagerProc {
+// port, with extra arguments (-D key=value), and waits for its REST address.
+func startJobManager(t *testing.T, dir string, extra ...string) *jobManagerProc {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func startJobManager(t *testing.T, dir string) *jobManagerProc {
 	addr := filepath.Join(dir, jobManagerAddressFile)
 	_ = os.Remove(addr) // left by a SIGKILLed one
 	p := &jobManagerProc{t: t, stderr: &bytes.Buffer{}}
-	p.cmd = exec.Command(self, "jobmanager", "-D", "rest.port=0", "-D", "weir.jobmanager.dir="+dir)
+	p.cmd = exec.Command(self, append([]string{"jobmanager", "-D", "rest.port=0", "-D", "weir.jobmanager.dir=" + dir}, extra...)...)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -193,30 +193,7 @@ INSERT INTO out SELECT n FROM gen;`), 0o644); err != nil {
 		t.Fatalf("weir list after stop and cancel:\n%s", list)
 	}
 
-	// The savepoint's source splits read on without end (as in Flink, a
-	// split's stopping offset is its state): run it until the totals are
-	// complete, then stop it with a savepoint on SIGTERM, which commits.
-	self, _ := os.Executable()
-	var runLog bytes.Buffer
-	run := exec.CommandContext(ctx, self, "run", unbounded(t, script), "-q", "--restore", stop[1],
-		"--savepoint-on-stop", filepath.Join(r.dir, "final"), "-D", "execution.checkpointing.interval=200ms")
-	run.Stdout, run.Stderr = &runLog, &runLog
-	_ = os.Remove(filepath.Join(r.dir, "checkpoints", restAddressFile))
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waitForFile(t, filepath.Join(r.dir, "checkpoints", restAddressFile)) // its SIGTERM handler is set
-	waitForTotals(t, r, func() string { return "weir run log:\n" + runLog.String() })
-	if err := run.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := run.Wait(); err == nil || run.ProcessState.ExitCode() != 143 {
-		t.Fatalf("weir run --restore %s on SIGTERM: %v, want exit status 143\n%s", stop[1], err, runLog.String())
-	}
-	var verdict bytes.Buffer
-	if err := verifyTotals(&verdict, r.flags); err != nil {
-		t.Fatalf("%v\n%s", err, verdict.String())
-	}
+	restoreToTruth(t, ctx, r, stop[1])
 }
 
 // A JobManager SIGKILLed with two billing jobs running comes back and both

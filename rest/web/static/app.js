@@ -1,0 +1,609 @@
+// Weir dashboard: reads the JobManager's REST API (/v1/...) and fills
+// tables and Chart.js charts. No framework, no build step. Every value
+// shown comes from one REST reply; cells carry the raw number in
+// data-value so tests (and users copying) get it exactly.
+'use strict';
+(function () {
+  const PAGE = 50; // rows per page of any per-subtask table
+  const SLOWEST = 20; // subtasks in the checkpoint timeline chart
+  const NO_WATERMARK = '-9223372036854775808';
+  const st = {
+    token: sessionStorage.getItem('weir.token') || '',
+    refresh: 3000,
+    timer: null,
+    route: null,
+    charts: {},
+    pages: {},
+    vertex: null, // selected vertex id on the graph tab
+    ckpt: null, // selected checkpoint id on the checkpoints tab (null: latest)
+    timelines: {}, // finished checkpoints' timelines by "job/id"
+    op: null, // the running stop/savepoint operation's message
+  };
+
+  // ---------------------------------------------------------- DOM helpers
+
+  // el builds an element; attrs are set as attributes (on* are listeners),
+  // children are nodes or text (never parsed as HTML).
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children.flat()) {
+      if (c !== undefined && c !== null) e.append(c instanceof Node ? c : String(c));
+    }
+    return e;
+  }
+  const $ = (sel) => document.querySelector(sel);
+  function fill(sel, ...children) {
+    const e = $(sel);
+    if (e) e.replaceChildren(...children.flat().filter((c) => c !== undefined && c !== null));
+    return e;
+  }
+
+  const fmtInt = (n) => (n === undefined || n === null || n < 0 ? '—' : Number(n).toLocaleString('en-US'));
+  function fmtBytes(n) {
+    if (n === undefined || n === null || n < 0) return '—';
+    const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    let i = 0;
+    let v = n;
+    while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
+    return (i === 0 ? v : v.toFixed(1)) + ' ' + u[i];
+  }
+  const fmtMs = (n) => (n === undefined || n === null || n < 0 ? '—' : Number(n).toLocaleString('en-US') + ' ms');
+  const fmtTime = (ms) => (!ms || ms <= 0 ? '—' : new Date(ms).toISOString().replace('T', ' ').replace('Z', ' UTC'));
+  function fmtDuration(ms) {
+    if (ms === undefined || ms < 0) return '—';
+    const s = Math.floor(ms / 1000);
+    const h = Math.floor(s / 3600);
+    const m = Math.floor((s % 3600) / 60);
+    return (h ? h + 'h ' : '') + (h || m ? m + 'm ' : '') + (s % 60) + 's';
+  }
+  const num = (n, text) => el('td', { class: 'num', 'data-value': n }, text === undefined ? fmtInt(n) : text);
+
+  // table builds a table from a header row and rows of cells.
+  function table(attrs, head, rows) {
+    return el('table', attrs,
+      el('thead', {}, el('tr', {}, head.map((h) => el('th', {}, h)))),
+      el('tbody', {}, rows));
+  }
+
+  // paged returns the rows of page key (PAGE per page) and a pager.
+  function paged(key, items, render, size) {
+    const n = size || PAGE;
+    const pages = Math.max(1, Math.ceil(items.length / n));
+    const p = Math.min(st.pages[key] || 0, pages - 1);
+    st.pages[key] = p;
+    const rows = items.slice(p * n, (p + 1) * n).map(render);
+    const go = (d) => () => { st.pages[key] = p + d; refresh(); };
+    const pager = pages === 1 ? null : el('div', { class: 'pager', 'data-pager': key },
+      el('button', { onclick: go(-1), disabled: p === 0 }, '‹ previous'),
+      el('span', {}, `page ${p + 1} of ${pages} (${items.length} rows)`),
+      el('button', { onclick: go(1), disabled: p === pages - 1 }, 'next ›'));
+    return { rows, pager };
+  }
+
+  // chart creates the Chart.js chart on canvas id, or updates its data in
+  // place (no flicker, no new canvas on every refresh).
+  // height, in px, overrides the box's CSS height (a bar chart grows with
+  // its bars).
+  function chart(box, id, config, height) {
+    const old = st.charts[id];
+    if (old && old.canvas.isConnected) {
+      if (height) old.canvas.parentNode.style.height = height + 'px';
+      old.data = config.data;
+      old.options = Object.assign({ animation: false, responsive: true, maintainAspectRatio: false }, config.options);
+      old.update('none');
+      return old.canvas.parentNode;
+    }
+    const canvas = el('canvas', { id });
+    const wrap = el('div', { class: 'chart-box' + (box ? ' ' + box : '') }, canvas);
+    if (height) wrap.style.height = height + 'px';
+    config.options = Object.assign({ animation: false, responsive: true, maintainAspectRatio: false }, config.options);
+    st.charts[id] = new Chart(canvas, config);
+    return wrap;
+  }
+  // keep puts a chart's box in place: the same node on every refresh.
+  function keep(sel, node) {
+    const parent = $(sel);
+    if (parent && node.parentNode !== parent) parent.replaceChildren(node);
+  }
+
+  // ---------------------------------------------------------- REST
+
+  async function call(method, path, body) {
+    const headers = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (method !== 'GET' && st.token) headers.Authorization = 'Bearer ' + st.token;
+    const r = await fetch('/v1' + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const data = await r.json().catch(() => null);
+    if (!r.ok) {
+      let msg = `${r.status}: ` + (data && data.errors ? data.errors.join('; ') : r.statusText);
+      if (r.status === 401) msg += ' — enter the token (weir.rest.auth-token) in the Token field at the top right';
+      throw new Error(msg);
+    }
+    return data;
+  }
+  const get = (path) => call('GET', path);
+
+  // ---------------------------------------------------------- routing
+
+  // Routes: #/ (jobs), #/job/ID/TAB with TAB graph|checkpoints|watermarks|exceptions.
+  function parseRoute() {
+    const parts = location.hash.replace(/^#\/?/, '').split('/');
+    if (parts[0] === 'job' && /^[0-9a-f]{32}$/.test(parts[1] || '')) {
+      const tab = ['graph', 'checkpoints', 'watermarks', 'exceptions'].includes(parts[2]) ? parts[2] : 'graph';
+      return { view: 'job', id: parts[1], tab };
+    }
+    return { view: 'jobs' };
+  }
+
+  function route() {
+    const r = parseRoute();
+    const prev = st.route;
+    st.route = r;
+    if (!prev || prev.view !== r.view || prev.id !== r.id) {
+      st.vertex = null;
+      st.ckpt = null;
+      st.op = null;
+      st.pages = {};
+      if (r.view === 'job') skeletonJob(r.id);
+      else fill('#main', el('h1', {}, 'Jobs'), el('div', { id: 'cards', class: 'cards' }), el('div', { id: 'jobs' }));
+    }
+    if (r.view === 'job') skeletonTab(r);
+    refresh();
+  }
+
+  async function refresh() {
+    clearTimeout(st.timer);
+    const r = st.route;
+    try {
+      fill('#cluster', await clusterLine());
+      if (r.view === 'jobs') await renderJobs();
+      else await renderJob(r);
+      fill('#load-error');
+    } catch (e) {
+      fill('#load-error', el('p', { class: 'error' }, String(e.message || e)));
+    }
+    st.timer = setTimeout(refresh, st.refresh);
+  }
+
+  async function clusterLine() {
+    const o = await get('/overview');
+    return `${o['flink-version']} · slots ${o['slots-available']}/${o['slots-total']} free · ` +
+      `jobs: ${o['jobs-running']} running, ${o['jobs-finished']} finished, ${o['jobs-cancelled']} cancelled, ${o['jobs-failed']} failed`;
+  }
+
+  // ---------------------------------------------------------- jobs overview
+
+  async function renderJobs() {
+    const jobs = (await get('/jobs/overview')).jobs;
+    jobs.sort((a, b) => b['start-time'] - a['start-time']);
+    const running = jobs.filter((j) => !['FINISHED', 'CANCELED', 'FAILED'].includes(j.state)).length;
+    fill('#cards', card('jobs', jobs.length), card('running', running), card('ended', jobs.length - running));
+    const { rows, pager } = paged('jobs', jobs, (j) => el('tr', { 'data-job': j.jid },
+      el('td', {}, el('a', { href: `#/job/${j.jid}/graph` }, j.name)),
+      el('td', {}, el('span', { class: 'state ' + j.state }, j.state)),
+      el('td', {}, fmtTime(j['start-time'])),
+      el('td', {}, fmtDuration(j.duration)),
+      num(j.tasks.running, `${j.tasks.running} / ${j.tasks.total || 0}`),
+      el('td', { class: 'muted' }, j.jid)));
+    fill('#jobs', jobs.length === 0 ? el('p', { class: 'muted' }, 'No jobs yet: submit one with weir submit FILE.sql.') :
+      [table({ id: 'jobs-table' }, ['Name', 'State', 'Started', 'Duration', 'Subtasks running', 'Job id'], rows), pager]);
+  }
+  const card = (label, value) => el('div', { class: 'card' }, el('b', {}, value), label);
+
+  // ---------------------------------------------------------- job page
+
+  function skeletonJob(id) {
+    fill('#main',
+      el('p', {}, el('a', { href: '#/' }, '← all jobs')),
+      el('div', { id: 'job-head' }),
+      el('div', { class: 'actions' },
+        el('input', { id: 'savepoint-dir', type: 'text', placeholder: 'savepoint directory (absolute path; empty: state.savepoints.dir)' }),
+        el('label', {}, el('input', { id: 'drain', type: 'checkbox' }), ' drain'),
+        el('button', { id: 'stop', onclick: () => stopJob(id) }, 'Stop with savepoint'),
+        el('button', { id: 'cancel', class: 'danger', onclick: () => cancelJob(id) }, 'Cancel job'),
+        el('span', { id: 'op-status' })),
+      el('nav', { class: 'tabs', id: 'tabs' }),
+      el('div', { id: 'load-error' }),
+      el('div', { id: 'tab' }));
+  }
+
+  function skeletonTab(r) {
+    fill('#tabs', ['graph', 'checkpoints', 'watermarks', 'exceptions'].map((t) =>
+      el('a', { href: `#/job/${r.id}/${t}`, class: t === r.tab ? 'active' : '', 'data-tab': t },
+        { graph: 'Job graph', checkpoints: 'Checkpoints', watermarks: 'Watermarks', exceptions: 'Exceptions' }[t])));
+    const sections = {
+      graph: ['graph-legend', 'graph', 'subtasks'],
+      checkpoints: ['ck-cards', 'ck-chart', 'ck-history', 'ck-detail', 'ck-timeline-chart', 'ck-slowest', 'ck-phases'],
+      watermarks: ['watermarks'],
+      exceptions: ['exceptions'],
+    }[r.tab];
+    fill('#tab', sections.map((s) => el('div', { id: s })));
+  }
+
+  async function renderJob(r) {
+    const job = await get(`/jobs/${r.id}`);
+    renderHead(job);
+    if (r.tab === 'graph') await renderGraph(job);
+    else if (r.tab === 'checkpoints') await renderCheckpoints(job);
+    else if (r.tab === 'watermarks') await renderWatermarks(job);
+    else await renderExceptions(job);
+  }
+
+  function renderHead(job) {
+    const ended = ['FINISHED', 'CANCELED', 'FAILED'].includes(job.state);
+    fill('#job-head',
+      el('h1', {}, job.name, ' ', el('span', { id: 'job-state', class: 'state ' + job.state }, job.state)),
+      el('p', { class: 'muted' }, `id ${job.jid} · started ${fmtTime(job['start-time'])} · ` +
+        (ended ? `ran for ${fmtDuration(job.duration)} · ended ${fmtTime(job['end-time'])}` : `running for ${fmtDuration(job.duration)}`)));
+    for (const b of ['#stop', '#cancel']) $(b).disabled = ended;
+  }
+
+  function setOp(text, cls, location) {
+    st.op = { text, cls, location };
+    fill('#op-status', el('span', { class: cls || 'muted', 'data-location': location }, text));
+  }
+
+  async function stopJob(id) {
+    const dir = $('#savepoint-dir').value.trim();
+    const body = { drain: $('#drain').checked };
+    if (dir) body.targetDirectory = dir;
+    setOp('Stopping with a savepoint…');
+    try {
+      const t = await call('POST', `/jobs/${id}/stop`, body);
+      await waitSavepoint(id, t['request-id']);
+    } catch (e) {
+      setOp(e.message, 'error');
+    }
+  }
+
+  async function waitSavepoint(id, trigger) {
+    for (;;) {
+      const s = await get(`/jobs/${id}/savepoints/${trigger}`);
+      if (s.status.id === 'COMPLETED') {
+        const op = s.operation || {};
+        if (op.location) setOp('Savepoint completed: ' + op.location, 'ok', op.location);
+        else setOp('Savepoint failed: ' + (op['failure-cause'] ? op['failure-cause']['stack-trace'] : 'no reason given'), 'error');
+        refresh();
+        return;
+      }
+      await new Promise((done) => setTimeout(done, 300));
+    }
+  }
+
+  async function cancelJob(id) {
+    setOp('Cancelling…');
+    try {
+      await call('PATCH', `/jobs/${id}?mode=cancel`);
+      setOp('Cancel requested.', 'ok');
+      refresh();
+    } catch (e) {
+      setOp(e.message, 'error');
+    }
+  }
+
+  // ---------------------------------------------------------- job graph
+
+  // columns orders the plan's vertices by depth: sources first.
+  function columns(job) {
+    const nodes = new Map(job.plan.nodes.map((n) => [n.id, n]));
+    const depth = new Map();
+    const d = (id, seen) => {
+      if (depth.has(id)) return depth.get(id);
+      const n = nodes.get(id);
+      let v = 0;
+      if (n && !seen.has(id)) {
+        seen.add(id);
+        for (const i of n.inputs || []) v = Math.max(v, d(i.id, seen) + 1);
+      }
+      depth.set(id, v);
+      return v;
+    };
+    const cols = [];
+    for (const v of job.vertices) (cols[d(v.id, new Set())] ||= []).push(v);
+    return { cols: cols.filter(Boolean), nodes };
+  }
+
+  // pressure reads a vertex's back-pressure sample: the highest busy and
+  // back-pressured ratio of its subtasks, or null when not measured.
+  async function pressure(job, v) {
+    try {
+      const bp = await get(`/jobs/${job.jid}/vertices/${v.id}/backpressure`);
+      if (bp.status !== 'ok' || !bp.subtasks || bp.subtasks.length === 0) return null;
+      let busy = 0;
+      let back = 0;
+      for (const s of bp.subtasks) { busy = Math.max(busy, s.busyRatio); back = Math.max(back, s.ratio); }
+      return { busy, back, level: bp['backpressure-level'] };
+    } catch (e) {
+      return null;
+    }
+  }
+
+  // colour is Flink's: back-pressured shades to dark grey, busy from blue
+  // (idle) to red; no sample, white.
+  function colour(p) {
+    if (!p) return { bg: '#ffffff', fg: '#1d2329' };
+    if (p.back > p.busy) {
+      const l = Math.round(92 - 62 * p.back);
+      return { bg: `hsl(0, 0%, ${l}%)`, fg: l < 55 ? '#fff' : '#1d2329' };
+    }
+    return { bg: `hsl(${Math.round(210 - 210 * p.busy)}, 75%, ${Math.round(90 - 35 * p.busy)}%)`, fg: '#1d2329' };
+  }
+  const ratio = (p, k) => (p ? (100 * p[k]).toFixed(0) + ' %' : 'n/a');
+
+  async function renderGraph(job) {
+    const { cols, nodes } = columns(job);
+    const ps = await Promise.all(job.vertices.map((v) => pressure(job, v)));
+    const pOf = new Map(job.vertices.map((v, i) => [v.id, ps[i]]));
+    const names = new Map(job.vertices.map((v) => [v.id, v.name]));
+    fill('#graph-legend', el('p', { class: 'legend muted' }, 'Colour: ',
+      el('span', { class: 'lg-idle' }, 'idle'), '→ busy (blue to red), grey: back-pressured, white: not measured. ',
+      'Click a vertex for its subtasks.'));
+    const parts = [];
+    cols.forEach((col, i) => {
+      if (i > 0) parts.push(el('div', { class: 'arrow' }, '→'));
+      parts.push(el('div', { class: 'column' }, col.map((v) => vertexCard(v, pOf.get(v.id), nodes.get(v.id), names))));
+    });
+    fill('#graph', parts);
+    for (const v of job.vertices) {
+      const c = colour(pOf.get(v.id));
+      const card = document.querySelector(`.vertex[data-vertex="${v.id}"]`);
+      card.style.background = c.bg;
+      card.style.color = c.fg;
+    }
+    renderSubtasks(job);
+  }
+
+  function vertexCard(v, p, node, names) {
+    const m = v.metrics;
+    const bytes = (n, complete) => (complete ? fmtBytes(n) : 'n/a');
+    const inputs = ((node && node.inputs) || []).map((i) => `${names.get(i.id) || i.id} (${i.ship_strategy})`);
+    return el('div', {
+      class: 'vertex' + (st.vertex === v.id ? ' selected' : ''), 'data-vertex': v.id,
+      onclick: () => { st.vertex = v.id; st.pages.subtasks = 0; refresh(); },
+    },
+    el('div', { class: 'name' }, v.name),
+    el('div', { class: 'muted' }, `${v.status} · parallelism ${v.parallelism}`),
+    el('dl', {},
+      el('dt', {}, 'records in'), el('dd', { class: 'rec-in', 'data-value': m['read-records'] }, fmtInt(m['read-records'])),
+      el('dt', {}, 'records out'), el('dd', { class: 'rec-out', 'data-value': m['write-records'] }, fmtInt(m['write-records'])),
+      el('dt', {}, 'bytes in'), el('dd', { class: 'bytes-in' }, bytes(m['read-bytes'], m['read-bytes-complete'])),
+      el('dt', {}, 'bytes out'), el('dd', { class: 'bytes-out' }, bytes(m['write-bytes'], m['write-bytes-complete'])),
+      el('dt', {}, 'busy'), el('dd', { class: 'busy' }, ratio(p, 'busy')),
+      el('dt', {}, 'back-pressured'), el('dd', { class: 'backpressured' }, ratio(p, 'back'))),
+    inputs.length ? el('div', { class: 'inputs' }, 'from ' + inputs.join(', ')) : null);
+  }
+
+  // renderSubtasks lists the selected vertex's subtasks a page at a time,
+  // with the totals and extremes over all of them.
+  function renderSubtasks(job) {
+    const v = job.vertices.find((x) => x.id === st.vertex);
+    if (!v) { fill('#subtasks'); return; }
+    const subs = v.subtasks || [];
+    const recIn = subs.map((s) => s.metrics['read-records']);
+    const recOut = subs.map((s) => s.metrics['write-records']);
+    const lo = (a) => (a.length ? Math.min(...a) : 0);
+    const hi = (a) => (a.length ? Math.max(...a) : 0);
+    const { rows, pager } = paged('subtasks', subs, (s) => el('tr', { 'data-subtask': s.subtask },
+      num(s.subtask, String(s.subtask)), el('td', {}, s.status), num(s.attempt, String(s.attempt)),
+      num(s.metrics['read-records']), num(s.metrics['write-records']), el('td', {}, fmtDuration(s.duration)),
+      el('td', {}, s.endpoint || '—')));
+    fill('#subtasks', el('h2', {}, `${v.name}: ${subs.length} subtasks`),
+      el('p', { class: 'muted' }, `records in: min ${fmtInt(lo(recIn))}, max ${fmtInt(hi(recIn))} · ` +
+        `records out: min ${fmtInt(lo(recOut))}, max ${fmtInt(hi(recOut))}`),
+      table({ id: 'subtasks-table' }, ['Subtask', 'Status', 'Attempt', 'Records in', 'Records out', 'Duration', 'Endpoint'], rows), pager);
+  }
+
+  // ---------------------------------------------------------- checkpoints
+
+  async function renderCheckpoints(job) {
+    const cs = await get(`/jobs/${job.jid}/checkpoints`);
+    const c = cs.counts;
+    const s = cs.summary;
+    const latest = cs.latest.completed;
+    fill('#ck-cards', el('div', { class: 'cards' },
+      card('completed', c.completed), card('failed', c.failed), card('in progress', c.in_progress), card('restored', c.restored),
+      card('latest completed', latest ? '#' + latest.id : '—'),
+      card('end-to-end min / avg / max', `${fmtMs(s.end_to_end_duration.min)} / ${fmtMs(s.end_to_end_duration.avg)} / ${fmtMs(s.end_to_end_duration.max)}`),
+      card('checkpointed size avg', fmtBytes(s.checkpointed_size.avg)),
+      cs.latest.restored ? card('restored from', `#${cs.latest.restored.id} ${cs.latest.restored.external_path}`) : null,
+      cs.latest.savepoint ? card('latest savepoint', cs.latest.savepoint.external_path || '#' + cs.latest.savepoint.id) : null));
+    const hist = [...cs.history].sort((a, b) => a.id - b.id);
+    keep('#ck-chart', chart('', 'history-chart', {
+      type: 'bar',
+      data: {
+        labels: hist.map((h) => '#' + h.id),
+        datasets: [
+          { label: 'end-to-end duration (ms)', data: hist.map((h) => h.end_to_end_duration), yAxisID: 'ms',
+            backgroundColor: hist.map((h) => (h.status === 'FAILED' ? '#c62828' : h.is_savepoint ? '#7b1fa2' : '#1f6feb')) },
+          { label: 'checkpointed size (bytes)', data: hist.map((h) => h.checkpointed_size), yAxisID: 'bytes', type: 'line',
+            borderColor: '#2e7d32', backgroundColor: '#2e7d32' },
+        ],
+      },
+      options: { scales: { ms: { position: 'left', beginAtZero: true, title: { display: true, text: 'ms' } },
+        bytes: { position: 'right', beginAtZero: true, grid: { drawOnChartArea: false }, title: { display: true, text: 'bytes' } } },
+      plugins: { title: { display: true, text: 'Checkpoint history (red: failed, purple: savepoint)' } } },
+    }));
+    const newest = [...cs.history].sort((a, b) => b.id - a.id);
+    const sel = st.ckpt !== null ? st.ckpt : (latest ? latest.id : (newest[0] || {}).id);
+    const { rows, pager } = paged('history', newest, (h) => el('tr', {
+      class: 'clickable' + (h.id === sel ? ' selected' : ''), 'data-checkpoint': h.id,
+      onclick: () => { st.ckpt = h.id; refresh(); },
+    },
+    num(h.id, '#' + h.id), el('td', { class: 'state ' + h.status }, h.status), el('td', {}, h.checkpoint_type),
+    el('td', {}, fmtTime(h.trigger_timestamp)), num(h.end_to_end_duration, fmtMs(h.end_to_end_duration)),
+    num(h.checkpointed_size, fmtBytes(h.checkpointed_size)), num(h.state_size, fmtBytes(h.state_size)),
+    el('td', { class: 'num' }, `${h.num_acknowledged_subtasks} / ${h.num_subtasks}`),
+    el('td', { class: 'error' }, h.failure_message || '')), 15);
+    fill('#ck-history', el('h2', {}, 'History (click a checkpoint for its timeline)'),
+      table({ id: 'history-table' }, ['Id', 'Status', 'Type', 'Triggered', 'End to end', 'Checkpointed', 'State', 'Acknowledged', 'Failure'], rows), pager);
+    if (sel === undefined) {
+      fill('#ck-detail', el('p', { class: 'muted' }, 'No checkpoint yet.'));
+      return;
+    }
+    await renderCheckpointDetail(job, cs.history.find((h) => h.id === sel), sel);
+  }
+
+  // timelineOf fetches a checkpoint's full timeline and its slowest
+  // subtasks; those of a finished checkpoint never change and are kept.
+  async function timelineOf(job, id) {
+    const key = job.jid + '/' + id;
+    if (st.timelines[key]) return st.timelines[key];
+    const [all, slow] = await Promise.all([get(`/jobs/${job.jid}/checkpoints/details/${id}/timeline`),
+      get(`/jobs/${job.jid}/checkpoints/details/${id}/slowest?n=${SLOWEST}`)]);
+    const t = { all, slow };
+    if (all.status !== 'IN_PROGRESS') st.timelines[key] = t;
+    return t;
+  }
+
+  async function renderCheckpointDetail(job, h, id) {
+    let t;
+    try {
+      t = await timelineOf(job, id);
+    } catch (e) {
+      fill('#ck-detail', el('h2', {}, `Checkpoint #${id}`), el('p', { class: 'error' }, e.message));
+      return;
+    }
+    const pending = t.all.subtasks.filter((s) => s.phase !== 'acknowledged');
+    fill('#ck-detail', el('h2', { id: 'ck-selected', 'data-checkpoint': id }, `Checkpoint #${id} — ${t.all.status}`),
+      el('p', { class: 'muted' }, `triggered ${fmtTime(t.all.trigger_timestamp)} · end to end ${fmtMs(t.all.end_to_end_duration)}` +
+        ` · ${t.all.subtasks.length - pending.length} of ${t.all.subtasks.length} subtasks acknowledged`),
+      h && h.failure_message ? el('p', { class: 'error', id: 'ck-failure' }, 'Failed: ' + h.failure_message) : null,
+      pending.length ? failureTable(pending) : null);
+    const slow = t.slow.subtasks;
+    const seg = (s, a, b) => (s[a] >= 0 && s[b] >= 0 ? s[b] - s[a] : 0);
+    const bar = (label, colourOf, f) => ({ label, data: slow.map(f), backgroundColor: colourOf, stack: 'phases' });
+    keep('#ck-timeline-chart', chart('', 'timeline-chart', {
+      type: 'bar',
+      data: {
+        labels: slow.map((s) => `${s.vertex_name} #${s.subtask}` + (s.phase === 'acknowledged' ? '' : ` (${s.phase})`)),
+        datasets: [
+          bar('trigger → barrier received', '#b0bec5', (s) => (s.barrier_received >= 0 ? s.barrier_received - s.trigger : 0)),
+          bar('alignment', '#ffb300', (s) => seg(s, 'barrier_received', 'aligned')),
+          bar('sync snapshot', '#e53935', (s) => seg(s, 'aligned', 'sync_done')),
+          bar('async upload', '#1e88e5', (s) => seg(s, 'sync_done', 'async_done')),
+          bar('acknowledged → completed', '#43a047', (s) => seg(s, 'acknowledged', 'completed')),
+        ],
+      },
+      options: { indexAxis: 'y', scales: { x: { stacked: true, title: { display: true, text: 'ms after the trigger' } }, y: { stacked: true } },
+        plugins: { title: { display: true, text: `Checkpoint #${id}: the ${slow.length} slowest subtasks (slowest first)` } } },
+    }, 110 + 34 * slow.length));
+    const cell = (v) => num(v, fmtMs(v));
+    fill('#ck-slowest', el('h2', {}, `Slowest subtasks of #${id}`), table({ id: 'slowest-table', 'data-checkpoint': id },
+      ['Vertex', 'Subtask', 'Phase', 'Barrier received', 'Aligned', 'Sync done', 'Async done', 'Acknowledged', 'Completed', 'State size'],
+      slow.map((s) => el('tr', { 'data-vertex': s.vertex_id, 'data-subtask': s.subtask },
+        el('td', {}, s.vertex_name), num(s.subtask, String(s.subtask)), el('td', {}, s.phase),
+        cell(s.barrier_received), cell(s.aligned), cell(s.sync_done), cell(s.async_done), cell(s.acknowledged), cell(s.completed),
+        num(s.state_size, fmtBytes(s.state_size))))));
+    fill('#ck-phases', el('h2', {}, 'Per vertex, over all subtasks'), phaseSummary(t.all.subtasks));
+  }
+
+  // failureTable names, per vertex and phase, the subtasks that had not
+  // acknowledged: where the checkpoint was stuck or failed.
+  function failureTable(pending) {
+    const groups = new Map();
+    for (const s of pending) {
+      const k = s.vertex_name + '\u0000' + s.phase;
+      (groups.get(k) || groups.set(k, []).get(k)).push(s.subtask);
+    }
+    const rows = [...groups].map(([k, subs]) => {
+      const [vertex, phase] = k.split('\u0000');
+      const shown = subs.slice(0, 20).join(', ') + (subs.length > 20 ? `, … (${subs.length} in all)` : '');
+      return el('tr', {}, el('td', {}, vertex), el('td', {}, phase), num(subs.length), el('td', {}, shown));
+    });
+    return el('div', {}, el('h2', {}, 'Subtasks that did not acknowledge'),
+      table({ id: 'pending-table' }, ['Vertex', 'Phase reached', 'Subtasks', 'Which'], rows));
+  }
+
+  // phaseSummary aggregates the timeline per vertex: the slowest subtask's
+  // time in each phase, so 5,000 subtasks make a handful of rows.
+  function phaseSummary(subs) {
+    const by = new Map();
+    for (const s of subs) {
+      const v = by.get(s.vertex_id) || by.set(s.vertex_id, { name: s.vertex_name, n: 0, acked: 0, barrier: 0, align: 0, sync: 0, async: 0, size: 0 }).get(s.vertex_id);
+      v.n++;
+      if (s.phase !== 'acknowledged') continue;
+      v.acked++;
+      v.barrier = Math.max(v.barrier, s.barrier_received - s.trigger);
+      v.align = Math.max(v.align, s.aligned - s.barrier_received);
+      v.sync = Math.max(v.sync, s.sync_done - s.aligned);
+      v.async = Math.max(v.async, s.async_done - s.sync_done);
+      v.size += s.state_size;
+    }
+    return table({ id: 'phases-table' }, ['Vertex', 'Acknowledged', 'Max barrier delay', 'Max alignment', 'Max sync', 'Max async', 'State size'],
+      [...by].map(([id, v]) => el('tr', { 'data-vertex': id }, el('td', {}, v.name), el('td', { class: 'num' }, `${v.acked} / ${v.n}`),
+        num(v.barrier, fmtMs(v.barrier)), num(v.align, fmtMs(v.align)), num(v.sync, fmtMs(v.sync)), num(v.async, fmtMs(v.async)),
+        num(v.size, fmtBytes(v.size)))));
+  }
+
+  // ---------------------------------------------------------- watermarks
+
+  async function renderWatermarks(job) {
+    const all = await Promise.all(job.vertices.map((v) => get(`/jobs/${job.jid}/vertices/${v.id}/watermarks`)));
+    const parts = [el('p', { class: 'muted' }, 'Each subtask\'s current input watermark (a source\'s: the watermark it emits). ' +
+      '— means none yet.')];
+    job.vertices.forEach((v, i) => {
+      const wms = all[i].map((m) => ({ subtask: parseInt(m.id, 10), raw: m.value }));
+      const set = wms.filter((w) => w.raw !== NO_WATERMARK).map((w) => Number(w.raw));
+      const lo = set.length ? Math.min(...set) : null;
+      const hi = set.length ? Math.max(...set) : null;
+      const { rows, pager } = paged('wm-' + v.id, wms, (w) => el('tr', { 'data-subtask': w.subtask },
+        num(w.subtask, String(w.subtask)),
+        el('td', { class: 'num', 'data-value': w.raw }, w.raw === NO_WATERMARK ? '—' : w.raw),
+        el('td', {}, w.raw === NO_WATERMARK ? '—' : fmtTime(Number(w.raw))),
+        el('td', { class: 'num' }, w.raw === NO_WATERMARK || hi === null ? '—' : fmtMs(hi - Number(w.raw)))));
+      parts.push(el('section', { class: 'wm-vertex', 'data-vertex': v.id },
+        el('h2', {}, v.name),
+        el('p', { class: 'muted' }, `${wms.length} subtasks · ${wms.length - set.length} without a watermark` +
+          (lo !== null ? ` · lowest ${fmtTime(lo)} · highest ${fmtTime(hi)}` : '')),
+        table({ class: 'wm-table' }, ['Subtask', 'Watermark (ms)', 'As time', 'Behind the highest'], rows), pager));
+    });
+    fill('#watermarks', parts);
+  }
+
+  // ---------------------------------------------------------- exceptions
+
+  async function renderExceptions(job) {
+    const ex = await get(`/jobs/${job.jid}/exceptions`);
+    const entries = ex.exceptionHistory.entries || [];
+    if (entries.length === 0) {
+      fill('#exceptions', el('p', { class: 'muted', id: 'no-exceptions' }, 'No exceptions: the job has not failed.'));
+      return;
+    }
+    const { rows, pager } = paged('exceptions', entries, (e) => el('tr', {},
+      el('td', {}, fmtTime(e.timestamp)), el('td', {}, e.taskName || '—'), el('td', {}, e.exceptionName),
+      el('td', {}, el('details', {}, el('summary', {}, 'trace'), el('pre', {}, e.stacktrace)))));
+    fill('#exceptions', ex.truncated ? el('p', { class: 'muted' }, 'Older exceptions were dropped.') : null,
+      table({ id: 'exceptions-table' }, ['Time', 'Task', 'Exception', 'Details'], rows), pager);
+  }
+
+  // ---------------------------------------------------------- start
+
+  function tokenState() {
+    fill('#token-state', st.token ? 'set for this tab' : 'none');
+  }
+
+  document.addEventListener('DOMContentLoaded', async () => {
+    const input = $('#token');
+    input.value = st.token;
+    tokenState();
+    // The token lives in this tab's sessionStorage only: never in a URL.
+    input.addEventListener('input', () => {
+      st.token = input.value.trim();
+      if (st.token) sessionStorage.setItem('weir.token', st.token);
+      else sessionStorage.removeItem('weir.token');
+      tokenState();
+    });
+    $('#token-form').addEventListener('submit', (e) => e.preventDefault());
+    try {
+      const cfg = await get('/config');
+      if (cfg['refresh-interval'] > 0) st.refresh = cfg['refresh-interval'];
+    } catch (e) { /* keep the default */ }
+    window.addEventListener('hashchange', route);
+    route();
+  });
+})();
