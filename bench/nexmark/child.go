@@ -45,6 +45,7 @@ func childMain(args []string) error {
 	fs.DurationVar(&cfg.Checkpoint, "checkpoint", 0, "checkpoint interval (0: off)")
 	fs.IntVar(&cfg.Parallelism, "parallelism", 2, "parallelism")
 	fs.StringVar(&cfg.StateBackend, "state-backend", "hashmap", "state.backend.type")
+	fs.DurationVar(&cfg.Sample, "sample", 5*time.Second, "how often to sample progress")
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch directory")
 	fs.StringVar(&cfg.Changelog, "changelog", "", "write sink changelogs here instead of the sinks")
 	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile here")
@@ -88,6 +89,20 @@ type Measured struct {
 	// the job's alone, as RunQuery measures it).
 	ProcessCPUSeconds float64
 	Checkpoints       int
+	// CheckpointList has each completed checkpoint the engine reported
+	// (Flink's are polled: one followed by the next within 20 ms is in
+	// Checkpoints but not here).
+	CheckpointList []CheckpointInfo
+	// Samples are the run's progress over time (progress.go).
+	Samples []Sample
+	// Rows and Changes: the result rows, net, and every changelog row
+	// the sinks received; -1 when not counted (q10 writes files).
+	Rows, Changes int64
+	// Backend is the engine's state.backend.type (Flink's with
+	// "+incremental"); HeapCap the heap limit the engine ran under,
+	// bytes (Weir's GOMEMLIMIT, Flink's JVM max heap).
+	Backend string
+	HeapCap int64
 }
 
 // EventsPerCoreSecond is Nexmark's metric.
@@ -100,10 +115,17 @@ func (m *Measured) EventsPerCoreSecond(events int64) float64 {
 
 // childCommand runs a command and returns its stdout and rusage.
 func childCommand(ctx context.Context, timeout time.Duration, dir string, name string, args ...string) ([]byte, *syscall.Rusage, time.Duration, error) {
+	return childCommandEnv(ctx, timeout, dir, nil, name, args...)
+}
+
+// childCommandEnv is childCommand with the child's environment (nil: this
+// process's).
+func childCommandEnv(ctx context.Context, timeout time.Duration, dir string, env []string, name string, args ...string) ([]byte, *syscall.Rusage, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
+	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -147,7 +169,8 @@ func (r *runner) runWeirChild(ctx context.Context, q string, cfg RunConfig, prof
 	args := []string{childArg, "-queries-file", r.queriesFile, "-query", q,
 		"-events", strconv.FormatInt(cfg.Events, 10), "-tps", strconv.FormatInt(cfg.TPS, 10),
 		"-checkpoint", cfg.Checkpoint.String(), "-parallelism", strconv.Itoa(cfg.Parallelism), "-dir", cfg.Dir,
-		"-gogc", strconv.Itoa(r.f.gogc), "-state-backend", cfg.StateBackend}
+		"-gogc", strconv.Itoa(r.f.gogc), "-state-backend", cfg.StateBackend,
+		"-memory-limit", strconv.FormatInt(r.memoryLimit(), 10), "-sample", r.sample().String()}
 	if cfg.Changelog != "" {
 		args = append(args, "-changelog", cfg.Changelog)
 	}
@@ -155,7 +178,8 @@ func (r *runner) runWeirChild(ctx context.Context, q string, cfg RunConfig, prof
 		args = append(args, "-cpuprofile", profile)
 	}
 	out, ru, wall, err := childCommand(ctx, r.f.timeout, "", exe, args...)
-	m := &Measured{CPUSeconds: cpuOf(ru), ProcessCPUSeconds: cpuOf(ru), WallSeconds: wall.Seconds()}
+	m := &Measured{CPUSeconds: cpuOf(ru), ProcessCPUSeconds: cpuOf(ru), WallSeconds: wall.Seconds(),
+		Backend: cfg.StateBackend, HeapCap: r.memoryLimit(), Rows: -1, Changes: -1}
 	if ru != nil {
 		m.PeakRSS = ru.Maxrss * 1024 // Linux reports KB
 	}
@@ -168,7 +192,7 @@ func (r *runner) runWeirChild(ctx context.Context, q string, cfg RunConfig, prof
 		m.Err = fmt.Sprintf("reading the child's result: %v", err)
 		return m
 	}
-	m.Checkpoints = wr.Checkpoints
+	m.Checkpoints, m.CheckpointList, m.Samples, m.Rows, m.Changes = wr.Checkpoints, wr.CheckpointList, wr.Samples, wr.Rows, wr.Changes
 	return m
 }
 

@@ -17,6 +17,12 @@ type flinkResult struct {
 	PeakRSS     int64   `json:"peak_rss_bytes"`
 	PlanSeconds float64 `json:"plan_seconds"`
 	Checkpoints int     `json:"checkpoints"`
+	// Written by RunQuery since issue 16 (Sampler.java).
+	CheckpointList []CheckpointInfo `json:"checkpoint_list"`
+	Samples        []Sample         `json:"samples"`
+	Rows           *int64           `json:"rows"`
+	Changes        *int64           `json:"changes"`
+	MaxHeap        int64            `json:"max_heap_bytes"`
 }
 
 // runFlink runs one query with bench/flink's RunQuery on the script this
@@ -24,6 +30,7 @@ type flinkResult struct {
 // from the rewrites Script documents).
 func (r *runner) runFlink(ctx context.Context, suite *Suite, q string, cfg RunConfig) *Measured {
 	cfg.Engine = "flink"
+	cfg.ensureDefaults()
 	sc, err := suite.Script(q, cfg.Params)
 	if err != nil {
 		return &Measured{Err: err.Error()}
@@ -41,9 +48,11 @@ func (r *runner) runFlink(ctx context.Context, suite *Suite, q string, cfg RunCo
 	}
 	args := []string{"RunQuery", "--script", file, "--query", q, "--events", strconv.FormatInt(cfg.Events, 10),
 		"--checkpoint-interval", strconv.FormatInt(cfg.Checkpoint.Milliseconds(), 10),
-		"--parallelism", strconv.Itoa(cfg.Parallelism), "--tps", strconv.FormatInt(cfg.TPS, 10)}
-	out, ru, wall, err := childCommand(ctx, r.f.timeout, r.f.flinkDir, filepath.Join(r.f.flinkDir, "run.sh"), args...)
-	m := &Measured{ProcessCPUSeconds: cpuOf(ru), WallSeconds: wall.Seconds()}
+		"--parallelism", strconv.Itoa(cfg.Parallelism), "--tps", strconv.FormatInt(cfg.TPS, 10),
+		"--state-backend", cfg.FlinkBackend, "--incremental", strconv.FormatBool(cfg.FlinkBackend == "rocksdb"),
+		"--sample-ms", strconv.FormatInt(r.sample().Milliseconds(), 10)}
+	out, ru, wall, err := childCommandEnv(ctx, r.f.timeout, r.f.flinkDir, flinkEnv(r.f.flinkXmx), filepath.Join(r.f.flinkDir, "run.sh"), args...)
+	m := &Measured{ProcessCPUSeconds: cpuOf(ru), WallSeconds: wall.Seconds(), Backend: flinkBackendLabel(cfg.FlinkBackend), Rows: -1, Changes: -1}
 	if err != nil {
 		m.Err = flinkError(err.Error())
 		return m
@@ -54,7 +63,30 @@ func (r *runner) runFlink(ctx context.Context, suite *Suite, q string, cfg RunCo
 		return m
 	}
 	m.CPUSeconds, m.WallSeconds, m.PeakRSS, m.Checkpoints = fr.CPUSeconds, fr.WallSeconds, fr.PeakRSS, fr.Checkpoints
+	m.CheckpointList, m.Samples, m.HeapCap = fr.CheckpointList, fr.Samples, fr.MaxHeap
+	if fr.Rows != nil && fr.Changes != nil && strings.Contains(text, "'blackhole'") {
+		m.Rows, m.Changes = *fr.Rows, *fr.Changes
+	}
 	return m
+}
+
+// flinkEnv gives run.sh the JVM's heap cap (-flink-xmx) through
+// WEIR_FLINK_JAVA_OPTS, keeping what the caller's environment sets there.
+func flinkEnv(xmx string) []string {
+	if xmx == "" {
+		return nil
+	}
+	opts := strings.TrimSpace(os.Getenv("WEIR_FLINK_JAVA_OPTS") + " -Xmx" + xmx)
+	return append(os.Environ(), "WEIR_FLINK_JAVA_OPTS="+opts)
+}
+
+// flinkBackendLabel names Flink's backend as it runs: rocksdb always
+// with incremental checkpoints, as Nexmark runs it.
+func flinkBackendLabel(b string) string {
+	if b == "rocksdb" {
+		return "rocksdb+incremental"
+	}
+	return b
 }
 
 // flinkError picks the most telling line of a Java stack trace: the last

@@ -55,10 +55,20 @@ type suiteFlags struct {
 	repeat      int
 	gogc        int
 	backend     string
+	// Issue 16: the fair comparison.
+	flinkBackend string
+	memoryLimit  int64
+	flinkXmx     string
+	sample       time.Duration
+	warmup       int64
 }
+
+// MaxEvents is the largest -events: Nexmark's own runs go to 100 M.
+const MaxEvents = 100_000_000
 
 func run(args []string) error {
 	var f suiteFlags
+	var err error
 	fs := flag.NewFlagSet("nexmark", flag.ContinueOnError)
 	fs.StringVar(&f.queries, "queries", "all", "comma-separated queries (q0,q1,…), or all (q0–q22)")
 	fs.Int64Var(&f.events, "events", 1_000_000, "events per query (events.num)")
@@ -73,7 +83,12 @@ func run(args []string) error {
 	fs.StringVar(&f.profileDir, "cpuprofile-dir", "", "write a pprof CPU profile of each Weir run into this directory")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Minute, "give up on one engine's run of one query after this long")
 	fs.BoolVar(&f.diff, "diff", false, "instead of measuring, run the differential check: each query on both engines into changelog files (at ${TPS} = 1000), final results compared")
-	fs.StringVar(&f.backend, "state-backend", "hashmap", "Weir's state.backend.type: hashmap (the heap), pebble or rocksdb (its alias)")
+	fs.StringVar(&f.backend, "state-backend", "hashmap", "Weir's state.backend.type, comma-separated to run several: hashmap (the heap), pebble or rocksdb (its alias)")
+	fs.StringVar(&f.flinkBackend, "flink-state-backend", "hashmap", "Flink's state.backend.type, comma-separated, paired with -state-backend by position: hashmap, or rocksdb (with incremental checkpoints, as Nexmark runs it)")
+	memLimit := fs.String("weir-memory-limit", "4GiB", "Weir's heap cap: the child's GOMEMLIMIT (a soft limit), e.g. 4GiB or 512MiB")
+	fs.StringVar(&f.flinkXmx, "flink-xmx", "", "Flink's heap cap: the JVM's -Xmx, e.g. 4g (default: the JVM's, a quarter of the machine's memory)")
+	fs.DurationVar(&f.sample, "sample", 5*time.Second, "both engines sample their progress this often: throughput over time (timeline.csv)")
+	fs.Int64Var(&f.warmup, "warmup-events", -1, "the warm-up: the steady-state rate counts only from the first sample past this many events (default: a tenth of -events)")
 	fs.IntVar(&f.gogc, "gogc", DefaultGOGC, "GOGC of Weir's child processes (see child.go)")
 	fs.IntVar(&f.repeat, "repeat", 1, "run each engine this many times per query and keep the run with the least CPU (the machine's load adds noise)")
 	fs.StringVar(&f.showScript, "show-script", "", "print the script of one query for Weir (or, with -flink, for Flink) and exit")
@@ -81,6 +96,15 @@ func run(args []string) error {
 		return err
 	}
 	f.flink = f.flink || f.flinkOnly
+	if f.memoryLimit, err = parseBytes(*memLimit); err != nil {
+		return fmt.Errorf("-weir-memory-limit: %w", err)
+	}
+	if f.events <= 0 || f.events > MaxEvents {
+		return fmt.Errorf("-events %d: want 1 to %d (Nexmark's largest run)", f.events, int64(MaxEvents))
+	}
+	if f.warmup < 0 {
+		f.warmup = f.events / 10
+	}
 	root, err := repoRoot()
 	if err != nil {
 		return err
@@ -131,8 +155,18 @@ func run(args []string) error {
 		}
 	}
 	r := &runner{f: f, queriesFile: f.queriesFile, out: out}
-	rows := r.runAll(context.Background(), suite, queries, intervals)
-	return writeReport(out, rows, reportHeader(f))
+	pairs, err := backendPairs(f.backend, f.flinkBackend)
+	if err != nil {
+		return err
+	}
+	rows := r.runAll(context.Background(), suite, queries, intervals, pairs)
+	if err := writeReport(out, rows, reportHeader(f)); err != nil {
+		return err
+	}
+	if n := rowMismatches(rows); n > 0 {
+		return fmt.Errorf("%d runs gave a different number of result rows on the two engines (see results.md)", n)
+	}
+	return nil
 }
 
 // repoRoot finds the module root (the directory with Weir's go.mod) from

@@ -20,8 +20,32 @@ type Row struct {
 	Query      string
 	Checkpoint string
 	Events     int64
-	Weir       *Measured // nil when not run
-	Flink      *Measured // nil when not run
+	// Backends is the pair of state backends, "weir/flink".
+	Backends string
+	// Warmup is the events the steady-state rate leaves out.
+	Warmup int64
+	Weir   *Measured // nil when not run
+	Flink  *Measured // nil when not run
+	// RowsDiffer says how the engines' result row counts differ ("" when
+	// equal or not both counted).
+	RowsDiffer string
+}
+
+// SteadyRatio is Ratio of the steady-state rates (0 when either run
+// was too short to have one).
+func (r Row) SteadyRatio() float64 {
+	w, f := SteadyRate(samplesOf(r.Weir), r.Warmup), SteadyRate(samplesOf(r.Flink), r.Warmup)
+	if w == 0 || f == 0 {
+		return 0
+	}
+	return w / f
+}
+
+func samplesOf(m *Measured) []Sample {
+	if m == nil || m.Err != "" {
+		return nil
+	}
+	return m.Samples
 }
 
 // Ratio is Weir's events/s/core over Flink's (0 when either did not run).
@@ -33,30 +57,41 @@ func (r Row) Ratio() float64 {
 	return w / f
 }
 
-func (r *runner) runAll(ctx context.Context, suite *Suite, queries []string, intervals []time.Duration) []Row {
+func (r *runner) runAll(ctx context.Context, suite *Suite, queries []string, intervals []time.Duration, pairs [][2]string) []Row {
 	var rows []Row
 	for _, iv := range intervals {
-		for _, q := range queries {
-			row := Row{Query: q, Checkpoint: checkpointLabel(iv), Events: r.f.events}
-			cfg := RunConfig{Params: Params{Events: r.f.events, TPS: r.f.tps}, Checkpoint: iv, Parallelism: r.f.parallelism,
-				StateBackend: r.f.backend}
-			if !r.f.flinkOnly {
-				row.Weir = r.measure(ctx, q, cfg, func(c RunConfig) *Measured {
-					prof := ""
-					if r.f.profileDir != "" {
-						prof = filepath.Join(r.f.profileDir, fmt.Sprintf("%s-%s.pprof", q, row.Checkpoint))
-					}
-					return r.runWeirChild(ctx, q, c, prof)
-				})
+		for _, pair := range pairs {
+			for _, q := range queries {
+				row := r.runOne(ctx, suite, q, iv, pair)
+				printRow(row)
+				rows = append(rows, row)
 			}
-			if r.f.flink {
-				row.Flink = r.measure(ctx, q, cfg, func(c RunConfig) *Measured { return r.runFlink(ctx, suite, q, c) })
-			}
-			printRow(row)
-			rows = append(rows, row)
 		}
 	}
 	return rows
+}
+
+// runOne runs query q on both engines (as the flags say) with one
+// checkpoint setting and one pair of state backends.
+func (r *runner) runOne(ctx context.Context, suite *Suite, q string, iv time.Duration, pair [2]string) Row {
+	row := Row{Query: q, Checkpoint: checkpointLabel(iv), Events: r.f.events, Backends: pair[0] + "/" + flinkBackendLabel(pair[1]),
+		Warmup: r.f.warmup}
+	cfg := RunConfig{Params: Params{Events: r.f.events, TPS: r.f.tps}, Checkpoint: iv, Parallelism: r.f.parallelism,
+		StateBackend: pair[0], FlinkBackend: pair[1]}
+	if !r.f.flinkOnly {
+		row.Weir = r.measure(ctx, q, cfg, func(c RunConfig) *Measured {
+			prof := ""
+			if r.f.profileDir != "" {
+				prof = filepath.Join(r.f.profileDir, fmt.Sprintf("%s-%s-%s.pprof", q, row.Checkpoint, pair[0]))
+			}
+			return r.runWeirChild(ctx, q, c, prof)
+		})
+	}
+	if r.f.flink {
+		row.Flink = r.measure(ctx, q, cfg, func(c RunConfig) *Measured { return r.runFlink(ctx, suite, q, c) })
+	}
+	row.RowsDiffer = rowsDiffer(q, row.Weir, row.Flink)
+	return row
 }
 
 // measure runs one engine -repeat times, each in a fresh scratch
@@ -87,11 +122,22 @@ func (r *runner) measureOnce(q string, cfg RunConfig, f func(RunConfig) *Measure
 
 // printRow prints a row as soon as it is measured.
 func printRow(r Row) {
-	fmt.Printf("%-4s ckpt=%-4s weir %s | flink %s", r.Query, r.Checkpoint, r.Weir.short(r.Events), r.Flink.short(r.Events))
+	fmt.Printf("%-4s ckpt=%-4s %s weir %s | flink %s", r.Query, r.Checkpoint, r.Backends, r.Weir.short(r.Events), r.Flink.short(r.Events))
 	if x := r.Ratio(); x > 0 {
 		fmt.Printf(" | ratio %.2f", x)
 	}
+	if r.RowsDiffer != "" {
+		fmt.Printf(" | ERROR: %s", r.RowsDiffer)
+	}
 	fmt.Println()
+	for _, e := range []struct {
+		name string
+		m    *Measured
+	}{{"weir", r.Weir}, {"flink", r.Flink}} {
+		if e.m != nil && e.m.Err == "" {
+			fmt.Printf("     %-5s %s\n", e.name, e.m.details(r.Warmup))
+		}
+	}
 }
 
 func (m *Measured) short(events int64) string {

@@ -7,10 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
-	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/planner"
 	"github.com/weirstream/weir/sql/session"
@@ -29,11 +30,19 @@ type RunConfig struct {
 	// StateBackend is Weir's state.backend.type: hashmap (default),
 	// pebble or rocksdb (its alias). Pebble works under Dir.
 	StateBackend string
+	// FlinkBackend is Flink's state.backend.type: hashmap (default) or
+	// rocksdb (with incremental checkpoints).
+	FlinkBackend string
+	// Sample is how often the run samples its progress (Samples); default 5 s.
+	Sample time.Duration
 }
 
 func (c *RunConfig) ensureDefaults() {
 	if c.Parallelism == 0 {
 		c.Parallelism = 2
+	}
+	if c.FlinkBackend == "" {
+		c.FlinkBackend = "hashmap"
 	}
 	if c.Engine == "" {
 		c.Engine = "weir"
@@ -45,15 +54,25 @@ type WeirRun struct {
 	WallSeconds float64 `json:"wall_seconds"`
 	Checkpoints int     `json:"checkpoints"`
 	Restarts    int     `json:"restarts"`
+	// CheckpointList has each completed checkpoint; Samples the run's
+	// progress (progress.go).
+	CheckpointList []CheckpointInfo `json:"checkpoint_list"`
+	Samples        []Sample         `json:"samples"`
+	// Rows is the net number of rows the blackhole sinks received (the
+	// final result's size), Changes every changelog row; -1 when the query
+	// has no blackhole sink (q10).
+	Rows    int64 `json:"rows"`
+	Changes int64 `json:"changes"`
 }
 
 // planWeir turns a script into Weir's job: the session runs the DDL and
 // collects the INSERTs; the planner (with the script's UDFs) plans them.
-func planWeir(sc *Script, cfg RunConfig) (*graph.JobGraph, runtime.Options, error) {
+func planWeir(sc *Script, cfg RunConfig, rows *rowCounter) (*graph.JobGraph, runtime.Options, error) {
 	cfg.ensureDefaults()
 	s := session.New()
 	s.Out = io.Discard
 	s.Connectors.Sinks["changelog-file"] = changelogSinkFactory
+	s.Connectors.Sinks["blackhole"] = rows.factory
 	if err := s.Execute(sc.Text()); err != nil {
 		return nil, runtime.Options{}, fmt.Errorf("%s: %w", sc.Query, err)
 	}
@@ -105,20 +124,24 @@ func runWeir(ctx context.Context, suite *Suite, q string, cfg RunConfig) (*WeirR
 	if err != nil {
 		return nil, err
 	}
-	jg, opts, err := planWeir(sc, cfg)
+	rows := &rowCounter{}
+	jg, opts, err := planWeir(sc, cfg, rows)
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
+	opts.Metrics = metrics.NewRegistry()
+	smp := newSampler(opts.Metrics, cfg.Sample)
+	go smp.run()
 	res, err := runtime.Run(ctx, jg, opts)
+	samples := smp.finish()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", q, err)
 	}
-	done := 0
-	for _, c := range res.Checkpoints {
-		if c.Status == checkpoint.StatusCompleted {
-			done++
-		}
+	cks := completedCheckpoints(res.Checkpoints)
+	out := &WeirRun{WallSeconds: time.Since(smp.start).Seconds(), Checkpoints: len(cks), Restarts: res.Restarts,
+		CheckpointList: cks, Samples: samples, Rows: rows.rows.Load(), Changes: rows.changes.Load()}
+	if !strings.Contains(sc.Text(), "'blackhole'") {
+		out.Rows, out.Changes = -1, -1
 	}
-	return &WeirRun{WallSeconds: time.Since(start).Seconds(), Checkpoints: done, Restarts: res.Restarts}, nil
+	return out, nil
 }

@@ -39,6 +39,9 @@ public final class RunQuery {
         Map<String, String> a = new HashMap<>(Map.of(
                 "--query", "q0", "--events", "1000000", "--checkpoint-interval", "0", "--parallelism", "2",
                 "--tps", "10000000", "--warmup-events", "0"));
+        a.put("--state-backend", "hashmap");
+        a.put("--incremental", "false");
+        a.put("--sample-ms", "5000");
         for (int i = 0; i < args.length; i++) {
             boolean known = a.containsKey(args[i]) || args[i].equals("--queries") || args[i].equals("--script");
             if (!known || i + 1 == args.length) {
@@ -52,28 +55,43 @@ public final class RunQuery {
         long warmup = Long.parseLong(a.get("--warmup-events"));
         int parallelism = Integer.parseInt(a.get("--parallelism"));
         long interval = Long.parseLong(a.get("--checkpoint-interval"));
+        Settings st = new Settings(parallelism, interval, a.get("--tps"), a.get("--state-backend"),
+                Boolean.parseBoolean(a.get("--incremental")), Long.parseLong(a.get("--sample-ms")));
         if (warmup > 0 && script == null) {
-            run(queries, script, q, warmup, parallelism, interval, a.get("--tps"));
+            run(queries, script, q, warmup, st);
         }
         long events = Long.parseLong(a.get("--events"));
-        double[] m = run(queries, script, q, events, parallelism, interval, a.get("--tps"));
+        Sampler s = run(queries, script, q, events, st);
+        double[] m = s.totals;
         System.out.println(String.format(Locale.ROOT,
                 "{\"engine\":\"flink\",\"flink_version\":\"%s\",\"query\":\"%s\",\"events\":%d,\"parallelism\":%d,"
                         + "\"checkpoint_interval_ms\":%d,\"wall_seconds\":%.3f,\"cpu_seconds\":%.3f,\"cores\":%.2f,"
-                        + "\"events_per_core_second\":%.0f,\"peak_rss_bytes\":%d,\"plan_seconds\":%.3f,\"warmup_events\":%d}",
+                        + "\"events_per_core_second\":%.0f,\"peak_rss_bytes\":%d,\"plan_seconds\":%.3f,\"warmup_events\":%d,"
+                        + "\"state_backend\":\"%s\",\"incremental\":%b,\"max_heap_bytes\":%d,%s}",
                 EnvironmentInformation.getVersion(), q, events, parallelism, interval, m[0], m[1], m[1] / m[0],
-                events / m[1], peakRss(), m[2], warmup));
+                events / m[1], peakRss(), m[2], warmup, st.backend, st.incremental, Runtime.getRuntime().maxMemory(),
+                s.json()));
         System.exit(0); // MiniCluster threads may linger
     }
 
-    /** Returns {wall s, cpu s, planning s} of one run. */
-    private static double[] run(Queries queries, String script, String q, long events, int parallelism, long interval,
-            String tps)
+    /** How every run of this process is configured. */
+    record Settings(int parallelism, long interval, String tps, String backend, boolean incremental, long sampleMs) {}
+
+    /** Runs the query once; the sampler holds {wall s, cpu s, planning s} and the samples. */
+    private static Sampler run(Queries queries, String script, String q, long events, Settings st)
             throws Exception {
+        int parallelism = st.parallelism();
+        long interval = st.interval();
+        String tps = st.tps();
         Path tmp = Files.createTempDirectory("weir-flink-nexmark");
         Configuration conf = new Configuration();
         conf.setString("parallelism.default", Integer.toString(parallelism));
-        conf.setString("state.backend.type", "hashmap");
+        conf.setString("state.backend.type", st.backend());
+        conf.setString("execution.checkpointing.incremental", Boolean.toString(st.incremental()));
+        if (st.backend().equals("rocksdb")) {
+            conf.setString("state.backend.rocksdb.localdir", tmp.resolve("rocksdb").toString());
+        }
+        conf.setString("metrics.reporter.weir.factory.class", StatsReporter.Factory.class.getName());
         if (interval > 0) {
             conf.setString("execution.checkpointing.interval", interval + " ms");
             conf.setString("execution.checkpointing.mode", "EXACTLY_ONCE");
@@ -89,20 +107,28 @@ public final class RunQuery {
         StreamExecutionEnvironment env = StreamExecutionEnvironment.createLocalEnvironment(parallelism, conf);
         StreamTableEnvironment tEnv = StreamTableEnvironment.create(env);
 
-        List<String> stmts = script != null ? Queries.split(script) : queryStatements(queries, q, events, tmp, tps, tEnv);
+        List<String> stmts = new java.util.ArrayList<>(
+                script != null ? Queries.split(script) : queryStatements(queries, q, events, tmp, tps, tEnv));
+        // Count the result rows: every blackhole sink becomes bench/flink's counting one.
+        stmts.replaceAll(x -> x.replaceAll("'connector'\\s*=\\s*'blackhole'", "'connector' = 'weir-count'"));
         for (String s : stmts.subList(0, stmts.size() - 1)) {
             tEnv.executeSql(s);
         }
         com.sun.management.OperatingSystemMXBean os =
                 (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        Progress.reset();
         long t0 = System.nanoTime();
         TableResult result = tEnv.executeSql(stmts.get(stmts.size() - 1)); // the INSERT: submits the job
         long t1 = System.nanoTime();
         long cpu1 = os.getProcessCpuTime();
+        Sampler s = new Sampler(os, t1, cpu1, st.sampleMs());
+        s.start();
         result.await();
         long t2 = System.nanoTime();
         long cpu2 = os.getProcessCpuTime();
-        return new double[] {(t2 - t1) / 1e9, (cpu2 - cpu1) / 1e9, (t1 - t0) / 1e9};
+        s.finish(t2, cpu2);
+        s.totals = new double[] {(t2 - t1) / 1e9, (cpu2 - cpu1) / 1e9, (t1 - t0) / 1e9};
+        return s;
     }
 
     /** Runs the DDL and views of queries.sql and returns query q's statements. */

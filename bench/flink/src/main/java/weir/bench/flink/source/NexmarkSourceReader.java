@@ -54,6 +54,7 @@ final class NexmarkSourceReader implements SourceReader<RowData, NexmarkSplit> {
             Model.Event e = gen.event(c.index, c.next);
             output.collect(Rows.of(e), gen.timestamp(c.next));
             c.next++;
+            weir.bench.flink.Progress.EVENTS.increment();
             return InputStatus.MORE_AVAILABLE;
         }
         if (finished()) {

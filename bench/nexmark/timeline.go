@@ -1,0 +1,261 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sample is the progress sampling interval (-sample; 5 s by default).
+func (r *runner) sample() time.Duration {
+	if r.f.sample <= 0 {
+		return 5 * time.Second
+	}
+	return r.f.sample
+}
+
+// memoryLimit is Weir's heap cap (-weir-memory-limit; 4 GiB by default).
+func (r *runner) memoryLimit() int64 {
+	if r.f.memoryLimit <= 0 {
+		return DefaultMemoryLimit
+	}
+	return r.f.memoryLimit
+}
+
+// parseBytes reads a size: a number of bytes with an optional unit
+// (KiB, MiB, GiB, or K, M, G, all powers of 1024).
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.ToUpper(strings.TrimSpace(s)), "IB")
+	t = strings.TrimSuffix(t, "B")
+	mult := int64(1)
+	if n := len(t); n > 0 {
+		switch t[n-1] {
+		case 'K':
+			mult, t = 1<<10, t[:n-1]
+		case 'M':
+			mult, t = 1<<20, t[:n-1]
+		case 'G':
+			mult, t = 1<<30, t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q: want a size such as 4GiB, 512MiB or 1073741824", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// backendPairs pairs Weir's state backends with Flink's by position; a
+// list of one pairs with every entry of the other.
+func backendPairs(weir, flink string) ([][2]string, error) {
+	w, f := splitList(weir), splitList(flink)
+	for _, b := range w {
+		if b != "hashmap" && b != "pebble" && b != "rocksdb" {
+			return nil, fmt.Errorf("-state-backend %q: want hashmap, pebble or rocksdb", b)
+		}
+	}
+	for _, b := range f {
+		if b != "hashmap" && b != "rocksdb" {
+			return nil, fmt.Errorf("-flink-state-backend %q: want hashmap or rocksdb", b)
+		}
+	}
+	switch {
+	case len(w) == 1:
+		w = repeatTo(w[0], len(f))
+	case len(f) == 1:
+		f = repeatTo(f[0], len(w))
+	case len(w) != len(f):
+		return nil, fmt.Errorf("-state-backend %s and -flink-state-backend %s: give as many of each (they pair by position), or one of either", weir, flink)
+	}
+	out := make([][2]string, len(w))
+	for i := range w {
+		out[i] = [2]string{w[i], f[i]}
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"hashmap"}
+	}
+	return out
+}
+
+func repeatTo(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// rowsDiffer compares the result row counts of the engines' runs of q:
+// they must be equal, apart from q12, whose result depends on the wall
+// clock (diff.go's againstOracle).
+func rowsDiffer(q string, w, f *Measured) string {
+	if w == nil || f == nil || w.Err != "" || f.Err != "" || w.Rows < 0 || f.Rows < 0 {
+		return ""
+	}
+	if _, ok := againstOracle[q]; ok {
+		return ""
+	}
+	if w.Rows != f.Rows {
+		return fmt.Sprintf("result rows differ: Weir %d, Flink %d", w.Rows, f.Rows)
+	}
+	return ""
+}
+
+func rowMismatches(rows []Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.RowsDiffer != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// SteadyRate is the events per CPU second from the first sample past
+// warmup events to the end of the run; 0 when no sample lies past the
+// warm-up before the last (the run is too short for -sample: lower it or
+// run more events).
+func SteadyRate(samples []Sample, warmup int64) float64 {
+	if len(samples) < 2 {
+		return 0
+	}
+	last := samples[len(samples)-1]
+	for _, s := range samples[:len(samples)-1] {
+		if s.Events() >= float64(warmup) && last.CPU() > s.CPU() {
+			return (last.Events() - s.Events()) / (last.CPU() - s.CPU())
+		}
+	}
+	return 0
+}
+
+// Interval is the throughput between two samples.
+type Interval struct {
+	End                 float64 // seconds since submission
+	EventsPerSecond     float64 // events ÷ wall seconds
+	EventsPerCoreSecond float64 // events ÷ CPU seconds
+}
+
+// Intervals turns samples into throughput per sampling interval.
+func Intervals(samples []Sample) []Interval {
+	var out []Interval
+	var prev Sample
+	for _, s := range samples {
+		iv := Interval{End: s.T()}
+		if dt := s.T() - prev.T(); dt > 0 {
+			iv.EventsPerSecond = (s.Events() - prev.Events()) / dt
+		}
+		if dc := s.CPU() - prev.CPU(); dc > 0 {
+			iv.EventsPerCoreSecond = (s.Events() - prev.Events()) / dc
+		}
+		out = append(out, iv)
+		prev = s
+	}
+	return out
+}
+
+// CheckpointSummary is the count, mean and largest duration and size of
+// a run's completed checkpoints.
+type CheckpointSummary struct {
+	Count               int
+	Seen                int // of those, the ones with a duration and size
+	MeanMs, MaxMs       float64
+	MeanBytes, MaxBytes float64
+	TotalBytes          int64
+}
+
+func (m *Measured) checkpointSummary() CheckpointSummary {
+	s := CheckpointSummary{Count: m.Checkpoints, Seen: len(m.CheckpointList)}
+	for _, c := range m.CheckpointList {
+		s.MeanMs += float64(c[1])
+		s.MaxMs = max(s.MaxMs, float64(c[1]))
+		s.MeanBytes += float64(c[2])
+		s.MaxBytes = max(s.MaxBytes, float64(c[2]))
+		s.TotalBytes += c[2]
+	}
+	if s.Seen > 0 {
+		s.MeanMs /= float64(s.Seen)
+		s.MeanBytes /= float64(s.Seen)
+	}
+	return s
+}
+
+func (s CheckpointSummary) String() string {
+	if s.Count == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%.0f ms mean, %.0f ms max, %s mean, %s max)", s.Count, s.MeanMs, s.MaxMs,
+		bytesHuman(int64(s.MeanBytes)), bytesHuman(int64(s.MaxBytes)))
+}
+
+// details is the second line a run prints: steady rate, checkpoints,
+// rows, heap cap, and throughput per sampling interval.
+func (m *Measured) details(warmup int64) string {
+	var rates []string
+	for _, iv := range Intervals(m.Samples) {
+		rates = append(rates, human(iv.EventsPerSecond))
+	}
+	return fmt.Sprintf("[%s, heap cap %s] steady %s ev/s/core, checkpoints %s, rows %s, events/s over time: %s",
+		m.Backend, bytesHuman(m.HeapCap), steadyCell(m, warmup), m.checkpointSummary(), rowsCell(m), strings.Join(rates, " "))
+}
+
+func steadyCell(m *Measured, warmup int64) string {
+	if m == nil || m.Err != "" {
+		return "–"
+	}
+	if x := SteadyRate(m.Samples, warmup); x > 0 {
+		return human(x)
+	}
+	return "too short"
+}
+
+func rowsCell(m *Measured) string {
+	if m == nil || m.Err != "" || m.Rows < 0 {
+		return "–"
+	}
+	return strconv.FormatInt(m.Rows, 10)
+}
+
+// writeTimeline writes timeline.csv: one line per run and sampling
+// interval, so that a drop of throughput as state grows shows.
+func writeTimeline(path string, rows []Row) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	w.Write([]string{"query", "checkpoint", "backends", "engine", "t_s", "events", "cpu_s", "events_per_s", "events_per_core_s"})
+	for _, r := range rows {
+		for _, e := range []struct {
+			name string
+			m    *Measured
+		}{{"weir", r.Weir}, {"flink", r.Flink}} {
+			if e.m == nil || e.m.Err != "" {
+				continue
+			}
+			for i, iv := range Intervals(e.m.Samples) {
+				s := e.m.Samples[i]
+				w.Write([]string{r.Query, r.Checkpoint, r.Backends, e.name, fmtFloat(iv.End, 3),
+					strconv.FormatInt(int64(s.Events()), 10), fmtFloat(s.CPU(), 3),
+					fmtFloat(iv.EventsPerSecond, 0), fmtFloat(iv.EventsPerCoreSecond, 0)})
+			}
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return f.Close()
+}

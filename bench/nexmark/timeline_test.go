@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSteadyRateAndIntervals(t *testing.T) {
+	// 0–5 s: 100 events on 1 CPU s (warm-up); 5–10 s: 900 on 3; 10–15 s: 1,000 on 2.
+	s := []Sample{{5, 100, 1}, {10, 1000, 4}, {15, 2000, 6}}
+	if got := SteadyRate(s, 100); got != (2000-100)/(6-1.0) {
+		t.Errorf("steady past 100 events: %v", got)
+	}
+	if got := SteadyRate(s, 500); got != 1000/2.0 {
+		t.Errorf("steady past 500 events: %v", got)
+	}
+	if got := SteadyRate(s, 1500); got != 0 {
+		t.Errorf("no sample past the warm-up before the last: got %v, want 0 (too short)", got)
+	}
+	iv := Intervals(s)
+	want := []Interval{{5, 20, 100}, {10, 180, 300}, {15, 200, 500}}
+	if len(iv) != len(want) {
+		t.Fatalf("intervals %v", iv)
+	}
+	for i := range want {
+		if iv[i] != want[i] {
+			t.Errorf("interval %d: got %+v, want %+v", i, iv[i], want[i])
+		}
+	}
+}
+
+func TestBackendPairsAndSizes(t *testing.T) {
+	p, err := backendPairs("hashmap,pebble", "hashmap,rocksdb")
+	if err != nil || len(p) != 2 || p[1] != [2]string{"pebble", "rocksdb"} {
+		t.Errorf("pairs: %v %v", p, err)
+	}
+	if p, _ := backendPairs("pebble", "hashmap,rocksdb"); len(p) != 2 || p[0][0] != "pebble" || p[1][1] != "rocksdb" {
+		t.Errorf("one Weir backend pairs with each of Flink's: %v", p)
+	}
+	for _, bad := range [][2]string{{"hashmap,pebble,hashmap", "hashmap,rocksdb"}, {"heap", "hashmap"}, {"hashmap", "pebble"}} {
+		if _, err := backendPairs(bad[0], bad[1]); err == nil {
+			t.Errorf("%v: want an error", bad)
+		}
+	}
+	for in, want := range map[string]int64{"4GiB": 4 << 30, "512MiB": 512 << 20, "2g": 2 << 30, "1000": 1000} {
+		if got, err := parseBytes(in); err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	if _, err := parseBytes("lots"); err == nil || !strings.Contains(err.Error(), "4GiB") {
+		t.Errorf("parseBytes(lots): %v", err)
+	}
+}
+
+func TestRowsDiffer(t *testing.T) {
+	w, f := &Measured{Rows: 10}, &Measured{Rows: 11}
+	if got := rowsDiffer("q5", w, f); got != "result rows differ: Weir 10, Flink 11" {
+		t.Errorf("got %q", got)
+	}
+	if rowsDiffer("q12", w, f) != "" || rowsDiffer("q5", w, &Measured{Rows: -1}) != "" || rowsDiffer("q5", w, nil) != "" {
+		t.Error("q12 (wall-clock windows), uncounted and missing runs are not compared")
+	}
+}
+
+// TestRowCountIsResultSize: the benchmark's counting blackhole counts, net,
+// as many rows as the final result the changelog gives, for an updating
+// query (q19, Top-N) and an append-only one (q1).
+func TestRowCountIsResultSize(t *testing.T) {
+	s := testSuite(t)
+	for _, q := range []string{"q1", "q19"} {
+		t.Run(q, func(t *testing.T) {
+			res := runOnce(t, s, q, 5_000, 0)
+			cfg := RunConfig{Params: Params{Events: 5_000, TPS: DiffTPS, Dir: t.TempDir()}, Sample: 10 * time.Millisecond}
+			run, err := runWeir(context.Background(), s, q, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// (the number of changes depends on how the mini-batches fell: not compared)
+			if run.Rows != int64(len(res.Rows)) || run.Changes < run.Rows {
+				t.Errorf("counted %d rows (%d changes), the changelog's result has %d", run.Rows, run.Changes, len(res.Rows))
+			}
+			last := run.Samples[len(run.Samples)-1]
+			if last.Events() != 5_000 {
+				t.Errorf("last sample: %v events, want 5000", last.Events())
+			}
+		})
+	}
+}
