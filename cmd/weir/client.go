@@ -26,7 +26,7 @@ type clientFlags struct {
 
 func (f *clientFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.jobManager, "jobmanager", os.Getenv("WEIR_JOBMANAGER"), "the JobManager's REST address, host:port or a URL (default $WEIR_JOBMANAGER, else 127.0.0.1:8081)")
+	fl.StringVarP(&f.jobManager, "jobmanager", "m", os.Getenv("WEIR_JOBMANAGER"), "the JobManager's REST address, host:port or a URL (default $WEIR_JOBMANAGER, else 127.0.0.1:8081)")
 	fl.StringVar(&f.token, "token", os.Getenv("WEIR_REST_TOKEN"), "the JobManager's token for state-changing calls (weir.rest.auth-token; default $WEIR_REST_TOKEN)")
 	fl.StringVar(&f.caCert, "ca-cert", "", "PEM certificate(s) to trust for an https JobManager (default: the system's)")
 }
@@ -71,7 +71,7 @@ override the script's SET statements; --restore starts from a savepoint.`,
 			if err != nil {
 				return err
 			}
-			script, err := expandEnv(string(src))
+			script, err := session.ExpandEnv(string(src))
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}

@@ -6,8 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -76,7 +74,7 @@ func loadScript(cmd *cobra.Command, path string, settings []string) (*session.Se
 	}
 	s := session.New()
 	s.Out = cmd.OutOrStdout()
-	script, err := expandEnv(string(src))
+	script, err := session.ExpandEnv(string(src))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -214,27 +212,6 @@ func count(n int64, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-var envRef = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
-
-// expandEnv replaces ${NAME} with the environment variable NAME, so one
-// script runs against different brokers and databases; an unset variable
-// is an error that names it.
-func expandEnv(src string) (string, error) {
-	var missing []string
-	out := envRef.ReplaceAllStringFunc(src, func(ref string) string {
-		name := ref[2 : len(ref)-1]
-		v, ok := os.LookupEnv(name)
-		if !ok && !slices.Contains(missing, name) {
-			missing = append(missing, name)
-		}
-		return v
-	})
-	if len(missing) > 0 {
-		return "", fmt.Errorf("the script uses ${%s}, not set in the environment", strings.Join(missing, "}, ${"))
-	}
-	return out, nil
 }
 
 func isTerminal(f *os.File) bool {

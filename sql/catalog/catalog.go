@@ -187,6 +187,27 @@ func (c *Catalog) Names() []string {
 	return out
 }
 
+// TableNames lists the tables, sorted (SHOW TABLES in the SQL client,
+// which lists views apart).
+func (c *Catalog) TableNames() []string {
+	out := make([]string, 0, len(c.tables))
+	for n := range c.tables {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ViewNames lists the views, sorted (SHOW VIEWS).
+func (c *Catalog) ViewNames() []string {
+	out := make([]string, 0, len(c.views))
+	for n := range c.views {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Suggest returns the known name closest to name, for "did you mean".
 func (c *Catalog) Suggest(name string) string {
 	best, bestD := "", 3

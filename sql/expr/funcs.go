@@ -36,6 +36,22 @@ var aggregates = map[string]bool{
 	"ARRAY_AGG": true,
 }
 
+// FunctionNames lists the built-in functions, scalar and aggregate,
+// upper-cased and sorted (SHOW FUNCTIONS).
+func FunctionNames() []string {
+	out := make([]string, 0, len(builtins)+len(aggregates))
+	for n := range builtins {
+		out = append(out, n)
+	}
+	for n := range aggregates {
+		if builtins[n] == nil {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // IsAggregate reports whether name (any case) is an aggregate function
 // (COUNT, SUM, MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LISTAGG, …). The
 // planner computes aggregate calls; Compile accepts one only through

@@ -20,6 +20,8 @@ import (
 //	          form, which shows the grouping
 //	type      parse a data type; print FormatType and types.Type.String
 //	ast       parse a script; print the tree with positions
+//	split     cut a script into statements (Split); print each one's first
+//	          token position and text, then the rest
 //
 // Every input that parses must also survive the round trip: Format, parse
 // again, same tree (positions aside) and same text.
@@ -80,6 +82,8 @@ func runCmd(t *testing.T, td *datadriven.TestData) string {
 			dump(&b, reflect.ValueOf(s), "")
 		}
 		return b.String()
+	case "split":
+		return splitCmd(t, td)
 	}
 	t.Fatalf("%s: unknown command %q", td.Pos, td.Cmd)
 	return ""
@@ -196,4 +200,19 @@ func dumpField(b *strings.Builder, name string, f reflect.Value, indent string) 
 	default:
 		dump(b, f, indent)
 	}
+}
+
+// splitCmd prints Split's pieces. A piece that parses padded (Padded)
+// must place its statement at the piece's First position.
+func splitCmd(t *testing.T, td *datadriven.TestData) string {
+	pieces, rest := Split(td.Input)
+	var b strings.Builder
+	for _, p := range pieces {
+		fmt.Fprintf(&b, "%s %q\n", p.First, p.Text)
+		if st, err := ParseScript(p.Padded()); err == nil && len(st) == 1 && st[0].Position() != p.First {
+			t.Errorf("%s: %q parses at %s, want %s", td.Pos, p.Text, st[0].Position(), p.First)
+		}
+	}
+	fmt.Fprintf(&b, "rest %q\n", rest)
+	return b.String()
 }

@@ -168,3 +168,14 @@ func typeFamily(t types.Type) int {
 func assignable(from, to types.Type) bool {
 	return from.Kind == types.Null || typeFamily(from) == typeFamily(to)
 }
+
+// PlanCollect plans a bare query whose rows, with their RowKinds, go to
+// sink: the SQL client's SELECT, whose result it shows. The sink takes
+// every change the query makes.
+func (p *Planner) PlanCollect(q *parser.Query, sink operator.Sink) (*Rel, error) {
+	r, err := p.Plan(q)
+	if err != nil {
+		return nil, err
+	}
+	return p.sinkRel(&catalog.Table{Name: "collect"}, r, SinkSpec{Sink: sink, AcceptsUpdates: true}), nil
+}

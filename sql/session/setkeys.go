@@ -48,6 +48,7 @@ var KnownSettings = []string{
 	"s3.endpoint",
 	"s3.path.style.access",
 	"s3.secret-key",
+	"sql-client.execution.result-mode", // read by the SQL client (weir sql)
 	"state.backend.incremental",
 	"state.backend.local-dir",
 	"state.backend.pebble.block.cache-size",

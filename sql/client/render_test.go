@@ -1,0 +1,114 @@
+package client
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
+)
+
+// TestResultModes renders changelogs in each result mode. Commands:
+//
+//	tableau cols=(name TYPE, …)    the printed lines (end: finished)
+//	table cols=(…) [height=N]      table mode's last frame
+//	changelog cols=(…) [height=N]  changelog mode's last frame
+//
+// The input has one changelog row a line, as Flink prints them:
+// +I[Bob, 1]. A field is parsed by its column's type; NULL is null.
+// "cancel" on a line of its own ends the result as Ctrl-C does.
+func TestResultModes(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
+			var cols []types.Field
+			for _, a := range td.CmdArgs {
+				if a.Key == "cols" {
+					cols = parseCols(t, a.Vals)
+				}
+			}
+			height := 0
+			if td.HasArg("height") {
+				td.ScanArgs(t, "height", &height)
+			}
+			rows, st := parseRows(t, td.Input, cols)
+			switch td.Cmd {
+			case "tableau":
+				tb := newTableau(cols)
+				var b strings.Builder
+				b.WriteString(tb.start())
+				for _, r := range rows {
+					b.WriteString(tb.add(r))
+				}
+				return b.String() + tb.end(st)
+			case "table", "changelog":
+				v := newFrameView(td.Cmd, cols)
+				for _, r := range rows {
+					v.add(r)
+				}
+				return strings.Join(v.frame(st, height), "\n") + "\n"
+			}
+			t.Fatalf("unknown command %q", td.Cmd)
+			return ""
+		})
+	})
+}
+
+func parseCols(t *testing.T, vals []string) []types.Field {
+	var out []types.Field
+	for _, c := range vals {
+		name, typ, _ := strings.Cut(strings.TrimSpace(c), " ")
+		ty, err := parser.ParseType(typ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, types.Field{Name: name, Type: ty})
+	}
+	return out
+}
+
+func parseRows(t *testing.T, input string, cols []types.Field) ([]event.Row, status) {
+	kinds := map[string]event.RowKind{"+I": event.Insert, "-U": event.UpdateBefore, "+U": event.UpdateAfter, "-D": event.Delete}
+	var rows []event.Row
+	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
+		if line == "cancel" {
+			return rows, cancelled
+		}
+		if line == "" {
+			continue
+		}
+		kind, ok := kinds[line[:2]]
+		if !ok || line[2] != '[' || !strings.HasSuffix(line, "]") {
+			t.Fatalf("bad row %q", line)
+		}
+		fields := strings.Split(line[3:len(line)-1], ", ")
+		r := event.Row{Kind: kind, Fields: make([]any, len(fields))}
+		for i, f := range fields {
+			r.Fields[i] = parseField(t, f, cols[i].Type)
+		}
+		rows = append(rows, r)
+	}
+	return rows, finished
+}
+
+func parseField(t *testing.T, f string, ty types.Type) any {
+	switch {
+	case f == "NULL":
+		return nil
+	case ty.IsInteger():
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	case ty.Kind == types.Boolean:
+		return f == "true"
+	case ty.IsString():
+		return f
+	}
+	panic(fmt.Sprintf("parseField: type %s", ty))
+}
