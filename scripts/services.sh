@@ -18,8 +18,9 @@
 # ${XDG_CACHE_HOME:-~/.cache}/weir (moto in a Python venv there, from PyPI).
 # Missing Debian packages (mariadb-server, postgresql, a JRE, maven, python3-venv,
 # prometheus — whose server the metrics tests start themselves, never as a
-# system service — and chromium, the headless browser of the dashboard test)
-# are installed with apt-get when running as root.
+# system service — chromium, the headless browser of the dashboard test, and
+# tmux, the SQL client test's terminal) are installed with apt-get when
+# running as root.
 #
 # Environment knobs:
 #   WEIR_SERVICES_DIR            data dir
@@ -644,11 +645,19 @@ chromium_ensure_installed() {
 	command -v chromium >/dev/null || die "chromium: binary not found after install"
 }
 
+# tmux_ensure_installed: the terminal the SQL client's end-to-end test types
+# into (cmd/weir TestSQLClientInTerminal: send-keys, capture-pane).
+tmux_ensure_installed() {
+	command -v tmux >/dev/null || apt_install tmux
+	command -v tmux >/dev/null || die "tmux: binary not found after install"
+}
+
 cmd_up() {
 	mkdir -p "$DATA_DIR" "$CACHE_DIR"
 	local t0=$SECONDS
 	prometheus_ensure_installed
 	chromium_ensure_installed
+	tmux_ensure_installed
 	local kafka_was_up=0
 	kafka_up && kafka_was_up=1
 	kafka_launch

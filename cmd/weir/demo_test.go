@@ -12,7 +12,7 @@ import (
 // TestMain lets the test binary act as the weir binary when the demo
 // starts it as a child process (os.Executable is the test binary here).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "jobmanager" || (len(os.Args) > 2 && os.Args[1] == "demo" && os.Args[2] == "billing-child")) {
+	if len(os.Args) > 1 && (os.Args[1] == "run" || os.Args[1] == "jobmanager" || os.Args[1] == "sql" || (len(os.Args) > 2 && os.Args[1] == "demo" && os.Args[2] == "billing-child")) {
 		root := newRootCommand()
 		root.SetArgs(os.Args[1:])
 		os.Exit(exitCode(root.Execute()))

@@ -107,7 +107,7 @@ func (sh *Shell) describe(d *parser.Describe) error {
 			key = "PRI(" + strings.Join(t.PrimaryKey, ", ") + ")"
 		}
 		if c.Expr != nil {
-			typ, extras = "(computed)", "AS "+parser.Format(c.Expr)
+			typ, null, extras = "(computed)", "", "AS "+parser.Format(c.Expr)
 		}
 		if t.Watermark != nil && t.Watermark.Column == c.Name {
 			wm = parser.Format(t.Watermark.Expr)

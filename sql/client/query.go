@@ -21,14 +21,14 @@ func (sh *Shell) query(ctx context.Context, q *parser.Query) error {
 	if mode == "" {
 		mode = modeTable // Flink's default
 	}
-	if mode != modeTableau && sh.opts.TermSize == nil {
-		return fmt.Errorf("without a terminal, a query's result is printed in tableau mode only; "+
-			"hint: add SET '%s' = 'tableau'; before it", keyResultMode)
-	}
 	sink := newCollectSink()
 	jg, opts, cols, err := sh.sess.Collect(q, "collect", sink)
 	if err != nil {
 		return err
+	}
+	if mode != modeTableau && sh.opts.TermSize == nil {
+		return fmt.Errorf("without a terminal, a query's result is printed in tableau mode only; "+
+			"hint: add SET '%s' = 'tableau'; before it", keyResultMode)
 	}
 	opts.Logger = sh.opts.Logger
 	sh.drainInterrupts()
@@ -100,6 +100,9 @@ func (r *run) tableau(t *tableau) status {
 	for {
 		row, st, ok, _ := r.next(nil)
 		if !ok {
+			if st == cancelled && r.sh.opts.TermSize != nil {
+				io.WriteString(out, "\r") // over the ^C the terminal echoed
+			}
 			io.WriteString(out, t.end(st))
 			fmt.Fprintln(out)
 			return st

@@ -23,7 +23,7 @@ import (
 // +I[Bob, 1]. A field is parsed by its column's type; NULL is null.
 // "cancel" on a line of its own ends the result as Ctrl-C does.
 func TestResultModes(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+	datadriven.Walk(t, "testdata/modes", func(t *testing.T, path string) {
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
 			var cols []types.Field
 			for _, a := range td.CmdArgs {

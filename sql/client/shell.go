@@ -113,7 +113,8 @@ func (e *ScriptError) Unwrap() error { return e.Err }
 func (sh *Shell) RunScript(ctx context.Context, file, src string) error {
 	pieces, rest := parser.Split(src)
 	if strings.TrimSpace(rest) != "" {
-		if pieces, rest = parser.Split(src + "\n;"); strings.TrimSpace(rest) != "" {
+		src += "\n;"
+		if pieces, rest = parser.Split(src); strings.TrimSpace(rest) != "" {
 			// Still open (an unterminated string): the parser says where.
 			before := src[:len(src)-len(rest)]
 			at := parser.Pos{Line: strings.Count(before, "\n") + 1, Col: len([]rune(before[strings.LastIndexByte(before, '\n')+1:])) + 1}
@@ -263,7 +264,6 @@ func (sh *Shell) reset(key string) {
 	} else {
 		delete(sh.sess.Settings, key)
 	}
-	sh.info("Execute statement succeeded.")
 }
 
 // insert plans the INSERT here, so a mistake is shown with its place at
