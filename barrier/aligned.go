@@ -126,6 +126,16 @@ func (a *aligner) persisted(ch int) Decision {
 	return d
 }
 
+func (a *aligner) overtakes(b event.CheckpointBarrier) bool {
+	switch {
+	case !a.mayUnalign(b):
+		return false
+	case a.active != nil && a.active.id() == b.ID:
+		return a.active.unaligned
+	}
+	return b.ID > a.cur && a.opt.AlignedTimeout == 0
+}
+
 func (a *aligner) tick(now time.Time) Decision {
 	if !a.expired(now) {
 		return Decision{}

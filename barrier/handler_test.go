@@ -21,6 +21,7 @@ var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 //	end ch=C [t=DUR]
 //	abort id=I
 //	tick t=DUR
+//	overtakes id=I [savepoint]
 //	state
 //
 // t is the time since the script's epoch and stays put when omitted. Every
@@ -61,6 +62,12 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 		d = s.h.Tick(s.now)
 	case "state":
 		return s.state()
+	case "overtakes":
+		b := event.CheckpointBarrier{ID: scanID(t, td)}
+		if td.HasArg("savepoint") {
+			b.Type = event.SnapshotSavepoint
+		}
+		return fmt.Sprintf("%v\n", s.h.Overtakes(b))
 	default:
 		td.Fatalf(t, "unknown command %q", td.Cmd)
 	}

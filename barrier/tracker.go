@@ -145,6 +145,8 @@ func (t *tracker) blocked(int) bool { return false }
 
 func (t *tracker) tick(time.Time) Decision { return Decision{} }
 
+func (t *tracker) overtakes(event.CheckpointBarrier) bool { return false }
+
 // progress reports the oldest pending checkpoint.
 func (t *tracker) progress() *alignment {
 	if len(t.pending) == 0 {

@@ -48,6 +48,21 @@ type Options struct {
 	// checkpoint resets the count. Default 0: the first failure fails the
 	// job. UnlimitedFailures (-1) never fails it. Must be >= -1.
 	TolerableFailures int
+
+	// Unaligned turns on unaligned checkpoints
+	// (execution.checkpointing.unaligned.enabled): a task snapshots at a
+	// checkpoint's first barrier without blocking its other inputs, and the
+	// data in flight before their barriers is persisted with the checkpoint
+	// and replayed on restore (see package barrier). Exactly-once only;
+	// savepoints stay aligned. Needs MaxConcurrent 1, as in Flink. Default
+	// false.
+	Unaligned bool
+
+	// AlignedTimeout, with Unaligned, starts each checkpoint aligned and
+	// switches it to unaligned in a task whose alignment lasts this long
+	// (execution.checkpointing.aligned-checkpoint-timeout). Default 0:
+	// unaligned from the first barrier. Must be >= 0.
+	AlignedTimeout time.Duration
 }
 
 // EnsureDefaults fills every zero field that has a non-zero default:
@@ -76,6 +91,9 @@ func (o Options) Validate() error {
 	check(o.Timeout <= 0, "Options.Timeout is %v; want > 0 (EnsureDefaults sets %v)", o.Timeout, DefaultTimeout)
 	check(o.MinPause < 0, "Options.MinPause is %v; want >= 0", o.MinPause)
 	check(o.MaxConcurrent < 1, "Options.MaxConcurrent is %d; want >= 1 (EnsureDefaults sets 1)", o.MaxConcurrent)
+	check(o.AlignedTimeout < 0, "Options.AlignedTimeout is %v; want >= 0 (0: unaligned from the first barrier)", o.AlignedTimeout)
+	check(o.Unaligned && o.MaxConcurrent > 1,
+		"Options.Unaligned needs MaxConcurrent 1, got %d (execution.checkpointing.max-concurrent-checkpoints)", o.MaxConcurrent)
 	check(o.TolerableFailures < UnlimitedFailures,
 		"Options.TolerableFailures is %d; want >= 0, or -1 for unlimited", o.TolerableFailures)
 	return errors.Join(errs...)

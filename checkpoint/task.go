@@ -55,6 +55,12 @@ type TaskMetrics struct {
 	// AlignmentBuffered counts the records held back on blocked input
 	// channels when the barriers were aligned (what alignment buffered).
 	AlignmentBuffered int64
+	// Unaligned: the task took this checkpoint unaligned (from its first
+	// barrier, or after the aligned-checkpoint timeout); PersistedBytes is
+	// the size of the input channel state it persisted (Flink's
+	// persisted_data), included in Bytes.
+	Unaligned      bool
+	PersistedBytes int64
 }
 
 // Ack is what a task hands in when it acknowledges a checkpoint.

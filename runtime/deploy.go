@@ -298,6 +298,12 @@ func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 		nodes = nodes[1:]
 	} else {
 		spec.Gate = dp.gates[v.ID][i]
+		spec.ChannelEdges = dp.channelEdges(v, i)
+		spec.ChannelState = dp.restoredChannelState(v, i)
+	}
+	spec.Parallelism = v.Parallelism
+	if dp.opts.Mode == task.ExactlyOnce {
+		spec.Unaligned, spec.AlignedTimeout = dp.opts.Checkpoint.Unaligned, dp.opts.Checkpoint.AlignedTimeout
 	}
 	for _, n := range nodes {
 		spec.Chain = append(spec.Chain, dp.chained(n, id, v.Parallelism))
@@ -402,7 +408,7 @@ func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.Cha
 	}
 	c := task.ChainedOperator{UID: n.UID, Op: n.NewOperator(), Ctx: ctx}
 	if dp.restore != nil {
-		c.Restored = dp.restore.of(n.UID)
+		c.Restored = operatorState(dp.restore, n.UID)
 	}
 	return c
 }

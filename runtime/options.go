@@ -175,6 +175,9 @@ func (o *Options) Validate() error {
 	if o.ChannelCredits < 1 || o.BatchSize < 1 {
 		return fmt.Errorf("runtime: ChannelCredits (%d) and BatchSize (%d) must be at least 1", o.ChannelCredits, o.BatchSize)
 	}
+	if o.Checkpoint.Unaligned && o.Mode != task.ExactlyOnce {
+		return errors.New("runtime: unaligned checkpoints ('execution.checkpointing.unaligned.enabled') need the EXACTLY_ONCE checkpointing mode")
+	}
 	if err := o.Restart.Validate(); err != nil {
 		return err
 	}

@@ -59,6 +59,12 @@ type InputGate struct {
 	inputOf []int // channel → input number (0 = first input, 1 = second)
 	held    [][]event.Batch
 	blocked []bool
+	// roundRobin makes NextHeld take the channels in turn (a subtask that
+	// reads ahead holds every channel's input; always taking the lowest
+	// channel first would starve the others). next is the channel to try
+	// first.
+	roundRobin bool
+	next       int
 }
 
 // NewInputGate makes a gate for channels whose input numbers are inputOf,
@@ -123,11 +129,17 @@ func (g *InputGate) UnblockAll() {
 
 // NextHeld returns a held batch of an unblocked channel, if any.
 func (g *InputGate) NextHeld() (Envelope, bool) {
-	for ch, q := range g.held {
-		if len(q) > 0 && !g.blocked[ch] {
+	n := len(g.held)
+	for i := range n {
+		ch := i
+		if g.roundRobin {
+			ch = (g.next + i) % n
+		}
+		if q := g.held[ch]; len(q) > 0 && !g.blocked[ch] {
 			b := q[0]
 			q[0] = event.Batch{}
 			g.held[ch] = q[1:]
+			g.next = (ch + 1) % n
 			return Envelope{Channel: ch, Batch: b}, true
 		}
 	}

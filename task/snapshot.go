@@ -41,7 +41,9 @@ type uidPart struct {
 // checkpoint takes this subtask's part of checkpoint b: pre-barrier flush,
 // barrier forwarded, synchronous capture; the encoding and upload run on
 // another goroutine, which acknowledges when done.
-func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration) {
+// An unaligned snapshot is not written yet: it waits in t.unal for its
+// input channel state (see unaligned.go).
+func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration, unaligned bool) {
 	if t.spec.Mode == AtMostOnce || t.err != nil {
 		return
 	}
@@ -71,6 +73,12 @@ func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration)
 	storage, err := t.storageFor(b)
 	if err != nil {
 		t.report(Report{Kind: ReportDecline, ID: b.ID, Phase: checkpoint.PhaseSync, Err: err})
+		return
+	}
+	if unaligned {
+		n := t.spec.Gate.NumChannels()
+		t.unal = &unalignedCheckpoint{b: b, parts: parts, m: m, storage: storage,
+			persisting: make([]bool, n), records: make([][]event.Record, n)}
 		return
 	}
 	t.asyncs <- struct{}{}
@@ -136,6 +144,9 @@ func (t *Subtask) writeAsync(id event.CheckpointID, storage *checkpointstorage.F
 		files[i] = checkpointstorage.StateFile{Name: t.fileName(p), Data: data}
 		st.Files = append(st.Files, needs...)
 		m.Bytes += int64(len(data)) + written
+		if p.part.Name == PartChannelState {
+			m.PersistedBytes += int64(len(data))
+		}
 	}
 	hs, err := storage.WriteStates(id, files)
 	if err != nil {

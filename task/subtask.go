@@ -76,6 +76,22 @@ type Spec struct {
 	// New adds the attributes vertex and subtask, and hands it to the
 	// chain's operators and the source reader. Default: slog.Default().
 	Logger *slog.Logger
+	// Unaligned turns on unaligned checkpoints (Flink's
+	// execution.checkpointing.unaligned.enabled) in ExactlyOnce mode, with
+	// AlignedTimeout (execution.checkpointing.aligned-checkpoint-timeout):
+	// see barrier.Options.
+	Unaligned      bool
+	AlignedTimeout time.Duration
+	// Parallelism is that of the subtask's vertex (recorded with persisted
+	// channel state).
+	Parallelism int
+	// ChannelEdges gives, per input channel, the number of its input edge
+	// in the job graph (recorded with persisted channel state, so that a
+	// restore re-partitions it by that edge). Default: all 0.
+	ChannelEdges []int
+	// ChannelState, if set, is the channel state of the restored
+	// checkpoint to replay before any input.
+	ChannelState *RestoredChannelState
 	// Metrics, if set, is the subtask's group in the metrics registry: its
 	// operators are the source (on a source subtask) then Chain's. The
 	// subtask publishes its counts into it at every processing-time tick
@@ -149,6 +165,11 @@ type Subtask struct {
 	pts *operator.ProcessingTimeService
 	// acct splits the subtask's time into busy, idle and back-pressured.
 	acct *timeAccount
+	// unal is the unaligned checkpoint whose channel state is being
+	// persisted, or nil; overtaking is the channel whose barrier is being
+	// handled ahead of its data (-1: none). See unaligned.go.
+	unal       *unalignedCheckpoint
+	overtaking int
 }
 
 // New prepares a subtask; Run executes it.
@@ -160,7 +181,8 @@ func New(spec Spec) *Subtask {
 		spec.Logger = slog.Default()
 	}
 	spec.Logger = spec.Logger.With("vertex", spec.ID.Vertex, "subtask", spec.ID.Index)
-	return &Subtask{spec: spec, asyncs: make(chan struct{}, 1024), pts: operator.NewProcessingTimeService()}
+	return &Subtask{spec: spec, asyncs: make(chan struct{}, 1024), pts: operator.NewProcessingTimeService(),
+		overtaking: -1}
 }
 
 func (t *Subtask) setErr(err error) {
@@ -269,7 +291,12 @@ func (t *Subtask) open() error {
 	if t.spec.Mode == AtLeastOnce {
 		mode = barrier.AtLeastOnce
 	}
-	t.barriers = barrier.New(mode, n)
+	var o barrier.Options
+	if mode == barrier.ExactlyOnce {
+		o = barrier.Options{Unaligned: t.spec.Unaligned, AlignedTimeout: t.spec.AlignedTimeout}
+	}
+	t.barriers = barrier.NewWithOptions(mode, n, o)
+	t.spec.Gate.roundRobin = t.readsAhead()
 	t.valve = watermark.NewValve(n)
 	t.ended = make([]bool, n)
 	return nil
@@ -382,7 +409,14 @@ func (t *Subtask) runInputs() error {
 	ticks, stop := t.ticks()
 	defer stop()
 	g := t.spec.Gate
+	if err := t.replayChannelState(); err != nil {
+		return err
+	}
+	ahead := t.readsAhead()
 	for !t.done {
+		if ahead {
+			t.drainInbox()
+		}
 		if e, ok := g.NextHeld(); ok {
 			t.onEnvelope(e)
 		} else {
@@ -393,7 +427,9 @@ func (t *Subtask) runInputs() error {
 			select {
 			case e := <-g.inbox:
 				t.acct.idleEnd(idle)
-				if g.mustHold(e.Channel) {
+				if ahead {
+					t.admit(e)
+				} else if g.mustHold(e.Channel) {
 					g.Hold(e)
 				} else {
 					t.onEnvelope(e)
@@ -534,12 +570,14 @@ func (t *Subtask) endInput() {
 // apply carries out a barrier handler's decision.
 func (t *Subtask) apply(d barrier.Decision) {
 	for _, a := range d.Abort {
+		t.dropUnaligned(a.ID)
 		t.broadcast(event.Control{Kind: event.KindCancelBarrier, Barrier: event.CheckpointBarrier{ID: a.ID}})
 		t.report(Report{Kind: ReportDecline, ID: a.ID, Phase: checkpoint.PhaseAlignment, Err: a.Reason})
 	}
 	if d.Snapshot != nil {
-		t.checkpoint(*d.Snapshot, t.barriers.LastAlignmentDuration())
+		t.checkpoint(*d.Snapshot, t.barriers.LastAlignmentDuration(), d.Unaligned)
 	}
+	t.applyUnaligned(d)
 	if d.Unblock {
 		t.spec.Gate.UnblockAll()
 	}
@@ -556,7 +594,7 @@ func (t *Subtask) apply(d barrier.Decision) {
 func (t *Subtask) onMail(m Mail) {
 	switch m.Kind {
 	case MailTrigger:
-		t.checkpoint(m.Barrier, 0)
+		t.checkpoint(m.Barrier, 0, false)
 	case MailComplete:
 		t.notifyComplete(m.ID)
 	case MailAborted:
@@ -606,6 +644,9 @@ const ttlCleanupBatch = 64
 func (t *Subtask) onTick() {
 	if t.err == nil && t.stopping == 0 {
 		t.setErr(t.pts.Advance(t.spec.Now().UnixMilli()))
+	}
+	if t.barriers != nil && t.err == nil {
+		t.apply(t.barriers.Tick(t.spec.Now()))
 	}
 	var late int64
 	for _, c := range t.spec.Chain {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -20,8 +21,14 @@ type CrashOp struct {
 	// downstream tasks out of step: alignment has real work to do.
 	SlowSubtask, SlowEvery int
 	SlowFor                time.Duration
-	n                      int
+	// Halt, if set and true, fails every record and snapshot: a test
+	// stops a job right after a checkpoint it chose, so that the job's
+	// latest checkpoint is that one.
+	Halt *atomic.Bool
+	n    int
 }
+
+var errHalted = errors.New("sim: halted by the test")
 
 // InitializeState may crash, then keeps the parts.
 func (c *CrashOp) InitializeState(parts map[string][][]byte) error {
@@ -36,6 +43,9 @@ func (c *CrashOp) ProcessElement(r event.Record) error {
 	if err := c.Faults.Maybe("process"); err != nil {
 		return err
 	}
+	if c.Halt != nil && c.Halt.Load() {
+		return errHalted
+	}
 	c.n++
 	if c.Ctx.Subtask.Index == c.SlowSubtask && c.SlowEvery > 0 && c.n%c.SlowEvery == 0 {
 		time.Sleep(c.SlowFor)
@@ -48,6 +58,9 @@ func (c *CrashOp) ProcessElement(r event.Record) error {
 func (c *CrashOp) SnapshotState(id event.CheckpointID) ([]operator.Part, error) {
 	if err := c.Faults.Maybe("snapshot"); err != nil {
 		return nil, err
+	}
+	if c.Halt != nil && c.Halt.Load() {
+		return nil, errHalted
 	}
 	return c.Base.SnapshotState(id)
 }

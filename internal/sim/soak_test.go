@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +26,12 @@ type soakConfig struct {
 	// backend is the keyed state backend; nil is the runtime's default
 	// (heap).
 	backend state.BackendFactory
+	// unaligned and alignedTimeout configure unaligned checkpoints.
+	unaligned      bool
+	alignedTimeout time.Duration
+	// processRate overrides the rate of crashes per record processed
+	// (default 0.003).
+	processRate float64
 }
 
 type soakResult struct {
@@ -32,21 +40,32 @@ type soakResult struct {
 	v         *Violations
 	res       *runtime.Result
 	store     *Store
+	// unaligned counts the acknowledgements of completed checkpoints a
+	// task took unaligned, persisted the bytes of channel state they wrote.
+	unaligned, persisted int64
+	// replays counts the restores of a checkpoint that held channel state.
+	replays int
 }
 
 // buildSoakGraph: SeqSource (p=2, 3 splits) → CrashOp (forward, chained)
 // → keyBy → SeqChecker (p=3) → TxSink (p=3, chained).
 func buildSoakGraph(src *SeqSource, f *Faults, v *Violations, sink *TxSink) *graph.StreamGraph {
+	return buildSoakGraphWith(src, f, v, sink, 3, nil)
+}
+
+// buildSoakGraphWith is buildSoakGraph with Check and Sink at parallelism
+// par, and halt handed to the CrashOps (see CrashOp.Halt).
+func buildSoakGraphWith(src *SeqSource, f *Faults, v *Violations, sink *TxSink, par int, halt *atomic.Bool) *graph.StreamGraph {
 	g := &graph.StreamGraph{JobName: "soak"}
 	s := g.AddNode(&graph.Node{Name: "Source: seq", UID: "seq", Parallelism: 2, Source: src})
 	c := g.AddNode(&graph.Node{Name: "Crash", UID: "crash", Parallelism: 2,
 		NewOperator: func() operator.Operator {
-			return &CrashOp{Faults: f, SlowSubtask: 1, SlowEvery: 40, SlowFor: 2 * time.Millisecond}
+			return &CrashOp{Faults: f, SlowSubtask: 1, SlowEvery: 40, SlowFor: 2 * time.Millisecond, Halt: halt}
 		}})
 	key := func(x any) any { return x.(Seq).Key }
-	k := g.AddNode(&graph.Node{Name: "Check", UID: "check", Parallelism: 3, KeySelector: key,
+	k := g.AddNode(&graph.Node{Name: "Check", UID: "check", Parallelism: par, KeySelector: key,
 		NewOperator: func() operator.Operator { return &SeqChecker{V: v} }})
-	o := g.AddNode(&graph.Node{Name: "Sink: tx", UID: "sink", Parallelism: 3,
+	o := g.AddNode(&graph.Node{Name: "Sink: tx", UID: "sink", Parallelism: par,
 		NewOperator: func() operator.Operator { return operator.NewSinkOperator(sink) }})
 	g.Connect(&graph.Edge{From: s.ID, To: c.ID})
 	g.Connect(&graph.Edge{From: c.ID, To: k.ID, Partitioning: graph.Hash, Key: key})
@@ -56,7 +75,7 @@ func buildSoakGraph(src *SeqSource, f *Faults, v *Violations, sink *TxSink) *gra
 
 func runSoak(t *testing.T, cfg soakConfig, keys, perKey int) soakResult {
 	t.Helper()
-	rates := map[string]float64{"process": 0.003, "snapshot": 0.05, "restore": 0.05,
+	rates := map[string]float64{"process": cmp.Or(cfg.processRate, 0.003), "snapshot": 0.05, "restore": 0.05,
 		"notify": 0.05, "prepare": 0.03, "commit": 0.05, "after-commit": 0.05}
 	f := NewFaults(cfg.seed, cfg.failures, rates)
 	v := &Violations{}
@@ -71,13 +90,33 @@ func runSoak(t *testing.T, cfg soakConfig, keys, perKey int) soakResult {
 		Restart: runtime.FixedDelay{Attempts: cfg.failures + 5, Delay: 0}, StateBackend: cfg.backend}
 	opts.Checkpoint.Interval = 5 * time.Millisecond
 	opts.Checkpoint.TolerableFailures = -1
+	opts.Checkpoint.Unaligned, opts.Checkpoint.AlignedTimeout = cfg.unaligned, cfg.alignedTimeout
+	var unaligned, persisted int64
+	var replays int
+	withChannelState := map[int64]bool{}
+	opts.Listener = func(e runtime.Event) {
+		if e.Kind == runtime.EventRestored && withChannelState[e.Checkpoint] {
+			replays++
+		}
+		if e.Kind != runtime.EventCheckpointCompleted || e.Stats == nil {
+			return
+		}
+		for _, ts := range e.Stats.Tasks {
+			if ts.Metrics.Unaligned {
+				unaligned++
+			}
+			persisted += ts.Metrics.PersistedBytes
+			withChannelState[e.Checkpoint] = withChannelState[e.Checkpoint] || ts.Metrics.PersistedBytes > 0
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	res, err := runtime.Run(ctx, jg, opts)
 	if err != nil {
 		t.Fatalf("seed %d: job failed: %v (faults fired: %v)", cfg.seed, err, f.Fired)
 	}
-	return soakResult{committed: store.Committed(), faults: f, v: v, res: res, store: store}
+	return soakResult{committed: store.Committed(), faults: f, v: v, res: res, store: store,
+		unaligned: unaligned, persisted: persisted, replays: replays}
 }
 
 // multiset counts committed elements by (key, seq) and checks each input
@@ -138,12 +177,47 @@ func TestSoakExactlyOncePebble(t *testing.T) {
 	}
 }
 
+// TestSoakUnaligned is the exactly-once soak with unaligned checkpoints:
+// from the first barrier (aligned timeout 0), and switching after an
+// aligned timeout of 2 ms. Tiny credits, a slowed subtask and seeded
+// crashes make barriers overtake in-flight batches; each run checks that
+// unaligned checkpoints completed with channel state in them, so that the
+// restores replay it.
+func TestSoakUnaligned(t *testing.T) {
+	for _, timeout := range []time.Duration{0, 2 * time.Millisecond} {
+		t.Run(fmt.Sprintf("timeout=%v", timeout), func(t *testing.T) {
+			var unaligned, persisted int64
+			var replays int
+			soakRuns(t, 1, 5, func(cfg *soakConfig) {
+				// Fewer crashes per record than the aligned soak, so that
+				// checkpoints with channel state complete and get restored.
+				cfg.unaligned, cfg.alignedTimeout, cfg.processRate = true, timeout, 0.001
+			}, func(r soakResult) { unaligned += r.unaligned; persisted += r.persisted; replays += r.replays })
+			if unaligned == 0 || persisted == 0 || replays == 0 {
+				t.Errorf("%d unaligned acknowledgements, %d bytes of channel state, %d restores replaying it: "+
+					"the unaligned path was not exercised", unaligned, persisted, replays)
+			}
+			t.Logf("%d unaligned acknowledgements, %d bytes of channel state, %d restores replaying it", unaligned, persisted, replays)
+		})
+	}
+}
+
 func soakExactlyOnce(t *testing.T, from, to int64, backend func(*testing.T) state.BackendFactory) {
+	soakRuns(t, from, to, func(cfg *soakConfig) { cfg.backend = backend(t) }, nil)
+}
+
+// soakRuns runs the exactly-once soak for seeds from..to, with configure
+// applied to each run's config, and hands each result to check (if set).
+func soakRuns(t *testing.T, from, to int64, configure func(*soakConfig), check func(soakResult)) {
 	keys, perKey := 12, 400
 	for seed := from; seed <= to; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			cfg := soakConfig{seed: seed, mode: task.ExactlyOnce, failures: 6, backend: backend(t)}
+			cfg := soakConfig{seed: seed, mode: task.ExactlyOnce, failures: 6}
+			configure(&cfg)
 			r := runSoak(t, cfg, keys, perKey)
+			if check != nil {
+				check(r)
+			}
 			if r.faults.Count() < 5 {
 				t.Fatalf("only %d failures injected (%v); the soak needs at least 5", r.faults.Count(), r.faults.Fired)
 			}

@@ -15,6 +15,7 @@ import (
 // 'execution.checkpointing.interval' would otherwise run the job without
 // checkpoints and say nothing.
 var KnownSettings = []string{
+	"execution.checkpointing.aligned-checkpoint-timeout",
 	"execution.checkpointing.dir",
 	"execution.checkpointing.incremental", // read by state/backends
 	"execution.checkpointing.interval",
@@ -25,6 +26,7 @@ var KnownSettings = []string{
 	"execution.checkpointing.savepoint-dir",
 	"execution.checkpointing.timeout",
 	"execution.checkpointing.tolerable-failed-checkpoints",
+	"execution.checkpointing.unaligned.enabled",
 	"execution.savepoint.ignore-unclaimed-state",
 	"execution.savepoint.path",
 	"metrics.reporter.prom.factory.class", // read by weir run (metrics/prom)

@@ -1,0 +1,126 @@
+package task
+
+import (
+	"github.com/weirstream/weir/barrier"
+	"github.com/weirstream/weir/event"
+)
+
+// With unaligned checkpoints a subtask reads ahead: every envelope that
+// reaches its inbox is admitted at once into the gate's held queues
+// (bounded by the channels' credits, which return only when a batch is
+// processed), and processed from there in order. A barrier that the
+// handler says overtakes is handled when it is admitted, ahead of the
+// data of its channel still queued before it: that data, and the data of
+// the other channels until their barrier, is the checkpoint's input
+// channel state. It is processed as usual after the snapshot, and
+// persisted too, so that a restore replays it.
+
+// readsAhead reports whether the subtask admits its input ahead of
+// processing it: unaligned checkpoints are on.
+func (t *Subtask) readsAhead() bool {
+	return t.spec.Unaligned && t.spec.Mode == ExactlyOnce && t.spec.Gate != nil
+}
+
+// drainInbox admits every envelope waiting in the inbox.
+func (t *Subtask) drainInbox() {
+	g := t.spec.Gate
+	for t.err == nil {
+		select {
+		case e := <-g.inbox:
+			t.admit(e)
+		default:
+			return
+		}
+	}
+}
+
+// admit queues envelope e behind the data of its channel, persists its
+// records if its channel is being persisted, and handles its barrier at
+// once if that barrier overtakes.
+func (t *Subtask) admit(e Envelope) {
+	g := t.spec.Gate
+	g.Hold(e)
+	ch := e.Channel
+	if u := t.unal; u != nil && u.persisting[ch] {
+		u.persist(ch, e.Batch.Records)
+	}
+	c := e.Batch.Control
+	if c.Kind != event.KindBarrier || t.err != nil || !t.barriers.Overtakes(c.Barrier) {
+		return
+	}
+	q := g.held[ch]
+	q[len(q)-1].Control = event.Control{} // handled now, not when processed
+	t.overtaking = ch
+	t.apply(t.barriers.OnBarrier(t.spec.Now(), ch, c.Barrier))
+	t.overtaking = -1
+}
+
+// startPersisting begins the input channel state of the unaligned
+// checkpoint just snapshotted: the data queued before the barrier that
+// overtook it, if one did, and everything queued or to come on the
+// channels in persist until their barrier. A barrier of the checkpoint
+// already queued on such a channel (it came while the checkpoint was still
+// aligned) ends that channel's part at once.
+func (t *Subtask) startPersisting(persist []int) {
+	u, g := t.unal, t.spec.Gate
+	if ch := t.overtaking; ch >= 0 {
+		for _, b := range g.held[ch] {
+			u.persist(ch, b.Records)
+		}
+	}
+	var arrived []int
+	for _, ch := range persist {
+		u.persisting[ch] = true
+		for i, b := range g.held[ch] {
+			u.persist(ch, b.Records)
+			if b.Control.Kind == event.KindBarrier && b.Control.Barrier.ID == u.b.ID {
+				g.held[ch][i].Control = event.Control{}
+				arrived = append(arrived, ch)
+				break
+			}
+		}
+	}
+	for _, ch := range arrived {
+		t.apply(t.barriers.OnBarrier(t.spec.Now(), ch, u.b))
+	}
+}
+
+// applyUnaligned carries out the unaligned half of decision d, after its
+// snapshot.
+func (t *Subtask) applyUnaligned(d barrier.Decision) {
+	if d.Unaligned && t.unal != nil && t.unal.b.ID == d.Snapshot.ID {
+		t.startPersisting(d.Persist)
+	}
+	for _, ch := range d.Persisted {
+		if t.unal != nil {
+			t.unal.persisting[ch] = false
+		}
+	}
+	if t.unal != nil && d.ChannelStateDone == t.unal.b.ID {
+		t.finishUnaligned()
+	}
+}
+
+// dropUnaligned forgets the channel state of checkpoint id, abandoned.
+func (t *Subtask) dropUnaligned(id event.CheckpointID) {
+	if t.unal != nil && t.unal.b.ID == id {
+		t.unal = nil
+	}
+}
+
+// finishUnaligned writes the snapshot and channel state of the unaligned
+// checkpoint, now complete, and acknowledges it (asynchronously).
+func (t *Subtask) finishUnaligned() {
+	u := t.unal
+	t.unal = nil
+	parts := u.parts
+	for _, rs := range u.records {
+		if len(rs) > 0 {
+			parts = append(parts, t.channelStatePart(u))
+			break
+		}
+	}
+	u.m.Unaligned = true
+	t.asyncs <- struct{}{}
+	go t.writeAsync(u.b.ID, u.storage, parts, u.m, true)
+}
