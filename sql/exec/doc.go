@@ -16,6 +16,8 @@
 //	WindowDeduplicate  … ORDER BY rowtime, rn = 1 per window  insert-only → +I
 //	Join             regular inner/left/right/full join     any × any → +I -D
 //	IntervalJoin     join on a rowtime interval             insert-only × insert-only → +I
+//	OverAggregate    agg(…) OVER (PARTITION BY … ORDER BY   insert-only → +I (row + aggregates)
+//	                 time ROWS|RANGE … PRECEDING)
 //	Calc             WHERE + SELECT expressions             kind passes through
 //	SinkUpsertMaterializer  alive rows per sink PRIMARY KEY  any → +I +U -D
 //
@@ -34,7 +36,7 @@
 // Fields in place.
 //
 // Each operator says which changelog it takes. One that takes only
-// inserts (WindowAggregate, WindowRank, WindowDeduplicate, IntervalJoin,
+// inserts (WindowAggregate, WindowRank, WindowDeduplicate, IntervalJoin, OverAggregate,
 // keep-first Deduplicate, and any with InputInsertOnly set) fails with
 // ErrUpdatesUnsupported on a -U, +U or -D row: the planner must know the
 // changelog mode of every input.

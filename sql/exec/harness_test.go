@@ -14,6 +14,7 @@ import (
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/heap"
+	"github.com/weirstream/weir/state/pebble"
 )
 
 const maxPar = keygroup.DefaultMaxParallelism
@@ -37,6 +38,10 @@ type chain struct {
 	pts *operator.ProcessingTimeService
 	// groups are the key groups of the keyed stages; all by default.
 	groups keygroup.Range
+	// pebbleDir, when set, gives keyed stages a Pebble backend there
+	// (full canonical snapshots, which any backend restores) instead of a
+	// heap one.
+	pebbleDir string
 }
 
 // newStage pairs an operator with whether it is keyed.
@@ -52,7 +57,14 @@ func openChain(t testing.TB, mk []newStage, clock *int64, parts []map[string][][
 // openSubtask is openChain for a subtask that owns the key groups groups.
 func openSubtask(t testing.TB, mk []newStage, clock *int64, parts []map[string][][]byte, groups keygroup.Range) *chain {
 	t.Helper()
-	c := &chain{out: &recorder{}, clock: clock, groups: groups, pts: operator.NewProcessingTimeService()}
+	return openSubtaskOn(t, "", mk, clock, parts, groups)
+}
+
+// openSubtaskOn is openSubtask on a Pebble backend in pebbleDir (heap
+// when it is "").
+func openSubtaskOn(t testing.TB, pebbleDir string, mk []newStage, clock *int64, parts []map[string][][]byte, groups keygroup.Range) *chain {
+	t.Helper()
+	c := &chain{out: &recorder{}, clock: clock, groups: groups, pts: operator.NewProcessingTimeService(), pebbleDir: pebbleDir}
 	for _, f := range mk {
 		op, keyed := f()
 		c.stages = append(c.stages, &stage{op: op, keyed: keyed})
@@ -87,8 +99,7 @@ func (c *chain) newContext(t testing.TB, s *stage, out operator.Output) *operato
 		ProcessingTime: c.pts,
 	}
 	if s.keyed {
-		be, err := heap.New(heap.Options{KeyGroupRange: c.groups,
-			MaxParallelism: maxPar, Clock: ctx.Now})
+		be, err := c.keyedBackend(t, ctx.Now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,6 +108,18 @@ func (c *chain) newContext(t testing.TB, s *stage, out operator.Output) *operato
 		ctx.Timers.UseProcessingTime(c.pts)
 	}
 	return ctx
+}
+
+func (c *chain) keyedBackend(t testing.TB, now func() int64) (state.KeyedBackend, error) {
+	if c.pebbleDir == "" {
+		return heap.New(heap.Options{KeyGroupRange: c.groups, MaxParallelism: maxPar, Clock: now})
+	}
+	be, err := pebble.New(pebble.Options{KeyGroupRange: c.groups, MaxParallelism: maxPar, Clock: now,
+		LocalDir: c.pebbleDir, DisableIncremental: true, WriteBufferSize: 256 << 10, BlockCacheSize: 1 << 20})
+	if err == nil {
+		t.Cleanup(func() { _ = be.Close() })
+	}
+	return be, err
 }
 
 // stageOutput feeds a stage's output into the next stage.

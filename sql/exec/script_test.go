@@ -30,6 +30,10 @@ import (
 //	join type=(inner|left|right|full) lkeys=(…) rkeys=(…) larity=N rarity=N [cond=lF<rG] [ttl=MS]
 //	sinkmaterializer pk=(…) [ttl=MS]
 //	intervaljoin type=… lkeys=(…) rkeys=(…) ltime=F rtime=F lower=MS upper=MS larity=N rarity=N
+//	overagg keys=(…) [rowtime time=F] [rows] [preceding=N] aggs=(…)
+//	    OVER (PARTITION BY keys ORDER BY rowtime field F, else proctime
+//	    ROWS|RANGE BETWEEN N (rows, or ms) PRECEDING AND CURRENT ROW;
+//	    without preceding UNBOUNDED PRECEDING)
 //	    new operator; aggregate kinds: count, sum, min, max, avg, first, last,
 //	    arg * (COUNT(*)) or a field, "distinct" between them (count:distinct:1)
 //	in [side=2]      one row a line: "+I[a, 1]" [@ts]; prints the output
@@ -259,8 +263,18 @@ func newOperator(t *testing.T, td *datadriven.TestData) []newStage {
 			Lower: msArg(t, td, "lower"), Upper: msArg(t, td, "upper"),
 			LeftArity: j.LeftArity, RightArity: j.RightArity, Condition: j.Condition}
 		return keyed(func() (operator.Operator, error) { return NewIntervalJoin(opts) })
+	case "overagg":
+		opts := overAggArgs(t, td)
+		return keyed(func() (operator.Operator, error) { return NewOverAggregate(opts) })
 	}
 	return nil
+}
+
+func overAggArgs(t *testing.T, td *datadriven.TestData) OverAggOptions {
+	opts := OverAggOptions{PartitionKeys: intsArg(t, td, "keys"), RowTime: td.HasArg("rowtime"),
+		TimeField: intArg(t, td, "time"), Rows: td.HasArg("rows"), Preceding: -1, Aggs: aggsArg(t, td)}
+	td.MaybeScanArgs(t, "preceding", &opts.Preceding)
+	return opts
 }
 
 func groupAggArgs(t *testing.T, td *datadriven.TestData) GroupAggOptions {

@@ -98,15 +98,12 @@ func isGroupAux(name string) bool {
 func (c *compiler) call(call *parser.FuncCall) (*Compiled, error) {
 	name := call.Name
 	switch {
-	case call.Over != nil && name == "ROW_NUMBER":
-		return nil, hintAt(call, "write SELECT … FROM (SELECT …, ROW_NUMBER() OVER (PARTITION BY … ORDER BY …) AS rn FROM …) WHERE rn <= N",
-			"ROW_NUMBER() OVER (…) is only supported for deduplication and Top-N")
 	case call.Over != nil:
-		// The planner takes ROW_NUMBER() for deduplication and Top-N
-		// before expressions are compiled; any other OVER reaches here.
-		return nil, hintAt(call, "only ROW_NUMBER() OVER, for deduplication and Top-N (… WHERE rn <= N), is; "+
-			"aggregate with GROUP BY or a window TVF (TUMBLE, HOP, CUMULATE) instead",
-			"OVER aggregation %s(…) OVER (…) is not supported yet", name)
+		// The planner computes OVER calls of a SELECT list (OVER
+		// aggregation, and ROW_NUMBER for deduplication and Top-N) before
+		// expressions are compiled; one anywhere else reaches here.
+		return nil, hintAt(call, "OVER calls go in the SELECT list of a query without GROUP BY; filter on one in an outer query",
+			"%s(…) OVER (…) is not allowed here", name)
 	case IsAggregate(name):
 		return nil, hintAt(call, "aggregates go in the SELECT list or HAVING of a query, with GROUP BY for the other columns",
 			"aggregate function %s is not allowed here", name)

@@ -19,6 +19,13 @@ func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
 	if err != nil {
 		return nil, err
 	}
+	overs, err := collectOverCalls(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(overs) > 0 {
+		return p.planOver(s, in, overs)
+	}
 	aggs := collectAggregates(s)
 	if len(s.GroupBy) > 0 || len(aggs) > 0 {
 		out, err := p.planAggregate(s, in, aggs)
