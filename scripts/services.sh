@@ -4,6 +4,7 @@
 # store: moto's server mode) on loopback, without systemd and without Docker.
 #
 #   scripts/services.sh up       start whatever is not running (idempotent)
+#   scripts/services.sh up postgres mariadb   start only those
 #   scripts/services.sh down     stop all of them and wait for them to exit
 #   scripts/services.sh status   print up/down per service; exit 0 iff all up
 #   scripts/services.sh env      print export lines for the tests:
@@ -389,6 +390,7 @@ mariadb_ping() {
 mariadb_start() {
 	if mariadb_up; then
 		log "mariadb: already up on $HOST:$MYSQL_PORT"
+		mariadb_check_binlog
 		return 0
 	fi
 	mariadb_ensure_installed
@@ -415,6 +417,8 @@ mariadb_start() {
 				--user="$(id -un)" --pid-file="$MARIADB_DIR/mariadb.pid" --log-error="$MARIADB_DIR/mariadb.err" \
 				--skip-name-resolve --max-connections=200 --innodb-buffer-pool-size=128M \
 				--character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci \
+				--log-bin=mysql-bin --binlog-format=ROW --binlog-row-image=FULL --server-id=1 \
+				--binlog-expire-logs-seconds=86400 \
 				>"$MARIADB_DIR/mariadbd.out" 2>&1 </dev/null &
 			echo $! >"$MARIADB_DIR/mariadb.pid"
 		)
@@ -431,6 +435,16 @@ GRANT ALL PRIVILEGES ON *.* TO 'weir'@'%' WITH GRANT OPTION;
 FLUSH PRIVILEGES;
 EOF
 	log "mariadb: up on $HOST:$MYSQL_PORT (pid $(mariadb_pid))"
+}
+
+# mariadb_check_binlog: a server started by an older services.sh runs without
+# the row binlog the mysql-cdc tests read; it gets it at its next start (the
+# flags are passed on every start, so an existing data dir gets them too).
+mariadb_check_binlog() {
+	local v
+	v="$(mariadb_client --batch --skip-column-names -e "SELECT @@log_bin, @@binlog_format" 2>/dev/null || true)"
+	[[ "$v" == $'1\tROW' ]] ||
+		log "mariadb: WARNING: running without log_bin/binlog_format=ROW ($v); the CDC tests need them: restart it (scripts/services.sh down; scripts/services.sh up)"
 }
 
 mariadb_stop() {
@@ -512,6 +526,7 @@ pg_up() { pg_alive && port_open "$POSTGRES_PORT"; }
 pg_start() {
 	if pg_up; then
 		log "postgres: already up on $HOST:$POSTGRES_PORT"
+		pg_check_logical
 		return 0
 	fi
 	pg_ensure_installed
@@ -537,7 +552,7 @@ pg_start() {
 		pg_as "$u" mkdir -p "$PG_DIR/run"
 		log "postgres: starting on $HOST:$POSTGRES_PORT"
 		pg_as "$u" "$bin/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t "$TIMEOUT" \
-			-o "-c port=$POSTGRES_PORT -c listen_addresses=$HOST -c unix_socket_directories=$PG_DIR/run -c max_prepared_transactions=64 -c max_connections=200" \
+			-o "-c port=$POSTGRES_PORT -c listen_addresses=$HOST -c unix_socket_directories=$PG_DIR/run -c max_prepared_transactions=64 -c max_connections=200 -c wal_level=logical -c max_replication_slots=64 -c max_wal_senders=64 -c max_slot_wal_keep_size=1024" \
 			start >"$PG_DIR/pg_ctl.log" 2>&1 </dev/null ||
 			{ tail_log "$PG_DIR/pg_ctl.log" "$PG_DIR/postgres.log"; die "postgres: pg_ctl start failed"; }
 	fi
@@ -548,15 +563,26 @@ pg_start() {
 DO $$
 BEGIN
   IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'weir') THEN
-    CREATE ROLE weir LOGIN SUPERUSER PASSWORD 'weir';
+    CREATE ROLE weir LOGIN SUPERUSER REPLICATION PASSWORD 'weir';
   ELSE
-    ALTER ROLE weir LOGIN SUPERUSER PASSWORD 'weir';
+    ALTER ROLE weir LOGIN SUPERUSER REPLICATION PASSWORD 'weir';
   END IF;
 END
 $$;
 SELECT 'CREATE DATABASE weir OWNER weir' WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = 'weir')\gexec
 EOF
 	log "postgres: up on $HOST:$POSTGRES_PORT (pid $(pg_pid))"
+}
+
+# pg_check_logical: a server started by an older services.sh runs with
+# wal_level=replica; it gets logical at its next start (the settings are
+# passed on every start, so an existing data dir gets them too).
+pg_check_logical() {
+	local v
+	v="$(pg_as "$(pg_user)" "$(pg_bindir)/psql" -X -At -h "$PG_DIR/run" -p "$POSTGRES_PORT" -U postgres -d postgres \
+		-c 'SHOW wal_level' 2>/dev/null || true)"
+	[[ "$v" == logical ]] ||
+		log "postgres: WARNING: running with wal_level=$v; the CDC tests need logical: restart it (scripts/services.sh down; scripts/services.sh up)"
 }
 
 pg_stop() {
@@ -652,9 +678,25 @@ tmux_ensure_installed() {
 	command -v tmux >/dev/null || die "tmux: binary not found after install"
 }
 
+# cmd_up [SERVICE...]: start the named services (kafka, mariadb, postgres, s3),
+# or all of them. Naming some lets a test run private instances on other ports
+# (WEIR_SERVICES_DIR and WEIR_*_PORT) beside the shared ones.
 cmd_up() {
 	mkdir -p "$DATA_DIR" "$CACHE_DIR"
-	local t0=$SECONDS
+	local t0=$SECONDS svc
+	if [[ $# -gt 0 ]]; then
+		for svc in "$@"; do
+			case "$svc" in
+			kafka) kafka_launch && kafka_up || kafka_wait ;;
+			mariadb) mariadb_start ;;
+			postgres) pg_start ;;
+			s3) s3_start ;;
+			*) die "unknown service '$svc' (want kafka, mariadb, postgres or s3)" ;;
+			esac
+		done
+		log "$* up (${DATA_DIR}) in $((SECONDS - t0))s"
+		return 0
+	fi
 	prometheus_ensure_installed
 	chromium_ensure_installed
 	tmux_ensure_installed
@@ -728,13 +770,14 @@ EOF
 }
 
 usage() {
-	echo "usage: $0 up|down|status|env|paths" >&2
+	echo "usage: $0 up [kafka|mariadb|postgres|s3 ...]|down|status|env|paths" >&2
 	exit 2
 }
 
-[[ $# -eq 1 ]] || usage
+[[ $# -ge 1 ]] || usage
+[[ $# -eq 1 || "$1" == up ]] || usage
 case "$1" in
-up) cmd_up ;;
+up) shift; cmd_up "$@" ;;
 down) cmd_down ;;
 status) cmd_status ;;
 env) cmd_env ;;

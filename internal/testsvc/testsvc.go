@@ -103,6 +103,36 @@ func Postgres(t testing.TB) string {
 	return dsn
 }
 
+// PostgresLogical returns the PostgreSQL test server's connection string
+// after checking that it decodes logically (wal_level = logical, which
+// scripts/services.sh sets): the postgres-cdc tests need it. A server
+// started by an older services.sh runs with replica until restarted: the
+// test is skipped then, and fails under CI=true.
+func PostgresLogical(t testing.TB) string {
+	t.Helper()
+	dsn := Postgres(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := pgconn.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatalf("%s: %v", EnvPostgresDSN, err)
+	}
+	defer c.Close(context.Background())
+	res, err := c.Exec(ctx, "SHOW wal_level").ReadAll()
+	if err != nil || len(res) != 1 || len(res[0].Rows) != 1 {
+		t.Fatalf("%s: SHOW wal_level: %v", EnvPostgresDSN, err)
+	}
+	if level := string(res[0].Rows[0][0]); level != "logical" {
+		msg := fmt.Sprintf("PostgreSQL at %s runs with wal_level = %s; the CDC tests need logical: "+
+			"restart it with `scripts/services.sh down; scripts/services.sh up`", EnvPostgresDSN, level)
+		if os.Getenv("CI") == "true" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return dsn
+}
+
 // S3Server is an S3-compatible server and a bucket on it.
 type S3Server struct {
 	// Endpoint is the server's URL, e.g. "http://127.0.0.1:19900".

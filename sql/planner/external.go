@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/connector/jdbc"
 	"github.com/weirstream/weir/connector/kafka"
+	"github.com/weirstream/weir/connector/postgrescdc"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
@@ -29,6 +31,42 @@ func RegisterExternal(c *Connectors, checkpointInterval func() time.Duration) {
 	c.Sinks["kafka"] = func(t *catalog.Table) (SinkSpec, error) { return kafkaSink(t, checkpointInterval()) }
 	c.Sinks["upsert-kafka"] = func(t *catalog.Table) (SinkSpec, error) { return upsertKafkaSink(t, checkpointInterval()) }
 	c.Sinks["jdbc"] = jdbcSink
+	c.Sources["postgres-cdc"] = postgresCDCSource
+	if c.Updating != nil {
+		c.Updating["postgres-cdc"] = true
+	}
+}
+
+// postgresCDCSource reads a PostgreSQL table as a changelog (Flink CDC's
+// postgres-cdc): its snapshot, then its changes through a logical
+// replication slot.
+func postgresCDCSource(t *catalog.Table) (operator.Source, error) {
+	if err := checkOptions(t); err != nil {
+		return nil, err
+	}
+	o, err := postgrescdc.FromMap(t.Options, t.Name, t.Physical(), t.PrimaryKey)
+	if err != nil {
+		return nil, cdcOptionError(t, err)
+	}
+	s, err := postgrescdc.NewSource(o)
+	if err != nil {
+		return nil, cdcOptionError(t, err)
+	}
+	return s, nil
+}
+
+// cdcOptionError places a CDC connector's option error at its option in
+// the DDL (the PRIMARY KEY's at the table).
+func cdcOptionError(t *catalog.Table, err error) error {
+	var oe *postgrescdc.OptionError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	pos := t.Pos
+	if oe.Option != "PRIMARY KEY" {
+		pos = t.OptionAt(oe.Option)
+	}
+	return &Error{Pos: pos, Msg: err.Error(), Err: err}
 }
 
 // kafkaProperties maps the supported properties.* keys (Kafka's client

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/connector/nexmark"
+	"github.com/weirstream/weir/connector/postgrescdc"
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/parser"
 )
@@ -32,6 +33,7 @@ var connectorOptions = map[string]func(t *catalog.Table) []string{
 		"sink.allow-replay"),
 	"kafka":        fixed(kafkaKeys...),
 	"upsert-kafka": fixed(append([]string{"value.fields-include"}, kafkaKeys...)...),
+	"postgres-cdc": fixed(postgrescdc.OptionNames...),
 }
 
 // kafkaKeys are the options of kafka and upsert-kafka tables besides
@@ -164,7 +166,12 @@ var flinkNotYet = map[string][]string{
 		"sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval", "auto-compaction",
 		"compaction.file-size", "source.monitor-interval", "partition.default-name", "sink.partition-commit.trigger",
 		"sink.partition-commit.delay", "sink.partition-commit.policy.kind", "sink.parallelism", "source.path.regex-pattern"},
-	"print":     {"sink.parallelism"},
+	"print": {"sink.parallelism"},
+	"postgres-cdc": {"scan.incremental.snapshot.enabled", "scan.incremental.snapshot.chunk.size", "scan.snapshot.fetch.size",
+		"changelog-mode", "heartbeat.interval", "connect.timeout", "connect.max-retries", "connection.pool.size",
+		"scan.incremental.close-idle-reader.enabled", "scan.lsn-commit.checkpoints-num-delay", "chunk-meta.group.size",
+		"chunk-key.even-distribution.factor.upper-bound", "chunk-key.even-distribution.factor.lower-bound",
+		"scan.newly-added-table.enabled", "scan.startup.timestamp-millis", "scan.incremental.snapshot.chunk.key-column"},
 	"blackhole": {},
 	"datagen":   {},
 	"json": {"json.timestamp-format.standard", "json.map-null-key.mode", "json.map-null-key.literal",
@@ -189,6 +196,9 @@ var formatsWithOptions = []string{"json", "csv", "debezium-json", "canal-json", 
 func flinkOption(t *catalog.Table, k string) bool {
 	c := t.Connector()
 	if strings.Contains(c, "kafka") && strings.HasPrefix(k, "properties.") {
+		return true
+	}
+	if strings.HasSuffix(c, "-cdc") && strings.HasPrefix(k, "debezium.") {
 		return true
 	}
 	if c == "datagen" && strings.HasPrefix(k, "fields.") && strings.HasSuffix(k, ".var-len") {
