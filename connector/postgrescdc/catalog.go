@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -62,11 +63,14 @@ func (o Options) inspect(ctx context.Context, c *pgx.Conn) (tableInfo, error) {
 	if err := o.checkColumns(ctx, c, oid); err != nil {
 		return info, err
 	}
+	if info, err = o.checkTableKey(ctx, c, oid); err != nil {
+		return info, err
+	}
 	if ident != "f" {
 		return info, o.optErr("table-name", o.Table, fmt.Sprintf("updates and deletes must carry the whole old row: "+
 			"ALTER TABLE %s REPLICA IDENTITY FULL", o.qualified()), nil)
 	}
-	return o.checkTableKey(ctx, c, oid)
+	return info, nil
 }
 
 // tableOID finds the table and its replica identity.
@@ -184,4 +188,25 @@ func (o Options) slot(ctx context.Context, c *pgx.Conn) (slotState, error) {
 		s.confirmed, err = pglogrepl.ParseLSN(*lsn)
 	}
 	return s, err
+}
+
+// slotReleaseWait bounds how long a start waits for the slot to be let go:
+// the walsender of a failed attempt's connection exits a moment after it.
+const slotReleaseWait = 10 * time.Second
+
+// waitInactive returns the slot's state once no connection uses it, or
+// as it is after slotReleaseWait.
+func (o Options) waitInactive(ctx context.Context, c *pgx.Conn) (slotState, error) {
+	deadline := time.Now().Add(slotReleaseWait)
+	for {
+		s, err := o.slot(ctx, c)
+		if err != nil || !s.active || time.Now().After(deadline) {
+			return s, err
+		}
+		select {
+		case <-ctx.Done():
+			return s, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -69,7 +69,7 @@ func (f *fetcher) prepare(ctx context.Context, c *pgx.Conn) (pglogrepl.LSN, erro
 	if f.fresh {
 		return f.freshStart(ctx, c)
 	}
-	s, err := f.o.slot(ctx, c)
+	s, err := f.o.waitInactive(ctx, c)
 	if err != nil {
 		return 0, err
 	}
@@ -98,7 +98,7 @@ func (f *fetcher) freshStart(ctx context.Context, c *pgx.Conn) (pglogrepl.LSN, e
 	if err := f.o.ensurePublication(ctx, c); err != nil {
 		return 0, err
 	}
-	s, err := f.o.slot(ctx, c)
+	s, err := f.o.waitInactive(ctx, c)
 	if err != nil {
 		return 0, err
 	}

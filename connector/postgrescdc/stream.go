@@ -45,7 +45,7 @@ func (f *fetcher) stream(ctx context.Context, start pglogrepl.LSN) error {
 	args := []string{"proto_version '1'", fmt.Sprintf("publication_names '%s'", f.o.publication())}
 	err = pglogrepl.StartReplication(ctx, rc, f.o.Slot, start, pglogrepl.StartReplicationOptions{PluginArgs: args})
 	if err != nil {
-		return f.o.optErr("slot.name", f.o.Slot, "start replication", err)
+		return fmt.Errorf("postgres-cdc table %q: start replication on slot %q: %w", f.o.Name, f.o.Slot, err)
 	}
 	f.log.Info("postgres-cdc: streaming", "slot", f.o.Slot, "from", start.String())
 	d := &decoder{f: f, rel: map[uint32][]int{}}

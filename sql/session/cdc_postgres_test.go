@@ -293,3 +293,30 @@ INSERT INTO totals SELECT k, SUM(amount), COUNT(*) FROM bills GROUP BY k;`, src.
 		t.Fatalf("job: %v", err)
 	}
 }
+
+// A postgres-cdc table without a PRIMARY KEY, or with an option Weir does
+// not implement, is refused when the job is planned, naming it.
+func TestPostgresCDCPlanErrors(t *testing.T) {
+	with := `'connector' = 'postgres-cdc', 'hostname' = 'localhost', 'username' = 'u', 'database-name' = 'd',
+  'table-name' = 't', 'slot.name' = 's'`
+	for _, c := range []struct{ ddl, want string }{
+		{"CREATE TABLE src (id BIGINT, v BIGINT) WITH (" + with + ")", `'PRIMARY KEY': a postgres-cdc table needs a primary key`},
+		{"CREATE TABLE src (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH (" + with +
+			", 'scan.incremental.snapshot.chunk.size' = '100')", `does not support these options of Flink's 'postgres-cdc' connector yet: scan.incremental.snapshot.chunk.size`},
+		{"CREATE TABLE src (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH (" + with +
+			", 'scan.startup.mode' = 'earliest-offset')", `'scan.startup.mode' = 'earliest-offset': want initial or latest-offset`},
+		{"CREATE TABLE src (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH (" + strings.Replace(with, "'slot.name' = 's'", "'slot.nam' = 's'", 1) + ")",
+			`Unsupported options found for 'postgres-cdc'. Unsupported options: slot.nam`},
+	} {
+		s := New()
+		err := s.Execute(c.ddl + `;
+CREATE TABLE out (id BIGINT, v BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO out SELECT id, v FROM src;`)
+		if err == nil {
+			_, _, err = s.Job("plan")
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n error %v\n want %q", c.ddl, err, c.want)
+		}
+	}
+}
