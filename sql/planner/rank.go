@@ -170,6 +170,9 @@ func (p *Planner) rankOp(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 	first := rp.over.OrderBy[0]
 	oi := identIndex(in, first.Expr)
 	isTime := oi >= 0 && (oi == in.RowTime || in.Cols[oi].Type.TimeAttr == "proctime")
+	if isProctimeCall(first.Expr) {
+		isTime, oi = true, -1 // ORDER BY PROCTIME(): processing time, no column
+	}
 	if rp.n == 1 && len(rp.over.OrderBy) == 1 && isTime {
 		ttl, err := p.stateTTL(rp.inner)
 		if err != nil {
@@ -180,15 +183,21 @@ func (p *Planner) rankOp(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 	return p.topN(in, keys, rp)
 }
 
+// dedup plans a Deduplicate ordered by column timeCol, or by PROCTIME()
+// when timeCol is -1.
 func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl time.Duration) *Rel {
-	opts := exec.DedupOptions{PartitionKeys: keys, KeepLast: keepLast, RowTime: timeCol == in.RowTime, TimeField: timeCol,
-		StateTTL: ttl}
+	opts := exec.DedupOptions{PartitionKeys: keys, KeepLast: keepLast, RowTime: timeCol >= 0 && timeCol == in.RowTime,
+		TimeField: max(timeCol, 0), StateTTL: ttl}
+	order := "PROCTIME()"
+	if timeCol >= 0 {
+		order = in.Cols[timeCol].Name
+	}
 	cols := append(append([]expr.Column(nil), in.Cols...), expr.Column{Name: "$rn", Type: types.Type{Kind: types.BigInt}})
 	which := "first"
 	if keepLast {
 		which = "last"
 	}
-	r := &Rel{Op: "Deduplicate", Detail: fmt.Sprintf("keep=[%s], key=[%s], order=[%s]", which, keyNames(in, keys), in.Cols[timeCol].Name),
+	r := &Rel{Op: "Deduplicate", Detail: fmt.Sprintf("keep=[%s], key=[%s], order=[%s]", which, keyNames(in, keys), order),
 		Inputs: []*Rel{in}, Cols: cols, RowTime: -1, InsertOnly: !keepLast && !opts.RowTime && in.InsertOnly}
 	// Only first-row deduplication on processing time is append-only: on
 	// event time an earlier row arriving later replaces the kept one.
