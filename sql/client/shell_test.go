@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -69,4 +71,39 @@ func TestScripts(t *testing.T) {
 			return out.String()
 		})
 	})
+}
+
+// interruptingWriter presses Ctrl-C once the first row is printed.
+type interruptingWriter struct {
+	out       strings.Builder
+	interrupt chan os.Signal
+	sent      bool
+}
+
+func (w *interruptingWriter) Write(p []byte) (int, error) {
+	if !w.sent && strings.Contains(string(p), "| +I |") {
+		w.interrupt <- os.Interrupt
+		w.sent = true
+	}
+	return w.out.Write(p)
+}
+
+// Ctrl-C cancels an endless SELECT: its job ends, the result's box is
+// closed, and the script goes on with the next statement.
+func TestInterruptCancelsQuery(t *testing.T) {
+	w := &interruptingWriter{interrupt: make(chan os.Signal, 1)}
+	sh := New(Options{Out: w, Cluster: &fakeCluster{out: &strings.Builder{}}, Interrupt: w.interrupt})
+	err := sh.RunScript(context.Background(), "s.sql", `
+SET 'sql-client.execution.result-mode' = 'tableau';
+CREATE TABLE gen (id INT NOT NULL) WITH ('connector' = 'datagen', 'fields.id.min' = '7', 'fields.id.max' = '7');
+SELECT id FROM gen;
+SHOW TABLES;`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := w.out.String()
+	end := regexp.MustCompile(`(?s)\| \+I \|           7 \|\n.*\+----\+-------------\+\nQuery terminated, received a total of \d+ rows?\n\n\+------------\+\n\| table name \|`)
+	if !end.MatchString(out) {
+		t.Fatalf("output:\n%s", out)
+	}
 }
