@@ -79,23 +79,3 @@ var (
 	AuctionFields = []string{"id", "itemName", "description", "initialBid", "reserve", "dateTime", "expires", "seller", "category", "extra"}
 	BidFields     = []string{"auction", "bidder", "price", "channel", "url", "dateTime", "extra"}
 )
-
-// Row returns the event as a row of the Nexmark table's physical columns
-// (Columns), with the value conventions of sql/types: event_type INT and
-// BIGINTs as int64, VARCHARs as string, TIMESTAMP(3) as time.Time in UTC,
-// ROWs as []any, and nil for the two unset entities.
-func (e Event) Row() []any {
-	row := []any{int64(e.Type), nil, nil, nil}
-	switch e.Type {
-	case PersonEvent:
-		p := e.Person
-		row[1] = []any{p.ID, p.Name, p.EmailAddress, p.CreditCard, p.City, p.State, p.DateTime, p.Extra}
-	case AuctionEvent:
-		a := e.Auction
-		row[2] = []any{a.ID, a.ItemName, a.Description, a.InitialBid, a.Reserve, a.DateTime, a.Expires, a.Seller, a.Category, a.Extra}
-	case BidEvent:
-		b := e.Bid
-		row[3] = []any{b.Auction, b.Bidder, b.Price, b.Channel, b.URL, b.DateTime, b.Extra}
-	}
-	return row
-}

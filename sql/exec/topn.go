@@ -125,6 +125,7 @@ type TopN struct {
 	key   KeyFunc
 	reads []int
 	rows  state.ValueState[[]any] // the sorted rows ([]any each)
+	moved []bool                  // diffRanks' scratch: which ranks changed
 }
 
 // NewTopN returns a TopN; its input must be keyed by opts.Key().
@@ -247,17 +248,66 @@ func (t *TopN) diff(old, next []any, ts event.Timestamp) {
 
 // diffRanks emits, for every rank whose row changed, -U/+U (or +I for a
 // new rank, -D for a lost one), each row with its rank appended.
+//
+// An insert at rank i shifts every rank below it, so one input row can
+// emit 2 × (N − i) rows: this is q19's hot path. The ranked rows are
+// carved out of one allocation per call (rankedRows), and whether a rank
+// changed is decided once (rows that did not move are equal by identity,
+// the first test of sameRow).
 func (t *TopN) diffRanks(before, after []any, ts event.Timestamp) {
-	ranked := func(r any, i int) []any { return append(append([]any(nil), r.([]any)...), int64(i+t.first())) }
-	for i := range max(len(before), len(after)) {
+	n := max(len(before), len(after))
+	moved := t.moved[:0] // which ranks changed, decided once
+	changed := 0
+	for i := range n {
+		m := i >= len(before) || i >= len(after) || !sameRow(before[i].([]any), after[i].([]any))
+		moved = append(moved, m)
 		switch {
-		case i >= len(before):
-			emit(t.Ctx, event.Insert, ranked(after[i], i), ts)
-		case i >= len(after):
-			emit(t.Ctx, event.Delete, ranked(before[i], i), ts)
-		case !sameRow(before[i].([]any), after[i].([]any)):
-			emit(t.Ctx, event.UpdateBefore, ranked(before[i], i), ts)
-			emit(t.Ctx, event.UpdateAfter, ranked(after[i], i), ts)
+		case m && i < len(before) && i < len(after):
+			changed += 2
+		case m:
+			changed++
 		}
 	}
+	t.moved = moved
+	if changed == 0 {
+		return
+	}
+	rr := t.rankedRows(changed, before, after)
+	for i, m := range moved {
+		switch {
+		case !m:
+		case i >= len(before):
+			emit(t.Ctx, event.Insert, rr.next(after[i], i+t.first()), ts)
+		case i >= len(after):
+			emit(t.Ctx, event.Delete, rr.next(before[i], i+t.first()), ts)
+		default:
+			emit(t.Ctx, event.UpdateBefore, rr.next(before[i], i+t.first()), ts)
+			emit(t.Ctx, event.UpdateAfter, rr.next(after[i], i+t.first()), ts)
+		}
+	}
+}
+
+// rankedRows hands out rows with their rank appended from one backing
+// array sized for count rows of the widest row of before and after. The
+// rows do not overlap (each has its own capacity), so a downstream
+// operator may keep or append to one without touching another; a kept row
+// keeps the others of its call alive, at most 2 × N rows.
+type rankedRows struct{ buf []any }
+
+func (t *TopN) rankedRows(count int, before, after []any) rankedRows {
+	w := 0
+	for _, rows := range [][]any{before, after} {
+		for _, r := range rows {
+			w = max(w, len(r.([]any)))
+		}
+	}
+	return rankedRows{buf: make([]any, 0, count*(w+1))}
+}
+
+// next is row r with rank appended.
+func (rr *rankedRows) next(r any, rank int) []any {
+	row := r.([]any)
+	start := len(rr.buf)
+	rr.buf = append(append(rr.buf, row...), int64(rank))
+	return rr.buf[start:len(rr.buf):len(rr.buf)]
 }

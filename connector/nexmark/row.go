@@ -1,0 +1,102 @@
+package nexmark
+
+import (
+	"time"
+	"unsafe"
+)
+
+// Row boxes an event's values into the []any the SQL layer reads. Boxing
+// an int64 or a time.Time into an interface allocates a copy of it; for
+// the ~8 allocations per event of one copy each, Row allocates the
+// event's integers and times together in one block (fixed) and points
+// the interfaces into it (boxAt), and the row and its entity's row share
+// one backing array. Strings of the event's own (names, extras) are
+// boxed one by one, so that a string kept in state keeps only its own
+// bytes alive; the fixed block holds only integers, times and strings
+// shared by every event, so keeping one of its values keeps at most its
+// neighbours' few bytes alive.
+
+// eface is the layout of an interface value (the Go runtime's).
+type eface struct {
+	typ, data unsafe.Pointer
+}
+
+var (
+	int64Word  = any(int64(0))
+	timeWord   = any(time.Time{})
+	stringWord = any("")
+)
+
+// boxAt returns an interface of template's dynamic type (int64,
+// time.Time or string: non-pointer-shaped types, whose interfaces point to their
+// value) whose value is *p. The value at p must never change afterwards:
+// interfaces are immutable.
+func boxAt(template any, p unsafe.Pointer) any {
+	v := template
+	(*eface)(unsafe.Pointer(&v)).data = p
+	return v
+}
+
+func boxInt(p *int64) any      { return boxAt(int64Word, unsafe.Pointer(p)) }
+func boxTime(p *time.Time) any { return boxAt(timeWord, unsafe.Pointer(p)) }
+func boxString(p *string) any  { return boxAt(stringWord, unsafe.Pointer(p)) }
+
+type personFixed struct {
+	id int64
+	dt time.Time
+}
+
+type auctionFixed struct {
+	id, initialBid, reserve, seller, category int64
+	dt, expires                               time.Time
+}
+
+// bidFixed also holds the bid's channel and URL: they come from the
+// generator's tables, shared by every bid, so keeping one alive keeps no
+// bytes of this event alive. The extra string is the event's own.
+type bidFixed struct {
+	auction, bidder, price int64
+	dt                     time.Time
+	channel, url           string
+}
+
+// Row returns the event as a row of the Nexmark source table's columns
+// (Columns), with the value conventions of sql/types: event_type INT and
+// BIGINTs as int64, VARCHARs as string, TIMESTAMP(3) as time.Time in UTC,
+// ROWs as []any, and nil for the two unset entities.
+func (e Event) Row() []any {
+	switch e.Type {
+	case PersonEvent:
+		p := e.Person
+		f := &personFixed{id: p.ID, dt: p.DateTime}
+		buf := make([]any, 4+8)
+		buf[4], buf[5], buf[6], buf[7], buf[8], buf[9], buf[10], buf[11] = boxInt(&f.id), p.Name, p.EmailAddress, p.CreditCard, p.City, p.State, boxTime(&f.dt), p.Extra
+		return eventRow(buf, e.Type)
+	case AuctionEvent:
+		a := e.Auction
+		f := &auctionFixed{id: a.ID, initialBid: a.InitialBid, reserve: a.Reserve, seller: a.Seller, category: a.Category,
+			dt: a.DateTime, expires: a.Expires}
+		buf := make([]any, 4+10)
+		buf[4], buf[5], buf[6], buf[7], buf[8] = boxInt(&f.id), a.ItemName, a.Description, boxInt(&f.initialBid), boxInt(&f.reserve)
+		buf[9], buf[10], buf[11], buf[12], buf[13] = boxTime(&f.dt), boxTime(&f.expires), boxInt(&f.seller), boxInt(&f.category), a.Extra
+		return eventRow(buf, e.Type)
+	case BidEvent:
+		b := e.Bid
+		f := &bidFixed{auction: b.Auction, bidder: b.Bidder, price: b.Price, dt: b.DateTime, channel: b.Channel, url: b.URL}
+		buf := make([]any, 4+7)
+		buf[4], buf[5], buf[6], buf[7], buf[8], buf[9], buf[10] = boxInt(&f.auction), boxInt(&f.bidder), boxInt(&f.price),
+			boxString(&f.channel), boxString(&f.url), boxTime(&f.dt), b.Extra
+		return eventRow(buf, e.Type)
+	}
+	return []any{int64(e.Type), nil, nil, nil}
+}
+
+// eventRow is buf[:4] with event_type typ and the entity's row, buf[4:],
+// in the entity's column (1 person, 2 auction, 3 bid). Both slices are
+// capped, so appending to either copies.
+func eventRow(buf []any, typ int) []any {
+	row := buf[:4:4]
+	row[0] = int64(typ)
+	row[typ+1] = buf[4:len(buf):len(buf)]
+	return row
+}
