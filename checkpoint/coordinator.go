@@ -317,6 +317,16 @@ func (c *Coordinator) Pending() []PendingInfo {
 	return out
 }
 
+// PendingStats describes every checkpoint not yet ended as Stats does,
+// in id order: the acknowledgements so far.
+func (c *Coordinator) PendingStats() []CheckpointStats {
+	out := make([]CheckpointStats, len(c.pending))
+	for i, a := range c.pending {
+		out[i] = a.stats()
+	}
+	return out
+}
+
 // LatestCompleted returns the id of the newest completed checkpoint and
 // true, or 0 and false if none completed since New.
 func (c *Coordinator) LatestCompleted() (event.CheckpointID, bool) {

@@ -13,15 +13,16 @@ import (
 )
 
 // Checkpoints renders GET /jobs/:jobid/checkpoints from the checkpoints
-// this JobManager process saw completed or failed (the runtime reports
-// each when it ends; one in progress is not seen, so in_progress is 0).
+// this JobManager process saw: in progress (as the runtime reports their
+// acknowledgements, runtime.EventCheckpointPending), completed or failed.
 func (j *Job) Checkpoints() api.CheckpointingStatistics {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	h := &j.mu.checkpoints
 	out := api.CheckpointingStatistics{History: []api.CheckpointStatistics{}}
+	inProgress := h.inProgress()
 	out.Counts = api.CheckpointCounts{Restored: h.restoredN, Completed: h.nCompleted, Failed: h.nFailed,
-		Total: h.nCompleted + h.nFailed}
+		InProgress: inProgress, Total: h.nCompleted + h.nFailed + inProgress}
 	var sizes, durations []int64
 	for i := len(h.stats) - 1; i >= 0; i-- {
 		s := &h.stats[i]
@@ -82,6 +83,10 @@ func (j *Job) statsLocked(s *checkpoint.CheckpointStats, tasks bool) api.Checkpo
 		}
 	}
 	c.CheckpointedSize = c.StateSize
+	if s.Status == checkpoint.StatusPending && c.LatestAckTimestamp > 0 {
+		// Flink's pending end-to-end duration: up to the latest ack.
+		c.EndToEndDuration = c.LatestAckTimestamp - c.TriggerTimestamp
+	}
 	if tasks {
 		c.Tasks = map[string]api.TaskCheckpointStatistics{}
 		for _, v := range j.graph.Vertices {

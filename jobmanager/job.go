@@ -100,7 +100,10 @@ func (j *Job) listen(e runtime.Event) {
 		j.mu.checkpoints.failed(e, now)
 	case runtime.EventRestored:
 		j.mu.checkpoints.restored(e, now)
+	case runtime.EventCheckpointPending:
+		j.mu.checkpoints.pending(e)
 	case runtime.EventFailover:
+		j.mu.checkpoints.abandon("the job failed over", now)
 		j.mu.attempt = e.Attempt
 		j.mu.rec.Exceptions = append([]api.Exception{exceptionOf(e.Err, now)}, j.mu.rec.Exceptions...)
 		if len(j.mu.rec.Exceptions) > maxExceptions {
@@ -146,6 +149,50 @@ func (h *checkpointHistory) add(s *checkpoint.CheckpointStats) {
 		h.stats = h.stats[1:]
 	}
 	h.stats = append(h.stats, *s)
+}
+
+// pending records a checkpoint in progress; one that a newer checkpoint
+// subsumed leaves the history (it is no failure, and never completed).
+func (h *checkpointHistory) pending(e runtime.Event) {
+	if e.Stats == nil {
+		return
+	}
+	if e.Stats.Status == checkpoint.StatusPending {
+		h.add(e.Stats)
+		return
+	}
+	h.stats = slices.DeleteFunc(h.stats, func(s checkpoint.CheckpointStats) bool { return s.ID == e.Stats.ID })
+}
+
+// abandon fails the checkpoints still in progress at now, when the job
+// ended or failed over (why): they will never complete (Flink aborts an
+// attempt's pending checkpoints when it ends, and counts them failed).
+func (h *checkpointHistory) abandon(why string, now time.Time) {
+	for i := range h.stats {
+		s := &h.stats[i]
+		if s.Status != checkpoint.StatusPending {
+			continue
+		}
+		s.Status, s.Duration = checkpoint.StatusFailed, now.Sub(s.TriggerTime)
+		s.Failure = fmt.Errorf("checkpoint %d never completed: %s", s.ID, why)
+		h.nFailed++
+		h.lastFailed = int64(s.ID)
+		if h.failedAt == nil {
+			h.failedAt = map[int64]int64{}
+		}
+		h.failedAt[int64(s.ID)] = now.UnixMilli()
+	}
+}
+
+// inProgress counts the checkpoints in progress.
+func (h *checkpointHistory) inProgress() int {
+	n := 0
+	for _, s := range h.stats {
+		if s.Status == checkpoint.StatusPending {
+			n++
+		}
+	}
+	return n
 }
 
 func (h *checkpointHistory) completed(e runtime.Event, ckDir string) {

@@ -327,6 +327,7 @@ func (m *Manager) await(j *Job) {
 		j.setStateLocked(api.StateFinished, now)
 	}
 	state := j.mu.rec.State
+	j.mu.checkpoints.abandon("the job ended ("+state+")", now)
 	j.mu.Unlock()
 	m.opts.Logger.Info("job ended", "job", j.name, "jid", j.id, "state", state, "err", err)
 	m.persist(j)

@@ -28,6 +28,9 @@ type driver struct {
 	finalID     event.CheckpointID // pending final checkpoint, 0 if none
 	checkpoints bool
 	sp          savepointState
+	// moved: a pending checkpoint changed since the last
+	// EventCheckpointPending.
+	moved bool
 }
 
 func newDriver(j *job, d *deployment, reports chan task.Report, exits chan exit, restore *restoredState) (*driver, error) {
@@ -89,6 +92,7 @@ func (dr *driver) onTick() []checkpoint.Action {
 	if dr.ticks++; dr.ticks%100 == 0 {
 		dr.reportProgress()
 	}
+	dr.reportPending()
 	if len(dr.d.stalls) > 0 {
 		dr.checkSourceStalls(dr.j.opts.Now())
 	}
@@ -114,10 +118,12 @@ func (dr *driver) onReport(r task.Report) []checkpoint.Action {
 	now := dr.j.opts.Now()
 	switch r.Kind {
 	case task.ReportAck:
+		dr.moved = true
 		return dr.coord.Acknowledge(now, r.ID, r.Task, r.Ack)
 	case task.ReportDecline:
 		return dr.coord.Decline(now, r.ID, r.Task, r.Phase, r.Err)
 	case task.ReportProgress:
+		dr.moved = true
 		dr.coord.ProgressDetail(now, r.ID, r.Task, r.Phase, r.Detail)
 	case task.ReportSourceFinished:
 		dr.finished[r.Task] = true
@@ -165,6 +171,7 @@ func (dr *driver) trigger(ctx context.Context, a checkpoint.TriggerCheckpoint) e
 	if a.Final {
 		dr.finalID = a.ID
 	}
+	dr.moved = true
 	// The id must be durable before any barrier carries it.
 	if err := dr.j.fs.SetNextID(a.ID + 1); err != nil {
 		return fmt.Errorf("runtime: persisting checkpoint id %d: %w", a.ID, err)
@@ -238,6 +245,8 @@ func (dr *driver) abort(ctx context.Context, a checkpoint.AbortCheckpoint) error
 	if !errors.Is(a.Reason, checkpoint.ErrSubsumed) {
 		dr.j.opts.Logger.Warn("checkpoint failed", "checkpoint", a.ID, "reason", a.Reason)
 		dr.j.emit(Event{Kind: EventCheckpointFailed, Checkpoint: int64(a.ID), Err: a.Reason, Stats: dr.stats(a.ID)})
+	} else {
+		dr.j.emit(Event{Kind: EventCheckpointPending, Checkpoint: int64(a.ID), Err: a.Reason, Stats: dr.stats(a.ID)})
 	}
 	if err := dr.postAborted(ctx, a.ID); err != nil {
 		return err
@@ -275,6 +284,19 @@ func (dr *driver) stats(id event.CheckpointID) *checkpoint.CheckpointStats {
 		return nil
 	}
 	return dr.findStats(id)
+}
+
+// reportPending tells the listener of the pending checkpoints that moved
+// on since the last tick: their records so far. Once per tick, not per
+// acknowledgement: a record lists every subtask.
+func (dr *driver) reportPending() {
+	if !dr.moved || dr.j.opts.Listener == nil {
+		return
+	}
+	dr.moved = false
+	for _, s := range dr.coord.PendingStats() {
+		dr.j.emit(Event{Kind: EventCheckpointPending, Checkpoint: int64(s.ID), Stats: &s})
+	}
 }
 
 // reportProgress hands the live figures to Options.Progress.

@@ -58,8 +58,11 @@ func (dr *driver) checkpointCompletedMetrics(id event.CheckpointID) {
 		return
 	}
 	s := dr.findStats(id)
+	// The id goes last: a scrape reads it before the others (the order of
+	// metrics.JobDefs), so one that sees this id sees this checkpoint's
+	// duration and size, never the one before's.
+	defer m.LastCompletedCheckpointID.Store(int64(id))
 	m.CompletedCheckpoints.Add(1)
-	m.LastCompletedCheckpointID.Store(int64(id))
 	if s == nil {
 		return
 	}

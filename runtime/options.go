@@ -212,6 +212,14 @@ const (
 	EventSavepointCompleted
 	// EventSavepointFailed: a savepoint failed (Err says why).
 	EventSavepointFailed
+	// EventCheckpointPending: a checkpoint or savepoint in progress moved
+	// on — it was triggered, or subtasks acknowledged it or reported a
+	// phase (at most once per driver tick, 10 ms); Stats is its record so
+	// far. Sent once more, ended (Stats.Status failed, with
+	// checkpoint.ErrSubsumed), when a newer checkpoint subsumed it: such
+	// a checkpoint is no failure and has no EventCheckpointFailed. Its
+	// other ends are the events above.
+	EventCheckpointPending
 )
 
 // Event is something that happened to the job.

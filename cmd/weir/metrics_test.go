@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,7 +43,7 @@ func TestPrometheusScrapesRunningJob(t *testing.T) {
 	if err := os.WriteFile(script, []byte(metricsJob), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := testsvc.FreePort(t)
 	cmd := &cobra.Command{}
 	cmd.SetOut(io.Discard)
 	s, err := loadScript(cmd, script, []string{"metrics.reporter.prom.port=" + strconv.Itoa(port),
@@ -65,7 +61,7 @@ func TestPrometheusScrapesRunningJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	promAPI := startPrometheus(t, bin, port)
+	promAPI := testsvc.StartPrometheus(t, bin, fmt.Sprintf("127.0.0.1:%d", port), "/metrics")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -95,8 +91,8 @@ func TestPrometheusScrapesRunningJob(t *testing.T) {
 	// checkpoint, which completes after the last record is in, so a scrape
 	// between the two shows all records and the checkpoint before.
 	sinkIn := fmt.Sprintf(`sum(weir_taskmanager_job_task_operator_numRecordsIn{operator_id=%q})`, sink)
-	waitFor(t, promAPI, sinkIn, float64(wantSink))
-	waitFor(t, promAPI, `weir_jobmanager_job_lastCompletedCheckpointId{job_name="metrics_job"}`, float64(lastID))
+	testsvc.PromWait(t, promAPI, sinkIn, float64(wantSink))
+	testsvc.PromWait(t, promAPI, `weir_jobmanager_job_lastCompletedCheckpointId{job_name="metrics_job"}`, float64(lastID))
 
 	for q, want := range map[string]int64{
 		// The largest value Prometheus saw of each subtask's series, summed.
@@ -105,13 +101,13 @@ func TestPrometheusScrapesRunningJob(t *testing.T) {
 		`max_over_time(weir_jobmanager_job_lastCompletedCheckpointId{job_name="metrics_job"}[5m])`:                      int64(lastID),
 		`max_over_time(weir_jobmanager_job_numRestarts{job_name="metrics_job"}[5m])`:                                    0,
 	} {
-		got, n := query(t, promAPI, q)
+		got, n := testsvc.PromValue(t, promAPI, q)
 		if n != 1 || got != float64(want) {
 			t.Errorf("%s = %v (%d series), want %d", q, got, n, want)
 		}
 	}
-	samples, _ := query(t, promAPI, fmt.Sprintf(`count(count_over_time(weir_taskmanager_job_task_operator_numRecordsIn{operator_id=%q}[5m]))`, sink))
-	seen, _ := query(t, promAPI, fmt.Sprintf(`sum(count_over_time(weir_taskmanager_job_task_operator_numRecordsIn{operator_id=%q}[5m]))`, sink))
+	samples, _ := testsvc.PromValue(t, promAPI, fmt.Sprintf(`count(count_over_time(weir_taskmanager_job_task_operator_numRecordsIn{operator_id=%q}[5m]))`, sink))
+	seen, _ := testsvc.PromValue(t, promAPI, fmt.Sprintf(`sum(count_over_time(weir_taskmanager_job_task_operator_numRecordsIn{operator_id=%q}[5m]))`, sink))
 	t.Logf("Prometheus stored %v samples over %v sink series", seen, samples)
 }
 
@@ -123,111 +119,6 @@ func lastCompleted(stats []checkpoint.CheckpointStats) int64 {
 		}
 	}
 	return id
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// startPrometheus runs a Prometheus server of its own that scrapes
-// 127.0.0.1:target every second, and returns its API's base URL. It is
-// killed when the test ends.
-func startPrometheus(t *testing.T, bin string, target int) string {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"+
-		"scrape_configs:\n  - job_name: weir\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n", target)
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	listen := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	var log bytes.Buffer
-	p := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+listen)
-	p.Stdout, p.Stderr = &log, &log
-	if err := p.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = p.Process.Kill()
-		_ = p.Wait()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", log.String())
-		}
-	})
-	base := "http://" + listen
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r, err := http.Get(base + "/-/ready")
-		if err == nil {
-			r.Body.Close()
-			if r.StatusCode == 200 {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus at %s not ready after 30 s: %v", listen, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// query runs an instant PromQL query and returns the value of its one
-// series (and how many series there were).
-func query(t *testing.T, base, q string) (float64, int) {
-	t.Helper()
-	r, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(q))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Body.Close()
-	var body struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result []struct {
-				Value [2]any `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	if body.Status != "success" {
-		t.Fatalf("%s: %s", q, body.Error)
-	}
-	if len(body.Data.Result) == 0 {
-		return 0, 0
-	}
-	s, _ := body.Data.Result[0].Value[1].(string)
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		t.Fatalf("%s: value %q: %v", q, s, err)
-	}
-	return v, len(body.Data.Result)
-}
-
-// waitFor polls q until it returns want, for at most 20 s (Prometheus
-// scrapes every second).
-func waitFor(t *testing.T, base, q string, want float64) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got, _ := query(t, base, q)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s = %v after 20 s, want %v", q, got, want)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // TestMetricsPortFlag: --metrics-port turns the reporter on without any
