@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,8 +28,8 @@ import (
 
 // The web dashboard in a real browser (Debian's headless Chromium driven
 // by chromedp), on the billing job running in a JobManager on the real
-// Kafka and MariaDB: the job graph, the checkpoint timeline and the
-// watermarks show the numbers the REST API reports; "Stop with savepoint"
+// Kafka and MariaDB: the job graph, the checkpoint timeline, the
+// watermarks and the Kafka lag show the numbers the REST API reports; "Stop with savepoint"
 // fails without the token, then, with the token typed into the page,
 // stops the job with a savepoint; the first half of the bills is in
 // MariaDB exactly, and weir run --restore of that savepoint reads the
@@ -61,14 +63,16 @@ func TestDashboardStopWithSavepoint(t *testing.T) {
 	waitForTotals(t, &first, func() string { return "JobManager log:\n" + jm.stderr.String() })
 
 	d := openDashboard(t, ctx, browser, jm.url)
+	d.checkJobs(id)
 	d.checkGraph(id, half)
 	d.checkCheckpoints(id)
 	d.checkWatermarks(id)
+	d.checkLag(id, r.topic, 3)
 	location := d.stopWithSavepoint(id, token, filepath.Join(r.dir, "stopped"))
 	hasMetadata(t, location)
 	jm.waitState(id, api.StateFinished)
 	d.waitText("#job-state", api.StateFinished)
-	d.screenshot("4-stopped")
+	d.screenshot("5-stopped")
 	var verdict bytes.Buffer
 	if err := verifyTotals(&verdict, first.flags); err != nil {
 		t.Fatalf("after the stop: %v\n%s", err, verdict.String())
@@ -258,6 +262,18 @@ func (d *dashboard) job(id string) api.JobDetails {
 	return job
 }
 
+// checkJobs: the overview lists the job, RUNNING, linked to its page.
+func (d *dashboard) checkJobs(id string) {
+	d.show("/", fmt.Sprintf("#jobs-table tr[data-job='%s']", id))
+	var row []string
+	eval(d, fmt.Sprintf(`(() => { const r = document.querySelector("#jobs-table tr[data-job='%s']");
+		return [r.querySelector('a').textContent, r.querySelector('a').getAttribute('href'), r.querySelector('.state').textContent]; })()`, id), &row)
+	if want := []string{"billing", "#/job/" + id + "/graph", api.StateRunning}; !slices.Equal(row, want) {
+		d.t.Fatalf("jobs overview row %v, want %v", row, want)
+	}
+	d.screenshot("0-jobs")
+}
+
 // checkGraph: one card per vertex with the records in and out the REST
 // API reports, the source's records out are the bills it read, and the
 // busy and back-pressured ratios are "n/a" exactly when the REST API has
@@ -394,6 +410,53 @@ func (d *dashboard) checkWatermarks(id string) {
 		return fmt.Sprintf("no subtask has a watermark yet: %v", want)
 	})
 	d.screenshot("3-watermarks")
+}
+
+var lagMetric = regexp.MustCompile(`^\d+\..*\.KafkaSourceReader\.topic\.(.+)\.partition\.(\d+)\.records-lag$`)
+
+// checkLag: each partition of the bills topic with the records-lag the
+// REST API's vertex metrics report: 0 once the first half is read.
+func (d *dashboard) checkLag(id, topic string, partitions int) {
+	d.show("/job/"+id+"/lag", "#lag-table")
+	job := d.job(id)
+	d.agree("Kafka lag", func() string {
+		var got []string
+		eval(d, `[...document.querySelectorAll('#lag-table tbody tr')].map(r =>
+			r.dataset.topic + '/' + r.dataset.partition + '=' + r.querySelector('td:last-child').dataset.value)`, &got)
+		var want []string
+		for _, v := range job.Vertices {
+			var ids, vals []api.Metric
+			getJSON(d.t, d.base+"/v1/jobs/"+id+"/vertices/"+v.ID+"/metrics", &ids)
+			var lag []string
+			for _, m := range ids {
+				if lagMetric.MatchString(m.ID) {
+					lag = append(lag, m.ID)
+				}
+			}
+			if len(lag) == 0 {
+				continue
+			}
+			getJSON(d.t, d.base+"/v1/jobs/"+id+"/vertices/"+v.ID+"/metrics?get="+url.QueryEscape(strings.Join(lag, ",")), &vals)
+			for _, m := range vals {
+				g := lagMetric.FindStringSubmatch(m.ID)
+				want = append(want, g[1]+"/"+g[2]+"="+m.Value)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			return fmt.Sprintf("page %v, REST %v", got, want)
+		}
+		var caughtUp []string
+		for p := range partitions {
+			caughtUp = append(caughtUp, fmt.Sprintf("%s/%d=0", topic, p))
+		}
+		if !slices.Equal(want, caughtUp) {
+			return fmt.Sprintf("lag %v, want %v", want, caughtUp)
+		}
+		return ""
+	})
+	d.screenshot("4-lag")
 }
 
 // stopWithSavepoint clicks "Stop with savepoint" without the token (the

@@ -7,6 +7,10 @@
   const PAGE = 50; // rows per page of any per-subtask table
   const SLOWEST = 20; // subtasks in the checkpoint timeline chart
   const NO_WATERMARK = '-9223372036854775808';
+  const TABS = ['graph', 'checkpoints', 'watermarks', 'lag', 'exceptions'];
+  // A Kafka source's per-partition lag among a vertex's metrics:
+  // <subtask>.<operator>.KafkaSourceReader.topic.<topic>.partition.<p>.records-lag.
+  const LAG = /^(\d+)\..*\.KafkaSourceReader\.topic\.(.+)\.partition\.(\d+)\.records-lag$/;
   const st = {
     token: sessionStorage.getItem('weir.token') || '',
     refresh: 3000,
@@ -130,11 +134,11 @@
 
   // ---------------------------------------------------------- routing
 
-  // Routes: #/ (jobs), #/job/ID/TAB with TAB graph|checkpoints|watermarks|exceptions.
+  // Routes: #/ (jobs), #/job/ID/TAB with TAB one of TABS.
   function parseRoute() {
     const parts = location.hash.replace(/^#\/?/, '').split('/');
     if (parts[0] === 'job' && /^[0-9a-f]{32}$/.test(parts[1] || '')) {
-      const tab = ['graph', 'checkpoints', 'watermarks', 'exceptions'].includes(parts[2]) ? parts[2] : 'graph';
+      const tab = TABS.includes(parts[2]) ? parts[2] : 'graph';
       return { view: 'job', id: parts[1], tab };
     }
     return { view: 'jobs' };
@@ -213,13 +217,14 @@
   }
 
   function skeletonTab(r) {
-    fill('#tabs', ['graph', 'checkpoints', 'watermarks', 'exceptions'].map((t) =>
+    fill('#tabs', TABS.map((t) =>
       el('a', { href: `#/job/${r.id}/${t}`, class: t === r.tab ? 'active' : '', 'data-tab': t },
-        { graph: 'Job graph', checkpoints: 'Checkpoints', watermarks: 'Watermarks', exceptions: 'Exceptions' }[t])));
+        { graph: 'Job graph', checkpoints: 'Checkpoints', watermarks: 'Watermarks', lag: 'Kafka lag', exceptions: 'Exceptions' }[t])));
     const sections = {
       graph: ['graph-legend', 'graph', 'subtasks'],
       checkpoints: ['ck-cards', 'ck-chart', 'ck-history', 'ck-detail', 'ck-timeline-chart', 'ck-slowest', 'ck-phases'],
       watermarks: ['watermarks'],
+      lag: ['lag-chart', 'lag'],
       exceptions: ['exceptions'],
     }[r.tab];
     fill('#tab', sections.map((s) => el('div', { id: s })));
@@ -231,6 +236,7 @@
     if (r.tab === 'graph') await renderGraph(job);
     else if (r.tab === 'checkpoints') await renderCheckpoints(job);
     else if (r.tab === 'watermarks') await renderWatermarks(job);
+    else if (r.tab === 'lag') await renderLag(job);
     else await renderExceptions(job);
   }
 
@@ -323,15 +329,16 @@
     }
   }
 
-  // colour is Flink's: back-pressured shades to dark grey, busy from blue
-  // (idle) to red; no sample, white.
+  // colour: back-pressured (more than busy) shades to dark grey; else
+  // from light blue (idle) to red (busy); white without a sample.
   function colour(p) {
     if (!p) return { bg: '#ffffff', fg: '#1d2329' };
     if (p.back > p.busy) {
       const l = Math.round(92 - 62 * p.back);
       return { bg: `hsl(0, 0%, ${l}%)`, fg: l < 55 ? '#fff' : '#1d2329' };
     }
-    return { bg: `hsl(${Math.round(210 - 210 * p.busy)}, 75%, ${Math.round(90 - 35 * p.busy)}%)`, fg: '#1d2329' };
+    const mix = (a, b) => Math.round(a + (b - a) * p.busy);
+    return { bg: `rgb(${mix(219, 229)}, ${mix(234, 57)}, ${mix(254, 53)})`, fg: p.busy > 0.6 ? '#fff' : '#1d2329' };
   }
   const ratio = (p, k) => (p ? (100 * p[k]).toFixed(0) + ' %' : 'n/a');
 
@@ -341,7 +348,8 @@
     const pOf = new Map(job.vertices.map((v, i) => [v.id, ps[i]]));
     const names = new Map(job.vertices.map((v) => [v.id, v.name]));
     fill('#graph-legend', el('p', { class: 'legend muted' }, 'Colour: ',
-      el('span', { class: 'lg-idle' }, 'idle'), '→ busy (blue to red), grey: back-pressured, white: not measured. ',
+      el('span', { class: 'lg-idle' }, 'idle'), '→', el('span', { class: 'lg-busy' }, 'busy'),
+      el('span', { class: 'lg-back' }, 'back-pressured'), el('span', { class: 'lg-none' }, 'not measured'), ' ',
       'Click a vertex for its subtasks.'));
     const parts = [];
     cols.forEach((col, i) => {
@@ -563,6 +571,44 @@
         table({ class: 'wm-table' }, ['Subtask', 'Watermark (ms)', 'As time', 'Behind the highest'], rows), pager));
     });
     fill('#watermarks', parts);
+  }
+
+  // ---------------------------------------------------------- Kafka lag
+
+  // lagOf reads a vertex's Kafka partitions and their records-lag (none for
+  // a vertex without a Kafka source): the metric ids first, then the values
+  // of the lag ones.
+  async function lagOf(job, v) {
+    const ids = (await get(`/jobs/${job.jid}/vertices/${v.id}/metrics`)).map((m) => m.id).filter((id) => LAG.test(id));
+    if (ids.length === 0) return [];
+    const vals = await get(`/jobs/${job.jid}/vertices/${v.id}/metrics?get=${encodeURIComponent(ids.join(','))}`);
+    return vals.map((m) => {
+      const g = LAG.exec(m.id);
+      return { vertex: v.name, vid: v.id, subtask: Number(g[1]), topic: g[2], partition: Number(g[3]), lag: m.value };
+    });
+  }
+
+  async function renderLag(job) {
+    const rows = (await Promise.all(job.vertices.map((v) => lagOf(job, v)))).flat();
+    rows.sort((a, b) => Number(b.lag) - Number(a.lag) || a.topic.localeCompare(b.topic) || a.partition - b.partition);
+    if (rows.length === 0) {
+      fill('#lag', el('p', { class: 'muted', id: 'no-lag' }, 'No Kafka source reports a lag.'));
+      return;
+    }
+    const top = rows.slice(0, PAGE);
+    keep('#lag-chart', chart('', 'lag-chart', {
+      type: 'bar',
+      data: { labels: top.map((r) => `${r.topic}/${r.partition}`),
+        datasets: [{ label: 'records behind the high watermark', data: top.map((r) => Number(r.lag)), backgroundColor: '#1f6feb' }] },
+      options: { plugins: { title: { display: true, text: `Kafka lag: the ${top.length} partitions furthest behind` } },
+        scales: { y: { beginAtZero: true } } },
+    }));
+    const total = rows.reduce((n, r) => n + Number(r.lag), 0);
+    const { rows: trs, pager } = paged('lag', rows, (r) => el('tr', { 'data-topic': r.topic, 'data-partition': r.partition },
+      el('td', {}, r.topic), num(r.partition, String(r.partition)), el('td', {}, r.vertex), num(r.subtask, String(r.subtask)),
+      el('td', { class: 'num', 'data-value': r.lag }, fmtInt(Number(r.lag)))));
+    fill('#lag', el('p', { class: 'muted' }, `${rows.length} partitions · ${fmtInt(total)} records behind in all`),
+      table({ id: 'lag-table' }, ['Topic', 'Partition', 'Source', 'Subtask', 'Records lag'], trs), pager);
   }
 
   // ---------------------------------------------------------- exceptions
