@@ -55,24 +55,30 @@ func TestDashboardStopWithSavepoint(t *testing.T) {
 	if err := os.WriteFile(first.truth, []byte(pipeline.FormatTruth(pipeline.Truth(r.events[:half]))), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()
+	lap := func(what string) { t.Logf("%5.1fs %s", time.Since(start).Seconds(), what) }
 	const token = "dashboard-test-token"
 	jm := startJobManager(t, filepath.Join(r.dir, "jm"), "-D", "weir.rest.auth-token="+token)
 	id := jm.submit(unbounded(t, r.script()), "-D", "execution.checkpointing.interval=200ms", "--token", token)
 	// With the first half read and committed, the record counts and the
 	// watermarks stand still: the page must show them exactly.
 	waitForTotals(t, &first, func() string { return "JobManager log:\n" + jm.stderr.String() })
+	lap("the first half read and committed")
 
 	d := openDashboard(t, ctx, browser, jm.url)
+	lap("browser open")
 	d.checkJobs(id)
 	d.checkGraph(id, half)
 	d.checkCheckpoints(id)
 	d.checkWatermarks(id)
 	d.checkLag(id, r.topic, 3)
+	lap("jobs, graph, checkpoints, watermarks and lag checked")
 	location := d.stopWithSavepoint(id, token, filepath.Join(r.dir, "stopped"))
 	hasMetadata(t, location)
 	jm.waitState(id, api.StateFinished)
 	d.waitText("#job-state", api.StateFinished)
 	d.screenshot("5-stopped")
+	lap("stopped with a savepoint")
 	var verdict bytes.Buffer
 	if err := verifyTotals(&verdict, first.flags); err != nil {
 		t.Fatalf("after the stop: %v\n%s", err, verdict.String())
@@ -82,6 +88,7 @@ func TestDashboardStopWithSavepoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	restoreToTruth(t, ctx, r, location)
+	lap("restored to the exact totals")
 }
 
 // chromium finds Debian's chromium (scripts/services.sh up installs it):
@@ -199,7 +206,10 @@ func (d *dashboard) run(steps ...chromedp.Action[chromedp.Void]) {
 // show opens a page of the dashboard by its hash route and waits for sel.
 func (d *dashboard) show(route, sel string) {
 	d.t.Helper()
-	d.run(chromedp.Navigate(d.base+"/#"+route), chromedp.WaitVisible(chromedp.CSS(sel)))
+	// A hash route is the page's own navigation: no reload.
+	var set string
+	eval(d, fmt.Sprintf("location.hash = %q", "#"+route), &set)
+	d.run(chromedp.WaitVisible(chromedp.CSS(sel)))
 }
 
 func (d *dashboard) screenshot(name string) {
