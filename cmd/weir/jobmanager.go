@@ -77,7 +77,7 @@ func runJobManager(cmd *cobra.Command, configFile string, settings []string) err
 		log.Info("serving Prometheus metrics", "url", "http://"+srv.Addr().String()+"/metrics")
 	}
 	addrFile := filepath.Join(dir, jobManagerAddressFile)
-	if err := os.WriteFile(addrFile, []byte(ep.URL()+"\n"), 0o644); err != nil {
+	if err := writeFileAtomic(addrFile, []byte(ep.URL()+"\n")); err != nil {
 		return err
 	}
 	defer os.Remove(addrFile)
@@ -92,4 +92,16 @@ func runJobManager(cmd *cobra.Command, configFile string, settings []string) err
 	case <-cmd.Context().Done():
 	}
 	return nil
+}
+
+// writeFileAtomic writes data to a temporary file beside path and renames
+// it into place, so a reader that sees path sees all of data: os.WriteFile
+// creates the file empty first, and a client (or test) waiting for the
+// address file could read "" and fall back to 127.0.0.1:8081.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

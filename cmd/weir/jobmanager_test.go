@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,7 +23,26 @@ type jobManagerProc struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	url    string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
+}
+
+// lockedBuffer is the child's stderr: written by exec's copying goroutine,
+// read by the test (String) while the child runs.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // startJobManager starts a JobManager keeping its store in dir, on a free
@@ -34,7 +54,7 @@ func startJobManager(t *testing.T, dir string, extra ...string) *jobManagerProc 
 	}
 	addr := filepath.Join(dir, jobManagerAddressFile)
 	_ = os.Remove(addr) // left by a SIGKILLed one
-	p := &jobManagerProc{t: t, stderr: &bytes.Buffer{}}
+	p := &jobManagerProc{t: t, stderr: &lockedBuffer{}}
 	p.cmd = exec.Command(self, append([]string{"jobmanager", "-D", "rest.port=0", "-D", "weir.jobmanager.dir=" + dir}, extra...)...)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {

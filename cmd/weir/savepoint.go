@@ -62,7 +62,7 @@ func runJob(jg *graph.JobGraph, opts runtime.Options, port int, log *slog.Logger
 	log.Info("REST endpoint", "address", ep.URL(), "jid", j.ID())
 	if local, ok := checkpointstorage.LocalPath(opts.CheckpointDir); ok && opts.CheckpointDir != "" {
 		ctl.addrFile = filepath.Join(local, restAddressFile)
-		if err := os.WriteFile(ctl.addrFile, []byte(ep.URL()+"\n"), 0o644); err != nil {
+		if err := writeFileAtomic(ctl.addrFile, []byte(ep.URL()+"\n")); err != nil {
 			log.Warn("cannot write the REST address for weir savepoint; pass it --address", "file", ctl.addrFile, "err", err)
 			ctl.addrFile = ""
 		}
