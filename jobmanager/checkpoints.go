@@ -23,18 +23,20 @@ func (j *Job) Checkpoints() api.CheckpointingStatistics {
 	inProgress := h.inProgress()
 	out.Counts = api.CheckpointCounts{Restored: h.restoredN, Completed: h.nCompleted, Failed: h.nFailed,
 		InProgress: inProgress, Total: h.nCompleted + h.nFailed + inProgress}
-	var sizes, durations []int64
+	var sizes, durations, persisted []int64
 	for i := len(h.stats) - 1; i >= 0; i-- {
 		s := &h.stats[i]
 		cs := j.statsLocked(s, false)
 		out.History = append(out.History, cs)
 		if s.Status == checkpoint.StatusCompleted {
 			sizes, durations = append(sizes, cs.StateSize), append(durations, cs.EndToEndDuration)
+			persisted = append(persisted, cs.PersistedData)
 		}
 	}
 	out.Latest = j.latestLocked(out.History)
 	out.Summary.StateSize, out.Summary.CheckpointedSize = summarize(sizes), summarize(sizes)
 	out.Summary.EndToEndDuration = summarize(durations)
+	out.Summary.PersistedData = summarize(persisted)
 	return out
 }
 
@@ -78,6 +80,10 @@ func (j *Job) statsLocked(s *checkpoint.CheckpointStats, tasks bool) api.Checkpo
 	}
 	for _, t := range s.Tasks {
 		c.StateSize += t.Metrics.Bytes
+		c.PersistedData += t.Metrics.PersistedBytes
+		if t.Metrics.Unaligned && c.CheckpointType == api.TypeCheckpoint {
+			c.CheckpointType = api.TypeUnaligned // as Flink: some subtask took it unaligned
+		}
 		if t.Phase == checkpoint.PhaseAcked {
 			c.LatestAckTimestamp = max(c.LatestAckTimestamp, s.TriggerTime.Add(t.AckLatency).UnixMilli())
 		}
@@ -115,6 +121,7 @@ func taskStats(s *checkpoint.CheckpointStats, vertex string, parallelism int) ap
 		}
 		ts.NumAcknowledgedSubtasks++
 		ts.StateSize += t.Metrics.Bytes
+		ts.PersistedData += t.Metrics.PersistedBytes
 		ts.EndToEndDuration = max(ts.EndToEndDuration, t.AckLatency.Milliseconds())
 		ts.LatestAckTimestamp = max(ts.LatestAckTimestamp, s.TriggerTime.Add(t.AckLatency).UnixMilli())
 	}
@@ -169,7 +176,7 @@ func (j *Job) CheckpointSubtasks(id int64, vertexID string) (api.TaskCheckpointD
 	}
 	d := api.TaskCheckpointDetails{TaskCheckpointStatistics: taskStats(s, v.Name, v.Parallelism),
 		Subtasks: make([]api.SubtaskCheckpointStatistics, v.Parallelism)}
-	var e2e, size, syncs, asyncs, aligns, delays []int64
+	var e2e, size, syncs, asyncs, aligns, delays, persisted []int64
 	for i := range d.Subtasks {
 		d.Subtasks[i] = api.SubtaskCheckpointStatistics{Index: i, Status: "pending_or_failed"}
 	}
@@ -182,13 +189,16 @@ func (j *Job) CheckpointSubtasks(id int64, vertexID string) (api.TaskCheckpointD
 			AckTimestamp: s.TriggerTime.Add(t.AckLatency).UnixMilli(), EndToEndDuration: t.AckLatency.Milliseconds(),
 			StateSize: m.Bytes, CheckpointedSize: m.Bytes,
 			Checkpoint: &api.CheckpointDuration{Sync: m.SyncDuration.Milliseconds(), Async: m.AsyncDuration.Milliseconds()},
-			Alignment:  &api.CheckpointAlignment{Duration: m.AlignmentDuration.Milliseconds()},
-			StartDelay: startDelay(t).Milliseconds()}
+			Alignment: &api.CheckpointAlignment{Duration: m.AlignmentDuration.Milliseconds(),
+				Persisted: m.PersistedBytes},
+			StartDelay: startDelay(t).Milliseconds(), UnalignedCheckpoint: m.Unaligned}
 		d.Subtasks[t.Task.Index] = st
 		e2e, size = append(e2e, st.EndToEndDuration), append(size, st.StateSize)
 		syncs, asyncs = append(syncs, st.Checkpoint.Sync), append(asyncs, st.Checkpoint.Async)
 		aligns, delays = append(aligns, st.Alignment.Duration), append(delays, st.StartDelay)
+		persisted = append(persisted, m.PersistedBytes)
 	}
+	d.Summary.Alignment.Persisted = summarize(persisted)
 	d.Summary.EndToEndDuration, d.Summary.StateSize, d.Summary.CheckpointedSize = summarize(e2e), summarize(size), summarize(size)
 	d.Summary.CheckpointDuration.Sync, d.Summary.CheckpointDuration.Async = summarize(syncs), summarize(asyncs)
 	d.Summary.Alignment.Duration, d.Summary.StartDelay = summarize(aligns), summarize(delays)

@@ -39,6 +39,7 @@ const (
 	CheckpointCompleted  = "COMPLETED"
 	CheckpointFailed     = "FAILED"
 	TypeCheckpoint       = "CHECKPOINT"
+	TypeUnaligned        = "UNALIGNED_CHECKPOINT"
 	TypeSavepoint        = "SAVEPOINT"
 	TypeSyncSavepoint    = "SYNC_SAVEPOINT"
 )
