@@ -1,0 +1,153 @@
+// Command backpressure measures checkpoints under back-pressure: a source
+// whose rate is ten times what its sink can take (the sink sleeps -sink-sleep
+// per record: with -burst records per -pause per source split, 2 splits and
+// 2 sink subtasks the sink takes 10 % of the source rate), a keyed exchange
+// between them, and a checkpoint every -interval. It runs the job for
+// -duration in each mode — aligned, aligned with an aligned-checkpoint
+// timeout (-timeout), unaligned — and reports the p50/p99 end-to-end
+// duration of the checkpoints that completed, how many failed, and the
+// channel state they persisted. It reports; it asserts nothing.
+//
+//	go run ./bench/backpressure -duration 20s -interval 1s -timeout 100ms -credits 8
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/internal/sim"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/task"
+)
+
+type config struct {
+	duration, interval, timeout, pause, sinkSleep time.Duration
+	burst, credits                                int
+}
+
+func main() {
+	var c config
+	flag.DurationVar(&c.duration, "duration", 20*time.Second, "how long each mode runs")
+	flag.DurationVar(&c.interval, "interval", time.Second, "execution.checkpointing.interval")
+	flag.DurationVar(&c.timeout, "timeout", 100*time.Millisecond, "aligned-checkpoint-timeout of the middle mode")
+	flag.IntVar(&c.burst, "burst", 100, "records per source split per pause")
+	flag.DurationVar(&c.pause, "pause", 10*time.Millisecond, "source pause between bursts")
+	flag.IntVar(&c.credits, "credits", 8, "batches in flight per channel (runtime.Options.ChannelCredits)")
+	flag.DurationVar(&c.sinkSleep, "sink-sleep", time.Millisecond, "sink time per record")
+	flag.Parse()
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	fmt.Printf("source nominal %.0f rec/s (2 splits × %d per %v), sink nominal %.0f rec/s (2 × 1/%v), %d credits, interval %v, %v per mode\n",
+		2*float64(c.burst)/c.pause.Seconds(), c.burst, c.pause, 2/c.sinkSleep.Seconds(), c.sinkSleep, c.credits, c.interval, c.duration)
+	fmt.Printf("%-22s %9s %6s %9s %9s %9s %14s %12s\n", "mode", "completed", "failed", "p50", "p99", "max", "persisted/cp", "sink rec/s")
+	for _, m := range []struct {
+		name      string
+		unaligned bool
+		timeout   time.Duration
+	}{
+		{"aligned", false, 0},
+		{fmt.Sprintf("aligned+timeout %v", c.timeout), true, c.timeout},
+		{"unaligned", true, 0},
+	} {
+		r, err := run(c, m.unaligned, m.timeout)
+		if err != nil {
+			log.Fatalf("%s: %v", m.name, err)
+		}
+		fmt.Printf("%-22s %9d %6d %9v %9v %9v %14s %12.0f\n", m.name, len(r.durations), r.failed,
+			pct(r.durations, 50), pct(r.durations, 99), pct(r.durations, 100), bytes(r.persisted, len(r.durations)),
+			float64(r.sunk.Load())/c.duration.Seconds())
+	}
+}
+
+type result struct {
+	durations []time.Duration
+	failed    int
+	persisted int64
+	sunk      atomic.Int64
+}
+
+func run(c config, unaligned bool, timeout time.Duration) (*result, error) {
+	dir, err := os.MkdirTemp("", "bench-backpressure-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	r := &result{}
+	o := runtime.Options{Mode: task.ExactlyOnce, CheckpointDir: dir, Restart: runtime.NoRestart{}, ChannelCredits: c.credits}
+	o.Checkpoint.Interval = c.interval
+	o.Checkpoint.Timeout = 30 * time.Second
+	o.Checkpoint.TolerableFailures = -1
+	o.Checkpoint.Unaligned, o.Checkpoint.AlignedTimeout = unaligned, timeout
+	o.Listener = func(e runtime.Event) {
+		switch {
+		case e.Kind == runtime.EventCheckpointCompleted && e.Stats != nil:
+			r.durations = append(r.durations, e.Stats.Duration)
+			for _, t := range e.Stats.Tasks {
+				r.persisted += t.Metrics.PersistedBytes
+			}
+		case e.Kind == runtime.EventCheckpointFailed:
+			r.failed++
+		}
+	}
+	jg, err := graphOf(c, &r.sunk).JobGraph()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), c.duration)
+	defer cancel()
+	if _, err := runtime.Run(ctx, jg, o); err != nil && ctx.Err() == nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// graphOf: SeqSource (p=2, 2 splits) → keyBy → SlowSink (p=2).
+func graphOf(c config, sunk *atomic.Int64) *graph.StreamGraph {
+	g := &graph.StreamGraph{JobName: "backpressure"}
+	src := &sim.SeqSource{Keys: 64, PerKey: 1 << 30, Splits: 2, Burst: c.burst, Pause: c.pause}
+	s := g.AddNode(&graph.Node{Name: "Source: seq", UID: "seq", Parallelism: 2, Source: src})
+	key := func(x any) any { return x.(sim.Seq).Key }
+	k := g.AddNode(&graph.Node{Name: "Sink: slow", UID: "sink", Parallelism: 2, KeySelector: key,
+		NewOperator: func() operator.Operator { return &slowSink{sleep: c.sinkSleep, n: sunk} }})
+	g.Connect(&graph.Edge{From: s.ID, To: k.ID, Partitioning: graph.Hash, Key: key})
+	return g
+}
+
+// slowSink takes sleep per record.
+type slowSink struct {
+	operator.Base
+	sleep time.Duration
+	n     *atomic.Int64
+}
+
+func (s *slowSink) ProcessElement(event.Record) error {
+	time.Sleep(s.sleep)
+	s.n.Add(1)
+	return nil
+}
+
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100
+	return s[max(0, min(len(s)-1, i-1))].Round(time.Millisecond)
+}
+
+func bytes(total int64, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d B", total/int64(n))
+}
