@@ -72,6 +72,23 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 	if err != nil {
 		return nil, err
 	}
+	legacy := ""
+	if tvf == nil {
+		var win *tvfInfo
+		if win, groupBy, err = legacyWindowKey(input, groupBy); err != nil {
+			return nil, err
+		}
+		if win != nil {
+			tvf, legacy = win, strings.TrimSuffix(win.call[:strings.IndexByte(win.call, '(')], " ")
+		}
+	}
+	sessionTVF := tvf != nil && tvf.session
+	if sessionTVF {
+		if sess, err = sessionTVFKey(tvf, groupBy); err != nil {
+			return nil, err
+		}
+		tvf = nil
+	}
 	grouping := planGroupingSets(groupBy)
 	groupBy = grouping.keys
 	saved := p.aggInput
@@ -109,6 +126,9 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 		}
 	case sess != nil:
 		out, err = p.sessionAgg(input, sess, ap)
+		if err == nil && sessionTVF {
+			sessionTVFCols(out, len(ap.keys))
+		}
 	default:
 		out, err = p.groupAgg(input, ap.keys, ap.calls, p.aggOutputCols(input, ap, nil))
 	}
@@ -116,8 +136,11 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 		return nil, err
 	}
 	resolve := p.aggResolver(out, ap, tvf != nil || sess != nil)
-	if sess != nil {
+	if sess != nil && !sessionTVF {
 		resolve = sessionResolver(len(ap.keys), out, resolve)
+	}
+	if legacy != "" {
+		resolve = legacyWindowResolver(legacy, len(ap.keys), out, resolve)
 	}
 	resolve = grouping.resolver(aggIn, len(ap.keys), resolve)
 	if s.Having != nil {

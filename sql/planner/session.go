@@ -16,6 +16,7 @@ type sessionInfo struct {
 	timeField int
 	gap       time.Duration
 	call      string
+	pos       parser.Pos
 }
 
 // sessionKey finds SESSION(rowtime, INTERVAL …) among the GROUP BY items
@@ -57,12 +58,18 @@ func sessionOf(in *Rel, f *parser.FuncCall) (*sessionInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sessionInfo{timeField: ti, gap: time.Duration(ms) * time.Millisecond, call: parser.Format(f)}, nil
+	return &sessionInfo{timeField: ti, gap: time.Duration(ms) * time.Millisecond, call: parser.Format(f), pos: f.Pos}, nil
 }
 
 // sessionAgg is exec.SessionAggregate. Its output row is [keys…,
 // session start, session end, rowtime, aggs…], like a window aggregate's.
 func (p *Planner) sessionAgg(in *Rel, s *sessionInfo, ap *aggPlan) (*Rel, error) {
+	for i, c := range ap.calls {
+		if c.Distinct {
+			return nil, &Error{Pos: s.pos, Msg: fmt.Sprintf("%s over a session window is not supported yet (sessions merge their accumulators)", ap.callText[i]),
+				Hint: "aggregate without DISTINCT, or over TUMBLE/HOP windows"}
+		}
+	}
 	opts := exec.SessionAggOptions{Gap: s.gap, TimeField: s.timeField, GroupKeys: ap.keys, Aggs: ap.calls}
 	if _, err := exec.NewSessionAggregate(opts); err != nil {
 		return nil, err

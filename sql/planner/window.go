@@ -20,6 +20,11 @@ type tvfInfo struct {
 	call      string
 	// procTime: the DESCRIPTOR names a PROCTIME() attribute.
 	procTime bool
+	// session: a SESSION TVF (spec.Size is its gap), with its PARTITION BY
+	// keys; a window aggregation over it is a session aggregation.
+	session     bool
+	partitionBy []parser.Expr
+	pos         parser.Pos
 }
 
 var windowColType = types.Type{Kind: types.Timestamp, Precision: 3}
@@ -35,7 +40,10 @@ func (p *Planner) planWindowTVF(tf *parser.TableFunc) (*Rel, error) {
 	if err != nil {
 		return nil, err
 	}
-	tf2 := &tvfInfo{input: in, call: parser.Format(call)}
+	tf2 := &tvfInfo{input: in, call: parser.Format(call), session: call.Name == "SESSION", partitionBy: args.table.PartitionBy, pos: call.Pos}
+	if len(tf2.partitionBy) > 0 && !tf2.session {
+		return nil, errAt(args.table.Pos, "%s takes no PARTITION BY (only SESSION does)", call.Name)
+	}
 	if tf2.timeField = in.colIndex(args.timecol); tf2.timeField < 0 {
 		return nil, errAt(call.Pos, "%s: DESCRIPTOR(%s) names no column of %s", call.Name, args.timecol, formatName(args.table.Name))
 	}
@@ -68,6 +76,10 @@ func (p *Planner) tvfRel(t *tvfInfo, alias string) *Rel {
 		r.win = &windowCols{start: len(cols) - 3, end: len(cols) - 2}
 	}
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		if t.session {
+			return nil, &Error{Pos: t.pos, Msg: "the SESSION window TVF without a window aggregation is not supported yet",
+				Hint: "aggregate it: GROUP BY window_start, window_end (and the PARTITION BY keys)"}
+		}
 		if t.procTime {
 			return nil, fmt.Errorf("%s over a processing-time attribute without a window aggregation is not supported; GROUP BY window_start, window_end", t.spec.Kind)
 		}
@@ -175,8 +187,10 @@ func windowSpec(call *parser.FuncCall, a *tvfArguments) (exec.WindowSpec, error)
 		s.Step, _ = get("STEP", 0)
 		s.Size, ok = get("SIZE", 1)
 		s.Offset, _ = get("OFFSET", 2)
+	case "SESSION":
+		s.Size, ok = get("GAP", 0) // the gap; the TVF is planned as a session aggregation
 	default:
-		return s, errAt(call.Pos, "unknown window function %s (supported: TUMBLE, HOP, CUMULATE)", call.Name)
+		return s, errAt(call.Pos, "unknown window function %s (supported: TUMBLE, HOP, CUMULATE, SESSION)", call.Name)
 	}
 	if !ok || s.Size <= 0 {
 		return s, errAt(call.Pos, "%s needs a positive window size INTERVAL", call.Name)
