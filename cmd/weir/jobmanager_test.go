@@ -194,7 +194,7 @@ INSERT INTO out SELECT n FROM gen;`), 0o644); err != nil {
 
 	jm.waitCheckpoint(billing)
 	if out := jm.weir("checkpoints", billing); !regexp.MustCompile(`(?m)^completed [1-9]\d*, failed \d+`).MatchString(out) ||
-		!strings.Contains(out, "COMPLETED  CHECKPOINT") {
+		!regexp.MustCompile(`(?m)^\d+\s+COMPLETED\s+CHECKPOINT\s`).MatchString(out) {
 		t.Fatalf("weir checkpoints printed:\n%s", out)
 	}
 	sp := savepointLine.FindStringSubmatch(jm.weir("savepoint", billing, filepath.Join(r.dir, "manual")))
