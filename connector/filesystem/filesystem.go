@@ -13,8 +13,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -258,18 +260,49 @@ func (r *reader) Close() error {
 // Sink writes rows as lines into part files under Dir. With Format only
 // insert rows are accepted (the planner rejects updating input for this
 // sink); with Changelog (debezium-json, …) rows of every kind are written.
+// With PartitionCols each row goes into the Hive-style directory of its
+// partition values (col=value/…, see PartitionPath); the partition columns
+// (at PartitionIdx in the row) are not written into the file, as in Flink,
+// so Format/Changelog encode the other columns.
 type Sink struct {
 	Dir       string
 	Format    format.Format
 	Changelog format.Changelog
+
+	PartitionCols    []string
+	PartitionIdx     []int
+	DefaultPartition string // 'partition.default-name'; DefaultPartitionName when empty
 }
 
-// encode writes one row as a line.
+// encode writes one row (its partition columns already dropped) as a line.
 func (s *Sink) encode(row event.Row) ([]byte, error) {
 	if s.Changelog != nil {
 		return s.Changelog.EncodeChange(row)
 	}
 	return s.Format.Encode(row.Fields)
+}
+
+// partition splits row into its partition directory (relative to Dir, ""
+// when unpartitioned) and the row of the other columns.
+func (s *Sink) partition(row event.Row) (string, event.Row) {
+	if len(s.PartitionIdx) == 0 {
+		return "", row
+	}
+	values := make([]any, len(s.PartitionIdx))
+	for i, ix := range s.PartitionIdx {
+		values[i] = row.Fields[ix]
+	}
+	data := make([]any, 0, len(row.Fields)-len(s.PartitionIdx))
+	for i, v := range row.Fields {
+		if !slices.Contains(s.PartitionIdx, i) {
+			data = append(data, v)
+		}
+	}
+	def := s.DefaultPartition
+	if def == "" {
+		def = DefaultPartitionName
+	}
+	return PartitionPath(s.PartitionCols, values, def), event.Row{Kind: row.Kind, Fields: data}
 }
 
 // CreateWriter removes this subtask's leftovers — in-progress files, and
@@ -278,7 +311,7 @@ func (s *Sink) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter, er
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("filesystem sink: %w", err)
 	}
-	w := &fileWriter{s: s, subtask: ctx.Subtask.Index, run: newRunID()}
+	w := &fileWriter{s: s, subtask: ctx.Subtask.Index, run: newRunID(), open: map[string]*partFile{}}
 	if err := w.cleanup(ctx.RestoredCheckpoint); err != nil {
 		return nil, err
 	}
@@ -293,10 +326,15 @@ func (s *Sink) CreateCommitter(operator.WriterContext) (operator.Committer, erro
 type fileWriter struct {
 	s       *Sink
 	subtask int
-	run     string // unique per writer: part files of separate runs never share a name
-	f       *os.File
-	buf     *bufio.Writer
+	run     string               // unique per writer: part files of separate runs never share a name
+	open    map[string]*partFile // the in-progress file of each partition directory
 	rows    int
+}
+
+// partFile is the in-progress part file of one partition directory.
+type partFile struct {
+	f   *os.File
+	buf *bufio.Writer
 }
 
 // Part files are named part-<run>-<subtask>-<checkpoint> (Flink's
@@ -305,6 +343,7 @@ type fileWriter struct {
 // files and never replaces an earlier run's. While open a file is hidden
 // as .part-<run>-<subtask>.inprogress; after its checkpoint's barrier it is
 // .part-<run>-<subtask>-<checkpoint>.pending until the commit renames it.
+// Each partition directory has its own files of these names.
 
 // newRunID returns 8 random hex digits.
 func newRunID() string {
@@ -315,8 +354,8 @@ func newRunID() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (w *fileWriter) inProgress() string {
-	return filepath.Join(w.s.Dir, fmt.Sprintf(".part-%s-%d.inprogress", w.run, w.subtask))
+func (w *fileWriter) inProgress(rel string) string {
+	return filepath.Join(w.s.Dir, rel, fmt.Sprintf(".part-%s-%d.inprogress", w.run, w.subtask))
 }
 
 // hiddenPart parses a hidden part file name of any run: its subtask, and
@@ -344,24 +383,20 @@ func hiddenPart(name string) (subtask int, id event.CheckpointID, ok bool) {
 }
 
 // cleanup removes this subtask's leftovers of earlier attempts, whatever
-// their run: in-progress files, and pending files of checkpoints newer
-// than the restored one (their checkpoint never completed).
+// their run and partition directory: in-progress files, and pending files
+// of checkpoints newer than the restored one (their checkpoint never
+// completed).
 func (w *fileWriter) cleanup(restored event.CheckpointID) error {
-	entries, err := os.ReadDir(w.s.Dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		name := e.Name()
-		sub, id, ok := hiddenPart(name)
-		stale := ok && sub == w.subtask && (id == 0 || id > restored)
-		if stale {
-			if err := os.Remove(filepath.Join(w.s.Dir, name)); err != nil {
-				return err
-			}
+	return filepath.WalkDir(w.s.Dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
 		}
-	}
-	return nil
+		sub, id, ok := hiddenPart(d.Name())
+		if ok && sub == w.subtask && (id == 0 || id > restored) {
+			return os.Remove(path)
+		}
+		return nil
+	})
 }
 
 func (w *fileWriter) Write(r event.Record) error {
@@ -372,54 +407,79 @@ func (w *fileWriter) Write(r event.Record) error {
 	if row.Kind != event.Insert && w.s.Changelog == nil {
 		return fmt.Errorf("filesystem sink: %s rows are not supported (append only)", row.Kind)
 	}
-	if w.f == nil {
-		f, err := os.Create(w.inProgress())
+	rel, row := w.s.partition(row)
+	pf := w.open[rel]
+	if pf == nil {
+		if err := os.MkdirAll(filepath.Join(w.s.Dir, rel), 0o755); err != nil {
+			return fmt.Errorf("filesystem sink: %w", err)
+		}
+		f, err := os.Create(w.inProgress(rel))
 		if err != nil {
 			return fmt.Errorf("filesystem sink: %w", err)
 		}
-		w.f, w.buf = f, bufio.NewWriter(f)
+		pf = &partFile{f: f, buf: bufio.NewWriter(f)}
+		w.open[rel] = pf
 	}
 	line, err := w.s.encode(row)
 	if err != nil {
 		return err
 	}
-	w.buf.Write(line)
+	pf.buf.Write(line)
 	w.rows++
-	return w.buf.WriteByte('\n')
+	return pf.buf.WriteByte('\n')
 }
 
 func (w *fileWriter) Flush(bool) error { return nil }
 
-// PrepareCommit closes the in-progress file and renames it pending for
-// checkpoint id; the committable is the pending file's name.
+// PrepareCommit closes the in-progress files and renames them pending for
+// checkpoint id; the committables are the pending files' paths relative
+// to Dir.
 func (w *fileWriter) PrepareCommit(id event.CheckpointID) ([][]byte, error) {
-	if w.f == nil {
-		return nil, nil
+	rels := make([]string, 0, len(w.open))
+	for rel := range w.open {
+		rels = append(rels, rel)
 	}
-	if err := w.buf.Flush(); err != nil {
-		return nil, err
+	slices.Sort(rels)
+	var out [][]byte
+	for _, rel := range rels {
+		pending, err := w.closePending(rel, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, []byte(pending))
 	}
-	if err := w.f.Sync(); err != nil {
-		return nil, err
+	return out, nil
+}
+
+// closePending closes partition rel's in-progress file and renames it
+// pending; it returns the pending file's path relative to Dir.
+func (w *fileWriter) closePending(rel string, id event.CheckpointID) (string, error) {
+	pf := w.open[rel]
+	delete(w.open, rel)
+	if err := pf.buf.Flush(); err != nil {
+		return "", err
 	}
-	if err := w.f.Close(); err != nil {
-		return nil, err
+	if err := pf.f.Sync(); err != nil {
+		return "", err
 	}
-	w.f = nil
-	pending := fmt.Sprintf(".part-%s-%d-%d.pending", w.run, w.subtask, id)
-	if err := os.Rename(w.inProgress(), filepath.Join(w.s.Dir, pending)); err != nil {
-		return nil, err
+	if err := pf.f.Close(); err != nil {
+		return "", err
 	}
-	return [][]byte{[]byte(pending)}, nil
+	pending := filepath.Join(rel, fmt.Sprintf(".part-%s-%d-%d.pending", w.run, w.subtask, id))
+	if err := os.Rename(w.inProgress(rel), filepath.Join(w.s.Dir, pending)); err != nil {
+		return "", err
+	}
+	return pending, nil
 }
 
 func (w *fileWriter) SnapshotState(event.CheckpointID) ([]byte, error) { return nil, nil }
 
 func (w *fileWriter) Close() error {
-	if w.f != nil {
-		w.f.Close()
-		os.Remove(w.inProgress())
+	for rel, pf := range w.open {
+		pf.f.Close()
+		os.Remove(w.inProgress(rel))
 	}
+	w.open = nil
 	return nil
 }
 
@@ -430,7 +490,7 @@ type committer struct{ dir string }
 func (c committer) Commit(_ context.Context, _ event.CheckpointID, cs [][]byte) error {
 	for _, p := range cs {
 		pending := string(p)
-		final := strings.TrimSuffix(strings.TrimPrefix(pending, "."), ".pending")
+		final := filepath.Join(filepath.Dir(pending), strings.TrimSuffix(strings.TrimPrefix(filepath.Base(pending), "."), ".pending"))
 		err := os.Rename(filepath.Join(c.dir, pending), filepath.Join(c.dir, final))
 		if os.IsNotExist(err) {
 			if _, statErr := os.Stat(filepath.Join(c.dir, final)); statErr == nil {

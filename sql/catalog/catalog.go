@@ -18,7 +18,9 @@ type Table struct {
 	Columns    []*parser.ColumnDef
 	Watermark  *parser.Watermark
 	PrimaryKey []string
-	Options    map[string]string
+	// PartitionedBy are the PARTITIONED BY columns, in order.
+	PartitionedBy []string
+	Options       map[string]string
 	// OptionPos is where each WITH option is written, for errors about it.
 	OptionPos map[string]parser.Pos
 	Temporary bool
@@ -96,7 +98,7 @@ func (c *Catalog) CreateTable(stmt *parser.CreateTable) error {
 		return fmt.Errorf("line %d:%d: table %q already exists: %w", stmt.Line, stmt.Col, name, ErrExists)
 	}
 	t := &Table{Name: name, Columns: stmt.Columns, Watermark: stmt.Watermark, Options: map[string]string{},
-		OptionPos: map[string]parser.Pos{}, Temporary: stmt.Temporary, Pos: stmt.Pos}
+		OptionPos: map[string]parser.Pos{}, Temporary: stmt.Temporary, Pos: stmt.Pos, PartitionedBy: stmt.PartitionedBy}
 	if stmt.PrimaryKey != nil {
 		t.PrimaryKey = stmt.PrimaryKey.Columns
 	}

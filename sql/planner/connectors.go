@@ -137,8 +137,54 @@ func fileSource(t *catalog.Table) (operator.Source, error) {
 }
 
 func fileSink(t *catalog.Table) (SinkSpec, error) {
-	f, c, path, err := fileFormat(t)
-	return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f, Changelog: c}, AcceptsUpdates: c != nil}, err
+	if len(t.PartitionedBy) == 0 {
+		f, c, path, err := fileFormat(t)
+		return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f, Changelog: c}, AcceptsUpdates: c != nil}, err
+	}
+	// PARTITIONED BY: the partition columns name the directories and are
+	// not written into the files, so the format sees the other columns.
+	data := *t
+	data.Columns = nil
+	var idx []int
+	phys := 0
+	for _, col := range t.Columns {
+		if col.Kind != parser.PhysicalColumn {
+			data.Columns = append(data.Columns, col)
+			continue
+		}
+		if slices.Contains(t.PartitionedBy, col.Name) {
+			idx = append(idx, phys)
+		} else {
+			data.Columns = append(data.Columns, col)
+		}
+		phys++
+	}
+	if len(idx) != len(t.PartitionedBy) {
+		return SinkSpec{}, &Error{Pos: t.Pos, Msg: fmt.Sprintf("table %q: PARTITIONED BY (%s) must name physical columns",
+			t.Name, strings.Join(t.PartitionedBy, ", "))}
+	}
+	f, c, path, err := fileFormat(&data)
+	if err != nil {
+		return SinkSpec{}, err
+	}
+	if c != nil {
+		return SinkSpec{}, &Error{Pos: t.OptionAt("format"), Msg: fmt.Sprintf("table %q: a PARTITIONED BY filesystem table "+
+			"takes insert-only rows; '%s' is a changelog format", t.Name, t.Options["format"]),
+			Hint: "use 'format' = 'csv' or 'json', or drop PARTITIONED BY"}
+	}
+	// The partition columns in PARTITIONED BY's order, at their row index.
+	cols := make([]string, len(t.PartitionedBy))
+	order := make([]int, len(t.PartitionedBy))
+	for i, name := range t.PartitionedBy {
+		cols[i] = name
+		for j, p := range t.Physical() {
+			if p.Name == name {
+				order[i] = j
+			}
+		}
+	}
+	return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f, PartitionCols: cols, PartitionIdx: order,
+		DefaultPartition: t.Options["partition.default-name"]}}, nil
 }
 
 // unwrapPath drops the operation and path of an *os.PathError: the

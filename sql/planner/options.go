@@ -23,7 +23,7 @@ import (
 // client properties (kafkaProperties). A connector not listed (a test's)
 // is not checked.
 var connectorOptions = map[string]func(t *catalog.Table) []string{
-	"filesystem": fixed("connector", "path", "format"),
+	"filesystem": fixed("connector", "path", "format", "partition.default-name"),
 	"print":      fixed("connector", "print-identifier", "standard-error"),
 	"blackhole":  fixed("connector"),
 	"datagen":    datagenOptions,
@@ -164,7 +164,7 @@ var flinkNotYet = map[string][]string{
 		"scan.partition.upper-bound", "sink.parallelism"},
 	"filesystem": {"sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval",
 		"sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval", "auto-compaction",
-		"compaction.file-size", "source.monitor-interval", "partition.default-name", "sink.partition-commit.trigger",
+		"compaction.file-size", "source.monitor-interval", "sink.partition-commit.trigger",
 		"sink.partition-commit.delay", "sink.partition-commit.policy.kind", "sink.parallelism", "source.path.regex-pattern"},
 	"print": {"sink.parallelism"},
 	"postgres-cdc": {"scan.incremental.snapshot.enabled", "scan.incremental.snapshot.chunk.size", "scan.snapshot.fetch.size",

@@ -1,0 +1,66 @@
+package filesystem
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// DefaultPartitionName is Flink's 'partition.default-name': the directory
+// value of a NULL or empty partition value.
+const DefaultPartitionName = "__DEFAULT_PARTITION__"
+
+// escapePathName escapes s as Flink's PartitionPathUtils.escapePathName
+// does: control characters and "#%'*/:=?\{[]^ and DEL become %XX (upper
+// case hex); everything else stays.
+func escapePathName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if needsEscaping(r) {
+			fmt.Fprintf(&b, "%%%02X", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func needsEscaping(r rune) bool {
+	return r < ' ' || r == 0x7F || strings.ContainsRune("\"#%'*/:=?\\{[]^", r)
+}
+
+// PartitionPath returns the Hive-style relative directory of one row's
+// partition values: col=value/… in the order of cols, names and values
+// escaped, a NULL or empty value written as defaultName.
+func PartitionPath(cols []string, values []any, defaultName string) string {
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		v := partitionValue(values[i])
+		if v == "" {
+			v = defaultName
+		}
+		parts[i] = escapePathName(c) + "=" + escapePathName(v)
+	}
+	return strings.Join(parts, "/")
+}
+
+// partitionValue renders a partition column's value as its directory
+// value: strings as they are, timestamps as Flink's LocalDateTime.toString
+// would be too odd for a path, so as SQL text (yyyy-MM-dd HH:mm:ss[.fff]).
+func partitionValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case time.Time:
+		s := x.Format("2006-01-02 15:04:05.999999999")
+		return s
+	case fmt.Stringer:
+		return x.String()
+	default:
+		return fmt.Sprint(x)
+	}
+}
