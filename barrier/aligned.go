@@ -54,7 +54,9 @@ func (a *aligner) barrier(now time.Time, ch int, b event.CheckpointBarrier) Deci
 			return d
 		}
 		a.active = newAlignment(now, b, a.in)
-		if a.mayUnalign(b) && a.opt.AlignedTimeout == 0 {
+		if a.mayUnalign(b) && (a.opt.AlignedTimeout == 0 || a.expired(now)) {
+			// Unaligned from the start, or the first barrier came after the
+			// timeout (it waited behind data): snapshot now.
 			a.active.arrive(ch, a.in)
 			return d.then(a.unalign(now))
 		}
@@ -89,12 +91,12 @@ func (a *aligner) arrive(now time.Time, ch int) Decision {
 	return Decision{Block: []int{ch}}
 }
 
-// expired reports whether the active aligned alignment has outlasted the
-// aligned timeout and may switch to unaligned.
+// expired reports whether the active aligned checkpoint has outlasted the
+// aligned timeout, counted from its trigger, and may switch to unaligned.
 func (a *aligner) expired(now time.Time) bool {
 	al := a.active
 	return al != nil && !al.unaligned && a.mayUnalign(al.barrier) &&
-		a.opt.AlignedTimeout > 0 && now.Sub(al.since) >= a.opt.AlignedTimeout
+		a.opt.AlignedTimeout > 0 && now.Sub(al.triggered) >= a.opt.AlignedTimeout
 }
 
 // unalign takes the active checkpoint's snapshot now, unaligned: the open

@@ -10,7 +10,11 @@ import (
 type alignment struct {
 	barrier event.CheckpointBarrier
 	since   time.Time // when the first barrier arrived
-	arrived []bool
+	// triggered is when the coordinator triggered the checkpoint (the
+	// barrier's Timestamp), or since when the barrier carries none: the
+	// aligned timeout counts from it, as Flink's does.
+	triggered time.Time
+	arrived   []bool
 	// remaining counts channels that neither delivered the barrier nor
 	// finished; the alignment is complete when it reaches zero.
 	remaining int
@@ -23,9 +27,19 @@ func newAlignment(now time.Time, b event.CheckpointBarrier, in *inputs) *alignme
 	return &alignment{
 		barrier:   b,
 		since:     now,
+		triggered: triggerTime(now, b),
 		arrived:   make([]bool, len(in.finished)),
 		remaining: in.nOpen,
 	}
+}
+
+// triggerTime is the checkpoint's trigger time carried by b, or now when b
+// carries none (a zero Timestamp).
+func triggerTime(now time.Time, b event.CheckpointBarrier) time.Time {
+	if b.Timestamp <= 0 {
+		return now
+	}
+	return time.UnixMilli(b.Timestamp)
 }
 
 func (a *alignment) id() event.CheckpointID { return a.barrier.ID }

@@ -45,8 +45,11 @@ type Options struct {
 	// execution.checkpointing.aligned-checkpoint-timeout, used with
 	// Unaligned (default 0). Zero: every checkpoint is unaligned from its
 	// first barrier. Positive: a checkpoint starts aligned and switches to
-	// unaligned once its alignment at this task has lasted this long (from
-	// its first barrier here; checked on every event and on Tick).
+	// unaligned once this long has passed since it was triggered (the
+	// barrier's Timestamp; its first barrier here when that is zero), as in
+	// Flink: checked on every event and on Tick, so a first barrier that
+	// arrives after the timeout (it waited behind data) snapshots unaligned
+	// at once.
 	AlignedTimeout time.Duration
 }
 
@@ -142,7 +145,7 @@ func (h *Handler) OnAbort(id event.CheckpointID) Decision {
 }
 
 // Tick tells the handler the time is now, so that an aligned checkpoint
-// whose alignment has outlasted Options.AlignedTimeout switches to
+// triggered longer than Options.AlignedTimeout ago switches to
 // unaligned even while no control event arrives. The task calls it on every
 // processing-time wake-up; without an aligned timeout it never decides
 // anything.

@@ -16,7 +16,7 @@ var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 // TestHandler runs the scripts in testdata. Commands:
 //
 //	new mode=(exactly-once|at-least-once) channels=N [unaligned] [timeout=DUR]
-//	barrier ch=C id=I [t=DUR] [final] [savepoint]
+//	barrier ch=C id=I [t=DUR] [trigger=DUR] [final] [savepoint]
 //	cancel ch=C id=I [t=DUR]
 //	end ch=C [t=DUR]
 //	abort id=I
@@ -24,7 +24,9 @@ var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 //	overtakes id=I [savepoint]
 //	state
 //
-// t is the time since the script's epoch and stays put when omitted. Every
+// t is the time since the script's epoch and stays put when omitted;
+// trigger is the checkpoint's trigger time carried by the barrier (since the
+// epoch; none when omitted). Every
 // command prints the decision, one action a line, then the handler's state.
 func TestHandler(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
@@ -51,6 +53,7 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 		if td.HasArg("savepoint") {
 			b.Type = event.SnapshotSavepoint
 		}
+		b.Timestamp = scanTrigger(t, td)
 		d = s.h.OnBarrier(s.now, scanCh(t, td), b)
 	case "cancel":
 		d = s.h.OnCancelBarrier(s.now, scanCh(t, td), scanID(t, td))
@@ -108,6 +111,18 @@ func (s *script) advanceClock(t *testing.T, td *datadriven.TestData) {
 		td.Fatalf(t, "bad t=%q: %v", at, err)
 	}
 	s.now = epoch.Add(d)
+}
+
+func scanTrigger(t *testing.T, td *datadriven.TestData) event.Timestamp {
+	var at string
+	if !td.MaybeScanArgs(t, "trigger", &at) {
+		return 0
+	}
+	d, err := time.ParseDuration(at)
+	if err != nil {
+		td.Fatalf(t, "bad trigger=%q: %v", at, err)
+	}
+	return epoch.Add(d).UnixMilli()
 }
 
 func scanCh(t *testing.T, td *datadriven.TestData) int {
