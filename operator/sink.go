@@ -64,6 +64,12 @@ type SinkWriter interface {
 	Close() error
 }
 
+// WatermarkWriter is a SinkWriter that reads the watermarks reaching the
+// sink (the filesystem sink's partition-time commit trigger).
+type WatermarkWriter interface {
+	ProcessWatermark(wm event.Timestamp) error
+}
+
 // Committer commits committables of completed checkpoints. Commit must be
 // idempotent: a committable that is already committed is a success.
 type Committer interface {

@@ -108,8 +108,14 @@ func (s *SinkOperator) inherited(name string) [][]byte {
 // ProcessElement writes r.
 func (s *SinkOperator) ProcessElement(r event.Record) error { return s.writer.Write(r) }
 
-// ProcessWatermark is the end of the line: sinks drop watermarks.
-func (s *SinkOperator) ProcessWatermark(event.Timestamp) error { return nil }
+// ProcessWatermark is the end of the line: sinks drop watermarks, except
+// that a writer that is a WatermarkWriter sees them.
+func (s *SinkOperator) ProcessWatermark(wm event.Timestamp) error {
+	if w, ok := s.writer.(WatermarkWriter); ok {
+		return w.ProcessWatermark(wm)
+	}
+	return nil
+}
 
 // PrepareSnapshotPreBarrier flushes and pre-commits for checkpoint id.
 func (s *SinkOperator) PrepareSnapshotPreBarrier(id event.CheckpointID) error {

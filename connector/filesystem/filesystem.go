@@ -14,12 +14,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/event"
@@ -272,6 +274,10 @@ type Sink struct {
 	PartitionCols    []string
 	PartitionIdx     []int
 	DefaultPartition string // 'partition.default-name'; DefaultPartitionName when empty
+	// Commit commits partitions ('sink.partition-commit.*'); nil: never.
+	Commit *CommitPolicy
+	// Now is the processing-time clock (time.Now when nil).
+	Now func() time.Time
 }
 
 // encode writes one row (its partition columns already dropped) as a line.
@@ -283,10 +289,11 @@ func (s *Sink) encode(row event.Row) ([]byte, error) {
 }
 
 // partition splits row into its partition directory (relative to Dir, ""
-// when unpartitioned) and the row of the other columns.
-func (s *Sink) partition(row event.Row) (string, event.Row) {
+// when unpartitioned), the directory values, and the row of the other
+// columns.
+func (s *Sink) partition(row event.Row) (string, []string, event.Row) {
 	if len(s.PartitionIdx) == 0 {
-		return "", row
+		return "", nil, row
 	}
 	values := make([]any, len(s.PartitionIdx))
 	for i, ix := range s.PartitionIdx {
@@ -302,7 +309,8 @@ func (s *Sink) partition(row event.Row) (string, event.Row) {
 	if def == "" {
 		def = DefaultPartitionName
 	}
-	return PartitionPath(s.PartitionCols, values, def), event.Row{Kind: row.Kind, Fields: data}
+	strs := partitionStrings(values, def)
+	return partitionDir(s.PartitionCols, strs), strs, event.Row{Kind: row.Kind, Fields: data}
 }
 
 // CreateWriter removes this subtask's leftovers — in-progress files, and
@@ -311,16 +319,26 @@ func (s *Sink) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter, er
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("filesystem sink: %w", err)
 	}
-	w := &fileWriter{s: s, subtask: ctx.Subtask.Index, run: newRunID(), open: map[string]*partFile{}}
+	w := &fileWriter{s: s, subtask: ctx.Subtask.Index, run: newRunID(), open: map[string]*partFile{},
+		commits: PartitionCommits{Policy: s.Commit}, watermark: math.MinInt64}
 	if err := w.cleanup(ctx.RestoredCheckpoint); err != nil {
 		return nil, err
+	}
+	for _, b := range ctx.WriterState {
+		if err := w.commits.restore(b); err != nil {
+			return nil, err
+		}
 	}
 	return w, nil
 }
 
 // CreateCommitter implements operator.Sink.
 func (s *Sink) CreateCommitter(operator.WriterContext) (operator.Committer, error) {
-	return committer{dir: s.Dir}, nil
+	c := committer{dir: s.Dir}
+	if s.Commit != nil {
+		c.successFile = s.Commit.SuccessFile
+	}
+	return c, nil
 }
 
 type fileWriter struct {
@@ -329,6 +347,23 @@ type fileWriter struct {
 	run     string               // unique per writer: part files of separate runs never share a name
 	open    map[string]*partFile // the in-progress file of each partition directory
 	rows    int
+
+	commits   PartitionCommits // partitions waiting for their commit (Sink.Commit set)
+	watermark event.Timestamp
+	ended     bool // end of input: every partition commits
+}
+
+func (w *fileWriter) now() time.Time {
+	if w.s.Now != nil {
+		return w.s.Now()
+	}
+	return time.Now()
+}
+
+// ProcessWatermark keeps the watermark for the partition-time trigger.
+func (w *fileWriter) ProcessWatermark(wm event.Timestamp) error {
+	w.watermark = max(w.watermark, wm)
+	return nil
 }
 
 // partFile is the in-progress part file of one partition directory.
@@ -407,7 +442,12 @@ func (w *fileWriter) Write(r event.Record) error {
 	if row.Kind != event.Insert && w.s.Changelog == nil {
 		return fmt.Errorf("filesystem sink: %s rows are not supported (append only)", row.Kind)
 	}
-	rel, row := w.s.partition(row)
+	rel, values, row := w.s.partition(row)
+	if w.s.Commit != nil {
+		if err := w.commits.Written(rel, values, w.now()); err != nil {
+			return fmt.Errorf("filesystem sink: partition %s: %w", rel, err)
+		}
+	}
 	pf := w.open[rel]
 	if pf == nil {
 		if err := os.MkdirAll(filepath.Join(w.s.Dir, rel), 0o755); err != nil {
@@ -429,7 +469,10 @@ func (w *fileWriter) Write(r event.Record) error {
 	return pf.buf.WriteByte('\n')
 }
 
-func (w *fileWriter) Flush(bool) error { return nil }
+func (w *fileWriter) Flush(endOfInput bool) error {
+	w.ended = w.ended || endOfInput
+	return nil
+}
 
 // PrepareCommit closes the in-progress files and renames them pending for
 // checkpoint id; the committables are the pending files' paths relative
@@ -447,6 +490,12 @@ func (w *fileWriter) PrepareCommit(id event.CheckpointID) ([][]byte, error) {
 			return nil, err
 		}
 		out = append(out, []byte(pending))
+	}
+	if w.s.Commit != nil {
+		// After the files: the committer renames them, then commits.
+		for _, rel := range w.commits.Ready(w.watermark, w.now(), w.ended) {
+			out = append(out, []byte(successMark+rel))
+		}
 	}
 	return out, nil
 }
@@ -472,7 +521,13 @@ func (w *fileWriter) closePending(rel string, id event.CheckpointID) (string, er
 	return pending, nil
 }
 
-func (w *fileWriter) SnapshotState(event.CheckpointID) ([]byte, error) { return nil, nil }
+// SnapshotState keeps the partitions still waiting for their commit.
+func (w *fileWriter) SnapshotState(event.CheckpointID) ([]byte, error) {
+	if w.s.Commit == nil {
+		return nil, nil
+	}
+	return w.commits.encode()
+}
 
 func (w *fileWriter) Close() error {
 	for rel, pf := range w.open {
@@ -483,12 +538,21 @@ func (w *fileWriter) Close() error {
 	return nil
 }
 
-type committer struct{ dir string }
+type committer struct {
+	dir         string
+	successFile string // the success-file policy's file name
+}
 
 // Commit renames each pending file to its final name; a file already
 // finished is a success, a pending file that vanished is data loss.
 func (c committer) Commit(_ context.Context, _ event.CheckpointID, cs [][]byte) error {
 	for _, p := range cs {
+		if rel, ok := strings.CutPrefix(string(p), successMark); ok {
+			if err := c.commitPartition(rel); err != nil {
+				return err
+			}
+			continue
+		}
 		pending := string(p)
 		final := filepath.Join(filepath.Dir(pending), strings.TrimSuffix(strings.TrimPrefix(filepath.Base(pending), "."), ".pending"))
 		err := os.Rename(filepath.Join(c.dir, pending), filepath.Join(c.dir, final))
@@ -503,6 +567,20 @@ func (c committer) Commit(_ context.Context, _ event.CheckpointID, cs [][]byte) 
 		}
 	}
 	return nil
+}
+
+// commitPartition runs the success-file policy: an empty file named
+// 'sink.partition-commit.success-file.name' in the partition directory
+// (writing it again is harmless).
+func (c committer) commitPartition(rel string) error {
+	if c.successFile == "" {
+		return nil
+	}
+	dir := filepath.Join(c.dir, rel)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, c.successFile), nil, 0o644)
 }
 
 func (c committer) Close() error { return nil }

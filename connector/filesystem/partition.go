@@ -33,13 +33,25 @@ func needsEscaping(r rune) bool {
 // partition values: col=value/… in the order of cols, names and values
 // escaped, a NULL or empty value written as defaultName.
 func PartitionPath(cols []string, values []any, defaultName string) string {
+	return partitionDir(cols, partitionStrings(values, defaultName))
+}
+
+// partitionStrings are the directory values (unescaped) of values.
+func partitionStrings(values []any, defaultName string) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = partitionValue(v)
+		if out[i] == "" {
+			out[i] = defaultName
+		}
+	}
+	return out
+}
+
+func partitionDir(cols, values []string) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
-		v := partitionValue(values[i])
-		if v == "" {
-			v = defaultName
-		}
-		parts[i] = escapePathName(c) + "=" + escapePathName(v)
+		parts[i] = escapePathName(c) + "=" + escapePathName(values[i])
 	}
 	return strings.Join(parts, "/")
 }

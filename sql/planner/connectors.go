@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/weirstream/weir/connector/blackhole"
 	"github.com/weirstream/weir/connector/datagen"
@@ -183,8 +184,81 @@ func fileSink(t *catalog.Table) (SinkSpec, error) {
 			}
 		}
 	}
+	commit, err := partitionCommit(t)
+	if err != nil {
+		return SinkSpec{}, err
+	}
 	return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f, PartitionCols: cols, PartitionIdx: order,
-		DefaultPartition: t.Options["partition.default-name"]}}, nil
+		DefaultPartition: t.Options["partition.default-name"], Commit: commit}}, nil
+}
+
+// partitionCommit reads Flink's partition commit options; nil without
+// 'sink.partition-commit.policy.kind' (Flink then commits no partition).
+func partitionCommit(t *catalog.Table) (*filesystem.CommitPolicy, error) {
+	bad := func(key, msg, hint string) error {
+		return &Error{Pos: t.OptionAt(key), Msg: fmt.Sprintf("table %q: '%s' = '%s': %s", t.Name, key, t.Options[key], msg), Hint: hint}
+	}
+	c := &filesystem.CommitPolicy{Trigger: filesystem.TriggerProcessTime, SuccessFile: "_SUCCESS", Zone: time.UTC,
+		Extractor: &filesystem.TimeExtractor{Cols: t.PartitionedBy}}
+	if v, ok := t.Options["sink.partition-commit.trigger"]; ok {
+		if v != filesystem.TriggerProcessTime && v != filesystem.TriggerPartitionTime {
+			return nil, bad("sink.partition-commit.trigger", "unknown trigger", "use 'process-time' or 'partition-time'")
+		}
+		c.Trigger = v
+	}
+	if v, ok := t.Options["sink.partition-commit.delay"]; ok {
+		d, err := parseHintDuration(v)
+		if err != nil || d < 0 {
+			return nil, bad("sink.partition-commit.delay", "want a duration", "e.g. '1 min', '1 h', '0 s'")
+		}
+		c.Delay = d
+	}
+	if v, ok := t.Options["sink.partition-commit.watermark-time-zone"]; ok {
+		z, err := time.LoadLocation(v)
+		if err != nil {
+			return nil, bad("sink.partition-commit.watermark-time-zone", "unknown time zone", "e.g. 'UTC' or 'Asia/Shanghai'")
+		}
+		c.Zone = z
+	}
+	if v, ok := t.Options["sink.partition-commit.success-file.name"]; ok {
+		if v == "" || strings.ContainsAny(v, "/\\") {
+			return nil, bad("sink.partition-commit.success-file.name", "want a file name", "the default is '_SUCCESS'")
+		}
+		c.SuccessFile = v
+	}
+	if v, ok := t.Options["partition.time-extractor.kind"]; ok && v != "default" {
+		return nil, bad("partition.time-extractor.kind", "only the 'default' extractor is supported", "drop the option or use 'default'")
+	}
+	if v, ok := t.Options["partition.time-extractor.timestamp-pattern"]; ok {
+		if err := filesystem.CheckPattern(v, t.PartitionedBy); err != nil {
+			return nil, &Error{Pos: t.OptionAt("partition.time-extractor.timestamp-pattern"), Msg: fmt.Sprintf("table %q: %v", t.Name, err),
+				Hint: "refer to PARTITIONED BY columns as $column, e.g. '$dt $hm:00'"}
+		}
+		c.Extractor.Pattern = v
+	}
+	if v, ok := t.Options["partition.time-extractor.timestamp-formatter"]; ok {
+		layout, err := filesystem.JavaLayout(v)
+		if err != nil {
+			return nil, bad("partition.time-extractor.timestamp-formatter", err.Error(), "e.g. 'yyyy-MM-dd HH:mm:ss' or 'yyyyMMdd'")
+		}
+		c.Extractor.Layout = layout
+	}
+	kinds, ok := t.Options["sink.partition-commit.policy.kind"]
+	if !ok {
+		return nil, nil
+	}
+	for _, k := range strings.Split(kinds, ",") {
+		switch strings.TrimSpace(k) {
+		case "success-file":
+		case "metastore":
+			return nil, bad("sink.partition-commit.policy.kind", "the 'metastore' policy needs a Hive metastore, and Weir has none",
+				"use 'success-file'")
+		default:
+			return nil, bad("sink.partition-commit.policy.kind", fmt.Sprintf("unknown policy '%s'", strings.TrimSpace(k)),
+				"use 'success-file' (a custom policy class is not supported)")
+		}
+	}
+	return c, nil
 }
 
 // unwrapPath drops the operation and path of an *os.PathError: the
