@@ -128,14 +128,18 @@ func (a *aligner) persisted(ch int) Decision {
 	return d
 }
 
-func (a *aligner) overtakes(b event.CheckpointBarrier) bool {
+// overtakes: a barrier of the active checkpoint overtakes only once that is
+// unaligned (an expired aligned one may still complete aligned on it); a new
+// checkpoint's first barrier overtakes when barrier will unalign it at once.
+func (a *aligner) overtakes(now time.Time, b event.CheckpointBarrier) bool {
 	switch {
 	case !a.mayUnalign(b):
 		return false
 	case a.active != nil && a.active.id() == b.ID:
 		return a.active.unaligned
 	}
-	return b.ID > a.cur && a.opt.AlignedTimeout == 0
+	return b.ID > a.cur && (a.opt.AlignedTimeout == 0 ||
+		now.Sub(triggerTime(now, b)) >= a.opt.AlignedTimeout)
 }
 
 func (a *aligner) tick(now time.Time) Decision {

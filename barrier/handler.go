@@ -61,7 +61,7 @@ type strategy interface {
 	endOfInput(now time.Time, ch int) Decision
 	abort(id event.CheckpointID) Decision
 	tick(now time.Time) Decision
-	overtakes(b event.CheckpointBarrier) bool
+	overtakes(now time.Time, b event.CheckpointBarrier) bool
 	blocked(ch int) bool
 	progress() *alignment // the alignment to report progress on, or nil
 	lastAlignment() time.Duration
@@ -153,14 +153,16 @@ func (h *Handler) Tick(now time.Time) Decision {
 	return h.strat.tick(now)
 }
 
-// Overtakes reports whether barrier b, read from a channel whose data
-// before it the task has read ahead but not yet processed, is to be handled
-// at once, ahead of that data: b would take an unaligned snapshot (a new
-// checkpoint with an aligned timeout of 0) or is the barrier of the
-// unaligned checkpoint whose channel state is being persisted. Any other
-// barrier must be handled in order, after the data before it.
-func (h *Handler) Overtakes(b event.CheckpointBarrier) bool {
-	return h.strat.overtakes(b)
+// Overtakes reports whether barrier b, read at time now from a channel
+// whose data before it the task has read ahead but not yet processed, is to
+// be handled at once, ahead of that data: b would take an unaligned snapshot
+// (a new checkpoint with an aligned timeout of 0, or one triggered at least
+// the timeout before now) or is the barrier of the unaligned checkpoint whose
+// channel state is being persisted. Any other barrier must be handled in
+// order, after the data before it. The caller passes the same now to
+// OnBarrier.
+func (h *Handler) Overtakes(now time.Time, b event.CheckpointBarrier) bool {
+	return h.strat.overtakes(now, b)
 }
 
 // Blocked reports whether channel ch is blocked. Always false in AtLeastOnce.

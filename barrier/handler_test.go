@@ -21,7 +21,7 @@ var epoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 //	end ch=C [t=DUR]
 //	abort id=I
 //	tick t=DUR
-//	overtakes id=I [savepoint]
+//	overtakes id=I [t=DUR] [trigger=DUR] [savepoint]
 //	state
 //
 // t is the time since the script's epoch and stays put when omitted;
@@ -66,11 +66,11 @@ func (s *script) run(t *testing.T, td *datadriven.TestData) string {
 	case "state":
 		return s.state()
 	case "overtakes":
-		b := event.CheckpointBarrier{ID: scanID(t, td)}
+		b := event.CheckpointBarrier{ID: scanID(t, td), Timestamp: scanTrigger(t, td)}
 		if td.HasArg("savepoint") {
 			b.Type = event.SnapshotSavepoint
 		}
-		return fmt.Sprintf("%v\n", s.h.Overtakes(b))
+		return fmt.Sprintf("%v\n", s.h.Overtakes(s.now, b))
 	default:
 		td.Fatalf(t, "unknown command %q", td.Cmd)
 	}

@@ -145,7 +145,7 @@ func (t *tracker) blocked(int) bool { return false }
 
 func (t *tracker) tick(time.Time) Decision { return Decision{} }
 
-func (t *tracker) overtakes(event.CheckpointBarrier) bool { return false }
+func (t *tracker) overtakes(time.Time, event.CheckpointBarrier) bool { return false }
 
 // progress reports the oldest pending checkpoint.
 func (t *tracker) progress() *alignment {

@@ -45,13 +45,17 @@ func (t *Subtask) admit(e Envelope) {
 		u.persist(ch, e.Batch.Records)
 	}
 	c := e.Batch.Control
-	if c.Kind != event.KindBarrier || t.err != nil || !t.barriers.Overtakes(c.Barrier) {
+	if c.Kind != event.KindBarrier || t.err != nil {
+		return
+	}
+	now := t.spec.Now()
+	if !t.barriers.Overtakes(now, c.Barrier) {
 		return
 	}
 	q := g.held[ch]
 	q[len(q)-1].Control = event.Control{} // handled now, not when processed
 	t.overtaking = ch
-	t.apply(t.barriers.OnBarrier(t.spec.Now(), ch, c.Barrier))
+	t.apply(t.barriers.OnBarrier(now, ch, c.Barrier))
 	t.overtaking = -1
 }
 
