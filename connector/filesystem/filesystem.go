@@ -278,6 +278,22 @@ type Sink struct {
 	Commit *CommitPolicy
 	// Now is the processing-time clock (time.Now when nil).
 	Now func() time.Time
+	// Rolling rolls part files between checkpoints; the zero value rolls
+	// only at checkpoints.
+	Rolling RollingPolicy
+}
+
+// RollingPolicy is Flink's 'sink.rolling-policy.*' for row formats: a part
+// file is closed (and a new one started) once it holds FileSize bytes, or,
+// checked every CheckInterval of processing time when rows or watermarks
+// arrive, once it is RolloverInterval old or InactivityInterval idle. A
+// rolled file stays hidden until the next checkpoint, as every file.
+// Zero fields are off.
+type RollingPolicy struct {
+	FileSize           int64
+	RolloverInterval   time.Duration
+	InactivityInterval time.Duration
+	CheckInterval      time.Duration
 }
 
 // encode writes one row (its partition columns already dropped) as a line.
@@ -348,6 +364,9 @@ type fileWriter struct {
 	open    map[string]*partFile // the in-progress file of each partition directory
 	rows    int
 
+	rolled    []rolledFile
+	rolls     int              // counter of rolled files, for their names
+	lastCheck time.Time        // the rolling policy's last time check
 	commits   PartitionCommits // partitions waiting for their commit (Sink.Commit set)
 	watermark event.Timestamp
 	ended     bool // end of input: every partition commits
@@ -363,14 +382,63 @@ func (w *fileWriter) now() time.Time {
 // ProcessWatermark keeps the watermark for the partition-time trigger.
 func (w *fileWriter) ProcessWatermark(wm event.Timestamp) error {
 	w.watermark = max(w.watermark, wm)
+	return w.checkRolling(w.now())
+}
+
+// checkRolling rolls the files that are too old or idle, at most once per
+// check interval.
+func (w *fileWriter) checkRolling(now time.Time) error {
+	p := w.s.Rolling
+	if p.RolloverInterval <= 0 && p.InactivityInterval <= 0 || now.Sub(w.lastCheck) < p.CheckInterval {
+		return nil
+	}
+	w.lastCheck = now
+	for _, rel := range w.openDirs() {
+		pf := w.open[rel]
+		old := p.RolloverInterval > 0 && now.Sub(pf.created) >= p.RolloverInterval
+		idle := p.InactivityInterval > 0 && now.Sub(pf.lastRow) >= p.InactivityInterval
+		if old || idle {
+			if err := w.roll(rel); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// roll closes partition rel's in-progress file under a name of its own;
+// it becomes pending at the next barrier.
+func (w *fileWriter) roll(rel string) error {
+	if err := w.closeFile(rel); err != nil {
+		return err
+	}
+	w.rolls++
+	tag := fmt.Sprintf("%sr%d", w.run, w.rolls)
+	w.rolled = append(w.rolled, rolledFile{rel: rel, tag: tag})
+	return os.Rename(w.inProgress(rel), filepath.Join(w.s.Dir, rel, fmt.Sprintf(".part-%s-%d.inprogress", tag, w.subtask)))
+}
+
+func (w *fileWriter) openDirs() []string {
+	rels := make([]string, 0, len(w.open))
+	for rel := range w.open {
+		rels = append(rels, rel)
+	}
+	slices.Sort(rels)
+	return rels
 }
 
 // partFile is the in-progress part file of one partition directory.
 type partFile struct {
-	f   *os.File
-	buf *bufio.Writer
+	f       *os.File
+	buf     *bufio.Writer
+	size    int64
+	created time.Time
+	lastRow time.Time
 }
+
+// rolledFile is a part file rolled before its checkpoint's barrier: hidden
+// as .part-<run>r<n>-<subtask>.inprogress until PrepareCommit.
+type rolledFile struct{ rel, tag string }
 
 // Part files are named part-<run>-<subtask>-<checkpoint> (Flink's
 // part-<uuid>-<subtask>-<counter>): run is random per writer, so a job run
@@ -442,9 +510,15 @@ func (w *fileWriter) Write(r event.Record) error {
 	if row.Kind != event.Insert && w.s.Changelog == nil {
 		return fmt.Errorf("filesystem sink: %s rows are not supported (append only)", row.Kind)
 	}
+	now := w.now()
+	// The policy's timer, fired as this row arrives: files too old or idle
+	// roll before it is written.
+	if err := w.checkRolling(now); err != nil {
+		return err
+	}
 	rel, values, row := w.s.partition(row)
 	if w.s.Commit != nil {
-		if err := w.commits.Written(rel, values, w.now()); err != nil {
+		if err := w.commits.Written(rel, values, now); err != nil {
 			return fmt.Errorf("filesystem sink: partition %s: %w", rel, err)
 		}
 	}
@@ -457,7 +531,7 @@ func (w *fileWriter) Write(r event.Record) error {
 		if err != nil {
 			return fmt.Errorf("filesystem sink: %w", err)
 		}
-		pf = &partFile{f: f, buf: bufio.NewWriter(f)}
+		pf = &partFile{f: f, buf: bufio.NewWriter(f), created: now}
 		w.open[rel] = pf
 	}
 	line, err := w.s.encode(row)
@@ -466,7 +540,15 @@ func (w *fileWriter) Write(r event.Record) error {
 	}
 	pf.buf.Write(line)
 	w.rows++
-	return pf.buf.WriteByte('\n')
+	if err := pf.buf.WriteByte('\n'); err != nil {
+		return err
+	}
+	pf.size += int64(len(line)) + 1
+	pf.lastRow = now
+	if w.s.Rolling.FileSize > 0 && pf.size >= w.s.Rolling.FileSize {
+		return w.roll(rel)
+	}
+	return nil
 }
 
 func (w *fileWriter) Flush(endOfInput bool) error {
@@ -478,13 +560,17 @@ func (w *fileWriter) Flush(endOfInput bool) error {
 // checkpoint id; the committables are the pending files' paths relative
 // to Dir.
 func (w *fileWriter) PrepareCommit(id event.CheckpointID) ([][]byte, error) {
-	rels := make([]string, 0, len(w.open))
-	for rel := range w.open {
-		rels = append(rels, rel)
-	}
-	slices.Sort(rels)
 	var out [][]byte
-	for _, rel := range rels {
+	for _, r := range w.rolled {
+		pending := filepath.Join(r.rel, fmt.Sprintf(".part-%s-%d-%d.pending", r.tag, w.subtask, id))
+		from := filepath.Join(w.s.Dir, r.rel, fmt.Sprintf(".part-%s-%d.inprogress", r.tag, w.subtask))
+		if err := os.Rename(from, filepath.Join(w.s.Dir, pending)); err != nil {
+			return nil, err
+		}
+		out = append(out, []byte(pending))
+	}
+	w.rolled = nil
+	for _, rel := range w.openDirs() {
 		pending, err := w.closePending(rel, id)
 		if err != nil {
 			return nil, err
@@ -503,15 +589,7 @@ func (w *fileWriter) PrepareCommit(id event.CheckpointID) ([][]byte, error) {
 // closePending closes partition rel's in-progress file and renames it
 // pending; it returns the pending file's path relative to Dir.
 func (w *fileWriter) closePending(rel string, id event.CheckpointID) (string, error) {
-	pf := w.open[rel]
-	delete(w.open, rel)
-	if err := pf.buf.Flush(); err != nil {
-		return "", err
-	}
-	if err := pf.f.Sync(); err != nil {
-		return "", err
-	}
-	if err := pf.f.Close(); err != nil {
+	if err := w.closeFile(rel); err != nil {
 		return "", err
 	}
 	pending := filepath.Join(rel, fmt.Sprintf(".part-%s-%d-%d.pending", w.run, w.subtask, id))
@@ -519,6 +597,19 @@ func (w *fileWriter) closePending(rel string, id event.CheckpointID) (string, er
 		return "", err
 	}
 	return pending, nil
+}
+
+// closeFile flushes, syncs and closes partition rel's in-progress file.
+func (w *fileWriter) closeFile(rel string) error {
+	pf := w.open[rel]
+	delete(w.open, rel)
+	if err := pf.buf.Flush(); err != nil {
+		return err
+	}
+	if err := pf.f.Sync(); err != nil {
+		return err
+	}
+	return pf.f.Close()
 }
 
 // SnapshotState keeps the partitions still waiting for their commit.

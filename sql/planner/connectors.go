@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,9 +139,13 @@ func fileSource(t *catalog.Table) (operator.Source, error) {
 }
 
 func fileSink(t *catalog.Table) (SinkSpec, error) {
+	rolling, err := rollingPolicy(t)
+	if err != nil {
+		return SinkSpec{}, err
+	}
 	if len(t.PartitionedBy) == 0 {
 		f, c, path, err := fileFormat(t)
-		return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f, Changelog: c}, AcceptsUpdates: c != nil}, err
+		return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f, Changelog: c, Rolling: rolling}, AcceptsUpdates: c != nil}, err
 	}
 	// PARTITIONED BY: the partition columns name the directories and are
 	// not written into the files, so the format sees the other columns.
@@ -189,7 +194,59 @@ func fileSink(t *catalog.Table) (SinkSpec, error) {
 		return SinkSpec{}, err
 	}
 	return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f, PartitionCols: cols, PartitionIdx: order,
-		DefaultPartition: t.Options["partition.default-name"], Commit: commit}}, nil
+		DefaultPartition: t.Options["partition.default-name"], Commit: commit, Rolling: rolling}}, nil
+}
+
+// rollingPolicy reads 'sink.rolling-policy.*' with Flink's defaults (128MB,
+// 30 min, 1 min, 30 min).
+func rollingPolicy(t *catalog.Table) (filesystem.RollingPolicy, error) {
+	p := filesystem.RollingPolicy{FileSize: 128 << 20, RolloverInterval: 30 * time.Minute, CheckInterval: time.Minute,
+		InactivityInterval: 30 * time.Minute}
+	for key, d := range map[string]*time.Duration{"sink.rolling-policy.rollover-interval": &p.RolloverInterval,
+		"sink.rolling-policy.check-interval": &p.CheckInterval, "sink.rolling-policy.inactivity-interval": &p.InactivityInterval} {
+		if v, ok := t.Options[key]; ok {
+			x, err := parseHintDuration(v)
+			if err != nil || x <= 0 {
+				return p, &Error{Pos: t.OptionAt(key), Msg: fmt.Sprintf("table %q: '%s' = '%s': want a positive duration", t.Name, key, v),
+					Hint: "e.g. '1 min' or '30 s'"}
+			}
+			*d = x
+		}
+	}
+	if v, ok := t.Options["sink.rolling-policy.file-size"]; ok {
+		n, err := parseMemorySize(v)
+		if err != nil || n <= 0 {
+			return p, &Error{Pos: t.OptionAt("sink.rolling-policy.file-size"), Msg: fmt.Sprintf("table %q: "+
+				"'sink.rolling-policy.file-size' = '%s': want a size", t.Name, v), Hint: "e.g. '128MB', '1 gb' or '512kb'"}
+		}
+		p.FileSize = n
+	}
+	return p, nil
+}
+
+// parseMemorySize reads Flink's MemorySize ("128MB", "1 gb", "512", a bare
+// number of bytes).
+func parseMemorySize(s string) (int64, error) {
+	v := strings.ToLower(strings.ReplaceAll(s, " ", ""))
+	i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	if i == 0 {
+		return 0, fmt.Errorf("%q is not a size", s)
+	}
+	num, unit := v, ""
+	if i > 0 {
+		num, unit = v[:i], v[i:]
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	units := map[string]int64{"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10, "m": 1 << 20,
+		"mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30, "gibibytes": 1 << 30, "t": 1 << 40, "tb": 1 << 40}
+	u, ok := units[unit]
+	if !ok {
+		return 0, fmt.Errorf("%q has an unknown unit %q", s, unit)
+	}
+	return n * u, nil
 }
 
 // partitionCommit reads Flink's partition commit options; nil without
