@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestQ10WritesCommittedPartitions runs q10 with its own filesystem sink
+// (not the changelog file the other tests substitute): every bid lands
+// once in a dt=…/hm=… directory, and each directory is committed with
+// _SUCCESS at the end of the bounded input.
+func TestQ10WritesCommittedPartitions(t *testing.T) {
+	s := testSuite(t)
+	if _, ok := s.Queries["q10"]; !ok {
+		t.Skip("no q10 in this queries file")
+	}
+	dir := t.TempDir()
+	const events = 5_000 // 46 of every 50 events are bids
+	cfg := RunConfig{Params: Params{Events: events, TPS: DiffTPS, Dir: dir}, Checkpoint: 100 * time.Millisecond}
+	if _, err := runWeir(context.Background(), s, "q10", cfg); err != nil {
+		t.Fatal(err)
+	}
+	partition := regexp.MustCompile(`dt=\d{4}-\d{2}-\d{2}/hm=\d{2}%3A\d{2}$`)
+	rows, parts, success := 0, map[string]bool{}, map[string]bool{}
+	err := filepath.WalkDir(filepath.Join(dir, "data", "output"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		p := filepath.Dir(path)
+		if !partition.MatchString(p) {
+			t.Errorf("%s is not in a dt=…/hm=… directory", path)
+		}
+		switch {
+		case d.Name() == "_SUCCESS":
+			success[p] = true
+		case strings.HasPrefix(d.Name(), "part-"):
+			parts[p] = true
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+				if n := strings.Count(line, ","); n < 4 {
+					t.Errorf("%s: line %q has %d fields, want auction, bidder, price, dateTime, extra", path, line, n+1)
+				}
+				rows++
+			}
+		default:
+			t.Errorf("unexpected file %s", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows != events*46/50 {
+		t.Errorf("%d rows, want %d bids", rows, events*46/50)
+	}
+	if len(parts) == 0 || len(success) != len(parts) {
+		t.Errorf("%d partition directories, %d with _SUCCESS; want all", len(parts), len(success))
+	}
+	for p := range parts {
+		if !success[p] {
+			t.Errorf("%s has no _SUCCESS", p)
+		}
+	}
+}
