@@ -33,27 +33,13 @@ var bigint, intT, text = types.Type{Kind: types.BigInt}, types.Type{Kind: types.
 
 func newFixture(t *testing.T, rows int) *fixture {
 	t.Helper()
-	dsn := testsvc.PostgresLogical(t)
-	ctx := context.Background()
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := fmt.Sprintf("%d_%04x", time.Now().UnixNano()%1e9, rand.Uint32()%0xffff)
-	f := &fixture{t: t, dsn: dsn, db: db, table: "cdc_" + n, slot: "weir_cdc_" + n}
-	f.exec(fmt.Sprintf("CREATE TABLE %s (id BIGINT PRIMARY KEY, k INT NOT NULL, amount BIGINT, note TEXT)", f.table))
-	f.exec(fmt.Sprintf("ALTER TABLE %s REPLICA IDENTITY FULL", f.table))
+	c := testsvc.PostgresCDCTable(t, "cdc", "CREATE TABLE %[1]s (id BIGINT PRIMARY KEY, k INT NOT NULL, amount BIGINT, note TEXT)",
+		"ALTER TABLE %[1]s REPLICA IDENTITY FULL")
+	dsn := c.DSN
+	f := &fixture{t: t, dsn: dsn, db: c.DB, table: c.Table, slot: c.Slot}
 	if rows > 0 {
 		f.exec(fmt.Sprintf("INSERT INTO %s SELECT i, i %% 7, i * 10, 'row ' || i FROM generate_series(1, %d) i", f.table, rows))
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_, _ = db.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", f.slot)
-		_, _ = db.Exec(ctx, "DROP PUBLICATION IF EXISTS "+f.slot+"_pub")
-		_, _ = db.Exec(ctx, "DROP TABLE IF EXISTS "+f.table)
-		_ = db.Close(ctx)
-	})
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)

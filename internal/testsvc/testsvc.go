@@ -18,6 +18,7 @@ package testsvc
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
@@ -288,4 +290,45 @@ func topicNotReady(ctx context.Context, adm *kadm.Client, topic string, partitio
 		}
 	}
 	return nil
+}
+
+// PGCapture is a PostgreSQL table captured by a postgres-cdc test: its
+// connection, the table's unique name and the replication slot named after it.
+type PGCapture struct {
+	DB    *pgx.Conn
+	DSN   string
+	Table string
+	Slot  string
+}
+
+// PostgresCDCTable creates a uniquely named table prefix_<n> on the
+// logical-decoding PostgreSQL by running each statement of ddl with %[1]s
+// standing for the table name, and names its replication slot weir_<table>.
+// When the test ends it drops the slot (if no longer active), the slot's
+// publication and the table.
+func PostgresCDCTable(t testing.TB, prefix string, ddl ...string) *PGCapture {
+	t.Helper()
+	dsn := PostgresLogical(t)
+	ctx := context.Background()
+	db, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := fmt.Sprintf("%s_%d_%04x", prefix, time.Now().UnixNano()%1e9, rand.Uint32()%0xffff)
+	c := &PGCapture{DB: db, DSN: dsn, Table: table, Slot: "weir_" + table}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_, _ = db.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", c.Slot)
+		_, _ = db.Exec(ctx, "DROP PUBLICATION IF EXISTS "+c.Slot+"_pub")
+		_, _ = db.Exec(ctx, "DROP TABLE IF EXISTS "+c.Table)
+		_ = db.Close(ctx)
+	})
+	for _, q := range ddl {
+		q = fmt.Sprintf(q, table)
+		if _, err := db.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return c
 }

@@ -32,31 +32,11 @@ type pgCDCTable struct {
 
 func newPGCDCTable(t *testing.T, rows int) *pgCDCTable {
 	t.Helper()
-	dsn := testsvc.PostgresLogical(t)
-	ctx := context.Background()
-	db, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := fmt.Sprintf("%d_%04x", time.Now().UnixNano()%1e9, rand.Uint32()%0xffff)
-	c := &pgCDCTable{db: db, dsn: dsn, name: "bills_" + n, slot: "weir_bills_" + n}
-	for _, q := range []string{
-		"CREATE TABLE " + c.name + " (id BIGINT PRIMARY KEY, k INT NOT NULL, amount BIGINT NOT NULL)",
-		"ALTER TABLE " + c.name + " REPLICA IDENTITY FULL",
-		fmt.Sprintf("INSERT INTO %s SELECT i, i %% 11, i FROM generate_series(1, %d) i", c.name, rows),
-	} {
-		if _, err := db.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_, _ = db.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", c.slot)
-		_, _ = db.Exec(ctx, "DROP PUBLICATION IF EXISTS "+c.slot+"_pub")
-		_, _ = db.Exec(ctx, "DROP TABLE IF EXISTS "+c.name)
-		_ = db.Close(ctx)
-	})
+	pc := testsvc.PostgresCDCTable(t, "bills", "CREATE TABLE %[1]s (id BIGINT PRIMARY KEY, k INT NOT NULL, amount BIGINT NOT NULL)",
+		"ALTER TABLE %[1]s REPLICA IDENTITY FULL",
+		fmt.Sprintf("INSERT INTO %%[1]s SELECT i, i %%%% 11, i FROM generate_series(1, %d) i", rows))
+	dsn := pc.DSN
+	c := &pgCDCTable{db: pc.DB, dsn: dsn, name: pc.Table, slot: pc.Slot}
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -268,6 +248,12 @@ INSERT INTO totals SELECT k, SUM(amount), COUNT(*) FROM bills GROUP BY k;`, src.
 	go func() {
 		defer close(wrote)
 		src.write(t, 300, 1)
+		// The second failure needs 100 stream rows after a checkpoint
+		// completed in the stream: if the job caught up with the first
+		// 300 transactions before that, more must come.
+		for seed := uint64(3); fs.failures.Load() < 2 && ctx.Err() == nil; seed++ {
+			src.write(t, 10, seed)
+		}
 	}()
 	// The writer goes on through both failures; the totals must then
 	// settle on the source's.
