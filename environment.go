@@ -6,22 +6,28 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/metrics/prom"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/state"
-	"github.com/weirstream/weir/task"
 )
 
 // DeliveryGuarantee is the guarantee a job gives for its state and, with
-// transactional sinks, its output.
-type DeliveryGuarantee = task.Mode
+// transactional sinks, its output (package delivery, Flink's
+// DeliveryGuarantee; the runtime and connectors use the same type).
+type DeliveryGuarantee = delivery.Guarantee
 
 const (
-	ExactlyOnce = task.ExactlyOnce
-	AtLeastOnce = task.AtLeastOnce
-	AtMostOnce  = task.AtMostOnce
+	// ExactlyOnce aligns checkpoint barriers: every record is in exactly
+	// one checkpoint (the default).
+	ExactlyOnce = delivery.ExactlyOnce
+	// AtLeastOnce does not align barriers: a restore may replay records.
+	AtLeastOnce = delivery.AtLeastOnce
+	// AtMostOnce takes no checkpoints: a restart starts afresh (Flink's
+	// delivery guarantee NONE, delivery.None).
+	AtMostOnce = delivery.None
 )
 
 // Environment collects the job's operators and runs them.

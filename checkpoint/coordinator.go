@@ -18,7 +18,7 @@ type Coordinator struct {
 	sources []event.SubtaskID // the tasks to trigger, sorted
 	nextID  event.CheckpointID
 
-	pending []*attempt // not yet ended, ascending id
+	pending []*pendingCheckpoint // not yet ended, ascending id
 	history history
 
 	lastTrigger time.Time // of any trigger; New's now before the first
@@ -117,7 +117,7 @@ func (c *Coordinator) mayTrigger() bool {
 }
 
 func (c *Coordinator) finalPending() bool {
-	return slices.ContainsFunc(c.pending, func(a *attempt) bool { return a.endsJob() })
+	return slices.ContainsFunc(c.pending, func(a *pendingCheckpoint) bool { return a.endsJob() })
 }
 
 func (c *Coordinator) periodicDue(now time.Time) bool {
@@ -128,7 +128,7 @@ func (c *Coordinator) periodicDue(now time.Time) bool {
 }
 
 func (c *Coordinator) trigger(now time.Time, final bool, typ event.SnapshotType) Action {
-	a := newAttempt(c.nextID, now, final, c.tasks)
+	a := newPendingCheckpoint(c.nextID, now, final, c.tasks)
 	a.typ = typ
 	c.nextID++
 	c.pending = append(c.pending, a)
@@ -261,7 +261,7 @@ func (c *Coordinator) subsume(now time.Time, completed event.CheckpointID) []Act
 }
 
 // fail aborts a and counts the failure; the result may end with FailJob.
-func (c *Coordinator) fail(now time.Time, a *attempt, err *FailedError) []Action {
+func (c *Coordinator) fail(now time.Time, a *pendingCheckpoint, err *FailedError) []Action {
 	acts := []Action{c.abort(now, a, err)}
 	if a.typ.IsSavepoint() {
 		return acts // a failed savepoint is the requester's error, not the job's
@@ -269,7 +269,7 @@ func (c *Coordinator) fail(now time.Time, a *attempt, err *FailedError) []Action
 	return append(acts, c.countFailure(err)...)
 }
 
-func (c *Coordinator) abort(now time.Time, a *attempt, err *FailedError) Action {
+func (c *Coordinator) abort(now time.Time, a *pendingCheckpoint, err *FailedError) Action {
 	c.remove(a)
 	a.end(now, StatusFailed, err)
 	c.markEnd(now)
@@ -296,16 +296,16 @@ func (c *Coordinator) markEnd(now time.Time) {
 	c.lastEnd, c.anyEnded = now, true
 }
 
-func (c *Coordinator) find(id event.CheckpointID) *attempt {
-	i := slices.IndexFunc(c.pending, func(a *attempt) bool { return a.id == id })
+func (c *Coordinator) find(id event.CheckpointID) *pendingCheckpoint {
+	i := slices.IndexFunc(c.pending, func(a *pendingCheckpoint) bool { return a.id == id })
 	if i < 0 {
 		return nil
 	}
 	return c.pending[i]
 }
 
-func (c *Coordinator) remove(a *attempt) {
-	c.pending = slices.DeleteFunc(c.pending, func(p *attempt) bool { return p == a })
+func (c *Coordinator) remove(a *pendingCheckpoint) {
+	c.pending = slices.DeleteFunc(c.pending, func(p *pendingCheckpoint) bool { return p == a })
 }
 
 // Pending describes every checkpoint not yet ended, in id order.
@@ -339,8 +339,8 @@ func (c *Coordinator) NextID() event.CheckpointID { return c.nextID }
 // Stats describes the newest HistorySize checkpoints, pending or ended, in
 // id order.
 func (c *Coordinator) Stats() []CheckpointStats {
-	out := make([]CheckpointStats, len(c.history.attempts))
-	for i, a := range c.history.attempts {
+	out := make([]CheckpointStats, len(c.history.checkpoints))
+	for i, a := range c.history.checkpoints {
 		out[i] = a.stats()
 	}
 	return out

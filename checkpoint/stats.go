@@ -80,7 +80,7 @@ type PendingInfo struct {
 	Waiting []event.SubtaskID
 }
 
-func (a *attempt) stats() CheckpointStats {
+func (a *pendingCheckpoint) stats() CheckpointStats {
 	s := CheckpointStats{ID: a.id, Status: a.result, Final: a.final, Type: a.typ, TriggerTime: a.triggered,
 		Acked: a.acks, Total: len(a.tasks), Tasks: make([]TaskStats, len(a.order))}
 	if a.status == ended {
@@ -95,7 +95,7 @@ func (a *attempt) stats() CheckpointStats {
 	return s
 }
 
-func (a *attempt) taskStats(t event.SubtaskID) TaskStats {
+func (a *pendingCheckpoint) taskStats(t event.SubtaskID) TaskStats {
 	ts := a.tasks[t]
 	s := TaskStats{Task: t, Phase: ts.phase, Metrics: ts.metrics}
 	if ts.acked() {
@@ -104,20 +104,20 @@ func (a *attempt) taskStats(t event.SubtaskID) TaskStats {
 	return s
 }
 
-func (a *attempt) pendingInfo() PendingInfo {
+func (a *pendingCheckpoint) pendingInfo() PendingInfo {
 	return PendingInfo{ID: a.id, TriggerTime: a.triggered, Final: a.final, Acked: a.acks,
 		Total: len(a.tasks), Persisting: a.status == persisting, Waiting: a.notAcked()}
 }
 
-// history keeps the newest HistorySize attempts in trigger order.
+// history keeps the newest HistorySize checkpoints in trigger order.
 type history struct {
-	attempts []*attempt
+	checkpoints []*pendingCheckpoint
 }
 
-func (h *history) add(a *attempt) {
-	if len(h.attempts) == HistorySize {
-		h.attempts[0] = nil // let the collector have it
-		h.attempts = h.attempts[1:]
+func (h *history) add(a *pendingCheckpoint) {
+	if len(h.checkpoints) == HistorySize {
+		h.checkpoints[0] = nil // let the collector have it
+		h.checkpoints = h.checkpoints[1:]
 	}
-	h.attempts = append(h.attempts, a)
+	h.checkpoints = append(h.checkpoints, a)
 }

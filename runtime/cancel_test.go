@@ -84,3 +84,19 @@ func TestNonRestartableFailsOnce(t *testing.T) {
 		t.Fatalf("%d restarts, err %v; want one failure", res.Restarts, err)
 	}
 }
+
+func TestRestartable(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{errors.New("broker went away"), true},
+		{fmt.Errorf("table t: %w", operator.ErrNonRestartable), false},
+		{fmt.Errorf("sink: %w", operator.ErrNeverCommits), false},
+		{fmt.Errorf("restore: %w", operator.ErrDataLoss), false},
+	} {
+		if got := Restartable(c.err); got != c.want {
+			t.Errorf("Restartable(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}

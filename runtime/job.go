@@ -143,10 +143,10 @@ func (j *job) run(ctx context.Context) error {
 
 // decide returns the delay before the restart after a failure, or the
 // error that fails the job: a failure no restart can fix (see
-// notRestartable), one that recurred at the same position of the input or
+// Restartable), one that recurred at the same position of the input or
 // output (RecurringFailureError), or the restart strategy's limit.
 func (j *job) decide(backoff restart.Backoff, attempt int, err error) (time.Duration, error) {
-	if notRestartable(err) {
+	if !Restartable(err) {
 		return 0, fmt.Errorf("%w after %d restarts: %w", ErrJobFailed, attempt, err)
 	}
 	now := j.opts.Now()
@@ -489,11 +489,17 @@ func (j *job) collectMetrics(d *deployment) {
 	}
 }
 
-// notRestartable tells a failure that a restart would only repeat: a sink
-// that can never commit, a misconfiguration (ErrNonRestartable), and data
-// loss — the restore would commit the same lost transaction again, so the
-// job stops and the error says what was lost, instead of looping.
-func notRestartable(err error) bool {
-	return errors.Is(err, operator.ErrNeverCommits) || errors.Is(err, operator.ErrNonRestartable) ||
-		errors.Is(err, operator.ErrDataLoss)
+// Restartable reports whether a restart from the latest checkpoint may
+// get past err (franz-go's kerr.IsRetriable, for a job). It is false for a
+// failure a restart would only repeat: a sink that can never commit
+// (operator.ErrNeverCommits), a misconfiguration
+// (operator.ErrNonRestartable), and data loss (operator.ErrDataLoss) — the
+// restore would commit the same lost transaction again, so the job stops
+// and the error says what was lost, instead of looping. Every other error
+// is restartable; the restart strategy and the recurring-failure check
+// still bound how often. err is matched with errors.Is, so wrapping keeps
+// the class.
+func Restartable(err error) bool {
+	return !errors.Is(err, operator.ErrNeverCommits) && !errors.Is(err, operator.ErrNonRestartable) &&
+		!errors.Is(err, operator.ErrDataLoss)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/barrier"
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
@@ -20,16 +21,14 @@ import (
 )
 
 // Mode is the delivery guarantee a job runs with.
-type Mode int
+type Mode = delivery.Guarantee
 
+// The job's guarantees, delivery's under the names the runtime has used.
 const (
-	// ExactlyOnce aligns barriers: every record is in exactly one checkpoint.
-	ExactlyOnce Mode = iota
-	// AtLeastOnce does not align: records after a barrier may be in the
-	// snapshot, so a restore may replay them.
-	AtLeastOnce
-	// AtMostOnce takes no checkpoints; a restart starts afresh.
-	AtMostOnce
+	ExactlyOnce = delivery.ExactlyOnce
+	AtLeastOnce = delivery.AtLeastOnce
+	// AtMostOnce is delivery.None: no checkpoints; a restart starts afresh.
+	AtMostOnce = delivery.None
 )
 
 // ChainedOperator is one operator of a subtask's chain, prepared by the

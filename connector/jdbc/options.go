@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/event"
 )
 
@@ -317,11 +317,11 @@ func (o *Options) set(k, v string) error {
 	case KeyBufferFlushMaxRows:
 		o.BufferFlushMaxRows, err = strconv.Atoi(v)
 	case KeyBufferFlushInterval:
-		o.BufferFlushInterval, err = ParseDuration(v)
+		o.BufferFlushInterval, err = duration.Parse(v)
 	case KeyMaxRetries:
 		o.MaxRetries, err = strconv.Atoi(v)
 	case KeyLockWaitTimeout:
-		o.LockWaitTimeout, err = ParseDuration(v)
+		o.LockWaitTimeout, err = duration.Parse(v)
 	case KeyDeliveryGuarantee:
 		o.Guarantee = DeliveryGuarantee(strings.ToLower(v))
 	case KeyStrategy:
@@ -336,29 +336,4 @@ func (o *Options) set(k, v string) error {
 		}
 	}
 	return err
-}
-
-var flinkDuration = regexp.MustCompile(`^(\d+)\s*([a-z]*)$`)
-
-// ParseDuration reads a duration as Flink writes them ("1s", "500 ms",
-// "2 min", "1h", a bare number of milliseconds) or as Go does ("1m30s").
-func ParseDuration(s string) (time.Duration, error) {
-	m := flinkDuration.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
-	if m == nil {
-		return time.ParseDuration(s)
-	}
-	n, err := strconv.ParseInt(m[1], 10, 64)
-	if err != nil {
-		return 0, err
-	}
-	unit, ok := map[string]time.Duration{"": time.Millisecond, "ms": time.Millisecond, "milli": time.Millisecond,
-		"millis": time.Millisecond, "millisecond": time.Millisecond, "milliseconds": time.Millisecond,
-		"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
-		"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
-		"h": time.Hour, "hour": time.Hour, "hours": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour,
-		"days": 24 * time.Hour}[m[2]]
-	if !ok {
-		return 0, fmt.Errorf("duration %q: unknown unit %q", s, m[2])
-	}
-	return time.Duration(n) * unit, nil
 }

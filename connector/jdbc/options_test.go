@@ -43,18 +43,6 @@ func TestParseOptions(t *testing.T) {
 	}
 }
 
-func TestParseDuration(t *testing.T) {
-	for in, want := range map[string]time.Duration{"1s": time.Second, "500 ms": 500 * time.Millisecond,
-		"2 min": 2 * time.Minute, "1h": time.Hour, "250": 250 * time.Millisecond, "1m30s": 90 * time.Second} {
-		if got, err := ParseDuration(in); err != nil || got != want {
-			t.Errorf("ParseDuration(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	if _, err := ParseDuration("3 fortnights"); err == nil {
-		t.Error("want an error for an unknown unit")
-	}
-}
-
 func TestParseTarget(t *testing.T) {
 	cases := []struct{ url, dialect, want string }{
 		{"jdbc:mysql://db:3306/shop?useSSL=false&serverTimezone=UTC&rewriteBatchedStatements=true", "MySQL",

@@ -16,6 +16,7 @@ import (
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/connector/nexmark"
 	"github.com/weirstream/weir/connector/print"
+	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/parser"
@@ -205,7 +206,7 @@ func rollingPolicy(t *catalog.Table) (filesystem.RollingPolicy, error) {
 	for key, d := range map[string]*time.Duration{"sink.rolling-policy.rollover-interval": &p.RolloverInterval,
 		"sink.rolling-policy.check-interval": &p.CheckInterval, "sink.rolling-policy.inactivity-interval": &p.InactivityInterval} {
 		if v, ok := t.Options[key]; ok {
-			x, err := parseHintDuration(v)
+			x, err := duration.Parse(v)
 			if err != nil || x <= 0 {
 				return p, &Error{Pos: t.OptionAt(key), Msg: fmt.Sprintf("table %q: '%s' = '%s': want a positive duration", t.Name, key, v),
 					Hint: "e.g. '1 min' or '30 s'"}
@@ -264,7 +265,7 @@ func partitionCommit(t *catalog.Table) (*filesystem.CommitPolicy, error) {
 		c.Trigger = v
 	}
 	if v, ok := t.Options["sink.partition-commit.delay"]; ok {
-		d, err := parseHintDuration(v)
+		d, err := duration.Parse(v)
 		if err != nil || d < 0 {
 			return nil, bad("sink.partition-commit.delay", "want a duration", "e.g. '1 min', '1 h', '0 s'")
 		}

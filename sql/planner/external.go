@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/connector/jdbc"
 	"github.com/weirstream/weir/connector/kafka"
 	"github.com/weirstream/weir/connector/postgrescdc"
+	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
@@ -257,7 +258,7 @@ func badRecordFix(t *catalog.Table) string {
 // Flink duration ('30 s', '5 min', a bare number of ms); '0' turns discovery
 // off, as in Flink. Unset, the connector's default applies: 5 minutes.
 func discoveryInterval(table, v string) (time.Duration, error) {
-	d, err := jdbc.ParseDuration(v) // Flink's duration syntax, not JDBC's
+	d, err := duration.Parse(v) // Flink's duration syntax, not JDBC's
 	if err != nil {
 		return 0, fmt.Errorf("table %q: 'scan.topic-partition-discovery.interval' = '%s': want a duration "+
 			"such as '5 min' or '30 s', or '0' to turn discovery off", table, v)

@@ -192,23 +192,3 @@ func (p *Planner) Build(jobName string, sinks []*Rel) (*graph.StreamGraph, error
 	}
 	return b.g, nil
 }
-
-// parseHintDuration reads Flink's duration syntax ("1 d", "12 h", "500 ms",
-// a bare number of ms).
-func parseHintDuration(s string) (time.Duration, error) {
-	var n float64
-	var unit string
-	if _, err := fmt.Sscanf(strings.ReplaceAll(s, " ", ""), "%g%s", &n, &unit); err != nil {
-		if _, err2 := fmt.Sscanf(s, "%g", &n); err2 != nil {
-			return 0, fmt.Errorf("%q is not a duration", s)
-		}
-		unit = "ms"
-	}
-	units := map[string]time.Duration{"ms": time.Millisecond, "s": time.Second, "sec": time.Second, "min": time.Minute,
-		"m": time.Minute, "h": time.Hour, "hour": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
-	u, ok := units[strings.ToLower(unit)]
-	if !ok {
-		return 0, fmt.Errorf("%q has an unknown unit %q", s, unit)
-	}
-	return time.Duration(n * float64(u)), nil
-}

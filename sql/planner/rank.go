@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
@@ -318,7 +319,7 @@ func (p *Planner) stateTTL(s *parser.Select) (time.Duration, error) {
 			continue
 		}
 		for _, o := range h.Options {
-			d, err := parseHintDuration(o.Value)
+			d, err := duration.Parse(o.Value)
 			if err != nil {
 				return 0, errAt(h.Pos, "STATE_TTL('%s' = '%s'): %v", o.Key, o.Value, err)
 			}

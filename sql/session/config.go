@@ -5,39 +5,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/planner"
 	"github.com/weirstream/weir/state/backends"
 	"github.com/weirstream/weir/task"
 )
-
-// ParseDuration reads Flink's duration syntax: "10 s", "10s", "500 ms",
-// "1 min", "2 h", "1 d"; a bare number is milliseconds.
-func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(strings.ToLower(s))
-	i := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsDigit(r) && r != '.' })
-	num, unit := s, "ms"
-	if i >= 0 {
-		num, unit = strings.TrimSpace(s[:i]), strings.TrimSpace(s[i:])
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || num == "" {
-		return 0, fmt.Errorf("%q is not a duration (e.g. '10 s', '500 ms', '1 min')", s)
-	}
-	units := map[string]time.Duration{"ms": time.Millisecond, "milli": time.Millisecond, "millis": time.Millisecond,
-		"s": time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
-		"min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute, "m": time.Minute,
-		"h": time.Hour, "hour": time.Hour, "hours": time.Hour, "d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
-	u, ok := units[unit]
-	if !ok {
-		return 0, fmt.Errorf("%q has an unknown time unit %q (use ms, s, min, h or d)", s, unit)
-	}
-	return time.Duration(v * float64(u)), nil
-}
 
 // Settings are the values of SET keys the session understands.
 type Settings map[string]string
@@ -52,7 +28,7 @@ func (st Settings) duration(key string) (time.Duration, bool, error) {
 	if !ok {
 		return 0, false, nil
 	}
-	d, err := ParseDuration(v)
+	d, err := duration.Parse(v)
 	if err != nil {
 		return 0, false, fmt.Errorf("SET '%s': %w", key, err)
 	}

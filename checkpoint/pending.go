@@ -33,7 +33,7 @@ func (s *taskState) describe(task event.SubtaskID, now time.Time) string {
 	return d
 }
 
-// status is where an attempt is in its life.
+// status is where a pending checkpoint is in its life.
 type status int
 
 const (
@@ -42,9 +42,11 @@ const (
 	ended                     // completed or failed; kept for Stats only
 )
 
-// attempt is one triggered checkpoint, from trigger until it ends, and then
-// its record in the stats history.
-type attempt struct {
+// pendingCheckpoint is one triggered checkpoint (Flink's PendingCheckpoint;
+// the runtime's job attempt is Flink's execution attempt, a different
+// thing), from trigger until it ends, and then its record in the stats
+// history.
+type pendingCheckpoint struct {
 	id        event.CheckpointID
 	triggered time.Time
 	final     bool
@@ -59,8 +61,8 @@ type attempt struct {
 	failure   *FailedError
 }
 
-func newAttempt(id event.CheckpointID, now time.Time, final bool, tasks []event.SubtaskID) *attempt {
-	a := &attempt{id: id, triggered: now, final: final, order: tasks,
+func newPendingCheckpoint(id event.CheckpointID, now time.Time, final bool, tasks []event.SubtaskID) *pendingCheckpoint {
+	a := &pendingCheckpoint{id: id, triggered: now, final: final, order: tasks,
 		tasks: make(map[event.SubtaskID]*taskState, len(tasks)), states: map[event.SubtaskID][]byte{}}
 	for _, t := range tasks {
 		a.tasks[t] = &taskState{}
@@ -70,7 +72,7 @@ func newAttempt(id event.CheckpointID, now time.Time, final bool, tasks []event.
 
 // progress records that task entered phase p. It keeps the start time when
 // the task repeats its phase, so durations count from the first report.
-func (a *attempt) progress(now time.Time, task event.SubtaskID, p Phase, detail string) {
+func (a *pendingCheckpoint) progress(now time.Time, task event.SubtaskID, p Phase, detail string) {
 	s := a.tasks[task]
 	if s == nil || s.acked() || p == PhaseAcked || a.status != waitingAcks {
 		return
@@ -82,7 +84,7 @@ func (a *attempt) progress(now time.Time, task event.SubtaskID, p Phase, detail 
 }
 
 // ack records an acknowledgement and reports whether it was new.
-func (a *attempt) ack(now time.Time, task event.SubtaskID, ack Ack) bool {
+func (a *pendingCheckpoint) ack(now time.Time, task event.SubtaskID, ack Ack) bool {
 	s := a.tasks[task]
 	if s == nil || s.acked() || a.status != waitingAcks {
 		return false
@@ -93,13 +95,13 @@ func (a *attempt) ack(now time.Time, task event.SubtaskID, ack Ack) bool {
 	return true
 }
 
-// endsJob: after this attempt completes nothing is triggered again — a
+// endsJob: after this checkpoint completes nothing is triggered again — a
 // final checkpoint, or the savepoint of a stop-with-savepoint.
-func (a *attempt) endsJob() bool { return a.final || a.typ == event.SnapshotSuspend }
+func (a *pendingCheckpoint) endsJob() bool { return a.final || a.typ == event.SnapshotSuspend }
 
-func (a *attempt) fullyAcked() bool { return a.acks == len(a.tasks) }
+func (a *pendingCheckpoint) fullyAcked() bool { return a.acks == len(a.tasks) }
 
-func (a *attempt) notAcked() []event.SubtaskID {
+func (a *pendingCheckpoint) notAcked() []event.SubtaskID {
 	var out []event.SubtaskID
 	for _, t := range a.order {
 		if !a.tasks[t].acked() {
@@ -109,11 +111,11 @@ func (a *attempt) notAcked() []event.SubtaskID {
 	return out
 }
 
-func (a *attempt) expiredAt(now time.Time, timeout time.Duration) bool {
+func (a *pendingCheckpoint) expiredAt(now time.Time, timeout time.Duration) bool {
 	return a.status == waitingAcks && !now.Before(a.triggered.Add(timeout))
 }
 
-func (a *attempt) expiredError(now time.Time) *FailedError {
+func (a *pendingCheckpoint) expiredError(now time.Time) *FailedError {
 	late := a.notAcked()
 	parts := make([]string, len(late))
 	for i, t := range late {
@@ -124,8 +126,8 @@ func (a *attempt) expiredError(now time.Time) *FailedError {
 	return &FailedError{ID: a.id, Cause: ErrExpired, Message: msg}
 }
 
-// end closes the attempt and drops the state blobs, which only the
+// end closes the pending checkpoint and drops the state blobs, which only the
 // PersistCheckpoint action needed.
-func (a *attempt) end(now time.Time, result Status, failure *FailedError) {
+func (a *pendingCheckpoint) end(now time.Time, result Status, failure *FailedError) {
 	a.status, a.result, a.endedAt, a.failure, a.states = ended, result, now, failure, nil
 }
