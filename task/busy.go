@@ -25,7 +25,22 @@ type timeAccount struct {
 	group *metrics.Subtask
 	// win is where the current rate window started.
 	win windowMark
+	// window is how long a rate window lasts (RateWindow; tests shorten it).
+	window time.Duration
+	// waitSince is when the credit wait in progress began (zero: none).
+	// publish counts it up to now, so a subtask blocked for good shows a
+	// back-pressured ratio rising to 1, not the ratio of its last window
+	// before the wait.
+	waitSince time.Time
+	// duringWait, if set, publishes the subtask's metrics; a credit wait
+	// calls it every blockedPublish while it lasts (the mailbox loop, which
+	// publishes at each tick, does not run then).
+	duringWait func()
 }
+
+// blockedPublish is how often a subtask blocked on a credit publishes its
+// metrics.
+const blockedPublish = 100 * time.Millisecond
 
 // totals are what a rate window is measured between.
 type totals struct {
@@ -40,29 +55,42 @@ type windowMark struct {
 
 func newTimeAccount(g *metrics.Subtask) *timeAccount {
 	now := time.Now()
-	return &timeAccount{start: now, group: g, win: windowMark{at: now}}
+	return &timeAccount{start: now, group: g, win: windowMark{at: now}, window: RateWindow}
 }
 
 // waitStart is called when the subtask must wait for a credit; waitEnd
-// with its result once it got one (or gave up). Nil-safe.
-func (a *timeAccount) waitStart() time.Time {
+// once it got one (or gave up). Nil-safe.
+func (a *timeAccount) waitStart() {
 	if a == nil {
-		return time.Time{}
+		return
 	}
 	if a.group != nil {
 		a.group.BackPressured.Store(true)
 	}
-	return time.Now()
+	a.waitSince = time.Now()
 }
 
-func (a *timeAccount) waitEnd(since time.Time) {
+// waitEnd ends the wait waitStart began (publish may have counted a part
+// of it already: it moves waitSince).
+func (a *timeAccount) waitEnd() {
 	if a == nil {
 		return
 	}
-	a.backPressured += time.Since(since)
+	a.backPressured += time.Since(a.waitSince)
+	a.waitSince = time.Time{}
 	if a.group != nil {
 		a.group.BackPressured.Store(false)
 	}
+}
+
+// waitTick returns a channel that fires while a credit wait lasts, when
+// the subtask should publish its metrics (nil: never), and its stop.
+func (a *timeAccount) waitTick() (<-chan time.Time, func()) {
+	if a == nil || a.duringWait == nil {
+		return nil, func() {}
+	}
+	tk := time.NewTicker(blockedPublish)
+	return tk.C, tk.Stop
 }
 
 // idleEnd adds the time since since, which the subtask spent waiting for
@@ -74,13 +102,17 @@ func (a *timeAccount) idleEnd(since time.Time) { a.idle += time.Since(since) }
 // the rates and ratios of the window; then a new window begins.
 func (a *timeAccount) publish(g *metrics.Subtask, cur totals, final bool) {
 	now := time.Now()
+	if !a.waitSince.IsZero() {
+		a.backPressured += now.Sub(a.waitSince)
+		a.waitSince = now
+	}
 	cur.idle, cur.backPressured = a.idle, a.backPressured
 	busy := max(0, now.Sub(a.start)-a.idle-a.backPressured)
 	g.AccumulateIdleMs.Store(a.idle.Milliseconds())
 	g.AccumulateBackPressuredMs.Store(a.backPressured.Milliseconds())
 	g.AccumulateBusyMs.Store(busy.Milliseconds())
 	elapsed := now.Sub(a.win.at)
-	if elapsed < RateWindow && !(final && elapsed > 0) {
+	if elapsed < a.window && !(final && elapsed > 0) {
 		return
 	}
 	r := windowRates(a.win.totals, cur, elapsed)

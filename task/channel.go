@@ -37,19 +37,34 @@ func (c *OutChannel) send(ctx context.Context, b event.Batch, acct *timeAccount)
 	select {
 	case <-c.credits:
 	default:
-		since := acct.waitStart()
-		select {
-		case <-c.credits:
-		case <-ctx.Done():
-			acct.waitEnd(since)
-			return ctx.Err()
+		if err := c.waitCredit(ctx, acct); err != nil {
+			return err
 		}
-		acct.waitEnd(since)
 	}
 	// Never blocks: the inbox holds as many envelopes as all its channels
 	// have credits.
 	c.inbox <- Envelope{Channel: c.index, Batch: b}
 	return nil
+}
+
+// waitCredit blocks until a credit comes or ctx is cancelled, counting
+// the wait as back-pressured time and publishing the subtask's metrics
+// while it lasts.
+func (c *OutChannel) waitCredit(ctx context.Context, acct *timeAccount) error {
+	acct.waitStart()
+	defer acct.waitEnd()
+	tick, stop := acct.waitTick()
+	defer stop()
+	for {
+		select {
+		case <-c.credits:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick:
+			acct.duringWait()
+		}
+	}
 }
 
 // InputGate is the receiving end of all channels of one subtask.

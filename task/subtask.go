@@ -195,6 +195,7 @@ func (t *Subtask) setErr(err error) {
 func (t *Subtask) Run(ctx context.Context) (err error) {
 	t.ctx = ctx
 	t.acct = newTimeAccount(t.spec.Metrics)
+	t.acct.duringWait = func() { t.publishMetrics(false) }
 	for _, w := range t.allWriters() {
 		w.acct = t.acct
 	}
