@@ -1,8 +1,11 @@
 package kafka
 
 import (
+	"context"
 	"strconv"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirstream/weir/metrics"
@@ -78,16 +81,26 @@ func fetchEnds(fs kgo.Fetches, committed bool) map[TopicPartition]int64 {
 	return ends
 }
 
+// lagUnknown is the records-lag of a partition whose end the reader does
+// not know yet (the Kafka consumer reports NaN): neither listed nor
+// fetched. 0 would claim it caught up.
+const lagUnknown = -1
+
 // publishLag sets every split's offset and lag (records between its
-// position and the end its last fetch saw), their maximum and sum. Called
-// on the subtask goroutine after each Poll.
+// position and the end it knows), their maximum and sum over the splits
+// whose lag is known. Called on the subtask goroutine after each Poll.
 func (r *reader) publishLag() {
 	var sum, most int64
 	for _, tp := range r.order {
 		st := r.splits[tp]
 		st.gauges.offset.Store(st.pos.next)
 		lag := int64(0)
-		if st.end > st.pos.next && !st.finished {
+		switch {
+		case st.finished:
+		case st.end < 0:
+			st.gauges.lag.Store(lagUnknown)
+			continue
+		case st.end > st.pos.next:
 			lag = st.end - st.pos.next
 		}
 		st.gauges.lag.Store(lag)
@@ -102,6 +115,51 @@ func (r *reader) takeEnds(ends map[TopicPartition]int64) {
 	for tp, end := range ends {
 		if st := r.splits[tp]; st != nil && end > st.end {
 			st.end = end
+		}
+	}
+}
+
+// listEnds lists, in the background, the ends of the splits added since
+// its last call (the high watermark; the last stable offset under
+// read_committed), so a split's lag is known before its first fetch
+// returns records — a partition the reader is not fetching from yet
+// (its leader slow, or records the fetches have not reached) is not
+// caught up. A failed listing leaves the lag unknown until a fetch.
+func (r *reader) listEnds() {
+	tps := r.unlisted
+	r.unlisted = nil
+	if len(tps) == 0 {
+		return
+	}
+	a := &admin{cl: r.cl, adm: kadm.NewClient(r.cl)}
+	if !r.cfg.readUncommitted {
+		a.isolation = 1
+	}
+	r.goRun(func() {
+		ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
+		defer cancel()
+		ends, err := a.listOffsets(ctx, tps, -1)
+		if err != nil {
+			r.log.Debug("kafka source: listing the end offsets of new splits failed; their lag stays unknown until a fetch",
+				"err", err)
+			return
+		}
+		select {
+		case r.listed <- ends:
+			r.signal()
+		case <-r.ctx.Done():
+		}
+	})
+}
+
+// takeListed records the ends listEnds listed.
+func (r *reader) takeListed() {
+	for {
+		select {
+		case ends := <-r.listed:
+			r.takeEnds(ends)
+		default:
+			return
 		}
 	}
 }

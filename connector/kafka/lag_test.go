@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
@@ -81,4 +83,79 @@ func TestSourceLagMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(100)
+}
+
+// TestLagUnknownBeforeEnd: a split whose end the reader knows neither from
+// a fetch nor from a listing reports records-lag -1 (unknown), not 0 (caught
+// up), and stays out of pendingRecords and the maximum.
+func TestLagUnknownBeforeEnd(t *testing.T) {
+	group := metrics.NewOperator("Source: in", "in")
+	r := &reader{splits: map[TopicPartition]*splitState{}, rm: newReaderMetrics(operator.ReaderContext{Group: group})}
+	r.mu.known = map[TopicPartition]bool{}
+	consume := map[string]map[int32]kgo.Offset{}
+	r.addSplit(TopicPartition{"in", 0}, position{next: 3, stop: -1}, nil, consume)
+	r.addSplit(TopicPartition{"in", 1}, position{next: 5, stop: -1}, nil, consume)
+	r.takeEnds(map[TopicPartition]int64{{"in", 1}: 12})
+	r.publishLag()
+	for p, want := range map[string]int64{"0": lagUnknown, "1": 7} {
+		if got, _ := group.Find(metricRecordsLag, "topic", "in", "partition", p); got != want {
+			t.Errorf("partition %s: records-lag %d, want %d", p, got, want)
+		}
+	}
+	for _, name := range []string{metricPendingRecords, metricRecordsLagMax} {
+		if got, _ := group.Find(name); got != 7 {
+			t.Errorf("%s = %d, want 7 (partition 1's; partition 0's is unknown)", name, got)
+		}
+	}
+}
+
+// TestLagOfUnfetchedPartition: a partition the reader has not fetched from
+// (paused here) shows its whole backlog as lag — the high watermark the
+// reader listed when the split was added — while the other partition is
+// read to its end; before, it showed 0.
+func TestLagOfUnfetchedPartition(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t)
+	in := c.topic("in", 2)
+	var vals []string
+	for i := 0; i < 60; i++ {
+		b, _ := json.Marshal(payload{N: i})
+		vals = append(vals, string(b))
+	}
+	c.produce(in, 2, vals) // 30 records in each partition
+	src, err := NewSource[payload](Brokers(c.brokers), Topics(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := metrics.NewOperator("Source: in", "in")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	splits, err := src.Enumerate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, err := src.CreateReader(operator.ReaderContext{Subtask: event.SubtaskID{Vertex: "src"}, Parallelism: 1, Context: ctx,
+		Metrics: &operator.Metrics{}, Group: group})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sr.Close()
+	sr.(*reader).cl.PauseFetchPartitions(map[string][]int32{in: {1}})
+	if err := sr.AddSplits(splits); err != nil {
+		t.Fatal(err)
+	}
+	lag := func(p string) int64 {
+		v, _ := group.Find(metricRecordsLag, "topic", in, "partition", p)
+		return v
+	}
+	out := &collector{}
+	if err := pollUntil(t, sr, out, func() bool { return len(out.vals) == 30 && lag("1") != lagUnknown }); err != nil {
+		t.Fatal(err)
+	}
+	if lag("0") != 0 || lag("1") != 30 {
+		t.Errorf("records-lag: partition 0 (read to its end) %d, want 0; partition 1 (not fetched) %d, want 30", lag("0"), lag("1"))
+	}
+	if got, _ := group.Find(metricPendingRecords); got != 30 {
+		t.Errorf("pendingRecords %d, want 30", got)
+	}
 }

@@ -50,6 +50,8 @@ type reader struct {
 
 	fetched    chan fetchBatch
 	added      chan []discovered
+	listed     chan map[TopicPartition]int64 // the ends of new splits, listed by listEnds
+	unlisted   []TopicPartition              // splits added since the last listEnds
 	commits    chan kadm.Offsets
 	notify     chan struct{}
 	closing    chan struct{} // closed by Close: the commit goroutine commits what is pending and exits
@@ -73,7 +75,8 @@ type splitState struct {
 	// split; nil for other sources.
 	table map[string][]byte
 	// end is the offset the last fetch of the partition could read up to
-	// (see fetchEnds): the lag is end - pos.next.
+	// (see fetchEnds), or the end listed when the split was added: the lag
+	// is end - pos.next. -1 until either is known.
 	end    int64
 	gauges splitGauges
 }
@@ -119,7 +122,7 @@ func newReader(rctx operator.ReaderContext, cfg *sourceConfig, base []kgo.Opt, d
 	}
 	r := &reader{cfg: cfg, rctx: rctx, cl: cl, decode: dec.decode, upsert: dec.upsert, metrics: m, log: log,
 		splits: map[TopicPartition]*splitState{}, fetched: make(chan fetchBatch, 2),
-		added: make(chan []discovered, 1), commits: make(chan kadm.Offsets, 1), notify: make(chan struct{}, 1),
+		added: make(chan []discovered, 1), listed: make(chan map[TopicPartition]int64, 4), commits: make(chan kadm.Offsets, 1), notify: make(chan struct{}, 1),
 		closing: make(chan struct{}), commitDone: make(chan struct{}), rm: newReaderMetrics(rctx)}
 	r.ctx, r.cancel = context.WithCancel(parent)
 	r.mu.known = map[TopicPartition]bool{}
@@ -166,6 +169,7 @@ func (r *reader) AddSplits(splits []operator.SplitState) error {
 		r.addSplit(tp, pos, table, consume)
 	}
 	r.cl.AddConsumePartitions(consume)
+	r.listEnds()
 	r.startDiscovery()
 	return nil
 }
@@ -174,7 +178,7 @@ func (r *reader) addSplit(tp TopicPartition, pos position, table map[string][]by
 	if _, dup := r.splits[tp]; dup {
 		return
 	}
-	st := &splitState{id: splitID(tp.Topic, tp.Partition), tp: tp, pos: pos, gauges: r.rm.forSplit(tp)}
+	st := &splitState{id: splitID(tp.Topic, tp.Partition), tp: tp, pos: pos, gauges: r.rm.forSplit(tp), end: -1}
 	if r.upsert != nil {
 		st.table = table
 	}
@@ -189,6 +193,7 @@ func (r *reader) addSplit(tp TopicPartition, pos position, table map[string][]by
 		return
 	}
 	r.active++
+	r.unlisted = append(r.unlisted, tp)
 	if consume[tp.Topic] == nil {
 		consume[tp.Topic] = map[int32]kgo.Offset{}
 	}
@@ -199,6 +204,7 @@ func (r *reader) addSplit(tp TopicPartition, pos position, table map[string][]by
 func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
 	r.reportEndedAtAdd(out)
 	r.takeDiscovered(out)
+	r.takeListed()
 	if r.idx >= len(r.cur.recs) {
 		if r.cur.err != nil {
 			return 0, fmt.Errorf("kafka source: %w", r.cur.err)
@@ -538,6 +544,7 @@ func (r *reader) takeDiscovered(out operator.ReaderOutput) {
 			r.log.Info("kafka source: new partition", "split", splitID(d.tp.Topic, d.tp.Partition), "offset", d.start)
 		}
 		r.cl.AddConsumePartitions(consume)
+		r.listEnds()
 	default:
 	}
 }

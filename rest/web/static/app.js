@@ -603,10 +603,11 @@
       options: { plugins: { title: { display: true, text: `Kafka lag: the ${top.length} partitions furthest behind` } },
         scales: { y: { beginAtZero: true } } },
     }));
-    const total = rows.reduce((n, r) => n + Number(r.lag), 0);
+    // A lag of -1 is unknown: the source has not learnt the partition's end yet.
+    const total = rows.reduce((n, r) => n + Math.max(0, Number(r.lag)), 0);
     const { rows: trs, pager } = paged('lag', rows, (r) => el('tr', { 'data-topic': r.topic, 'data-partition': r.partition },
       el('td', {}, r.topic), num(r.partition, String(r.partition)), el('td', {}, r.vertex), num(r.subtask, String(r.subtask)),
-      el('td', { class: 'num', 'data-value': r.lag }, fmtInt(Number(r.lag)))));
+      el('td', { class: 'num', 'data-value': r.lag }, Number(r.lag) < 0 ? 'unknown' : fmtInt(Number(r.lag)))));
     fill('#lag', el('p', { class: 'muted' }, `${rows.length} partitions · ${fmtInt(total)} records behind in all`),
       table({ id: 'lag-table' }, ['Topic', 'Partition', 'Source', 'Subtask', 'Records lag'], trs), pager);
   }
