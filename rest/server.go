@@ -136,6 +136,13 @@ var routes = []route{
 		"The vertex's metrics aggregated over its subtasks: their names, or with ?get=name,name their " +
 			"?agg=min,max,avg,sum (default all) over ?subtasks=0,2-4 (default all).", nil, []api.AggregatedMetric{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/watermarks", (*Server).watermarks, "Each subtask's current input watermark, ms.", nil, []api.Metric{}},
+	{"GET", "/jobs/{jobid}/explain-analyze", (*Server).explainAnalyze,
+		"Weir's EXPLAIN ANALYZE: the plan with each vertex's records and rates, busy and back-pressured ratios, " +
+			"state size (last checkpoint), lowest watermark and source lag, from the subtasks' metrics; per operator too.",
+		nil, api.ExplainAnalyze{}},
+	{"GET", "/jobs/{jobid}/hot-subtasks", (*Server).hotSubtasks,
+		"Weir's (FLINK-39489): the ?n= (default 10) hottest subtasks ranked ?by=busy (default), backpressure or lag, " +
+			"over the last 5 s.", nil, api.HotSubtasks{}},
 	{"POST", "/jobs/{jobid}/savepoints", (*Server).triggerSavepoint,
 		"Trigger a savepoint (cancel-job: stop with it). Answers a trigger id at once; needs the token.", api.SavepointTriggerRequest{}, api.TriggerResponse{}},
 	{"GET", "/jobs/{jobid}/savepoints/{triggerid}", (*Server).savepointStatus, "A savepoint operation's status, location or failure.",
