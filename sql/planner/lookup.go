@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
 )
 
 // lookupJoin plans `l JOIN t FOR SYSTEM_TIME AS OF l.proctime AS a ON …`:
@@ -22,6 +23,9 @@ import (
 func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where []parser.Expr) (*Rel, []parser.Expr, error) {
 	if j.Kind != parser.InnerJoin && j.Kind != parser.LeftJoin {
 		return nil, nil, errAt(j.Pos, "a lookup join (FOR SYSTEM_TIME AS OF) is JOIN or LEFT JOIN, not %s", j.Kind)
+	}
+	if err := checkProcTimeAsOf(l, tn.ForSystemTime); err != nil {
+		return nil, nil, err
 	}
 	t, ok := p.Catalog.Table(tn.Name)
 	if !ok {
@@ -35,9 +39,17 @@ func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where
 	if tn.Alias != "" {
 		alias = tn.Alias
 	}
-	r := &Rel{RowTime: -1}
+	var phys []expr.Column
 	for _, f := range t.Physical() {
-		r.Cols = append(r.Cols, expr.Column{Qualifier: alias, Name: f.Name, Type: f.Type})
+		phys = append(phys, expr.Column{Qualifier: alias, Name: f.Name, Type: f.Type})
+	}
+	cols, _, computed, err := p.tableColumns(t, alias, phys)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &Rel{RowTime: -1, Cols: cols}
+	if computed != nil {
+		load = computedLoad(load, computed)
 	}
 	var conds, rest, leftOnly []parser.Expr
 	if j.On != nil {
@@ -62,7 +74,7 @@ func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where
 	}
 	var other []parser.Expr
 	for _, c := range conds {
-		ri, le, ok := lookupKey(l, r, c)
+		ri, le, ok := p.lookupKey(l, r, c)
 		if !ok {
 			other = append(other, c)
 			continue
@@ -77,7 +89,7 @@ func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where
 		return nil, nil, &Error{Pos: j.Pos, Msg: fmt.Sprintf("a lookup join of %s needs an equality between a column of %s and an expression of the other side", t.Name, t.Name),
 			Hint: "e.g. ON mod(b.auction, 10000) = s.key"}
 	}
-	cols := append(append([]expr.Column(nil), l.Cols...), r.Cols...)
+	cols = append(append([]expr.Column(nil), l.Cols...), r.Cols...)
 	if opts.Condition, err = p.joinCondition(other, cols, len(l.Cols)); err != nil {
 		return nil, nil, err
 	}
@@ -98,19 +110,82 @@ func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where
 	return out, rest, nil
 }
 
-// lookupKey recognises `r.col = <expression of l>` (either order).
-func lookupKey(l, r *Rel, e parser.Expr) (int, parser.Expr, bool) {
+// computedLoad appends a lookup table's computed columns to each row it
+// loads.
+func computedLoad(load func() ([][]any, error), computed func([]any) ([]any, error)) func() ([][]any, error) {
+	return func() ([][]any, error) {
+		rows, err := load()
+		if err != nil {
+			return nil, err
+		}
+		out := make([][]any, len(rows))
+		for i, row := range rows {
+			if out[i], err = computed(row); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+}
+
+// checkProcTimeAsOf refuses FOR SYSTEM_TIME AS OF anything but a
+// processing-time attribute of the left input: AS OF an event-time
+// attribute is Flink's event-time temporal join, which joins each row
+// with the table's version at the row's time; a lookup join would join it
+// with the table as it is now, a different result.
+func checkProcTimeAsOf(l *Rel, asOf parser.Expr) error {
+	i := identIndex(l, asOf)
+	if i >= 0 && l.Cols[i].Type.TimeAttr == "proctime" {
+		return nil
+	}
+	if i >= 0 && l.Cols[i].Type.TimeAttr == "rowtime" {
+		return &Error{Pos: asOf.Position(), Msg: fmt.Sprintf("FOR SYSTEM_TIME AS OF %s: an event-time temporal join "+
+			"(AS OF a rowtime attribute, against a versioned table) is not supported yet", parser.Format(asOf)),
+			Hint: "join AS OF a processing-time attribute (a PROCTIME() column) for a lookup join, or use a regular join"}
+	}
+	return &Error{Pos: asOf.Position(), Msg: fmt.Sprintf("FOR SYSTEM_TIME AS OF %s: Temporal table join currently only "+
+		"supports 'FOR SYSTEM_TIME AS OF' left table's time attribute field", parser.Format(asOf)),
+		Hint: "write AS OF a processing-time attribute of the left table, e.g. o.proc_time with proc_time AS PROCTIME()"}
+}
+
+// lookupKey recognises `r.col = <expression of l>` (either order), the
+// expression possibly a constant (Flink's lookup on a constant key). A
+// pair whose types would not compare as equal keys (an INT column and a
+// DOUBLE expression) stays a condition, where = compares as SQL does.
+func (p *Planner) lookupKey(l, r *Rel, e parser.Expr) (int, parser.Expr, bool) {
 	b, ok := e.(*parser.Binary)
 	if !ok || b.Op != parser.Eq {
 		return 0, nil, false
 	}
 	for _, pair := range [][2]parser.Expr{{b.L, b.R}, {b.R, b.L}} {
 		ri := identIndex(r, pair[0])
-		if ri >= 0 && identIndex(l, pair[0]) < 0 && sideOf(l, r, pair[1]) == sideLeft {
+		if ri < 0 || identIndex(l, pair[0]) >= 0 {
+			continue
+		}
+		if side := sideOf(l, r, pair[1]); side != sideLeft && side != 0 {
+			continue
+		}
+		t, err := expr.InferType(pair[1], p.scope(l.Cols))
+		if err == nil && sameKeyKind(t, r.Cols[ri].Type) {
 			return ri, pair[1], true
 		}
 	}
 	return 0, nil, false
+}
+
+// sameKeyKind reports whether values of a and b are equal exactly when
+// their key encodings are (integers of any width are widened alike; NULL
+// matches nothing anyway).
+func sameKeyKind(a, b types.Type) bool {
+	switch {
+	case a.Kind == types.Null:
+		return true
+	case a.IsInteger() && b.IsInteger():
+		return true
+	case a.IsString() && b.IsString():
+		return true
+	}
+	return a.Kind == b.Kind && a.Kind != types.Array && a.Kind != types.Map && a.Kind != types.Row
 }
 
 // lookup returns the loader of a lookup-joined table.

@@ -326,6 +326,20 @@ func (r *sqlScript) register() {
 		r.sources[t.Name] = append(r.sources[t.Name], s)
 		return s, nil
 	}
+	// As a lookup source (FOR SYSTEM_TIME AS OF) a 'values' table is the
+	// rows the script gives it, as Flink's test values connector's lookup
+	// function reads its data.
+	c.Lookups["values"] = func(t *catalog.Table) (func() ([][]any, error), error) {
+		return func() ([][]any, error) {
+			var rows [][]any
+			for _, tr := range r.timeline {
+				if tr.table == t.Name && tr.mark == "" {
+					rows = append(rows, tr.row)
+				}
+			}
+			return rows, nil
+		}, nil
+	}
 	c.Sinks["values"] = func(t *catalog.Table) (planner.SinkSpec, error) {
 		updates := false
 		switch v := strings.ToLower(t.Options["sink-insert-only"]); v {
