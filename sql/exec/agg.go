@@ -47,10 +47,15 @@ const (
 	VarSamp
 	StddevPop
 	StddevSamp
+	// Lag is LAG(x [, offset [, default]]) OVER …: x of the row offset
+	// rows before the last one aggregated (default 1; 0 is x itself),
+	// NULLs included, or Default when there are not that many rows
+	// (Flink's LagAggFunction). Insert-only input; OVER aggregation only.
+	Lag
 )
 
 var aggNames = [...]string{"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG", "FIRST_VALUE", "LAST_VALUE",
-	"LISTAGG", "VAR_POP", "VAR_SAMP", "STDDEV_POP", "STDDEV_SAMP"}
+	"LISTAGG", "VAR_POP", "VAR_SAMP", "STDDEV_POP", "STDDEV_SAMP", "LAG"}
 
 func (k AggKind) String() string {
 	if int(k) < len(aggNames) {
@@ -82,6 +87,10 @@ type AggCall struct {
 	FilterField int
 	// Separator is LISTAGG's separator; nil is ",".
 	Separator *string
+	// LagOffset and LagDefault are LAG's offset (≥ 0) and default value
+	// (nil: NULL).
+	LagOffset  int
+	LagDefault any
 }
 
 // String prints the call in SQL, with the argument as $index.
@@ -102,7 +111,7 @@ func (c AggCall) String() string {
 
 func checkAggs(calls []AggCall, twoPhase bool) error {
 	for _, c := range calls {
-		if c.Kind > StddevSamp {
+		if c.Kind > Lag {
 			return fmt.Errorf("%w: unknown aggregate kind %d", ErrInvalidOptions, c.Kind)
 		}
 		if c.Kind != CountStar && c.Arg < 0 {
@@ -110,6 +119,9 @@ func checkAggs(calls []AggCall, twoPhase bool) error {
 		}
 		if c.HasFilter && c.FilterField < 0 {
 			return fmt.Errorf("%w: %s has a negative filter field index", ErrInvalidOptions, c)
+		}
+		if c.Kind == Lag && (c.Distinct || c.LagOffset < 0 || twoPhase) {
+			return fmt.Errorf("%w: %s takes no DISTINCT, a non-negative offset, and runs in one phase", ErrInvalidOptions, c)
 		}
 		if twoPhase && c.Distinct {
 			return fmt.Errorf("%w: %s cannot run in two phases; set 'table.optimizer.agg-phase-strategy' = 'ONE_PHASE' for this query", ErrInvalidOptions, c)
@@ -232,8 +244,8 @@ func (a *aggregator) accumulate(acc, fields []any, retract bool, set func(i int)
 			if c.Arg >= len(fields) {
 				return fmt.Errorf("%w: %s reads field %d of a row of %d fields", ErrType, c, c.Arg, len(fields))
 			}
-			if v = widen(fields[c.Arg]); v == nil {
-				continue // aggregates skip NULLs
+			if v = widen(fields[c.Arg]); v == nil && c.Kind != Lag {
+				continue // aggregates skip NULLs (LAG sees them)
 			}
 		}
 		if err := a.fold(acc, i, v, sign, set); err != nil {
@@ -370,6 +382,8 @@ func (a *aggregator) result(acc []any) []any {
 	for i, c := range a.calls {
 		n, v := acc[1+2*i].(int64), acc[2+2*i]
 		switch {
+		case c.Kind == Lag:
+			out[i] = lagResult(c, v)
 		case c.Kind == CountStar || c.Kind == Count:
 			out[i] = n
 		case n <= 0 || v == nil:

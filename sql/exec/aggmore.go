@@ -34,8 +34,41 @@ func (a *aggregator) foldMore(acc []any, vi int, c AggCall, v any, sign int64) (
 	case a.listKind(c.Kind):
 		acc[vi] = foldList(acc[vi], v, sign)
 		return true, nil
+	case c.Kind == Lag:
+		if sign < 0 {
+			return true, fmt.Errorf("%w: %s cannot retract", ErrUpdatesUnsupported, c)
+		}
+		acc[vi] = foldLag(acc[vi], c, v)
+		return true, nil
 	}
 	return false, nil
+}
+
+// foldLag appends v to LAG's window of the last offset+1 values, dropping
+// the oldest beyond it.
+func foldLag(cur any, c AggCall, v any) any {
+	var vals []any
+	if cur != nil {
+		vals = cur.([]any)
+	}
+	vals = append(vals, v)
+	if extra := len(vals) - (c.LagOffset + 1); extra > 0 {
+		vals = append([]any(nil), vals[extra:]...)
+	}
+	return vals
+}
+
+// lagResult is the value offset rows before the last one, or the default
+// while fewer than offset+1 rows were aggregated.
+func lagResult(c AggCall, cur any) any {
+	if cur == nil {
+		return c.LagDefault
+	}
+	vals := cur.([]any)
+	if len(vals) < c.LagOffset+1 {
+		return c.LagDefault
+	}
+	return vals[len(vals)-1-c.LagOffset]
 }
 
 // foldMoments adds (or retracts) x and x² to [Σx, Σx²]. Integers stay
@@ -120,6 +153,8 @@ func (a *aggregator) mergeMore(acc []any, vi int, c AggCall, pv any) (ok bool, e
 	case a.listKind(c.Kind):
 		acc[vi] = mergeLists(acc[vi], pv)
 		return true, nil
+	case c.Kind == Lag:
+		return true, fmt.Errorf("%w: %s cannot merge partial accumulators", ErrInvalidOptions, c)
 	}
 	return false, nil
 }

@@ -2,8 +2,11 @@ package planner
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/types"
 )
@@ -29,6 +32,50 @@ func unplannedAggregate(f *parser.FuncCall) error {
 			"VAR_POP, VAR_SAMP, VARIANCE, STDDEV_POP, STDDEV_SAMP, STDDEV"
 	}
 	return &Error{Pos: f.Pos, Msg: fmt.Sprintf("aggregate function %s is not supported", f.Name), Hint: hint}
+}
+
+// lagCall plans LAG(x [, offset [, default]]): the offset is a
+// non-negative integer literal and the default a constant of x's type, as
+// Flink requires them to be.
+func (p *Planner) lagCall(f *parser.FuncCall, column func(parser.Expr) (int, error)) (exec.AggCall, error) {
+	if len(f.Args) < 1 || len(f.Args) > 3 || f.Distinct {
+		return exec.AggCall{}, &Error{Pos: f.Pos, Msg: fmt.Sprintf("LAG takes one to three arguments, got %d", len(f.Args)),
+			Hint: "call it as LAG(x), LAG(x, 2) or LAG(x, 2, default)"}
+	}
+	call := exec.AggCall{Kind: exec.Lag, LagOffset: 1}
+	if len(f.Args) >= 2 {
+		n, ok := f.Args[1].(*parser.NumberLit)
+		off, err := strconv.Atoi(strings.TrimSpace(textOf(n)))
+		if !ok || err != nil || off < 0 {
+			return exec.AggCall{}, &Error{Pos: f.Args[1].Position(), Msg: "the offset of LAG must be a non-negative integer literal",
+				Hint: "write LAG(x, 2)"}
+		}
+		call.LagOffset = off
+	}
+	argT, _ := p.argType(f.Args[0])
+	if len(f.Args) == 3 {
+		d, err := expr.Compile(f.Args[2], p.scope(nil))
+		if err != nil {
+			return exec.AggCall{}, &Error{Pos: f.Args[2].Position(), Msg: "the default of LAG must be a constant: " + err.Error()}
+		}
+		if d.Type.Kind != types.Null && d.Type.Base() != argT.Base() {
+			return exec.AggCall{}, &Error{Pos: f.Args[2].Position(), Msg: fmt.Sprintf("the default of LAG is %s, the value %s", d.Type.Base(), argT.Base()),
+				Hint: fmt.Sprintf("CAST the default AS %s", argT.Base())}
+		}
+		if call.LagDefault, err = d.Eval(nil); err != nil {
+			return exec.AggCall{}, &Error{Pos: f.Args[2].Position(), Msg: "the default of LAG: " + err.Error()}
+		}
+	}
+	arg, err := column(f.Args[0])
+	call.Arg = arg
+	return call, err
+}
+
+func textOf(n *parser.NumberLit) string {
+	if n == nil {
+		return ""
+	}
+	return n.Text
 }
 
 // listAggCall plans LISTAGG(x [, separator]): the separator is a string

@@ -223,6 +223,9 @@ func (p *Planner) aggCall(f *parser.FuncCall, column func(parser.Expr) (int, err
 }
 
 func (p *Planner) aggCallNoFilter(f *parser.FuncCall, column func(parser.Expr) (int, error)) (exec.AggCall, error) {
+	if f.Name == "LAG" { // only OVER calls reach here (collectAggregates skips it)
+		return p.lagCall(f, column)
+	}
 	kind, known := aggKinds[f.Name]
 	if !known {
 		return exec.AggCall{}, unplannedAggregate(f)

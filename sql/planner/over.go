@@ -87,7 +87,10 @@ func namedWindow(s *parser.Select, name string) *parser.WindowSpec {
 // PRECEDING to CURRENT ROW.
 func windowText(c *overCall) (text, frame string, err error) {
 	spec := *c.spec
-	if rankFuncs[c.call.Name] {
+	if rankFuncs[c.call.Name] || c.call.Name == "LAG" {
+		if spec.Frame != nil && c.call.Name == "LAG" {
+			return "", "", errAt(spec.Frame.Pos, "ROW/RANGE not allowed with LAG: it reads the rows before the current one")
+		}
 		if spec.Frame != nil {
 			return "", "", errAt(spec.Frame.Pos, "ROW/RANGE not allowed with RANK, DENSE_RANK or ROW_NUMBER functions")
 		}
@@ -180,10 +183,12 @@ func overAggCall(c *overCall, w *overWindow) (*parser.FuncCall, error) {
 		return &parser.FuncCall{Pos: f.Pos, Name: "COUNT"}, nil
 	case f.Name == "LEAD":
 		return nil, errAt(f.Pos, "LEAD Function is not supported in stream mode")
-	case f.Name == "LAG" || f.Name == "NTILE" || f.Name == "CUME_DIST" || f.Name == "PERCENT_RANK":
+	case f.Name == "LAG":
+		return f, nil
+	case f.Name == "NTILE" || f.Name == "CUME_DIST" || f.Name == "PERCENT_RANK":
 		return nil, &Error{Pos: f.Pos, Msg: fmt.Sprintf("%s() OVER is not supported yet", f.Name),
 			Hint: "the OVER aggregates Weir computes are COUNT, SUM, MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LISTAGG, " +
-				"the variance family, ROW_NUMBER, and RANK and DENSE_RANK on processing time"}
+				"the variance family, LAG, ROW_NUMBER, and RANK and DENSE_RANK on processing time"}
 	}
 	if _, known := aggKinds[f.Name]; !known {
 		return nil, unplannedAggregate(f)
