@@ -170,6 +170,10 @@ type Subtask struct {
 	// CheckpointSize the bytes the subtask wrote for it: its state size
 	// (Flink's REST checkpointed_size, as a metric).
 	CheckpointAlignmentNanos, CheckpointSize atomic.Int64
+	// Tail samples the rows of the vertex for GET …/vertices/:vid/tail:
+	// those its chain emits downstream, or those its last operator
+	// received when that is a sink (its chain emits nothing).
+	Tail Tail
 }
 
 // Operator is Flink's operator scope: one operator of a subtask's chain

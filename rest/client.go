@@ -121,16 +121,28 @@ func (c *Client) AwaitSavepoint(ctx context.Context, job, trigger string) (strin
 // Do sends a request with in as its JSON body (nil: none) and decodes the
 // reply into out; an error status is a *StatusError.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	resp, err := c.send(ctx, method, path, in)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// send sends a request with in as its JSON body (nil: none) and returns
+// the reply of a success status for the caller to read and close; an
+// error status is a *StatusError.
+func (c *Client) send(ctx context.Context, method, path string, in any) (*http.Response, error) {
 	var body bytes.Buffer
 	if in != nil {
 		if err := json.NewEncoder(&body).Encode(in); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	url := strings.TrimSuffix(c.Base, "/") + path
 	req, err := http.NewRequestWithContext(ctx, method, url, &body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if c.Token != "" {
@@ -142,15 +154,15 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("rest: %s %s: %w", method, url, err)
+		return nil, fmt.Errorf("rest: %s %s: %w", method, url, err)
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
 		e := &StatusError{Method: method, URL: url, Code: resp.StatusCode}
 		var body api.ErrorResponse
 		_ = json.NewDecoder(resp.Body).Decode(&body)
 		e.Errors = body.Errors
-		return e
+		return nil, e
 	}
-	return json.NewDecoder(resp.Body).Decode(out)
+	return resp, nil
 }

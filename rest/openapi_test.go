@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/weirstream/weir/rest/api"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite docs/rest-openapi.yaml from the route table")
@@ -143,7 +145,11 @@ func writeOperation(b *strings.Builder, r route) {
 	if r.method != "GET" {
 		code = "202"
 	}
-	fmt.Fprintf(b, "      responses:\n        %q:\n          description: OK\n          content:\n            application/json:\n              schema:\n", code)
+	media := "application/json"
+	if reflect.TypeOf(r.out) == reflect.TypeOf(api.TailEvent{}) {
+		media = "text/event-stream" // each event's data is one TailEvent
+	}
+	fmt.Fprintf(b, "      responses:\n        %q:\n          description: OK\n          content:\n            %s:\n              schema:\n", code, media)
 	writeRef(b, reflect.TypeOf(r.out), "                ")
 	b.WriteString("        default:\n          description: Flink's error body\n          content:\n            application/json:\n              schema:\n")
 	b.WriteString("                $ref: '#/components/schemas/ErrorBody'\n")

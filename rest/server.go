@@ -136,6 +136,11 @@ var routes = []route{
 		"The vertex's metrics aggregated over its subtasks: their names, or with ?get=name,name their " +
 			"?agg=min,max,avg,sum (default all) over ?subtasks=0,2-4 (default all).", nil, []api.AggregatedMetric{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/watermarks", (*Server).watermarks, "Each subtask's current input watermark, ms.", nil, []api.Metric{}},
+	{"GET", "/jobs/{jobid}/vertices/{vertexid}/tail", (*Server).tail,
+		"Weir's live tail (text/event-stream): rows the vertex emits (a sink vertex: receives) with their RowKind, sampled at " +
+			"most ?rate= (default 10, at most 1000) a second, until ?limit= rows; stats (seen, sampled, dropped) every second. " +
+			"Never slows the job: samples beyond the rate are skipped, those the client is too slow for dropped and counted.",
+		nil, api.TailEvent{}},
 	{"GET", "/jobs/{jobid}/explain-analyze", (*Server).explainAnalyze,
 		"Weir's EXPLAIN ANALYZE: the plan with each vertex's records and rates, busy and back-pressured ratios, " +
 			"state size (last checkpoint), lowest watermark and source lag, from the subtasks' metrics; per operator too.",

@@ -1,7 +1,10 @@
 package task
 
 import (
+	"fmt"
+
 	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
 )
 
@@ -17,10 +20,16 @@ type chainOutput struct {
 	// nextMetrics are the next operator's (nil at the chain's end): its
 	// RecordsIn is what this output hands it.
 	nextMetrics *operator.Metrics
+	// tail, set on the one output of the chain that a tail samples, is
+	// the subtask's (see metrics.Subtask.Tail).
+	tail *metrics.Tail
 }
 
 func (o *chainOutput) Collect(r event.Record) {
 	o.metrics.RecordsOut++
+	if o.tail != nil {
+		o.offerTail(r)
+	}
 	if o.next != nil {
 		o.nextMetrics.RecordsIn++
 		if o.t.err == nil {
@@ -59,4 +68,35 @@ func (o *chainOutput) EmitWatermark(wm event.Timestamp) {
 			w.BroadcastControl(c)
 		}
 	}
+}
+
+// offerTail offers r to the readers tailing the subtask: each that takes
+// it gets it printed; none waits (metrics.Tail).
+func (o *chainOutput) offerTail(r event.Record) {
+	for _, rd := range o.tail.Readers() {
+		if rd.Take() {
+			rd.Put(sampleOf(o.t.spec.ID.Index, r))
+		}
+	}
+}
+
+// sampleOf prints record r of subtask i as a tail shows it: a row's kind
+// and fields, any other value as one insert of one field.
+func sampleOf(i int, r event.Record) metrics.Sample {
+	s := metrics.Sample{Subtask: i, Kind: event.Insert.String(), Timestamp: int64(r.Timestamp)}
+	row, ok := r.Value.(event.Row)
+	if !ok {
+		s.Fields = []string{fmt.Sprint(r.Value)}
+		return s
+	}
+	s.Kind = row.Kind.String()
+	s.Fields = make([]string, len(row.Fields))
+	for k, f := range row.Fields {
+		if f == nil {
+			s.Fields[k] = "NULL"
+			continue
+		}
+		s.Fields[k] = fmt.Sprint(f)
+	}
+	return s
 }

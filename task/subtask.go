@@ -331,6 +331,24 @@ func (t *Subtask) wireChain() {
 	} else {
 		t.head = &chainOutput{t: t, writers: t.spec.Writers, lastWM: event.MinWatermark, metrics: &operator.Metrics{}}
 	}
+	if g := t.spec.Metrics; g != nil {
+		t.tailedOutput().tail = &g.Tail
+	}
+}
+
+// tailedOutput is the output a tail of the subtask samples: its chain's
+// last, whose records leave the vertex, or when the chain sends nothing
+// downstream (it ends in a sink) the one feeding its last operator, so a
+// tail of a sink shows what the sink received.
+func (t *Subtask) tailedOutput() *chainOutput {
+	last := len(t.outs) - 1
+	if len(t.spec.Writers) == 0 && last >= 0 && len(t.spec.Chain[last].Side) == 0 {
+		last--
+	}
+	if last < 0 {
+		return t.head
+	}
+	return t.outs[last]
 }
 
 // operatorGroup is the metrics group of chain operator i (the source's

@@ -93,3 +93,34 @@ const (
 	HotByBackPressure = "backpressure"
 	HotByLag          = "lag"
 )
+
+// TailEvent is one event of GET /jobs/:jobid/vertices/:vertexid/tail, a
+// stream of server-sent events ("data: {json}"): a sampled row, or the
+// stream's counts (every second, and last when it ends).
+type TailEvent struct {
+	Row   *TailRow   `json:"row,omitempty"`
+	Stats *TailStats `json:"stats,omitempty"`
+}
+
+// TailRow is a row a vertex emitted (for a sink: received), as its
+// RowKind (+I, -U, +U, -D), its fields printed and its event time (ms;
+// Long.MIN_VALUE: none), from subtask Subtask.
+type TailRow struct {
+	Subtask   int      `json:"subtask"`
+	Kind      string   `json:"kind"`
+	Fields    []string `json:"fields"`
+	Timestamp int64    `json:"timestamp"`
+}
+
+// TailStats counts a tail so far: rows the vertex passed while tailed
+// (seen), rows sent (sampled, at most rate a second), samples lost to a
+// full buffer (dropped: the reader was slower than the rate; the job is
+// never slowed). Ended says the stream ends here: the limit was reached
+// or the job ended.
+type TailStats struct {
+	Seen    int64  `json:"seen"`
+	Sampled int64  `json:"sampled"`
+	Dropped int64  `json:"dropped"`
+	Rate    int    `json:"rate"`
+	Ended   string `json:"ended,omitempty"`
+}
