@@ -13,7 +13,6 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/runtime"
-	"github.com/weirstream/weir/state"
 )
 
 // apiSink is an at-least-once test sink: every written value lands in out.
@@ -48,9 +47,8 @@ func (apiWriter[T]) SnapshotState(event.CheckpointID) ([]byte, error)   { return
 func (apiWriter[T]) Close() error                                       { return nil }
 
 func apiEnv(t *testing.T, p int) *weir.Environment {
-	env := weir.NewEnvironment().SetParallelism(p).EnableCheckpointing(20*time.Millisecond, weir.ExactlyOnce, t.TempDir())
-	env.RuntimeOptions().Restart = runtime.NoRestart{}
-	return env
+	return weir.NewEnvironment(weir.Parallelism(p), weir.CheckpointInterval(20*time.Millisecond),
+		weir.CheckpointDir(t.TempDir()), weir.Restarts(weir.NoRestart{}))
 }
 
 func runJob(t *testing.T, env *weir.Environment) *runtime.Result {
@@ -137,13 +135,13 @@ type customer struct{ ID, Name string }
 
 // joinFn emits "name:order" once both sides of a customer are known.
 type joinFn struct {
-	name   state.ValueState[string]
-	orders state.ListState[string]
+	name   weir.ValueState[string]
+	orders weir.ListState[string]
 }
 
-func (j *joinFn) Open(ctx *operator.Context) error {
-	j.name = state.Value(ctx.Keyed, state.ValueDescriptor[string]{Name: "name"})
-	j.orders = state.List(ctx.Keyed, state.ListDescriptor[string]{Name: "orders"})
+func (j *joinFn) Open(ctx *weir.RuntimeContext) error {
+	j.name = weir.ValueStateOf[string](ctx, "name")
+	j.orders = weir.ListStateOf[string](ctx, "orders")
 	return nil
 }
 func (j *joinFn) ProcessElement1(o order, _ *weir.KeyedContext[string], out weir.Emitter[string]) error {
@@ -162,7 +160,9 @@ func (j *joinFn) ProcessElement2(c customer, _ *weir.KeyedContext[string], out w
 	j.orders.Clear()
 	return nil
 }
-func (j *joinFn) OnTimer(int64, *weir.KeyedContext[string], weir.Emitter[string]) error { return nil }
+func (j *joinFn) OnTimer(time.Time, *weir.KeyedContext[string], weir.Emitter[string]) error {
+	return nil
+}
 
 func TestKeyedCoProcessJoin(t *testing.T) {
 	env := apiEnv(t, 2)
@@ -212,13 +212,13 @@ type sensorReading struct {
 // "sensor@ts" when it fires, with the watermark it fired at.
 type timerFn struct{}
 
-func (timerFn) Open(*operator.Context) error { return nil }
+func (timerFn) Open(*weir.RuntimeContext) error { return nil }
 func (timerFn) ProcessElement(r sensorReading, kc *weir.KeyedContext[string], _ weir.Emitter[string]) error {
-	kc.RegisterEventTimeTimer(r.TS + 5)
+	kc.RegisterEventTimeTimer(time.UnixMilli(r.TS + 5))
 	return nil
 }
-func (timerFn) OnTimer(ts int64, kc *weir.KeyedContext[string], out weir.Emitter[string]) error {
-	out.Emit(fmt.Sprintf("%s@%d", kc.Key(), ts))
+func (timerFn) OnTimer(t time.Time, kc *weir.KeyedContext[string], out weir.Emitter[string]) error {
+	out.Emit(fmt.Sprintf("%s@%d", kc.Key(), t.UnixMilli()))
 	return nil
 }
 
@@ -230,7 +230,7 @@ func TestEventTimeTimersFireOncePerKeyInOrder(t *testing.T) {
 		rs = append(rs, sensorReading{Sensor: fmt.Sprint("s", i%4), TS: i * 10}) // same timer again: fires once
 	}
 	src := weir.FromSlice(env, rs, "readings",
-		weir.WithWatermarks(weir.BoundedOutOfOrderness(0), func(r sensorReading) int64 { return r.TS }))
+		weir.Watermarks(weir.BoundedOutOfOrderness(0), func(r sensorReading) time.Time { return time.UnixMilli(r.TS) }))
 	fired := weir.KeyedProcess(weir.KeyBy(src, func(r sensorReading) string { return r.Sensor }),
 		func() weir.KeyedProcessFunction[sensorReading, string, string] { return timerFn{} })
 	sink := &apiSink[string]{}

@@ -1,6 +1,8 @@
 package weir
 
 import (
+	"time"
+
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/keygroup"
@@ -21,9 +23,10 @@ func Connect[A, B any](a DataStream[A], b DataStream[B]) ConnectedStreams[A, B] 
 
 // CoFlatMap applies fa to elements of the first stream and fb to those of
 // the second; both emit into one output stream.
-func CoFlatMap[A, B, U any](c ConnectedStreams[A, B], fa func(A, Emitter[U]), fb func(B, Emitter[U])) DataStream[U] {
+func CoFlatMap[A, B, U any](c ConnectedStreams[A, B], fa func(A, Emitter[U]), fb func(B, Emitter[U]), opts ...OperatorOpt) DataStream[U] {
 	env := c.a.env
 	n := env.addNode("CoFlatMap", func() operator.Operator { return &coFlatMap[A, B, U]{fa: fa, fb: fb} })
+	env.apply(n, opts)
 	env.graph.Connect(&graph.Edge{From: c.a.node.ID, To: n.ID, Partitioning: graph.Forward, Input: 0})
 	env.graph.Connect(&graph.Edge{From: c.b.node.ID, To: n.ID, Partitioning: graph.Forward, Input: 1})
 	return DataStream[U]{env: env, node: n}
@@ -51,21 +54,22 @@ func (o *coFlatMap[A, B, U]) ProcessElement2(r event.Record) error {
 // KeyedCoProcessFunction handles two keyed inputs with shared keyed state
 // and timers (Flink's KeyedCoProcessFunction).
 type KeyedCoProcessFunction[A, B any, K comparable, U any] interface {
-	Open(ctx *operator.Context) error
-	ProcessElement1(v A, kc *KeyedContext[K], out Emitter[U]) error
-	ProcessElement2(v B, kc *KeyedContext[K], out Emitter[U]) error
-	OnTimer(ts int64, kc *KeyedContext[K], out Emitter[U]) error
+	Open(ctx *RuntimeContext) error
+	ProcessElement1(v A, ctx *KeyedContext[K], out Emitter[U]) error
+	ProcessElement2(v B, ctx *KeyedContext[K], out Emitter[U]) error
+	OnTimer(t time.Time, ctx *KeyedContext[K], out Emitter[U]) error
 }
 
 // KeyedCoProcess joins two streams keyed by the same key type: elements of
 // both with equal keys meet in the same subtask and share its keyed state.
 // newFn is called once per subtask and attempt.
-func KeyedCoProcess[A, B any, K comparable, U any](ka KeyedStream[A, K], kb KeyedStream[B, K], newFn func() KeyedCoProcessFunction[A, B, K, U]) DataStream[U] {
+func KeyedCoProcess[A, B any, K comparable, U any](ka KeyedStream[A, K], kb KeyedStream[B, K], newFn func() KeyedCoProcessFunction[A, B, K, U], opts ...OperatorOpt) DataStream[U] {
 	env := ka.in.env
 	keyA, keyB := ka.selector(), kb.selector()
 	n := env.addNode("KeyedCoProcess", func() operator.Operator {
 		return &keyedCoProcess[A, B, K, U]{fn: newFn(), keyB: keyB}
 	})
+	env.apply(n, opts)
 	n.KeySelector = keyA
 	env.graph.Connect(&graph.Edge{From: ka.in.node.ID, To: n.ID, Partitioning: graph.Hash, Key: keyA, Input: 0})
 	env.graph.Connect(&graph.Edge{From: kb.in.node.ID, To: n.ID, Partitioning: graph.Hash, Key: keyB, Input: 1})
@@ -86,7 +90,7 @@ func (o *keyedCoProcess[A, B, K, U]) Open(ctx *operator.Context) error {
 	}
 	o.kc = operator.NewKeyedContext(ctx)
 	ctx.Timers.SetTriggerable(o)
-	return o.fn.Open(ctx)
+	return o.fn.Open(&RuntimeContext{ctx})
 }
 
 func (o *keyedCoProcess[A, B, K, U]) ProcessElement(r event.Record) error {
@@ -106,5 +110,5 @@ func (o *keyedCoProcess[A, B, K, U]) ProcessElement2(r event.Record) error {
 func (o *keyedCoProcess[A, B, K, U]) OnTimer(t operator.Timer) error {
 	o.kc.Key = t.Key
 	o.col = operator.NewCollector(o.Ctx.Output, t.Timestamp)
-	return o.fn.OnTimer(t.Timestamp, &KeyedContext[K]{&o.kc}, Emitter[U]{&o.col})
+	return o.fn.OnTimer(timeOf(t.Timestamp), &KeyedContext[K]{&o.kc}, Emitter[U]{&o.col})
 }

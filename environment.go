@@ -2,6 +2,7 @@ package weir
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -30,28 +31,49 @@ const (
 	AtMostOnce = delivery.None
 )
 
-// Environment collects the job's operators and runs them.
+// Environment declares a job — its sources, operators and sinks — and runs
+// it (Flink's StreamExecutionEnvironment). Make one with NewEnvironment.
+// An Environment is not safe for concurrent use while declaring.
 type Environment struct {
 	graph       *graph.StreamGraph
 	parallelism int
 	opts        runtime.Options
+	errs        []error // construction errors, returned by Execute
 }
 
-// NewEnvironment returns an environment with parallelism 1, exactly-once
-// mode and checkpoints off (call EnableCheckpointing).
-func NewEnvironment() *Environment {
-	return &Environment{graph: &graph.StreamGraph{}, parallelism: 1}
+// NewEnvironment returns an environment configured by opts: Parallelism,
+// CheckpointInterval, CheckpointDir, Guarantee, Restore, StateBackend, …
+// Without options it runs operators with parallelism 1, exactly-once,
+// and takes no periodic checkpoints.
+func NewEnvironment(opts ...EnvOpt) *Environment {
+	e := &Environment{graph: &graph.StreamGraph{}, parallelism: 1}
+	for _, o := range opts {
+		o.applyEnv(e)
+	}
+	return e
 }
+
+// fail records a construction error: Execute, ExecuteAsync, JobGraph and
+// Explain return it (with every other one) instead of running the job.
+func (e *Environment) fail(err error) { e.errs = append(e.errs, err) }
 
 // SetParallelism sets the default parallelism of operators declared after it.
+//
+// Deprecated: use NewEnvironment(Parallelism(n)), or Parallelism(n) on an
+// operator. Kept while other packages' tests still call it.
 func (e *Environment) SetParallelism(n int) *Environment { e.parallelism = n; return e }
 
-// SetMaxParallelism sets the number of key groups (default 128). Keyed state
-// can be rescaled up to this parallelism.
+// SetMaxParallelism sets the number of key groups (default 128).
+//
+// Deprecated: use NewEnvironment(MaxParallelism(n)).
 func (e *Environment) SetMaxParallelism(n int) *Environment { e.graph.MaxParallelism = n; return e }
 
 // EnableCheckpointing takes a checkpoint every interval into dir with the
-// given guarantee (Flink's execution.checkpointing.interval and mode).
+// given guarantee.
+//
+// Deprecated: use NewEnvironment(CheckpointInterval(interval),
+// CheckpointDir(dir), Guarantee(mode)). Kept while other packages' tests
+// still call it.
 func (e *Environment) EnableCheckpointing(interval time.Duration, mode DeliveryGuarantee, dir string) *Environment {
 	e.opts.Checkpoint.Interval = interval
 	e.opts.Mode = mode
@@ -61,27 +83,32 @@ func (e *Environment) EnableCheckpointing(interval time.Duration, mode DeliveryG
 
 // CheckpointOptions gives access to timeout, min pause, max concurrent and
 // tolerable failures.
+//
+// Deprecated: use NewEnvironment(Checkpointing(checkpoint.Options{…})).
 func (e *Environment) CheckpointOptions() *checkpoint.Options { return &e.opts.Checkpoint }
 
-// SetWatermarkStallWarning sets how long a source split without records may
-// hold back event time, while the source's other splits move on, before a
-// warning names the split and the fix (Weir's
-// weir.source.watermark-stall-warning; the default is 1 minute). 0 or a
-// negative duration turns the warning off.
+// SetWatermarkStallWarning sets the watermark stall warning.
+//
+// Deprecated: use NewEnvironment(WatermarkStallWarning(d)).
 func (e *Environment) SetWatermarkStallWarning(d time.Duration) *Environment {
-	if d == 0 {
-		d = -1 // runtime.Options: 0 is the default, negative is off
-	}
-	e.opts.WatermarkStallWarning = d
+	WatermarkStallWarning(d).applyEnv(e)
 	return e
 }
 
 // RuntimeOptions gives access to every runtime option (restart strategy,
 // restore, retained checkpoints, buffer sizes, listener).
+//
+// Deprecated: use the EnvOpt for the setting (Restarts, Restore,
+// RetainedCheckpoints, Metrics, …) or Runtime(func(*runtime.Options)).
+// Kept while other packages' tests still call it.
 func (e *Environment) RuntimeOptions() *runtime.Options { return &e.opts }
 
-// JobGraph chains the declared operators.
+// JobGraph chains the declared operators (Flink's JobGraph), or returns the
+// construction errors of the declaration, joined.
 func (e *Environment) JobGraph(name string) (*graph.JobGraph, error) {
+	if err := errors.Join(e.errs...); err != nil {
+		return nil, err
+	}
 	e.graph.JobName = name
 	return e.graph.JobGraph()
 }
@@ -95,9 +122,18 @@ func (e *Environment) Explain(name string) (string, error) {
 	return jg.Explain(), nil
 }
 
+// Result is what Execute reports of a finished job: its completed
+// checkpoints, restarts and per-operator metrics.
+type Result = runtime.Result
+
+// JobClient controls a job started by ExecuteAsync (Flink's JobClient).
+type JobClient = runtime.JobClient
+
 // Execute runs the job until its bounded sources end, ctx is cancelled, or
-// it fails beyond its restart strategy.
-func (e *Environment) Execute(ctx context.Context, name string) (*runtime.Result, error) {
+// it fails beyond its restart strategy. A mistake in the declaration (an
+// invalid window size, a negative parallelism) is returned here, before
+// anything runs, each error naming the operator.
+func (e *Environment) Execute(ctx context.Context, name string) (*Result, error) {
 	jg, err := e.JobGraph(name)
 	if err != nil {
 		return nil, err
@@ -105,9 +141,9 @@ func (e *Environment) Execute(ctx context.Context, name string) (*runtime.Result
 	return runtime.Run(ctx, jg, e.opts)
 }
 
-// SetStateBackend chooses the keyed state backend (Flink's
-// env.setStateBackend): heap.Factory{} — the default, Flink's 'hashmap' —
-// or pebble.Factory{Options: …} to keep state on local disk.
+// SetStateBackend chooses the keyed state backend.
+//
+// Deprecated: use NewEnvironment(StateBackend(f)).
 func (e *Environment) SetStateBackend(f state.BackendFactory) *Environment {
 	e.opts.StateBackend = f
 	return e
@@ -116,7 +152,7 @@ func (e *Environment) SetStateBackend(f state.BackendFactory) *Environment {
 // ExecuteAsync starts the job and returns its client at once (Flink's
 // executeAsync): JobClient.Wait waits for the end, TriggerSavepoint and
 // StopWithSavepoint take savepoints of the running job.
-func (e *Environment) ExecuteAsync(ctx context.Context, name string) (*runtime.JobClient, error) {
+func (e *Environment) ExecuteAsync(ctx context.Context, name string) (*JobClient, error) {
 	jg, err := e.JobGraph(name)
 	if err != nil {
 		return nil, err
@@ -128,7 +164,7 @@ func (e *Environment) ExecuteAsync(ctx context.Context, name string) (*runtime.J
 // this environment executes in Prometheus's text format, with Flink's
 // PrometheusReporter names under the prefix weir_ (see package
 // metrics/prom): mount it on your server's /metrics. The jobs report to
-// RuntimeOptions().Metrics, created here when unset; a finished job's
+// the Metrics option's registry, created here when unset; a finished job's
 // final values stay.
 func (e *Environment) MetricsHandler() http.Handler {
 	if e.opts.Metrics == nil {

@@ -1,6 +1,8 @@
 package weir
 
 import (
+	"time"
+
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
@@ -27,9 +29,10 @@ func (k KeyedStream[T, K]) selector() operator.KeySelector {
 }
 
 // keyedThen adds a keyed operator fed by a hash edge from the keyed stream.
-func keyedThen[U any, T any, K comparable](k KeyedStream[T, K], name string, f func() operator.Operator) DataStream[U] {
+func keyedThen[U any, T any, K comparable](k KeyedStream[T, K], name string, f func() operator.Operator, opts []OperatorOpt) DataStream[U] {
 	env := k.in.env
 	n := env.addNode(name, f)
+	env.apply(n, opts)
 	n.KeySelector = k.selector()
 	env.graph.Connect(&graph.Edge{From: k.in.node.ID, To: n.ID, Partitioning: graph.Hash, Key: n.KeySelector})
 	return DataStream[U]{env: env, node: n}
@@ -37,8 +40,8 @@ func keyedThen[U any, T any, K comparable](k KeyedStream[T, K], name string, f f
 
 // Reduce folds the elements of each key with fn and emits the running
 // result after every element (Flink's KeyedStream.reduce).
-func Reduce[T any, K comparable](k KeyedStream[T, K], fn func(a, b T) T) DataStream[T] {
-	return keyedThen[T](k, "Reduce", func() operator.Operator { return &reduceOp[T]{fn: fn} })
+func Reduce[T any, K comparable](k KeyedStream[T, K], fn func(a, b T) T, opts ...OperatorOpt) DataStream[T] {
+	return keyedThen[T](k, "Reduce", func() operator.Operator { return &reduceOp[T]{fn: fn} }, opts)
 }
 
 type reduceOp[T any] struct {
@@ -72,8 +75,8 @@ type AggregateFunction[IN, ACC, OUT any] = state.AggregateFunction[IN, ACC, OUT]
 
 // Aggregate folds each key's elements with agg and emits the running result
 // after every element.
-func Aggregate[T any, K comparable, ACC, OUT any](k KeyedStream[T, K], agg AggregateFunction[T, ACC, OUT]) DataStream[OUT] {
-	return keyedThen[OUT](k, "Aggregate", func() operator.Operator { return &aggregateOp[T, ACC, OUT]{agg: agg} })
+func Aggregate[T any, K comparable, ACC, OUT any](k KeyedStream[T, K], agg AggregateFunction[T, ACC, OUT], opts ...OperatorOpt) DataStream[OUT] {
+	return keyedThen[OUT](k, "Aggregate", func() operator.Operator { return &aggregateOp[T, ACC, OUT]{agg: agg} }, opts)
 }
 
 type aggregateOp[T, ACC, OUT any] struct {
@@ -99,54 +102,39 @@ func (a *aggregateOp[T, ACC, OUT]) ProcessElement(rec event.Record) error {
 }
 
 // KeyedProcessFunction is user logic with keyed state and timers (Flink's
-// KeyedProcessFunction). Open registers state through ctx.Keyed (see
-// package state); ProcessElement and OnTimer run with the key set.
+// KeyedProcessFunction). Open registers state (ValueStateOf, …) once per
+// subtask and attempt; ProcessElement and OnTimer run with the key set, so
+// the state handles read and write that key's values. An error from any
+// of them fails the job (it restarts from the latest checkpoint).
 type KeyedProcessFunction[T any, K comparable, U any] interface {
-	Open(ctx *operator.Context) error
-	ProcessElement(v T, kc *KeyedContext[K], out Emitter[U]) error
-	OnTimer(ts int64, kc *KeyedContext[K], out Emitter[U]) error
+	Open(ctx *RuntimeContext) error
+	ProcessElement(v T, ctx *KeyedContext[K], out Emitter[U]) error
+	// OnTimer runs when a timer registered for ctx.Key() at t fires; what
+	// it emits carries event time t.
+	OnTimer(t time.Time, ctx *KeyedContext[K], out Emitter[U]) error
 }
-
-// KeyedContext gives a keyed function its key, clocks and timers.
-type KeyedContext[K comparable] struct{ kc *operator.KeyedContext }
-
-// Key is the current key.
-func (c *KeyedContext[K]) Key() K { return c.kc.Key.(K) }
-
-// CurrentWatermark is the operator's event-time clock (ms).
-func (c *KeyedContext[K]) CurrentWatermark() int64 { return c.kc.CurrentWatermark() }
-
-// CurrentProcessingTime is the wall clock (ms).
-func (c *KeyedContext[K]) CurrentProcessingTime() int64 { return c.kc.CurrentProcessingTime() }
-
-// RegisterEventTimeTimer fires OnTimer for this key once the watermark passes ts.
-func (c *KeyedContext[K]) RegisterEventTimeTimer(ts int64) { c.kc.RegisterEventTimeTimer(ts) }
-
-// RegisterProcessingTimeTimer fires OnTimer for this key at wall-clock ts.
-func (c *KeyedContext[K]) RegisterProcessingTimeTimer(ts int64) { c.kc.RegisterProcessingTimeTimer(ts) }
-
-// DeleteEventTimeTimer removes a registered event-time timer.
-func (c *KeyedContext[K]) DeleteEventTimeTimer(ts int64) { c.kc.DeleteEventTimeTimer(ts) }
 
 // KeyedProcess runs a function made by newFn on each key's elements and
 // timers. newFn is called once per subtask (and again after a failover), so
 // fields a function sets in Open are never shared.
-func KeyedProcess[T any, K comparable, U any](k KeyedStream[T, K], newFn func() KeyedProcessFunction[T, K, U]) DataStream[U] {
+func KeyedProcess[T any, K comparable, U any](k KeyedStream[T, K], newFn func() KeyedProcessFunction[T, K, U], opts ...OperatorOpt) DataStream[U] {
 	return keyedThen[U](k, "KeyedProcess", func() operator.Operator {
 		return &operator.KeyedProcess{Fn: keyedAdapter[T, K, U]{newFn()}}
-	})
+	}, opts)
 }
 
 type keyedAdapter[T any, K comparable, U any] struct {
 	fn KeyedProcessFunction[T, K, U]
 }
 
-func (a keyedAdapter[T, K, U]) Open(ctx *operator.Context) error { return a.fn.Open(ctx) }
+func (a keyedAdapter[T, K, U]) Open(ctx *operator.Context) error {
+	return a.fn.Open(&RuntimeContext{ctx})
+}
 
 func (a keyedAdapter[T, K, U]) ProcessElement(v any, kc *operator.KeyedContext, out *operator.Collector) error {
 	return a.fn.ProcessElement(v.(T), &KeyedContext[K]{kc}, Emitter[U]{out})
 }
 
 func (a keyedAdapter[T, K, U]) OnTimer(t operator.Timer, kc *operator.KeyedContext, out *operator.Collector) error {
-	return a.fn.OnTimer(t.Timestamp, &KeyedContext[K]{kc}, Emitter[U]{out})
+	return a.fn.OnTimer(timeOf(t.Timestamp), &KeyedContext[K]{kc}, Emitter[U]{out})
 }

@@ -9,47 +9,47 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/watermark"
 )
 
 // SourceOption configures a source.
-type SourceOption interface{ apply(n *graph.Node) }
-
-type sourceOpt func(n *graph.Node)
-
-func (f sourceOpt) apply(n *graph.Node) { f(n) }
+//
+// Deprecated: sources take OperatorOpt like every operator.
+type SourceOption = OperatorOpt
 
 // WithWatermarks assigns event time with ts (ms) and generates watermarks
-// per split with strategy (bounded out-of-orderness, idleness, future skew).
-func WithWatermarks[T any](strategy watermark.Strategy, ts func(T) int64) SourceOption {
-	return sourceOpt(func(n *graph.Node) {
-		s := strategy
-		n.Watermarks = &s
-		n.Timestamps = func(v any) event.Timestamp { return ts(v.(T)) }
-	})
+// per split with strategy.
+//
+// Deprecated: use Watermarks, which takes the event time as a time.Time.
+// Kept while other packages' tests still call it.
+func WithWatermarks[T any](strategy WatermarkStrategy, ts func(T) int64) OperatorOpt {
+	return Watermarks(strategy, func(v T) time.Time { return timeOf(ts(v)) })
 }
 
 // WithParallelism sets the source's parallelism.
-func WithParallelism(p int) SourceOption {
-	return sourceOpt(func(n *graph.Node) { n.Parallelism = p })
-}
+//
+// Deprecated: use Parallelism.
+func WithParallelism(p int) OperatorOpt { return Parallelism(p) }
 
-// WithUID sets the source's stable id (its split offsets are matched by it).
-func WithUID(uid string) SourceOption { return sourceOpt(func(n *graph.Node) { n.UID = uid }) }
+// WithUID sets the source's stable id.
+//
+// Deprecated: use UID. Kept while other packages' tests still call it.
+func WithUID(uid string) OperatorOpt { return UID(uid) }
 
-// FromSource adds a split-based source producing T values.
-func FromSource[T any](env *Environment, src operator.Source, name string, opts ...SourceOption) DataStream[T] {
+// FromSource adds a split-based source producing T values (Flink's
+// fromSource; FLIP-27), named "Source: "+name: a connector's (kafka.NewSource,
+// filesystem, datagen, …) or your own operator.Source. Set UID on the
+// sources of a long-running job: their split positions are matched by it
+// on restore.
+func FromSource[T any](env *Environment, src operator.Source, name string, opts ...OperatorOpt) DataStream[T] {
 	n := &graph.Node{Name: "Source: " + name, Parallelism: env.parallelism, Source: src}
-	for _, o := range opts {
-		o.apply(n)
-	}
+	env.apply(n, opts)
 	env.graph.AddNode(n)
 	return DataStream[T]{env: env, node: n}
 }
 
 // FromSlice is a bounded source of data, split into one split per subtask
 // of the default parallelism; its position is the index of the next element.
-func FromSlice[T any](env *Environment, data []T, name string, opts ...SourceOption) DataStream[T] {
+func FromSlice[T any](env *Environment, data []T, name string, opts ...OperatorOpt) DataStream[T] {
 	vals := make([]any, len(data))
 	for i, d := range data {
 		vals[i] = d
@@ -134,12 +134,3 @@ func (r *sliceReader) SnapshotState(event.CheckpointID) ([]operator.SplitState, 
 
 func (r *sliceReader) NotifyCheckpointComplete(event.CheckpointID) error { return nil }
 func (r *sliceReader) Close() error                                      { return nil }
-
-// Watermark strategies, re-exported for convenience.
-type WatermarkStrategy = watermark.Strategy
-
-// BoundedOutOfOrderness is a strategy whose watermark trails the largest
-// timestamp seen by d (Flink's forBoundedOutOfOrderness).
-func BoundedOutOfOrderness(d time.Duration) WatermarkStrategy {
-	return WatermarkStrategy{MaxOutOfOrderness: d}
-}

@@ -12,6 +12,7 @@ import (
 // WindowedStream is a keyed stream cut into event-time windows, waiting for
 // its window function (Flink's WindowedStream). Build it with Window.
 type WindowedStream[T any, K comparable] struct {
+	err      error // the first construction error, returned by Execute
 	keyed    KeyedStream[T, K]
 	assigner window.Assigner
 	lateness time.Duration
@@ -20,22 +21,24 @@ type WindowedStream[T any, K comparable] struct {
 
 // Window cuts each key's elements into the windows of assigner:
 // TumblingEventTimeWindows, SlidingEventTimeWindows or
-// EventTimeSessionWindows. Elements need event time (WithWatermarks on the
-// source); a window fires when the watermark passes its end.
-func Window[T any, K comparable](k KeyedStream[T, K], assigner window.Assigner) WindowedStream[T, K] {
+// EventTimeSessionWindows. Elements need event time (Watermarks on the
+// source); a window fires when the watermark passes its end. An invalid
+// assigner (a size of 0) is returned by Execute.
+func Window[T any, K comparable](k KeyedStream[T, K], assigner WindowAssigner) WindowedStream[T, K] {
+	w := WindowedStream[T, K]{keyed: k, assigner: assigner}
 	if err := assigner.Validate(); err != nil {
-		panic(fmt.Errorf("weir: Window: %w", err))
+		w.err = fmt.Errorf("weir: Window: %w", err)
 	}
-	return WindowedStream[T, K]{keyed: k, assigner: assigner}
+	return w
 }
 
 // AllowedLateness keeps each window's state d (event time) after it fired:
 // an element that arrives meanwhile updates the window, which fires again at
-// once with the updated result. Default 0. It panics if d is negative or
-// not whole milliseconds.
+// once with the updated result. Default 0. A d that is negative or not
+// whole milliseconds is returned by Execute.
 func (w WindowedStream[T, K]) AllowedLateness(d time.Duration) WindowedStream[T, K] {
-	if d < 0 || d%time.Millisecond != 0 {
-		panic(fmt.Errorf("weir: AllowedLateness(%v): use 0 or a positive whole number of milliseconds", d))
+	if (d < 0 || d%time.Millisecond != 0) && w.err == nil {
+		w.err = fmt.Errorf("weir: AllowedLateness(%v): use 0 or a positive whole number of milliseconds", d)
 	}
 	w.lateness = d
 	return w
@@ -52,35 +55,35 @@ func (w WindowedStream[T, K]) SideOutputLateData(tag OutputTag[T]) WindowedStrea
 
 // WindowReduce folds each window's elements with fn and emits one value per
 // key and window, stamped with the window's last millisecond.
-func WindowReduce[T any, K comparable](w WindowedStream[T, K], fn func(a, b T) T) DataStream[T] {
-	opts := w.options(state.Erase(state.CodecFor[T]()))
-	opts.Reduce = func(a, b any) any { return fn(a.(T), b.(T)) }
-	return windowThen[T](w, "Reduce", opts)
+func WindowReduce[T any, K comparable](w WindowedStream[T, K], fn func(a, b T) T, opts ...OperatorOpt) DataStream[T] {
+	wopts := w.options(state.Erase(state.CodecFor[T]()))
+	wopts.Reduce = func(a, b any) any { return fn(a.(T), b.(T)) }
+	return windowThen[T](w, "Reduce", wopts, opts)
 }
 
 // WindowAggregate folds each window's elements into an accumulator with agg
 // and emits agg.GetResult per key and window, stamped with the window's
 // last millisecond. Session windows merge accumulators with agg.Merge.
-func WindowAggregate[T any, K comparable, ACC, OUT any](w WindowedStream[T, K], agg AggregateFunction[T, ACC, OUT]) DataStream[OUT] {
-	opts := w.options(state.Erase(state.CodecFor[ACC]()))
-	opts.Aggregate = erasedAggregate[T, ACC, OUT]{agg}
-	return windowThen[OUT](w, "Aggregate", opts)
+func WindowAggregate[T any, K comparable, ACC, OUT any](w WindowedStream[T, K], agg AggregateFunction[T, ACC, OUT], opts ...OperatorOpt) DataStream[OUT] {
+	wopts := w.options(state.Erase(state.CodecFor[ACC]()))
+	wopts.Aggregate = erasedAggregate[T, ACC, OUT]{agg}
+	return windowThen[OUT](w, "Aggregate", wopts, opts)
 }
 
 // WindowProcess keeps every element of a window and calls fn with all of
 // them when the window fires (Flink's ProcessWindowFunction). What fn emits
 // is stamped with the window's last millisecond unless it uses EmitAt. An
 // error fails the job.
-func WindowProcess[T any, K comparable, OUT any](w WindowedStream[T, K], fn func(key K, w window.Window, elems []T, out Emitter[OUT]) error) DataStream[OUT] {
-	opts := w.options(state.Erase(state.CodecFor[T]()))
-	opts.Process = func(key any, win window.Window, elems []any, out *operator.Collector) error {
+func WindowProcess[T any, K comparable, OUT any](w WindowedStream[T, K], fn func(key K, w window.Window, elems []T, out Emitter[OUT]) error, opts ...OperatorOpt) DataStream[OUT] {
+	wopts := w.options(state.Erase(state.CodecFor[T]()))
+	wopts.Process = func(key any, win window.Window, elems []any, out *operator.Collector) error {
 		typed := make([]T, len(elems))
 		for i, e := range elems {
 			typed[i], _ = e.(T) // a nil element of an interface type T stays T's zero value
 		}
 		return fn(key.(K), win, typed, Emitter[OUT]{out})
 	}
-	return windowThen[OUT](w, "Process", opts)
+	return windowThen[OUT](w, "Process", wopts, opts)
 }
 
 func (w WindowedStream[T, K]) options(codec state.Codec[any]) window.Options {
@@ -88,20 +91,23 @@ func (w WindowedStream[T, K]) options(codec state.Codec[any]) window.Options {
 }
 
 // windowThen adds the window operator after the keyed stream. The options
-// are checked here, so that a mistake fails the job's construction, not
-// its first attempt.
-func windowThen[U any, T any, K comparable](w WindowedStream[T, K], fn string, opts window.Options) DataStream[U] {
-	if _, err := window.New(opts); err != nil {
-		panic(fmt.Errorf("weir: Window %s: %w", fn, err))
+// are checked here, so that a mistake is returned by Execute before the
+// job runs, not by its first attempt.
+func windowThen[U any, T any, K comparable](w WindowedStream[T, K], fn string, wopts window.Options, opts []OperatorOpt) DataStream[U] {
+	env := w.keyed.in.env
+	if w.err != nil {
+		env.fail(w.err)
+	} else if _, err := window.New(wopts); err != nil {
+		env.fail(fmt.Errorf("weir: Window %s: %w", fn, err))
 	}
 	name := fmt.Sprintf("Window(%v, %s)", w.assigner, fn)
 	return keyedThen[U](w.keyed, name, func() operator.Operator {
-		op, err := window.New(opts)
+		op, err := window.New(wopts)
 		if err != nil {
-			return operator.Failing(err) // cannot happen: validated above
+			return operator.Failing(err) // cannot happen: Execute refused it above
 		}
 		return op
-	})
+	}, opts)
 }
 
 type erasedAggregate[T, ACC, OUT any] struct {
@@ -113,30 +119,28 @@ func (e erasedAggregate[T, ACC, OUT]) Add(v, acc any) any     { return e.agg.Add
 func (e erasedAggregate[T, ACC, OUT]) GetResult(acc any) any  { return e.agg.GetResult(acc.(ACC)) }
 func (e erasedAggregate[T, ACC, OUT]) Merge(a, b any) any     { return e.agg.Merge(a.(ACC), b.(ACC)) }
 
+// WindowAssigner assigns an element's event time to windows (Flink's
+// WindowAssigner): make one with TumblingEventTimeWindows,
+// SlidingEventTimeWindows or EventTimeSessionWindows.
+type WindowAssigner = window.Assigner
+
 // TumblingEventTimeWindows cuts event time into consecutive windows of
 // size, starting at the epoch (Flink's TumblingEventTimeWindows.of). For an
-// offset, e.g. days in a time zone, use window.Tumbling directly.
-func TumblingEventTimeWindows(size time.Duration) window.Assigner {
-	return validAssigner(window.Tumbling{Size: size})
+// offset, e.g. days in a time zone, use window.Tumbling directly. A size
+// under 1 ms is returned by Execute.
+func TumblingEventTimeWindows(size time.Duration) WindowAssigner {
+	return window.Tumbling{Size: size}
 }
 
 // SlidingEventTimeWindows makes windows of size that start every slide, so
 // each element is in size/slide windows (Flink's
 // SlidingEventTimeWindows.of).
-func SlidingEventTimeWindows(size, slide time.Duration) window.Assigner {
-	return validAssigner(window.Sliding{Size: size, Slide: slide})
+func SlidingEventTimeWindows(size, slide time.Duration) WindowAssigner {
+	return window.Sliding{Size: size, Slide: slide}
 }
 
 // EventTimeSessionWindows groups each key's elements into sessions that end
 // after gap without elements (Flink's EventTimeSessionWindows.withGap).
-func EventTimeSessionWindows(gap time.Duration) window.Assigner {
-	return validAssigner(window.Session{Gap: gap})
-}
-
-// validAssigner panics on an invalid assigner, as Flink's factories throw.
-func validAssigner(a window.Assigner) window.Assigner {
-	if err := a.Validate(); err != nil {
-		panic(fmt.Errorf("weir: %w", err))
-	}
-	return a
+func EventTimeSessionWindows(gap time.Duration) WindowAssigner {
+	return window.Session{Gap: gap}
 }

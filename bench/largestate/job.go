@@ -19,7 +19,6 @@ import (
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/types"
-	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/backends"
 )
 
@@ -178,15 +177,15 @@ var firstRecord atomic.Int64
 
 // grow is the keyed function.
 type grow struct {
-	count, sum state.ValueState[int64]
-	payloads   state.MapState[int64, []byte]
+	count, sum weir.ValueState[int64]
+	payloads   weir.MapState[int64, []byte]
 	buf        []byte
 }
 
-func (g *grow) Open(ctx *operator.Context) error {
-	g.count = state.Value(ctx.Keyed, state.ValueDescriptor[int64]{Name: "count"})
-	g.sum = state.Value(ctx.Keyed, state.ValueDescriptor[int64]{Name: "sum"})
-	g.payloads = state.Map(ctx.Keyed, state.MapDescriptor[int64, []byte]{Name: "payloads"})
+func (g *grow) Open(ctx *weir.RuntimeContext) error {
+	g.count = weir.ValueStateOf[int64](ctx, "count")
+	g.sum = weir.ValueStateOf[int64](ctx, "sum")
+	g.payloads = weir.MapStateOf[int64, []byte](ctx, "payloads")
 	return nil
 }
 
@@ -194,7 +193,7 @@ func (g *grow) ProcessElement(r rec, kc *weir.KeyedContext[int64], _ weir.Emitte
 	firstRecord.CompareAndSwap(0, time.Now().UnixNano())
 	c, _ := g.count.Value()
 	if c == 0 {
-		kc.RegisterEventTimeTimer(event.MaxWatermark)
+		kc.RegisterEventTimeTimer(weir.EndOfTime)
 	}
 	g.count.Update(c + 1)
 	s, _ := g.sum.Value()
@@ -204,7 +203,7 @@ func (g *grow) ProcessElement(r rec, kc *weir.KeyedContext[int64], _ weir.Emitte
 	return nil
 }
 
-func (g *grow) OnTimer(_ int64, kc *weir.KeyedContext[int64], out weir.Emitter[event.Row]) error {
+func (g *grow) OnTimer(_ time.Time, kc *weir.KeyedContext[int64], out weir.Emitter[event.Row]) error {
 	c, _ := g.count.Value()
 	s, _ := g.sum.Value()
 	var entries, psum int64

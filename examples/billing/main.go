@@ -27,7 +27,6 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connector/jdbc"
 	"github.com/weirstream/weir/connector/kafka"
-	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/examples/billing/pipeline"
 )
 
@@ -55,8 +54,8 @@ func run(ctx context.Context, brokers, topic, dsn, table, checkpoints, restore s
 	if err := createTable(dsn, table); err != nil {
 		return err
 	}
-	env := weir.NewEnvironment().SetParallelism(2).EnableCheckpointing(interval, weir.ExactlyOnce, checkpoints)
-	env.RuntimeOptions().Restore = restore
+	env := weir.NewEnvironment(weir.Parallelism(2), weir.CheckpointInterval(interval), weir.CheckpointDir(checkpoints),
+		weir.Guarantee(weir.ExactlyOnce), weir.Restore(restore))
 	src, err := kafka.NewSource[pipeline.Bill](kafka.Brokers(strings.Split(brokers, ",")...), kafka.Topics(topic), kafka.Bounded())
 	if err != nil {
 		return err
@@ -66,10 +65,10 @@ func run(ctx context.Context, brokers, topic, dsn, table, checkpoints, restore s
 	if err != nil {
 		return err
 	}
-	bills := weir.FromSource[pipeline.Bill](env, src, "bills", weir.WithUID("bills"))
+	bills := weir.FromSource[pipeline.Bill](env, src, "bills", weir.UID("bills"))
 	totals := pipeline.Totals(bills, 24*time.Hour)
-	rows := weir.Map(totals, func(t pipeline.AccountTotal) event.Row { return t.Row() }).UID("to-row")
-	weir.SinkTo(rows, sink, "account_totals").UID("account-totals")
+	rows := weir.Map(totals, pipeline.AccountTotal.Row, weir.UID("to-row"))
+	weir.SinkTo(rows, sink, "account_totals", weir.UID("account-totals"))
 	res, err := env.Execute(ctx, "billing")
 	if err != nil {
 		return err

@@ -5,9 +5,6 @@ import (
 
 	"github.com/shopspring/decimal"
 	"github.com/weirstream/weir"
-	"github.com/weirstream/weir/event"
-	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/state"
 )
 
 // AccountTotal is one row of account_totals: the running total of an
@@ -20,8 +17,8 @@ type AccountTotal struct {
 
 // Row converts the total to a changelog row (+U: an upsert by account_id)
 // with fields account_id, total, bill_count.
-func (t AccountTotal) Row() event.Row {
-	return event.Row{Kind: event.UpdateAfter, Fields: []any{t.AccountID, t.Total, t.Count}}
+func (t AccountTotal) Row() weir.Row {
+	return weir.Row{Kind: weir.UpdateAfter, Fields: []any{t.AccountID, t.Total, t.Count}}
 }
 
 // Totals is the billing job's logic: drop bills whose bill_id was seen
@@ -31,23 +28,23 @@ func Totals(bills weir.DataStream[Bill], dedupTTL time.Duration) weir.DataStream
 	byBill := weir.KeyBy(bills, func(b Bill) string { return b.BillID })
 	firsts := weir.KeyedProcess(byBill, func() weir.KeyedProcessFunction[Bill, string, Bill] {
 		return &dedup{ttl: dedupTTL}
-	}).Name("Deduplicate").UID("dedup")
+	}, weir.Name("Deduplicate"), weir.UID("dedup"))
 	byAccount := weir.KeyBy(firsts, func(b Bill) string { return b.AccountID })
-	return weir.Aggregate(byAccount, sumCount{}).Name("SumPerAccount").UID("sum-per-account")
+	return weir.Aggregate(byAccount, sumCount{}, weir.Name("SumPerAccount"), weir.UID("sum-per-account"))
 }
 
 // dedup keeps a seen-flag per bill id with a time-to-live.
 type dedup struct {
 	ttl  time.Duration
-	seen state.ValueState[bool]
+	seen weir.ValueState[bool]
 }
 
-func (d *dedup) Open(ctx *operator.Context) error {
-	desc := state.ValueDescriptor[bool]{Name: "seen"}
+func (d *dedup) Open(ctx *weir.RuntimeContext) error {
+	var opts []weir.StateOpt
 	if d.ttl > 0 {
-		desc.TTL = &state.TTLConfig{TTL: d.ttl, UpdateType: state.OnCreateAndWrite}
+		opts = append(opts, weir.StateTTL(d.ttl))
 	}
-	d.seen = state.Value(ctx.Keyed, desc)
+	d.seen = weir.ValueStateOf[bool](ctx, "seen", opts...)
 	return nil
 }
 
@@ -60,7 +57,7 @@ func (d *dedup) ProcessElement(b Bill, _ *weir.KeyedContext[string], out weir.Em
 	return nil
 }
 
-func (d *dedup) OnTimer(int64, *weir.KeyedContext[string], weir.Emitter[Bill]) error { return nil }
+func (d *dedup) OnTimer(time.Time, *weir.KeyedContext[string], weir.Emitter[Bill]) error { return nil }
 
 // sumCount aggregates bills into an account total.
 type sumCount struct{}
