@@ -14,6 +14,10 @@ type Column struct {
 	Qualifier string
 	Name      string
 	Type      types.Type
+	// Shadowed hides the column from unqualified references: the right
+	// side's copy of a JOIN … USING column, which an unqualified name
+	// reads from the left. Default false.
+	Shadowed bool
 }
 
 // Scope is what an expression may refer to: the columns of its input row,

@@ -51,7 +51,7 @@ func (c *compiler) resolve(id *parser.Ident) (int, []string, error) {
 				return 0, nil, c.ambiguous(id, m, strings.Join(id.Parts[:2], "."))
 			}
 		}
-		m := c.match(func(col Column) bool { return eq(col.Name, id.Parts[0]) })
+		m := c.match(func(col Column) bool { return eq(col.Name, id.Parts[0]) && !col.Shadowed })
 		if len(m) == 1 {
 			return m[0], id.Parts[1:], nil
 		}

@@ -99,6 +99,11 @@ func (p *Planner) planJoinWhere(j *parser.Join, where []parser.Expr) (*Rel, []pa
 	if j.On != nil {
 		on = conjuncts(j.On)
 	}
+	if len(j.Using) > 0 {
+		if on, err = usingConds(j, l, r); err != nil {
+			return nil, nil, err
+		}
+	}
 	inner := j.Kind == parser.InnerJoin || j.Kind == parser.CommaJoin || j.Kind == parser.CrossJoin
 	cond, rest := on, where
 	if inner {
@@ -132,7 +137,69 @@ func (p *Planner) planJoinWhere(j *parser.Join, where []parser.Expr) (*Rel, []pa
 			Hint: "use JOIN … ON left.key = right.key"}
 	}
 	out, err := p.joinRels(j, l, r, andAll(cond))
-	return out, rest, err
+	if err != nil || len(j.Using) == 0 {
+		return out, rest, err
+	}
+	return shadowUsing(j, out, l), rest, nil
+}
+
+// usingConds turns JOIN … USING (c, …) into l.c = r.c, …: each name must
+// be one column of each side, reachable by its table's name or alias.
+// Unqualified, a USING column then reads the left's copy (shadowUsing),
+// which is the joined value for INNER and LEFT joins; RIGHT and FULL
+// joins would need COALESCE(l.c, r.c) and are refused.
+func usingConds(j *parser.Join, l, r *Rel) ([]parser.Expr, error) {
+	if j.Kind != parser.InnerJoin && j.Kind != parser.LeftJoin {
+		return nil, &Error{Pos: j.Pos, Msg: fmt.Sprintf("%s … USING is not supported yet", j.Kind),
+			Hint: "write the condition with ON l.c = r.c and COALESCE(l.c, r.c) where the column is selected"}
+	}
+	var out []parser.Expr
+	for _, name := range j.Using {
+		lc, err := usingColumn(j, l, name, "left")
+		if err != nil {
+			return nil, err
+		}
+		rc, err := usingColumn(j, r, name, "right")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &parser.Binary{Pos: j.Pos, Op: parser.Eq,
+			L: &parser.Ident{Pos: j.Pos, Parts: []string{lc.Qualifier, name}},
+			R: &parser.Ident{Pos: j.Pos, Parts: []string{rc.Qualifier, name}}})
+	}
+	return out, nil
+}
+
+func usingColumn(j *parser.Join, in *Rel, name, side string) (expr.Column, error) {
+	var found []expr.Column
+	for _, c := range in.Cols {
+		if c.Name == name && !c.Shadowed {
+			found = append(found, c)
+		}
+	}
+	switch {
+	case len(found) == 0:
+		return expr.Column{}, errAt(j.Pos, "USING (%s): the %s side of the join has no column %s", name, side, name)
+	case len(found) > 1 || found[0].Qualifier == "":
+		return expr.Column{}, &Error{Pos: j.Pos, Msg: fmt.Sprintf("USING (%s): column %s of the %s side is ambiguous or has no table name", name, name, side),
+			Hint: "give the joined tables aliases, or write the condition with ON"}
+	}
+	return found[0], nil
+}
+
+// shadowUsing hides the right side's USING columns from unqualified
+// references.
+// (out is the join's own new Rel; its Cols slice is copied, not shared.)
+func shadowUsing(j *parser.Join, out, l *Rel) *Rel {
+	out.Cols = append([]expr.Column(nil), out.Cols...)
+	for _, name := range j.Using {
+		for i := len(l.Cols); i < len(out.Cols); i++ {
+			if out.Cols[i].Name == name {
+				out.Cols[i].Shadowed = true
+			}
+		}
+	}
+	return out
 }
 
 // joinRels plans l JOIN r ON on: an interval join when on bounds both

@@ -149,6 +149,9 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 	rowtime := -1
 	for i, it := range items {
 		if st, ok := it.Expr.(*parser.Star); ok {
+			if err := starOverUsing(in, st); err != nil {
+				return nil, err
+			}
 			for j, c := range in.Cols {
 				if strings.HasPrefix(c.Name, "$") {
 					continue // a column the plan added (rank number, hidden count): not the query's
@@ -217,7 +220,7 @@ func identIndex(in *Rel, e parser.Expr) int {
 	}
 	name := id.Parts[len(id.Parts)-1]
 	for i, c := range in.Cols {
-		if c.Name == name && (len(id.Parts) == 1 || id.Parts[len(id.Parts)-2] == c.Qualifier) {
+		if c.Name == name && ((len(id.Parts) == 1 && !c.Shadowed) || (len(id.Parts) > 1 && id.Parts[len(id.Parts)-2] == c.Qualifier)) {
 			return i
 		}
 	}
@@ -255,4 +258,20 @@ func (p *Planner) calcOver(in *Rel, evals []*expr.Compiled, cols []expr.Column) 
 		return b.calc("Calc", ins[0], nil, proj), nil
 	}
 	return r
+}
+
+// starOverUsing refuses an unqualified * over a JOIN … USING: the SQL
+// standard lists each USING column once, first, and Weir does not expand
+// it so yet. A qualified t.* lists t's columns, USING ones included.
+func starOverUsing(in *Rel, st *parser.Star) error {
+	if len(st.Qualifier) > 0 {
+		return nil
+	}
+	for _, c := range in.Cols {
+		if c.Shadowed {
+			return &Error{Pos: st.Pos, Msg: "SELECT * over JOIN … USING is not supported yet",
+				Hint: fmt.Sprintf("list the columns, or select l.*, r.* (both copies of %s)", c.Name)}
+		}
+	}
+	return nil
 }
