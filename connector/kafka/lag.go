@@ -119,47 +119,35 @@ func (r *reader) takeEnds(ends map[TopicPartition]int64) {
 	}
 }
 
-// listEnds lists, in the background, the ends of the splits added since
-// its last call (the high watermark; the last stable offset under
-// read_committed), so a split's lag is known before its first fetch
-// returns records — a partition the reader is not fetching from yet
-// (its leader slow, or records the fetches have not reached) is not
-// caught up. A failed listing leaves the lag unknown until a fetch.
+// listEnds lists the ends of the splits added since its last call (the
+// high watermark; the last stable offset under read_committed), so a
+// split's lag is known from the first Poll on — a partition the reader
+// has not fetched from yet is not caught up. One round trip when splits
+// are added, on the subtask goroutine: a listing in the background would
+// reach a subtask blocked on a credit only once it is unblocked. A failed
+// listing leaves the lag unknown until a fetch.
 func (r *reader) listEnds() {
 	tps := r.unlisted
 	r.unlisted = nil
 	if len(tps) == 0 {
 		return
 	}
-	a := &admin{cl: r.cl, adm: kadm.NewClient(r.cl)}
-	if !r.cfg.readUncommitted {
-		a.isolation = 1
+	ctx, cancel := context.WithTimeout(r.ctx, 10*time.Second)
+	defer cancel()
+	a := &admin{cl: r.cl, adm: kadm.NewClient(r.cl), isolation: r.isolation()}
+	ends, err := a.listOffsets(ctx, tps, -1)
+	if err != nil {
+		r.log.Warn("kafka source: listing the end offsets of its partitions failed; their lag stays unknown until a fetch",
+			"err", err)
+		return
 	}
-	r.goRun(func() {
-		ctx, cancel := context.WithTimeout(r.ctx, 30*time.Second)
-		defer cancel()
-		ends, err := a.listOffsets(ctx, tps, -1)
-		if err != nil {
-			r.log.Debug("kafka source: listing the end offsets of new splits failed; their lag stays unknown until a fetch",
-				"err", err)
-			return
-		}
-		select {
-		case r.listed <- ends:
-			r.signal()
-		case <-r.ctx.Done():
-		}
-	})
+	r.takeEnds(ends)
 }
 
-// takeListed records the ends listEnds listed.
-func (r *reader) takeListed() {
-	for {
-		select {
-		case ends := <-r.listed:
-			r.takeEnds(ends)
-		default:
-			return
-		}
+// isolation is the admin's isolation level for the reader's end offsets.
+func (r *reader) isolation() int8 {
+	if r.cfg.readUncommitted {
+		return 0
 	}
+	return 1
 }

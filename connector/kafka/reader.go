@@ -50,8 +50,7 @@ type reader struct {
 
 	fetched    chan fetchBatch
 	added      chan []discovered
-	listed     chan map[TopicPartition]int64 // the ends of new splits, listed by listEnds
-	unlisted   []TopicPartition              // splits added since the last listEnds
+	unlisted   []TopicPartition // splits added since the last listEnds
 	commits    chan kadm.Offsets
 	notify     chan struct{}
 	closing    chan struct{} // closed by Close: the commit goroutine commits what is pending and exits
@@ -88,8 +87,8 @@ type fetchBatch struct {
 }
 
 type discovered struct {
-	tp    TopicPartition
-	start int64
+	tp         TopicPartition
+	start, end int64 // end: listed with start, for the lag (-1: unknown)
 }
 
 type offsetSnapshot struct {
@@ -122,7 +121,7 @@ func newReader(rctx operator.ReaderContext, cfg *sourceConfig, base []kgo.Opt, d
 	}
 	r := &reader{cfg: cfg, rctx: rctx, cl: cl, decode: dec.decode, upsert: dec.upsert, metrics: m, log: log,
 		splits: map[TopicPartition]*splitState{}, fetched: make(chan fetchBatch, 2),
-		added: make(chan []discovered, 1), listed: make(chan map[TopicPartition]int64, 4), commits: make(chan kadm.Offsets, 1), notify: make(chan struct{}, 1),
+		added: make(chan []discovered, 1), commits: make(chan kadm.Offsets, 1), notify: make(chan struct{}, 1),
 		closing: make(chan struct{}), commitDone: make(chan struct{}), rm: newReaderMetrics(rctx)}
 	r.ctx, r.cancel = context.WithCancel(parent)
 	r.mu.known = map[TopicPartition]bool{}
@@ -204,7 +203,6 @@ func (r *reader) addSplit(tp TopicPartition, pos position, table map[string][]by
 func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
 	r.reportEndedAtAdd(out)
 	r.takeDiscovered(out)
-	r.takeListed()
 	if r.idx >= len(r.cur.recs) {
 		if r.cur.err != nil {
 			return 0, fmt.Errorf("kafka source: %w", r.cur.err)
@@ -472,7 +470,7 @@ func (r *reader) startDiscovery() {
 }
 
 func (r *reader) discoverLoop() {
-	a := &admin{cl: r.cl, adm: kadm.NewClient(r.cl)}
+	a := &admin{cl: r.cl, adm: kadm.NewClient(r.cl), isolation: r.isolation()}
 	t := time.NewTicker(r.cfg.discovery)
 	defer t.Stop()
 	for {
@@ -522,12 +520,20 @@ func (r *reader) discover(a *admin) ([]discovered, error) {
 	if err != nil {
 		return nil, err
 	}
+	ends, err := a.listOffsets(ctx, fresh, -1)
+	if err != nil {
+		r.log.Debug("kafka source: listing the end offsets of new partitions failed; their lag stays unknown until a fetch", "err", err)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]discovered, 0, len(fresh))
 	for _, tp := range fresh {
 		r.mu.known[tp] = true
-		out = append(out, discovered{tp, starts[tp]})
+		end, ok := ends[tp]
+		if !ok {
+			end = -1
+		}
+		out = append(out, discovered{tp, starts[tp], end})
 	}
 	return out, nil
 }
@@ -539,12 +545,13 @@ func (r *reader) takeDiscovered(out operator.ReaderOutput) {
 		consume := map[string]map[int32]kgo.Offset{}
 		for _, d := range found {
 			r.addSplit(d.tp, position{next: d.start, stop: -1}, map[string][]byte{}, consume)
+			r.takeEnds(map[TopicPartition]int64{d.tp: d.end})
 			operator.ReportSplitAdded(out, splitID(d.tp.Topic, d.tp.Partition))
 			r.metrics.PartitionsDiscovered.Add(1)
 			r.log.Info("kafka source: new partition", "split", splitID(d.tp.Topic, d.tp.Partition), "offset", d.start)
 		}
 		r.cl.AddConsumePartitions(consume)
-		r.listEnds()
+		r.unlisted = nil // listed by discover
 	default:
 	}
 }
