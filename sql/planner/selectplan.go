@@ -58,8 +58,11 @@ func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
 // named by their aliases, else EXPR$0, EXPR$1, ….
 func (p *Planner) planSelectNoFrom(s *parser.Select) (*Rel, error) {
 	if len(s.GroupBy) > 0 || s.Having != nil || len(collectAggregates(s)) > 0 {
-		return nil, &Error{Pos: s.Pos, Msg: "SELECT without FROM cannot aggregate or GROUP BY",
-			Hint: "aggregate over a FROM clause, e.g. FROM (VALUES …) AS t(…)"}
+		// Calcite's FROM is then a one-row Values, aggregated as any input.
+		one := &parser.Values{Pos: s.Pos, Rows: [][]parser.Expr{{&parser.NumberLit{Pos: s.Pos, Text: "0", Kind: parser.Integer}}}}
+		from := *s
+		from.From = &parser.DerivedTable{Pos: s.Pos, Query: &parser.Query{Pos: s.Pos, Body: one}, Alias: "$values", Columns: []string{"$zero"}}
+		return p.planSelect(&from)
 	}
 	row := make([]parser.Expr, len(s.Items))
 	for i, it := range s.Items {
