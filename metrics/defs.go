@@ -65,6 +65,10 @@ var TaskDefs = []Def[*Subtask]{
 		func(s *Subtask) float64 { return i64(&s.CheckpointAlignmentNanos) }},
 	{"lastCheckpointSize", "Bytes the subtask wrote for the last completed checkpoint: its state size.",
 		func(s *Subtask) float64 { return i64(&s.CheckpointSize) }},
+	{"debloatedBufferSize", "Batch size, in records, the buffer debloater last computed for the input channels (0: debloating off).",
+		func(s *Subtask) float64 { return i64(&s.DebloatedBufferSize) }},
+	{"estimatedTimeToConsumeBuffersMs", "Ms the records in flight towards the subtask would take at its measured throughput (0: debloating off).",
+		func(s *Subtask) float64 { return i64(&s.EstimatedTimeToConsumeBuffersMs) }},
 }
 
 // OperatorDefs are the operator scope's metrics (one operator of a

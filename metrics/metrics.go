@@ -174,6 +174,13 @@ type Subtask struct {
 	// those its chain emits downstream, or those its last operator
 	// received when that is a sink (its chain emits nothing).
 	Tail Tail
+	// DebloatedBufferSize is the batch size, in records, the subtask's
+	// buffer debloater last computed for its input channels (Flink's
+	// debloatedBufferSize, which is in bytes: Weir's batches are counted
+	// in records); EstimatedTimeToConsumeBuffersMs how long the records in
+	// flight towards it would take at its measured throughput
+	// (estimatedTimeToConsumeBuffersMs). Both 0 with debloating off.
+	DebloatedBufferSize, EstimatedTimeToConsumeBuffersMs atomic.Int64
 }
 
 // Operator is Flink's operator scope: one operator of a subtask's chain

@@ -302,6 +302,7 @@ func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 		spec.ChannelState = dp.restoredChannelState(v, i)
 	}
 	spec.Parallelism = v.Parallelism
+	spec.Debloat = dp.opts.Debloat
 	if dp.opts.Mode == task.ExactlyOnce {
 		spec.Unaligned, spec.AlignedTimeout = dp.opts.Checkpoint.Unaligned, dp.opts.Checkpoint.AlignedTimeout
 	}

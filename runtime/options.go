@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/debloat"
 	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/restart"
 	"github.com/weirstream/weir/state"
@@ -73,6 +74,12 @@ type Options struct {
 	// BatchSize is the number of records per batch between subtasks.
 	// Default 256.
 	BatchSize int
+	// Debloat is buffer debloating (Flink's
+	// taskmanager.network.memory.buffer-debloat.*, off by default): each
+	// subtask with inputs sizes the batches its senders cut to its
+	// throughput, so that its ChannelCredits × channels batches in flight
+	// take about Debloat.Target to process. Its MaxBatch is BatchSize.
+	Debloat debloat.Options
 	// Logger receives the job's events, and the subtasks' warnings. The
 	// job adds the attribute job (its JobID) to every line, a subtask
 	// vertex and subtask (its index); operators and connectors log through
@@ -164,6 +171,8 @@ func (o *Options) EnsureDefaults(jobName string) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o.Debloat.MaxBatch = o.BatchSize
+	o.Debloat.EnsureDefaults()
 	o.Checkpoint.EnsureDefaults()
 }
 
@@ -179,6 +188,9 @@ func (o *Options) Validate() error {
 		return errors.New("runtime: unaligned checkpoints ('execution.checkpointing.unaligned.enabled') need the EXACTLY_ONCE checkpointing mode")
 	}
 	if err := o.Restart.Validate(); err != nil {
+		return err
+	}
+	if err := o.Debloat.Validate(); err != nil {
 		return err
 	}
 	return o.Checkpoint.Validate()

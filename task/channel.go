@@ -7,6 +7,7 @@ package task
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/weirstream/weir/event"
 )
@@ -25,7 +26,12 @@ type OutChannel struct {
 	inbox   chan<- Envelope
 	index   int
 	credits chan struct{}
+	gate    *InputGate
 }
+
+// batchLimit is the batch size the receiver announced (buffer debloating),
+// or 0 when it announced none.
+func (c *OutChannel) batchLimit() int { return int(c.gate.batchSize.Load()) }
 
 // Send hands b to the receiver, waiting for a credit; it fails only when ctx
 // is cancelled.
@@ -41,6 +47,7 @@ func (c *OutChannel) send(ctx context.Context, b event.Batch, acct *timeAccount)
 			return err
 		}
 	}
+	c.gate.buffered.Add(int64(len(b.Records)))
 	// Never blocks: the inbox holds as many envelopes as all its channels
 	// have credits.
 	c.inbox <- Envelope{Channel: c.index, Batch: b}
@@ -80,6 +87,14 @@ type InputGate struct {
 	// first.
 	roundRobin bool
 	next       int
+	// buffered counts the records sent on the channels and not yet
+	// processed (senders add, the subtask subtracts). batchSize is the
+	// batch size the subtask's debloater announced to its senders, 0
+	// before any. Both are atomics: they are the only state of the gate
+	// that senders and the receiver share besides the channels, as
+	// Flink's receiver announces a buffer size to its senders.
+	buffered  atomic.Int64
+	batchSize atomic.Int32
 }
 
 // NewInputGate makes a gate for channels whose input numbers are inputOf,
@@ -104,14 +119,30 @@ func NewInputGate(inputOf []int, creditsPerChannel int) *InputGate {
 
 // Channel returns the sending end of channel i.
 func (g *InputGate) Channel(i int) *OutChannel {
-	return &OutChannel{inbox: g.inbox, index: i, credits: g.credits[i]}
+	return &OutChannel{inbox: g.inbox, index: i, credits: g.credits[i], gate: g}
 }
 
 // NumChannels is the number of input channels.
 func (g *InputGate) NumChannels() int { return len(g.inputOf) }
 
-// Recycle returns the credit of a processed batch from channel ch.
-func (g *InputGate) Recycle(ch int) { g.credits[ch] <- struct{}{} }
+// Recycle returns the credit of a processed batch of n records from
+// channel ch.
+func (g *InputGate) Recycle(ch, n int) {
+	g.buffered.Add(-int64(n))
+	g.credits[ch] <- struct{}{}
+}
+
+// Credits is the number of batches that can be in flight towards the
+// gate: its channels times their credits.
+func (g *InputGate) Credits() int { return cap(g.inbox) }
+
+// Buffered is the number of records sent towards the gate and not yet
+// processed.
+func (g *InputGate) Buffered() int64 { return g.buffered.Load() }
+
+// AnnounceBatchSize makes senders cut batches of at most n records from
+// their next record on (buffer debloating); 0 lifts the limit.
+func (g *InputGate) AnnounceBatchSize(n int) { g.batchSize.Store(int32(n)) }
 
 // mustHold reports whether an envelope from ch has to wait: its channel is
 // blocked, or earlier batches of it are still held (order per channel).

@@ -89,7 +89,7 @@ func (h *tickHarness) expect(want ...string) {
 		select {
 		case e := <-h.out.inbox:
 			got = append(got, outputs(e)...)
-			h.out.Recycle(e.Channel)
+			h.out.Recycle(e.Channel, len(e.Batch.Records))
 		case <-timeout:
 			h.t.Fatalf("got %q, still waiting for %q", got, want[len(got):])
 		}
@@ -97,7 +97,7 @@ func (h *tickHarness) expect(want ...string) {
 	for len(h.out.inbox) > 0 {
 		e := <-h.out.inbox
 		got = append(got, outputs(e)...)
-		h.out.Recycle(e.Channel)
+		h.out.Recycle(e.Channel, len(e.Batch.Records))
 	}
 	if !slices.Equal(got, want) {
 		h.t.Fatalf("output %q, want %q", got, want)

@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/barrier"
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/debloat"
 	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/metrics"
@@ -91,6 +92,10 @@ type Spec struct {
 	// ChannelState, if set, is the channel state of the restored
 	// checkpoint to replay before any input.
 	ChannelState *RestoredChannelState
+	// Debloat sizes the batches in flight on the subtask's input channels
+	// to its throughput (buffer debloating; see debloat.Options and
+	// debloat.go). Off by default.
+	Debloat debloat.Options
 	// Metrics, if set, is the subtask's group in the metrics registry: its
 	// operators are the source (on a source subtask) then Chain's. The
 	// subtask publishes its counts into it at every processing-time tick
@@ -169,6 +174,8 @@ type Subtask struct {
 	// handled ahead of its data (-1: none). See unaligned.go.
 	unal       *unalignedCheckpoint
 	overtaking int
+	// debloater sizes the input's batches (nil: debloating off).
+	debloater *debloat.Debloater
 }
 
 // New prepares a subtask; Run executes it.
@@ -299,6 +306,7 @@ func (t *Subtask) open() error {
 	t.spec.Gate.roundRobin = t.readsAhead()
 	t.valve = watermark.NewValve(n)
 	t.ended = make([]bool, n)
+	t.openDebloater()
 	return nil
 }
 
@@ -437,6 +445,7 @@ func (t *Subtask) runInputs() error {
 		}
 		if e, ok := g.NextHeld(); ok {
 			t.onEnvelope(e)
+			t.pollMailbox(ticks)
 		} else {
 			if len(g.inbox) == 0 {
 				t.flush()
@@ -470,6 +479,22 @@ func (t *Subtask) runInputs() error {
 	return t.check()
 }
 
+// pollMailbox handles a mail or a tick that is waiting, without waiting
+// itself. The loop calls it between queued batches: a subtask whose queues
+// never empty — one reading ahead under back-pressure — would otherwise
+// never complete a checkpoint (commit), fire a processing-time timer or
+// switch a checkpoint to unaligned on its timeout, as Flink's mailbox runs
+// its mails before each default action.
+func (t *Subtask) pollMailbox(ticks <-chan time.Time) {
+	select {
+	case m := <-t.spec.Mail:
+		t.onMail(m)
+	case <-ticks:
+		t.onTick()
+	default:
+	}
+}
+
 func (t *Subtask) check() error {
 	if t.err != nil {
 		return t.err
@@ -491,7 +516,8 @@ func (t *Subtask) onEnvelope(e Envelope) {
 		}
 		t.processRecord(r, in2)
 	}
-	t.spec.Gate.Recycle(e.Channel)
+	t.spec.Gate.Recycle(e.Channel, len(e.Batch.Records))
+	t.countProcessed(len(e.Batch.Records))
 	if e.Batch.Control.Kind != event.KindNone && t.err == nil {
 		t.onControl(e.Channel, e.Batch.Control)
 	}
@@ -666,6 +692,7 @@ func (t *Subtask) onTick() {
 	if t.barriers != nil && t.err == nil {
 		t.apply(t.barriers.Tick(t.spec.Now()))
 	}
+	t.debloat()
 	var late int64
 	for _, c := range t.spec.Chain {
 		if c.Ctx.Keyed != nil {

@@ -84,9 +84,18 @@ func (w *RecordWriter) Emit(r event.Record) {
 
 func (w *RecordWriter) add(ch int, r event.Record) {
 	w.bufs[ch] = append(w.bufs[ch], r)
-	if len(w.bufs[ch]) >= w.batchSize {
+	if len(w.bufs[ch]) >= w.limit(ch) {
 		w.send(ch, event.Control{})
 	}
+}
+
+// limit is the size at which channel ch's batch is sent: the writer's
+// batch size, or less if the receiver announced less (buffer debloating).
+func (w *RecordWriter) limit(ch int) int {
+	if l := w.channels[ch].batchLimit(); l > 0 && l < w.batchSize {
+		return l
+	}
+	return w.batchSize
 }
 
 func (w *RecordWriter) send(ch int, c event.Control) {

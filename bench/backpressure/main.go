@@ -4,11 +4,12 @@
 // 2 sink subtasks the sink takes 10 % of the source rate), a keyed exchange
 // between them, and a checkpoint every -interval. It runs the job for
 // -duration in each mode — aligned, aligned with an aligned-checkpoint
-// timeout (-timeout), unaligned — and reports the p50/p99 end-to-end
-// duration of the checkpoints that completed, how many failed, and the
-// channel state they persisted. It reports; it asserts nothing.
+// timeout (-timeout), unaligned —, each with buffer debloating off and on
+// (target -debloat-target), and reports the p50/p99 end-to-end duration
+// of the checkpoints that completed, how many failed, and the channel
+// state they persisted. It reports; it asserts nothing.
 //
-//	go run ./bench/backpressure -duration 20s -interval 1s -timeout 100ms -credits 8
+//	go run ./bench/backpressure -duration 20s -interval 1s -timeout 100ms -credits 8 -debloat-target 1s
 package main
 
 import (
@@ -31,8 +32,8 @@ import (
 )
 
 type config struct {
-	duration, interval, timeout, pause, sinkSleep time.Duration
-	burst, credits                                int
+	duration, interval, timeout, pause, sinkSleep, debloatTarget time.Duration
+	burst, credits                                               int
 }
 
 func main() {
@@ -44,28 +45,45 @@ func main() {
 	flag.DurationVar(&c.pause, "pause", 10*time.Millisecond, "source pause between bursts")
 	flag.IntVar(&c.credits, "credits", 8, "batches in flight per channel (runtime.Options.ChannelCredits)")
 	flag.DurationVar(&c.sinkSleep, "sink-sleep", time.Millisecond, "sink time per record")
+	flag.DurationVar(&c.debloatTarget, "debloat-target", time.Second, "taskmanager.network.memory.buffer-debloat.target of the debloating runs")
 	flag.Parse()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	fmt.Printf("source nominal %.0f rec/s (2 splits × %d per %v), sink nominal %.0f rec/s (2 × 1/%v), %d credits, interval %v, %v per mode\n",
 		2*float64(c.burst)/c.pause.Seconds(), c.burst, c.pause, 2/c.sinkSleep.Seconds(), c.sinkSleep, c.credits, c.interval, c.duration)
-	fmt.Printf("%-22s %9s %6s %9s %9s %9s %14s %12s\n", "mode", "completed", "failed", "p50", "p99", "max", "persisted/cp", "sink rec/s")
-	for _, m := range []struct {
-		name      string
-		unaligned bool
-		timeout   time.Duration
-	}{
-		{"aligned", false, 0},
-		{fmt.Sprintf("aligned+timeout %v", c.timeout), true, c.timeout},
-		{"unaligned", true, 0},
-	} {
-		r, err := run(c, m.unaligned, m.timeout)
+	fmt.Printf("%-30s %9s %6s %9s %9s %9s %14s %12s\n", "mode", "completed", "failed", "p50", "p99", "max", "persisted/cp", "sink rec/s")
+	for _, m := range modes(c) {
+		r, err := run(c, m)
 		if err != nil {
 			log.Fatalf("%s: %v", m.name, err)
 		}
-		fmt.Printf("%-22s %9d %6d %9v %9v %9v %14s %12.0f\n", m.name, len(r.durations), r.failed,
+		fmt.Printf("%-30s %9d %6d %9v %9v %9v %14s %12.0f\n", m.name, len(r.durations), r.failed,
 			pct(r.durations, 50), pct(r.durations, 99), pct(r.durations, 100), bytes(r.persisted, len(r.durations)),
 			float64(r.sunk.Load())/c.duration.Seconds())
 	}
+}
+
+// mode is one run's checkpointing and debloating.
+type mode struct {
+	name      string
+	unaligned bool
+	timeout   time.Duration
+	debloat   bool
+}
+
+// modes are aligned, aligned+timeout and unaligned, each without and with
+// buffer debloating.
+func modes(c config) []mode {
+	var ms []mode
+	for _, m := range []mode{
+		{name: "aligned"},
+		{name: fmt.Sprintf("aligned+timeout %v", c.timeout), unaligned: true, timeout: c.timeout},
+		{name: "unaligned", unaligned: true},
+	} {
+		ms = append(ms, m)
+		m.name, m.debloat = m.name+" +debloat", true
+		ms = append(ms, m)
+	}
+	return ms
 }
 
 type result struct {
@@ -75,7 +93,7 @@ type result struct {
 	sunk      atomic.Int64
 }
 
-func run(c config, unaligned bool, timeout time.Duration) (*result, error) {
+func run(c config, m mode) (*result, error) {
 	dir, err := os.MkdirTemp("", "bench-backpressure-")
 	if err != nil {
 		return nil, err
@@ -86,7 +104,8 @@ func run(c config, unaligned bool, timeout time.Duration) (*result, error) {
 	o.Checkpoint.Interval = c.interval
 	o.Checkpoint.Timeout = 30 * time.Second
 	o.Checkpoint.TolerableFailures = -1
-	o.Checkpoint.Unaligned, o.Checkpoint.AlignedTimeout = unaligned, timeout
+	o.Checkpoint.Unaligned, o.Checkpoint.AlignedTimeout = m.unaligned, m.timeout
+	o.Debloat.Enabled, o.Debloat.Target = m.debloat, c.debloatTarget
 	o.Listener = func(e runtime.Event) {
 		switch {
 		case e.Kind == runtime.EventCheckpointCompleted && e.Stats != nil:

@@ -24,7 +24,7 @@ type layer struct {
 
 var (
 	leaves     = []string{"event", "keygroup", "delivery", "duration"}
-	primitives = append([]string{"metrics", "barrier", "channel", "watermark", "state", "checkpointstorage", "checkpoint", "restart"}, leaves...)
+	primitives = append([]string{"metrics", "barrier", "debloat", "channel", "watermark", "state", "checkpointstorage", "checkpoint", "restart"}, leaves...)
 	runtime    = append([]string{"operator", "graph", "task", "runtime"}, primitives...)
 	api        = append([]string{"."}, runtime...)
 	// Connectors' integration tests find services through internal/testsvc
@@ -44,7 +44,7 @@ var layers = []layer{
 	// metrics/prom reads them for Prometheus.
 	{prefixes: []string{"metrics"}, mayUse: nil},
 	{prefixes: []string{"metrics/prom"}, mayUse: []string{"metrics"}},
-	{prefixes: []string{"barrier", "channel", "watermark", "checkpoint", "restart"}, mayUse: leaves},
+	{prefixes: []string{"barrier", "channel", "debloat", "watermark", "checkpoint", "restart"}, mayUse: leaves},
 	// Its tests reach the S3 test server through internal/testsvc.
 	{prefixes: []string{"checkpointstorage"}, mayUse: append([]string{"internal/testsvc"}, leaves...)},
 	{prefixes: []string{"state"}, mayUse: append([]string{"state"}, leaves...)},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/debloat"
 	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/parser"
@@ -164,6 +165,9 @@ func (st Settings) RuntimeOptions(jobName string) (runtime.Options, error) {
 	if err := st.s3Options(&o.CheckpointStorage.S3); err != nil {
 		return o, err
 	}
+	if err := st.debloatOptions(&o.Debloat); err != nil {
+		return o, err
+	}
 	if o.WatermarkStallWarning, err = st.stallWarning(); err != nil {
 		return o, err
 	}
@@ -255,4 +259,30 @@ func (st Settings) checkpointOptions(o *runtime.Options) error {
 		o.Checkpoint.Unaligned = true
 	}
 	return err
+}
+
+// debloatOptions reads Flink's buffer debloating options,
+// taskmanager.network.memory.buffer-debloat.* (enabled, target, period,
+// samples, threshold-percentages).
+func (st Settings) debloatOptions(o *debloat.Options) error {
+	const p = "taskmanager.network.memory.buffer-debloat."
+	var err error
+	if o.Enabled, err = st.bool(p + "enabled"); err != nil {
+		return err
+	}
+	for key, f := range map[string]*time.Duration{"target": &o.Target, "period": &o.Period} {
+		if d, ok, e := st.duration(p + key); e != nil {
+			return e
+		} else if ok {
+			*f = d
+		}
+	}
+	for key, f := range map[string]*int{"samples": &o.Samples, "threshold-percentages": &o.ThresholdPercent} {
+		if n, ok, e := st.int(p + key); e != nil {
+			return e
+		} else if ok {
+			*f = n
+		}
+	}
+	return nil
 }

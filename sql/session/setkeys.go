@@ -77,6 +77,11 @@ var KnownSettings = []string{
 	"table.exec.source.max-future-skew",
 	"table.exec.state.ttl",
 	"table.optimizer.agg-phase-strategy",
+	"taskmanager.network.memory.buffer-debloat.enabled",
+	"taskmanager.network.memory.buffer-debloat.period",
+	"taskmanager.network.memory.buffer-debloat.samples",
+	"taskmanager.network.memory.buffer-debloat.target",
+	"taskmanager.network.memory.buffer-debloat.threshold-percentages",
 	"taskmanager.state.local.root-dirs",
 	"weir.source.watermark-stall-warning",
 }
