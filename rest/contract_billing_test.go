@@ -35,27 +35,9 @@ func TestContractBillingJob(t *testing.T) {
 	events, _ := pipeline.Generate(pipeline.GenOptions{Bills: 3000, Accounts: 50, DupRate: 0.05, DupDelay: 500,
 		Spread: time.Second, Seed: 14})
 	recs := produceBills(t, brokers, topic, dlq, events)
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec("CREATE TABLE " + table + " (account_id VARCHAR(64) PRIMARY KEY, total DECIMAL(38,2) NOT NULL, bill_count BIGINT NOT NULL)"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = db.Exec("DROP TABLE " + table) })
-
-	src, err := os.ReadFile("../examples/billing/billing.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openTable(t, dsn, table)
 	ck := t.TempDir()
-	script := os.Expand(string(src), func(k string) string {
-		return map[string]string{"WEIR_KAFKA_BROKERS": brokers, "WEIR_BILLING_CHECKPOINTS": ck,
-			"WEIR_BILLING_JDBC_URL": "jdbc:mysql://" + hostOf(dsn) + "/weir"}[k]
-	})
-	script = strings.NewReplacer("'topic' = 'bills'", "'topic' = '"+topic+"'", "'bills-dlq'", "'"+dlq+"'",
-		"'table-name' = 'account_totals'", "'table-name' = '"+table+"'").Replace(script)
+	script := billingScript(t, billingNames{brokers: brokers, dsn: dsn, checkpoints: ck, topic: topic, dlq: dlq, table: table})
 
 	c := newCluster(t)
 	agg := c.submit(endlessJob, map[string]string{"pipeline.name": "endless"})
@@ -68,6 +50,37 @@ func TestContractBillingJob(t *testing.T) {
 	checkContract(t, c, id, jg, contractWant{name: "billing", sourceRecords: int64(len(events)), ckDir: filepath.Join(ck, id)})
 	checkKafkaSource(t, c, id, jg, topic, recs)
 	checkTotals(t, db, table, pipeline.Truth(events))
+}
+
+// billingNames are what billingScript puts into examples/billing/billing.sql.
+type billingNames struct {
+	brokers, dsn, checkpoints, topic, dlq, table string
+	// unbounded drops the source's bounded mode: the job runs on after
+	// reading the topic.
+	unbounded bool
+}
+
+// billingScript is the billing job's script with its services, topics
+// and table named by n.
+func billingScript(t *testing.T, n billingNames) string {
+	src, err := os.ReadFile("../examples/billing/billing.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := os.Expand(string(src), func(k string) string {
+		return map[string]string{"WEIR_KAFKA_BROKERS": n.brokers, "WEIR_BILLING_CHECKPOINTS": n.checkpoints,
+			"WEIR_BILLING_JDBC_URL": "jdbc:mysql://" + hostOf(n.dsn) + "/weir"}[k]
+	})
+	repl := []string{"'topic' = 'bills'", "'topic' = '" + n.topic + "'", "'bills-dlq'", "'" + n.dlq + "'",
+		"'table-name' = 'account_totals'", "'table-name' = '" + n.table + "'"}
+	if n.unbounded {
+		repl = append(repl, "'scan.bounded.mode' = 'latest-offset',", "")
+	}
+	script = strings.NewReplacer(repl...).Replace(script)
+	if n.unbounded && strings.Contains(script, "scan.bounded") {
+		t.Fatal("the billing script is still bounded")
+	}
+	return script
 }
 
 // produceBills writes the bills to topic (2 partitions) and returns the

@@ -18,7 +18,7 @@ import (
 // back-pressure, vertex metrics and aggregated subtask metrics endpoints
 // against the job's metric groups, which hold their final values: field
 // by field, exactly.
-func checkVertexMetrics(t *testing.T, c *cluster, id string, d api.JobDetails, jg *graph.JobGraph) {
+func checkVertexMetrics(t testing.TB, c *cluster, id string, d api.JobDetails, jg *graph.JobGraph) {
 	j, err := c.m.Job(id)
 	if err != nil {
 		t.Fatal(err)
@@ -37,12 +37,13 @@ func checkVertexMetrics(t *testing.T, c *cluster, id string, d api.JobDetails, j
 }
 
 // checkIO: the job's vertex and subtask records and bytes are the groups'
-// counters.
-func checkIO(t *testing.T, v api.JobVertex, subtasks []*metrics.Subtask) {
+// counters, complete once the vertex ended.
+func checkIO(t testing.TB, v api.JobVertex, subtasks []*metrics.Subtask) {
 	var sum api.IOMetrics
+	done := api.Terminal(v.Status)
 	for k, g := range subtasks {
 		want := api.IOMetrics{ReadRecords: g.RecordsIn.Load(), WriteRecords: g.RecordsOut.Load(), ReadBytes: g.BytesIn.Load(),
-			WriteBytes: g.BytesOut.Load(), ReadRecordsComplete: true, WriteRecordsComplete: true, ReadBytesComplete: true, WriteBytesComplete: true}
+			WriteBytes: g.BytesOut.Load(), ReadRecordsComplete: done, WriteRecordsComplete: done, ReadBytesComplete: done, WriteBytesComplete: done}
 		if v.Subtasks[k].Metrics != want {
 			t.Errorf("%s[%d] metrics %+v, its group's %+v", v.Name, k, v.Subtasks[k].Metrics, want)
 		}
@@ -50,12 +51,12 @@ func checkIO(t *testing.T, v api.JobVertex, subtasks []*metrics.Subtask) {
 		sum.ReadBytes, sum.WriteBytes = sum.ReadBytes+want.ReadBytes, sum.WriteBytes+want.WriteBytes
 	}
 	if m := v.Metrics; m.ReadRecords != sum.ReadRecords || m.WriteRecords != sum.WriteRecords || m.ReadBytes != sum.ReadBytes ||
-		m.WriteBytes != sum.WriteBytes || !m.ReadBytesComplete || !m.WriteBytesComplete {
+		m.WriteBytes != sum.WriteBytes || m.ReadBytesComplete != done || m.WriteBytesComplete != done {
 		t.Errorf("%s metrics %+v, its subtasks' sum %+v", v.Name, m, sum)
 	}
 }
 
-func checkBackPressure(t *testing.T, c *cluster, id string, v api.JobVertex, subtasks []*metrics.Subtask) {
+func checkBackPressure(t testing.TB, c *cluster, id string, v api.JobVertex, subtasks []*metrics.Subtask) {
 	var bp api.BackPressure
 	raw := get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID+"/backpressure", &bp)
 	hasKeys(t, "backpressure", raw, "status", "backpressureLevel", "backpressure-level", "end-timestamp", "subtasks")
@@ -82,7 +83,7 @@ func checkBackPressure(t *testing.T, c *cluster, id string, v api.JobVertex, sub
 }
 
 // firstOf returns the first object of the array path answers.
-func firstOf(t *testing.T, c *cluster, path string) any {
+func firstOf(t testing.TB, c *cluster, path string) any {
 	t.Helper()
 	_, body := c.call("GET", path, "", "")
 	var list []any
@@ -120,7 +121,7 @@ func expectedIDs(k int, gv *graph.Vertex, g *metrics.Subtask) ([]string, map[str
 	return ids, vals
 }
 
-func checkMetricIDs(t *testing.T, c *cluster, id string, v api.JobVertex, gv *graph.Vertex, subtasks []*metrics.Subtask) {
+func checkMetricIDs(t testing.TB, c *cluster, id string, v api.JobVertex, gv *graph.Vertex, subtasks []*metrics.Subtask) {
 	path := "/v1/jobs/" + id + "/vertices/" + v.ID + "/metrics"
 	var list []api.Metric
 	get(t, c, path, &list)
@@ -158,7 +159,7 @@ func checkMetricIDs(t *testing.T, c *cluster, id string, v api.JobVertex, gv *gr
 	}
 }
 
-func checkAggregated(t *testing.T, c *cluster, id string, v api.JobVertex, subtasks []*metrics.Subtask) {
+func checkAggregated(t testing.TB, c *cluster, id string, v api.JobVertex, subtasks []*metrics.Subtask) {
 	path := "/v1/jobs/" + id + "/vertices/" + v.ID + "/subtasks/metrics"
 	var names []api.AggregatedMetric
 	get(t, c, path, &names)

@@ -72,7 +72,7 @@ func planOf(t *testing.T, script, name string) *graph.JobGraph {
 }
 
 // get fetches path into v (decoded strictly) and returns the raw object.
-func get(t *testing.T, c *cluster, path string, v any) map[string]any {
+func get(t testing.TB, c *cluster, path string, v any) map[string]any {
 	t.Helper()
 	code, body := c.call("GET", path, "", "")
 	if code != http.StatusOK {
@@ -89,7 +89,7 @@ func get(t *testing.T, c *cluster, path string, v any) map[string]any {
 }
 
 // hasKeys checks that obj has Flink's field names keys.
-func hasKeys(t *testing.T, what string, obj any, keys ...string) {
+func hasKeys(t testing.TB, what string, obj any, keys ...string) {
 	t.Helper()
 	m, ok := obj.(map[string]any)
 	if !ok {
@@ -212,7 +212,7 @@ func checkJobDetails(t *testing.T, c *cluster, id string, jg *graph.JobGraph, wa
 	return d
 }
 
-func checkPlan(t *testing.T, d api.JobDetails, jg *graph.JobGraph) {
+func checkPlan(t testing.TB, d api.JobDetails, jg *graph.JobGraph) {
 	if len(d.Plan.Nodes) != len(jg.Vertices) {
 		t.Fatalf("plan: %d nodes, want %d", len(d.Plan.Nodes), len(jg.Vertices))
 	}
@@ -277,7 +277,7 @@ func checkCheckpoints(t *testing.T, c *cluster, id string, d api.JobDetails, tot
 	}
 }
 
-func chkDirs(t *testing.T, dir string) []string {
+func chkDirs(t testing.TB, dir string) []string {
 	es, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func chkDirs(t *testing.T, dir string) []string {
 	return out
 }
 
-func dirSize(t *testing.T, dir string) int64 {
+func dirSize(t testing.TB, dir string) int64 {
 	var n int64
 	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || e.IsDir() || e.Name() == "_metadata" {
@@ -309,7 +309,7 @@ func dirSize(t *testing.T, dir string) int64 {
 
 // checkCompleted checks a completed checkpoint's details, per-vertex and
 // per-subtask, timeline and slowest subtasks against each other.
-func checkCompleted(t *testing.T, c *cluster, id string, d api.JobDetails, h api.CheckpointStatistics, total int) {
+func checkCompleted(t testing.TB, c *cluster, id string, d api.JobDetails, h api.CheckpointStatistics, total int) {
 	if h.NumSubtasks != total || h.NumAcknowledgedSubtasks != total || h.LatestAckTimestamp < h.TriggerTimestamp {
 		t.Errorf("checkpoint %d: %+v", h.ID, h)
 	}
@@ -350,7 +350,7 @@ func checkCompleted(t *testing.T, c *cluster, id string, d api.JobDetails, h api
 	checkTimeline(t, c, path, h, acks)
 }
 
-func checkTimeline(t *testing.T, c *cluster, path string, h api.CheckpointStatistics, acks map[string]int64) {
+func checkTimeline(t testing.TB, c *cluster, path string, h api.CheckpointStatistics, acks map[string]int64) {
 	var tl api.CheckpointTimeline
 	get(t, c, path+"/timeline", &tl)
 	if tl.ID != h.ID || len(tl.Subtasks) != len(acks) || tl.EndToEndDuration != h.EndToEndDuration {
