@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/sql/types"
 )
 
 func init() {
@@ -171,4 +173,176 @@ func walkJSON(doc any, steps []jsonStep) (any, bool) {
 		}
 	}
 	return doc, true
+}
+
+func init() {
+	register("JSON_OBJECT", 1, -1, "[KEY] key VALUE value, … [NULL|ABSENT ON NULL]", jsonObjectFunc)
+	register("JSON_ARRAY", 1, -1, "value, … [NULL|ABSENT ON NULL]", jsonArrayFunc)
+}
+
+// jsonObjectFunc is JSON_OBJECT: its arguments are (NULL|ABSENT, k1, v1,
+// …) as the parser reads them. The text is compact, members in the order
+// written, as Flink's Jackson ObjectNode prints it; a value from another
+// JSON_OBJECT or JSON_ARRAY call is inserted as JSON, not as a string.
+func jsonObjectFunc(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
+	if len(a)%2 != 1 {
+		return nil, errAt(call, "JSON_OBJECT takes KEY k VALUE v pairs")
+	}
+	for i := 1; i < len(a); i += 2 {
+		if a[i] == nil || !a[i].Type.IsString() && a[i].Type.Kind != types.Null {
+			return nil, errAt(call.Args[i], "a key of JSON_OBJECT must be a string")
+		}
+	}
+	enc, err := jsonEncoders(call, a)
+	if err != nil {
+		return nil, err
+	}
+	absent := call.Args[0].(*parser.Keyword).Word == "ABSENT"
+	return &Compiled{Type: stringType(false), Eval: func(row []any) (any, error) {
+		var b strings.Builder
+		b.WriteByte('{')
+		first := true
+		for i := 1; i < len(a); i += 2 {
+			k, err := a[i].Eval(row)
+			if err != nil {
+				return nil, err
+			}
+			if k == nil {
+				return nil, evalErr(call.Args[i].Position(), "JSON_OBJECT: a key is NULL")
+			}
+			v, err := a[i+1].Eval(row)
+			if err != nil {
+				return nil, err
+			}
+			if v == nil && absent {
+				continue
+			}
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			b.WriteString(jsonString(k.(string)) + ":" + enc[i+1](v))
+		}
+		b.WriteByte('}')
+		return b.String(), nil
+	}}, nil
+}
+
+// jsonArrayFunc is JSON_ARRAY: (NULL|ABSENT, v1, …).
+func jsonArrayFunc(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
+	enc, err := jsonEncoders(call, a)
+	if err != nil {
+		return nil, err
+	}
+	absent := call.Args[0].(*parser.Keyword).Word == "ABSENT"
+	return &Compiled{Type: stringType(false), Eval: func(row []any) (any, error) {
+		var b strings.Builder
+		b.WriteByte('[')
+		first := true
+		for i := 1; i < len(a); i++ {
+			v, err := a[i].Eval(row)
+			if err != nil {
+				return nil, err
+			}
+			if v == nil && absent {
+				continue
+			}
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			b.WriteString(enc[i](v))
+		}
+		b.WriteByte(']')
+		return b.String(), nil
+	}}, nil
+}
+
+// jsonEncoders returns how each value argument (a[i], i ≥ 1) prints as
+// JSON. Types whose JSON text Weir does not yet print as Flink does
+// (floats, DECIMAL, times, collections) are refused.
+func jsonEncoders(call *parser.FuncCall, a []*Compiled) ([]func(any) string, error) {
+	if _, ok := call.Args[0].(*parser.Keyword); !ok {
+		return nil, errAt(call, "%s: write its arguments as %s", call.Name, builtins[call.Name].sig)
+	}
+	out := make([]func(any) string, len(a))
+	for i := 1; i < len(a); i++ {
+		if a[i] == nil {
+			return nil, errAt(call.Args[i], "unexpected keyword in %s", call.Name)
+		}
+		if f, ok := call.Args[i].(*parser.FuncCall); ok && (f.Name == "JSON_OBJECT" || f.Name == "JSON_ARRAY") {
+			out[i] = func(v any) string { return v.(string) } // nested JSON, inserted as is
+			continue
+		}
+		t := a[i].Type
+		switch {
+		case t.IsString():
+			out[i] = func(v any) string {
+				if v == nil {
+					return "null"
+				}
+				return jsonString(v.(string))
+			}
+		case t.IsInteger() || t.Kind == types.Boolean || t.Kind == types.Null:
+			out[i] = func(v any) string {
+				if v == nil {
+					return "null"
+				}
+				return fmt.Sprint(v)
+			}
+		default:
+			return nil, errAt(call.Args[i], "%s of a %s value is not supported yet (Weir prints strings, integers, booleans and nested JSON_OBJECT/JSON_ARRAY)",
+				call.Name, t.Base())
+		}
+	}
+	return out, nil
+}
+
+// jsonString is s as a JSON string: quotes, backslashes and control
+// characters escaped, other characters as they are (Jackson's default).
+func jsonString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// isJSON is x IS JSON [VALUE|SCALAR|ARRAY|OBJECT] of one value: NULL is
+// not JSON (Flink's NULL IS JSON is FALSE).
+func isJSON(what parser.IsPredicate, v any) bool {
+	s, ok := v.(string)
+	if !ok || !json.Valid([]byte(s)) {
+		return false
+	}
+	t := strings.TrimLeft(s, " \t\r\n")
+	switch what {
+	case parser.IsJSONObject:
+		return strings.HasPrefix(t, "{")
+	case parser.IsJSONArray:
+		return strings.HasPrefix(t, "[")
+	case parser.IsJSONScalar:
+		return !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[")
+	}
+	return true
 }

@@ -67,7 +67,11 @@ func (c *compiler) is(x *parser.Is) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	if x.What != parser.IsNull {
+	if x.What >= parser.IsJSONValue {
+		if !in.Type.IsString() && in.Type.Kind != types.Null {
+			return nil, errAt(x, "IS %s takes a string, got %s", x.What, in.Type.Base())
+		}
+	} else if x.What != parser.IsNull {
 		if err := requireBool(in, "IS "+x.What.String()); err != nil {
 			return nil, err
 		}
@@ -78,6 +82,8 @@ func (c *compiler) is(x *parser.Is) (*Compiled, error) {
 			return v == true
 		case parser.IsFalse:
 			return v == false
+		case parser.IsJSONValue, parser.IsJSONScalar, parser.IsJSONArray, parser.IsJSONObject:
+			return isJSON(x.What, v)
 		}
 		return v == nil // IS NULL, IS UNKNOWN
 	}

@@ -552,11 +552,19 @@ const (
 	IsTrue
 	IsFalse
 	IsUnknown
+	// IsJSONValue … IsJSONObject are IS JSON [VALUE|SCALAR|ARRAY|OBJECT]
+	// (IS JSON is IS JSON VALUE).
+	IsJSONValue
+	IsJSONScalar
+	IsJSONArray
+	IsJSONObject
 )
 
-func (p IsPredicate) String() string { return [...]string{"NULL", "TRUE", "FALSE", "UNKNOWN"}[p] }
+func (p IsPredicate) String() string {
+	return [...]string{"NULL", "TRUE", "FALSE", "UNKNOWN", "JSON VALUE", "JSON SCALAR", "JSON ARRAY", "JSON OBJECT"}[p]
+}
 
-// Is is `x IS [NOT] NULL|TRUE|FALSE|UNKNOWN`.
+// Is is `x IS [NOT] NULL|TRUE|FALSE|UNKNOWN|JSON [kind]`.
 type Is struct {
 	Pos
 	X    Expr

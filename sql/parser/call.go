@@ -6,8 +6,13 @@ import "strings"
 func (p *parser) parseCall(name token) Expr {
 	f := &FuncCall{Pos: name.pos, Name: upper(name.text)}
 	open := p.next().pos
-	if !p.isPunct(")") {
+	switch {
+	case !p.isPunct(")"):
 		p.parseArgs(f)
+	case f.Name == "JSON_OBJECT":
+		f.Args = []Expr{&Keyword{Pos: f.Pos, Word: "NULL"}} // its default ON NULL
+	case f.Name == "JSON_ARRAY":
+		f.Args = []Expr{&Keyword{Pos: f.Pos, Word: "ABSENT"}}
 	}
 	p.expectClose(")", open, "argument list of "+f.Name)
 	if p.isWord("FILTER") && p.isPunctAt(1, "(") {
@@ -88,6 +93,12 @@ func (p *parser) parseArgs(f *FuncCall) {
 		f.Args = []Expr{s}
 		p.parseMoreArgs(f)
 		return
+	case "JSON_OBJECT":
+		p.parseJSONObject(f)
+		return
+	case "JSON_ARRAY":
+		p.parseJSONArray(f)
+		return
 	case "TIMESTAMPADD", "TIMESTAMPDIFF":
 		f.Args = []Expr{p.parseUnitKeyword()}
 		p.parseMoreArgs(f)
@@ -100,6 +111,49 @@ func (p *parser) parseArgs(f *FuncCall) {
 	}
 	f.Args = []Expr{p.parseArg()}
 	p.parseMoreArgs(f)
+}
+
+// parseJSONObject reads JSON_OBJECT([KEY] k VALUE v, … [NULL|ABSENT ON
+// NULL]) into (Keyword NULL|ABSENT, k1, v1, k2, v2, …); NULL ON NULL is
+// the default.
+func (p *parser) parseJSONObject(f *FuncCall) {
+	f.Args = []Expr{&Keyword{Pos: f.Pos, Word: "NULL"}}
+	for !p.parseJSONOnNull(f) {
+		p.acceptWord("KEY")
+		k := p.parseAdditive()
+		p.expectWord("VALUE")
+		f.Args = append(f.Args, k, p.parseAdditive())
+		if !p.acceptPunct(",") {
+			p.parseJSONOnNull(f)
+			return
+		}
+	}
+}
+
+// parseJSONArray reads JSON_ARRAY(v, … [NULL|ABSENT ON NULL]) into
+// (Keyword NULL|ABSENT, v1, …); ABSENT ON NULL is the default.
+func (p *parser) parseJSONArray(f *FuncCall) {
+	f.Args = []Expr{&Keyword{Pos: f.Pos, Word: "ABSENT"}}
+	for !p.parseJSONOnNull(f) {
+		f.Args = append(f.Args, p.parseExpr())
+		if !p.acceptPunct(",") {
+			p.parseJSONOnNull(f)
+			return
+		}
+	}
+}
+
+// parseJSONOnNull reads NULL ON NULL or ABSENT ON NULL, if next, into
+// f.Args[0].
+func (p *parser) parseJSONOnNull(f *FuncCall) bool {
+	if !(p.isWord("NULL") || p.isWord("ABSENT")) || !p.isWordAt(1, "ON") {
+		return false
+	}
+	t := p.next()
+	p.expectWord("ON")
+	p.expectWord("NULL")
+	f.Args[0] = &Keyword{Pos: t.pos, Word: upper(t.text)}
+	return true
 }
 
 func (p *parser) parseMoreArgs(f *FuncCall) {

@@ -57,6 +57,19 @@ func (p *parser) parseIs() Expr {
 			x = &Is{Pos: t.pos, X: x, Not: not, What: IsFalse}
 		case p.acceptWord("UNKNOWN"):
 			x = &Is{Pos: t.pos, X: x, Not: not, What: IsUnknown}
+		case p.acceptWord("JSON"):
+			what := IsJSONValue
+			switch {
+			case p.acceptWord("SCALAR"):
+				what = IsJSONScalar
+			case p.acceptWord("ARRAY"):
+				what = IsJSONArray
+			case p.acceptWord("OBJECT"):
+				what = IsJSONObject
+			default:
+				p.acceptWord("VALUE")
+			}
+			x = &Is{Pos: t.pos, X: x, Not: not, What: what}
 		case p.acceptWords("DISTINCT", "FROM"):
 			op := IsDistinctFrom
 			if not {
@@ -64,7 +77,7 @@ func (p *parser) parseIs() Expr {
 			}
 			x = &Binary{Pos: t.pos, Op: op, L: x, R: p.parseComparison()}
 		default:
-			p.failExpected("NULL, TRUE, FALSE, UNKNOWN or DISTINCT FROM after IS", "")
+			p.failExpected("NULL, TRUE, FALSE, UNKNOWN, JSON or DISTINCT FROM after IS", "")
 		}
 	}
 	return x

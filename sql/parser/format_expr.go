@@ -376,6 +376,11 @@ func (f *formatter) specialArgs(c *FuncCall) bool {
 			}
 			return true
 		}
+	case "JSON_OBJECT", "JSON_ARRAY":
+		if k, ok := firstKeyword(args); ok {
+			f.jsonArgs(c.Name == "JSON_OBJECT", k, args[1:])
+			return true
+		}
 	case "TRIM":
 		if k, ok := firstKeyword(args); ok && len(args) == 3 {
 			f.WriteString(k.Word + " ")
@@ -386,6 +391,32 @@ func (f *formatter) specialArgs(c *FuncCall) bool {
 		}
 	}
 	return false
+}
+
+// jsonArgs prints JSON_OBJECT's KEY k VALUE v pairs or JSON_ARRAY's
+// values, then the ON NULL clause.
+func (f *formatter) jsonArgs(object bool, onNull *Keyword, args []Expr) {
+	step := 1
+	if object {
+		step = 2
+	}
+	for i := 0; i+step <= len(args); i += step {
+		if i > 0 {
+			f.WriteString(", ")
+		}
+		if object {
+			f.WriteString("KEY ")
+			f.expr(args[i], precAdditive)
+			f.WriteString(" VALUE ")
+			f.expr(args[i+1], precAdditive)
+		} else {
+			f.expr(args[i], 0)
+		}
+	}
+	if len(args) > 0 {
+		f.WriteString(" ")
+	}
+	f.WriteString(onNull.Word + " ON NULL")
 }
 
 func firstKeyword(args []Expr) (*Keyword, bool) {
