@@ -199,6 +199,11 @@ func (r remoteJobs) Jobs(ctx context.Context) ([]client.JobInfo, error) {
 	return jobInfos(jobs), err
 }
 
+func (r remoteJobs) ExplainAnalyze(ctx context.Context, job string) (string, error) {
+	ea, err := r.c.ExplainAnalyze(ctx, job)
+	return ea.Plan, err
+}
+
 func (remoteJobs) close() {}
 
 type localJobs struct{ m *jobmanager.Manager }
@@ -217,6 +222,14 @@ func (l localJobs) Jobs(context.Context) ([]client.JobInfo, error) {
 		out = append(out, j.Overview())
 	}
 	return jobInfos(out), nil
+}
+
+func (l localJobs) ExplainAnalyze(_ context.Context, job string) (string, error) {
+	j, err := l.m.Job(job)
+	if err != nil {
+		return "", err
+	}
+	return j.ExplainAnalyze().Plan, nil
 }
 
 // close stops the jobs still running: they live in this process.

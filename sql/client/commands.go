@@ -28,6 +28,8 @@ SELECT              Runs a query in this process and shows its result live; Ctrl
 INSERT INTO         Submits a job writing a query's result to a table.
 BEGIN STATEMENT SET Begins a statement set: INSERTs up to END; run as one job.
 EXPLAIN             Prints a statement's plan.
+EXPLAIN ANALYZE     Prints a running job's plan with each operator chain's rows/s, busy and
+                    back-pressured time, state size and watermark: EXPLAIN ANALYZE 'job id'.
 
 Statements end with ';' and may span lines. A SELECT's result shows in the
 result mode of SET 'sql-client.execution.result-mode' = 'table' (a table
@@ -49,6 +51,9 @@ func (sh *Shell) command(ctx context.Context, w []string) (done bool, err error)
 	case "SHOW JOBS":
 		return true, sh.showJobs(ctx)
 	default:
+		if len(w) == 3 && w[0] == "EXPLAIN" && w[1] == "ANALYZE" {
+			return true, sh.explainAnalyze(ctx, strings.ToLower(strings.Trim(w[2], "'`\"")))
+		}
 		return false, nil
 	}
 	return true, nil
@@ -65,6 +70,17 @@ func (sh *Shell) showJobs(ctx context.Context) error {
 	}
 	fmt.Fprintln(sh.opts.Out, table([]string{"job id", "job name", "status", "start time"}, rows))
 	return nil
+}
+
+// explainAnalyze prints job's plan with its live figures (a job id is
+// upper-cased by words; ids are lower-case hex).
+func (sh *Shell) explainAnalyze(ctx context.Context, job string) error {
+	plan, err := sh.opts.Cluster.ExplainAnalyze(ctx, job)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(sh.opts.Out, plan+"\n")
+	return err
 }
 
 func (sh *Shell) show(st *parser.Show) error {

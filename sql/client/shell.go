@@ -25,6 +25,9 @@ type Cluster interface {
 	Submit(ctx context.Context, job Job) (string, error)
 	// Jobs lists the cluster's jobs (SHOW JOBS).
 	Jobs(ctx context.Context) ([]JobInfo, error)
+	// ExplainAnalyze returns a job's plan with its live figures (EXPLAIN
+	// ANALYZE 'job id').
+	ExplainAnalyze(ctx context.Context, job string) (string, error)
 }
 
 // Job is an INSERT (or statement set) to run: a script of the DDL it

@@ -30,6 +30,15 @@ func (c *fakeCluster) Submit(_ context.Context, j Job) (string, error) {
 
 func (c *fakeCluster) Jobs(context.Context) ([]JobInfo, error) { return c.jobs, nil }
 
+func (c *fakeCluster) ExplainAnalyze(_ context.Context, job string) (string, error) {
+	for _, j := range c.jobs {
+		if j.ID == job {
+			return fmt.Sprintf("== Job %q (%s): its plan ==", j.Name, j.Status), nil
+		}
+	}
+	return "", fmt.Errorf("no job %s", job)
+}
+
 // TestScripts runs scripts as weir sql -f does, with a cluster that
 // prints what is submitted to it. Command:
 //
