@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # services.sh - run the external services Weir's integration tests need
 # (Apache Kafka in KRaft mode, MariaDB, PostgreSQL, an S3-compatible object
-# store: moto's server mode) on loopback, without systemd and without Docker.
+# store: moto's server mode, a schema registry with Confluent's API: Apicurio
+# Registry) on loopback, without systemd and without Docker.
 #
 #   scripts/services.sh up       start whatever is not running (idempotent)
 #   scripts/services.sh up postgres mariadb   start only those
@@ -32,6 +33,8 @@
 #   WEIR_POSTGRES_PORT           PostgreSQL port (default 15432)
 #   WEIR_S3_PORT                 S3 (moto) port (default 19900); bucket "weir"
 #   WEIR_MOTO_VERSION            moto version from PyPI (default 5.2.5)
+#   WEIR_REGISTRY_PORT           schema registry port (default 18081)
+#   WEIR_APICURIO_VERSION        Apicurio Registry version from Maven Central (default 3.0.9)
 #   WEIR_SERVICES_TIMEOUT        readiness timeout per service, seconds (default 120)
 set -euo pipefail
 
@@ -50,6 +53,8 @@ POSTGRES_PORT="${WEIR_POSTGRES_PORT:-15432}"
 S3_PORT="${WEIR_S3_PORT:-19900}"
 S3_BUCKET=weir
 MOTO_VERSION="${WEIR_MOTO_VERSION:-5.2.5}"
+REGISTRY_PORT="${WEIR_REGISTRY_PORT:-18081}"
+APICURIO_VERSION="${WEIR_APICURIO_VERSION:-3.0.9}"
 
 KAFKA_DIR="$DATA_DIR/kafka"
 KAFKA_LIB="$CACHE_DIR/kafka-$KAFKA_VERSION/lib"
@@ -57,6 +62,8 @@ MARIADB_DIR="$DATA_DIR/mariadb"
 PG_DIR="$DATA_DIR/postgres"
 S3_DIR="$DATA_DIR/s3"
 MOTO_VENV="$CACHE_DIR/moto-$MOTO_VERSION"
+REGISTRY_DIR="$DATA_DIR/registry"
+APICURIO_HOME="$CACHE_DIR/apicurio-registry-$APICURIO_VERSION"
 
 log() { printf '[services] %s\n' "$*" >&2; }
 die() {
@@ -655,6 +662,75 @@ s3_stop() {
 	wait_exit "$pid" 30
 }
 
+# ---------------------------------------------------------------- schema registry
+
+# Apicurio Registry (Apache-2.0) serves Confluent's schema registry API
+# under /apis/ccompat/v7. Maven Central has its runnable distribution (the
+# Quarkus runner jar and its lib/) as io.apicurio:apicurio-registry-app:
+# <version>:tar.gz:all. It keeps schemas in an in-memory H2 database: a
+# restart starts empty. registry_start sets the global compatibility rule to
+# BACKWARD, Confluent's default (Apicurio has none by default).
+registry_pid() { read_pid "$REGISTRY_DIR/registry.pid"; }
+registry_alive() { pid_alive "$(registry_pid)" "apicurio-registry-app"; }
+registry_url() { echo "http://$HOST:$REGISTRY_PORT/apis/ccompat/v7"; }
+registry_ready() { curl -fsS -o /dev/null "$(registry_url)/subjects" 2>/dev/null; }
+registry_up() { registry_alive && registry_ready; }
+
+# registry_fetch: unpack the distribution into $APICURIO_HOME, once.
+registry_fetch() {
+	[[ -f "$APICURIO_HOME/.complete" ]] && return 0
+	command -v mvn >/dev/null || apt_install maven
+	command -v curl >/dev/null || apt_install curl
+	local art="io.apicurio:apicurio-registry-app:$APICURIO_VERSION:tar.gz:all"
+	log "registry: fetching $art with Maven (first run only)"
+	mkdir -p "$APICURIO_HOME.tmp"
+	if ! mvn -q -B dependency:copy -Dartifact="$art" -DoutputDirectory="$APICURIO_HOME.tmp" \
+		</dev/null >"$APICURIO_HOME.tmp/mvn.log" 2>&1; then
+		tail_log "$APICURIO_HOME.tmp/mvn.log"
+		die "maven could not fetch $art"
+	fi
+	tar -xzf "$APICURIO_HOME.tmp"/apicurio-registry-app-*-all.tar.gz -C "$APICURIO_HOME.tmp" ||
+		die "registry: unpacking the Apicurio distribution failed"
+	rm -f "$APICURIO_HOME.tmp"/apicurio-registry-app-*-all.tar.gz
+	ls "$APICURIO_HOME.tmp"/apicurio-registry-app-*-runner.jar >/dev/null 2>&1 ||
+		die "registry: no runner jar in the Apicurio distribution"
+	rm -rf "$APICURIO_HOME"
+	mv "$APICURIO_HOME.tmp" "$APICURIO_HOME"
+	touch "$APICURIO_HOME/.complete"
+}
+
+registry_start() {
+	if ! registry_alive; then
+		port_open "$REGISTRY_PORT" && die "registry: port $REGISTRY_PORT is taken by another process (set WEIR_REGISTRY_PORT)"
+		registry_fetch
+		mkdir -p "$REGISTRY_DIR"
+		local java jar
+		java="$(kafka_java)"
+		jar="$(ls "$APICURIO_HOME"/apicurio-registry-app-*-runner.jar | head -n1)"
+		log "registry: starting Apicurio Registry $APICURIO_VERSION on $HOST:$REGISTRY_PORT"
+		(
+			cd "$REGISTRY_DIR"
+			setsid "$java" -Xms64m -Xmx384m -Dquarkus.http.host="$HOST" -Dquarkus.http.port="$REGISTRY_PORT" \
+				-Dquarkus.log.level=WARN -Dquarkus.http.access-log.enabled=false -jar "$jar" >"$REGISTRY_DIR/registry.log" 2>&1 </dev/null &
+			echo $! >"$REGISTRY_DIR/registry.pid"
+		)
+	fi
+	wait_until "$TIMEOUT" registry registry_ready registry_alive "$REGISTRY_DIR/registry.log"
+	curl -fsS -o /dev/null -X PUT -H 'Content-Type: application/vnd.schemaregistry.v1+json' \
+		-d '{"compatibility":"BACKWARD"}' "$(registry_url)/config" ||
+		die "registry: setting the global compatibility to BACKWARD failed"
+	log "registry: up at $(registry_url) (pid $(registry_pid))"
+}
+
+registry_stop() {
+	local pid
+	pid="$(registry_pid)"
+	pid_alive "$pid" "apicurio-registry-app" || return 0
+	log "registry: stopping pid $pid"
+	kill -TERM "$pid" 2>/dev/null || true
+	wait_exit "$pid" 30
+}
+
 # ---------------------------------------------------------------- commands
 
 # prometheus_ensure_installed: the Prometheus server the metrics acceptance test
@@ -678,7 +754,7 @@ tmux_ensure_installed() {
 	command -v tmux >/dev/null || die "tmux: binary not found after install"
 }
 
-# cmd_up [SERVICE...]: start the named services (kafka, mariadb, postgres, s3),
+# cmd_up [SERVICE...]: start the named services (kafka, mariadb, postgres, s3, registry),
 # or all of them. Naming some lets a test run private instances on other ports
 # (WEIR_SERVICES_DIR and WEIR_*_PORT) beside the shared ones.
 cmd_up() {
@@ -691,7 +767,8 @@ cmd_up() {
 			mariadb) mariadb_start ;;
 			postgres) pg_start ;;
 			s3) s3_start ;;
-			*) die "unknown service '$svc' (want kafka, mariadb, postgres or s3)" ;;
+			registry) registry_start ;;
+			*) die "unknown service '$svc' (want kafka, mariadb, postgres, s3 or registry)" ;;
 			esac
 		done
 		log "$* up (${DATA_DIR}) in $((SECONDS - t0))s"
@@ -706,6 +783,7 @@ cmd_up() {
 	mariadb_start
 	pg_start
 	s3_start
+	registry_start
 	if [[ $kafka_was_up -eq 0 ]]; then
 		kafka_wait
 	fi
@@ -717,6 +795,7 @@ cmd_down() {
 	mariadb_stop
 	pg_stop
 	s3_stop
+	registry_stop
 	log "all services down"
 }
 
@@ -734,6 +813,7 @@ cmd_status() {
 	report mariadb mariadb_up "$HOST:$MYSQL_PORT"
 	report postgres pg_up "$HOST:$POSTGRES_PORT"
 	report s3 s3_up "http://$HOST:$S3_PORT/$S3_BUCKET"
+	report registry registry_up "$(registry_url)"
 	return $rc
 }
 
@@ -747,6 +827,7 @@ export WEIR_S3_BUCKET='$S3_BUCKET'
 export WEIR_S3_ACCESS_KEY='weir'
 export WEIR_S3_SECRET_KEY='weirweir'
 export WEIR_S3_REGION='us-east-1'
+export WEIR_SCHEMA_REGISTRY_URL='$(registry_url)'
 export WEIR_SERVICES=1
 EOF
 }
@@ -770,7 +851,7 @@ EOF
 }
 
 usage() {
-	echo "usage: $0 up [kafka|mariadb|postgres|s3 ...]|down|status|env|paths" >&2
+	echo "usage: $0 up [kafka|mariadb|postgres|s3|registry ...]|down|status|env|paths" >&2
 	exit 2
 }
 

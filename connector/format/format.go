@@ -1,5 +1,6 @@
 // Package format turns bytes into SQL rows and back, by a table's schema, in
-// the formats Flink's connectors name: json, csv, raw and avro, and the
+// the formats Flink's connectors name: json, csv, raw, avro and
+// avro-confluent (with a schema registry), and the
 // changelog formats debezium-json, canal-json and maxwell-json (Changelog). Values follow
 // sql/types' conventions; timestamps are read and written in SQL form
 // ("yyyy-MM-dd HH:mm:ss[.SSS]"), decimals exactly (never through float).
@@ -71,10 +72,13 @@ func New(name string, fields []types.Field, opts map[string]string) (Format, err
 	if strings.EqualFold(name, "avro") {
 		return newAvroFormat(fields, opts)
 	}
+	if strings.EqualFold(name, "avro-confluent") {
+		return NewAvroConfluent(fields, opts)
+	}
 	if IsChangelog(name) {
 		return nil, fmt.Errorf("format %s is a changelog format (a message holds changes, not one row): read it with NewChangelog", name)
 	}
-	return nil, fmt.Errorf("unknown format %q: supported formats are json, csv, raw, avro, %s", name, strings.Join(changelogFormats, ", "))
+	return nil, fmt.Errorf("unknown format %q: supported formats are json, csv, raw, avro, avro-confluent, %s", name, strings.Join(changelogFormats, ", "))
 }
 
 // newAvroFormat reads the avro format's options: 'avro.encoding' (binary,

@@ -1,6 +1,6 @@
 // Package testsvc hands integration tests the addresses of the external
-// services they need: Apache Kafka, MariaDB (MySQL protocol), PostgreSQL and
-// an S3-compatible object store.
+// services they need: Apache Kafka, MariaDB (MySQL protocol), PostgreSQL, an
+// S3-compatible object store and a schema registry with Confluent's API.
 //
 // The addresses come from the environment variables printed by
 // scripts/services.sh:
@@ -49,6 +49,9 @@ const (
 	EnvS3AccessKey = "WEIR_S3_ACCESS_KEY"
 	EnvS3SecretKey = "WEIR_S3_SECRET_KEY"
 	EnvS3Region    = "WEIR_S3_REGION"
+	// EnvSchemaRegistry is the base URL of a schema registry with
+	// Confluent's REST API (Apicurio Registry's ccompat API).
+	EnvSchemaRegistry = "WEIR_SCHEMA_REGISTRY_URL"
 )
 
 // DialTimeout bounds the reachability check of each service address.
@@ -156,6 +159,21 @@ func S3(t testing.TB) S3Server {
 	}
 	reachable(t, EnvS3Endpoint, "the S3 server", strings.TrimSuffix(host, "/"))
 	return s
+}
+
+// SchemaRegistry returns the base URL of the schema registry
+// ("http://127.0.0.1:18081/apis/ccompat/v7"), whose global compatibility
+// rule is BACKWARD (scripts/services.sh sets it, as Confluent's default).
+func SchemaRegistry(t testing.TB) string {
+	t.Helper()
+	u := strings.TrimRight(lookup(t, EnvSchemaRegistry), "/")
+	rest, ok := strings.CutPrefix(u, "http://")
+	if !ok {
+		t.Fatalf("%s=%q: want http://host:port/path", EnvSchemaRegistry, u)
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	reachable(t, EnvSchemaRegistry, "the schema registry", host)
+	return u
 }
 
 // lookup returns the value of env, skipping (or, under CI, failing) the test

@@ -119,13 +119,29 @@ func valueFormat(t *catalog.Table) (format.Format, error) {
 		name = t.Options["format"]
 	}
 	if name == "" {
-		return nil, fmt.Errorf("table %q: set 'format' (json, csv, raw, debezium-json, canal-json or maxwell-json)", t.Name)
+		return nil, fmt.Errorf("table %q: set 'format' (json, csv, raw, avro, avro-confluent, debezium-json, canal-json or maxwell-json)", t.Name)
 	}
-	f, err := format.New(name, t.Physical(), formatScope(t, "value.format", "value."))
+	f, err := format.New(name, t.Physical(), withSubject(t, name, formatScope(t, "value.format", "value."), "-value"))
 	if err != nil {
 		return nil, fmt.Errorf("table %q: %w", t.Name, err)
 	}
 	return f, nil
+}
+
+// withSubject gives the avro-confluent format Flink's default subject on
+// a Kafka table: '<topic>-value' for the value, '<topic>-key' for the key,
+// when 'avro-confluent.subject' is not set.
+func withSubject(t *catalog.Table, formatName string, opts map[string]string, suffix string) map[string]string {
+	const key = "avro-confluent.subject"
+	if !strings.EqualFold(formatName, "avro-confluent") || opts[key] != "" || t.Options["topic"] == "" {
+		return opts
+	}
+	out := make(map[string]string, len(opts)+1)
+	for k, v := range opts {
+		out[k] = v
+	}
+	out[key] = t.Options["topic"] + suffix
+	return out
 }
 
 // formatScope returns t's options with those of one format's scope made
@@ -501,7 +517,7 @@ func upsertLayoutOf(t *catalog.Table) (*upsertLayout, error) {
 				"not '%s', whose messages carry their own changes: read and write such a topic with the 'kafka' connector", t.Name, f)
 		}
 	}
-	if l.key, err = format.New(name, keyFields, formatScope(t, "key.format", "key.")); err != nil {
+	if l.key, err = format.New(name, keyFields, withSubject(t, name, formatScope(t, "key.format", "key."), "-key")); err != nil {
 		return nil, fmt.Errorf("table %q: key.format: %w", t.Name, err)
 	}
 	if len(valFields) == 0 {
@@ -511,7 +527,7 @@ func upsertLayoutOf(t *catalog.Table) (*upsertLayout, error) {
 	if vf == "" {
 		return nil, fmt.Errorf("table %q: set 'value.format' (json, csv or raw)", t.Name)
 	}
-	if l.value, err = format.New(vf, valFields, formatScope(t, "value.format", "value.")); err != nil {
+	if l.value, err = format.New(vf, valFields, withSubject(t, vf, formatScope(t, "value.format", "value."), "-value")); err != nil {
 		return nil, fmt.Errorf("table %q: value.format: %w", t.Name, err)
 	}
 	return l, nil

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/connector/nexmark"
 	"github.com/weirstream/weir/connector/postgrescdc"
 	"github.com/weirstream/weir/sql/catalog"
@@ -59,8 +60,9 @@ var formatOptions = map[string][]string{
 		"debezium-json.encode.decimal-as-plain-number"},
 	"canal-json": {"canal-json.ignore-parse-errors", "canal-json.database.include", "canal-json.table.include",
 		"canal-json.encode.decimal-as-plain-number"},
-	"maxwell-json": {"maxwell-json.ignore-parse-errors", "maxwell-json.encode.decimal-as-plain-number"},
-	"avro":         {"avro.encoding", "avro.timestamp_mapping.legacy"},
+	"maxwell-json":   {"maxwell-json.ignore-parse-errors", "maxwell-json.encode.decimal-as-plain-number"},
+	"avro":           {"avro.encoding", "avro.timestamp_mapping.legacy"},
+	"avro-confluent": format.AvroConfluentOptions,
 }
 
 func fixed(keys ...string) func(*catalog.Table) []string {
@@ -186,10 +188,12 @@ var flinkNotYet = map[string][]string{
 	"maxwell-json": {"maxwell-json.timestamp-format.standard", "maxwell-json.map-null-key.mode",
 		"maxwell-json.map-null-key.literal"},
 	"avro": {"avro.codec"},
+	"avro-confluent": {"avro-confluent.properties", "avro-confluent.ssl.keystore.location", "avro-confluent.ssl.keystore.password",
+		"avro-confluent.ssl.truststore.location", "avro-confluent.ssl.truststore.password"},
 }
 
 // formatsWithOptions are the formats whose Flink options flinkNotYet lists.
-var formatsWithOptions = []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json", "avro"}
+var formatsWithOptions = []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json", "avro", "avro-confluent"}
 
 // flinkOption tells whether k is an option Flink's version of t's
 // connector, or of one of its formats, reads and Weir does not: any Kafka
