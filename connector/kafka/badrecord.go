@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -49,6 +50,16 @@ func (p BadRecordPolicy) String() string {
 		return "dead-letter(" + p.topic + ")"
 	}
 	return "fail"
+}
+
+// IsRecordFault tells whether a (de)serializer's error is the record's
+// fault, for the bad-record policy to skip or dead-letter. An error that
+// has a method NotRecordFault() — a schema registry that cannot be
+// reached, or that refuses the table's schema — is not: skipping records
+// would drop every one of them, so it fails the job whatever the policy.
+func IsRecordFault(err error) bool {
+	var nf interface{ NotRecordFault() }
+	return !errors.As(err, &nf)
 }
 
 // Headers a dead-letter record carries, ahead of the original headers.

@@ -309,6 +309,9 @@ func (r *reader) finish(st *splitState, out operator.ReaderOutput) {
 }
 
 func (r *reader) badRecord(rec *kgo.Record, cause error) error {
+	if !IsRecordFault(cause) {
+		return fmt.Errorf("kafka source: reading topic %s partition %d offset %d: %w", rec.Topic, rec.Partition, rec.Offset, cause)
+	}
 	r.bad++
 	switch r.cfg.badRecords.kind {
 	case badSkip:

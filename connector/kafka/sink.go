@@ -263,6 +263,9 @@ func (c *sinkCore) prepare(r event.Record) (*kgo.Record, error) {
 			err = &TooLargeError{Topic: rec.Topic, Size: n, Limit: c.cfg.maxRequestSize, Raise: c.cfg.maxRequestSizeFix}
 		}
 	}
+	if err != nil && !IsRecordFault(err) {
+		return nil, fmt.Errorf("kafka sink: %w", err)
+	}
 	if err != nil {
 		if c.cfg.badRecords.kind == badSkip {
 			c.metrics.RecordsSkipped.Add(1)

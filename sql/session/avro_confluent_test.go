@@ -80,7 +80,10 @@ INSERT INTO out SELECT * FROM bills;`)
 	expect(t, "version 1's reader", got, []string{"+I[b-1, 12.50, 2026-12-02 07:00:00.250]", "+I[b-2, NULL, NULL]",
 		"+I[b-3, 0.05, 2026-12-02 07:00:01.000]"})
 
-	_, err = newHarness(t).run(table("bills", `id STRING NOT NULL, amount BIGINT`, "") + `INSERT INTO bills VALUES ('b-4', 1);`)
+	// The refusal is no record's fault: 'sink.bad-record.policy' = 'skip'
+	// must not drop every row instead.
+	_, err = newHarness(t).run(table("bills", `id STRING NOT NULL, amount BIGINT`, `, 'sink.bad-record.policy' = 'skip'`) +
+		`INSERT INTO bills VALUES ('b-4', 1);`)
 	want := fmt.Sprintf(`avro-confluent: the schema registry at %s refuses the table's schema for subject %q: `+
 		`it is not compatible with version 2 (the latest) under the subject's compatibility rule: `, registry, subject)
 	if err == nil || !strings.Contains(err.Error(), want) {
@@ -104,6 +107,18 @@ INSERT INTO out SELECT * FROM bills;`)
 	}
 	if len(got) != 3 {
 		t.Fatalf("skipping the bad message: got %v", got)
+	}
+
+	// A registry that cannot be reached is no message's fault either: the
+	// job fails under 'skip' rather than skip every message.
+	h := newHarness(t)
+	_, err = h.run(strings.Replace(table("bills", v1, `, 'scan.bad-record.policy' = 'skip'`), registry, "http://127.0.0.1:1", 1) +
+		`CREATE TABLE out (` + v1 + `) WITH ('connector' = 'collect-append');
+INSERT INTO out SELECT * FROM bills;`)
+	want = fmt.Sprintf(`kafka source: reading topic %s partition 0 offset 0: avro-confluent: schema registry at http://127.0.0.1:1 `+
+		`('avro-confluent.url'): fetching schema id `, topic)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("unreachable registry: got %v (rows %v)\nwant an error containing %s", err, h.rows("out"), want)
 	}
 }
 
