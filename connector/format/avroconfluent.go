@@ -30,6 +30,7 @@ import (
 // An AvroConfluent is safe for concurrent use: the subtasks of a source or
 // sink share it, and its registry caches.
 type AvroConfluent struct {
+	name    string      // avro-confluent or debezium-avro-confluent
 	row     *Avro       // the table's row layout, what Encode writes
 	reader  avro.Schema // the reader's (and registered) schema
 	text    string      // the reader's schema as registered
@@ -56,19 +57,27 @@ type writerSchema struct {
 // registryTimeout bounds each call to the registry.
 const registryTimeout = 30 * time.Second
 
-// Options of the avro-confluent format (Flink's names).
+// The avro-confluent format's options (Flink's names), after the format's
+// name and a dot: 'avro-confluent.url', 'debezium-avro-confluent.url'.
 const (
-	optRegistryURL = "avro-confluent.url"
-	optSubject     = "avro-confluent.subject"
-	optSchema      = "avro-confluent.schema"
-	optBasicSource = "avro-confluent.basic-auth.credentials-source"
-	optBasicInfo   = "avro-confluent.basic-auth.user-info"
-	optBearerSrc   = "avro-confluent.bearer-auth.credentials-source"
-	optBearer      = "avro-confluent.bearer-auth.token"
+	optRegistryURL = "url"
+	optSubject     = "subject"
+	optSchema      = "schema"
+	optBasicSource = "basic-auth.credentials-source"
+	optBasicInfo   = "basic-auth.user-info"
+	optBearerSrc   = "bearer-auth.credentials-source"
+	optBearer      = "bearer-auth.token"
 )
 
-// AvroConfluentOptions are the options NewAvroConfluent reads.
-var AvroConfluentOptions = []string{optRegistryURL, optSubject, optSchema, optBasicSource, optBasicInfo, optBearerSrc, optBearer}
+// ConfluentOptions are the options of the format name (avro-confluent or
+// debezium-avro-confluent) that NewAvroConfluent reads.
+func ConfluentOptions(name string) []string {
+	var out []string
+	for _, o := range []string{optRegistryURL, optSubject, optSchema, optBasicSource, optBasicInfo, optBearerSrc, optBearer} {
+		out = append(out, name+"."+o)
+	}
+	return out
+}
 
 // NewAvroConfluent reads the format's options: 'avro-confluent.url'
 // (required), 'avro-confluent.subject', 'avro-confluent.schema' (an Avro
@@ -77,28 +86,34 @@ var AvroConfluentOptions = []string{optRegistryURL, optSubject, optSchema, optBa
 // bearer authentication. It does not reach the registry: Encode and Decode
 // do, when they first need it.
 func NewAvroConfluent(fields []types.Field, opts map[string]string) (*AvroConfluent, error) {
-	url := strings.TrimRight(opts[optRegistryURL], "/")
+	return newAvroConfluent("avro-confluent", fields, opts)
+}
+
+// newAvroConfluent is NewAvroConfluent with the options and errors of the
+// format name.
+func newAvroConfluent(name string, fields []types.Field, opts map[string]string) (*AvroConfluent, error) {
+	url := strings.TrimRight(opts[name+"."+optRegistryURL], "/")
 	if url == "" {
-		return nil, fmt.Errorf("format avro-confluent needs '%s', the schema registry's URL (e.g. 'http://localhost:8081')", optRegistryURL)
+		return nil, fmt.Errorf("format %s needs '%s.%s', the schema registry's URL (e.g. 'http://localhost:8081')", name, name, optRegistryURL)
 	}
 	row, err := NewAvro(fields, true)
 	if err != nil {
-		return nil, renamed(err)
+		return nil, renamed(name, err)
 	}
-	a := &AvroConfluent{row: row, reader: row.schema, text: row.text, URL: url, Subject: opts[optSubject]}
-	if s := opts[optSchema]; s != "" {
-		if a.reader, err = userSchema(s, row.schema); err != nil {
+	a := &AvroConfluent{name: name, row: row, reader: row.schema, text: row.text, URL: url, Subject: opts[name+"."+optSubject]}
+	if s := opts[name+"."+optSchema]; s != "" {
+		if a.reader, err = userSchema(name, s, row.schema); err != nil {
 			return nil, err
 		}
 		a.text = s
 	}
 	clOpts := []sr.ClientOpt{sr.URLs(url), sr.HTTPClient(&http.Client{Timeout: registryTimeout})}
-	auth, err := registryAuth(opts)
+	auth, err := registryAuth(name, opts)
 	if err != nil {
 		return nil, err
 	}
 	if a.cl, err = sr.NewClient(append(clOpts, auth...)...); err != nil {
-		return nil, fmt.Errorf("format avro-confluent: '%s' = '%s': %v", optRegistryURL, url, err)
+		return nil, fmt.Errorf("format %s: '%s.%s' = '%s': %v", name, name, optRegistryURL, url, err)
 	}
 	a.mu.writers = map[uint32]writerSchema{}
 	return a, nil
@@ -106,37 +121,39 @@ func NewAvroConfluent(fields []types.Field, opts map[string]string) (*AvroConflu
 
 // registryAuth reads basic ('USER_INFO': 'user:password') or bearer
 // ('STATIC_TOKEN') authentication.
-func registryAuth(opts map[string]string) ([]sr.ClientOpt, error) {
+func registryAuth(name string, opts map[string]string) ([]sr.ClientOpt, error) {
 	var out []sr.ClientOpt
-	if info := opts[optBasicInfo]; info != "" {
-		if src := opts[optBasicSource]; src != "" && !strings.EqualFold(src, "USER_INFO") {
-			return nil, fmt.Errorf("format avro-confluent: '%s' = '%s': only USER_INFO is supported", optBasicSource, src)
+	opt := func(o string) string { return name + "." + o }
+	if info := opts[opt(optBasicInfo)]; info != "" {
+		if src := opts[opt(optBasicSource)]; src != "" && !strings.EqualFold(src, "USER_INFO") {
+			return nil, fmt.Errorf("format %s: '%s' = '%s': only USER_INFO is supported", name, opt(optBasicSource), src)
 		}
 		user, pass, ok := strings.Cut(info, ":")
 		if !ok {
-			return nil, fmt.Errorf("format avro-confluent: '%s' must be 'user:password'", optBasicInfo)
+			return nil, fmt.Errorf("format %s: '%s' must be 'user:password'", name, opt(optBasicInfo))
 		}
 		out = append(out, sr.BasicAuth(user, pass))
 	}
-	if tok := opts[optBearer]; tok != "" {
-		if src := opts[optBearerSrc]; src != "" && !strings.EqualFold(src, "STATIC_TOKEN") {
-			return nil, fmt.Errorf("format avro-confluent: '%s' = '%s': only STATIC_TOKEN is supported", optBearerSrc, src)
+	if tok := opts[opt(optBearer)]; tok != "" {
+		if src := opts[opt(optBearerSrc)]; src != "" && !strings.EqualFold(src, "STATIC_TOKEN") {
+			return nil, fmt.Errorf("format %s: '%s' = '%s': only STATIC_TOKEN is supported", name, opt(optBearerSrc), src)
 		}
 		out = append(out, sr.BearerToken(tok))
 	}
 	return out, nil
 }
 
-// userSchema parses 'avro-confluent.schema' and checks that the table's
-// rows, written in the layout derived from the table, are records of it.
-func userSchema(text string, derived avro.Schema) (avro.Schema, error) {
+// userSchema parses the format's schema option and checks that the
+// table's rows, written in the layout derived from the table, are records
+// of it.
+func userSchema(name, text string, derived avro.Schema) (avro.Schema, error) {
 	s, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
 	if err != nil {
-		return nil, fmt.Errorf("format avro-confluent: '%s' is not an Avro schema: %v", optSchema, err)
+		return nil, fmt.Errorf("format %s: '%s.%s' is not an Avro schema: %v", name, name, optSchema, err)
 	}
 	if where := shapeDiff(s, derived, ""); where != "" {
-		return nil, fmt.Errorf("format avro-confluent: '%s' does not match the table's columns at %s: "+
-			"Weir writes the table's rows as records of %s (any record names, field defaults and docs)", optSchema, where, derived)
+		return nil, fmt.Errorf("format %s: '%s.%s' does not match the table's columns at %s: "+
+			"Weir writes the table's rows as records of %s (any record names, field defaults and docs)", name, name, optSchema, where, derived)
 	}
 	return s, nil
 }
@@ -220,41 +237,41 @@ func (a *AvroConfluent) Decode(data []byte) ([]any, error) {
 	if ws.fast {
 		row, err := a.row.Decode(data[5:])
 		if err != nil {
-			return nil, renamed(err)
+			return nil, renamed(a.name, err)
 		}
 		return row, nil
 	}
 	r := avro.NewReader(nil, 0).Reset(data[5:])
 	v, err := ws.dec(r)
 	if err != nil {
-		return nil, renamed(err)
+		return nil, renamed(a.name, err)
 	}
 	if r.Peek(); r.Error == nil {
-		return nil, &Error{Format: "avro-confluent", Err: fmt.Errorf("bytes are left after the record of schema id %d", id)}
+		return nil, &Error{Format: a.name, Err: fmt.Errorf("bytes are left after the record of schema id %d", id)}
 	}
 	return v.([]any), nil
 }
 
 func (a *AvroConfluent) wireError(data []byte) error {
 	if len(data) == 0 {
-		return &Error{Format: "avro-confluent", Err: fmt.Errorf("the message is empty: want the magic byte 0, a 4-byte schema id and an Avro record")}
+		return &Error{Format: a.name, Err: fmt.Errorf("the message is empty: want the magic byte 0, a 4-byte schema id and an Avro record")}
 	}
 	if data[0] != confluentMagic {
-		return &Error{Format: "avro-confluent", Err: fmt.Errorf("the message starts with byte 0x%02x, not the magic byte 0 of the "+
+		return &Error{Format: a.name, Err: fmt.Errorf("the message starts with byte 0x%02x, not the magic byte 0 of the "+
 			"Confluent wire format (was it written by a schema-registry serializer?)", data[0])}
 	}
-	return &Error{Format: "avro-confluent", Err: fmt.Errorf("the message is %d bytes, shorter than the 5-byte header "+
+	return &Error{Format: a.name, Err: fmt.Errorf("the message is %d bytes, shorter than the 5-byte header "+
 		"(the magic byte 0 and the schema id)", len(data))}
 }
 
-// renamed makes err, of the avro format's code, an *Error of this format.
-func renamed(err error) error {
+// renamed makes err, of the avro format's code, an *Error of format name.
+func renamed(name string, err error) error {
 	var fe *Error
 	if errors.As(err, &fe) {
-		fe.Format = "avro-confluent"
+		fe.Format = name
 		return fe
 	}
-	return &Error{Format: "avro-confluent", Err: err}
+	return &Error{Format: name, Err: err}
 }
 
 // writer returns the compiled writer's schema of id, fetching it the
@@ -272,10 +289,10 @@ func (a *AvroConfluent) writer(id uint32) (writerSchema, error) {
 	if err != nil {
 		var re *sr.ResponseError
 		if !errors.As(err, &re) || re.StatusCode != http.StatusNotFound {
-			return ws, &RegistryError{URL: a.URL, Op: fmt.Sprintf("fetching schema id %d", id), Err: err}
+			return ws, &RegistryError{Format: a.name, URL: a.URL, Op: fmt.Sprintf("fetching schema id %d", id), Err: err}
 		}
 		// Not cached: it may be registered (by another writer) later.
-		return writerSchema{err: &Error{Format: "avro-confluent", Err: fmt.Errorf(
+		return writerSchema{err: &Error{Format: a.name, Err: fmt.Errorf(
 			"schema id %d is not in the schema registry at %s (was the message written against another registry?)", id, a.URL)}}, nil
 	}
 	ws = a.compile(id, s)
@@ -288,7 +305,7 @@ func (a *AvroConfluent) writer(id uint32) (writerSchema, error) {
 // compile resolves the writer's schema s (of id) against the table's.
 func (a *AvroConfluent) compile(id uint32, s sr.Schema) writerSchema {
 	fail := func(err error) writerSchema {
-		return writerSchema{err: &Error{Format: "avro-confluent", Err: fmt.Errorf("the writer's schema (id %d) %w", id, err)}}
+		return writerSchema{err: &Error{Format: a.name, Err: fmt.Errorf("the writer's schema (id %d) %w", id, err)}}
 	}
 	if s.Type != sr.TypeAvro {
 		return fail(fmt.Errorf("is a %s schema, not Avro", s.Type))
@@ -322,7 +339,7 @@ func (a *AvroConfluent) Encode(fields []any) ([]byte, error) {
 	}
 	body, err := a.row.Encode(fields)
 	if err != nil {
-		return nil, renamed(err)
+		return nil, renamed(a.name, err)
 	}
 	out := make([]byte, 5, 5+len(body))
 	binary.BigEndian.PutUint32(out[1:], uint32(id))
@@ -337,8 +354,8 @@ func (a *AvroConfluent) schemaID() (int, error) {
 		return a.mu.id, nil
 	}
 	if a.Subject == "" {
-		return 0, fmt.Errorf("format avro-confluent: set '%s', the subject to register the table's schema under "+
-			"(the kafka connectors default it to '<topic>-value' and '<topic>-key')", optSubject)
+		return 0, fmt.Errorf("format %s: set '%[1]s.%s', the subject to register the table's schema under "+
+			"(the kafka connectors default it to '<topic>-value' and '<topic>-key')", a.name, optSubject)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
@@ -349,18 +366,19 @@ func (a *AvroConfluent) schemaID() (int, error) {
 	}
 	var re *sr.ResponseError
 	if errors.As(err, &re) && re.StatusCode == http.StatusConflict {
-		e := &IncompatibleSchemaError{URL: a.URL, Subject: a.Subject, Schema: a.text, Reason: re.Message}
+		e := &IncompatibleSchemaError{Format: a.name, URL: a.URL, Subject: a.Subject, Schema: a.text, Reason: re.Message}
 		if latest, lerr := a.cl.SchemaByVersion(ctx, a.Subject, -1); lerr == nil {
 			e.Version = latest.Version
 		}
 		return 0, e
 	}
-	return 0, &RegistryError{URL: a.URL, Op: fmt.Sprintf("registering the table's schema under subject %q", a.Subject), Err: err}
+	return 0, &RegistryError{Format: a.name, URL: a.URL, Op: fmt.Sprintf("registering the table's schema under subject %q", a.Subject), Err: err}
 }
 
 // IncompatibleSchemaError is the registry's refusal of the table's schema
 // under the subject's compatibility rule.
 type IncompatibleSchemaError struct {
+	Format       string // avro-confluent or debezium-avro-confluent
 	URL, Subject string
 	Version      int    // the subject's latest version; 0 when unknown
 	Schema       string // the refused schema
@@ -372,10 +390,10 @@ func (e *IncompatibleSchemaError) Error() string {
 	if e.Version > 0 {
 		against = fmt.Sprintf("version %d (the latest)", e.Version)
 	}
-	return fmt.Sprintf("avro-confluent: the schema registry at %s refuses the table's schema for subject %q: it is not compatible "+
-		"with %s under the subject's compatibility rule: %s. The refused schema: %s. Make the change compatible (a new column "+
-		"nullable, or with a default in '%s'; no column removed or retyped), or write to another '%s'",
-		e.URL, e.Subject, against, e.Reason, e.Schema, optSchema, optSubject)
+	return fmt.Sprintf("%[1]s: the schema registry at %[2]s refuses the table's schema for subject %[3]q: it is not compatible "+
+		"with %[4]s under the subject's compatibility rule: %[5]s. The refused schema: %[6]s. Make the change compatible (a new column "+
+		"nullable, or with a default in '%[1]s.%[7]s'; no column removed or retyped), or write to another '%[1]s.%[8]s'",
+		e.Format, e.URL, e.Subject, against, e.Reason, e.Schema, optSchema, optSubject)
 }
 
 // NotRecordFault tells a connector's bad-record policy that no record is
@@ -385,13 +403,14 @@ func (e *IncompatibleSchemaError) NotRecordFault() {}
 // RegistryError is a schema registry that could not be reached or
 // answered an error: not the message's fault.
 type RegistryError struct {
-	URL string
-	Op  string // what was asked
-	Err error
+	Format string
+	URL    string
+	Op     string // what was asked
+	Err    error
 }
 
 func (e *RegistryError) Error() string {
-	return fmt.Sprintf("avro-confluent: schema registry at %s ('%s'): %s: %v", e.URL, optRegistryURL, e.Op, e.Err)
+	return fmt.Sprintf("%[1]s: schema registry at %[2]s ('%[1]s.%[3]s'): %[4]s: %[5]v", e.Format, e.URL, optRegistryURL, e.Op, e.Err)
 }
 
 func (e *RegistryError) Unwrap() error { return e.Err }

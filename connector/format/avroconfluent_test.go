@@ -52,7 +52,7 @@ var confluentBills = []types.Field{
 // back exactly; the same schema registered again keeps its id.
 func TestAvroConfluentRoundTrip(t *testing.T) {
 	url, subject := registrySubject(t)
-	opts := map[string]string{optRegistryURL: url, optSubject: subject}
+	opts := map[string]string{"avro-confluent." + optRegistryURL: url, "avro-confluent." + optSubject: subject}
 	w := newConfluent(t, confluentBills, opts)
 	ts := time.Date(2026, 12, 2, 7, 30, 1, 250e6, time.UTC)
 	row := []any{"b-1", decimal.RequireFromString("12.50"), ts}
@@ -71,7 +71,7 @@ func TestAvroConfluentRoundTrip(t *testing.T) {
 	if id := binary.BigEndian.Uint32(msg[1:5]); int(id) != latest.ID || latest.Version != 1 {
 		t.Fatalf("header id %d; registry: id %d version %d", id, latest.ID, latest.Version)
 	}
-	got, err := newConfluent(t, confluentBills, map[string]string{optRegistryURL: url}).Decode(msg)
+	got, err := newConfluent(t, confluentBills, map[string]string{"avro-confluent." + optRegistryURL: url}).Decode(msg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestAvroConfluentRoundTrip(t *testing.T) {
 func TestAvroConfluentEvolution(t *testing.T) {
 	url, subject := registrySubject(t)
 	v1Fields := confluentBills[:2]
-	v1 := newConfluent(t, v1Fields, map[string]string{optRegistryURL: url, optSubject: subject})
+	v1 := newConfluent(t, v1Fields, map[string]string{"avro-confluent." + optRegistryURL: url, "avro-confluent." + optSubject: subject})
 	old, err := v1.Encode([]any{"b-1", decimal.RequireFromString("1.00")})
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +101,7 @@ func TestAvroConfluentEvolution(t *testing.T) {
 	v2Schema := `{"type":"record","name":"org.apache.flink.avro.generated.record","fields":[{"name":"id","type":"string"},` +
 		`{"name":"amount","type":{"type":"bytes","logicalType":"decimal","precision":10,"scale":2}},` +
 		`{"name":"currency","type":"string","default":"EUR"}]}`
-	v2 := newConfluent(t, v2Fields, map[string]string{optRegistryURL: url, optSubject: subject, optSchema: v2Schema})
+	v2 := newConfluent(t, v2Fields, map[string]string{"avro-confluent." + optRegistryURL: url, "avro-confluent." + optSubject: subject, "avro-confluent." + optSchema: v2Schema})
 	newer, err := v2.Encode([]any{"b-2", decimal.RequireFromString("2.00"), "USD"})
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestAvroConfluentEvolution(t *testing.T) {
 		{"v2 reads v2", v2, newer, "[b-2 2 USD]"},
 		{"v1 reads v2", v1, newer, "[b-2 2]"},
 		{"nullable column reads v1", newConfluent(t, append(append([]types.Field(nil), v1Fields...),
-			types.Field{Name: "note", Type: types.Type{Kind: types.String, Nullable: true}}), map[string]string{optRegistryURL: url}),
+			types.Field{Name: "note", Type: types.Type{Kind: types.String, Nullable: true}}), map[string]string{"avro-confluent." + optRegistryURL: url}),
 			old, "[b-1 1 <nil>]"},
 	} {
 		got, err := c.reader.Decode(c.msg)
@@ -132,7 +132,7 @@ func TestAvroConfluentEvolution(t *testing.T) {
 	}
 	// A reader whose new NOT NULL column has no default cannot read v1.
 	noDefault := newConfluent(t, append(append([]types.Field(nil), v1Fields...),
-		types.Field{Name: "currency", Type: types.Type{Kind: types.String}}), map[string]string{optRegistryURL: url})
+		types.Field{Name: "currency", Type: types.Type{Kind: types.String}}), map[string]string{"avro-confluent." + optRegistryURL: url})
 	if _, err := noDefault.Decode(old); err == nil || !strings.Contains(err.Error(),
 		`column "currency" is not in the writer's schema and the reader's schema gives it no default`) {
 		t.Fatalf("got %v", err)
@@ -143,7 +143,7 @@ func TestAvroConfluentEvolution(t *testing.T) {
 // registry refuses it, and the error names the subject and its version.
 func TestAvroConfluentIncompatible(t *testing.T) {
 	url, subject := registrySubject(t)
-	opts := map[string]string{optRegistryURL: url, optSubject: subject}
+	opts := map[string]string{"avro-confluent." + optRegistryURL: url, "avro-confluent." + optSubject: subject}
 	if _, err := newConfluent(t, confluentBills, opts).Encode([]any{"b-1", decimal.RequireFromString("1"), nil}); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestAvroConfluentIncompatible(t *testing.T) {
 // unknown id, or of a writer's schema that does not resolve.
 func TestAvroConfluentBadMessages(t *testing.T) {
 	url, subject := registrySubject(t)
-	a := newConfluent(t, confluentBills, map[string]string{optRegistryURL: url})
+	a := newConfluent(t, confluentBills, map[string]string{"avro-confluent." + optRegistryURL: url})
 	cl, _ := sr.NewClient(sr.URLs(url))
 	other, err := cl.RegisterSchema(context.Background(), subject,
 		sr.Schema{Schema: `{"type":"record","name":"x","fields":[{"name":"id","type":"int"}]}`}, -1, -1)
@@ -195,8 +195,8 @@ func TestAvroConfluentBadMessages(t *testing.T) {
 // TestAvroConfluentSchemaOption: 'avro-confluent.schema' must have the
 // table's shape.
 func TestAvroConfluentSchemaOption(t *testing.T) {
-	_, err := NewAvroConfluent(confluentBills[:1], map[string]string{optRegistryURL: "http://localhost:1",
-		optSchema: `{"type":"record","name":"r","fields":[{"name":"id","type":"int"}]}`})
+	_, err := NewAvroConfluent(confluentBills[:1], map[string]string{"avro-confluent." + optRegistryURL: "http://localhost:1",
+		"avro-confluent." + optSchema: `{"type":"record","name":"r","fields":[{"name":"id","type":"int"}]}`})
 	if want := `format avro-confluent: 'avro-confluent.schema' does not match the table's columns at field id ("int", not "string")`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("got %v", err)
 	}

@@ -36,8 +36,7 @@ func resolveRecord(w *avro.RecordSchema, reader *avro.RecordSchema, fields []typ
 	for _, wf := range w.Fields() {
 		i := fieldIndex(fields, wf.Name())
 		if i < 0 {
-			ws := wf.Type()
-			steps = append(steps, step{to: -1, dec: func(r *avro.Reader) (any, error) { r.ReadNext(ws); return nil, r.Error }})
+			steps = append(steps, step{to: -1, dec: skipField(wf, path)})
 			continue
 		}
 		seen[i] = true
@@ -75,6 +74,25 @@ func resolveRecord(w *avro.RecordSchema, reader *avro.RecordSchema, fields []typ
 		}
 		return row, nil
 	}, nil
+}
+
+// skipField reads past a writer's field the table does not have.
+func skipField(wf *avro.Field, path string) avroDecoder {
+	ws := wf.Type()
+	return func(r *avro.Reader) (any, error) {
+		if r.ReadNext(ws); r.Error != nil {
+			return nil, &Error{Format: "avro", Err: fmt.Errorf("skipping the writer's field %q (%s): %v", path+wf.Name(), ws, r.Error)}
+		}
+		return nil, nil
+	}
+}
+
+// typed makes err, unless it is one already, an *Error at the column.
+func typed(err error, path string, t types.Type) error {
+	if _, ok := err.(*Error); ok || err == nil {
+		return err
+	}
+	return avroError(path, t, err)
 }
 
 func fieldIndex(fields []types.Field, name string) int {
@@ -219,7 +237,7 @@ func resolveUnion(u *avro.UnionSchema, rs avro.Schema, t types.Type, path string
 			return nil, avroError(path, t, fmt.Errorf("union index %d: the writer's union has %d branches", i, len(branches)))
 		}
 		if errs[i] != nil {
-			return nil, errs[i]
+			return nil, &Error{Format: "avro", Err: fmt.Errorf("union branch %d: %w", i, errs[i])}
 		}
 		return branches[i](r)
 	}, nil
@@ -244,7 +262,7 @@ func resolveArray(w *avro.ArraySchema, rs avro.Schema, t types.Type, path string
 			out = append(out, v)
 			return err
 		})
-		return out, err
+		return out, typed(err, path, t)
 	}, nil
 }
 
@@ -268,7 +286,7 @@ func resolveMap(w *avro.MapSchema, rs avro.Schema, t types.Type, path string) (a
 			out[k] = v
 			return err
 		})
-		return out, err
+		return out, typed(err, path, t)
 	}, nil
 }
 

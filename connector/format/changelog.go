@@ -13,7 +13,7 @@ import (
 )
 
 // Changelog is a changelog-data-capture format (Flink's debezium-json,
-// canal-json and maxwell-json): a message carries changes, so it decodes
+// canal-json, maxwell-json and debezium-avro-confluent): a message carries changes, so it decodes
 // into zero or more rows, each with its RowKind, and a row of any kind
 // encodes into one message.
 type Changelog interface {
@@ -26,13 +26,17 @@ type Changelog interface {
 	EncodeChange(r event.Row) ([]byte, error)
 }
 
-// changelogFormats are the formats NewChangelog makes.
+// changelogFormats are the JSON formats NewChangelog makes; it makes
+// debezium-avro-confluent too (DebeziumAvro).
 var changelogFormats = []string{"debezium-json", "canal-json", "maxwell-json"}
 
 // IsChangelog tells whether name is a changelog format: a table in it is
 // an updating source (its rows are +I/-U/+U/-D), and takes updating
 // results as a sink.
 func IsChangelog(name string) bool {
+	if strings.EqualFold(name, debeziumAvroName) {
+		return true
+	}
 	for _, f := range changelogFormats {
 		if strings.EqualFold(name, f) {
 			return true
@@ -48,7 +52,14 @@ func IsChangelog(name string) bool {
 func NewChangelog(name string, fields []types.Field, opts map[string]string) (Changelog, error) {
 	name = strings.ToLower(name)
 	if !IsChangelog(name) {
-		return nil, fmt.Errorf("unknown changelog format %q: supported are %s", name, strings.Join(changelogFormats, ", "))
+		return nil, fmt.Errorf("unknown changelog format %q: supported are %s, %s", name, strings.Join(changelogFormats, ", "), debeziumAvroName)
+	}
+	if name == debeziumAvroName {
+		d, err := newDebeziumAvro(fields, opts)
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
 	}
 	plain, err := boolOption(opts, name+".encode.decimal-as-plain-number", false)
 	if err != nil {

@@ -73,12 +73,17 @@ func New(name string, fields []types.Field, opts map[string]string) (Format, err
 		return newAvroFormat(fields, opts)
 	}
 	if strings.EqualFold(name, "avro-confluent") {
-		return NewAvroConfluent(fields, opts)
+		a, err := NewAvroConfluent(fields, opts)
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
 	}
 	if IsChangelog(name) {
 		return nil, fmt.Errorf("format %s is a changelog format (a message holds changes, not one row): read it with NewChangelog", name)
 	}
-	return nil, fmt.Errorf("unknown format %q: supported formats are json, csv, raw, avro, avro-confluent, %s", name, strings.Join(changelogFormats, ", "))
+	return nil, fmt.Errorf("unknown format %q: supported formats are json, csv, raw, avro, avro-confluent, %s, %s", name,
+		strings.Join(changelogFormats, ", "), debeziumAvroName)
 }
 
 // newAvroFormat reads the avro format's options: 'avro.encoding' (binary,
@@ -117,7 +122,7 @@ func IgnoreParseErrors(name string, opts map[string]string) (bool, error) {
 // '<name>.ignore-parse-errors'.
 func HasIgnoreParseErrors(name string) bool {
 	name = strings.ToLower(name)
-	return name == "json" || name == "csv" || IsChangelog(name)
+	return name == "json" || name == "csv" || (IsChangelog(name) && name != debeziumAvroName)
 }
 
 // boolOption reads a true/false format option, def when it is not set.

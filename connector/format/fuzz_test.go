@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"testing"
 	"time"
 
+	"github.com/hamba/avro/v2"
 	"github.com/shopspring/decimal"
 
 	"github.com/weirstream/weir/sql/types"
@@ -215,4 +217,47 @@ func FuzzAvroDecode(f *testing.F) {
 	f.Add(make([]byte, len(fuzzJSONSchema)))
 	f.Add([]byte{2, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	checkStable(f, a)
+}
+
+// FuzzAvroResolve: arbitrary bytes read through a resolved writer's schema
+// (fields reordered, one the table lacks, a union, an enum, an int widened
+// to BIGINT, a column the writer lacks) never panic and fail with a
+// *format.Error or give a row of the table's width.
+func FuzzAvroResolve(f *testing.F) {
+	writer := avro.MustParse(`{"type":"record","name":"w","fields":[
+	{"name":"n","type":"int"},{"name":"gone","type":{"type":"array","items":["null","string",{"type":"map","values":"long"}]}},
+	{"name":"s","type":["null","string","int"]},{"name":"e","type":{"type":"enum","name":"E","symbols":["A","B"]}},
+	{"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":9,"scale":3}}]}`).(*avro.RecordSchema)
+	fields := []types.Field{{Name: "s", Type: types.Type{Kind: types.String, Nullable: true}},
+		{Name: "n", Type: types.Type{Kind: types.BigInt}}, {Name: "e", Type: types.Type{Kind: types.String}},
+		{Name: "d", Type: types.Type{Kind: types.Decimal, Precision: 8, Scale: 2}},
+		{Name: "new", Type: types.Type{Kind: types.Int, Nullable: true}}}
+	reader, err := NewAvro(fields, true)
+	if err != nil {
+		f.Fatal(err)
+	}
+	dec, err := resolveRecord(writer, reader.schema.(*avro.RecordSchema), fields, "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	seed, err := avro.Marshal(writer, map[string]any{"n": 7, "gone": []any{nil, map[string]any{"string": "x"}, map[string]any{"map": map[string]any{"k": int64(1)}}},
+		"s": map[string]any{"int": 3}, "e": "B", "d": big.NewRat(12345, 1000)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte{0x0e, 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := dec(avro.NewReader(nil, 0).Reset(data))
+		if err != nil {
+			var fe *Error
+			if !errors.As(err, &fe) {
+				t.Fatalf("%x: untyped error %T %v", data, err, err)
+			}
+			return
+		}
+		if row := v.([]any); len(row) != len(fields) {
+			t.Fatalf("%x: row %v", data, row)
+		}
+	})
 }

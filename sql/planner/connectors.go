@@ -105,10 +105,10 @@ func fileFormat(t *catalog.Table) (format.Format, format.Changelog, string, erro
 			"writes lines (csv, json, the changelog formats); Avro container files are not supported yet", t.Name),
 			Hint: "use 'format' = 'avro' with the kafka or upsert-kafka connector, or csv/json files"}
 	}
-	if strings.EqualFold(t.Options["format"], "avro-confluent") {
-		return nil, nil, "", &Error{Pos: t.OptionAt("format"), Msg: fmt.Sprintf("table %q: 'avro-confluent' is a format of "+
-			"messages (a schema id, then a record), not of files", t.Name),
-			Hint: "use 'format' = 'avro-confluent' with the kafka or upsert-kafka connector, or csv/json files"}
+	if f := strings.ToLower(t.Options["format"]); strings.HasSuffix(f, "avro-confluent") {
+		return nil, nil, "", &Error{Pos: t.OptionAt("format"), Msg: fmt.Sprintf("table %q: '%s' is a format of "+
+			"messages (a schema id, then a record), not of files", t.Name, f),
+			Hint: fmt.Sprintf("use 'format' = '%s' with the kafka connector, or csv/json files", f)}
 	}
 	if name := t.Options["format"]; format.IsChangelog(name) {
 		c, err := format.NewChangelog(name, t.Physical(), t.Options)

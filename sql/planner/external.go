@@ -132,8 +132,9 @@ func valueFormat(t *catalog.Table) (format.Format, error) {
 // a Kafka table: '<topic>-value' for the value, '<topic>-key' for the key,
 // when 'avro-confluent.subject' is not set.
 func withSubject(t *catalog.Table, formatName string, opts map[string]string, suffix string) map[string]string {
-	const key = "avro-confluent.subject"
-	if !strings.EqualFold(formatName, "avro-confluent") || opts[key] != "" || t.Options["topic"] == "" {
+	name := strings.ToLower(formatName)
+	key := name + ".subject"
+	if (name != "avro-confluent" && name != "debezium-avro-confluent") || opts[key] != "" || t.Options["topic"] == "" {
 		return opts
 	}
 	out := make(map[string]string, len(opts)+1)
@@ -208,7 +209,7 @@ func kafkaDeserializer(t *catalog.Table) (kafka.SourceOption, error) {
 // changelogFormat is the table's changelog format name (its 'format' or
 // 'value.format').
 func changelogFormat(t *catalog.Table, name string) (format.Changelog, error) {
-	c, err := format.NewChangelog(name, t.Physical(), formatScope(t, "value.format", "value."))
+	c, err := format.NewChangelog(name, t.Physical(), withSubject(t, name, formatScope(t, "value.format", "value."), "-value"))
 	if err != nil {
 		return nil, fmt.Errorf("table %q: %w", t.Name, err)
 	}

@@ -60,9 +60,10 @@ var formatOptions = map[string][]string{
 		"debezium-json.encode.decimal-as-plain-number"},
 	"canal-json": {"canal-json.ignore-parse-errors", "canal-json.database.include", "canal-json.table.include",
 		"canal-json.encode.decimal-as-plain-number"},
-	"maxwell-json":   {"maxwell-json.ignore-parse-errors", "maxwell-json.encode.decimal-as-plain-number"},
-	"avro":           {"avro.encoding", "avro.timestamp_mapping.legacy"},
-	"avro-confluent": format.AvroConfluentOptions,
+	"maxwell-json":            {"maxwell-json.ignore-parse-errors", "maxwell-json.encode.decimal-as-plain-number"},
+	"avro":                    {"avro.encoding", "avro.timestamp_mapping.legacy"},
+	"avro-confluent":          format.ConfluentOptions("avro-confluent"),
+	"debezium-avro-confluent": format.ConfluentOptions("debezium-avro-confluent"),
 }
 
 func fixed(keys ...string) func(*catalog.Table) []string {
@@ -187,13 +188,25 @@ var flinkNotYet = map[string][]string{
 	"canal-json": {"canal-json.timestamp-format.standard", "canal-json.map-null-key.mode", "canal-json.map-null-key.literal"},
 	"maxwell-json": {"maxwell-json.timestamp-format.standard", "maxwell-json.map-null-key.mode",
 		"maxwell-json.map-null-key.literal"},
-	"avro": {"avro.codec"},
-	"avro-confluent": {"avro-confluent.properties", "avro-confluent.ssl.keystore.location", "avro-confluent.ssl.keystore.password",
-		"avro-confluent.ssl.truststore.location", "avro-confluent.ssl.truststore.password"},
+	"avro":                    {"avro.codec"},
+	"avro-confluent":          confluentNotYet("avro-confluent"),
+	"debezium-avro-confluent": confluentNotYet("debezium-avro-confluent"),
+}
+
+// confluentNotYet are the options of Flink's registry formats Weir does not
+// implement: the registry's TLS and client properties.
+func confluentNotYet(name string) []string {
+	var out []string
+	for _, o := range []string{"properties", "ssl.keystore.location", "ssl.keystore.password", "ssl.truststore.location",
+		"ssl.truststore.password"} {
+		out = append(out, name+"."+o)
+	}
+	return out
 }
 
 // formatsWithOptions are the formats whose Flink options flinkNotYet lists.
-var formatsWithOptions = []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json", "avro", "avro-confluent"}
+var formatsWithOptions = []string{"json", "csv", "debezium-json", "canal-json", "maxwell-json", "avro", "avro-confluent",
+	"debezium-avro-confluent"}
 
 // flinkOption tells whether k is an option Flink's version of t's
 // connector, or of one of its formats, reads and Weir does not: any Kafka

@@ -133,6 +133,11 @@ func TestAvroConfluentOptions(t *testing.T) {
 			`'avro-confluent.subject' instead of 'avro-confluent.subjct'`},
 		{`CREATE TABLE s (a INT) WITH ('connector' = 'filesystem', 'path' = '/tmp', 'format' = 'avro-confluent')`,
 			`'avro-confluent' is a format of messages (a schema id, then a record), not of files`},
+		{`CREATE TABLE s (a INT) WITH ('connector' = 'filesystem', 'path' = '/tmp', 'format' = 'debezium-avro-confluent')`,
+			`'debezium-avro-confluent' is a format of messages (a schema id, then a record), not of files`},
+		{`CREATE TABLE s (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'localhost:1', ` +
+			`'format' = 'debezium-avro-confluent', 'avro-confluent.url' = 'http://localhost:1')`,
+			`Unsupported options found for 'kafka'. Unsupported options: avro-confluent.url. Supported options: connector, debezium-avro-confluent.basic-auth.credentials-source`},
 	} {
 		s := newHarness(t).session()
 		if err := s.Execute(c.ddl + ";\nCREATE TABLE o (a INT) WITH ('connector' = 'blackhole');\nINSERT INTO o SELECT * FROM s;"); err != nil {
