@@ -7,7 +7,8 @@
   const PAGE = 50; // rows per page of any per-subtask table
   const SLOWEST = 20; // subtasks in the checkpoint timeline chart
   const NO_WATERMARK = '-9223372036854775808';
-  const TABS = ['graph', 'checkpoints', 'watermarks', 'lag', 'exceptions'];
+  const TABS = ['graph', 'checkpoints', 'watermarks', 'lag', 'analyze', 'tail', 'exceptions'];
+  const TAIL_ROWS = 100; // rows the tail panel keeps
   // A Kafka source's per-partition lag among a vertex's metrics:
   // <subtask>.<operator>.KafkaSourceReader.topic.<topic>.partition.<p>.records-lag.
   const LAG = /^(\d+)\..*\.KafkaSourceReader\.topic\.(.+)\.partition\.(\d+)\.records-lag$/;
@@ -22,6 +23,8 @@
     ckpt: null, // selected checkpoint id on the checkpoints tab (null: latest)
     timelines: {}, // finished checkpoints' timelines by "job/id"
     op: null, // the running stop/savepoint operation's message
+    hotBy: 'busy', // ranking of the hottest subtasks table
+    tail: null, // the open tail: { source: EventSource, vid }
   };
 
   // ---------------------------------------------------------- DOM helpers
@@ -148,6 +151,7 @@
     const r = parseRoute();
     const prev = st.route;
     st.route = r;
+    stopTail();
     if (!prev || prev.view !== r.view || prev.id !== r.id) {
       st.vertex = null;
       st.ckpt = null;
@@ -219,12 +223,15 @@
   function skeletonTab(r) {
     fill('#tabs', TABS.map((t) =>
       el('a', { href: `#/job/${r.id}/${t}`, class: t === r.tab ? 'active' : '', 'data-tab': t },
-        { graph: 'Job graph', checkpoints: 'Checkpoints', watermarks: 'Watermarks', lag: 'Kafka lag', exceptions: 'Exceptions' }[t])));
+        { graph: 'Job graph', checkpoints: 'Checkpoints', watermarks: 'Watermarks', lag: 'Kafka lag', analyze: 'Explain analyze',
+          tail: 'Tail', exceptions: 'Exceptions' }[t])));
     const sections = {
       graph: ['graph-legend', 'graph', 'subtasks'],
       checkpoints: ['ck-cards', 'ck-chart', 'ck-history', 'ck-detail', 'ck-timeline-chart', 'ck-slowest', 'ck-phases'],
       watermarks: ['watermarks'],
       lag: ['lag-chart', 'lag'],
+      analyze: ['ea-table', 'hot', 'ea-plan'],
+      tail: ['tail-controls', 'tail-stats', 'tail-rows'],
       exceptions: ['exceptions'],
     }[r.tab];
     fill('#tab', sections.map((s) => el('div', { id: s })));
@@ -237,6 +244,8 @@
     else if (r.tab === 'checkpoints') await renderCheckpoints(job);
     else if (r.tab === 'watermarks') await renderWatermarks(job);
     else if (r.tab === 'lag') await renderLag(job);
+    else if (r.tab === 'analyze') await renderAnalyze(job);
+    else if (r.tab === 'tail') renderTailControls(job);
     else await renderExceptions(job);
   }
 
@@ -610,6 +619,99 @@
       el('td', { class: 'num', 'data-value': r.lag }, Number(r.lag) < 0 ? 'unknown' : fmtInt(Number(r.lag)))));
     fill('#lag', el('p', { class: 'muted' }, `${rows.length} partitions · ${fmtInt(total)} records behind in all`),
       table({ id: 'lag-table' }, ['Topic', 'Partition', 'Source', 'Subtask', 'Records lag'], trs), pager);
+  }
+
+  // ---------------------------------------------------------- explain analyze
+
+  const pct = (r) => el('td', { class: 'num', 'data-value': r }, (100 * r).toFixed(0) + ' %');
+  // Long.MIN_VALUE and MAX_VALUE arrive as the nearest doubles.
+  const fmtWatermark = (w) => (w <= -9.2e18 ? 'none' : w >= 9.2e18 ? 'end of input' : fmtTime(w));
+
+  // renderAnalyze shows GET /explain-analyze: a row per vertex, its
+  // operators under it, the plan as text; and the hottest subtasks.
+  async function renderAnalyze(job) {
+    const [ea, hot] = await Promise.all([get(`/jobs/${job.jid}/explain-analyze`),
+      get(`/jobs/${job.jid}/hot-subtasks?by=${st.hotBy}&n=10`)]);
+    const rows = [];
+    ea.vertices.forEach((v, i) => {
+      rows.push(el('tr', { 'data-vertex': v.id, class: 'ea-vertex' },
+        el('td', {}, `[${i}] ${v.name}`), num(v.parallelism, String(v.parallelism)),
+        num(v['read-records']), num(v['write-records']),
+        num(v['read-records-per-second'], v['read-records-per-second'].toFixed(1)),
+        num(v['write-records-per-second'], v['write-records-per-second'].toFixed(1)),
+        pct(v.busyRatio), pct(v.maxBackPressuredRatio), num(v['state-size'], fmtBytes(v['state-size'])),
+        el('td', { 'data-value': v.watermark }, fmtWatermark(v.watermark)), num(v['source-lag'])));
+      for (const o of v.operators) {
+        rows.push(el('tr', { class: 'ea-operator muted', 'data-operator': o.uid },
+          el('td', {}, '  · ' + o.name), el('td', {}), num(o['read-records']), num(o['write-records']),
+          el('td', {}), el('td', {}), el('td', {}), el('td', {}), el('td', {}),
+          el('td', { 'data-value': o.currentOutputWatermark }, fmtWatermark(o.currentOutputWatermark)), el('td', {})));
+      }
+    });
+    fill('#ea-table', el('h2', {}, 'EXPLAIN ANALYZE'),
+      el('p', { class: 'muted' }, 'Rates and time ratios over the last 5 s; state: bytes written for the last completed checkpoint.'),
+      table({ id: 'ea-table-rows' }, ['Operator chain', 'Parallelism', 'Rows in', 'Rows out', 'In/s', 'Out/s', 'Busy',
+        'Back-pressured (max)', 'State', 'Watermark (lowest)', 'Source lag'], rows));
+    const by = el('select', { id: 'hot-by', onchange: (e) => { st.hotBy = e.target.value; refresh(); } },
+      ['busy', 'backpressure', 'lag'].map((b) => el('option', { value: b, selected: b === st.hotBy }, b)));
+    fill('#hot', el('h2', {}, 'Hottest subtasks'), el('p', {}, 'ranked by ', by),
+      table({ id: 'hot-table' }, ['Vertex', 'Subtask', 'Busy', 'Back-pressured', 'Idle', 'Source lag', 'In/s', 'Out/s'],
+        hot.subtasks.map((h) => el('tr', { 'data-vertex': h['vertex-id'], 'data-subtask': h.subtask },
+          el('td', {}, h['vertex-name']), num(h.subtask, String(h.subtask)), pct(h.busyRatio), pct(h.backPressuredRatio),
+          pct(h.idleRatio), num(h['source-lag']), num(h['read-records-per-second'], h['read-records-per-second'].toFixed(1)),
+          num(h['write-records-per-second'], h['write-records-per-second'].toFixed(1))))));
+    fill('#ea-plan', el('h2', {}, 'Plan'), el('pre', { id: 'ea-plan-text' }, ea.plan));
+  }
+
+  // ---------------------------------------------------------- tail
+
+  // renderTailControls keeps the vertex list of the tail panel current;
+  // the rows come from the open EventSource, not from refresh.
+  function renderTailControls(job) {
+    if ($('#tail-vertex')) return;
+    fill('#tail-controls', el('div', { class: 'actions' },
+      el('label', {}, 'Vertex ', el('select', { id: 'tail-vertex' },
+        job.vertices.map((v, i) => el('option', { value: v.id, selected: i === job.vertices.length - 1 }, `[${i}] ${v.name}`)))),
+      el('label', {}, 'rows/s ', el('input', { id: 'tail-rate', type: 'number', min: 1, max: 1000, value: 10 })),
+      el('button', { id: 'tail-start', onclick: () => startTail(job.jid) }, 'Start tail'),
+      el('button', { id: 'tail-stop', onclick: stopTail }, 'Stop')),
+    el('p', { class: 'muted' }, 'Rows the vertex emits (a sink: receives), sampled; the job is never slowed: ' +
+      'rows beyond the rate are skipped, those the page is too slow for dropped and counted.'));
+  }
+
+  function startTail(jid) {
+    stopTail();
+    const vid = $('#tail-vertex').value;
+    const rate = Math.max(1, Math.min(1000, Number($('#tail-rate').value) || 10));
+    const source = new EventSource(`/v1/jobs/${jid}/vertices/${vid}/tail?rate=${rate}`);
+    st.tail = { source, vid };
+    fill('#tail-rows', table({ id: 'tail-table' }, ['Subtask', 'Kind', 'Row', 'Event time'], []));
+    fill('#tail-stats', el('span', { class: 'muted' }, 'Tailing…'));
+    source.onmessage = (m) => {
+      const e = JSON.parse(m.data);
+      if (e.row) addTailRow(e.row);
+      if (e.stats) {
+        const s = e.stats;
+        fill('#tail-stats', el('span', { id: 'tail-counts', 'data-seen': s.seen, 'data-sampled': s.sampled, 'data-dropped': s.dropped },
+          `${fmtInt(s.seen)} rows seen · ${fmtInt(s.sampled)} shown · ${fmtInt(s.dropped)} dropped` + (s.ended ? ` · ended: ${s.ended}` : '')));
+        if (s.ended) stopTail();
+      }
+    };
+    source.onerror = () => { if (st.tail && st.tail.source === source) stopTail(); };
+  }
+
+  function addTailRow(r) {
+    const body = $('#tail-table tbody');
+    if (!body) return;
+    body.prepend(el('tr', { class: 'tail-row', 'data-kind': r.kind },
+      num(r.subtask, String(r.subtask)), el('td', { class: 'kind' }, r.kind), el('td', {}, r.fields.join(', ')),
+      el('td', {}, r.timestamp <= -9.2e18 ? '—' : fmtTime(r.timestamp))));
+    while (body.children.length > TAIL_ROWS) body.lastChild.remove();
+  }
+
+  function stopTail() {
+    if (st.tail) st.tail.source.close();
+    st.tail = null;
   }
 
   // ---------------------------------------------------------- exceptions
