@@ -1,6 +1,7 @@
-// Package filesystem is Flink's filesystem connector for csv and json
-// files: a bounded source (one split per file, position = byte offset of
-// the next line) and an exactly-once sink whose part files become visible
+// Package filesystem is Flink's filesystem connector for line formats
+// (csv, json, changelogs) and bulk formats (parquet, see BulkFormat): a
+// bounded source (one split per file, position = byte offset of the next
+// line, or block and row of a bulk file) and an exactly-once sink whose part files become visible
 // only when the checkpoint that covers them completes (in-progress →
 // pending at the barrier → finished on commit, as Flink's FileSink does).
 package filesystem
@@ -37,6 +38,18 @@ type Source struct {
 	// changelog format (debezium-json, …) gives zero or more rows, each
 	// with its kind.
 	Changelog format.Changelog
+	// Bulk, when set, reads whole files of a bulk format (parquet)
+	// instead of lines.
+	Bulk BulkFormat
+	// PartitionCols, when set, are the table's PARTITIONED BY columns:
+	// the files are those of Path's col=value/… directories (in
+	// PARTITIONED BY's order), and each row gets the values of its file's
+	// directory, parsed by ParsePartition (value unescaped; nil for a
+	// NULL), inserted at PartitionIdx; Format and Bulk read the other
+	// columns.
+	PartitionCols  []string
+	PartitionIdx   []int
+	ParsePartition func(col int, value string) (any, error)
 	// OnBadLine decides about a line that does not parse (err is a
 	// *LineError): return nil to skip it, an error to fail the job.
 	// Default: fail with the *LineError.
@@ -75,7 +88,7 @@ func (s *Source) Bounded() bool { return true }
 
 // Enumerate lists the files; each is a split starting at offset 0.
 func (s *Source) Enumerate(context.Context) ([]operator.SplitState, error) {
-	files, err := listFiles(s.Path)
+	files, err := listFiles(s.Path, len(s.PartitionCols))
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +99,9 @@ func (s *Source) Enumerate(context.Context) ([]operator.SplitState, error) {
 	return out, nil
 }
 
-func listFiles(path string) ([]string, error) {
+// listFiles lists the files of path, or of its directories depth levels
+// down (partition directories), not hidden ones (. or _).
+func listFiles(path string, depth int) ([]string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("filesystem: %w", err)
@@ -100,12 +115,56 @@ func listFiles(path string) ([]string, error) {
 	}
 	var files []string
 	for _, e := range entries {
-		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(e.Name(), "_") {
-			files = append(files, filepath.Join(path, e.Name()))
+		if strings.HasPrefix(e.Name(), ".") || strings.HasPrefix(e.Name(), "_") || e.IsDir() != (depth > 0) {
+			continue
 		}
+		if depth == 0 {
+			files = append(files, filepath.Join(path, e.Name()))
+			continue
+		}
+		sub, err := listFiles(filepath.Join(path, e.Name()), depth-1)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, sub...)
 	}
 	sort.Strings(files)
 	return files, nil
+}
+
+// withPartition inserts the partition values of sp's directory into the
+// data columns read from the file.
+func (r *reader) withPartition(sp *split, data []any) ([]any, error) {
+	if len(r.s.PartitionCols) == 0 {
+		return data, nil
+	}
+	if sp.partition == nil {
+		rel, err := filepath.Rel(r.s.Path, filepath.Dir(sp.file))
+		if err != nil {
+			return nil, err
+		}
+		strs, err := partitionOf(filepath.ToSlash(rel), r.s.PartitionCols)
+		if err != nil {
+			return nil, fmt.Errorf("filesystem: %s: %w", sp.file, err)
+		}
+		sp.partition = make([]any, len(strs))
+		for i, v := range strs {
+			if sp.partition[i], err = r.s.ParsePartition(i, v); err != nil {
+				return nil, fmt.Errorf("filesystem: %s: partition column %s: %w", sp.file, r.s.PartitionCols[i], err)
+			}
+		}
+	}
+	out := make([]any, len(data)+len(sp.partition))
+	next := 0
+	for i := range out {
+		if k := slices.Index(r.s.PartitionIdx, i); k >= 0 {
+			out[i] = sp.partition[k]
+			continue
+		}
+		out[i] = data[next]
+		next++
+	}
+	return out, nil
 }
 
 func encodePos(offset, line int64) []byte {
@@ -134,6 +193,8 @@ type split struct {
 	offset, line int64
 	f            *os.File
 	r            *bufio.Reader
+	bulk         *bulkSplit // Source.Bulk's file; offset, line are its block, row
+	partition    []any      // the values of the file's partition directory
 	done         bool
 }
 
@@ -161,6 +222,9 @@ func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) 
 	for _, sp := range r.splits {
 		if sp.done {
 			continue
+		}
+		if r.s.Bulk != nil {
+			return operator.MoreAvailable, r.readBulk(sp, out)
 		}
 		return operator.MoreAvailable, r.readLine(sp, out)
 	}
@@ -221,6 +285,9 @@ func (r *reader) emit(sp *split, line string, out operator.ReaderOutput) error {
 		return r.s.OnBadLine(sp.file, sp.line, err)
 	}
 	for _, row := range rows {
+		if row.Fields, err = r.withPartition(sp, row.Fields); err != nil {
+			return err
+		}
 		out.Collect(sp.file, event.Record{Value: row, Timestamp: event.NoTimestamp})
 	}
 	return nil
@@ -255,6 +322,10 @@ func (r *reader) Close() error {
 		if sp.f != nil && !sp.done {
 			sp.f.Close()
 		}
+		if sp.bulk != nil && !sp.done {
+			sp.bulk.r.Close()
+			sp.bulk.f.Close()
+		}
 	}
 	return nil
 }
@@ -270,6 +341,9 @@ type Sink struct {
 	Dir       string
 	Format    format.Format
 	Changelog format.Changelog
+	// Bulk, when set, writes files of a bulk format (parquet) instead of
+	// lines: each part file is one file of the format.
+	Bulk BulkFormat
 
 	PartitionCols    []string
 	PartitionIdx     []int
@@ -431,6 +505,7 @@ func (w *fileWriter) openDirs() []string {
 type partFile struct {
 	f       *os.File
 	buf     *bufio.Writer
+	bulk    BulkWriter // writes into buf for a Sink.Bulk
 	size    int64
 	created time.Time
 	lastRow time.Time
@@ -533,21 +608,41 @@ func (w *fileWriter) Write(r event.Record) error {
 		}
 		pf = &partFile{f: f, buf: bufio.NewWriter(f), created: now}
 		w.open[rel] = pf
+		if w.s.Bulk != nil {
+			if pf.bulk, err = w.s.Bulk.NewWriter(pf.buf); err != nil {
+				return fmt.Errorf("filesystem sink: %w", err)
+			}
+		}
+	}
+	if err := w.writeRow(pf, row); err != nil {
+		return err
+	}
+	w.rows++
+	pf.lastRow = now
+	if w.s.Rolling.FileSize > 0 && pf.size >= w.s.Rolling.FileSize {
+		return w.roll(rel)
+	}
+	return nil
+}
+
+// writeRow writes row into pf: a line, or a row of the bulk file.
+func (w *fileWriter) writeRow(pf *partFile, row event.Row) error {
+	if pf.bulk != nil {
+		if err := pf.bulk.Write(row.Fields); err != nil {
+			return fmt.Errorf("filesystem sink: %s: %w", pf.f.Name(), err)
+		}
+		pf.size = pf.bulk.Size()
+		return nil
 	}
 	line, err := w.s.encode(row)
 	if err != nil {
 		return err
 	}
 	pf.buf.Write(line)
-	w.rows++
 	if err := pf.buf.WriteByte('\n'); err != nil {
 		return err
 	}
 	pf.size += int64(len(line)) + 1
-	pf.lastRow = now
-	if w.s.Rolling.FileSize > 0 && pf.size >= w.s.Rolling.FileSize {
-		return w.roll(rel)
-	}
 	return nil
 }
 
@@ -603,6 +698,11 @@ func (w *fileWriter) closePending(rel string, id event.CheckpointID) (string, er
 func (w *fileWriter) closeFile(rel string) error {
 	pf := w.open[rel]
 	delete(w.open, rel)
+	if pf.bulk != nil {
+		if err := pf.bulk.Close(); err != nil {
+			return fmt.Errorf("filesystem sink: %s: %w", pf.f.Name(), err)
+		}
+	}
 	if err := pf.buf.Flush(); err != nil {
 		return err
 	}

@@ -76,3 +76,38 @@ func partitionValue(v any) string {
 		return fmt.Sprint(x)
 	}
 }
+
+// unescapePathName reverses escapePathName: %XX becomes the byte XX.
+func unescapePathName(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			var c byte
+			if _, err := fmt.Sscanf(s[i+1:i+3], "%02X", &c); err == nil {
+				b.WriteByte(c)
+				i += 2
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// partitionOf parses the partition directory rel (col=value/…) of a file
+// into its values, unescaped, in the order of cols.
+func partitionOf(rel string, cols []string) ([]string, error) {
+	parts := strings.Split(rel, "/")
+	if len(parts) != len(cols) {
+		return nil, fmt.Errorf("directory %q is not a partition of (%s)", rel, strings.Join(cols, ", "))
+	}
+	out := make([]string, len(cols))
+	for i, p := range parts {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok || unescapePathName(name) != cols[i] {
+			return nil, fmt.Errorf("directory %q is not a partition of (%s): want %s=…", rel, strings.Join(cols, ", "), cols[i])
+		}
+		out[i] = unescapePathName(value)
+	}
+	return out, nil
+}

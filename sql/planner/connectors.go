@@ -15,6 +15,7 @@ import (
 	"github.com/weirstream/weir/connector/filesystem"
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/connector/nexmark"
+	"github.com/weirstream/weir/connector/parquet"
 	"github.com/weirstream/weir/connector/print"
 	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/operator"
@@ -93,45 +94,82 @@ func BuiltinConnectors() *Connectors {
 	return c
 }
 
-// fileFormat returns the table's format — a row format, or a changelog
-// format (debezium-json, …) — and its path.
-func fileFormat(t *catalog.Table) (format.Format, format.Changelog, string, error) {
+// fileFormats is a filesystem table's format — a row format, a changelog
+// format (debezium-json, …) or a bulk format (parquet) — and its path.
+type fileFormats struct {
+	row       format.Format
+	changelog format.Changelog
+	bulk      filesystem.BulkFormat
+	path      string
+}
+
+// fileFormat returns the table's format and its path.
+func fileFormat(t *catalog.Table) (fileFormats, error) {
 	path := strings.TrimPrefix(t.Options["path"], "file://")
 	if path == "" {
-		return nil, nil, "", fmt.Errorf("table %q: the filesystem connector needs a 'path' option", t.Name)
+		return fileFormats{}, fmt.Errorf("table %q: the filesystem connector needs a 'path' option", t.Name)
 	}
+	ff := fileFormats{path: path}
 	if strings.EqualFold(t.Options["format"], "avro") {
-		return nil, nil, "", &Error{Pos: t.OptionAt("format"), Msg: fmt.Sprintf("table %q: the filesystem connector reads and "+
-			"writes lines (csv, json, the changelog formats); Avro container files are not supported yet", t.Name),
-			Hint: "use 'format' = 'avro' with the kafka or upsert-kafka connector, or csv/json files"}
+		return ff, &Error{Pos: t.OptionAt("format"), Msg: fmt.Sprintf("table %q: the filesystem connector reads and "+
+			"writes lines (csv, json, the changelog formats) and parquet files; Avro container files are not supported yet", t.Name),
+			Hint: "use 'format' = 'avro' with the kafka or upsert-kafka connector, or csv/json/parquet files"}
 	}
 	if f := strings.ToLower(t.Options["format"]); strings.HasSuffix(f, "avro-confluent") {
-		return nil, nil, "", &Error{Pos: t.OptionAt("format"), Msg: fmt.Sprintf("table %q: '%s' is a format of "+
+		return ff, &Error{Pos: t.OptionAt("format"), Msg: fmt.Sprintf("table %q: '%s' is a format of "+
 			"messages (a schema id, then a record), not of files", t.Name, f),
-			Hint: fmt.Sprintf("use 'format' = '%s' with the kafka connector, or csv/json files", f)}
+			Hint: fmt.Sprintf("use 'format' = '%s' with the kafka connector, or csv/json/parquet files", f)}
 	}
+	if strings.EqualFold(t.Options["format"], "parquet") {
+		b, err := parquet.FromOptions(t.Physical(), t.Options)
+		if err != nil {
+			return ff, parquetErr(t, err)
+		}
+		ff.bulk = b
+		return ff, nil
+	}
+	var err error
 	if name := t.Options["format"]; format.IsChangelog(name) {
-		c, err := format.NewChangelog(name, t.Physical(), t.Options)
-		return nil, c, path, tableErr(t, err)
+		ff.changelog, err = format.NewChangelog(name, t.Physical(), t.Options)
+		return ff, tableErr(t, err)
 	}
-	f, err := format.New(t.Options["format"], t.Physical(), t.Options)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("table %q: %w", t.Name, err)
+	if ff.row, err = format.New(t.Options["format"], t.Physical(), t.Options); err != nil {
+		return ff, fmt.Errorf("table %q: %w", t.Name, err)
 	}
-	return f, nil, path, nil
+	return ff, nil
+}
+
+// parquetErr places an error of the parquet format at its option.
+func parquetErr(t *catalog.Table, err error) error {
+	var oe *parquet.OptionError
+	if errors.As(err, &oe) {
+		return &Error{Pos: t.OptionAt(oe.Option), Msg: fmt.Sprintf("table %q: '%s' = '%s': %s", t.Name, oe.Option, oe.Value, oe.Msg),
+			Hint: oe.Hint, Err: err}
+	}
+	return &Error{Pos: t.OptionAt("format"), Msg: fmt.Sprintf("table %q: %v", t.Name, err), Err: err}
 }
 
 func fileSource(t *catalog.Table) (operator.Source, error) {
-	f, c, path, err := fileFormat(t)
+	data, cols, order := t, []string(nil), []int(nil)
+	if len(t.PartitionedBy) > 0 {
+		var err error
+		if data, cols, order, err = partitionedData(t); err != nil {
+			return nil, err
+		}
+	}
+	ff, err := fileFormat(data)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(ff.path); err != nil {
 		return nil, &Error{Pos: t.OptionAt("path"), Msg: fmt.Sprintf("table %q: 'path' = '%s': %v", t.Name, t.Options["path"], unwrapPath(err)),
 			Hint: "check the path (relative paths are relative to the directory weir runs in)", Err: err}
 	}
-	src := &filesystem.Source{Path: path, Format: f, Changelog: c, BadLineFix: fmt.Sprintf("set '%s.ignore-parse-errors' = 'true' on table %q",
-		t.Options["format"], t.Name)}
+	src := &filesystem.Source{Path: ff.path, Format: ff.row, Changelog: ff.changelog, Bulk: ff.bulk, BadLineFix: fmt.Sprintf("set '%s.ignore-parse-errors' = 'true' on table %q",
+		t.Options["format"], t.Name), PartitionCols: cols, PartitionIdx: order}
+	if len(cols) > 0 {
+		src.ParsePartition = partitionParser(t, order)
+	}
 	skip, err := format.IgnoreParseErrors(t.Options["format"], t.Options)
 	if err != nil {
 		return nil, tableErr(t, err)
@@ -150,57 +188,72 @@ func fileSink(t *catalog.Table) (SinkSpec, error) {
 		return SinkSpec{}, err
 	}
 	if len(t.PartitionedBy) == 0 {
-		f, c, path, err := fileFormat(t)
-		return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f, Changelog: c, Rolling: rolling}, AcceptsUpdates: c != nil}, err
+		ff, err := fileFormat(t)
+		return SinkSpec{Sink: &filesystem.Sink{Dir: ff.path, Format: ff.row, Changelog: ff.changelog, Bulk: ff.bulk, Rolling: rolling},
+			AcceptsUpdates: ff.changelog != nil}, err
 	}
-	// PARTITIONED BY: the partition columns name the directories and are
-	// not written into the files, so the format sees the other columns.
-	data := *t
-	data.Columns = nil
-	var idx []int
-	phys := 0
-	for _, col := range t.Columns {
-		if col.Kind != parser.PhysicalColumn {
-			data.Columns = append(data.Columns, col)
-			continue
-		}
-		if slices.Contains(t.PartitionedBy, col.Name) {
-			idx = append(idx, phys)
-		} else {
-			data.Columns = append(data.Columns, col)
-		}
-		phys++
-	}
-	if len(idx) != len(t.PartitionedBy) {
-		return SinkSpec{}, &Error{Pos: t.Pos, Msg: fmt.Sprintf("table %q: PARTITIONED BY (%s) must name physical columns",
-			t.Name, strings.Join(t.PartitionedBy, ", "))}
-	}
-	f, c, path, err := fileFormat(&data)
+	data, cols, order, err := partitionedData(t)
 	if err != nil {
 		return SinkSpec{}, err
 	}
-	if c != nil {
+	ff, err := fileFormat(data)
+	if err != nil {
+		return SinkSpec{}, err
+	}
+	if ff.changelog != nil {
 		return SinkSpec{}, &Error{Pos: t.OptionAt("format"), Msg: fmt.Sprintf("table %q: a PARTITIONED BY filesystem table "+
 			"takes insert-only rows; '%s' is a changelog format", t.Name, t.Options["format"]),
-			Hint: "use 'format' = 'csv' or 'json', or drop PARTITIONED BY"}
-	}
-	// The partition columns in PARTITIONED BY's order, at their row index.
-	cols := make([]string, len(t.PartitionedBy))
-	order := make([]int, len(t.PartitionedBy))
-	for i, name := range t.PartitionedBy {
-		cols[i] = name
-		for j, p := range t.Physical() {
-			if p.Name == name {
-				order[i] = j
-			}
-		}
+			Hint: "use 'format' = 'csv', 'json' or 'parquet', or drop PARTITIONED BY"}
 	}
 	commit, err := partitionCommit(t)
 	if err != nil {
 		return SinkSpec{}, err
 	}
-	return SinkSpec{Sink: &filesystem.Sink{Dir: path, Format: f, PartitionCols: cols, PartitionIdx: order,
+	return SinkSpec{Sink: &filesystem.Sink{Dir: ff.path, Format: ff.row, Bulk: ff.bulk, PartitionCols: cols, PartitionIdx: order,
 		DefaultPartition: t.Options["partition.default-name"], Commit: commit, Rolling: rolling}}, nil
+}
+
+// partitionParser reads a partition directory's value into its column's
+// type; the default partition name is NULL.
+func partitionParser(t *catalog.Table, order []int) func(int, string) (any, error) {
+	def := t.Options["partition.default-name"]
+	if def == "" {
+		def = filesystem.DefaultPartitionName
+	}
+	phys := t.Physical()
+	return func(i int, v string) (any, error) {
+		if v == def {
+			return nil, nil
+		}
+		return format.ParseScalar(v, phys[order[i]].Type)
+	}
+}
+
+// partitionedData is a PARTITIONED BY table's data columns: the partition
+// columns name the directories and are not in the files, so the format
+// sees the table without them. cols are the partition columns in
+// PARTITIONED BY's order, order their indexes among the physical columns.
+func partitionedData(t *catalog.Table) (data *catalog.Table, cols []string, order []int, err error) {
+	d := *t
+	d.Columns = nil
+	found := 0
+	for _, col := range t.Columns {
+		if col.Kind == parser.PhysicalColumn && slices.Contains(t.PartitionedBy, col.Name) {
+			found++
+			continue
+		}
+		d.Columns = append(d.Columns, col)
+	}
+	if found != len(t.PartitionedBy) {
+		return nil, nil, nil, &Error{Pos: t.Pos, Msg: fmt.Sprintf("table %q: PARTITIONED BY (%s) must name physical columns",
+			t.Name, strings.Join(t.PartitionedBy, ", "))}
+	}
+	cols = slices.Clone(t.PartitionedBy)
+	order = make([]int, len(cols))
+	for i, name := range cols {
+		order[i] = slices.IndexFunc(t.Physical(), func(f types.Field) bool { return f.Name == name })
+	}
+	return &d, cols, order, nil
 }
 
 // rollingPolicy reads 'sink.rolling-policy.*' with Flink's defaults (128MB,

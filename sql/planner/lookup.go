@@ -3,10 +3,12 @@ package planner
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/weirstream/weir/connector/filesystem"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/exec"
@@ -204,11 +206,12 @@ func (c *Connectors) lookup(t *catalog.Table) (func() ([][]any, error), error) {
 // fileLookup reads a filesystem table whole: the file at 'path', or every
 // file in that directory (not hidden ones).
 func fileLookup(t *catalog.Table) (func() ([][]any, error), error) {
-	f, c, path, err := fileFormat(t)
+	ff, err := fileFormat(t)
 	if err != nil {
 		return nil, err
 	}
-	if c != nil {
+	path := ff.path
+	if ff.changelog != nil {
 		// A versioned table from a changelog would need the temporal join
 		// on its changes (FOR SYSTEM_TIME AS OF a row's time), not a load.
 		return nil, fmt.Errorf("table %q: a lookup join reads a table whole; the filesystem connector in '%s' gives changes, "+
@@ -225,7 +228,7 @@ func fileLookup(t *catalog.Table) (func() ([][]any, error), error) {
 			}
 			files = files[:0]
 			for _, e := range entries {
-				if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+				if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(e.Name(), "_") {
 					files = append(files, filepath.Join(path, e.Name()))
 				}
 			}
@@ -233,7 +236,12 @@ func fileLookup(t *catalog.Table) (func() ([][]any, error), error) {
 		var rows [][]any
 		for _, name := range files {
 			var err error // not the enclosing err: subtasks load concurrently
-			if rows, err = readRows(name, f, rows); err != nil {
+			if ff.bulk != nil {
+				rows, err = readBulkRows(name, ff.bulk, rows)
+			} else {
+				rows, err = readRows(name, ff.row, rows)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("table %q: %w", t.Name, err)
 			}
 		}
@@ -260,4 +268,32 @@ func readRows(name string, f interface{ Decode([]byte) ([]any, error) }, rows []
 		rows = append(rows, row)
 	}
 	return rows, sc.Err()
+}
+
+// readBulkRows appends the rows of a bulk format's file (parquet).
+func readBulkRows(name string, b filesystem.BulkFormat, rows [][]any) ([][]any, error) {
+	file, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.OpenReader(name, file, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	for {
+		row, err := r.Next()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
 }

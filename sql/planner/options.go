@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/connector/nexmark"
+	"github.com/weirstream/weir/connector/parquet"
 	"github.com/weirstream/weir/connector/postgrescdc"
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/parser"
@@ -64,6 +65,7 @@ var formatOptions = map[string][]string{
 	"avro":                    {"avro.encoding", "avro.timestamp_mapping.legacy"},
 	"avro-confluent":          format.ConfluentOptions("avro-confluent"),
 	"debezium-avro-confluent": format.ConfluentOptions("debezium-avro-confluent"),
+	"parquet":                 parquet.OptionNames,
 }
 
 func fixed(keys ...string) func(*catalog.Table) []string {
