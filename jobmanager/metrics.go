@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/weirstream/weir/graph"
@@ -114,30 +115,55 @@ func formatValue(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) 
 // ids of every subtask's metrics (<subtask>.<name>) when get is empty,
 // else the values of those get names, in its order; names the vertex
 // does not have are left out, as Flink does.
+//
+// With get, only the subtasks get names are read: the dashboard asks for
+// a few ids of a vertex that may have thousands of subtasks.
 func (j *Job) VertexMetrics(id string, get []string) ([]api.Metric, error) {
 	v, err := j.findVertex(id)
 	if err != nil {
 		return nil, err
 	}
-	values := map[string]float64{}
 	out := []api.Metric{}
-	for i := range v.Parallelism {
-		if g := j.subtaskGroup(v, i); g != nil {
-			for _, nv := range subtaskValues(v, g) {
-				mid := fmt.Sprintf("%d.%s", i, nv.name)
-				values[mid] = nv.value
-				if len(get) == 0 {
-					out = append(out, api.Metric{ID: mid})
+	if len(get) == 0 {
+		for i := range v.Parallelism {
+			if g := j.subtaskGroup(v, i); g != nil {
+				for _, nv := range subtaskValues(v, g) {
+					out = append(out, api.Metric{ID: fmt.Sprintf("%d.%s", i, nv.name)})
 				}
 			}
 		}
+		return out, nil
 	}
-	for _, name := range get {
-		if val, ok := values[name]; ok {
-			out = append(out, api.Metric{ID: name, Value: formatValue(val)})
+	read := map[int]map[string]float64{} // subtask → its values by name
+	for _, mid := range get {
+		i, name, ok := splitMetricID(mid, v.Parallelism)
+		if !ok {
+			continue
+		}
+		if read[i] == nil {
+			read[i] = map[string]float64{}
+			if g := j.subtaskGroup(v, i); g != nil {
+				for _, nv := range subtaskValues(v, g) {
+					read[i][nv.name] = nv.value
+				}
+			}
+		}
+		if val, ok := read[i][name]; ok {
+			out = append(out, api.Metric{ID: mid, Value: formatValue(val)})
 		}
 	}
 	return out, nil
+}
+
+// splitMetricID cuts a vertex metric id <subtask>.<name> into its parts;
+// false when the subtask is not one of the vertex's parallelism.
+func splitMetricID(id string, parallelism int) (int, string, bool) {
+	idx, name, ok := strings.Cut(id, ".")
+	i, err := strconv.Atoi(idx)
+	if !ok || err != nil || i < 0 || i >= parallelism || strconv.Itoa(i) != idx {
+		return 0, "", false
+	}
+	return i, name, true
 }
 
 // Aggregations are the aggregations GET …/subtasks/metrics takes (?agg=).
