@@ -95,3 +95,23 @@ func TestTailShowsRowKinds(t *testing.T) {
 		t.Errorf("tail of the counts: kinds %v, want -U and +U", kinds)
 	}
 }
+
+// A tail without a limit ends when its job does, with a last stats event
+// saying so and counting every row it sampled; the rows are the
+// aggregation's changelog (an upsert sink's materializer turns an
+// update's -U into -D).
+func TestTailEndsWithTheJob(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit(aggJob, nil)
+	var d api.JobDetails
+	get(t, c, "/v1/jobs/"+id, &d)
+	rows, st := tailOf(t, c, id, d.Vertices[len(d.Vertices)-1].ID, 1000, 0)
+	if st.Ended != "the job is FINISHED" || st.Sampled != int64(len(rows)) || st.Seen < st.Sampled {
+		t.Errorf("the tail ended with %+v after %d rows; want it to end with the job, counting its rows", st, len(rows))
+	}
+	for _, r := range rows {
+		if len(r.Fields) != 3 || !slices.Contains([]string{"+I", "-U", "+U", "-D"}, r.Kind) {
+			t.Errorf("tail row %+v, want a change of (k, n, s)", r)
+		}
+	}
+}
