@@ -715,7 +715,8 @@ registry_start() {
 			echo $! >"$REGISTRY_DIR/registry.pid"
 		)
 	fi
-	wait_until "$TIMEOUT" registry registry_ready registry_alive "$REGISTRY_DIR/registry.log"
+	# Quarkus boots in 20-60 s on a busy 2-core machine: twice the usual wait.
+	wait_until $((TIMEOUT * 2)) registry registry_ready registry_alive "$REGISTRY_DIR/registry.log"
 	curl -fsS -o /dev/null -X PUT -H 'Content-Type: application/vnd.schemaregistry.v1+json' \
 		-d '{"compatibility":"BACKWARD"}' "$(registry_url)/config" ||
 		die "registry: setting the global compatibility to BACKWARD failed"
