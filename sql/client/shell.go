@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/planner"
 	"github.com/weirstream/weir/sql/session"
@@ -137,20 +136,42 @@ func (sh *Shell) RunScript(ctx context.Context, file, src string) error {
 }
 
 // placeOf is where err happened: its own position, else the statement's.
+// A syntax error's position wins over a planning error's, which wins over
+// an expression error's, wherever each is in err's chain.
 func placeOf(err error, p parser.Piece) parser.Pos {
-	var pe *parser.Error
-	if errors.As(err, &pe) {
-		return pe.Pos
-	}
-	var le *planner.Error
-	if errors.As(err, &le) && le.Pos.Line > 0 {
-		return le.Pos
-	}
-	var ee *expr.Error
-	if errors.As(err, &ee) && ee.Pos.Line > 0 {
-		return ee.Pos
+	for _, class := range []func(*parser.Error) bool{
+		(*parser.Error).IsSyntax,
+		func(e *parser.Error) bool { return e.Class == nil && e.Pos.Line > 0 },
+		func(e *parser.Error) bool { return e.Class != nil && e.Pos.Line > 0 },
+	} {
+		if e := findSQLError(err, class); e != nil {
+			return e.Pos
+		}
 	}
 	return p.First
+}
+
+// findSQLError returns the first positional SQL error in err's chain for
+// which match holds (errors.As would stop at the first of any kind).
+func findSQLError(err error, match func(*parser.Error) bool) *parser.Error {
+	switch x := err.(type) {
+	case nil:
+		return nil
+	case *parser.Error:
+		if match(x) {
+			return x
+		}
+	case interface{ Unwrap() error }:
+		return findSQLError(x.Unwrap(), match)
+	}
+	if x, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range x.Unwrap() {
+			if found := findSQLError(e, match); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
 }
 
 // Execute runs one statement and prints its outcome; a failure is printed

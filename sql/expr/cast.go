@@ -48,7 +48,7 @@ func (c *compiler) cast(x *parser.Cast) (*Compiled, error) {
 			if try {
 				return nil, nil
 			}
-			return nil, &Error{Pos: pos, Runtime: true, Msg: fmt.Sprintf("cannot cast %s to %s: %v", showValue(v), typeName(to), err),
+			return nil, &Error{Pos: pos, Class: ErrEval, Msg: fmt.Sprintf("cannot cast %s to %s: %v", showValue(v), typeName(to), err),
 				Hint: "use TRY_CAST to get NULL for values that do not convert"}
 		}
 		return r, nil
@@ -102,7 +102,7 @@ func (c *compiler) coerce(x *Compiled, to types.Type, pos parser.Pos) (*Compiled
 		if to.Kind == types.BigInt {
 			return x, nil
 		}
-		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("cannot convert an interval to %s", typeName(to))}
+		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("cannot convert an interval to %s", typeName(to)), Class: ErrInvalid}
 	}
 	if noopCast(x.Type, to) {
 		if sameType(x.Type, to) && x.Type.TimeAttr == "" {
@@ -112,7 +112,7 @@ func (c *compiler) coerce(x *Compiled, to types.Type, pos parser.Pos) (*Compiled
 	}
 	fn, err := castFn(x.Type, to, c.loc())
 	if err != nil {
-		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("cannot convert %s to %s", typeName(x.Type), typeName(to))}
+		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("cannot convert %s to %s", typeName(x.Type), typeName(to)), Class: ErrInvalid}
 	}
 	inner := x.Eval
 	return &Compiled{Type: to, Src: x.Src, Const: x.Const, Eval: func(row []any) (any, error) {

@@ -161,7 +161,7 @@ func (c *compiler) loc() *time.Location {
 // expr compiles e, giving Resolve the first word and folding constants.
 func (c *compiler) expr(e parser.Expr) (*Compiled, error) {
 	if e == nil {
-		return nil, &Error{Msg: "missing expression"}
+		return nil, &Error{Msg: "missing expression", Class: ErrInvalid}
 	}
 	if c.s.Resolve != nil {
 		r, err := c.s.Resolve(e)

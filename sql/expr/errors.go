@@ -16,47 +16,25 @@ var (
 	ErrEval = errors.New("sql/expr: evaluation failed")
 )
 
-// Error is an error at a position of the SQL source, with an optional hint
-// suggesting the fix. Runtime reports an error from Eval rather than from
-// Compile.
-type Error struct {
-	Pos     parser.Pos
-	Msg     string
-	Hint    string
-	Runtime bool
-}
-
-// Error prints "line L:C: msg", followed by "; hint: …" when there is a hint.
-func (e *Error) Error() string {
-	s := fmt.Sprintf("line %d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg)
-	if e.Hint != "" {
-		s += "; hint: " + e.Hint
-	}
-	return s
-}
-
-// Unwrap returns ErrEval for a runtime error and ErrInvalid otherwise.
-func (e *Error) Unwrap() error {
-	if e.Runtime {
-		return ErrEval
-	}
-	return ErrInvalid
-}
+// Error is an expression error at a position of the SQL source: the one
+// positional SQL error type, parser.Error, with Class ErrInvalid for an
+// error from Compile and ErrEval for one from Eval.
+type Error = parser.Error
 
 // errAt returns a compile error at the position of n.
 func errAt(n parser.Node, format string, args ...any) *Error {
-	return &Error{Pos: n.Position(), Msg: fmt.Sprintf(format, args...)}
+	return &Error{Pos: n.Position(), Msg: fmt.Sprintf(format, args...), Class: ErrInvalid}
 }
 
 // hintAt returns a compile error with a hint.
 func hintAt(n parser.Node, hint, format string, args ...any) *Error {
-	return &Error{Pos: n.Position(), Msg: fmt.Sprintf(format, args...), Hint: hint}
+	return &Error{Pos: n.Position(), Msg: fmt.Sprintf(format, args...), Hint: hint, Class: ErrInvalid}
 }
 
 // evalErr returns a runtime error at pos. A nested runtime error (from an
 // argument) is returned unchanged, so the innermost position wins.
 func evalErr(pos parser.Pos, format string, args ...any) *Error {
-	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...), Runtime: true}
+	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...), Class: ErrEval}
 }
 
 // wrapEval turns an error from a helper into a runtime *Error at pos,
@@ -69,7 +47,7 @@ func wrapEval(pos parser.Pos, err error) error {
 	if errors.As(err, &e) {
 		return err
 	}
-	return &Error{Pos: pos, Msg: err.Error(), Runtime: true}
+	return &Error{Pos: pos, Msg: err.Error(), Class: ErrEval}
 }
 
 // closest is the parser's misspelling finder, so both layers suggest the

@@ -22,7 +22,7 @@ func compileErr(t *testing.T, s *expr.Scope, src string) string {
 		t.Fatalf("%s: compiled, want an error", src)
 	}
 	var xe *expr.Error
-	if !errors.As(err, &xe) || !errors.Is(err, expr.ErrInvalid) || xe.Runtime {
+	if !errors.As(err, &xe) || !errors.Is(err, expr.ErrInvalid) || xe.Class == expr.ErrEval {
 		t.Fatalf("%s: error %v is not a compile *expr.Error", src, err)
 	}
 	return err.Error()
@@ -142,7 +142,7 @@ func TestRuntimeErrors(t *testing.T) {
 		}
 		_, err = c.Eval(row)
 		var xe *expr.Error
-		if err == nil || !errors.As(err, &xe) || !xe.Runtime || !errors.Is(err, expr.ErrEval) {
+		if err == nil || !errors.As(err, &xe) || xe.Class != expr.ErrEval || !errors.Is(err, expr.ErrEval) {
 			t.Errorf("%s: error %v, want a runtime *expr.Error", tc.src, err)
 			continue
 		}

@@ -22,12 +22,22 @@ func (p Pos) String() string { return fmt.Sprintf("%d:%d", p.Line, p.Col) }
 // errors.Is(err, parser.ErrSyntax).
 var ErrSyntax = errors.New("parser: syntax error")
 
-// Error is a syntax error at a position of the source, with an optional
-// hint suggesting the fix.
+// Error is Weir's one positional SQL error: a syntax error (the parser's),
+// a planning error (sql/planner's) or an expression error (sql/expr's,
+// found compiling or evaluating), at a line and column of the SQL text,
+// with an optional hint suggesting the fix. planner.Error and expr.Error
+// are this type. Match the layer with errors.Is on Class: ErrSyntax,
+// expr.ErrInvalid, expr.ErrEval; a planning error has no Class.
 type Error struct {
 	Pos  Pos
 	Msg  string
 	Hint string
+	// Class is the sentinel of the error's kind (see above); nil for a
+	// planning error.
+	Class error
+	// Err is the cause, when the error places one (a connector's); nil
+	// otherwise.
+	Err error
 }
 
 // Error prints "line L:C: msg", followed by "; hint: …" when there is a hint.
@@ -39,8 +49,19 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Unwrap returns ErrSyntax.
-func (e *Error) Unwrap() error { return ErrSyntax }
+// Unwrap returns the error's Class and cause, those that are set.
+func (e *Error) Unwrap() []error {
+	var out []error
+	for _, err := range []error{e.Class, e.Err} {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// IsSyntax reports whether e is a syntax error (the parser's).
+func (e *Error) IsSyntax() bool { return e.Class == ErrSyntax }
 
 // Annotate returns the error followed by the offending line of src and a
 // caret under the error's column, for terminals:

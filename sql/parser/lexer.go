@@ -111,7 +111,7 @@ func (l *lexer) advance() rune {
 }
 
 func (l *lexer) errTok(pos Pos, msg, hint string) token {
-	return token{kind: tErr, pos: pos, err: &Error{Pos: pos, Msg: msg, Hint: hint}}
+	return token{kind: tErr, pos: pos, err: &Error{Pos: pos, Msg: msg, Hint: hint, Class: ErrSyntax}}
 }
 
 func (l *lexer) next() token {

@@ -221,7 +221,7 @@ func (p *parser) expectEOF(what string) {
 
 // fail stops parsing with an error at pos.
 func (p *parser) fail(pos Pos, hint, format string, args ...any) {
-	panic(bailout{&Error{Pos: pos, Msg: fmt.Sprintf(format, args...), Hint: hint}})
+	panic(bailout{&Error{Pos: pos, Msg: fmt.Sprintf(format, args...), Hint: hint, Class: ErrSyntax}})
 }
 
 // failExpected stops with "expected <what>, found <current token>". A

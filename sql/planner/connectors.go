@@ -435,7 +435,7 @@ func (c *Connectors) known() []string {
 // statement, unless it is placed already.
 func atTable(t *catalog.Table, err error) error {
 	var placed *Error
-	if err == nil || errors.As(err, &placed) {
+	if err == nil || errors.As(err, &placed) && placed.Class == nil {
 		return err
 	}
 	return &Error{Pos: t.Pos, Msg: err.Error(), Err: err}

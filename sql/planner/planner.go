@@ -106,26 +106,9 @@ type Planner struct {
 	valuesTarget []types.Type
 }
 
-// Error is a planning error at a position of the SQL text.
-type Error struct {
-	Pos  parser.Pos
-	Msg  string
-	Hint string
-	// Err is the cause, when the error places one (a connector's); nil
-	// otherwise.
-	Err error
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
-
-func (e *Error) Error() string {
-	s := fmt.Sprintf("line %d:%d: %s", e.Pos.Line, e.Pos.Col, e.Msg)
-	if e.Hint != "" {
-		s += "; hint: " + e.Hint
-	}
-	return s
-}
+// Error is a planning error at a position of the SQL text: the one
+// positional SQL error type, parser.Error, with no Class.
+type Error = parser.Error
 
 func errAt(pos parser.Pos, format string, args ...any) error {
 	return &Error{Pos: pos, Msg: fmt.Sprintf(format, args...)}
