@@ -43,8 +43,9 @@ type Environment struct {
 
 // NewEnvironment returns an environment configured by opts: Parallelism,
 // CheckpointInterval, CheckpointDir, Guarantee, Restore, StateBackend, …
-// Without options it runs operators with parallelism 1, exactly-once,
-// and takes no periodic checkpoints.
+// Without options it runs operators with parallelism 1, exactly-once —
+// which needs CheckpointDir, or Execute says so — and takes no periodic
+// checkpoints.
 func NewEnvironment(opts ...EnvOpt) *Environment {
 	e := &Environment{graph: &graph.StreamGraph{}, parallelism: 1}
 	for _, o := range opts {
