@@ -133,13 +133,15 @@ type CreateView struct {
 }
 
 // CreateFunction is CREATE [TEMPORARY [SYSTEM]] FUNCTION [IF NOT EXISTS]
-// name AS 'class' [LANGUAGE lang].
+// name AS 'class' [LANGUAGE lang] [USING JAR 'path'].
 type CreateFunction struct {
 	Pos
 	Temporary, System, IfNotExists bool
 	Name                           Name
 	Class                          string
-	Language                       string // "JAVA", "SCALA", "PYTHON" or ""
+	Language                       string // "JAVA", "SCALA", "PYTHON", "WASM" or ""
+	Using                          string // USING JAR's path; "" without
+	UsingPos                       Pos
 }
 
 // ObjectKind is the kind of catalog object a DROP or SHOW names.

@@ -290,10 +290,15 @@ func (p *parser) parseCreateFunction(pos Pos, temporary, system bool) *CreateFun
 	f.Class = p.parseString("implementation class name")
 	if p.acceptWord("LANGUAGE") {
 		t := p.cur()
-		if !p.acceptWord("JAVA", "SCALA", "PYTHON") {
-			p.failExpected("JAVA, SCALA or PYTHON after LANGUAGE", "")
+		if !p.acceptWord("JAVA", "SCALA", "PYTHON", "WASM") {
+			p.failExpected("JAVA, SCALA, PYTHON or WASM after LANGUAGE", "")
 		}
 		f.Language = t.upper
+	}
+	if p.acceptWord("USING") {
+		p.expectWord("JAR")
+		f.UsingPos = p.cur().pos
+		f.Using = p.parseString("module path")
 	}
 	return f
 }

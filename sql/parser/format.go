@@ -156,6 +156,9 @@ func (f *formatter) stmt(s Statement) {
 		if s.Language != "" {
 			f.WriteString(" LANGUAGE " + s.Language)
 		}
+		if s.Using != "" {
+			f.WriteString(" USING JAR " + quoteString(s.Using))
+		}
 	case *Drop:
 		f.WriteString("DROP ")
 		if s.Temporary {

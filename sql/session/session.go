@@ -5,6 +5,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -16,8 +17,10 @@ import (
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/planner"
+	"github.com/weirstream/weir/sql/wasmudf"
 )
 
 // Session is one SQL session.
@@ -28,6 +31,9 @@ type Session struct {
 	// Out receives SHOW, DESCRIBE and EXPLAIN output. Default os.Stdout.
 	Out     io.Writer
 	inserts []*parser.Insert
+	// functions are the CREATE FUNCTION … LANGUAGE WASM functions by
+	// upper-case name.
+	functions map[string]*expr.Function
 }
 
 // New returns a session with every connector: the built-in ones and kafka,
@@ -87,10 +93,38 @@ func (s *Session) statement(st parser.Statement) error {
 	case *parser.Query:
 		return errAt(st.Pos, "a bare SELECT needs a sink in a job: write INSERT INTO a table WITH ('connector' = 'print')")
 	case *parser.CreateFunction:
-		return errAt(st.Pos, "CREATE FUNCTION is not supported: Weir runs no Java or Python user-defined functions")
+		return s.createFunction(st)
 	default:
 		return errAt(st.Position(), "this statement is not supported")
 	}
+	return nil
+}
+
+// createFunction loads a WebAssembly function; Java, Scala and Python
+// functions are refused.
+func (s *Session) createFunction(st *parser.CreateFunction) error {
+	if st.Language != "WASM" {
+		return &planner.Error{Pos: st.Pos, Msg: fmt.Sprintf("CREATE FUNCTION … LANGUAGE %s is not supported: Weir runs no Java or Python "+
+			"user-defined functions", cmp.Or(st.Language, "JAVA")), Hint: "compile the function to WebAssembly: CREATE FUNCTION f AS 'export' LANGUAGE WASM USING JAR 'f.wasm'"}
+	}
+	if st.Using == "" {
+		return errAt(st.Pos, "CREATE FUNCTION %s … LANGUAGE WASM needs USING JAR 'module.wasm'", strings.Join(st.Name, "."))
+	}
+	name := strings.ToUpper(st.Name[len(st.Name)-1])
+	if _, ok := s.functions[name]; ok {
+		if st.IfNotExists {
+			return nil
+		}
+		return errAt(st.Pos, "function %s exists already", name)
+	}
+	f, err := wasmudf.Load(name, st.Using, st.Class, wasmudf.Options{})
+	if err != nil {
+		return &planner.Error{Pos: st.UsingPos, Msg: err.Error(), Hint: "build the module for wasm32 and export the function named after AS", Err: err}
+	}
+	if s.functions == nil {
+		s.functions = map[string]*expr.Function{}
+	}
+	s.functions[name] = f
 	return nil
 }
 
@@ -151,7 +185,7 @@ func indexOf(xs []string, s string) int {
 }
 
 func (s *Session) planner() (*planner.Planner, error) {
-	cfg := planner.Config{Parallelism: 1}
+	cfg := planner.Config{Parallelism: 1, Functions: s.functions}
 	var err error
 	if n, ok, e := s.Settings.int("parallelism.default"); e != nil {
 		return nil, e

@@ -1,0 +1,77 @@
+package session
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/weirstream/weir/sql/wasmudf"
+)
+
+// TestWasmFunctions: CREATE FUNCTION … LANGUAGE WASM USING JAR loads a
+// WebAssembly module (sql/wasmudf's test module) and SQL calls its export;
+// a missing module, a missing export and a type mismatch fail at planning
+// at their SQL position; a function that loops forever fails the job with
+// the function named.
+func TestWasmFunctions(t *testing.T) {
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "udf.wasm")
+	if err := os.WriteFile(mod, wasmudf.TestModule(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := fmt.Sprintf(`exec
+CREATE FUNCTION plus AS 'add' LANGUAGE WASM USING JAR '%[1]s/udf.wasm';
+CREATE FUNCTION spin AS 'spin' LANGUAGE WASM USING JAR '%[1]s/udf.wasm';
+CREATE TABLE src (id INT, a BIGINT, b INT, s STRING) WITH ('connector' = 'values');
+CREATE TABLE out (id INT, r BIGINT) WITH ('connector' = 'values');
+----
+ok
+
+input table=src
+1,40,2,x
+2,NULL,5,y
+3,-7,7,z
+----
+
+run
+INSERT INTO out SELECT id, plus(a, b) FROM src;
+----
+out:
++I[1, 42]
++I[2, NULL]
++I[3, 0]
+
+error
+INSERT INTO out SELECT id, plus(a, s) FROM src;
+----
+error: line 1:28: PLUS(BIGINT, STRING): function PLUS: argument 2 is STRING, which does not pass to the module's parameter i64 (add(i64, i64) i64)
+
+error
+CREATE FUNCTION f AS 'mul' LANGUAGE WASM USING JAR '%[1]s/udf.wasm';
+----
+error: line 1:52: function F (module $DIR/udf.wasm): the module exports no function "mul" (AS 'mul'); hint: build the module for wasm32 and export the function named after AS
+
+error
+CREATE FUNCTION g AS 'add' LANGUAGE WASM USING JAR '%[1]s/none.wasm';
+----
+error: line 1:52: function G (module $DIR/none.wasm): open $DIR/none.wasm: no such file or directory; hint: build the module for wasm32 and export the function named after AS
+
+error
+CREATE FUNCTION h AS 'com.example.H' LANGUAGE JAVA;
+----
+error: line 1:1: CREATE FUNCTION … LANGUAGE JAVA is not supported: Weir runs no Java or Python user-defined functions; hint: compile the function to WebAssembly: CREATE FUNCTION f AS 'export' LANGUAGE WASM USING JAR 'f.wasm'
+
+error
+INSERT INTO out SELECT id, spin(a) FROM src;
+----
+error: runtime: job failed after 0 restarts: subtask Source: src -> Calc -> Sink: out (0) failed: sql/exec: Calc projection: line 1:28: function SPIN (module $DIR/udf.wasm): wasmudf: the call ran longer than its time limit (1s)
+`, dir)
+	r := newSQLScript()
+	datadriven.RunTestFromString(t, script, func(t *testing.T, d *datadriven.TestData) string {
+		return strings.ReplaceAll(r.cmd(t, d), dir, "$DIR")
+	})
+}
