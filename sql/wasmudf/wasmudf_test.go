@@ -75,3 +75,19 @@ func writeTestModule(t testing.TB, dir string) string {
 	}
 	return path
 }
+
+// BenchmarkCall measures one call of the test module's add (pooled
+// instance, time limit armed): go test -run '^$' -bench Call ./sql/wasmudf/
+func BenchmarkCall(b *testing.B) {
+	add, err := Load("ADD", writeTestModule(b, b.TempDir()), "add", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := []any{int64(1), int64(2)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := add.Eval(args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
