@@ -52,8 +52,9 @@
 //	            CURRENT_DATE PROCTIME
 //	collection  ARRAY[…] MAP[…] ROW(…) x[i] m[k] x.field CARDINALITY ELEMENT
 //	            ARRAY_CONTAINS MAP_KEYS MAP_VALUES
-//	json        JSON_VALUE JSON_QUERY JSON_EXISTS (basic paths, default ON
-//	            EMPTY / ON ERROR behaviour)
+//	json        JSON_VALUE JSON_QUERY JSON_EXISTS (basic lax/strict paths,
+//	            RETURNING, ON EMPTY / ON ERROR, array wrappers), JSON_OBJECT
+//	            JSON_ARRAY
 //
 // Regular expressions are Go's RE2, which is Java's syntax without
 // backreferences and lookaround. Date format patterns are Java's

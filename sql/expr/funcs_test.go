@@ -317,5 +317,42 @@ func TestCollectionAndJSON(t *testing.T) {
 		{"JSON_QUERY(json, '$.s')", "NULL", ""},
 		{"JSON_EXISTS(json, '$.a.b[0]')", "TRUE", "BOOLEAN"},
 		{"JSON_EXISTS(json, '$.zz')", "FALSE", ""},
+		{"JSON_EXISTS(json, '$.n')", "FALSE", ""}, // a JSON null is no value, as in Flink
+	})
+}
+
+// TestJSONClauses: Flink's ON EMPTY / ON ERROR, RETURNING and wrapper
+// clauses. A path without lax is strict: a missing value, JSON null or
+// input that is not JSON is an error (ON ERROR); in lax mode it is empty
+// (ON EMPTY).
+func TestJSONClauses(t *testing.T) {
+	run(t, []evalCase{
+		{"JSON_EXISTS(json, 'strict $.zz' TRUE ON ERROR)", "TRUE", "BOOLEAN"},
+		{"JSON_EXISTS(json, 'lax $.zz' TRUE ON ERROR)", "FALSE", ""},
+		{"JSON_EXISTS(json, '$.zz' UNKNOWN ON ERROR)", "NULL", "BOOLEAN"},
+		{"JSON_EXISTS(json, '$.n' TRUE ON ERROR)", "TRUE", ""},
+		{"JSON_EXISTS(json, 'lax $.n' TRUE ON ERROR)", "FALSE", ""},
+		{"JSON_EXISTS('not json', 'lax $' TRUE ON ERROR)", "FALSE", ""},
+		{"JSON_EXISTS('not json', '$' TRUE ON ERROR)", "TRUE", ""},
+		{"JSON_VALUE(json, '$.t' RETURNING BOOLEAN)", "TRUE", "BOOLEAN"},
+		{"JSON_VALUE(json, '$.a.b[0]' RETURNING INTEGER) + 1", "2", "INT"},
+		{"JSON_VALUE(json, '$.a.b[1]' RETURNING DOUBLE)", "2.5", "DOUBLE"},
+		{"JSON_VALUE(json, 'lax $.zz' DEFAULT 'd' ON EMPTY DEFAULT 'e' ON ERROR)", "d", "STRING"},
+		{"JSON_VALUE(json, '$.zz' DEFAULT 'd' ON EMPTY DEFAULT 'e' ON ERROR)", "e", ""},
+		{"JSON_VALUE(json, 'lax $.a' DEFAULT 'd' ON EMPTY DEFAULT 'e' ON ERROR)", "d", ""},
+		{"JSON_VALUE(json, '$.a' DEFAULT 'd' ON EMPTY DEFAULT 'e' ON ERROR)", "e", ""},
+		{"JSON_VALUE(json, 'lax $.zz' DEFAULT FALSE ON EMPTY)", "false", "STRING"},
+		{"JSON_VALUE(json, 'lax $.zz' DEFAULT i * 2 ON EMPTY)", "14", ""},
+		{"JSON_VALUE(json, 'lax $.zz' RETURNING INT DEFAULT i ON EMPTY)", "7", "INT"},
+		{"JSON_VALUE(json, '$.t' DEFAULT CAST(NULL AS STRING) ON ERROR)", "NULL", ""},
+		{"JSON_VALUE(json, 'LAX $.s' ERROR ON ERROR)", "str", ""},
+		{"JSON_QUERY('{}', '$' WITH CONDITIONAL ARRAY WRAPPER)", "[{}]", "STRING"},
+		{"JSON_QUERY(json, '$.a.b' WITH CONDITIONAL WRAPPER)", `[1,2.5,"x"]`, ""},
+		{"JSON_QUERY(json, '$.a.b' WITH WRAPPER)", `[[1,2.5,"x"]]`, ""},
+		{"JSON_QUERY(json, '$.s' WITH ARRAY WRAPPER)", `["str"]`, ""},
+		{"JSON_QUERY(json, '$.s' WITHOUT ARRAY WRAPPER EMPTY OBJECT ON ERROR)", "{}", ""},
+		{"JSON_QUERY(json, 'lax $.s' EMPTY OBJECT ON EMPTY EMPTY ARRAY ON ERROR)", "{}", ""},
+		{"JSON_QUERY(json, '$.zz' EMPTY OBJECT ON EMPTY EMPTY ARRAY ON ERROR)", "[]", ""},
+		{"JSON_QUERY(json, 'lax $.zz' EMPTY ARRAY ON EMPTY)", "[]", ""},
 	})
 }

@@ -99,6 +99,13 @@ func (p *parser) parseArgs(f *FuncCall) {
 	case "JSON_ARRAY":
 		p.parseJSONArray(f)
 		return
+	case "JSON_EXISTS", "JSON_VALUE", "JSON_QUERY":
+		f.Args = []Expr{p.parseArg()}
+		p.parseMoreArgs(f)
+		if len(f.Args) == 2 {
+			p.parseJSONClauses(f)
+		}
+		return
 	case "TIMESTAMPADD", "TIMESTAMPDIFF":
 		f.Args = []Expr{p.parseUnitKeyword()}
 		p.parseMoreArgs(f)
@@ -140,6 +147,84 @@ func (p *parser) parseJSONArray(f *FuncCall) {
 			p.parseJSONOnNull(f)
 			return
 		}
+	}
+}
+
+// parseJSONClauses reads the clauses after the path of JSON_EXISTS,
+// JSON_VALUE and JSON_QUERY into keyword arguments, each written in its
+// full form, only those written:
+//
+//	JSON_EXISTS  [TRUE|FALSE|UNKNOWN|ERROR ON ERROR]
+//	JSON_VALUE   [RETURNING type] [NULL|ERROR|DEFAULT expr ON EMPTY]
+//	             [NULL|ERROR|DEFAULT expr ON ERROR]
+//	JSON_QUERY   [WITHOUT [ARRAY] WRAPPER | WITH [CONDITIONAL|UNCONDITIONAL]
+//	             [ARRAY] WRAPPER] [NULL|ERROR|EMPTY ARRAY|EMPTY OBJECT ON EMPTY]
+//	             [… ON ERROR]
+//
+// DEFAULT expr ON EMPTY is (Keyword DEFAULT, expr, Keyword ON EMPTY);
+// RETURNING t is Keyword "RETURNING t".
+func (p *parser) parseJSONClauses(f *FuncCall) {
+	switch f.Name {
+	case "JSON_EXISTS":
+		if p.isWord("TRUE", "FALSE", "UNKNOWN", "ERROR") && p.isWordAt(1, "ON") {
+			t := p.next()
+			p.expectWord("ON")
+			p.expectWord("ERROR")
+			f.Args = append(f.Args, &Keyword{Pos: t.pos, Word: t.upper + " ON ERROR"})
+		}
+	case "JSON_VALUE":
+		if t := p.cur(); p.acceptWord("RETURNING") {
+			f.Args = append(f.Args, &Keyword{Pos: t.pos, Word: "RETURNING " + p.parseType().Base()})
+		}
+		p.parseJSONBehaviors(f, "NULL", "ERROR", "DEFAULT")
+	case "JSON_QUERY":
+		t := p.cur()
+		switch {
+		case p.acceptWord("WITHOUT"):
+			p.acceptWord("ARRAY")
+			p.expectWord("WRAPPER")
+			f.Args = append(f.Args, &Keyword{Pos: t.pos, Word: "WITHOUT ARRAY WRAPPER"})
+		case p.acceptWord("WITH"):
+			kind := "UNCONDITIONAL"
+			if c := p.cur(); p.acceptWord("CONDITIONAL", "UNCONDITIONAL") {
+				kind = c.upper
+			}
+			p.acceptWord("ARRAY")
+			p.expectWord("WRAPPER")
+			f.Args = append(f.Args, &Keyword{Pos: t.pos, Word: "WITH " + kind + " ARRAY WRAPPER"})
+		}
+		p.parseJSONBehaviors(f, "NULL", "ERROR", "EMPTY")
+	}
+}
+
+// parseJSONBehaviors reads [behavior ON EMPTY] [behavior ON ERROR], each
+// behavior one of words (EMPTY meaning EMPTY ARRAY or EMPTY OBJECT).
+func (p *parser) parseJSONBehaviors(f *FuncCall, words ...string) {
+	seen := ""
+	for p.isWord(words...) && seen != "ERROR" {
+		t := p.next()
+		w := t.upper
+		var def Expr
+		switch w {
+		case "DEFAULT":
+			def = p.parseAdditive()
+		case "EMPTY":
+			if !p.isWord("ARRAY", "OBJECT") {
+				p.failExpected("ARRAY or OBJECT after EMPTY", "")
+			}
+			w += " " + p.next().upper
+		}
+		p.expectWord("ON")
+		on := p.cur()
+		if !p.acceptWord("EMPTY", "ERROR") || on.upper == seen {
+			p.failExpected("EMPTY or ERROR after ON", "write ON EMPTY first, then ON ERROR")
+		}
+		seen = on.upper
+		if def != nil {
+			f.Args = append(f.Args, &Keyword{Pos: t.pos, Word: w}, def, &Keyword{Pos: on.pos, Word: "ON " + seen})
+			continue
+		}
+		f.Args = append(f.Args, &Keyword{Pos: t.pos, Word: w + " ON " + seen})
 	}
 }
 

@@ -376,6 +376,21 @@ func (f *formatter) specialArgs(c *FuncCall) bool {
 			}
 			return true
 		}
+	case "JSON_EXISTS", "JSON_VALUE", "JSON_QUERY":
+		if len(args) > 2 {
+			f.expr(args[0], 0)
+			f.WriteString(", ")
+			f.expr(args[1], 0)
+			for _, a := range args[2:] {
+				f.WriteString(" ")
+				if k, ok := a.(*Keyword); ok {
+					f.WriteString(k.Word)
+				} else {
+					f.expr(a, precAdditive)
+				}
+			}
+			return true
+		}
 	case "JSON_OBJECT", "JSON_ARRAY":
 		if k, ok := firstKeyword(args); ok {
 			f.jsonArgs(c.Name == "JSON_OBJECT", k, args[1:])
