@@ -1,6 +1,7 @@
 package jobmanager
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/rest/api"
 	"github.com/weirstream/weir/runtime"
 )
@@ -77,5 +79,66 @@ func TestCheckpointsInProgress(t *testing.T) {
 	j.listen(runtime.Event{Kind: runtime.EventCheckpointPending, Checkpoint: 4, Stats: pendingStats(4, 2, checkpoint.StatusPending, t0)})
 	if h := j.Checkpoints().History[0]; h.EndToEndDuration != 2 || h.LatestAckTimestamp != t0.UnixMilli()+2 || h.Status != api.CheckpointInProgress {
 		t.Errorf("checkpoint 4 in progress: %+v, want end_to_end_duration 2 (its latest ack)", h)
+	}
+}
+
+// An unaligned checkpoint's REST JSON, as Flink's: checkpoint_type
+// UNALIGNED_CHECKPOINT and persisted_data in the history and the
+// checkpoint's details (per vertex), and per subtask in
+// /checkpoints/details/:cid/subtasks/:vid whether it took it unaligned
+// and the bytes of in-flight data it persisted (alignment.persisted, with
+// their summary). Subtask 0 took it aligned: false and 0.
+func TestUnalignedCheckpointSubtaskJSON(t *testing.T) {
+	j := &Job{id: "j", name: "j", vertexID: map[string]string{"v": "vid"},
+		graph: &graph.JobGraph{Vertices: []*graph.Vertex{{Name: "v", Parallelism: 3}}}}
+	j.mu.rec.Timestamps = map[string]int64{}
+	s := pendingStats(1, 3, checkpoint.StatusCompleted, time.UnixMilli(1_000_000))
+	s.Tasks[1].Metrics = checkpoint.TaskMetrics{Unaligned: true, PersistedBytes: 1200}
+	s.Tasks[2].Metrics = checkpoint.TaskMetrics{Unaligned: true, PersistedBytes: 300}
+	j.listen(runtime.Event{Kind: runtime.EventCheckpointCompleted, Checkpoint: 1, Stats: s})
+
+	var hist map[string]any
+	jsonRoundTrip(t, j.Checkpoints(), &hist)
+	h := hist["history"].([]any)[0].(map[string]any)
+	if h["checkpoint_type"] != "UNALIGNED_CHECKPOINT" || h["persisted_data"] != 1500.0 {
+		t.Errorf("history: checkpoint_type %v, persisted_data %v; want UNALIGNED_CHECKPOINT, 1500", h["checkpoint_type"], h["persisted_data"])
+	}
+	c, err := j.Checkpoint(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var det map[string]any
+	jsonRoundTrip(t, c, &det)
+	if v := det["tasks"].(map[string]any)["vid"].(map[string]any); v["persisted_data"] != 1500.0 {
+		t.Errorf("details: vertex persisted_data %v, want 1500", v["persisted_data"])
+	}
+	d, err := j.CheckpointSubtasks(1, "vid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sub map[string]any
+	jsonRoundTrip(t, d, &sub)
+	var got []string
+	for _, x := range sub["subtasks"].([]any) {
+		m := x.(map[string]any)
+		got = append(got, fmt.Sprintf("%v:%v/%v", m["index"], m["unaligned_checkpoint"], m["alignment"].(map[string]any)["persisted"]))
+	}
+	if want := "0:false/0 1:true/1200 2:true/300"; strings.Join(got, " ") != want {
+		t.Errorf("subtasks index:unaligned_checkpoint/alignment.persisted = %s, want %s", strings.Join(got, " "), want)
+	}
+	p := sub["summary"].(map[string]any)["alignment"].(map[string]any)["persisted"].(map[string]any)
+	if p["min"] != 0.0 || p["max"] != 1200.0 || p["avg"] != 500.0 || sub["persisted_data"] != 1500.0 {
+		t.Errorf("summary alignment.persisted %v, vertex persisted_data %v; want min 0, max 1200, avg 500; 1500", p, sub["persisted_data"])
+	}
+}
+
+func jsonRoundTrip(t *testing.T, v, into any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, into); err != nil {
+		t.Fatal(err)
 	}
 }
