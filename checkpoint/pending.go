@@ -115,14 +115,23 @@ func (a *pendingCheckpoint) expiredAt(now time.Time, timeout time.Duration) bool
 	return a.status == waitingAcks && !now.Before(a.triggered.Add(timeout))
 }
 
+// expiredNamed is how many late subtasks an expiry's message names, with
+// their phase: at thousands of subtasks the full list made a log line of
+// hundreds of KB (FLINK-35902). The REST timeline keeps every subtask.
+const expiredNamed = 10
+
 func (a *pendingCheckpoint) expiredError(now time.Time) *FailedError {
 	late := a.notAcked()
-	parts := make([]string, len(late))
-	for i, t := range late {
+	named := late[:min(len(late), expiredNamed)]
+	parts := make([]string, len(named))
+	for i, t := range named {
 		parts[i] = a.tasks[t].describe(t, now)
 	}
 	msg := fmt.Sprintf("checkpoint %d expired after %s: %d of %d subtasks did not acknowledge: %s",
 		a.id, now.Sub(a.triggered), len(late), len(a.tasks), strings.Join(parts, "; "))
+	if rest := len(late) - len(named); rest > 0 {
+		msg += fmt.Sprintf("; and %d more (each subtask's phase: REST .../checkpoints/details/%d/timeline)", rest, a.id)
+	}
 	return &FailedError{ID: a.id, Cause: ErrExpired, Message: msg}
 }
 
