@@ -56,6 +56,9 @@ type OptionError struct {
 // Unwrap returns operator.ErrNonRestartable and the cause.
 func (e *OptionError) Unwrap() []error { return []error{operator.ErrNonRestartable, e.Err} }
 
+// OptionName is the option to fix ("PRIMARY KEY" for the table's key).
+func (e *OptionError) OptionName() string { return e.Option }
+
 func (e *OptionError) Error() string {
 	where := "postgres-cdc"
 	if e.Table != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/connector/jdbc"
 	"github.com/weirstream/weir/connector/kafka"
+	"github.com/weirstream/weir/connector/mysqlcdc"
 	"github.com/weirstream/weir/connector/postgrescdc"
 	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/event"
@@ -33,9 +34,28 @@ func RegisterExternal(c *Connectors, checkpointInterval func() time.Duration) {
 	c.Sinks["upsert-kafka"] = func(t *catalog.Table) (SinkSpec, error) { return upsertKafkaSink(t, checkpointInterval()) }
 	c.Sinks["jdbc"] = jdbcSink
 	c.Sources["postgres-cdc"] = postgresCDCSource
+	c.Sources["mysql-cdc"] = mysqlCDCSource
 	if c.Updating != nil {
 		c.Updating["postgres-cdc"] = true
+		c.Updating["mysql-cdc"] = true
 	}
+}
+
+// mysqlCDCSource reads a MySQL/MariaDB table as a changelog (Flink CDC's
+// mysql-cdc): its snapshot split by primary-key ranges, then its binlog.
+func mysqlCDCSource(t *catalog.Table) (operator.Source, error) {
+	if err := checkOptions(t); err != nil {
+		return nil, err
+	}
+	o, err := mysqlcdc.FromMap(t.Options, t.Name, t.Physical(), t.PrimaryKey)
+	if err != nil {
+		return nil, cdcOptionError(t, err)
+	}
+	s, err := mysqlcdc.NewSource(o)
+	if err != nil {
+		return nil, cdcOptionError(t, err)
+	}
+	return s, nil
 }
 
 // postgresCDCSource reads a PostgreSQL table as a changelog (Flink CDC's
@@ -59,13 +79,13 @@ func postgresCDCSource(t *catalog.Table) (operator.Source, error) {
 // cdcOptionError places a CDC connector's option error at its option in
 // the DDL (the PRIMARY KEY's at the table).
 func cdcOptionError(t *catalog.Table, err error) error {
-	var oe *postgrescdc.OptionError
+	var oe interface{ OptionName() string }
 	if !errors.As(err, &oe) {
 		return err
 	}
 	pos := t.Pos
-	if oe.Option != "PRIMARY KEY" {
-		pos = t.OptionAt(oe.Option)
+	if oe.OptionName() != "PRIMARY KEY" {
+		pos = t.OptionAt(oe.OptionName())
 	}
 	return &Error{Pos: pos, Msg: err.Error(), Err: err}
 }

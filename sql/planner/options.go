@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/connector/format"
+	"github.com/weirstream/weir/connector/mysqlcdc"
 	"github.com/weirstream/weir/connector/nexmark"
 	"github.com/weirstream/weir/connector/parquet"
 	"github.com/weirstream/weir/connector/postgrescdc"
@@ -40,6 +41,7 @@ var connectorOptions = map[string]func(t *catalog.Table) []string{
 	"kafka":        fixed(kafkaKeys...),
 	"upsert-kafka": fixed(append([]string{"value.fields-include"}, kafkaKeys...)...),
 	"postgres-cdc": fixed(postgrescdc.OptionNames...),
+	"mysql-cdc":    fixed(mysqlcdc.OptionNames...),
 }
 
 // kafkaKeys are the options of kafka and upsert-kafka tables besides
@@ -179,6 +181,7 @@ var flinkNotYet = map[string][]string{
 		"scan.incremental.close-idle-reader.enabled", "scan.lsn-commit.checkpoints-num-delay", "chunk-meta.group.size",
 		"chunk-key.even-distribution.factor.upper-bound", "chunk-key.even-distribution.factor.lower-bound",
 		"scan.newly-added-table.enabled", "scan.startup.timestamp-millis", "scan.incremental.snapshot.chunk.key-column"},
+	"mysql-cdc": mysqlcdc.FlinkNotYet,
 	"blackhole": {},
 	"datagen":   {},
 	"json": {"json.timestamp-format.standard", "json.map-null-key.mode", "json.map-null-key.literal",

@@ -1,0 +1,150 @@
+package mysqlcdc
+
+import (
+	"context"
+	"testing"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/types"
+)
+
+// The snapshot, split by key ranges over two subtasks, and the binlog
+// meet exactly: with transactions of inserts, updates (of the key too,
+// across splits) and deletes committing while the snapshot is read, the
+// two subtasks' changelogs applied row by row never insert a present key
+// or retract an absent one, and end equal to the table.
+func TestParallelSnapshotThenBinlogExact(t *testing.T) {
+	f := newFixture(t, 3000)
+	s, err := NewSource(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	splits, err := s.Enumerate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(splits) != 3 {
+		t.Fatalf("%d splits of 3000 rows by 1000, want 3", len(splits))
+	}
+	rs := []*reader{f.openReader(s, 0, 2, assign(s, splits, 0, 2)), f.openReader(s, 1, 2, assign(s, splits, 1, 2))}
+	cs := []*collector{{}, {}}
+	for _, r := range rs {
+		defer r.Close()
+		r.batch = 1
+	}
+	pollUntil(t, rs[0], cs[0], func() bool { return len(cs[0].rows) >= 100 })
+	w := f.startWriter(400, 1)
+	// The writer commits while the snapshots are still being read.
+	pollUntil(t, rs[0], cs[0], func() bool { return w.committed() >= 30 || !rs[0].Snapshotting() })
+	pollUntil(t, rs[1], cs[1], func() bool { return w.committed() >= 60 || !rs[1].Snapshotting() })
+	w.wait(t)
+	passed := f.fence(9_000_001)
+	for i, r := range rs {
+		pollUntil(t, r, cs[i], passed(r))
+	}
+	all := append(cs[0].rows, cs[1].rows...)
+	got, bad := materialize(all)
+	compareTables(t, got, f.tableRows(), bad)
+	kinds := map[event.RowKind]int{}
+	for _, row := range all {
+		kinds[row.Kind]++
+	}
+	if kinds[event.UpdateBefore] == 0 || kinds[event.Delete] == 0 || kinds[event.UpdateBefore] != kinds[event.UpdateAfter] {
+		t.Fatalf("row kinds %v: want -U as many as +U, and -D", kinds)
+	}
+}
+
+// attempt is one run of a job reading the table with one subtask: it polls
+// (one item at a time) until stop, takes a checkpoint there, then reads
+// lost more rows that its crash throws away — a two-phase sink never
+// committed them. It returns the checkpoint's splits and the rows before it.
+func attempt(t *testing.T, f *fixture, s *Source, splits []operator.SplitState, stop func(*reader, *collector) bool, lost int) ([]operator.SplitState, []event.Row) {
+	t.Helper()
+	r := f.openReader(s, 0, 1, splits)
+	defer r.Close()
+	r.batch = 1
+	c := &collector{}
+	pollUntil(t, r, c, func() bool { return stop(r, c) })
+	st, err := r.SnapshotState(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := c.rows
+	c = &collector{}
+	pollUntil(t, r, c, func() bool { return len(c.rows) >= lost })
+	return st, kept
+}
+
+// A failure restores the last checkpoint's positions and a new reader
+// goes on from them. Crashes mid-snapshot (twice: each resumed snapshot
+// is read as of another consistent snapshot) and mid-binlog inside a
+// transaction, with writes going on throughout, still give a changelog
+// equal to the table.
+func TestRestoreMidSnapshotAndMidBinlog(t *testing.T) {
+	f := newFixture(t, 3000)
+	s, err := NewSource(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	splits, err := s.Enumerate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := f.startWriter(600, 2)
+	var all []event.Row
+	rows := func(n int) func(*reader, *collector) bool {
+		return func(_ *reader, c *collector) bool { return len(c.rows) >= n }
+	}
+	splits, kept := attempt(t, f, s, splits, rows(700), 300)
+	all = append(all, kept...)
+	mustSnapshotting(t, splits, true)
+	// Changes after the crash to keys the checkpoint had not read yet: the
+	// resumed snapshot reads them, so the binlog must skip them.
+	f.exec("UPDATE " + f.q() + " SET amount = amount + 1 WHERE id BETWEEN 750 AND 1000 AND id % 10 = 0")
+	f.exec("DELETE FROM " + f.q() + " WHERE id BETWEEN 750 AND 1000 AND id % 10 = 1")
+	splits, kept = attempt(t, f, s, splits, rows(900), 200)
+	all = append(all, kept...)
+	mustSnapshotting(t, splits, true)
+	f.exec("UPDATE " + f.q() + " SET amount = amount + 1 WHERE id BETWEEN 1700 AND 2000 AND id % 10 = 0")
+	f.exec("UPDATE " + f.q() + " SET id = -id WHERE id BETWEEN 1700 AND 2000 AND id % 10 = 1")
+	// Past the snapshot's end, inside a transaction of the binlog.
+	midTxn := func(r *reader, _ *collector) bool {
+		if r.Snapshotting() || w.committed() < 300 {
+			return false
+		}
+		for _, p := range r.pos {
+			if !p.InTxn.IsZero() && p.Emitted > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	splits, kept = attempt(t, f, s, splits, midTxn, 100)
+	all = append(all, kept...)
+	mustSnapshotting(t, splits, false)
+	w.wait(t)
+	r := f.openReader(s, 0, 1, splits)
+	defer r.Close()
+	c := &collector{}
+	pollUntil(t, r, c, f.fence(9_000_002)(r))
+	all = append(all, c.rows...)
+	got, bad := materialize(all)
+	compareTables(t, got, f.tableRows(), bad)
+}
+
+// mustSnapshotting checks whether any split is still in its snapshot.
+func mustSnapshotting(t *testing.T, splits []operator.SplitState, snapshotting bool) {
+	t.Helper()
+	any := false
+	for _, sp := range splits {
+		p, err := decodePosition(sp.Position, keyParser([]types.Type{bigint}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		any = any || p.Snapshotting || p.Start.IsZero()
+	}
+	if any != snapshotting {
+		t.Fatalf("positions %v: snapshotting %v, want %v", splits, any, snapshotting)
+	}
+}

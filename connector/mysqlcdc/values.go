@@ -1,0 +1,182 @@
+package mysqlcdc
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/weirstream/weir/connector/format"
+	"github.com/weirstream/weir/sql/types"
+)
+
+// column is a declared column as the database has it.
+type column struct {
+	name     string
+	t        types.Type
+	ordinal  int    // position in the table's rows (binlog images)
+	dataType string // MySQL's DATA_TYPE: int, varchar, timestamp, …
+	unsigned bool
+}
+
+// converter makes Weir values of the declared types from what the
+// snapshot query and the binlog give.
+type converter struct {
+	cols []column
+	tz   *time.Location
+}
+
+// fromText reads a column's value from its text form (the snapshot's
+// text protocol; the binlog's strings). A MySQL TIMESTAMP is UTC text
+// (both sessions run in UTC): an instant, shown in 'server-time-zone'
+// when declared TIMESTAMP.
+func (c *converter) fromText(i int, s string) (any, error) {
+	col := c.cols[i]
+	switch col.t.Kind {
+	case types.Boolean:
+		switch s {
+		case "1", "true":
+			return true, nil
+		case "0", "false":
+			return false, nil
+		}
+		return nil, fmt.Errorf("%q is not a boolean", s)
+	case types.Timestamp, types.TimestampLTZ:
+		if strings.HasPrefix(s, "0000-00-00") {
+			return nil, nil // MySQL's zero date: no time (Flink CDC gives null as well)
+		}
+		ts, err := format.ParseTimestamp(s)
+		if err != nil || col.dataType != "timestamp" || col.t.Kind == types.TimestampLTZ {
+			return ts, err
+		}
+		w := ts.In(c.tz)
+		return time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), time.UTC), nil
+	case types.Date:
+		if s == "0000-00-00" {
+			return nil, nil
+		}
+	}
+	return format.ParseScalar(s, col.t)
+}
+
+// fromBinlog reads a value of a binlog row image (go-mysql's decoding:
+// signed integers, floats, decimal.Decimal, strings, []byte).
+func (c *converter) fromBinlog(i int, v any) (any, error) {
+	col := c.cols[i]
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case int8:
+		return c.integer(i, int64(x), 8)
+	case int16:
+		return c.integer(i, int64(x), 16)
+	case int32:
+		return c.integer(i, int64(x), 32)
+	case int64:
+		if col.dataType == "mediumint" {
+			return c.integer(i, x, 24)
+		}
+		return c.integer(i, x, 64)
+	case float32:
+		if col.t.Kind == types.Float {
+			return x, nil
+		}
+		return c.fromText(i, fmt.Sprint(x))
+	case float64:
+		if col.t.Kind == types.Double {
+			return x, nil
+		}
+		return c.fromText(i, fmt.Sprint(x))
+	case decimal.Decimal:
+		return c.fromText(i, x.String())
+	case string:
+		if col.t.Kind == types.Bytes {
+			return []byte(x), nil
+		}
+		return c.fromText(i, x)
+	case []byte:
+		if col.t.Kind == types.Bytes {
+			return append([]byte(nil), x...), nil
+		}
+		return c.fromText(i, string(x))
+	}
+	return c.fromText(i, fmt.Sprint(v))
+}
+
+// integer reads a binlog integer of the given width: go-mysql reads them
+// signed (the binlog has no signedness without binlog_row_metadata), so an
+// UNSIGNED column's value wraps back here.
+func (c *converter) integer(i int, v int64, bits uint) (any, error) {
+	col := c.cols[i]
+	if col.unsigned && v < 0 {
+		if bits == 64 {
+			return nil, fmt.Errorf("%d is out of range for %s", uint64(v), col.t)
+		}
+		v += 1 << bits
+	}
+	if col.t.IsInteger() {
+		if r := intRanges[col.t.Kind]; v < r[0] || v > r[1] {
+			return nil, fmt.Errorf("%d is out of range for %s", v, col.t)
+		}
+		return v, nil
+	}
+	return c.fromText(i, fmt.Sprint(v))
+}
+
+var intRanges = map[types.Kind][2]int64{types.TinyInt: {math.MinInt8, math.MaxInt8},
+	types.SmallInt: {math.MinInt16, math.MaxInt16}, types.Int: {math.MinInt32, math.MaxInt32},
+	types.BigInt: {math.MinInt64, math.MaxInt64}}
+
+// compareKeys orders two primary keys as the snapshot queries do (strings
+// compared as BINARY: by bytes).
+func compareKeys(a, b []any) int {
+	for i := range a {
+		if c := compareValue(a[i], b[i]); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func compareValue(a, b any) int {
+	switch x := a.(type) {
+	case int64:
+		y := b.(int64)
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	case string:
+		return strings.Compare(x, b.(string))
+	}
+	panic(fmt.Sprintf("mysql-cdc: key value %T", a))
+}
+
+// keyParser makes checkpointed key values (JSON numbers and strings) typed
+// again, by the key columns' types.
+func keyParser(kt []types.Type) func([]any) ([]any, error) {
+	return func(vals []any) ([]any, error) {
+		if len(vals) != len(kt) {
+			return nil, fmt.Errorf("mysql-cdc: checkpointed key %v has %d columns; the table's key has %d", vals, len(vals), len(kt))
+		}
+		out := make([]any, len(vals))
+		for i, v := range vals {
+			s := fmt.Sprint(v)
+			if n, ok := v.(json.Number); ok {
+				s = n.String()
+			}
+			x, err := format.ParseScalar(s, kt[i])
+			if err != nil {
+				return nil, fmt.Errorf("mysql-cdc: checkpointed key %v: %w", vals, err)
+			}
+			out[i] = x
+		}
+		return out, nil
+	}
+}
