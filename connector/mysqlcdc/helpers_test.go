@@ -192,24 +192,6 @@ func (w *writer) wait(t *testing.T) {
 	}
 }
 
-// collector is a ReaderOutput that keeps the rows.
-type collector struct{ rows []event.Row }
-
-func (c *collector) Collect(_ string, r event.Record) { c.rows = append(c.rows, r.Value.(event.Row)) }
-
-// openReader starts subtask i of n reading splits.
-func (f *fixture) openReader(s *Source, i, n int, splits []operator.SplitState) *reader {
-	f.t.Helper()
-	r, err := s.CreateReader(operator.ReaderContext{Context: context.Background(), Subtask: event.SubtaskID{Index: i}, Parallelism: n})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	if err := r.AddSplits(splits); err != nil {
-		f.t.Fatal(err)
-	}
-	return r.(*reader)
-}
-
 // assign returns subtask i's share of splits, as the runtime assigns them.
 func assign(s *Source, splits []operator.SplitState, i, n int) []operator.SplitState {
 	var out []operator.SplitState
@@ -219,26 +201,6 @@ func assign(s *Source, splits []operator.SplitState, i, n int) []operator.SplitS
 		}
 	}
 	return out
-}
-
-// pollUntil polls r into c until stop says so, failing after a minute.
-func pollUntil(t *testing.T, r operator.SourceReader, c *collector, stop func() bool) {
-	t.Helper()
-	deadline := time.After(time.Minute)
-	for !stop() {
-		st, err := r.Poll(c)
-		if err != nil {
-			t.Fatalf("poll: %v", err)
-		}
-		if st == operator.NothingAvailable {
-			select {
-			case <-r.Available():
-			case <-time.After(100 * time.Millisecond):
-			case <-deadline:
-				t.Fatalf("no end after a minute: %d rows read", len(c.rows))
-			}
-		}
-	}
 }
 
 // fence commits a change to the table and returns a stop condition for
@@ -263,49 +225,15 @@ func (f *fixture) fence(id int64) func(r *reader) func() bool {
 	}
 }
 
-// materialize applies a changelog to a table keyed by id and counts what
-// does not fit: an insert of a present key, a retraction of an absent or
-// different row.
-func materialize(rows []event.Row) (map[int64][]any, []string) {
-	out := map[int64][]any{}
-	var bad []string
-	for _, r := range rows {
-		id := r.Fields[0].(int64)
-		switch r.Kind {
-		case event.Insert, event.UpdateAfter:
-			if _, ok := out[id]; ok {
-				bad = append(bad, fmt.Sprintf("%s of present id %d", r.Kind, id))
-			}
-			out[id] = r.Fields
-		default:
-			if have, ok := out[id]; !ok || fmt.Sprint(have) != fmt.Sprint(r.Fields) {
-				bad = append(bad, fmt.Sprintf("%s %v of a row that is %v", r.Kind, r.Fields, have))
-			}
-			delete(out, id)
-		}
+// openReader starts subtask i of n reading splits.
+func (f *fixture) openReader(s *Source, i, n int, splits []operator.SplitState) *reader {
+	f.t.Helper()
+	r, err := s.CreateReader(operator.ReaderContext{Context: context.Background(), Subtask: event.SubtaskID{Index: i}, Parallelism: n})
+	if err != nil {
+		f.t.Fatal(err)
 	}
-	return out, bad
-}
-
-// compareTables reports the differences between the materialized
-// changelog and the table.
-func compareTables(t *testing.T, got, want map[int64][]any, bad []string) {
-	t.Helper()
-	if len(bad) > 0 {
-		t.Errorf("%d changelog rows do not fit (duplicates or lost rows), first: %s", len(bad), strings.Join(bad[:min(5, len(bad))], "; "))
+	if err := r.AddSplits(splits); err != nil {
+		f.t.Fatal(err)
 	}
-	var diff []string
-	for id, w := range want {
-		if g, ok := got[id]; !ok || fmt.Sprint(g) != fmt.Sprint(w) {
-			diff = append(diff, fmt.Sprintf("id %d: got %v, table has %v", id, g, w))
-		}
-	}
-	for id, g := range got {
-		if _, ok := want[id]; !ok {
-			diff = append(diff, fmt.Sprintf("id %d: got %v, not in the table", id, g))
-		}
-	}
-	if len(diff) > 0 {
-		t.Fatalf("changelog differs from the table in %d rows (of %d), first: %s", len(diff), len(want), strings.Join(diff[:min(5, len(diff))], "; "))
-	}
+	return r.(*reader)
 }

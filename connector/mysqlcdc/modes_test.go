@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/connector/cdc/cdctest"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/sql/types"
 )
@@ -44,13 +45,13 @@ func TestSnapshotAndBinlogValuesAgree(t *testing.T) {
 	}
 	r := f.openReader(s, 0, 1, splits)
 	defer r.Close()
-	c := &collector{}
-	pollUntil(t, r, c, func() bool { return len(c.rows) == 4 && !r.Snapshotting() })
-	snap := fmt.Sprint(c.rows)
+	c := &cdctest.Collector{}
+	cdctest.PollUntil(t, r, c, func() bool { return len(c.Rows) == 4 && !r.Snapshotting() })
+	snap := fmt.Sprint(c.Rows)
 	f.exec("DELETE FROM " + f.q())
 	f.exec(ins, "B", "a")
 	f.exec(ins, "c", "Z")
-	pollUntil(t, r, c, func() bool { return len(c.rows) == 12 })
+	cdctest.PollUntil(t, r, c, func() bool { return len(c.Rows) == 12 })
 	full := "2026-01-15 11:00:00.125 +0000 UTC, 2026-01-15 10:00:00.125 +0000 UTC, 2026-07-01 08:30:00.5 +0000 UTC, " +
 		"2026-02-28 00:00:00 +0000 UTC, 12345.67, true, 4000000000, [0 255 16]"
 	null := "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
@@ -58,7 +59,7 @@ func TestSnapshotAndBinlogValuesAgree(t *testing.T) {
 	if snap != want {
 		t.Fatalf("snapshot rows\n %s\nwant\n %s", snap, want)
 	}
-	inserted := append([]event.Row(nil), c.rows[8:]...)
+	inserted := append([]event.Row(nil), c.Rows[8:]...)
 	sortRows(inserted)
 	if got := fmt.Sprint(inserted); got != want {
 		t.Fatalf("binlog rows\n %s\nwant (as the snapshot read them)\n %s", got, want)
@@ -92,11 +93,11 @@ func TestStartupModes(t *testing.T) {
 	}
 	r := f.openReader(s, 0, 1, splits)
 	defer r.Close()
-	c := &collector{}
-	pollUntil(t, r, c, func() bool { return !r.Snapshotting() })
+	c := &cdctest.Collector{}
+	cdctest.PollUntil(t, r, c, func() bool { return !r.Snapshotting() })
 	f.exec("UPDATE " + f.q() + " SET amount = 1 WHERE id = 3")
-	pollUntil(t, r, c, f.fence(9_000_003)(r))
-	if got := fmt.Sprint(c.rows); got != "[-U[3, 3, 30, row 3] +U[3, 3, 1, row 3] +I[9000003, 0, 0, fence]]" {
+	cdctest.PollUntil(t, r, c, f.fence(9_000_003)(r))
+	if got := fmt.Sprint(c.Rows); got != "[-U[3, 3, 30, row 3] +U[3, 3, 1, row 3] +I[9000003, 0, 0, fence]]" {
 		t.Fatalf("latest-offset read %s", got)
 	}
 
@@ -114,9 +115,9 @@ func TestStartupModes(t *testing.T) {
 	}
 	r2 := f.openReader(s, 0, 1, splits)
 	defer r2.Close()
-	c = &collector{}
-	pollUntil(t, r2, c, f.fence(9_000_004)(r2))
-	if got := fmt.Sprint(c.rows); got != "[-D[5, 5, 50, row 5] +I[9000004, 0, 0, fence]]" {
+	c = &cdctest.Collector{}
+	cdctest.PollUntil(t, r2, c, f.fence(9_000_004)(r2))
+	if got := fmt.Sprint(c.Rows); got != "[-D[5, 5, 50, row 5] +I[9000004, 0, 0, fence]]" {
 		t.Fatalf("timestamp read %s", got)
 	}
 }

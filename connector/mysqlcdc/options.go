@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/connector/cdc"
 	"github.com/weirstream/weir/sql/types"
 )
 
@@ -68,37 +68,13 @@ var FlinkNotYet = []string{"scan.incremental.snapshot.enabled", "scan.snapshot.f
 	"scan.incremental.close-idle-reader.enabled", "scan.parse.online.schema.changes.enabled", "debezium.skipped.operations"}
 
 // OptionError is a WITH option with a bad or missing value, or a database
-// that does not match it (a missing table, a binlog not in ROW format). It
-// is not restartable: a restart would fail the same way.
-type OptionError struct {
-	Table, Option, Value, Msg string
-	Err                       error // the database's error, if any
-}
-
-// Unwrap returns operator.ErrNonRestartable and the cause.
-func (e *OptionError) Unwrap() []error { return []error{operator.ErrNonRestartable, e.Err} }
-
-// OptionName is the option to fix ("PRIMARY KEY" for the table's key).
-func (e *OptionError) OptionName() string { return e.Option }
-
-func (e *OptionError) Error() string {
-	where := "mysql-cdc"
-	if e.Table != "" {
-		where = fmt.Sprintf("table %q", e.Table)
-	}
-	msg := e.Msg
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	if e.Value == "" {
-		return fmt.Sprintf("%s: '%s': %s", where, e.Option, msg)
-	}
-	return fmt.Sprintf("%s: '%s' = '%s': %s", where, e.Option, e.Value, msg)
-}
+// that does not match it (a missing table, a binlog not in ROW format); not
+// restartable.
+type OptionError = cdc.OptionError
 
 // optErr is an OptionError of the table o captures.
 func (o Options) optErr(option, value, msg string, err error) error {
-	return &OptionError{Table: o.Name, Option: option, Value: value, Msg: msg, Err: err}
+	return &OptionError{Connector: "mysql-cdc", Table: o.Name, Option: option, Value: value, Msg: msg, Err: err}
 }
 
 // FromMap reads Flink CDC's options. fields and pk are the table's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/weirstream/weir/connector/cdc/cdctest"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/types"
@@ -28,24 +29,24 @@ func TestParallelSnapshotThenBinlogExact(t *testing.T) {
 		t.Fatalf("%d splits of 3000 rows by 1000, want 3", len(splits))
 	}
 	rs := []*reader{f.openReader(s, 0, 2, assign(s, splits, 0, 2)), f.openReader(s, 1, 2, assign(s, splits, 1, 2))}
-	cs := []*collector{{}, {}}
+	cs := []*cdctest.Collector{{}, {}}
 	for _, r := range rs {
 		defer r.Close()
 		r.batch = 1
 	}
-	pollUntil(t, rs[0], cs[0], func() bool { return len(cs[0].rows) >= 100 })
+	cdctest.PollUntil(t, rs[0], cs[0], func() bool { return len(cs[0].Rows) >= 100 })
 	w := f.startWriter(400, 1)
 	// The writer commits while the snapshots are still being read.
-	pollUntil(t, rs[0], cs[0], func() bool { return w.committed() >= 30 || !rs[0].Snapshotting() })
-	pollUntil(t, rs[1], cs[1], func() bool { return w.committed() >= 60 || !rs[1].Snapshotting() })
+	cdctest.PollUntil(t, rs[0], cs[0], func() bool { return w.committed() >= 30 || !rs[0].Snapshotting() })
+	cdctest.PollUntil(t, rs[1], cs[1], func() bool { return w.committed() >= 60 || !rs[1].Snapshotting() })
 	w.wait(t)
 	passed := f.fence(9_000_001)
 	for i, r := range rs {
-		pollUntil(t, r, cs[i], passed(r))
+		cdctest.PollUntil(t, r, cs[i], passed(r))
 	}
-	all := append(cs[0].rows, cs[1].rows...)
-	got, bad := materialize(all)
-	compareTables(t, got, f.tableRows(), bad)
+	all := append(cs[0].Rows, cs[1].Rows...)
+	got, bad := cdctest.Materialize(all)
+	cdctest.CompareTables(t, got, f.tableRows(), bad)
 	kinds := map[event.RowKind]int{}
 	for _, row := range all {
 		kinds[row.Kind]++
@@ -59,20 +60,20 @@ func TestParallelSnapshotThenBinlogExact(t *testing.T) {
 // (one item at a time) until stop, takes a checkpoint there, then reads
 // lost more rows that its crash throws away — a two-phase sink never
 // committed them. It returns the checkpoint's splits and the rows before it.
-func attempt(t *testing.T, f *fixture, s *Source, splits []operator.SplitState, stop func(*reader, *collector) bool, lost int) ([]operator.SplitState, []event.Row) {
+func attempt(t *testing.T, f *fixture, s *Source, splits []operator.SplitState, stop func(*reader, *cdctest.Collector) bool, lost int) ([]operator.SplitState, []event.Row) {
 	t.Helper()
 	r := f.openReader(s, 0, 1, splits)
 	defer r.Close()
 	r.batch = 1
-	c := &collector{}
-	pollUntil(t, r, c, func() bool { return stop(r, c) })
+	c := &cdctest.Collector{}
+	cdctest.PollUntil(t, r, c, func() bool { return stop(r, c) })
 	st, err := r.SnapshotState(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kept := c.rows
-	c = &collector{}
-	pollUntil(t, r, c, func() bool { return len(c.rows) >= lost })
+	kept := c.Rows
+	c = &cdctest.Collector{}
+	cdctest.PollUntil(t, r, c, func() bool { return len(c.Rows) >= lost })
 	return st, kept
 }
 
@@ -93,8 +94,8 @@ func TestRestoreMidSnapshotAndMidBinlog(t *testing.T) {
 	}
 	w := f.startWriter(600, 2)
 	var all []event.Row
-	rows := func(n int) func(*reader, *collector) bool {
-		return func(_ *reader, c *collector) bool { return len(c.rows) >= n }
+	rows := func(n int) func(*reader, *cdctest.Collector) bool {
+		return func(_ *reader, c *cdctest.Collector) bool { return len(c.Rows) >= n }
 	}
 	splits, kept := attempt(t, f, s, splits, rows(700), 300)
 	all = append(all, kept...)
@@ -109,7 +110,7 @@ func TestRestoreMidSnapshotAndMidBinlog(t *testing.T) {
 	f.exec("UPDATE " + f.q() + " SET amount = amount + 1 WHERE id BETWEEN 1700 AND 2000 AND id % 10 = 0")
 	f.exec("UPDATE " + f.q() + " SET id = -id WHERE id BETWEEN 1700 AND 2000 AND id % 10 = 1")
 	// Past the snapshot's end, inside a transaction of the binlog.
-	midTxn := func(r *reader, _ *collector) bool {
+	midTxn := func(r *reader, _ *cdctest.Collector) bool {
 		if r.Snapshotting() || w.committed() < 300 {
 			return false
 		}
@@ -126,11 +127,11 @@ func TestRestoreMidSnapshotAndMidBinlog(t *testing.T) {
 	w.wait(t)
 	r := f.openReader(s, 0, 1, splits)
 	defer r.Close()
-	c := &collector{}
-	pollUntil(t, r, c, f.fence(9_000_002)(r))
-	all = append(all, c.rows...)
-	got, bad := materialize(all)
-	compareTables(t, got, f.tableRows(), bad)
+	c := &cdctest.Collector{}
+	cdctest.PollUntil(t, r, c, f.fence(9_000_002)(r))
+	all = append(all, c.Rows...)
+	got, bad := cdctest.Materialize(all)
+	cdctest.CompareTables(t, got, f.tableRows(), bad)
 }
 
 // mustSnapshotting checks whether any split is still in its snapshot.

@@ -1,7 +1,6 @@
 package mysqlcdc
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -9,6 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/weirstream/weir/connector/cdc"
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/sql/types"
 )
@@ -132,51 +132,7 @@ var intRanges = map[types.Kind][2]int64{types.TinyInt: {math.MinInt8, math.MaxIn
 
 // compareKeys orders two primary keys as the snapshot queries do (strings
 // compared as BINARY: by bytes).
-func compareKeys(a, b []any) int {
-	for i := range a {
-		if c := compareValue(a[i], b[i]); c != 0 {
-			return c
-		}
-	}
-	return 0
-}
+var compareKeys = cdc.CompareKeys
 
-func compareValue(a, b any) int {
-	switch x := a.(type) {
-	case int64:
-		y := b.(int64)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
-	case string:
-		return strings.Compare(x, b.(string))
-	}
-	panic(fmt.Sprintf("mysql-cdc: key value %T", a))
-}
-
-// keyParser makes checkpointed key values (JSON numbers and strings) typed
-// again, by the key columns' types.
-func keyParser(kt []types.Type) func([]any) ([]any, error) {
-	return func(vals []any) ([]any, error) {
-		if len(vals) != len(kt) {
-			return nil, fmt.Errorf("mysql-cdc: checkpointed key %v has %d columns; the table's key has %d", vals, len(vals), len(kt))
-		}
-		out := make([]any, len(vals))
-		for i, v := range vals {
-			s := fmt.Sprint(v)
-			if n, ok := v.(json.Number); ok {
-				s = n.String()
-			}
-			x, err := format.ParseScalar(s, kt[i])
-			if err != nil {
-				return nil, fmt.Errorf("mysql-cdc: checkpointed key %v: %w", vals, err)
-			}
-			out[i] = x
-		}
-		return out, nil
-	}
-}
+// keyParser makes checkpointed key values typed again.
+func keyParser(kt []types.Type) func([]any) ([]any, error) { return cdc.KeyParser("mysql-cdc", kt) }

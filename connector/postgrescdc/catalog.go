@@ -23,7 +23,7 @@ type tableInfo struct {
 
 // optErr is an OptionError of the table o captures.
 func (o Options) optErr(option, value, msg string, err error) error {
-	return &OptionError{Table: o.Name, Option: option, Value: value, Msg: msg, Err: err}
+	return &OptionError{Connector: "postgres-cdc", Table: o.Name, Option: option, Value: value, Msg: msg, Err: err}
 }
 
 // connect opens a plain connection, naming the options when it fails.
@@ -133,7 +133,7 @@ func (o Options) checkTableKey(ctx context.Context, c *pgx.Conn, oid uint32) (ta
 		if len(names) > 0 {
 			have = strings.Join(names, ", ")
 		}
-		return info, &OptionError{Table: o.Name, Option: "PRIMARY KEY", Msg: fmt.Sprintf("the declared key (%s) is not the primary key "+
+		return info, &OptionError{Connector: "postgres-cdc", Table: o.Name, Option: "PRIMARY KEY", Msg: fmt.Sprintf("the declared key (%s) is not the primary key "+
 			"of %s (%s): a postgres-cdc table's key must be its database table's", strings.Join(o.PrimaryKey, ", "), o.qualified(), have)}
 	}
 	for _, k := range o.PrimaryKey {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/connector/cdc/cdctest"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/types"
 )
@@ -22,7 +23,7 @@ func firstError(t *testing.T, f *fixture, o Options) error {
 	defer r.Close()
 	deadline := time.After(20 * time.Second)
 	for {
-		if _, err := r.Poll(&collector{}); err != nil {
+		if _, err := r.Poll(&cdctest.Collector{}); err != nil {
 			return err
 		}
 		select {

@@ -4,15 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/connector/cdc/cdctest"
 	"github.com/weirstream/weir/internal/testsvc"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/types"
@@ -172,10 +170,19 @@ func (w *writer) wait(t *testing.T) {
 	}
 }
 
-// collector is a ReaderOutput that keeps the rows.
-type collector struct{ rows []event.Row }
-
-func (c *collector) Collect(_ string, r event.Record) { c.rows = append(c.rows, r.Value.(event.Row)) }
+// fence inserts a row with a fresh id and returns a stop condition: true
+// once the changelog has that row (every earlier commit is in it).
+func (f *fixture) fence(c *cdctest.Collector, id int64) func() bool {
+	f.exec("INSERT INTO "+f.table+" VALUES ($1, 0, 0, 'fence')", id)
+	return func() bool {
+		for i := len(c.Rows) - 1; i >= 0 && i >= len(c.Rows)-300; i-- {
+			if c.Rows[i].Fields[0].(int64) == id {
+				return true
+			}
+		}
+		return false
+	}
+}
 
 // openReader starts a reader of the fixture's table at pos (nil: fresh).
 func (f *fixture) openReader(pos []byte) operator.SourceReader {
@@ -192,85 +199,4 @@ func (f *fixture) openReader(pos []byte) operator.SourceReader {
 		f.t.Fatal(err)
 	}
 	return r
-}
-
-// pollUntil polls r into c until stop says so, failing after a minute.
-func pollUntil(t *testing.T, r operator.SourceReader, c *collector, stop func() bool) {
-	t.Helper()
-	deadline := time.After(time.Minute)
-	for !stop() {
-		st, err := r.Poll(c)
-		if err != nil {
-			t.Fatalf("poll: %v", err)
-		}
-		if st == operator.NothingAvailable {
-			select {
-			case <-r.Available():
-			case <-time.After(100 * time.Millisecond):
-			case <-deadline:
-				t.Fatalf("no end after a minute: %d rows read", len(c.rows))
-			}
-		}
-	}
-}
-
-// materialize applies a changelog to a table keyed by id and counts what
-// does not fit: an insert of a present key, a retraction of an absent or
-// different row.
-func materialize(rows []event.Row) (map[int64][]any, []string) {
-	out := map[int64][]any{}
-	var bad []string
-	for _, r := range rows {
-		id := r.Fields[0].(int64)
-		switch r.Kind {
-		case event.Insert, event.UpdateAfter:
-			if _, ok := out[id]; ok {
-				bad = append(bad, fmt.Sprintf("%s of present id %d", r.Kind, id))
-			}
-			out[id] = r.Fields
-		default:
-			if have, ok := out[id]; !ok || fmt.Sprint(have) != fmt.Sprint(r.Fields) {
-				bad = append(bad, fmt.Sprintf("%s %v of a row that is %v", r.Kind, r.Fields, have))
-			}
-			delete(out, id)
-		}
-	}
-	return out, bad
-}
-
-// compareTables reports the differences between the materialized
-// changelog and the table.
-func compareTables(t *testing.T, got, want map[int64][]any, bad []string) {
-	t.Helper()
-	if len(bad) > 0 {
-		t.Errorf("%d changelog rows do not fit (duplicates or lost rows), first: %s", len(bad), strings.Join(bad[:min(5, len(bad))], "; "))
-	}
-	var diff []string
-	for id, w := range want {
-		if g, ok := got[id]; !ok || fmt.Sprint(g) != fmt.Sprint(w) {
-			diff = append(diff, fmt.Sprintf("id %d: got %v, table has %v", id, g, w))
-		}
-	}
-	for id, g := range got {
-		if _, ok := want[id]; !ok {
-			diff = append(diff, fmt.Sprintf("id %d: got %v, not in the table", id, g))
-		}
-	}
-	if len(diff) > 0 {
-		t.Fatalf("changelog differs from the table in %d rows (of %d), first: %s", len(diff), len(want), strings.Join(diff[:min(5, len(diff))], "; "))
-	}
-}
-
-// fence inserts a row with a fresh id and returns a stop condition: true
-// once the changelog has that row (every earlier commit is in it).
-func (f *fixture) fence(c *collector, id int64) func() bool {
-	f.exec("INSERT INTO "+f.table+" VALUES ($1, 0, 0, 'fence')", id)
-	return func() bool {
-		for i := len(c.rows) - 1; i >= 0 && i >= len(c.rows)-300; i-- {
-			if c.rows[i].Fields[0].(int64) == id {
-				return true
-			}
-		}
-		return false
-	}
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/connector/cdc"
 	"github.com/weirstream/weir/sql/types"
 )
 
@@ -47,28 +47,8 @@ var OptionNames = []string{"connector", "hostname", "port", "username", "passwor
 
 // OptionError is a WITH option with a bad or missing value, or a database
 // that does not match it (a missing table, a user without the REPLICATION
-// attribute). It is not restartable: a restart would fail the same way.
-type OptionError struct {
-	Table, Option, Value, Msg string
-	Err                       error // the database's error, if any
-}
-
-// Unwrap returns operator.ErrNonRestartable and the cause.
-func (e *OptionError) Unwrap() []error { return []error{operator.ErrNonRestartable, e.Err} }
-
-// OptionName is the option to fix ("PRIMARY KEY" for the table's key).
-func (e *OptionError) OptionName() string { return e.Option }
-
-func (e *OptionError) Error() string {
-	where := "postgres-cdc"
-	if e.Table != "" {
-		where = fmt.Sprintf("table %q", e.Table)
-	}
-	if e.Value == "" {
-		return fmt.Sprintf("%s: '%s': %s", where, e.Option, e.Msg)
-	}
-	return fmt.Sprintf("%s: '%s' = '%s': %s", where, e.Option, e.Value, e.Msg)
-}
+// attribute); not restartable.
+type OptionError = cdc.OptionError
 
 // slotName is what PostgreSQL accepts as a slot name.
 var slotName = regexp.MustCompile(`^[a-z0-9_]{1,59}$`)
@@ -79,7 +59,9 @@ func FromMap(m map[string]string, name string, fields []types.Field, pk []string
 	o := Options{Hostname: m["hostname"], Username: m["username"], Password: m["password"], Database: m["database-name"],
 		Schema: m["schema-name"], Table: m["table-name"], Slot: m["slot.name"], StartupMode: m["scan.startup.mode"],
 		Fields: fields, PrimaryKey: pk, Name: name, Port: 5432}
-	bad := func(opt, msg string) error { return &OptionError{Table: name, Option: opt, Value: m[opt], Msg: msg} }
+	bad := func(opt, msg string) error {
+		return &OptionError{Connector: "postgres-cdc", Table: name, Option: opt, Value: m[opt], Msg: msg}
+	}
 	for _, k := range []string{"hostname", "username", "database-name", "table-name", "slot.name"} {
 		if m[k] == "" {
 			return o, bad(k, "required")
@@ -116,17 +98,17 @@ func FromMap(m map[string]string, name string, fields []types.Field, pk []string
 // read in its order.
 func (o Options) checkKey() error {
 	if len(o.PrimaryKey) == 0 {
-		return &OptionError{Table: o.Name, Option: "PRIMARY KEY", Msg: fmt.Sprintf("a postgres-cdc table needs a primary key: "+
+		return &OptionError{Connector: "postgres-cdc", Table: o.Name, Option: "PRIMARY KEY", Msg: fmt.Sprintf("a postgres-cdc table needs a primary key: "+
 			"declare the key of %s.%s with PRIMARY KEY (...) NOT ENFORCED", o.Schema, o.Table)}
 	}
 	for _, k := range o.PrimaryKey {
 		i := o.column(k)
 		if i < 0 {
-			return &OptionError{Table: o.Name, Option: "PRIMARY KEY", Msg: fmt.Sprintf("column %q is not declared", k)}
+			return &OptionError{Connector: "postgres-cdc", Table: o.Name, Option: "PRIMARY KEY", Msg: fmt.Sprintf("column %q is not declared", k)}
 		}
 		t := o.Fields[i].Type
 		if !t.IsInteger() && t.Kind != types.String && t.Kind != types.Varchar && t.Kind != types.Char && t.Kind != types.Decimal {
-			return &OptionError{Table: o.Name, Option: "PRIMARY KEY", Msg: fmt.Sprintf("key column %q is %s: "+
+			return &OptionError{Connector: "postgres-cdc", Table: o.Name, Option: "PRIMARY KEY", Msg: fmt.Sprintf("key column %q is %s: "+
 				"postgres-cdc keys are integers, strings or decimals", k, t)}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 
+	"github.com/weirstream/weir/connector/cdc/cdctest"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/sql/types"
 )
@@ -19,17 +20,17 @@ func TestSnapshotThenStreamExact(t *testing.T) {
 	f := newFixture(t, 3000)
 	r := f.openReader(nil)
 	defer r.Close()
-	c := &collector{}
-	pollUntil(t, r, c, func() bool { return len(c.rows) >= 100 })
+	c := &cdctest.Collector{}
+	cdctest.PollUntil(t, r, c, func() bool { return len(c.Rows) >= 100 })
 	w := f.startWriter(400, 1)
 	// The writer commits while the snapshot (3000 rows) is still being read.
-	pollUntil(t, r, c, func() bool { return w.committed() >= 50 || len(c.rows) >= 3000 })
+	cdctest.PollUntil(t, r, c, func() bool { return w.committed() >= 50 || len(c.Rows) >= 3000 })
 	w.wait(t)
-	pollUntil(t, r, c, f.fence(c, 9_000_001))
-	got, bad := materialize(c.rows)
-	compareTables(t, got, f.tableRows(), bad)
+	cdctest.PollUntil(t, r, c, f.fence(c, 9_000_001))
+	got, bad := cdctest.Materialize(c.Rows)
+	cdctest.CompareTables(t, got, f.tableRows(), bad)
 	kinds := map[event.RowKind]int{}
-	for _, row := range c.rows {
+	for _, row := range c.Rows {
 		kinds[row.Kind]++
 	}
 	if kinds[event.UpdateBefore] == 0 || kinds[event.Delete] == 0 || kinds[event.UpdateBefore] != kinds[event.UpdateAfter] {
@@ -42,13 +43,13 @@ func TestSnapshotThenStreamExact(t *testing.T) {
 // complete), then reads lost more rows that its crash throws away — a
 // two-phase sink never committed them. It returns the checkpoint's
 // position and the rows before it.
-func attempt(t *testing.T, f *fixture, pos []byte, stop func(*reader, *collector) bool, lost int, complete bool) ([]byte, []event.Row) {
+func attempt(t *testing.T, f *fixture, pos []byte, stop func(*reader, *cdctest.Collector) bool, lost int, complete bool) ([]byte, []event.Row) {
 	t.Helper()
 	r := f.openReader(pos).(*reader)
 	defer r.Close()
 	r.batch = 1
-	c := &collector{}
-	pollUntil(t, r, c, func() bool { return stop(r, c) })
+	c := &cdctest.Collector{}
+	cdctest.PollUntil(t, r, c, func() bool { return stop(r, c) })
 	st, err := r.SnapshotState(1)
 	if err != nil {
 		t.Fatal(err)
@@ -58,9 +59,9 @@ func attempt(t *testing.T, f *fixture, pos []byte, stop func(*reader, *collector
 			t.Fatal(err)
 		}
 	}
-	kept := c.rows
-	c = &collector{}
-	pollUntil(t, r, c, func() bool { return len(c.rows) >= lost })
+	kept := c.Rows
+	c = &cdctest.Collector{}
+	cdctest.PollUntil(t, r, c, func() bool { return len(c.Rows) >= lost })
 	return st[0].Position, kept
 }
 
@@ -73,8 +74,8 @@ func TestRestoreMidSnapshotAndMidStream(t *testing.T) {
 	f := newFixture(t, 3000)
 	w := f.startWriter(600, 2)
 	var all []event.Row
-	rows := func(n int) func(*reader, *collector) bool {
-		return func(_ *reader, c *collector) bool { return len(c.rows) >= n }
+	rows := func(n int) func(*reader, *cdctest.Collector) bool {
+		return func(_ *reader, c *cdctest.Collector) bool { return len(c.Rows) >= n }
 	}
 	pos, kept := attempt(t, f, nil, rows(700), 300, false)
 	all = append(all, kept...)
@@ -83,7 +84,7 @@ func TestRestoreMidSnapshotAndMidStream(t *testing.T) {
 	all = append(all, kept...)
 	mustPhase(t, pos, true)
 	// Past the snapshot's end, inside a transaction of the stream.
-	midTxn := func(r *reader, _ *collector) bool {
+	midTxn := func(r *reader, _ *cdctest.Collector) bool {
 		return !r.pos.Snapshotting && w.committed() >= 300 && r.pos.InTxn != 0 && r.pos.Emitted > 0
 	}
 	pos, kept = attempt(t, f, pos, midTxn, 100, true)
@@ -92,11 +93,11 @@ func TestRestoreMidSnapshotAndMidStream(t *testing.T) {
 	w.wait(t)
 	r := f.openReader(pos)
 	defer r.Close()
-	c := &collector{}
-	pollUntil(t, r, c, f.fence(c, 9_000_002))
-	all = append(all, c.rows...)
-	got, bad := materialize(all)
-	compareTables(t, got, f.tableRows(), bad)
+	c := &cdctest.Collector{}
+	cdctest.PollUntil(t, r, c, f.fence(c, 9_000_002))
+	all = append(all, c.Rows...)
+	got, bad := cdctest.Materialize(all)
+	cdctest.CompareTables(t, got, f.tableRows(), bad)
 }
 
 // mustPhase checks whether pos is in the snapshot.
@@ -117,13 +118,13 @@ func TestSlotAdvancesOnCheckpointComplete(t *testing.T) {
 	f := newFixture(t, 10)
 	r := f.openReader(nil).(*reader)
 	defer r.Close()
-	c := &collector{}
+	c := &cdctest.Collector{}
 	fenced := func(id int64) func() bool { // the fence and its commit are in
 		seen := f.fence(c, id)
 		return func() bool { return seen() && r.pos.InTxn == 0 }
 	}
-	pollUntil(t, r, c, func() bool { return len(c.rows) == 10 && !r.pos.Snapshotting })
-	pollUntil(t, r, c, fenced(9_000_003))
+	cdctest.PollUntil(t, r, c, func() bool { return len(c.Rows) == 10 && !r.pos.Snapshotting })
+	cdctest.PollUntil(t, r, c, fenced(9_000_003))
 	confirmed := func() pglogrepl.LSN {
 		s, err := f.opts.slot(context.Background(), f.db)
 		if err != nil {
@@ -140,7 +141,7 @@ func TestSlotAdvancesOnCheckpointComplete(t *testing.T) {
 	if p.Done <= start {
 		t.Fatalf("position %s after the fence insert, slot at %s", p.Done, start)
 	}
-	pollUntil(t, r, c, fenced(9_000_004))
+	cdctest.PollUntil(t, r, c, fenced(9_000_004))
 	if got := confirmed(); got != start {
 		t.Fatalf("the slot moved to %s before any checkpoint completed (was %s)", got, start)
 	}

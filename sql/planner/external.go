@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weirstream/weir/connector/cdc"
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/connector/jdbc"
 	"github.com/weirstream/weir/connector/kafka"
@@ -79,13 +80,13 @@ func postgresCDCSource(t *catalog.Table) (operator.Source, error) {
 // cdcOptionError places a CDC connector's option error at its option in
 // the DDL (the PRIMARY KEY's at the table).
 func cdcOptionError(t *catalog.Table, err error) error {
-	var oe interface{ OptionName() string }
+	var oe *cdc.OptionError
 	if !errors.As(err, &oe) {
 		return err
 	}
 	pos := t.Pos
-	if oe.OptionName() != "PRIMARY KEY" {
-		pos = t.OptionAt(oe.OptionName())
+	if oe.Option != "PRIMARY KEY" {
+		pos = t.OptionAt(oe.Option)
 	}
 	return &Error{Pos: pos, Msg: err.Error(), Err: err}
 }
