@@ -54,6 +54,9 @@ func TestBadInput(t *testing.T) {
 		{"GET", vertex + "/subtasks/metrics?get=numRecordsIn&subtasks=0,7", "", 400, "subtask 7 of vertex"},
 		{"GET", "/v1/jobs/" + id + "/checkpoints/details/1/slowest?n=-3", "", 400, "positive number"},
 		{"PATCH", "/v1/jobs/" + id + "?mode=stop", "", 400, "want cancel"},
+		{"GET", "/v1/jobs/" + id + "?subtasks=some", "", 400, `subtasks "some": want all`},
+		{"GET", vertex + "?offset=-1", "", 400, `offset "-1": want a number of subtasks`},
+		{"GET", vertex + "/backpressure?limit=x", "", 400, `limit "x": want a number of subtasks`},
 		{"GET", "/v1/nonsense", "", 404, "Not found"},
 		{"DELETE", "/v1/jobs/" + id, "", 404, "Not found"},
 	} {

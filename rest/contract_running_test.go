@@ -241,7 +241,7 @@ func checkRunning(t *testing.T, c *cluster, j *runningJob) {
 
 func checkRunningDetails(t *testing.T, c *cluster, j *runningJob) api.JobDetails {
 	var d api.JobDetails
-	get(t, c, "/v1/jobs/"+j.id, &d)
+	get(t, c, "/v1/jobs/"+j.id+"?subtasks=all", &d)
 	if d.JID != j.id || d.Name != j.name || d.State != api.StateRunning || !d.IsStoppable || d.EndTime != -1 ||
 		d.Duration != d.Now-d.StartTime || d.Timestamps[api.StateRunning] == 0 || d.Timestamps[api.StateFinished] != 0 ||
 		len(d.Vertices) != len(j.jg.Vertices) || d.StatusCounts.Running != len(j.jg.Vertices) {

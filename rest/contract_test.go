@@ -174,6 +174,11 @@ func checkJobDetails(t *testing.T, c *cluster, id string, jg *graph.JobGraph, wa
 	raw := get(t, c, "/v1/jobs/"+id, &d)
 	hasKeys(t, "job", raw, "jid", "name", "isStoppable", "state", "start-time", "end-time", "duration", "now", "timestamps", "vertices", "status-counts", "plan")
 	hasKeys(t, "vertex", raw["vertices"].([]any)[0], "id", "name", "maxParallelism", "parallelism", "status", "start-time", "end-time", "duration", "tasks", "metrics")
+	if _, ok := raw["vertices"].([]any)[0].(map[string]any)["subtasks"]; ok {
+		t.Errorf("job details list subtasks without ?subtasks=all")
+	}
+	d = api.JobDetails{}
+	get(t, c, "/v1/jobs/"+id+"?subtasks=all", &d)
 	if d.JID != id || d.Name != want.name || d.State != api.StateFinished || d.IsStoppable || d.Timestamps[api.StateRunning] == 0 ||
 		d.Timestamps[api.StateFinished] != d.EndTime || len(d.Vertices) != len(jg.Vertices) || d.StatusCounts.Finished != len(jg.Vertices) {
 		t.Fatalf("job details: %+v", d)
@@ -203,6 +208,12 @@ func checkJobDetails(t *testing.T, c *cluster, id string, jg *graph.JobGraph, wa
 		get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID, &vd)
 		if vd.Name != v.Name || len(vd.Subtasks) != len(v.Subtasks) || vd.Subtasks[0].Metrics != v.Subtasks[0].Metrics {
 			t.Errorf("vertex endpoint %s: %+v, want the job's %+v", v.ID, vd, v)
+		}
+		var pg api.VertexDetails
+		get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID+"?offset=1&limit=1", &pg)
+		if want := min(1, len(v.Subtasks)-1); pg.SubtasksTotal != len(v.Subtasks) || len(pg.Subtasks) != want ||
+			(want == 1 && pg.Subtasks[0] != v.Subtasks[1]) {
+			t.Errorf("vertex endpoint %s ?offset=1&limit=1: %d of %d subtasks %+v, want subtask 1 of %d", v.ID, len(pg.Subtasks), pg.SubtasksTotal, pg.Subtasks, len(v.Subtasks))
 		}
 	}
 	if sourceOut != want.sourceRecords {

@@ -110,7 +110,8 @@ var routes = []route{
 	{"POST", "/jobs", (*Server).submit, "Submit a Flink SQL script as a job (Weir's body; Flink's reply). Needs web.submit.enable and the token.",
 		api.JobSubmitRequest{}, api.JobSubmitResponse{}},
 	{"GET", "/jobs/overview", (*Server).jobsOverview, "Every job with its name, state, times and task counts.", nil, api.MultipleJobsDetails{}},
-	{"GET", "/jobs/{jobid}", (*Server).jobDetails, "A job: its vertices with their subtasks and record counts, and its plan.", nil, api.JobDetails{}},
+	{"GET", "/jobs/{jobid}", (*Server).jobDetails, "A job: its vertices with their task counts by status and record counts, and its plan; " +
+		"?subtasks=all adds each vertex's subtasks (Weir's; page them with /vertices/:vertexid?offset=&limit=).", nil, api.JobDetails{}},
 	{"PATCH", "/jobs/{jobid}", (*Server).cancelJob, "Cancel the job (?mode=cancel, optional). 409 if it is not running or being cancelled already.",
 		nil, struct{}{}},
 	{"GET", "/jobs/{jobid}/exceptions", (*Server).exceptions, "The job's failures, newest first.", nil, api.JobExceptions{}},
@@ -118,16 +119,18 @@ var routes = []route{
 	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}", (*Server).checkpoint, "One checkpoint with its per-vertex parts.",
 		nil, api.CheckpointStatistics{}},
 	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}/subtasks/{vertexid}", (*Server).checkpointSubtasks,
-		"One vertex's subtasks in one checkpoint: acknowledgement, sync/async time, alignment, start delay, bytes.", nil, api.TaskCheckpointDetails{}},
+		"One vertex's subtasks in one checkpoint: acknowledgement, sync/async time, alignment, start delay, bytes; " +
+			"Weir's ?offset= and ?limit= page the subtasks (num_subtasks counts all).", nil, api.TaskCheckpointDetails{}},
 	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}/timeline", (*Server).timeline,
 		"Weir's: when each subtask received the barrier, aligned, finished sync and async, acknowledged; when the checkpoint completed.",
 		nil, api.CheckpointTimeline{}},
 	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}/slowest", (*Server).slowest,
 		"Weir's: the ?n= (default 5) slowest subtasks of the checkpoint, unacknowledged first, then by latency.", nil, api.CheckpointTimeline{}},
-	{"GET", "/jobs/{jobid}/vertices/{vertexid}", (*Server).vertex, "A vertex's subtasks.", nil, api.VertexDetails{}},
+	{"GET", "/jobs/{jobid}/vertices/{vertexid}", (*Server).vertex, "A vertex's subtasks; Weir's ?offset= and ?limit= page them (subtasks-total counts all).", nil, api.VertexDetails{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/backpressure", (*Server).backPressure,
 		"Back-pressure of a vertex's subtasks: the share of the last 5 s each was back-pressured (ratio), idle and busy, " +
-			"and Flink's level (ok up to 0.1, low up to 0.5, high). Status 'deprecated' until a subtask has measured 5 s.",
+			"and Flink's level (ok up to 0.1, low up to 0.5, high) over all of them. Status 'deprecated' until a subtask has measured 5 s. " +
+			"Weir's ?offset= and ?limit= page the subtasks (subtasks-total counts all).",
 		nil, api.BackPressure{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/metrics", (*Server).vertexMetrics,
 		"The vertex's metrics, <subtask>.<name> (operators' <subtask>.<operator name>.<name>): their ids, or with " +
@@ -323,8 +326,17 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request) (*jobmanager.Job, b
 }
 
 func (s *Server) jobDetails(w http.ResponseWriter, r *http.Request) {
+	all := r.URL.Query().Get("subtasks")
+	if all != "" && all != "all" {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("subtasks %q: want all (each vertex's subtasks), or leave it out", all))
+		return
+	}
 	if j, ok := s.job(w, r); ok {
-		writeJSON(w, http.StatusOK, j.Details())
+		d := j.Details()
+		if all == "" {
+			d = withoutSubtasks(d)
+		}
+		writeJSON(w, http.StatusOK, d)
 	}
 }
 
@@ -371,7 +383,11 @@ func (s *Server) checkpoint(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) checkpointSubtasks(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.job(w, r); ok {
-		reply(w)(j.CheckpointSubtasks(checkpointID(r), r.PathValue("vertexid")))
+		paged(w, r, func(win window) (any, error) {
+			d, err := j.CheckpointSubtasks(checkpointID(r), r.PathValue("vertexid"))
+			d.Subtasks = pageOf(d.Subtasks, win)
+			return d, err
+		})
 	}
 }
 
@@ -398,13 +414,21 @@ func (s *Server) slowest(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) vertex(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.job(w, r); ok {
-		reply(w)(j.Vertex(r.PathValue("vertexid")))
+		paged(w, r, func(win window) (any, error) {
+			d, err := j.Vertex(r.PathValue("vertexid"))
+			d.SubtasksTotal, d.Subtasks = len(d.Subtasks), pageOf(d.Subtasks, win)
+			return d, err
+		})
 	}
 }
 
 func (s *Server) backPressure(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.job(w, r); ok {
-		reply(w)(j.BackPressure(r.PathValue("vertexid")))
+		paged(w, r, func(win window) (any, error) {
+			d, err := j.BackPressure(r.PathValue("vertexid"))
+			d.SubtasksTotal, d.Subtasks = len(d.Subtasks), pageOf(d.Subtasks, win)
+			return d, err
+		})
 	}
 }
 

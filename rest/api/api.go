@@ -133,9 +133,9 @@ type JobVertex struct {
 	Duration       int64      `json:"duration"`
 	Tasks          TaskCounts `json:"tasks"`
 	Metrics        IOMetrics  `json:"metrics"`
-	// Subtasks is Weir's addition (Flink serves them under
-	// /jobs/:jobid/vertices/:vertexid): each subtask's status.
-	Subtasks []Subtask `json:"subtasks"`
+	// Subtasks is Weir's addition, only with ?subtasks=all (Flink serves
+	// them under /jobs/:jobid/vertices/:vertexid): each subtask's status.
+	Subtasks []Subtask `json:"subtasks,omitempty"`
 }
 
 // Subtask is one parallel instance of a vertex, in its current attempt.
@@ -196,12 +196,15 @@ type JobDetails struct {
 
 // VertexDetails is GET /jobs/:jobid/vertices/:vertexid.
 type VertexDetails struct {
-	ID             string    `json:"id"`
-	Name           string    `json:"name"`
-	Parallelism    int       `json:"parallelism"`
-	MaxParallelism int       `json:"maxParallelism"`
-	Now            int64     `json:"now"`
-	Subtasks       []Subtask `json:"subtasks"`
+	ID             string `json:"id"`
+	Name           string `json:"name"`
+	Parallelism    int    `json:"parallelism"`
+	MaxParallelism int    `json:"maxParallelism"`
+	Now            int64  `json:"now"`
+	// SubtasksTotal is Weir's: how many subtasks there are; Subtasks
+	// holds those of the ?offset= and ?limit= window (default all).
+	SubtasksTotal int       `json:"subtasks-total"`
+	Subtasks      []Subtask `json:"subtasks"`
 }
 
 // Exception is one entry of the exception history.
@@ -327,9 +330,12 @@ type BackPressure struct {
 	Status            string `json:"status"`
 	BackpressureLevel string `json:"backpressureLevel,omitempty"`
 	// BackpressureLevelOld is Flink's deprecated name of the same level.
-	BackpressureLevelOld string                `json:"backpressure-level,omitempty"`
-	EndTimestamp         int64                 `json:"end-timestamp,omitempty"`
-	Subtasks             []SubtaskBackPressure `json:"subtasks,omitempty"`
+	BackpressureLevelOld string `json:"backpressure-level,omitempty"`
+	EndTimestamp         int64  `json:"end-timestamp,omitempty"`
+	// SubtasksTotal is Weir's: how many subtasks were measured; Subtasks
+	// holds those of the ?offset= and ?limit= window (default all).
+	SubtasksTotal int                   `json:"subtasks-total,omitempty"`
+	Subtasks      []SubtaskBackPressure `json:"subtasks,omitempty"`
 }
 
 // The back-pressure levels of a ratio, as Flink's: up to 10 % of the time

@@ -372,7 +372,7 @@
       card.style.background = c.bg;
       card.style.color = c.fg;
     }
-    renderSubtasks(job);
+    await renderSubtasks(job);
   }
 
   function vertexCard(v, p, node, names) {
@@ -395,23 +395,33 @@
     inputs.length ? el('div', { class: 'inputs' }, 'from ' + inputs.join(', ')) : null);
   }
 
-  // renderSubtasks lists the selected vertex's subtasks a page at a time,
-  // with the totals and extremes over all of them.
-  function renderSubtasks(job) {
+  // renderSubtasks lists the selected vertex's subtasks a page at a time:
+  // it asks the server for one page (?offset=&limit=) and for the extremes
+  // over all subtasks (/subtasks/metrics?agg=min,max), never for every
+  // subtask — at 5,000 that was megabytes a refresh (FLINK-35902).
+  async function renderSubtasks(job) {
     const v = job.vertices.find((x) => x.id === st.vertex);
     if (!v) { fill('#subtasks'); return; }
-    const subs = v.subtasks || [];
-    const recIn = subs.map((s) => s.metrics['read-records']);
-    const recOut = subs.map((s) => s.metrics['write-records']);
-    const lo = (a) => (a.length ? Math.min(...a) : 0);
-    const hi = (a) => (a.length ? Math.max(...a) : 0);
-    const { rows, pager } = paged('subtasks', subs, (s) => el('tr', { 'data-subtask': s.subtask },
+    const base = `/jobs/${job.jid}/vertices/${v.id}`;
+    const p = st.pages.subtasks || 0;
+    const [vd, agg] = await Promise.all([get(`${base}?offset=${p * PAGE}&limit=${PAGE}`),
+      get(`${base}/subtasks/metrics?get=numRecordsIn,numRecordsOut&agg=min,max`)]);
+    const total = vd['subtasks-total'];
+    const pages = Math.max(1, Math.ceil(total / PAGE));
+    if (p >= pages) { st.pages.subtasks = pages - 1; refresh(); return; }
+    const ext = (id, k) => { const m = agg.find((a) => a.id === id); return m && m[k] != null ? m[k] : 0; };
+    const rows = vd.subtasks.map((s) => el('tr', { 'data-subtask': s.subtask },
       num(s.subtask, String(s.subtask)), el('td', {}, s.status), num(s.attempt, String(s.attempt)),
       num(s.metrics['read-records']), num(s.metrics['write-records']), el('td', {}, fmtDuration(s.duration)),
       el('td', {}, s.endpoint || '—')));
-    fill('#subtasks', el('h2', {}, `${v.name}: ${subs.length} subtasks`),
-      el('p', { class: 'muted' }, `records in: min ${fmtInt(lo(recIn))}, max ${fmtInt(hi(recIn))} · ` +
-        `records out: min ${fmtInt(lo(recOut))}, max ${fmtInt(hi(recOut))}`),
+    const go = (d) => () => { st.pages.subtasks = p + d; refresh(); };
+    const pager = pages === 1 ? null : el('div', { class: 'pager', 'data-pager': 'subtasks' },
+      el('button', { onclick: go(-1), disabled: p === 0 }, '‹ previous'),
+      el('span', {}, `page ${p + 1} of ${pages} (${total} rows)`),
+      el('button', { onclick: go(1), disabled: p === pages - 1 }, 'next ›'));
+    fill('#subtasks', el('h2', {}, `${v.name}: ${total} subtasks`),
+      el('p', { class: 'muted' }, `records in: min ${fmtInt(ext('numRecordsIn', 'min'))}, max ${fmtInt(ext('numRecordsIn', 'max'))} · ` +
+        `records out: min ${fmtInt(ext('numRecordsOut', 'min'))}, max ${fmtInt(ext('numRecordsOut', 'max'))}`),
       table({ id: 'subtasks-table' }, ['Subtask', 'Status', 'Attempt', 'Records in', 'Records out', 'Duration', 'Endpoint'], rows), pager);
   }
 
