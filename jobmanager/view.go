@@ -107,7 +107,7 @@ func (j *Job) Details() api.JobDetails {
 }
 
 func (j *Job) vertex(v *graph.Vertex, r record, now int64) api.JobVertex {
-	jv := api.JobVertex{ID: j.vertexID[v.Name], Name: v.Name, Parallelism: v.Parallelism, MaxParallelism: v.Parallelism,
+	jv := api.JobVertex{ID: j.vertexID[v.Name], Name: v.Name, Parallelism: v.Parallelism, MaxParallelism: vertexMaxParallelism(v),
 		Status: subtaskState(r.State), StartTime: r.StartTime, EndTime: endOrNone(r.EndTime),
 		Duration: durationOf(r.StartTime, r.EndTime, now), Subtasks: j.subtasks(v, r, now)}
 	jv.Metrics = ioComplete(api.Terminal(r.State))
@@ -172,7 +172,7 @@ func (j *Job) Vertex(id string) (api.VertexDetails, error) {
 		return api.VertexDetails{}, err
 	}
 	now := time.Now().UnixMilli()
-	return api.VertexDetails{ID: id, Name: v.Name, Parallelism: v.Parallelism, MaxParallelism: v.Parallelism, Now: now,
+	return api.VertexDetails{ID: id, Name: v.Name, Parallelism: v.Parallelism, MaxParallelism: vertexMaxParallelism(v), Now: now,
 		Subtasks: j.subtasks(v, j.record(), now)}, nil
 }
 
@@ -203,4 +203,14 @@ func (j *Job) Exceptions() api.JobExceptions {
 		out.RootException, out.Timestamp = r.Exceptions[0].Stacktrace, r.Exceptions[0].Timestamp
 	}
 	return out
+}
+
+// vertexMaxParallelism is the number of key groups of the vertex's
+// operators (Flink's max parallelism, 128 unless set), the bound on its
+// parallelism when rescaled.
+func vertexMaxParallelism(v *graph.Vertex) int {
+	if m := v.Head().MaxParallelism; m > 0 {
+		return m
+	}
+	return v.Parallelism
 }

@@ -249,7 +249,7 @@ func checkRunningDetails(t *testing.T, c *cluster, j *runningJob) api.JobDetails
 	}
 	for i, v := range d.Vertices {
 		g := j.jg.Vertices[i]
-		if v.Name != g.Name || v.Parallelism != g.Parallelism || len(v.Subtasks) != g.Parallelism ||
+		if v.Name != g.Name || v.Parallelism != g.Parallelism || v.MaxParallelism != g.Head().MaxParallelism || len(v.Subtasks) != g.Parallelism ||
 			!hexID.MatchString(v.ID) || v.Status != api.StateRunning || v.EndTime != -1 || v.Tasks.Running != g.Parallelism {
 			t.Errorf("vertex %d: %+v, want %s RUNNING at parallelism %d", i, v, g.Name, g.Parallelism)
 		}
@@ -260,7 +260,7 @@ func checkRunningDetails(t *testing.T, c *cluster, j *runningJob) api.JobDetails
 		}
 		var vd api.VertexDetails
 		get(t, c, "/v1/jobs/"+j.id+"/vertices/"+v.ID, &vd)
-		if vd.ID != v.ID || vd.Name != v.Name || vd.Parallelism != v.Parallelism || len(vd.Subtasks) != len(v.Subtasks) ||
+		if vd.ID != v.ID || vd.Name != v.Name || vd.Parallelism != v.Parallelism || vd.MaxParallelism != v.MaxParallelism || len(vd.Subtasks) != len(v.Subtasks) ||
 			vd.Subtasks[0].Metrics != v.Subtasks[0].Metrics || vd.Subtasks[0].Status != api.StateRunning {
 			t.Errorf("vertex endpoint %s: %+v, want the job's %+v", v.ID, vd, v)
 		}
