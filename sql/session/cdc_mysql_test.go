@@ -3,10 +3,8 @@ package session
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,8 +12,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/weirstream/weir/internal/testsvc"
-	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/catalog"
 )
 
 // myCDCTable is a MariaDB table, in a database of its own, captured by
@@ -148,56 +144,18 @@ CREATE TABLE totals (k BIGINT, total BIGINT, cnt BIGINT, PRIMARY KEY (k) NOT ENF
   'url' = '%s', 'table-name' = '%s', 'username' = 'weir', 'password' = 'weir',
   'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.strategy' = 'checkpoint-table');
 INSERT INTO totals SELECT k, SUM(amount), COUNT(*) FROM bills GROUP BY k;`, src.withOptions, jdbcURL(t, dsn), dst)
-	s := New()
-	fs := &faultySource{}
-	orig := s.Connectors.Sources["mysql-cdc"]
-	s.Connectors.Sources["mysql-cdc"] = func(tb *catalog.Table) (operator.Source, error) {
-		inner, err := orig(tb)
-		fs.Source = inner
-		return fs, err
-	}
-	if err := s.Execute(script); err != nil {
-		t.Fatal(err)
-	}
-	s.Settings["execution.checkpointing.dir"] = filepath.Join(t.TempDir(), "checkpoints")
-	s.Settings["pipeline.name"] = "mycdc" + src.dbName[len("cdcsql_"):len("cdcsql_")+6]
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Run(ctx, "cdc", nil)
-		done <- err
-	}()
-	wrote := make(chan struct{})
-	go func() {
-		defer close(wrote)
-		// Each subtask's reader fails in the binlog after 100 rows of it:
-		// the writer goes on until both failures happened.
-		for seed := uint64(1); seed == 1 || (fs.failures.Load() < 2 && seed < 40); seed++ {
-			src.write(t, 100, seed)
-		}
-	}()
-	// The writer goes on through both failures; the totals must then
-	// settle on the source's.
-	for fs.failures.Load() < 2 {
-		select {
-		case err := <-done:
-			t.Fatalf("job ended: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	<-wrote
-	src.write(t, 100, 99)
-	want := src.totals(t)
-	deadline := time.Now().Add(30 * time.Second)
-	for got := mariaTotals(t, mdb, dst); got != want; got = mariaTotals(t, mdb, dst) {
-		if time.Now().After(deadline) {
-			t.Fatalf("MariaDB totals after 30 s:\n %s\nwant (from the source table):\n %s", got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatalf("job: %v", err)
-	}
+	runThroughTwoFailures(t, script, cdcRun{
+		connector: "mysql-cdc",
+		name:      "mycdc" + src.dbName[len("cdcsql_"):len("cdcsql_")+6],
+		write: func(ctx context.Context, fs *faultySource) {
+			// Each subtask's reader fails in the binlog after 100 rows of
+			// it: the writer goes on until both failures happened.
+			for seed := uint64(1); seed == 1 || (fs.failures.Load() < 2 && seed < 40); seed++ {
+				src.write(t, 100, seed)
+			}
+		},
+		final: func() { src.write(t, 100, 99) },
+		want:  func() string { return src.totals(t) },
+		got:   func() string { return mariaTotals(t, mdb, dst) },
+	})
 }

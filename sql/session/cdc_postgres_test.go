@@ -224,60 +224,22 @@ CREATE TABLE totals (k BIGINT, total BIGINT, cnt BIGINT, PRIMARY KEY (k) NOT ENF
   'url' = '%s', 'table-name' = '%s', 'username' = 'weir', 'password' = 'weir',
   'sink.delivery-guarantee' = 'exactly-once', 'sink.exactly-once.strategy' = 'xa');
 INSERT INTO totals SELECT k, SUM(amount), COUNT(*) FROM bills GROUP BY k;`, src.withOptions, jdbcURL(t, dsn), dst)
-	s := New()
-	fs := &faultySource{}
-	orig := s.Connectors.Sources["postgres-cdc"]
-	s.Connectors.Sources["postgres-cdc"] = func(tb *catalog.Table) (operator.Source, error) {
-		inner, err := orig(tb)
-		fs.Source = inner
-		return fs, err
-	}
-	if err := s.Execute(script); err != nil {
-		t.Fatal(err)
-	}
-	s.Settings["execution.checkpointing.dir"] = filepath.Join(t.TempDir(), "checkpoints")
-	s.Settings["pipeline.name"] = "cdc" + src.name[len("bills_"):len("bills_")+6]
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Run(ctx, "cdc", nil)
-		done <- err
-	}()
-	wrote := make(chan struct{})
-	go func() {
-		defer close(wrote)
-		src.write(t, 300, 1)
-		// The second failure needs 100 stream rows after a checkpoint
-		// completed in the stream: if the job caught up with the first
-		// 300 transactions before that, more must come.
-		for seed := uint64(3); fs.failures.Load() < 2 && ctx.Err() == nil; seed++ {
-			src.write(t, 10, seed)
-		}
-	}()
-	// The writer goes on through both failures; the totals must then
-	// settle on the source's.
-	for fs.failures.Load() < 2 {
-		select {
-		case err := <-done:
-			t.Fatalf("job ended: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-	<-wrote
-	src.write(t, 100, 2)
-	want := pgTotals(t, src.db, src.name)
-	deadline := time.Now().Add(30 * time.Second)
-	for got := mariaTotals(t, mdb, dst); got != want; got = mariaTotals(t, mdb, dst) {
-		if time.Now().After(deadline) {
-			t.Fatalf("MariaDB totals after 30 s:\n %s\nwant (from PostgreSQL):\n %s", got, want)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatalf("job: %v", err)
-	}
+	runThroughTwoFailures(t, script, cdcRun{
+		connector: "postgres-cdc",
+		name:      "cdc" + src.name[len("bills_"):len("bills_")+6],
+		write: func(ctx context.Context, fs *faultySource) {
+			src.write(t, 300, 1)
+			// The second failure needs 100 stream rows after a checkpoint
+			// completed in the stream: if the job caught up with the first
+			// 300 transactions before that, more must come.
+			for seed := uint64(3); fs.failures.Load() < 2 && ctx.Err() == nil; seed++ {
+				src.write(t, 10, seed)
+			}
+		},
+		final: func() { src.write(t, 100, 2) },
+		want:  func() string { return pgTotals(t, src.db, src.name) },
+		got:   func() string { return mariaTotals(t, mdb, dst) },
+	})
 }
 
 // A postgres-cdc table without a PRIMARY KEY, or with an option Weir does
@@ -304,5 +266,69 @@ INSERT INTO out SELECT id, v FROM src;`)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s:\n error %v\n want %q", c.ddl, err, c.want)
 		}
+	}
+}
+
+// cdcRun is a CDC job through two injected failures: write feeds the
+// source table until both happened, final writes once more after them,
+// and the MariaDB totals (got) must then settle on the source's (want).
+type cdcRun struct {
+	connector, name string
+	write           func(ctx context.Context, fs *faultySource)
+	final           func()
+	want, got       func() string
+}
+
+// runThroughTwoFailures runs script with r.connector's source wrapped in a
+// faultySource and checks that the totals end equal, within 30 s.
+func runThroughTwoFailures(t *testing.T, script string, r cdcRun) {
+	t.Helper()
+	s := New()
+	fs := &faultySource{}
+	orig := s.Connectors.Sources[r.connector]
+	s.Connectors.Sources[r.connector] = func(tb *catalog.Table) (operator.Source, error) {
+		inner, err := orig(tb)
+		fs.Source = inner
+		return fs, err
+	}
+	if err := s.Execute(script); err != nil {
+		t.Fatal(err)
+	}
+	s.Settings["execution.checkpointing.dir"] = filepath.Join(t.TempDir(), "checkpoints")
+	s.Settings["pipeline.name"] = r.name
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Run(ctx, "cdc", nil)
+		done <- err
+	}()
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		r.write(ctx, fs)
+	}()
+	// The writer goes on through both failures; the totals must then
+	// settle on the source's.
+	for fs.failures.Load() < 2 {
+		select {
+		case err := <-done:
+			t.Fatalf("job ended: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	<-wrote
+	r.final()
+	want := r.want()
+	deadline := time.Now().Add(30 * time.Second)
+	for got := r.got(); got != want; got = r.got() {
+		if time.Now().After(deadline) {
+			t.Fatalf("MariaDB totals after 30 s:\n %s\nwant (from the source table):\n %s", got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("job: %v", err)
 	}
 }
