@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/csv"
@@ -18,6 +19,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
+	"github.com/weirstream/weir/connector/jdbc"
 	"github.com/weirstream/weir/connector/sqlite"
 	"github.com/weirstream/weir/internal/txncheck"
 )
@@ -29,6 +31,7 @@ type chaosFlags struct {
 	truth, table       string
 	mysqlDSN, sqlite   string
 	postgresDSN        string
+	job, sinkName      string // whose prepared transactions count ("": everyone's)
 }
 
 func newChaosCommand() *cobra.Command {
@@ -40,7 +43,10 @@ func newChaosCommand() *cobra.Command {
 --kills times, each after a random delay between --min-delay and --max-delay; every restart
 appends --restore latest-or-empty (a kill may come before the first checkpoint). After the last run finishes, the --table (account_id, total,
 bill_count) in the --mysql or --sqlite database is compared with the --truth CSV written by
-weir tool gen-bills, and for MySQL/MariaDB XA RECOVER must be empty. The verdict is OK
+weir tool gen-bills, and no prepared transaction of the job may be left (XA RECOVER on
+MySQL/MariaDB, pg_prepared_xacts on PostgreSQL). With --job, only the transactions of that job's
+sink count (other jobs' on a shared server are named and left alone); without it, every prepared
+transaction on the server counts. The verdict is OK
 only when every one of the --kills happened: a job that finishes before its last kill fails
 the verdict (lower the delays or give it more input).`,
 		Args: cobra.MinimumNArgs(1),
@@ -58,6 +64,8 @@ the verdict (lower the delays or give it more input).`,
 	fl.StringVar(&f.mysqlDSN, "mysql", "", "MySQL/MariaDB DSN of the table (go-sql-driver form)")
 	fl.StringVar(&f.sqlite, "sqlite", "", "SQLite file of the table")
 	fl.StringVar(&f.postgresDSN, "postgres", "", "PostgreSQL DSN of the table (postgres://…)")
+	fl.StringVar(&f.job, "job", "", "the job's pipeline.name: only its prepared transactions count (default: all on the server)")
+	fl.StringVar(&f.sinkName, "sink-name", "", "the JDBC sink's sink.name (default: --table)")
 	return cmd
 }
 
@@ -146,7 +154,7 @@ func verifyTotals(out io.Writer, f chaosFlags) error {
 	if err != nil {
 		return err
 	}
-	got, leftover, err := readTotalsFrom(f)
+	got, lingering, err := readTotalsFrom(f)
 	if err != nil {
 		return err
 	}
@@ -167,30 +175,61 @@ func verifyTotals(out io.Writer, f chaosFlags) error {
 	if bad != 0 {
 		return fmt.Errorf("VERDICT: FAIL — %s differs from %s in %d accounts", f.table, f.truth, bad)
 	}
-	if leftover != 0 {
-		return fmt.Errorf("VERDICT: FAIL — %d prepared transactions left behind (XA RECOVER / pg_prepared_xacts)", leftover)
+	if err := leftBehind(out, f, lingering); err != nil {
+		return err
 	}
 	fmt.Fprintf(out, "%s equals %s exactly (%d accounts)\n", f.table, f.truth, len(want))
 	return nil
 }
 
-// readTotalsFrom reads the table and the number of prepared transactions
-// left behind (XA RECOVER, pg_prepared_xacts; always 0 for SQLite).
-func readTotalsFrom(f chaosFlags) (map[string]string, int, error) {
+// leftBehind fails the verdict when a prepared transaction of the job
+// under test lingers, naming it; other jobs' are named as a note.
+func leftBehind(out io.Writer, f chaosFlags, lingering []string) error {
+	prefix := ""
+	if f.job != "" {
+		prefix = jdbc.XIDPrefix(f.job, cmp.Or(f.sinkName, f.table))
+	}
+	ours, others := txncheck.Split(lingering, prefix)
+	if len(others) > 0 {
+		fmt.Fprintf(out, "note: %d prepared transactions of other jobs on the server, left alone: %s\n",
+			len(others), firstFew(others))
+	}
+	if len(ours) == 0 {
+		return nil
+	}
+	whose := "on the server"
+	if f.job != "" {
+		whose = fmt.Sprintf("of job %q (sink %s)", f.job, cmp.Or(f.sinkName, f.table))
+	}
+	return fmt.Errorf("VERDICT: FAIL — %d prepared transactions %s left behind (XA RECOVER / pg_prepared_xacts): %s",
+		len(ours), whose, firstFew(ours))
+}
+
+// firstFew joins up to five ids, saying how many more there are.
+func firstFew(ids []string) string {
+	if len(ids) <= 5 {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:5], ", "), len(ids)-5)
+}
+
+// readTotalsFrom reads the table and the prepared transactions that
+// linger on its server (XA RECOVER, pg_prepared_xacts; none for SQLite).
+func readTotalsFrom(f chaosFlags) (map[string]string, []string, error) {
 	if f.postgresDSN != "" {
 		return pgTotals(context.Background(), f.postgresDSN, f.table)
 	}
 	db, err := openVerifyDB(f)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	defer db.Close()
 	got, err := queryTotals(db, f.table)
 	if err != nil || f.mysqlDSN == "" {
-		return got, 0, err
+		return got, nil, err
 	}
 	left, err := txncheck.Lingering(func() ([]string, error) { return txncheck.XARecover(db) }, lingerPolls, lingerEvery)
-	return got, len(left), err
+	return got, left, err
 }
 
 func openVerifyDB(f chaosFlags) (*sql.DB, error) {

@@ -236,8 +236,9 @@ func TestJobManagerSIGKILLResumesTwoJobs(t *testing.T) {
 		if err := ProduceBills(ctx, r.brokers, r.topic, 3, r.events[:half]); err != nil {
 			t.Fatal(err)
 		}
+		r.flags.job = "billing-" + string(rune('a'+i))
 		ids = append(ids, jm.submit(unbounded(t, r.script()), "-D", "execution.checkpointing.interval=200ms",
-			"-D", "pipeline.name=billing-"+string(rune('a'+i))))
+			"-D", "pipeline.name="+r.flags.job))
 	}
 	for _, id := range ids {
 		jm.waitCheckpoint(id)

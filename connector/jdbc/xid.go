@@ -69,6 +69,14 @@ func newRun() string {
 
 var plainName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
+// XIDPrefix is what the name of every XA branch (PostgreSQL: prepared
+// transaction) of the sink named sink in job starts with, followed by ":".
+// job is the job id the sink's writers see (pipeline.name for a SQL job),
+// sink is sink.name (the table name unless set). Tools that look for
+// transactions a job left behind on a shared server use it to tell the
+// job's own from other jobs'.
+func XIDPrefix(job, sink string) string { return xidPrefix(job, sink) }
+
 // xidPrefix is the prefix every xid of (job, sink) starts with.
 func xidPrefix(job, sink string) string {
 	p := "weir:" + job + ":" + sink

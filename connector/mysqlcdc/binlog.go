@@ -145,9 +145,7 @@ func (f *fetcher) query(ctx context.Context, b *binlogState, e *replication.Quer
 	case "COMMIT":
 		return f.commit(ctx, b, BinlogPos{File: b.file, Pos: h.LogPos})
 	}
-	lower := strings.ToLower(q)
-	if strings.Contains(lower, strings.ToLower(f.tbl.name)) && (strings.HasPrefix(lower, "alter") ||
-		strings.HasPrefix(lower, "truncate") || strings.HasPrefix(lower, "drop") || strings.HasPrefix(lower, "rename")) {
+	if ddlTouches(q, string(e.Schema), f.tbl.schema, f.tbl.name) {
 		return fmt.Errorf("mysql-cdc table %q: %s changed at %s (%q): Weir does not follow schema changes or TRUNCATE; "+
 			"start the job again without its checkpoint for a new snapshot", f.o.Name, f.tbl.qualified(), b.txn.start, q)
 	}

@@ -5,6 +5,7 @@ package txncheck
 import (
 	"database/sql"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -42,6 +43,19 @@ func Lingering(list func() ([]string, error), polls int, every time.Duration) ([
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// Split parts ids into those that start with prefix+":" and the rest;
+// an empty prefix claims every id.
+func Split(ids []string, prefix string) (ours, others []string) {
+	for _, id := range ids {
+		if prefix == "" || strings.HasPrefix(id, prefix+":") {
+			ours = append(ours, id)
+		} else {
+			others = append(others, id)
+		}
+	}
+	return ours, others
 }
 
 // XARecover lists the prepared XA transactions of a MySQL/MariaDB server

@@ -17,7 +17,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/weirstream/weir/connector/jdbc"
 	"github.com/weirstream/weir/internal/testsvc"
+	"github.com/weirstream/weir/internal/txncheck"
 	"github.com/weirstream/weir/runtime"
 )
 
@@ -327,24 +329,15 @@ func (e *e2e) checkNoOpenTransactions() {
 		time.Sleep(100 * time.Millisecond)
 	}
 	// XA RECOVER is server-wide: other tests' jobs (other packages run in
-	// parallel) show their in-flight transactions for a moment each. A
-	// leftover of this job stays, so only an xid seen in every listing
-	// over 5 s counts.
-	var left map[string]bool
-	for i := 0; i < 6 && (i == 0 || len(left) > 0); i++ {
-		if i > 0 {
-			time.Sleep(time.Second)
-		}
-		now := map[string]bool{}
-		for _, x := range e.xaRecover() {
-			if left == nil || left[x] {
-				now[x] = true
-			}
-		}
-		left = now
+	// parallel) show their in-flight transactions for a moment each, and a
+	// leftover of another job stays. Only this job's sink's xids count, and
+	// only one seen in every listing over 5 s.
+	left, err := txncheck.Lingering(func() ([]string, error) { return e.xaRecover(), nil }, 6, time.Second)
+	if err != nil {
+		e.t.Fatal(err)
 	}
-	if len(left) > 0 {
-		e.t.Errorf("XA RECOVER keeps listing prepared transactions %v", left)
+	if ours, _ := txncheck.Split(left, jdbc.XIDPrefix("e2e-"+e.totals, e.table)); len(ours) > 0 {
+		e.t.Errorf("XA RECOVER keeps listing prepared transactions of the job %v", ours)
 	}
 }
 
