@@ -27,6 +27,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connector/kafka"
+	"github.com/weirstream/weir/delivery"
 )
 
 type config struct {
@@ -134,7 +135,7 @@ type result struct {
 // copyJob runs the copy once: a bounded source of the input's records
 // (up to its last stable offsets) into the sink, parallelism c.parallelism.
 func copyJob(c config) (*result, error) {
-	g, err := kafka.ParseDeliveryGuarantee(c.guarantee)
+	g, err := delivery.Parse(c.guarantee)
 	if err != nil {
 		return nil, err
 	}

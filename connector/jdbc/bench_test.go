@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 )
 
@@ -20,11 +21,11 @@ func BenchmarkSink(b *testing.B) {
 		keyed bool
 		opts  []Opt
 	}{
-		{"append", false, []Opt{Guarantee(AtLeastOnce)}},
-		{"upsert", true, []Opt{Guarantee(AtLeastOnce)}},
-		{"xa", false, []Opt{Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA)}},
-		{"xa-upsert", true, []Opt{Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA)}},
-		{"checkpoint-table", true, []Opt{Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyCheckpointTable)}},
+		{"append", false, []Opt{Guarantee(delivery.AtLeastOnce)}},
+		{"upsert", true, []Opt{Guarantee(delivery.AtLeastOnce)}},
+		{"xa", false, []Opt{Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA)}},
+		{"xa-upsert", true, []Opt{Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA)}},
+		{"checkpoint-table", true, []Opt{Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyCheckpointTable)}},
 	}
 	for _, kind := range []string{"mysql", "postgres"} {
 		for _, m := range modes {

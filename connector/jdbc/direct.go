@@ -3,13 +3,14 @@ package jdbc
 import (
 	"context"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 )
 
-// directWriter is the sink of DeliveryGuarantee None and AtLeastOnce: rows
+// directWriter is the sink of delivery.None and delivery.AtLeastOnce: rows
 // are buffered and written in batches, each in one local transaction,
-// retried on transient errors. AtLeastOnce also flushes at every barrier,
+// retried on transient errors. delivery.AtLeastOnce also flushes at every barrier,
 // so every row before a completed checkpoint is in the table; a replay after
 // a failure writes some rows again, which an upsert makes harmless.
 type directWriter struct {
@@ -17,11 +18,11 @@ type directWriter struct {
 	t     *tableInfo
 	ctx   context.Context
 	buf   *buffer
-	onBar bool // flush at barriers (AtLeastOnce)
+	onBar bool // flush at barriers (delivery.AtLeastOnce)
 }
 
 func (s *Sink) newDirectWriter(ctx context.Context, wctx operator.WriterContext, p pool, t *tableInfo) *directWriter {
-	w := &directWriter{s: s, t: t, ctx: ctx, onBar: s.opts.Guarantee == AtLeastOnce}
+	w := &directWriter{s: s, t: t, ctx: ctx, onBar: s.opts.Guarantee == delivery.AtLeastOnce}
 	lockWait, subtask := s.lockWait(wctx), wctx.Subtask.Index
 	w.buf = newBuffer(s.opts.BufferFlushMaxRows, s.opts.BufferFlushInterval, func(rows []event.Row) error {
 		err := retry(ctx, s.target.dialect, s.opts.MaxRetries, "flush to "+t.name, s.opts.Logger.Warn, func() error {

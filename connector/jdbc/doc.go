@@ -7,7 +7,7 @@
 //	sink, err := jdbc.New(
 //		jdbc.URL("jdbc:mysql://db:3306/shop"), jdbc.Table("orders"),
 //		jdbc.Credentials("u", "p"),
-//		jdbc.Guarantee(jdbc.ExactlyOnce))
+//		jdbc.Guarantee(weir.ExactlyOnce))
 //	weir.SinkTo(rows, sink, "orders")
 //
 // or, from a SQL WITH clause, jdbc.FromMap(map[string]string{"url": …,

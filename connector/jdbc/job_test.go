@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/internal/sim"
@@ -122,11 +123,11 @@ func (c *sinkCrashes) maybe(point string) error {
 // computed from the source's definition, with no prepared transaction left.
 func TestJobExactlyOnceWithFailures(t *testing.T) {
 	cases := []jobCase{
-		{name: "xa-append", opts: []Opt{Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA)}, killAt: "xa-write", twoPC: true},
-		{name: "xa-upsert", keyed: true, opts: []Opt{Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA)}, killAt: "xa-write", twoPC: true},
-		{name: "checkpoint-table-append", opts: []Opt{Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyCheckpointTable)}, killAt: "wal-apply", twoPC: true},
-		{name: "checkpoint-table-upsert", keyed: true, opts: []Opt{Guarantee(ExactlyOnce)}, killAt: "wal-apply", twoPC: true},
-		{name: "at-least-once-upsert", keyed: true, opts: []Opt{Guarantee(AtLeastOnce)}, killAt: "flush"},
+		{name: "xa-append", opts: []Opt{Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA)}, killAt: "xa-write", twoPC: true},
+		{name: "xa-upsert", keyed: true, opts: []Opt{Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA)}, killAt: "xa-write", twoPC: true},
+		{name: "checkpoint-table-append", opts: []Opt{Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyCheckpointTable)}, killAt: "wal-apply", twoPC: true},
+		{name: "checkpoint-table-upsert", keyed: true, opts: []Opt{Guarantee(delivery.ExactlyOnce)}, killAt: "wal-apply", twoPC: true},
+		{name: "at-least-once-upsert", keyed: true, opts: []Opt{Guarantee(delivery.AtLeastOnce)}, killAt: "flush"},
 	}
 	eachDB(t, func(t *testing.T, db *testDB) {
 		for i, c := range cases {

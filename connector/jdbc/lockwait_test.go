@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/operator"
 )
 
@@ -18,7 +19,7 @@ func TestLockWaitOnPreparedTransaction(t *testing.T) {
 	eachDB(t, func(t *testing.T, db *testDB) {
 		tbl := db.table(t, "lw", "id INT NOT NULL PRIMARY KEY, v INT")
 		job := db.job(t) // rolls back what subtask 0 prepared
-		s := db.newSink(t, tbl, Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA), BufferFlush(1, 0),
+		s := db.newSink(t, tbl, Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA), BufferFlush(1, 0),
 			LockWaitTimeout(time.Second))
 		if cs := writeAll(t, s, wctx(job, 0, 2, 0), 1, ins(1, 10)); len(cs) != 1 {
 			t.Fatalf("subtask 0 prepared %q, want one xid", cs)

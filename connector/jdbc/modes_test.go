@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 )
@@ -16,7 +17,7 @@ import (
 func TestUpsertChangelog(t *testing.T) {
 	eachDB(t, func(t *testing.T, db *testDB) {
 		tbl := db.table(t, "ups", "id INT NOT NULL PRIMARY KEY, name VARCHAR(20), n INT")
-		s := db.newSink(t, tbl, Guarantee(AtLeastOnce), BufferFlush(3, 0))
+		s := db.newSink(t, tbl, Guarantee(delivery.AtLeastOnce), BufferFlush(3, 0))
 		writeAll(t, s, wctx("job", 0, 1, 0), 1,
 			ins(1, "a", 1), ins(2, "b", 2), ins(3, "c", 3), // flushed by size
 			row(event.UpdateBefore, 1, "a", 1), row(event.UpdateAfter, 1, "a2", 10), // one batch: +U wins
@@ -32,7 +33,7 @@ func TestUpsertChangelog(t *testing.T) {
 func TestAppendIntervalFlush(t *testing.T) {
 	eachDB(t, func(t *testing.T, db *testDB) {
 		tbl := db.table(t, "app", "id INT NOT NULL, name VARCHAR(20)")
-		s := db.newSink(t, tbl, Guarantee(None), BufferFlush(1000, 30*time.Millisecond))
+		s := db.newSink(t, tbl, Guarantee(delivery.None), BufferFlush(1000, 30*time.Millisecond))
 		w, err := s.CreateWriter(wctx("job", 0, 1, 0))
 		if err != nil {
 			t.Fatal(err)
@@ -74,7 +75,7 @@ func TestBadRowErrors(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				s := db.newSink(t, tbl, append([]Opt{Guarantee(AtLeastOnce)}, c.opts...)...)
+				s := db.newSink(t, tbl, append([]Opt{Guarantee(delivery.AtLeastOnce)}, c.opts...)...)
 				w, err := s.CreateWriter(wctx("job", 0, 1, 0))
 				if err != nil {
 					t.Fatal(err)
@@ -108,7 +109,7 @@ func TestCheckpointTableReplay(t *testing.T) {
 	eachDB(t, func(t *testing.T, db *testDB) {
 		tbl := db.table(t, "wal", "id INT NOT NULL, v INT")
 		job := db.job(t)
-		s := db.newSink(t, tbl, Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyCheckpointTable))
+		s := db.newSink(t, tbl, Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyCheckpointTable))
 		w := wctx(job, 0, 1, 0)
 		cs := writeAll(t, s, w, 1, ins(1, 10), ins(2, 20), ins(2, 20))
 		if len(db.rows(t, tbl)) != 0 {
@@ -142,7 +143,7 @@ func TestXACommitAfterPartialCommit(t *testing.T) {
 	eachDB(t, func(t *testing.T, db *testDB) {
 		tbl := db.table(t, "xa2", "id INT NOT NULL, v INT")
 		job := db.job(t)
-		s := db.newSink(t, tbl, Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA))
+		s := db.newSink(t, tbl, Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA))
 		c1 := writeAll(t, s, wctx(job, 0, 2, 0), 5, ins(1, 10), ins(2, 20))
 		c2 := writeAll(t, s, wctx(job, 1, 2, 0), 5, ins(3, 30))
 		if len(c1) != 1 || len(c2) != 1 {
@@ -176,7 +177,7 @@ func TestXALostTransactionIsDataLoss(t *testing.T) {
 	eachDB(t, func(t *testing.T, db *testDB) {
 		tbl := db.table(t, "xal", "id INT NOT NULL, v INT")
 		job := db.job(t)
-		s := db.newSink(t, tbl, Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA))
+		s := db.newSink(t, tbl, Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA))
 		cs := writeAll(t, s, wctx(job, 0, 1, 0), 3, ins(1, 10))
 		db.xaEnd(t, db.d.xaRollback(string(cs[0])))
 		err := commit(t, s, wctx(job, 0, 1, 3), 3, cs)
@@ -192,7 +193,7 @@ func TestXARecoveryRollsBackNewer(t *testing.T) {
 	eachDB(t, func(t *testing.T, db *testDB) {
 		tbl := db.table(t, "xar", "id INT NOT NULL, v INT")
 		job := db.job(t)
-		s := db.newSink(t, tbl, Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA))
+		s := db.newSink(t, tbl, Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA))
 		old := writeAll(t, s, wctx(job, 1, 2, 3), 4, ins(1, 10)) // seq 4: checkpoint 4
 		newer := writeAll(t, s, wctx(job, 1, 2, 4), 5, ins(2, 20))
 		other := writeAll(t, s, wctx(job, 0, 2, 4), 5, ins(3, 30)) // subtask 0: not ours
@@ -219,7 +220,7 @@ func TestXAIntervalFlushStaysInvisible(t *testing.T) {
 	eachDB(t, func(t *testing.T, db *testDB) {
 		tbl := db.table(t, "xai", "id INT NOT NULL, v INT")
 		job := db.job(t)
-		s := db.newSink(t, tbl, Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA), BufferFlush(0, 10*time.Millisecond))
+		s := db.newSink(t, tbl, Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA), BufferFlush(0, 10*time.Millisecond))
 		w, err := s.CreateWriter(wctx(job, 0, 1, 0))
 		if err != nil {
 			t.Fatal(err)
@@ -253,7 +254,7 @@ func TestXAUpsertDefersBehindPrepared(t *testing.T) {
 	eachDB(t, func(t *testing.T, db *testDB) {
 		tbl := db.table(t, "xad", "id INT NOT NULL PRIMARY KEY, v INT")
 		job := db.job(t)
-		s := db.newSink(t, tbl, Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA), BufferFlush(1, 0))
+		s := db.newSink(t, tbl, Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA), BufferFlush(1, 0))
 		w, err := s.CreateWriter(wctx(job, 0, 1, 0))
 		if err != nil {
 			t.Fatal(err)
@@ -325,7 +326,7 @@ func TestXANamesAreUniquePerAttempt(t *testing.T) {
 		tbl := db.table(t, "xau", "id INT NOT NULL, v INT")
 		job := db.job(t)
 		attempt := func(restored event.CheckpointID) (*Sink, operator.SinkWriter) {
-			s := db.newSink(t, tbl, Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA))
+			s := db.newSink(t, tbl, Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA))
 			w, err := s.CreateWriter(wctx(job, 0, 1, restored))
 			if err != nil {
 				t.Fatal(err)

@@ -9,26 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/event"
 )
 
-// DeliveryGuarantee is Flink's sink.delivery-guarantee.
-type DeliveryGuarantee string
-
-const (
-	// None writes in batches and does not flush on checkpoints: a failure
-	// may lose the rows buffered since the last flush.
-	None DeliveryGuarantee = "none"
-	// AtLeastOnce flushes on every checkpoint barrier: a failure may write
-	// rows again (harmless with a primary key: the write is an upsert).
-	AtLeastOnce DeliveryGuarantee = "at-least-once"
-	// ExactlyOnce makes every row visible once, when its checkpoint
-	// completes, by one of the two Strategy values.
-	ExactlyOnce DeliveryGuarantee = "exactly-once"
-)
-
-// Strategy picks how ExactlyOnce is achieved.
+// Strategy picks how delivery.ExactlyOnce is achieved.
 type Strategy string
 
 const (
@@ -95,8 +81,15 @@ type Options struct {
 	// checkpoint timeout when the sink is told it (so the lock error comes
 	// before the checkpoint expires); 0 keeps the database's own setting.
 	LockWaitTimeout time.Duration
-	// Guarantee is `sink.delivery-guarantee`. Default AtLeastOnce.
-	Guarantee DeliveryGuarantee
+	// Guarantee is `sink.delivery-guarantee`. Default (DefaultOptions)
+	// delivery.AtLeastOnce: the sink flushes on every checkpoint barrier,
+	// so a failure may write rows again (harmless with a primary key: the
+	// write is an upsert). delivery.None writes in batches and does not
+	// flush on checkpoints: a failure may lose the rows buffered since the
+	// last flush. delivery.ExactlyOnce makes every row visible once, when
+	// its checkpoint completes, by one of the two Strategy values. Options{}
+	// built by hand has the zero value, delivery.ExactlyOnce.
+	Guarantee delivery.Guarantee
 	// Strategy is `sink.exactly-once.strategy` (Weir's). Default StrategyAuto.
 	Strategy Strategy
 	// Name identifies the sink in transaction ids and bookkeeping rows,
@@ -133,17 +126,16 @@ const (
 )
 
 // DefaultOptions returns the options New starts from: every numeric option
-// at its default (0 means "disabled" for them, so it cannot mean "unset").
+// at its default (0 means "disabled" for them, so it cannot mean "unset")
+// and Guarantee at Flink's default, delivery.AtLeastOnce (the zero value is
+// delivery.ExactlyOnce).
 func DefaultOptions() Options {
 	return Options{BufferFlushMaxRows: DefaultBufferFlushMaxRows, BufferFlushInterval: DefaultBufferFlushInterval,
-		MaxRetries: DefaultMaxRetries, LockWaitTimeout: DefaultLockWaitTimeout}
+		MaxRetries: DefaultMaxRetries, LockWaitTimeout: DefaultLockWaitTimeout, Guarantee: delivery.AtLeastOnce}
 }
 
 // EnsureDefaults fills the unset string, enum and logger fields.
 func (o *Options) EnsureDefaults() {
-	if o.Guarantee == "" {
-		o.Guarantee = AtLeastOnce
-	}
 	if o.Strategy == "" {
 		o.Strategy = StrategyAuto
 	}
@@ -175,9 +167,9 @@ func (o *Options) Validate() error {
 			"and sink.lock-wait-timeout must not be negative"))
 	}
 	switch o.Guarantee {
-	case None, AtLeastOnce, ExactlyOnce:
+	case delivery.None, delivery.AtLeastOnce, delivery.ExactlyOnce:
 	default:
-		errs = append(errs, fmt.Errorf("sink.delivery-guarantee %q: want none, at-least-once or exactly-once", o.Guarantee))
+		errs = append(errs, fmt.Errorf("sink.delivery-guarantee %v: want none, at-least-once or exactly-once", o.Guarantee))
 	}
 	switch o.Strategy {
 	case StrategyAuto, StrategyXA, StrategyCheckpointTable:
@@ -232,7 +224,7 @@ func MaxRetries(n int) Opt { return optFunc(func(o *Options) { o.MaxRetries = n 
 func LockWaitTimeout(d time.Duration) Opt { return optFunc(func(o *Options) { o.LockWaitTimeout = d }) }
 
 // Guarantee sets `sink.delivery-guarantee`.
-func Guarantee(g DeliveryGuarantee) Opt { return optFunc(func(o *Options) { o.Guarantee = g }) }
+func Guarantee(g delivery.Guarantee) Opt { return optFunc(func(o *Options) { o.Guarantee = g }) }
 
 // ExactlyOnceStrategy sets `sink.exactly-once.strategy`.
 func ExactlyOnceStrategy(s Strategy) Opt { return optFunc(func(o *Options) { o.Strategy = s }) }
@@ -323,7 +315,7 @@ func (o *Options) set(k, v string) error {
 	case KeyLockWaitTimeout:
 		o.LockWaitTimeout, err = duration.Parse(v)
 	case KeyDeliveryGuarantee:
-		o.Guarantee = DeliveryGuarantee(strings.ToLower(v))
+		o.Guarantee, err = delivery.Parse(v)
 	case KeyStrategy:
 		o.Strategy = Strategy(strings.ToLower(v))
 	case KeyName:

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 )
 
@@ -24,7 +25,7 @@ func TestParseOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.BufferFlushMaxRows != 500 || o.BufferFlushInterval != 2*time.Second || o.MaxRetries != 5 ||
-		o.Guarantee != ExactlyOnce || o.Strategy != StrategyXA || o.Name != "o1" || o.Username != "u" ||
+		o.Guarantee != delivery.ExactlyOnce || o.Strategy != StrategyXA || o.Name != "o1" || o.Username != "u" ||
 		o.LockWaitTimeout != 5*time.Second {
 		t.Errorf("parsed %+v", o)
 	}

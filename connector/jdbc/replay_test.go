@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/operator"
 )
 
@@ -24,7 +25,7 @@ func TestRestoreBehindCommittedCheckpoint(t *testing.T) {
 func testRestoreBehind(t *testing.T, db *testDB, strategy Strategy) {
 	tbl := db.table(t, "rb", "id INT NOT NULL, v INT")
 	job := db.job(t)
-	s := db.newSink(t, tbl, Guarantee(ExactlyOnce), ExactlyOnceStrategy(strategy))
+	s := db.newSink(t, tbl, Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(strategy))
 	if err := commit(t, s, wctx(job, 0, 1, 1), 1, writeAll(t, s, wctx(job, 0, 1, 0), 1, ins(1, 10))); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func testRestoreBehind(t *testing.T, db *testDB, strategy Strategy) {
 	}
 	w.Close()
 
-	replaying := db.newSink(t, tbl, Guarantee(ExactlyOnce), ExactlyOnceStrategy(strategy), AllowReplay())
+	replaying := db.newSink(t, tbl, Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(strategy), AllowReplay())
 	cs := writeAll(t, replaying, wctx(job, 0, 1, 1), 3, ins(2, 20)) // checkpoint 2's row, replayed
 	if err := commit(t, replaying, wctx(job, 0, 1, 3), 3, cs); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 )
@@ -120,7 +121,7 @@ func (s *Sink) openLocked(ctx context.Context, lockWait time.Duration) (pool, *t
 		return nil, nil, d.explainConnect(fmt.Errorf("jdbc: sink for table %q: connecting to %s: %w", s.opts.Table, d.name(), err))
 	}
 	t, err := loadTable(ctx, d, sess, &s.opts)
-	if err == nil && s.opts.Guarantee == ExactlyOnce {
+	if err == nil && s.opts.Guarantee == delivery.ExactlyOnce {
 		err = createBookkeeping(ctx, d, sess, &s.opts)
 	}
 	sess.release(err != nil)
@@ -198,7 +199,7 @@ func (s *Sink) CreateWriter(wctx operator.WriterContext) (operator.SinkWriter, e
 	}
 	var w operator.SinkWriter
 	switch {
-	case s.opts.Guarantee != ExactlyOnce:
+	case s.opts.Guarantee != delivery.ExactlyOnce:
 		w = s.newDirectWriter(ctx, wctx, p, t)
 	case s.strategy(t) == StrategyXA:
 		w, err = s.newXAWriter(ctx, wctx, p, t)
@@ -214,7 +215,7 @@ func (s *Sink) CreateWriter(wctx operator.WriterContext) (operator.SinkWriter, e
 
 // CreateCommitter implements operator.Sink: nil unless exactly-once.
 func (s *Sink) CreateCommitter(wctx operator.WriterContext) (operator.Committer, error) {
-	if s.opts.Guarantee != ExactlyOnce {
+	if s.opts.Guarantee != delivery.ExactlyOnce {
 		return nil, nil
 	}
 	if wctx.JobID == "" {

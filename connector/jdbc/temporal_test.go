@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 )
 
@@ -25,10 +26,10 @@ func TestTemporalRoundTrip(t *testing.T) {
 		twoPhase bool // rows reach the table at the commit
 		opts     []Opt
 	}{
-		{"append", false, []Opt{Guarantee(AtLeastOnce), Append()}},
-		{"upsert", false, []Opt{Guarantee(AtLeastOnce)}},
-		{"xa", true, []Opt{Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyXA)}},
-		{"checkpoint-table", true, []Opt{Guarantee(ExactlyOnce), ExactlyOnceStrategy(StrategyCheckpointTable)}},
+		{"append", false, []Opt{Guarantee(delivery.AtLeastOnce), Append()}},
+		{"upsert", false, []Opt{Guarantee(delivery.AtLeastOnce)}},
+		{"xa", true, []Opt{Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyXA)}},
+		{"checkpoint-table", true, []Opt{Guarantee(delivery.ExactlyOnce), ExactlyOnceStrategy(StrategyCheckpointTable)}},
 	}
 	eachDB(t, func(t *testing.T, db *testDB) {
 		for _, m := range modes {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/weirstream/weir/delivery"
 )
 
 // SourceOption configures a Source (NewSource).
@@ -250,51 +252,22 @@ func MultiDeserializer[T any](fn func(value []byte) ([]T, error)) SourceOption {
 
 // ---------------------------------------------------------------- sink
 
-// DeliveryGuarantee is a sink's guarantee (Flink's sink.delivery-guarantee).
-type DeliveryGuarantee int
-
-const (
-	// AtLeastOnce flushes every record before the checkpoint barrier
-	// passes: a restore may write records again, never loses them.
-	AtLeastOnce DeliveryGuarantee = iota
-	// ExactlyOnce writes in Kafka transactions committed when the
-	// checkpoint completes; read_committed consumers see every record once.
-	ExactlyOnce
-	// None sends records and never waits for them: failures may lose or
-	// duplicate records.
-	None
-)
-
-func (g DeliveryGuarantee) String() string {
-	switch g {
-	case AtLeastOnce:
-		return "at-least-once"
-	case ExactlyOnce:
-		return "exactly-once"
-	case None:
-		return "none"
+// parseGuarantee reads sink.delivery-guarantee; a bad value is an ErrConfig.
+func parseGuarantee(s string) (delivery.Guarantee, error) {
+	g, err := delivery.Parse(s)
+	if err != nil {
+		return g, fmt.Errorf("%w: sink.delivery-guarantee: %w", ErrConfig, err)
 	}
-	return fmt.Sprintf("DeliveryGuarantee(%d)", int(g))
-}
-
-// ParseDeliveryGuarantee reads Flink's option values "none",
-// "at-least-once" and "exactly-once".
-func ParseDeliveryGuarantee(s string) (DeliveryGuarantee, error) {
-	for _, g := range []DeliveryGuarantee{None, AtLeastOnce, ExactlyOnce} {
-		if strings.EqualFold(strings.ReplaceAll(s, "_", "-"), g.String()) {
-			return g, nil
-		}
-	}
-	return 0, fmt.Errorf("%w: sink.delivery-guarantee %q: want none, at-least-once or exactly-once", ErrConfig, s)
+	return g, nil
 }
 
 type sinkConfig struct {
 	commonConfig
 	topic             string
-	topicFn           any // func(T) string
-	keyFn             any // func(T) []byte
-	encoder           any // func(T) ([]byte, error)
-	guarantee         DeliveryGuarantee
+	topicFn           any                // func(T) string
+	keyFn             any                // func(T) []byte
+	encoder           any                // func(T) ([]byte, error)
+	guarantee         delivery.Guarantee // set before the options: default AtLeastOnce
 	prefix            string
 	txnTimeout        time.Duration
 	interval          time.Duration
@@ -333,7 +306,7 @@ func (c *sinkConfig) validate() error {
 	if c.topic == "" && c.topicFn == nil {
 		return fmt.Errorf("%w: kafka sink needs kafka.Topic or kafka.TopicSelector", ErrConfig)
 	}
-	if c.guarantee == ExactlyOnce && c.prefix == "" {
+	if c.guarantee == delivery.ExactlyOnce && c.prefix == "" {
 		return fmt.Errorf("%w: an exactly-once kafka sink needs kafka.TransactionalIDPrefix "+
 			"(Flink's sink.transactional-id-prefix), unique per job and stable across restarts", ErrConfig)
 	}
@@ -375,8 +348,14 @@ func Serializer[T any](fn func(T) ([]byte, error)) SinkOption {
 }
 
 // WithDeliveryGuarantee sets the sink's guarantee (Flink's
-// sink.delivery-guarantee). Default AtLeastOnce.
-func WithDeliveryGuarantee(g DeliveryGuarantee) SinkOption {
+// sink.delivery-guarantee). Default delivery.AtLeastOnce, Flink's default:
+// every record is flushed before the checkpoint barrier passes, so a
+// restore may write records again but never loses them.
+// delivery.ExactlyOnce writes in Kafka transactions committed when the
+// checkpoint completes (read_committed consumers see every record once;
+// needs TransactionalIDPrefix); delivery.None sends records and never waits
+// for them, so failures may lose or duplicate records.
+func WithDeliveryGuarantee(g delivery.Guarantee) SinkOption {
 	return sinkOpt(func(c *sinkConfig) { c.guarantee = g })
 }
 

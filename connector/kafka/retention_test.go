@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 )
@@ -44,7 +45,7 @@ func TestRetentionOf(t *testing.T) {
 // now written with the current time; younger records keep their event time.
 func TestSinkRestampsRecordsPastRetention(t *testing.T) {
 	t.Parallel()
-	for _, g := range []DeliveryGuarantee{AtLeastOnce, ExactlyOnce} {
+	for _, g := range []delivery.Guarantee{delivery.AtLeastOnce, delivery.ExactlyOnce} {
 		t.Run(g.String(), func(t *testing.T) {
 			t.Parallel()
 			c := newCluster(t)

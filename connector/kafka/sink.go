@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 )
@@ -114,7 +115,7 @@ func NewUpsertSink(key func(event.Row) ([]byte, error), value func(event.Row) ([
 }
 
 func sinkConfigOf(opts []SinkOption) (sinkConfig, error) {
-	var cfg sinkConfig
+	cfg := sinkConfig{guarantee: delivery.AtLeastOnce} // Flink's default
 	for _, o := range opts {
 		o.applySink(&cfg)
 	}
@@ -169,7 +170,7 @@ func (s *Sink[T]) Metrics() *SinkMetrics { return s.core.metrics }
 // writer, and the SinkOperator would call Close on it (a panic that hid
 // this error). Hence the explicit nil.
 func (s *Sink[T]) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter, error) {
-	if s.core.cfg.guarantee == ExactlyOnce {
+	if s.core.cfg.guarantee == delivery.ExactlyOnce {
 		w, err := newTxnWriter(s.core, ctx)
 		if err != nil {
 			return nil, err
@@ -186,7 +187,7 @@ func (s *Sink[T]) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter,
 // CreateCommitter implements operator.Sink: nil unless exactly-once (an
 // untyped nil on error, as CreateWriter).
 func (s *Sink[T]) CreateCommitter(ctx operator.WriterContext) (operator.Committer, error) {
-	if s.core.cfg.guarantee != ExactlyOnce {
+	if s.core.cfg.guarantee != delivery.ExactlyOnce {
 		return nil, nil
 	}
 	c, err := newCommitter(s.core, ctx)

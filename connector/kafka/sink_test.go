@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/internal/sim"
 	"github.com/weirstream/weir/operator"
@@ -97,7 +98,7 @@ func newCopyJob(t *testing.T, c *cluster, n int) (*copyJob, []string) {
 }
 
 // run runs the job once in a fresh runtime, as a new process would.
-func (j *copyJob) run(t *testing.T, g DeliveryGuarantee, restart runtime.RestartStrategy, restore string,
+func (j *copyJob) run(t *testing.T, g delivery.Guarantee, restart runtime.RestartStrategy, restore string,
 	crash func(string) error) (*Sink[string], *runtime.Result, error) {
 	t.Helper()
 	src, err := NewSource[string](Brokers(j.c.brokers), Topics(j.in), Bounded(), Deserializer(rawString))
@@ -184,7 +185,7 @@ func TestExactlyOnceWithFailures(t *testing.T) {
 		"commit": span(40, 51),
 	})
 	j.crash = plan.maybe
-	sink, res, err := j.run(t, ExactlyOnce, runtime.FixedDelay{Attempts: 30}, "", plan.maybe)
+	sink, res, err := j.run(t, delivery.ExactlyOnce, runtime.FixedDelay{Attempts: 30}, "", plan.maybe)
 	if err != nil {
 		for i, f := range res.Failures {
 			t.Logf("failure %d: %v", i, f)
@@ -208,7 +209,7 @@ func TestAtLeastOnceWithFailures(t *testing.T) {
 	j, want := newCopyJob(t, c, 20000)
 	plan := newCrashPlan(map[string][]int{"process": {300, 4000, 8000, 12000, 16000}})
 	j.crash, j.throttle = plan.maybe, 20
-	_, res, err := j.run(t, AtLeastOnce, runtime.FixedDelay{Attempts: 20}, "", nil)
+	_, res, err := j.run(t, delivery.AtLeastOnce, runtime.FixedDelay{Attempts: 20}, "", nil)
 	if err != nil {
 		t.Fatalf("job failed: %v", err)
 	}
@@ -240,7 +241,7 @@ func TestCommitInNewProcess(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
 	j, want := newCopyJob(t, c, 3000)
-	_, res, err := j.run(t, ExactlyOnce, runtime.NoRestart{}, "", crashAt("commit"))
+	_, res, err := j.run(t, delivery.ExactlyOnce, runtime.NoRestart{}, "", crashAt("commit"))
 	if !errors.Is(err, sim.ErrInjected) {
 		t.Fatalf("first process: got %v, want the injected crash at commit", err)
 	}
@@ -251,7 +252,7 @@ func TestCommitInNewProcess(t *testing.T) {
 		t.Fatal("no open transaction after the crash; the test does not test anything")
 	}
 	t.Logf("first process: %d checkpoints", len(res.Checkpoints))
-	sink, res, err := j.run(t, ExactlyOnce, runtime.NoRestart{}, "latest", nil)
+	sink, res, err := j.run(t, delivery.ExactlyOnce, runtime.NoRestart{}, "latest", nil)
 	if err != nil {
 		t.Fatalf("second process: %v", err)
 	}
@@ -271,11 +272,11 @@ func TestRescaleDownRestore(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
 	j, want := newCopyJob(t, c, 3000)
-	if _, _, err := j.run(t, ExactlyOnce, runtime.NoRestart{}, "", crashAt("commit")); !errors.Is(err, sim.ErrInjected) {
+	if _, _, err := j.run(t, delivery.ExactlyOnce, runtime.NoRestart{}, "", crashAt("commit")); !errors.Is(err, sim.ErrInjected) {
 		t.Fatalf("first process: got %v, want the injected crash at commit", err)
 	}
 	j.sinkPar = 2
-	sink, _, err := j.run(t, ExactlyOnce, runtime.NoRestart{}, "latest", nil)
+	sink, _, err := j.run(t, delivery.ExactlyOnce, runtime.NoRestart{}, "latest", nil)
 	if err != nil {
 		t.Fatalf("second process: %v", err)
 	}
@@ -293,7 +294,7 @@ func TestBrokerAbortedTransactionIsDataLoss(t *testing.T) {
 	c := newCluster(t)
 	j, _ := newCopyJob(t, c, 500)
 	j.sinkOpts = []SinkOption{TransactionTimeout(2 * time.Second)}
-	if _, _, err := j.run(t, ExactlyOnce, runtime.NoRestart{}, "", crashAt("commit")); !errors.Is(err, sim.ErrInjected) {
+	if _, _, err := j.run(t, delivery.ExactlyOnce, runtime.NoRestart{}, "", crashAt("commit")); !errors.Is(err, sim.ErrInjected) {
 		t.Fatalf("first process: got %v, want the injected crash at commit", err)
 	}
 	// The broker checks for expired transactions every 10 s by default.
@@ -306,7 +307,7 @@ func TestBrokerAbortedTransactionIsDataLoss(t *testing.T) {
 	}
 	// Data loss is not restartable: a restart would commit the same lost
 	// transaction again. The job fails once however many restarts it has.
-	sink, res, err := j.run(t, ExactlyOnce, runtime.FixedDelay{Attempts: 5}, "latest", nil)
+	sink, res, err := j.run(t, delivery.ExactlyOnce, runtime.FixedDelay{Attempts: 5}, "latest", nil)
 	if !errors.Is(err, operator.ErrDataLoss) || res.Restarts != 0 {
 		t.Fatalf("restore after the broker aborted: got %v after %d restarts, want data loss and no restart", err, res.Restarts)
 	}
@@ -345,7 +346,7 @@ func TestLingeringTransactionsAborted(t *testing.T) {
 	if len(c.openTransactions(j.out)) == 0 {
 		t.Fatal("the crashed writer left no open transaction")
 	}
-	sink, _, err := j.run(t, ExactlyOnce, runtime.NoRestart{}, "", nil)
+	sink, _, err := j.run(t, delivery.ExactlyOnce, runtime.NoRestart{}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +370,7 @@ func TestTransactionTimeoutChecked(t *testing.T) {
 	}
 	for _, tc := range cases {
 		sink, err := NewSink[string](append([]SinkOption{Brokers(c.brokers), Topic("unused"),
-			WithDeliveryGuarantee(ExactlyOnce), TransactionalIDPrefix("timeout-check")}, tc.opts...)...)
+			WithDeliveryGuarantee(delivery.ExactlyOnce), TransactionalIDPrefix("timeout-check")}, tc.opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,7 +396,7 @@ func TestTooLargeRecord(t *testing.T) {
 		return v
 	}
 	j.sinkOpts = []SinkOption{MaxRequestSize(10000), BadRecords(SkipBadRecords())}
-	sink, _, err := j.run(t, ExactlyOnce, runtime.NoRestart{}, "", nil)
+	sink, _, err := j.run(t, delivery.ExactlyOnce, runtime.NoRestart{}, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +408,7 @@ func TestTooLargeRecord(t *testing.T) {
 	j2, _ := newCopyJob(t, c, 300)
 	j2.mapFn, j2.sinkOpts = j.mapFn, []SinkOption{MaxRequestSize(10000)}
 	j2.in = j.in
-	if _, _, err := j2.run(t, ExactlyOnce, runtime.NoRestart{}, "", nil); !errors.Is(err, ErrBadRecord) ||
+	if _, _, err := j2.run(t, delivery.ExactlyOnce, runtime.NoRestart{}, "", nil); !errors.Is(err, ErrBadRecord) ||
 		!strings.Contains(err.Error(), "max.request.size 10000") {
 		t.Errorf("fail policy: got %v, want ErrBadRecord naming max.request.size", err)
 	}
@@ -495,7 +496,7 @@ func TestSinkOldEventTimes(t *testing.T) {
 func TestMissingSinkTopic(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
-	for _, g := range []DeliveryGuarantee{AtLeastOnce, ExactlyOnce} {
+	for _, g := range []delivery.Guarantee{delivery.AtLeastOnce, delivery.ExactlyOnce} {
 		j, _ := newCopyJob(t, c, 20)
 		j.out = fmt.Sprintf("weir-no-such-topic-%d", time.Now().UnixNano())
 		_, _, err := j.run(t, g, runtime.NoRestart{}, "", nil)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 )
 
@@ -142,7 +143,7 @@ func TestOptionValidation(t *testing.T) {
 		want string
 	}{
 		{[]SinkOption{Brokers("b:1")}, "kafka.Topic"},
-		{[]SinkOption{Brokers("b:1"), Topic("t"), WithDeliveryGuarantee(ExactlyOnce)}, "TransactionalIDPrefix"},
+		{[]SinkOption{Brokers("b:1"), Topic("t"), WithDeliveryGuarantee(delivery.ExactlyOnce)}, "TransactionalIDPrefix"},
 		{[]SinkOption{Brokers("b:1"), Topic("t"), BadRecords(DeadLetter("dlq"))}, "not DeadLetter"},
 		{[]SinkOption{Brokers("b:1"), Topic("t"), TransactionalIDPoolSize(1)}, "at least 2"},
 		{[]SinkOption{Brokers("b:1"), Topic("t"), KeyFunc(func(int) []byte { return nil })}, "KeyFunc"},
@@ -181,13 +182,13 @@ func TestDiscoveryDefault(t *testing.T) {
 }
 
 func TestParseDeliveryGuarantee(t *testing.T) {
-	for s, want := range map[string]DeliveryGuarantee{"none": None, "at-least-once": AtLeastOnce,
-		"EXACTLY_ONCE": ExactlyOnce} {
-		if got, err := ParseDeliveryGuarantee(s); err != nil || got != want {
+	for s, want := range map[string]delivery.Guarantee{"none": delivery.None, "at-least-once": delivery.AtLeastOnce,
+		"EXACTLY_ONCE": delivery.ExactlyOnce} {
+		if got, err := parseGuarantee(s); err != nil || got != want {
 			t.Errorf("%q: %v, %v", s, got, err)
 		}
 	}
-	if _, err := ParseDeliveryGuarantee("twice"); !errors.Is(err, ErrConfig) {
+	if _, err := parseGuarantee("twice"); !errors.Is(err, ErrConfig) {
 		t.Errorf("twice: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/internal/sim"
 	"github.com/weirstream/weir/runtime"
@@ -174,7 +175,7 @@ func TestUpsertSourceExactlyOnceAcrossRestores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink, err := NewSink[event.Row](Brokers(c.brokers), Topic(out), WithDeliveryGuarantee(ExactlyOnce),
+	sink, err := NewSink[event.Row](Brokers(c.brokers), Topic(out), WithDeliveryGuarantee(delivery.ExactlyOnce),
 		TransactionalIDPrefix(out), TransactionTimeout(time.Minute),
 		KeyFunc(func(r event.Row) []byte { return []byte(r.Fields[0].(string)) }),
 		Serializer(func(r event.Row) ([]byte, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 )
@@ -61,7 +62,7 @@ func (w *plainWriter) failed(err error) error {
 // Flush waits for every record to be acknowledged: at each barrier for
 // at-least-once, at the end of input for both guarantees.
 func (w *plainWriter) Flush(endOfInput bool) error {
-	if w.c.cfg.guarantee == None && !endOfInput {
+	if w.c.cfg.guarantee == delivery.None && !endOfInput {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(w.ctx, w.c.cfg.flushTimeout)

@@ -61,7 +61,7 @@ func run(ctx context.Context, brokers, topic, dsn, table, checkpoints, restore s
 		return err
 	}
 	sink, err := jdbc.New(jdbc.URL(dsn), jdbc.Table(table), jdbc.Columns("account_id", "total", "bill_count"),
-		jdbc.PrimaryKey("account_id"), jdbc.Guarantee(jdbc.ExactlyOnce), jdbc.Name("account_totals"))
+		jdbc.PrimaryKey("account_id"), jdbc.Guarantee(weir.ExactlyOnce), jdbc.Name("account_totals"))
 	if err != nil {
 		return err
 	}

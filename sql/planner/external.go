@@ -14,6 +14,7 @@ import (
 	"github.com/weirstream/weir/connector/kafka"
 	"github.com/weirstream/weir/connector/mysqlcdc"
 	"github.com/weirstream/weir/connector/postgrescdc"
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
@@ -350,12 +351,12 @@ func badRecordPolicy(t *catalog.Table) (kafka.BadRecordPolicy, error) {
 
 func kafkaSinkOptions(t *catalog.Table, interval time.Duration) ([]kafka.SinkOption, error) {
 	o := t.Options
-	g, err := kafka.AtLeastOnce, error(nil) // Flink's default
+	g, err := delivery.AtLeastOnce, error(nil) // Flink's default
 	if v := o["sink.delivery-guarantee"]; v != "" {
-		g, err = kafka.ParseDeliveryGuarantee(v)
+		g, err = delivery.Parse(v)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("table %q: %w", t.Name, err)
+		return nil, fmt.Errorf("table %q: 'sink.delivery-guarantee': %w", t.Name, err)
 	}
 	opts := []kafka.SinkOption{kafka.Brokers(strings.Split(o["properties.bootstrap.servers"], ",")...),
 		kafka.Topic(o["topic"]), kafka.WithDeliveryGuarantee(g),
