@@ -250,6 +250,12 @@ func MultiDeserializer[T any](fn func(value []byte) ([]T, error)) SourceOption {
 	return sourceOpt(func(c *sourceConfig) { c.decoder = fn })
 }
 
+// MultiMessageDeserializer is MultiDeserializer with the whole record as
+// input (Flink SQL's metadata columns read its topic, offset, headers …).
+func MultiMessageDeserializer[T any](fn func(m Message) ([]T, error)) SourceOption {
+	return sourceOpt(func(c *sourceConfig) { c.decoder = fn })
+}
+
 // ---------------------------------------------------------------- sink
 
 // parseGuarantee reads sink.delivery-guarantee; a bad value is an ErrConfig.
@@ -277,6 +283,7 @@ type sinkConfig struct {
 	commitTimeout     time.Duration
 	flushTimeout      time.Duration
 	noTimestamps      bool // RecordTimestamps(false)
+	stampFn           any  // func(T) RecordStamp
 	allowReplay       bool // AllowReplay()
 }
 
@@ -367,6 +374,22 @@ func WithDeliveryGuarantee(g delivery.Guarantee) SinkOption {
 // retention is replaced by the current time (see retention.go).
 func RecordTimestamps(on bool) SinkOption {
 	return sinkOpt(func(c *sinkConfig) { c.noTimestamps = !on })
+}
+
+// RecordStamp is what a sink writes into a record besides its key and
+// value: Flink SQL's writable metadata columns.
+type RecordStamp struct {
+	// Timestamp, when not zero, is the record's timestamp (it wins over
+	// the event time and RecordTimestamps).
+	Timestamp time.Time
+	// Headers are the record's headers, in order.
+	Headers []Header
+}
+
+// Stamp sets each record's timestamp and headers from its value (Flink
+// SQL's writable 'timestamp' and 'headers' metadata). Default: none.
+func Stamp[T any](fn func(T) RecordStamp) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.stampFn = fn })
 }
 
 // AllowReplay is `sink.allow-replay` (Weir's): accept a restore of a

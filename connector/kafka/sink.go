@@ -63,6 +63,11 @@ func NewSink[T any](opts ...SinkOption) (*Sink[T], error) {
 		var zero T
 		return nil, fmt.Errorf("%w: kafka sink of %T: KeyFunc %T does not take %T", ErrConfig, zero, cfg.keyFn, zero)
 	}
+	stamp, ok := cfg.stampFn.(func(T) RecordStamp)
+	if cfg.stampFn != nil && !ok {
+		var zero T
+		return nil, fmt.Errorf("%w: kafka sink of %T: Stamp %T does not take %T", ErrConfig, zero, cfg.stampFn, zero)
+	}
 	to := func(v any) (*kgo.Record, bool, error) {
 		t := v.(T)
 		val, err := enc(t)
@@ -73,9 +78,19 @@ func NewSink[T any](opts ...SinkOption) (*Sink[T], error) {
 		if key != nil {
 			r.Key = key(t)
 		}
+		if stamp != nil {
+			stampRecord(r, stamp(t))
+		}
 		return r, false, nil
 	}
 	return &Sink[T]{core: newSinkCore(cfg, to)}, nil
+}
+
+func stampRecord(r *kgo.Record, s RecordStamp) {
+	r.Timestamp = s.Timestamp
+	for _, h := range s.Headers {
+		r.Headers = append(r.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+	}
 }
 
 // NewUpsertSink returns an upsert-kafka sink of changelog rows (Flink's
@@ -278,7 +293,7 @@ func (c *sinkCore) prepare(r event.Record) (*kgo.Record, error) {
 		}
 		return nil, fmt.Errorf("%w: kafka sink: %w (to drop such records %s)", ErrBadRecord, err, fix)
 	}
-	if r.Timestamp != event.NoTimestamp && !c.cfg.noTimestamps {
+	if r.Timestamp != event.NoTimestamp && !c.cfg.noTimestamps && rec.Timestamp.IsZero() {
 		rec.Timestamp = time.UnixMilli(r.Timestamp)
 	}
 	return rec, nil

@@ -21,6 +21,12 @@ type Message struct {
 	Key       []byte
 	Value     []byte
 	Headers   []Header
+	// TimestampType is how Timestamp was set, as Kafka's Java client
+	// names it: CreateTime, LogAppendTime or NoTimestampType.
+	TimestampType string
+	// LeaderEpoch is the partition leader's epoch when the record was
+	// written; -1 when the broker did not say.
+	LeaderEpoch int32
 }
 
 // Header is a record header.
@@ -31,11 +37,23 @@ type Header struct {
 
 func messageOf(r *kgo.Record) Message {
 	m := Message{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp,
-		Key: r.Key, Value: r.Value}
+		Key: r.Key, Value: r.Value, TimestampType: timestampType(r.Attrs.TimestampType()), LeaderEpoch: r.LeaderEpoch}
 	for _, h := range r.Headers {
 		m.Headers = append(m.Headers, Header{Key: h.Key, Value: h.Value})
 	}
 	return m
+}
+
+// timestampType names a record's timestamp type as Kafka's Java client
+// does (org.apache.kafka.common.record.TimestampType).
+func timestampType(t int8) string {
+	switch t {
+	case 0:
+		return "CreateTime"
+	case 1:
+		return "LogAppendTime"
+	}
+	return "NoTimestampType"
 }
 
 // decodeFunc turns a record into the value the source emits, or into a
@@ -83,14 +101,9 @@ func decoderFor[T any](d any) (decodeFunc, error) {
 	case func(Message) (T, error):
 		return func(r *kgo.Record) (any, error) { return fn(messageOf(r)) }, nil
 	case func([]byte) ([]T, error):
-		return func(r *kgo.Record) (any, error) {
-			vs, err := fn(r.Value)
-			out := make(multi, len(vs))
-			for i, v := range vs {
-				out[i] = v
-			}
-			return out, err
-		}, nil
+		return func(r *kgo.Record) (any, error) { return multiOf(fn(r.Value)) }, nil
+	case func(Message) ([]T, error):
+		return func(r *kgo.Record) (any, error) { return multiOf(fn(messageOf(r))) }, nil
 	case nil:
 	default:
 		var zero T
@@ -110,6 +123,14 @@ func decoderFor[T any](d any) (decodeFunc, error) {
 		}
 		return v, nil
 	}, nil
+}
+
+func multiOf[T any](vs []T, err error) (any, error) {
+	out := make(multi, len(vs))
+	for i, v := range vs {
+		out[i] = v
+	}
+	return out, err
 }
 
 // Metrics returns the counters shared by the source's readers.

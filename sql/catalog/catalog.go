@@ -56,6 +56,31 @@ func (t *Table) Physical() []types.Field {
 	return out
 }
 
+// WrittenMetadata returns the metadata columns an INSERT writes (those not
+// VIRTUAL), in order: a sink takes their values after the physical ones.
+func (t *Table) WrittenMetadata() []*parser.ColumnDef {
+	var out []*parser.ColumnDef
+	for _, c := range t.Columns {
+		if c.Kind == parser.MetadataColumn && !c.Virtual {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Persisted returns the names of the columns an INSERT writes, in
+// declaration order: the physical and the non-VIRTUAL metadata columns
+// (Flink's persisted columns).
+func (t *Table) Persisted() []string {
+	var out []string
+	for _, c := range t.Columns {
+		if c.Kind == parser.PhysicalColumn || c.Kind == parser.MetadataColumn && !c.Virtual {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
 // Connector is the table's 'connector' option.
 func (t *Table) Connector() string { return t.Options["connector"] }
 

@@ -35,11 +35,13 @@ type SinkSpec struct {
 }
 
 // SourceFactory builds a source emitting event.Row{+I} values with the
-// table's physical columns, in order.
+// table's physical columns, in order, then the value of each metadata
+// column (as its key's type: see MetadataFactory), in order.
 type SourceFactory func(t *catalog.Table) (operator.Source, error)
 
 // SinkFactory builds a sink taking event.Row values with the table's
-// physical columns.
+// physical columns, then the value of each metadata column an INSERT
+// writes (Table.WrittenMetadata, as its key's type).
 type SinkFactory func(t *catalog.Table) (SinkSpec, error)
 
 // LookupFactory returns the loader of a table that lookup joins read
@@ -56,13 +58,17 @@ type Connectors struct {
 	// Updating names the connectors whose sources emit a changelog
 	// (upsert-kafka) rather than inserts only.
 	Updating map[string]bool
+	// Metadata lists the metadata keys of a connector's tables; a
+	// connector without an entry has none.
+	Metadata map[string]MetadataFactory
 }
 
 // BuiltinConnectors returns the connectors that need no external system:
 // datagen, print, blackhole and filesystem. Kafka and JDBC are added by
 // RegisterExternal.
 func BuiltinConnectors() *Connectors {
-	c := &Connectors{Sources: map[string]SourceFactory{}, Sinks: map[string]SinkFactory{}, Updating: map[string]bool{}}
+	c := &Connectors{Sources: map[string]SourceFactory{}, Sinks: map[string]SinkFactory{}, Updating: map[string]bool{},
+		Metadata: map[string]MetadataFactory{}}
 	c.Sources["datagen"] = func(t *catalog.Table) (operator.Source, error) {
 		s, err := datagen.FromOptions(t.Physical(), t.Options)
 		if err != nil {

@@ -35,6 +35,9 @@ func RegisterExternal(c *Connectors, checkpointInterval func() time.Duration) {
 	c.Sinks["kafka"] = func(t *catalog.Table) (SinkSpec, error) { return kafkaSink(t, checkpointInterval()) }
 	c.Sinks["upsert-kafka"] = func(t *catalog.Table) (SinkSpec, error) { return upsertKafkaSink(t, checkpointInterval()) }
 	c.Sinks["jdbc"] = jdbcSink
+	if c.Metadata != nil {
+		c.Metadata["kafka"] = kafkaMetadata
+	}
 	c.Sources["postgres-cdc"] = postgresCDCSource
 	c.Sources["mysql-cdc"] = mysqlCDCSource
 	if c.Updating != nil {
@@ -216,11 +219,26 @@ func kafkaDeserializer(t *catalog.Table) (kafka.SourceOption, error) {
 		if err != nil {
 			return nil, err
 		}
+		if meta := kafkaMetaReaders(t); meta != nil {
+			return kafka.MultiMessageDeserializer(func(m kafka.Message) ([]event.Row, error) {
+				rows, err := c.DecodeChanges(m.Value)
+				for i := range rows {
+					rows[i].Fields = withMeta(rows[i].Fields, meta, m)
+				}
+				return rows, err
+			}), nil
+		}
 		return kafka.MultiDeserializer(c.DecodeChanges), nil
 	}
 	f, err := valueFormat(t)
 	if err != nil {
 		return nil, err
+	}
+	if meta := kafkaMetaReaders(t); meta != nil {
+		return kafka.MessageDeserializer(func(m kafka.Message) (event.Row, error) {
+			fields, err := f.Decode(m.Value)
+			return event.Row{Kind: event.Insert, Fields: withMeta(fields, meta, m)}, err
+		}), nil
 	}
 	return kafka.Deserializer(func(b []byte) (event.Row, error) {
 		fields, err := f.Decode(b)
@@ -361,7 +379,7 @@ func kafkaSinkOptions(t *catalog.Table, interval time.Duration) ([]kafka.SinkOpt
 	opts := []kafka.SinkOption{kafka.Brokers(strings.Split(o["properties.bootstrap.servers"], ",")...),
 		kafka.Topic(o["topic"]), kafka.WithDeliveryGuarantee(g),
 		// Flink SQL writes a record timestamp only from a 'timestamp'
-		// metadata column (not supported yet): the producer stamps it.
+		// metadata column (kafkaStamp): else the producer stamps it.
 		kafka.RecordTimestamps(false)}
 	if p := o["sink.transactional-id-prefix"]; p != "" {
 		opts = append(opts, kafka.TransactionalIDPrefix(p))
@@ -422,6 +440,9 @@ func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
 	if err != nil {
 		return SinkSpec{}, err
 	}
+	if st := kafkaStamp(t); st != nil {
+		opts = append(opts, st)
+	}
 	if name := valueFormatName(t); format.IsChangelog(name) {
 		return changelogKafkaSink(t, name, opts)
 	}
@@ -429,6 +450,7 @@ func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
 	if err != nil {
 		return SinkSpec{}, err
 	}
+	nphys := len(t.Physical())
 	opts = append(opts, kafka.Serializer(func(r event.Row) ([]byte, error) {
 		if r.Kind != event.Insert {
 			// The planner rejects updating queries into this sink, but it
@@ -437,7 +459,7 @@ func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
 			// rather than write a retraction as if it were a row.
 			return nil, fmt.Errorf("table %q: the 'kafka' connector takes inserts only, got a %s row; write changelogs to 'upsert-kafka'", t.Name, r.Kind)
 		}
-		return f.Encode(r.Fields)
+		return f.Encode(r.Fields[:nphys])
 	}))
 	s, err := kafka.NewSink[event.Row](opts...)
 	return SinkSpec{Sink: s}, err
@@ -451,7 +473,11 @@ func changelogKafkaSink(t *catalog.Table, name string, opts []kafka.SinkOption) 
 	if err != nil {
 		return SinkSpec{}, err
 	}
-	s, err := kafka.NewSink[event.Row](append(opts, kafka.Serializer(c.EncodeChange))...)
+	nphys := len(t.Physical())
+	s, err := kafka.NewSink[event.Row](append(opts, kafka.Serializer(func(r event.Row) ([]byte, error) {
+		r.Fields = r.Fields[:nphys]
+		return c.EncodeChange(r)
+	}))...)
 	return SinkSpec{Sink: s, AcceptsUpdates: true}, err
 }
 
@@ -463,6 +489,9 @@ func upsertKafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error)
 	opts, err := kafkaSinkOptions(t, interval)
 	if err != nil {
 		return SinkSpec{}, err
+	}
+	if st := kafkaStamp(t); st != nil {
+		opts = append(opts, st)
 	}
 	s, err := kafka.NewUpsertSink(l.encodeKey, l.encodeValue, opts...)
 	return SinkSpec{Sink: s, AcceptsUpdates: true, NeedsKey: true}, err

@@ -67,29 +67,43 @@ func (p *Planner) planInsertQuery(ins *parser.Insert, t *catalog.Table) (*Rel, e
 }
 
 // insertColumns are the sink columns an INSERT writes, in the query's
-// order: its column list, else every physical column.
+// order: its column list, else every persisted column (physical and
+// non-VIRTUAL metadata, in declaration order).
 func insertColumns(ins *parser.Insert, t *catalog.Table) []string {
 	if len(ins.Columns) > 0 {
 		return ins.Columns
 	}
-	var names []string
-	for _, f := range t.Physical() {
-		names = append(names, f.Name)
-	}
-	return names
+	return t.Persisted()
 }
 
-// conform maps the query's columns onto the table's physical columns: by
-// the INSERT's column list, else by position; types are cast as needed.
+// sinkFields are the fields of the rows t's sink takes: the physical
+// columns, then the metadata columns an INSERT writes, as their keys'
+// types (meta).
+func sinkFields(t *catalog.Table, meta []MetadataKey) (fields []types.Field, declared []types.Type) {
+	for _, f := range t.Physical() {
+		fields, declared = append(fields, f), append(declared, f.Type)
+	}
+	for i, c := range t.WrittenMetadata() {
+		fields, declared = append(fields, types.Field{Name: c.Name, Type: meta[i].Type}), append(declared, c.Type)
+	}
+	return fields, declared
+}
+
+// conform maps the query's columns onto the table's sink fields: by the
+// INSERT's column list, else by position; types are cast as needed.
 func (p *Planner) conform(ins *parser.Insert, t *catalog.Table, q *Rel) (*Rel, error) {
-	phys := t.Physical()
+	meta, err := p.writtenMetadata(t)
+	if err != nil {
+		return nil, err
+	}
+	fields, declared := sinkFields(t, meta)
 	names := insertColumns(ins, t)
 	if len(names) != len(q.Cols) {
 		return nil, errAt(ins.Pos, "INSERT INTO %s: the query has %d columns, the target has %d (%s)", t.Name, len(q.Cols), len(names), strings.Join(names, ", "))
 	}
-	evals := make([]*expr.Compiled, len(phys))
-	from := make([]int, len(phys)) // the query column each sink column copies unchanged, or -1
-	for i, f := range phys {
+	evals := make([]*expr.Compiled, len(fields))
+	from := make([]int, len(fields)) // the query column each sink column copies unchanged, or -1
+	for i, f := range fields {
 		src := indexOf(names, f.Name)
 		from[i] = -1
 		if src < 0 {
@@ -99,18 +113,21 @@ func (p *Planner) conform(ins *parser.Insert, t *catalog.Table, q *Rel) (*Rel, e
 		if q.Cols[src].Type.Base() == f.Type.Base() {
 			from[i] = src
 		}
-		if from := q.Cols[src].Type; !assignable(from, f.Type) {
+		if from := q.Cols[src].Type; !assignable(from, declared[i]) {
 			return nil, &Error{Pos: ins.Pos, Msg: fmt.Sprintf("INSERT INTO %s: column %s: the query gives %s, the table takes %s",
-				t.Name, f.Name, from.Base(), f.Type.Base()), Hint: "CAST it explicitly"}
+				t.Name, f.Name, from.Base(), declared[i].Base()), Hint: "CAST it explicitly"}
 		}
-		c, err := expr.CastTo(fieldRef(src, q.Cols[src].Type), f.Type, p.scope(q.Cols))
+		c, err := expr.CastTo(fieldRef(src, q.Cols[src].Type), declared[i], p.scope(q.Cols))
+		if err == nil {
+			c, err = expr.CastTo(c, f.Type, p.scope(q.Cols))
+		}
 		if err != nil {
 			return nil, errAt(ins.Pos, "INSERT INTO %s: column %s: %v", t.Name, f.Name, err)
 		}
 		evals[i] = c
 	}
-	cols := make([]expr.Column, len(phys))
-	for i, f := range phys {
+	cols := make([]expr.Column, len(fields))
+	for i, f := range fields {
 		cols[i] = expr.Column{Name: f.Name, Type: f.Type}
 	}
 	out := p.calcOver(q, evals, cols)

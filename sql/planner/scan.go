@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weirstream/weir/connector/format"
@@ -120,32 +121,42 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 }
 
 // tableColumns returns every column of t in order, how to compute each
-// from the physical row and, when some are computed, the projection from
-// the physical row to the full row.
+// from the source's row (the physical columns, then each metadata column
+// as its key's type) and, when that is not the row itself, the projection
+// from the source's row to the full row.
 func (p *Planner) tableColumns(t *catalog.Table, alias string, phys []expr.Column) ([]expr.Column, []*expr.Compiled, func([]any) ([]any, error), error) {
+	meta, err := p.metadataOf(t)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	src := slices.Clone(phys)
+	for i, c := range meta.cols {
+		src = append(src, expr.Column{Qualifier: alias, Name: c.Name, Type: meta.keys[i].Type})
+	}
 	var cols []expr.Column
 	var evals []*expr.Compiled
-	physIdx := 0
-	hasComputed := false
+	physIdx, metaIdx := 0, 0
 	for _, c := range t.Columns {
+		var e *expr.Compiled
 		switch c.Kind {
 		case parser.PhysicalColumn:
-			cols = append(cols, phys[physIdx])
-			evals = append(evals, fieldRef(physIdx, phys[physIdx].Type))
+			e = fieldRef(physIdx, phys[physIdx].Type)
 			physIdx++
 		case parser.ComputedColumn:
-			ce, err := expr.Compile(c.Expr, p.scope(phys))
-			if err != nil {
+			if e, err = expr.Compile(c.Expr, p.scope(src)); err != nil {
 				return nil, nil, nil, err
 			}
-			hasComputed = true
-			cols = append(cols, expr.Column{Qualifier: alias, Name: c.Name, Type: ce.Type})
-			evals = append(evals, ce)
 		default:
-			return nil, nil, nil, errAt(c.Pos, "metadata column %q is not supported yet", c.Name)
+			i := len(phys) + metaIdx
+			if e, err = expr.CastTo(fieldRef(i, src[i].Type), c.Type, p.scope(src)); err != nil {
+				return nil, nil, nil, errAt(c.Pos, "metadata column %s: %v", c.Name, err)
+			}
+			metaIdx++
 		}
+		cols = append(cols, expr.Column{Qualifier: alias, Name: c.Name, Type: e.Type})
+		evals = append(evals, e)
 	}
-	if !hasComputed {
+	if len(evals) == len(phys) {
 		return cols, evals, nil, nil
 	}
 	return cols, evals, projector(evals), nil

@@ -147,14 +147,11 @@ func valuesLiteral(v any, t types.Type) string {
 // planInsertValues plans the VALUES of INSERT INTO t [(cols)] VALUES …,
 // whose NULL-only columns take the types of the columns they go to.
 func (p *Planner) planInsertValues(v *parser.Values, t *catalog.Table, names []string) (*Rel, error) {
-	phys := t.Physical()
 	target := make([]types.Type, len(names))
 	for i, n := range names {
 		target[i] = types.Type{Kind: types.Null, Nullable: true}
-		for _, f := range phys {
-			if f.Name == n {
-				target[i] = f.Type
-			}
+		if c, ok := t.Column(n); ok && c.Kind != parser.ComputedColumn {
+			target[i] = c.Type
 		}
 	}
 	p.valuesTarget = target
