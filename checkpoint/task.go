@@ -61,6 +61,14 @@ type TaskMetrics struct {
 	// persisted_data), included in Bytes.
 	Unaligned      bool
 	PersistedBytes int64
+	// PersistedOutputBytes is the part of PersistedBytes that is output
+	// channel state: batches the barrier overtook in the task's output
+	// queues.
+	PersistedOutputBytes int64
+	// StartDelay is the time from the checkpoint's trigger to its first
+	// barrier at the task (Flink's checkpointStartDelayNanos; on a source,
+	// to its trigger; zero when the barrier carries no trigger time).
+	StartDelay time.Duration
 }
 
 // Ack is what a task hands in when it acknowledges a checkpoint.

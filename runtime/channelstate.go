@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
@@ -35,6 +36,15 @@ func (dp *deployer) restoredChannelState(v *graph.Vertex, i int) *task.RestoredC
 		return nil
 	}
 	blobs := dp.restore.of(v.Head().UID)[task.PartChannelState]
+	out, err := dp.restoredOutputState(v)
+	if err != nil {
+		dp.fail(err)
+		return nil
+	}
+	// Each channel's in-flight data in order: what the receivers had read
+	// (their input state) before what the senders still queued (their
+	// output state, which their barrier overtook).
+	blobs = append(slices.Clone(blobs), out...)
 	if len(blobs) == 0 {
 		return nil
 	}
@@ -63,18 +73,43 @@ func (dp *deployer) restoredChannelState(v *graph.Vertex, i int) *task.RestoredC
 	}}
 }
 
-// operatorState is the restored state of chain operator uid without the
-// channel state, which the subtask replays, not the operator.
-func operatorState(r *restoredState, uid string) map[string][][]byte {
-	parts := r.of(uid)
-	if _, ok := parts[task.PartChannelState]; !ok {
-		return parts
-	}
-	out := make(map[string][][]byte, len(parts))
-	for k, v := range parts {
-		if k != task.PartChannelState {
-			out[k] = v
+// restoredOutputState is the output channel state the upstream vertices of
+// v persisted for v's subtasks: channel-state blobs in v's terms, which v's
+// subtasks replay as they replay their own (see task.PartOutputState).
+func (dp *deployer) restoredOutputState(v *graph.Vertex) ([][]byte, error) {
+	var out [][]byte
+	seen := map[string]bool{}
+	for _, e := range dp.jg.InEdges(v) {
+		uid := e.From.Head().UID
+		if seen[uid] {
+			continue
+		}
+		seen[uid] = true
+		for _, b := range dp.restore.of(uid)[task.PartOutputState] {
+			byTarget, err := task.DecodeOutputState(b)
+			if err != nil {
+				return nil, fmt.Errorf("checkpoint %d, output channel state of %s: %w", dp.restore.id, e.From.Name, err)
+			}
+			out = append(out, byTarget[v.Head().UID]...)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// operatorState is the restored state of chain operator uid without the
+// channel state (input and output), which subtasks replay, not the operator.
+func operatorState(r *restoredState, uid string) map[string][][]byte {
+	parts := r.of(uid)
+	_, in := parts[task.PartChannelState]
+	_, out := parts[task.PartOutputState]
+	if !in && !out {
+		return parts
+	}
+	own := make(map[string][][]byte, len(parts))
+	for k, v := range parts {
+		if k != task.PartChannelState && k != task.PartOutputState {
+			own[k] = v
+		}
+	}
+	return own
 }

@@ -216,6 +216,8 @@ func (dp *deployer) makeGates(v *graph.Vertex) {
 			}
 		}
 		gates[i] = task.NewInputGate(inputOf, dp.opts.ChannelCredits)
+		gates[i].SetTarget(task.GateTarget{Vertex: v.Head().UID, Subtask: i, Parallelism: v.Parallelism,
+			EdgeOf: dp.channelEdges(v, i)})
 	}
 	dp.gates[v.ID] = gates
 }

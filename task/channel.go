@@ -13,20 +13,30 @@ import (
 )
 
 // Envelope is a batch tagged with the index of the input channel it came on.
+// Priority marks a priority event (an unaligned checkpoint's barrier): it
+// took no credit of its channel, but the channel's priority slot, which the
+// receiver frees when it has handled it (see OutChannel.SendPriority).
 type Envelope struct {
-	Channel int
-	Batch   event.Batch
+	Channel  int
+	Batch    event.Batch
+	Priority bool
 }
 
 // OutChannel is the sending end of one channel between two subtasks. A
 // sender needs a credit per batch in flight; the receiver returns the credit
 // when it has processed the batch, not when it merely holds it, so a channel
 // blocked for barrier alignment back-pressures its sender.
+//
+// With unaligned checkpoints a sender queues its batches (see queue.go):
+// the queue is the channel's result subpartition, owned by the sending
+// subtask's goroutine.
 type OutChannel struct {
-	inbox   chan<- Envelope
-	index   int
-	credits chan struct{}
-	gate    *InputGate
+	inbox    chan<- Envelope
+	index    int
+	credits  chan struct{}
+	priority chan struct{}
+	gate     *InputGate
+	queue    outQueue
 }
 
 // batchLimit is the batch size the receiver announced (buffer debloating),
@@ -78,8 +88,15 @@ func (c *OutChannel) waitCredit(ctx context.Context, acct *timeAccount) error {
 type InputGate struct {
 	inbox   chan Envelope
 	credits []chan struct{}
+	// priority holds each channel's slot for a priority event in flight:
+	// the inbox has room for one per channel beyond the credits, so a
+	// priority event never waits for a credit.
+	prio    []chan struct{}
 	inputOf []int // channel → input number (0 = first input, 1 = second)
-	held    [][]event.Batch
+	// target describes the receiving subtask, for a sender's output
+	// channel state (see SetTarget).
+	target  GateTarget
+	held    [][]Envelope
 	blocked []bool
 	// roundRobin makes NextHeld take the channels in turn (a subtask that
 	// reads ahead holds every channel's input; always taking the lowest
@@ -102,10 +119,11 @@ type InputGate struct {
 func NewInputGate(inputOf []int, creditsPerChannel int) *InputGate {
 	n := len(inputOf)
 	g := &InputGate{
-		inbox:   make(chan Envelope, n*creditsPerChannel),
+		inbox:   make(chan Envelope, n*creditsPerChannel+n),
 		credits: make([]chan struct{}, n),
+		prio:    make([]chan struct{}, n),
 		inputOf: inputOf,
-		held:    make([][]event.Batch, n),
+		held:    make([][]Envelope, n),
 		blocked: make([]bool, n),
 	}
 	for i := range g.credits {
@@ -113,13 +131,31 @@ func NewInputGate(inputOf []int, creditsPerChannel int) *InputGate {
 		for j := 0; j < creditsPerChannel; j++ {
 			g.credits[i] <- struct{}{}
 		}
+		g.prio[i] = make(chan struct{}, 1)
+		g.prio[i] <- struct{}{}
 	}
 	return g
 }
 
+// GateTarget describes the subtask that owns a gate: what a sender records
+// with the output channel state it persists for it, so that a restore
+// replays that state at the receiver (see outputstate.go).
+type GateTarget struct {
+	// Vertex is the uid of the head of the receiving subtask's chain;
+	// Subtask its index and Parallelism its vertex's.
+	Vertex               string
+	Subtask, Parallelism int
+	// EdgeOf gives, per channel, the number of its input edge (as
+	// Spec.ChannelEdges).
+	EdgeOf []int
+}
+
+// SetTarget records who owns the gate. Call it before any subtask runs.
+func (g *InputGate) SetTarget(t GateTarget) { g.target = t }
+
 // Channel returns the sending end of channel i.
 func (g *InputGate) Channel(i int) *OutChannel {
-	return &OutChannel{inbox: g.inbox, index: i, credits: g.credits[i], gate: g}
+	return &OutChannel{inbox: g.inbox, index: i, credits: g.credits[i], priority: g.prio[i], gate: g}
 }
 
 // NumChannels is the number of input channels.
@@ -132,9 +168,19 @@ func (g *InputGate) Recycle(ch, n int) {
 	g.credits[ch] <- struct{}{}
 }
 
+// recycle returns what envelope e took: its credit, or the priority slot
+// of its channel.
+func (g *InputGate) recycle(e Envelope) {
+	if e.Priority {
+		g.prio[e.Channel] <- struct{}{}
+		return
+	}
+	g.Recycle(e.Channel, len(e.Batch.Records))
+}
+
 // Credits is the number of batches that can be in flight towards the
 // gate: its channels times their credits.
-func (g *InputGate) Credits() int { return cap(g.inbox) }
+func (g *InputGate) Credits() int { return cap(g.inbox) - len(g.prio) }
 
 // Buffered is the number of records sent towards the gate and not yet
 // processed.
@@ -153,15 +199,15 @@ func (g *InputGate) mustHold(ch int) bool { return g.blocked[ch] || len(g.held[c
 func (g *InputGate) heldRecords() int64 {
 	var n int64
 	for _, q := range g.held {
-		for _, b := range q {
-			n += int64(len(b.Records))
+		for _, e := range q {
+			n += int64(len(e.Batch.Records))
 		}
 	}
 	return n
 }
 
 // Hold queues a batch of a blocked channel.
-func (g *InputGate) Hold(e Envelope) { g.held[e.Channel] = append(g.held[e.Channel], e.Batch) }
+func (g *InputGate) Hold(e Envelope) { g.held[e.Channel] = append(g.held[e.Channel], e) }
 
 // Block stops the consumption of channel ch.
 func (g *InputGate) Block(ch int) { g.blocked[ch] = true }
@@ -182,11 +228,11 @@ func (g *InputGate) NextHeld() (Envelope, bool) {
 			ch = (g.next + i) % n
 		}
 		if q := g.held[ch]; len(q) > 0 && !g.blocked[ch] {
-			b := q[0]
-			q[0] = event.Batch{}
+			e := q[0]
+			q[0] = Envelope{}
 			g.held[ch] = q[1:]
 			g.next = (ch + 1) % n
-			return Envelope{Channel: ch, Batch: b}, true
+			return e, true
 		}
 	}
 	return Envelope{}, false

@@ -54,11 +54,14 @@ func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration,
 			return
 		}
 	}
-	t.broadcast(event.Control{Kind: event.KindBarrier, Barrier: b})
+	ov := t.forwardBarrier(b, unaligned)
 	parts, err := t.capture(b.ID)
 	if err != nil {
 		t.setErr(fmt.Errorf("checkpoint %d: synchronous snapshot: %w", b.ID, err))
 		return
+	}
+	if p, ok := t.outputStatePart(ov); ok {
+		parts = append(parts, p)
 	}
 	if b.Final {
 		t.finalID = b.ID
@@ -66,7 +69,8 @@ func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration,
 	if b.Type == event.SnapshotSuspend {
 		t.finalID, t.stopping = b.ID, b.ID
 	}
-	m := checkpoint.TaskMetrics{AlignmentDuration: alignment, SyncDuration: t.spec.Now().Sub(start)}
+	m := checkpoint.TaskMetrics{AlignmentDuration: alignment, SyncDuration: t.spec.Now().Sub(start),
+		StartDelay: startDelay(b, start, alignment), Unaligned: t.overtakesOutput(b, unaligned)}
 	if g := t.spec.Gate; g != nil {
 		m.AlignmentBuffered = g.heldRecords() // still held: the gate unblocks after the snapshot
 	}
@@ -83,6 +87,16 @@ func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration,
 	}
 	t.asyncs <- struct{}{}
 	go t.writeAsync(b.ID, storage, parts, m, !b.Type.IsSavepoint())
+}
+
+// startDelay is the time from the trigger of b to its first barrier here
+// (Flink's checkpointStartDelayNanos): the snapshot started at start after
+// aligning for alignment. Zero when b carries no trigger time.
+func startDelay(b event.CheckpointBarrier, start time.Time, alignment time.Duration) time.Duration {
+	if b.Timestamp == 0 {
+		return 0
+	}
+	return max(0, start.Sub(time.UnixMilli(int64(b.Timestamp)))-alignment)
 }
 
 // storageFor is where the state of b goes: the checkpoint storage, or the
@@ -144,8 +158,12 @@ func (t *Subtask) writeAsync(id event.CheckpointID, storage *checkpointstorage.F
 		files[i] = checkpointstorage.StateFile{Name: t.fileName(p), Data: data}
 		st.Files = append(st.Files, needs...)
 		m.Bytes += int64(len(data)) + written
-		if p.part.Name == PartChannelState {
+		switch p.part.Name {
+		case PartChannelState:
 			m.PersistedBytes += int64(len(data))
+		case PartOutputState:
+			m.PersistedBytes += int64(len(data))
+			m.PersistedOutputBytes += int64(len(data))
 		}
 	}
 	hs, err := storage.WriteStates(id, files)

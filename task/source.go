@@ -196,6 +196,15 @@ func (t *Subtask) runSource() error {
 	ticks, stop := t.ticks()
 	defer stop()
 	for !t.done {
+		if !t.outputAvailable() {
+			if err := t.waitOutput(ticks); err != nil {
+				return err
+			}
+			if err := t.check(); err != nil {
+				return err
+			}
+			continue
+		}
 		wait, err := t.sourceStep(d)
 		if err != nil {
 			return err
@@ -216,8 +225,12 @@ func (t *Subtask) runSource() error {
 			continue
 		}
 		t.flush()
+		out, credit := t.creditWaiting()
 		idle := time.Now()
 		select {
+		case <-credit:
+			t.acct.idleEnd(idle)
+			t.onCredit(out)
 		case m := <-t.spec.Mail:
 			t.acct.idleEnd(idle)
 			t.onMail(m)
@@ -237,8 +250,7 @@ func (t *Subtask) runSource() error {
 			return err
 		}
 	}
-	t.flush()
-	return t.check()
+	return t.finishOutput()
 }
 
 // sourceStep handles pending mail without blocking, then polls the reader.

@@ -92,6 +92,12 @@ type Spec struct {
 	// ChannelState, if set, is the channel state of the restored
 	// checkpoint to replay before any input.
 	ChannelState *RestoredChannelState
+	// OutputQueue is how many batches an output channel may queue before
+	// the subtask stops processing input, with unaligned checkpoints (see
+	// queue.go; Flink's taskmanager.network.memory.max-buffers-per-channel
+	// plays this part). Default 1: the subtask stops as soon as a batch waits
+	// for a credit, as a subtask without queues waits in its send.
+	OutputQueue int
 	// Debloat sizes the batches in flight on the subtask's input channels
 	// to its throughput (buffer debloating; see debloat.Options and
 	// debloat.go). Off by default.
@@ -204,7 +210,7 @@ func (t *Subtask) Run(ctx context.Context) (err error) {
 	t.acct = newTimeAccount(t.spec.Metrics)
 	t.acct.duringWait = func() { t.publishMetrics(false) }
 	for _, w := range t.allWriters() {
-		w.acct = t.acct
+		w.acct, w.queued = t.acct, t.queuesOutput()
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -443,15 +449,23 @@ func (t *Subtask) runInputs() error {
 		if ahead {
 			t.drainInbox()
 		}
-		if e, ok := g.NextHeld(); ok {
+		if !t.outputAvailable() {
+			if err := t.waitOutput(ticks); err != nil {
+				return err
+			}
+		} else if e, ok := g.NextHeld(); ok {
 			t.onEnvelope(e)
 			t.pollMailbox(ticks)
 		} else {
 			if len(g.inbox) == 0 {
 				t.flush()
 			}
+			out, credit := t.creditWaiting()
 			idle := time.Now()
 			select {
+			case <-credit:
+				t.acct.idleEnd(idle)
+				t.onCredit(out)
 			case e := <-g.inbox:
 				t.acct.idleEnd(idle)
 				if ahead {
@@ -475,7 +489,19 @@ func (t *Subtask) runInputs() error {
 			return err
 		}
 	}
+	return t.finishOutput()
+}
+
+// finishOutput sends what the subtask's writers still hold: the subtask
+// is done.
+func (t *Subtask) finishOutput() error {
 	t.flush()
+	if err := t.check(); err != nil {
+		return err
+	}
+	if err := t.drainOutputs(); err != nil {
+		return err
+	}
 	return t.check()
 }
 
@@ -516,7 +542,7 @@ func (t *Subtask) onEnvelope(e Envelope) {
 		}
 		t.processRecord(r, in2)
 	}
-	t.spec.Gate.Recycle(e.Channel, len(e.Batch.Records))
+	t.spec.Gate.recycle(e)
 	t.countProcessed(len(e.Batch.Records))
 	if e.Batch.Control.Kind != event.KindNone && t.err == nil {
 		t.onControl(e.Channel, e.Batch.Control)

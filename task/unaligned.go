@@ -53,7 +53,15 @@ func (t *Subtask) admit(e Envelope) {
 		return
 	}
 	q := g.held[ch]
-	q[len(q)-1].Control = event.Control{} // handled now, not when processed
+	if e.Priority {
+		// It took no credit: it leaves the queue, and its channel's
+		// priority slot is free again.
+		q[len(q)-1] = Envelope{}
+		g.held[ch] = q[:len(q)-1]
+		g.prio[ch] <- struct{}{}
+	} else {
+		q[len(q)-1].Batch.Control = event.Control{} // handled now, not when processed
+	}
 	t.overtaking = ch
 	t.apply(t.barriers.OnBarrier(now, ch, c.Barrier))
 	t.overtaking = -1
@@ -68,17 +76,17 @@ func (t *Subtask) admit(e Envelope) {
 func (t *Subtask) startPersisting(persist []int) {
 	u, g := t.unal, t.spec.Gate
 	if ch := t.overtaking; ch >= 0 {
-		for _, b := range g.held[ch] {
-			u.persist(ch, b.Records)
+		for _, e := range g.held[ch] {
+			u.persist(ch, e.Batch.Records)
 		}
 	}
 	var arrived []int
 	for _, ch := range persist {
 		u.persisting[ch] = true
-		for i, b := range g.held[ch] {
-			u.persist(ch, b.Records)
-			if b.Control.Kind == event.KindBarrier && b.Control.Barrier.ID == u.b.ID {
-				g.held[ch][i].Control = event.Control{}
+		for i, e := range g.held[ch] {
+			u.persist(ch, e.Batch.Records)
+			if c := e.Batch.Control; c.Kind == event.KindBarrier && c.Barrier.ID == u.b.ID {
+				g.held[ch][i].Batch.Control = event.Control{}
 				arrived = append(arrived, ch)
 				break
 			}

@@ -62,6 +62,9 @@ type RecordWriter struct {
 	// acct counts the waits for credits as back-pressured time; set by the
 	// subtask when it runs (nil: not counted).
 	acct *timeAccount
+	// queued: batches go to their channel's queue, never waiting for a
+	// credit (unaligned checkpoints; see queue.go). Set by the subtask.
+	queued bool
 }
 
 // NewRecordWriter writes to channels through part in batches of batchSize.
@@ -105,6 +108,10 @@ func (w *RecordWriter) send(ch int, c event.Control) {
 	b := event.Batch{Records: w.bufs[ch], Control: c}
 	w.bufs[ch] = make([]event.Record, 0, w.batchSize)
 	w.sent += int64(len(b.Records))
+	if w.queued {
+		w.channels[ch].enqueue(b)
+		return
+	}
 	w.err = w.channels[ch].send(w.ctx, b, w.acct)
 }
 

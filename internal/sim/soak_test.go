@@ -50,6 +50,11 @@ type soakResult struct {
 	unaligned, persisted int64
 	// replays counts the restores of a checkpoint that held channel state.
 	replays int
+	// outputPersisted and outputReplays are persisted and replays for
+	// output channel state alone: batches a barrier overtook in a sender's
+	// output queue.
+	outputPersisted int64
+	outputReplays   int
 }
 
 // buildSoakGraph: SeqSource (p=2, 3 splits) → CrashOp (forward, chained)
@@ -99,22 +104,26 @@ func runSoak(t *testing.T, cfg soakConfig, keys, perKey int) soakResult {
 	if cfg.debloat {
 		opts.Debloat = debloat.Options{Enabled: true, Target: time.Millisecond, Period: time.Millisecond}
 	}
-	var unaligned, persisted int64
-	var replays int
-	withChannelState := map[int64]bool{}
+	var r soakResult
+	withChannelState, withOutputState := map[int64]bool{}, map[int64]bool{}
 	opts.Listener = func(e runtime.Event) {
 		if e.Kind == runtime.EventRestored && withChannelState[e.Checkpoint] {
-			replays++
+			r.replays++
+		}
+		if e.Kind == runtime.EventRestored && withOutputState[e.Checkpoint] {
+			r.outputReplays++
 		}
 		if e.Kind != runtime.EventCheckpointCompleted || e.Stats == nil {
 			return
 		}
 		for _, ts := range e.Stats.Tasks {
 			if ts.Metrics.Unaligned {
-				unaligned++
+				r.unaligned++
 			}
-			persisted += ts.Metrics.PersistedBytes
+			r.persisted += ts.Metrics.PersistedBytes
+			r.outputPersisted += ts.Metrics.PersistedOutputBytes
 			withChannelState[e.Checkpoint] = withChannelState[e.Checkpoint] || ts.Metrics.PersistedBytes > 0
+			withOutputState[e.Checkpoint] = withOutputState[e.Checkpoint] || ts.Metrics.PersistedOutputBytes > 0
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -123,8 +132,8 @@ func runSoak(t *testing.T, cfg soakConfig, keys, perKey int) soakResult {
 	if err != nil {
 		t.Fatalf("seed %d: job failed: %v (faults fired: %v)", cfg.seed, err, f.Fired)
 	}
-	return soakResult{committed: store.Committed(), faults: f, v: v, res: res, store: store,
-		unaligned: unaligned, persisted: persisted, replays: replays}
+	r.committed, r.faults, r.v, r.res, r.store = store.Committed(), f, v, res, store
+	return r
 }
 
 // multiset counts committed elements by (key, seq) and checks each input
@@ -194,18 +203,31 @@ func TestSoakExactlyOncePebble(t *testing.T) {
 func TestSoakUnaligned(t *testing.T) {
 	for _, timeout := range []time.Duration{0, 2 * time.Millisecond} {
 		t.Run(fmt.Sprintf("timeout=%v", timeout), func(t *testing.T) {
-			var unaligned, persisted int64
-			var replays int
+			var sum soakResult
 			soakRuns(t, 1, 5, func(cfg *soakConfig) {
 				// Fewer crashes per record than the aligned soak, so that
 				// checkpoints with channel state complete and get restored.
 				cfg.unaligned, cfg.alignedTimeout, cfg.processRate = true, timeout, 0.001
-			}, func(r soakResult) { unaligned += r.unaligned; persisted += r.persisted; replays += r.replays })
-			if unaligned == 0 || persisted == 0 || replays == 0 {
+			}, func(r soakResult) {
+				sum.unaligned, sum.persisted, sum.replays = sum.unaligned+r.unaligned, sum.persisted+r.persisted, sum.replays+r.replays
+				sum.outputPersisted += r.outputPersisted
+				sum.outputReplays += r.outputReplays
+			})
+			if sum.unaligned == 0 || sum.persisted == 0 || sum.replays == 0 {
 				t.Errorf("%d unaligned acknowledgements, %d bytes of channel state, %d restores replaying it: "+
-					"the unaligned path was not exercised", unaligned, persisted, replays)
+					"the unaligned path was not exercised", sum.unaligned, sum.persisted, sum.replays)
 			}
-			t.Logf("%d unaligned acknowledgements, %d bytes of channel state, %d restores replaying it", unaligned, persisted, replays)
+			// Barriers overtook batches in output queues, and restores
+			// replayed them at the receivers: a batch lost or replayed twice
+			// fails the exact count of soakRuns. With a timeout the sources'
+			// barriers start aligned and stay in order in their queues (the
+			// only exchange of this job is behind the sources' chain).
+			if timeout == 0 && (sum.outputPersisted == 0 || sum.outputReplays == 0) {
+				t.Errorf("%d bytes of output channel state, %d restores replaying it: no barrier overtook an output queue",
+					sum.outputPersisted, sum.outputReplays)
+			}
+			t.Logf("%d unaligned acknowledgements, %d bytes of channel state (%d of output state), %d restores replaying it (%d with output state)",
+				sum.unaligned, sum.persisted, sum.outputPersisted, sum.replays, sum.outputReplays)
 		})
 	}
 }

@@ -13,10 +13,12 @@ import (
 )
 
 // TestUnalignedRestoreAtOtherParallelism stops the soak job right after an
-// unaligned checkpoint that holds channel state completed (later snapshots
+// unaligned checkpoint that holds channel state (at timeout 0, output
+// channel state too) completed (later snapshots
 // fail, so it stays the latest), then restores it with the keyed Check and
 // the sink at parallelism 2 and 4 instead of 3: the in-flight records of
-// the old subtasks go to the new owners of their key groups and replay
+// the old subtasks, and those the sources' barriers overtook in their
+// output queues, go to the new owners of their key groups and replay
 // before new input, and the output is exactly once.
 func TestUnalignedRestoreAtOtherParallelism(t *testing.T) {
 	for _, c := range []struct {
@@ -53,7 +55,10 @@ func unalignedRescale(t *testing.T, par int, timeout time.Duration) {
 			return
 		}
 		for _, ts := range e.Stats.Tasks {
-			if ts.Metrics.PersistedBytes > 0 {
+			// Unaligned from the first barrier, the sources' barriers
+			// overtake their output queues: wait for a checkpoint with
+			// output channel state, replayed at the new receivers.
+			if ts.Metrics.PersistedBytes > 0 && (timeout > 0 || ts.Metrics.PersistedOutputBytes > 0) {
 				stoppedAt = e.Checkpoint
 				halt.Store(true)
 			}

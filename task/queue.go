@@ -1,0 +1,245 @@
+package task
+
+import (
+	"context"
+	"time"
+
+	"github.com/weirstream/weir/event"
+)
+
+// With unaligned checkpoints a sender queues its output. Each OutChannel
+// holds the batches that wait for a credit of its receiver (Flink's result
+// subpartition), and the subtask's goroutine never blocks in a send: it
+// stops processing input while a channel's queue is full (Spec.OutputQueue)
+// and meanwhile still serves its mailbox, its ticks and, reading ahead, its
+// inbox. So a barrier that reaches it — a checkpoint trigger on a source, an
+// overtaking barrier on an input — is handled at once, and the barrier of
+// an unaligned snapshot leaves as a priority event: ahead of the batches
+// queued for the channel, without a credit (the channel's priority slot,
+// freed when the receiver handled it). The batches it overtook are the
+// checkpoint's output channel state (outputstate.go): still sent after the
+// barrier as usual, and replayed by the receiver on a restore.
+
+// outQueue is the batches of an output channel waiting for a credit.
+type outQueue []event.Batch
+
+// records returns the records of every queued batch, in order.
+func (q outQueue) records() []event.Record {
+	var rs []event.Record
+	for _, b := range q {
+		rs = append(rs, b.Records...)
+	}
+	return rs
+}
+
+// enqueue appends b to the channel's queue and sends what credits allow.
+func (c *OutChannel) enqueue(b event.Batch) {
+	c.queue = append(c.queue, b)
+	c.push()
+}
+
+// push sends queued batches while the receiver has credits; it never
+// waits.
+func (c *OutChannel) push() {
+	for len(c.queue) > 0 {
+		select {
+		case <-c.credits:
+			c.deliver()
+		default:
+			return
+		}
+	}
+}
+
+// deliver sends the head of the queue; the caller took its credit.
+func (c *OutChannel) deliver() {
+	b := c.queue[0]
+	c.queue[0] = event.Batch{}
+	c.queue = c.queue[1:]
+	c.gate.buffered.Add(int64(len(b.Records)))
+	// Never blocks: the inbox holds as many envelopes as all its channels
+	// have credits and priority slots.
+	c.inbox <- Envelope{Channel: c.index, Batch: b}
+}
+
+// sendPriority hands ctl to the receiver ahead of everything queued on the
+// channel, without a credit. It waits only for the channel's priority slot:
+// until the receiver handled the previous priority event.
+func (c *OutChannel) sendPriority(ctx context.Context, ctl event.Control) error {
+	select {
+	case <-c.priority:
+	default:
+		select {
+		case <-c.priority:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c.inbox <- Envelope{Channel: c.index, Batch: event.Batch{Control: ctl}, Priority: true}
+	return nil
+}
+
+// drain sends every queued batch, waiting for credits.
+func (c *OutChannel) drain(ctx context.Context) error {
+	for len(c.queue) > 0 {
+		select {
+		case <-c.credits:
+			c.deliver()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Queued is the number of batches the channel's queue holds.
+func (c *OutChannel) Queued() int { return len(c.queue) }
+
+// overtake sends the barrier b on every channel as a priority event, after
+// queueing the records buffered for the channel, and returns per channel the
+// records it overtook: those still queued.
+func (w *RecordWriter) overtake(b event.CheckpointBarrier) [][]event.Record {
+	out := make([][]event.Record, len(w.channels))
+	for ch, c := range w.channels {
+		if len(w.bufs[ch]) > 0 {
+			w.send(ch, event.Control{})
+		}
+		out[ch] = c.queue.records()
+		if w.err == nil {
+			w.err = c.sendPriority(w.ctx, event.Control{Kind: event.KindBarrier, Barrier: b})
+		}
+	}
+	return out
+}
+
+// queuesOutput reports whether the subtask's writers queue their batches:
+// unaligned checkpoints are on.
+func (t *Subtask) queuesOutput() bool { return t.spec.Unaligned && t.spec.Mode == ExactlyOnce }
+
+// outputQueue is the number of batches a channel may queue before the
+// subtask stops processing input.
+func (t *Subtask) outputQueue() int { return max(1, t.spec.OutputQueue) }
+
+// queuedChannel returns an output channel that queues at least n batches,
+// or nil.
+func (t *Subtask) queuedChannel(n int) *OutChannel {
+	for _, w := range t.allWriters() {
+		for _, c := range w.channels {
+			if len(c.queue) >= n {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// outputAvailable reports whether the subtask may process more input: no
+// output channel's queue is full.
+func (t *Subtask) outputAvailable() bool {
+	return !t.queuesOutput() || t.queuedChannel(t.outputQueue()) == nil
+}
+
+// creditWaiting returns the credits of a channel with queued batches, for
+// the mailbox loop to wait on, or nil (a nil channel never fires).
+func (t *Subtask) creditWaiting() (*OutChannel, <-chan struct{}) {
+	if !t.queuesOutput() {
+		return nil, nil
+	}
+	if c := t.queuedChannel(1); c != nil {
+		return c, c.credits
+	}
+	return nil, nil
+}
+
+// onCredit sends the head of c's queue with the credit just taken, then
+// whatever else the credits allow.
+func (t *Subtask) onCredit(c *OutChannel) {
+	c.deliver()
+	t.pushOutputs()
+}
+
+// pushOutputs sends queued batches wherever credits allow.
+func (t *Subtask) pushOutputs() {
+	for _, w := range t.allWriters() {
+		for _, c := range w.channels {
+			c.push()
+		}
+	}
+}
+
+// waitOutput waits, back-pressured, until a credit comes for a full output
+// queue, serving meanwhile the mailbox, the ticks and (reading ahead) the
+// inbox: an overtaking barrier is handled there, and its snapshot taken.
+func (t *Subtask) waitOutput(ticks <-chan time.Time) error {
+	c := t.queuedChannel(t.outputQueue())
+	var inbox <-chan Envelope
+	if g := t.spec.Gate; g != nil && t.readsAhead() {
+		inbox = g.inbox
+	}
+	t.acct.waitStart()
+	defer t.acct.waitEnd()
+	publish, stop := t.acct.waitTick()
+	defer stop()
+	select {
+	case <-c.credits:
+		t.onCredit(c)
+	case e := <-inbox:
+		t.admit(e)
+	case m := <-t.spec.Mail:
+		t.onMail(m)
+	case <-ticks:
+		t.onTick()
+	case <-publish:
+		t.acct.duringWait()
+	case <-t.ctx.Done():
+		return t.ctx.Err()
+	}
+	return nil
+}
+
+// drainOutputs sends everything still queued, waiting for credits: the
+// subtask is done.
+func (t *Subtask) drainOutputs() error {
+	if !t.queuesOutput() {
+		return nil
+	}
+	for _, w := range t.allWriters() {
+		for _, c := range w.channels {
+			if err := c.drain(t.ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// forwardBarrier sends barrier b downstream after the snapshot: as a
+// priority event that overtakes the queued output when the snapshot is
+// unaligned (persisting what it overtook, returned), or in order with
+// the data.
+func (t *Subtask) forwardBarrier(b event.CheckpointBarrier, unaligned bool) []overtaken {
+	if !t.overtakesOutput(b, unaligned) {
+		t.broadcast(event.Control{Kind: event.KindBarrier, Barrier: b})
+		return nil
+	}
+	var out []overtaken
+	for _, w := range t.allWriters() {
+		for ch, rs := range w.overtake(b) {
+			if len(rs) > 0 {
+				out = append(out, overtaken{c: w.channels[ch], records: rs})
+			}
+		}
+	}
+	return out
+}
+
+// overtakesOutput reports whether barrier b leaves as a priority event: its
+// snapshot is unaligned — on a source, a checkpoint with an aligned timeout
+// of 0 —, and it is neither a savepoint nor the final checkpoint (which
+// stay in order, behind the end of the input).
+func (t *Subtask) overtakesOutput(b event.CheckpointBarrier, unaligned bool) bool {
+	if !t.queuesOutput() || b.Type.IsSavepoint() || b.Final {
+		return false
+	}
+	return unaligned || t.src != nil && t.spec.AlignedTimeout == 0
+}

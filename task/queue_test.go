@@ -1,0 +1,329 @@
+package task
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+)
+
+// TestOutputQueue runs the scripts in testdata/output_queue: one sender's
+// record writer with queued output (unaligned checkpoints) over the
+// channels of one receiving gate, stepped by hand. Commands:
+//
+//	new channels=N credits=C batch=B    a writer and a gate
+//	emit ch=C values=a,b,...            records for channel C
+//	flush                               the writer's partly filled batches
+//	barrier id=I [aligned]              a barrier: a priority event that
+//	                                    overtakes the queues (prints what it
+//	                                    overtook), or in order with the data
+//	receive [n=K]                       the receiver takes K envelopes
+//	                                    (default all) from its inbox, in order
+//	process ch=C                        the receiver processes the oldest
+//	                                    envelope it took from channel C: its
+//	                                    credit (or priority slot) returns,
+//	                                    and the writer sends what it can
+//	state                               per channel: queue, free credits,
+//	                                    priority slot; envelopes in the inbox
+//
+// Every command but state prints the state after it.
+func TestOutputQueue(t *testing.T) {
+	datadriven.Walk(t, "testdata/output_queue", func(t *testing.T, path string) {
+		h := &queueHarness{}
+		datadriven.RunTest(t, path, h.run)
+	})
+}
+
+type queueHarness struct {
+	gate  *InputGate
+	w     *RecordWriter
+	taken [][]Envelope // per channel, envelopes received and not processed
+}
+
+// toChannel sends a record to the channel its value names ("2:x" → 2).
+type toChannel struct{}
+
+func (toChannel) Select(r *event.Record, _ int) int {
+	ch, _, _ := strings.Cut(r.Value.(string), ":")
+	n, _ := strconv.Atoi(ch)
+	return n
+}
+
+func (h *queueHarness) run(t *testing.T, td *datadriven.TestData) string {
+	var out strings.Builder
+	switch td.Cmd {
+	case "new":
+		var n, credits, batch int
+		td.ScanArgs(t, "channels", &n)
+		td.ScanArgs(t, "credits", &credits)
+		td.ScanArgs(t, "batch", &batch)
+		h.gate = NewInputGate(make([]int, n), credits)
+		chans := make([]*OutChannel, n)
+		for i := range chans {
+			chans[i] = h.gate.Channel(i)
+		}
+		h.w = NewRecordWriter(context.Background(), chans, toChannel{}, batch)
+		h.w.queued = true
+		h.taken = make([][]Envelope, n)
+	case "emit":
+		var ch int
+		var vals string
+		td.ScanArgs(t, "ch", &ch)
+		td.ScanArgs(t, "values", &vals)
+		for _, v := range strings.Split(vals, ",") {
+			h.w.Emit(event.Record{Value: fmt.Sprintf("%d:%s", ch, v)})
+		}
+	case "flush":
+		h.w.Flush()
+	case "barrier":
+		h.barrier(t, td, &out)
+	case "receive":
+		h.receive(t, td, &out)
+	case "process":
+		var ch int
+		td.ScanArgs(t, "ch", &ch)
+		if len(h.taken[ch]) == 0 {
+			td.Fatalf(t, "nothing received on channel %d", ch)
+		}
+		e := h.taken[ch][0]
+		h.taken[ch] = h.taken[ch][1:]
+		h.gate.recycle(e)
+		for _, c := range h.w.channels {
+			c.push()
+		}
+	case "state":
+	default:
+		td.Fatalf(t, "unknown command %s", td.Cmd)
+	}
+	if err := h.w.Err(); err != nil {
+		fmt.Fprintf(&out, "error: %v\n", err)
+	}
+	h.state(&out)
+	return out.String()
+}
+
+func (h *queueHarness) barrier(t *testing.T, td *datadriven.TestData, out *strings.Builder) {
+	var id int
+	td.ScanArgs(t, "id", &id)
+	b := event.CheckpointBarrier{ID: event.CheckpointID(id)}
+	if td.HasArg("aligned") {
+		h.w.BroadcastControl(event.Control{Kind: event.KindBarrier, Barrier: b})
+		return
+	}
+	for ch := range h.w.channels {
+		if len(h.w.channels[ch].priority) == 0 {
+			td.Fatalf(t, "channel %d: priority slot taken, the barrier would wait", ch)
+		}
+	}
+	for ch, rs := range h.w.overtake(b) {
+		fmt.Fprintf(out, "overtook ch=%d: %s\n", ch, values(rs))
+	}
+}
+
+func (h *queueHarness) receive(t *testing.T, td *datadriven.TestData, out *strings.Builder) {
+	n := len(h.gate.inbox)
+	td.MaybeScanArgs(t, "n", &n)
+	for range n {
+		select {
+		case e := <-h.gate.inbox:
+			h.taken[e.Channel] = append(h.taken[e.Channel], e)
+			fmt.Fprintf(out, "received %s\n", envelope(e))
+		default:
+			td.Fatalf(t, "the inbox is empty")
+		}
+	}
+}
+
+func (h *queueHarness) state(out *strings.Builder) {
+	for ch, c := range h.w.channels {
+		var q []string
+		for _, b := range c.queue {
+			q = append(q, batch(b))
+		}
+		slot := "free"
+		if len(c.priority) == 0 {
+			slot = "taken"
+		}
+		fmt.Fprintf(out, "ch=%d queue=[%s] credits=%d priority=%s\n", ch, strings.Join(q, " "), len(c.credits), slot)
+	}
+	fmt.Fprintf(out, "inbox=%d\n", len(h.gate.inbox))
+}
+
+func envelope(e Envelope) string {
+	s := fmt.Sprintf("ch=%d %s", e.Channel, batch(e.Batch))
+	if e.Priority {
+		s += " (priority)"
+	}
+	return s
+}
+
+func batch(b event.Batch) string {
+	s := "(" + values(b.Records)
+	switch b.Control.Kind {
+	case event.KindBarrier:
+		s += fmt.Sprintf(" |barrier %d", b.Control.Barrier.ID)
+	case event.KindNone:
+	default:
+		s += fmt.Sprintf(" |control %d", b.Control.Kind)
+	}
+	return s + ")"
+}
+
+func values(rs []event.Record) string {
+	var vs []string
+	for _, r := range rs {
+		_, v, _ := strings.Cut(r.Value.(string), ":")
+		vs = append(vs, v)
+	}
+	return strings.Join(vs, ",")
+}
+
+// countReader emits the integers below n in one poll, then has nothing more.
+type countReader struct {
+	n    int
+	done bool
+}
+
+func (r *countReader) AddSplits([]operator.SplitState) error { return nil }
+func (r *countReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
+	if !r.done {
+		for i := range r.n {
+			out.Collect("s", event.Record{Value: i, Timestamp: event.NoTimestamp})
+		}
+		r.done = true
+	}
+	return operator.NothingAvailable, nil
+}
+func (r *countReader) Available() <-chan struct{} { return make(chan struct{}) }
+func (r *countReader) SnapshotState(event.CheckpointID) ([]operator.SplitState, error) {
+	return []operator.SplitState{{ID: "s"}}, nil
+}
+func (r *countReader) NotifyCheckpointComplete(event.CheckpointID) error { return nil }
+func (r *countReader) Close() error                                      { return nil }
+
+type countSource struct{ r *countReader }
+
+func (countSource) Bounded() bool { return false }
+func (countSource) Enumerate(context.Context) ([]operator.SplitState, error) {
+	return []operator.SplitState{{ID: "s"}}, nil
+}
+func (s countSource) CreateReader(operator.ReaderContext) (operator.SourceReader, error) {
+	return s.r, nil
+}
+
+// TestBarrierOvertakesFullOutputQueue: a source subtask with unaligned
+// checkpoints emits 40 records in batches of 4 towards a receiver that
+// processes nothing: its 2 credits are taken and 8 batches queue. A
+// checkpoint triggered then still acknowledges, and its barrier reaches
+// the receiver's inbox right behind the 2 batches in flight, as a priority
+// event; the 32 records it overtook are the checkpoint's output channel
+// state, in order, addressed to the receiver. (Without output queues the
+// subtask waited for a credit in its send, and neither the snapshot nor
+// the barrier came before the receiver processed something.)
+func TestBarrierOvertakesFullOutputQueue(t *testing.T) {
+	fs, err := checkpointstorage.OpenFS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := NewInputGate([]int{0}, 2)
+	gate.SetTarget(GateTarget{Vertex: "down", Subtask: 0, Parallelism: 1, EdgeOf: []int{0}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reports, mail := make(chan Report, 16), make(chan Mail, 4)
+	st := New(Spec{ID: event.SubtaskID{Vertex: "src", Index: 0}, Mode: ExactlyOnce, Unaligned: true,
+		Source:  &SourceSpec{UID: "src", Source: countSource{&countReader{n: 40}}, Parallelism: 1},
+		Writers: []*RecordWriter{NewRecordWriter(ctx, []*OutChannel{gate.Channel(0)}, Forward{}, 4)},
+		Storage: fs, Reports: reports, Mail: mail, Now: time.Now, Parallelism: 1})
+	done := make(chan error, 1)
+	go func() { done <- st.Run(ctx) }()
+	for len(gate.inbox) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	mail <- Mail{Kind: MailTrigger, Barrier: event.CheckpointBarrier{ID: 1, Timestamp: event.Timestamp(time.Now().UnixMilli())}}
+	ack := waitAck(t, reports)
+
+	var got []string
+	for range 3 {
+		select {
+		case e := <-gate.inbox:
+			got = append(got, envelopeInts(e))
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the inbox holds only %v", got)
+		}
+	}
+	want := []string{"[0 1 2 3]", "[4 5 6 7]", "priority barrier 1"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("inbox: %v, want %v", got, want)
+	}
+	m := ack.Ack.Metrics
+	if !m.Unaligned || m.PersistedOutputBytes == 0 || m.PersistedOutputBytes != m.PersistedBytes {
+		t.Errorf("metrics %+v: want unaligned, with only output channel state persisted", m)
+	}
+	if rs := outputStateFor(t, fs, ack, "down"); fmt.Sprint(rs) != fmt.Sprint(seq(8, 40)) {
+		t.Errorf("output channel state for the receiver: %v, want %v", rs, seq(8, 40))
+	}
+	cancel()
+	<-done
+}
+
+func envelopeInts(e Envelope) string {
+	if e.Priority && e.Batch.Control.Kind == event.KindBarrier {
+		return fmt.Sprintf("priority barrier %d", e.Batch.Control.Barrier.ID)
+	}
+	var vs []int
+	for _, r := range e.Batch.Records {
+		vs = append(vs, r.Value.(int))
+	}
+	return fmt.Sprint(vs)
+}
+
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i < to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// outputStateFor reads the output channel state an acknowledgement wrote
+// for the receiving vertex: the values of its records, in order.
+func outputStateFor(t *testing.T, fs *checkpointstorage.FS, ack Report, vertex string) []int {
+	t.Helper()
+	ts, err := DecodeTaskState(ack.Ack.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []int
+	for _, parts := range ts.Operators {
+		h, ok := parts[PartOutputState]
+		if !ok {
+			continue
+		}
+		b, err := fs.ReadState(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byTarget, err := DecodeOutputState(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, blob := range byTarget[vertex] {
+			cs, err := DecodeChannelState(blob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range cs.Records {
+				vs = append(vs, p.Record.Value.(int))
+			}
+		}
+	}
+	return vs
+}
