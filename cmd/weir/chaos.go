@@ -32,6 +32,15 @@ type chaosFlags struct {
 	mysqlDSN, sqlite   string
 	postgresDSN        string
 	job, sinkName      string // whose prepared transactions count ("": everyone's)
+	// An unbounded job (a CDC source) is checked against the bills table
+	// it reads: the totals the verdict wants are recomputed from its
+	// content at the end, and the run after the kills is stopped once the
+	// table equals them (settle).
+	sourceMySQL, sourcePostgres, sourceTable string
+	settle                                   time.Duration
+	// beforeSettle, when set, is called after the kills, before the
+	// settling run starts (a test stops its writer there).
+	beforeSettle func()
 }
 
 func newChaosCommand() *cobra.Command {
@@ -48,7 +57,14 @@ MySQL/MariaDB, pg_prepared_xacts on PostgreSQL). With --job, only the transactio
 sink count (other jobs' on a shared server are named and left alone); without it, every prepared
 transaction on the server counts. The verdict is OK
 only when every one of the --kills happened: a job that finishes before its last kill fails
-the verdict (lower the delays or give it more input).`,
+the verdict (lower the delays or give it more input).
+
+An unbounded job (a CDC source) never finishes: give --settle and --source-mysql or
+--source-postgres with --source-table, the bills table (bill_id, account_id, amount) it
+captures. The run after the kills is then stopped with SIGTERM (--savepoint-on-stop is
+appended, so the stop commits the sink's transactions) as soon as --table equals the totals
+recomputed from the source table, or after --settle; the verdict compares them once more.
+Whatever changes the source table must stop before that run: chaos prints "settling" first.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runChaos(cmd.Context(), cmd.OutOrStdout(), f, args)
@@ -66,6 +82,10 @@ the verdict (lower the delays or give it more input).`,
 	fl.StringVar(&f.postgresDSN, "postgres", "", "PostgreSQL DSN of the table (postgres://…)")
 	fl.StringVar(&f.job, "job", "", "the job's pipeline.name: only its prepared transactions count (default: all on the server)")
 	fl.StringVar(&f.sinkName, "sink-name", "", "the JDBC sink's sink.name (default: --table)")
+	fl.StringVar(&f.sourceMySQL, "source-mysql", "", "MySQL/MariaDB DSN of the source table the truth is recomputed from")
+	fl.StringVar(&f.sourcePostgres, "source-postgres", "", "PostgreSQL DSN of the source table the truth is recomputed from")
+	fl.StringVar(&f.sourceTable, "source-table", "bills", "source table (bill_id, account_id, amount) of --source-mysql/--source-postgres")
+	fl.DurationVar(&f.settle, "settle", 0, "unbounded job: stop the last run once the table equals the truth, waiting at most this long")
 	return cmd
 }
 
@@ -91,6 +111,14 @@ func chaosRuns(ctx context.Context, out io.Writer, f chaosFlags, command []strin
 		if run > 0 {
 			args = append(append([]string(nil), args...), "--restore", "latest-or-empty")
 		}
+		if f.settle > 0 && kills == f.kills {
+			if f.beforeSettle != nil {
+				f.beforeSettle()
+			}
+			fmt.Fprintf(out, "run %d: settling after %d kills\n", run+1, kills)
+			err := settleRun(ctx, out, f, command[0], args)
+			return kills, time.Since(start), err
+		}
 		delay := f.minDelay + time.Duration(rnd.Int63n(int64(f.maxDelay-f.minDelay)+1))
 		killed, err := runOnce(ctx, command[0], args, kills < f.kills, delay)
 		if err != nil {
@@ -112,9 +140,9 @@ func killVerdict(out io.Writer, f chaosFlags, kills int, took time.Duration) err
 	if kills < f.kills {
 		return fmt.Errorf("VERDICT: FAIL — only %d of %d kills happened: the job finished after %.1fs, before the next kill "+
 			"(random delay %v–%v); %s matches %s, but not through the faults asked for: lower --min-delay and --max-delay, "+
-			"or give the job more input", kills, f.kills, took.Seconds(), f.minDelay, f.maxDelay, f.table, f.truth)
+			"or give the job more input", kills, f.kills, took.Seconds(), f.minDelay, f.maxDelay, f.table, f.truthName())
 	}
-	fmt.Fprintf(out, "VERDICT: OK — %s equals %s exactly, through %d of %d kills\n", f.table, f.truth, kills, f.kills)
+	fmt.Fprintf(out, "VERDICT: OK — %s equals %s exactly, through %d of %d kills\n", f.table, f.truthName(), kills, f.kills)
 	return nil
 }
 
@@ -123,15 +151,10 @@ func killVerdict(out io.Writer, f chaosFlags, kills int, took time.Duration) err
 // process group of its own and the kill goes to the whole group, so a
 // wrapper (`go run`, a shell script) dies together with the job it started.
 func runOnce(ctx context.Context, name string, args []string, kill bool, delay time.Duration) (bool, error) {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	if err := cmd.Start(); err != nil {
+	cmd, done, err := startGroup(ctx, name, args)
+	if err != nil {
 		return false, err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	var timer <-chan time.Time
 	if kill {
 		timer = time.After(delay)
@@ -149,8 +172,23 @@ func runOnce(ctx context.Context, name string, args []string, kill bool, delay t
 	}
 }
 
+// startGroup starts the command in a process group of its own; done
+// receives its end.
+func startGroup(ctx context.Context, name string, args []string) (*exec.Cmd, <-chan error, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return cmd, done, nil
+}
+
 func verifyTotals(out io.Writer, f chaosFlags) error {
-	want, err := readTruth(f.truth)
+	want, err := wantTotals(f)
 	if err != nil {
 		return err
 	}
@@ -158,27 +196,42 @@ func verifyTotals(out io.Writer, f chaosFlags) error {
 	if err != nil {
 		return err
 	}
+	return verdictOnTotals(out, f, got, want, lingering)
+}
+
+// diffTotals counts the accounts where got and want differ, printing the
+// first ten to out (nil: quiet).
+func diffTotals(out io.Writer, got, want map[string]string) int {
 	bad := 0
 	for id, w := range want {
 		if g, ok := got[id]; !ok || g != w {
-			if bad < 10 {
+			if bad < 10 && out != nil {
 				fmt.Fprintf(out, "  %s: got %q, want %q\n", id, g, w)
 			}
 			bad++
 		}
 	}
-	for id := range got {
+	for id, g := range got {
 		if _, ok := want[id]; !ok {
+			if bad < 10 && out != nil {
+				fmt.Fprintf(out, "  %s: got %q, want none\n", id, g)
+			}
 			bad++ // an account the bills never mention
 		}
 	}
-	if bad != 0 {
-		return fmt.Errorf("VERDICT: FAIL — %s differs from %s in %d accounts", f.table, f.truth, bad)
+	return bad
+}
+
+// verdictOnTotals fails when got differs from want or a prepared
+// transaction of the job lingers.
+func verdictOnTotals(out io.Writer, f chaosFlags, got, want map[string]string, lingering []string) error {
+	if bad := diffTotals(out, got, want); bad != 0 {
+		return fmt.Errorf("VERDICT: FAIL — %s differs from %s in %d accounts", f.table, f.truthName(), bad)
 	}
 	if err := leftBehind(out, f, lingering); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%s equals %s exactly (%d accounts)\n", f.table, f.truth, len(want))
+	fmt.Fprintf(out, "%s equals %s exactly (%d accounts)\n", f.table, f.truthName(), len(want))
 	return nil
 }
 
@@ -270,7 +323,12 @@ func normTotal(s string) string {
 }
 
 func queryTotals(db *sql.DB, table string) (map[string]string, error) {
-	rows, err := db.Query("SELECT account_id, total, bill_count FROM " + table)
+	return totalsOf(db, "SELECT account_id, total, bill_count FROM "+table)
+}
+
+// totalsOf reads the rows (account_id, total, count) of query.
+func totalsOf(db *sql.DB, query string) (map[string]string, error) {
+	rows, err := db.Query(query)
 	if err != nil {
 		return nil, err
 	}
