@@ -143,12 +143,32 @@ func chaos(ctx context.Context, c config, t *target, dir string, args []string) 
 	}
 	_, _ = io.Copy(io.Discard, stdout)
 	err = cmd.Wait()
-	fmt.Printf("%.1fs in all; weir's log: %s\n", time.Since(start).Seconds(), logf.Name())
+	fmt.Printf("%.1fs in all; %s\n", time.Since(start).Seconds(), phases(logf.Name()))
 	if writing {
 		stop()
 		<-werr
 	}
 	return err
+}
+
+// phases counts in weir's log how often a run started reading a snapshot
+// and how often one reached the stream (binlog, replication slot): the
+// kills fell in both when both exceed the snapshots a single run needs.
+func phases(log string) string {
+	b, err := os.ReadFile(log)
+	if err != nil {
+		return err.Error()
+	}
+	snap, stream := 0, 0
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.Contains(l, "-cdc: ") && strings.Contains(l, " the snapshot"):
+			snap++
+		case strings.Contains(l, "-cdc: streaming"):
+			stream++
+		}
+	}
+	return fmt.Sprintf("weir's log: %d snapshot reads started, %d streams started", snap, stream)
 }
 
 func newTarget(db, suffix string) (*target, error) {
