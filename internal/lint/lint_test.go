@@ -31,8 +31,9 @@ var (
 	// and reuse the fault-injection harness in internal/sim.
 	// sql/types is a leaf (it imports nothing of Weir's): connectors' row
 	// formats use it.
-	// internal/savepointtest takes jobs through savepoints in their tests.
-	connectors = append([]string{"connector", "internal/testsvc", "internal/sim", "internal/savepointtest", "sql/types"}, api...)
+	// internal/savepointtest takes jobs through savepoints in their tests;
+	// internal/txncheck finds the prepared transactions a job left behind.
+	connectors = append([]string{"connector", "internal/testsvc", "internal/sim", "internal/savepointtest", "internal/txncheck", "sql/types"}, api...)
 	sqlLayer   = append([]string{"sql"}, connectors...)
 	cluster    = append([]string{"cluster", "jobmanager", "rest/api"}, sqlLayer...)
 	everything = append([]string{"rest", "web", "examples", "bench", "internal"}, cluster...)
@@ -67,6 +68,7 @@ var layers = []layer{
 	// over HTTP in the browser and imports nothing of Weir's.
 	{prefixes: []string{"rest/web"}, mayUse: nil},
 	{prefixes: []string{"internal/testsvc"}, mayUse: nil},
+	{prefixes: []string{"internal/txncheck"}, mayUse: nil},
 	{prefixes: []string{"internal/savepointtest"}, mayUse: runtime},
 	{prefixes: []string{"internal/lint"}, mayUse: nil},
 	{prefixes: []string{"internal", "examples", "bench", "web", "cmd"}, mayUse: everything},
