@@ -16,7 +16,7 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/rest/api"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // EXPLAIN ANALYZE of the finished SQL aggregation equals the job's own

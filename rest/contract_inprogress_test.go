@@ -10,7 +10,7 @@ import (
 	"github.com/weirstream/weir/connector/datagen"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/rest/api"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // A checkpoint in progress shows in /checkpoints as Flink shows it:

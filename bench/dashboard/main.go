@@ -35,7 +35,7 @@ import (
 	"github.com/weirstream/weir/jobmanager"
 	"github.com/weirstream/weir/rest"
 	"github.com/weirstream/weir/rest/api"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 type config struct {

@@ -18,8 +18,8 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/runtime"
-	"github.com/weirstream/weir/sql/types"
 	"github.com/weirstream/weir/state/backends"
+	"github.com/weirstream/weir/types"
 )
 
 // The job: a bounded generator of Records records (record n is key

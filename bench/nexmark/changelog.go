@@ -18,7 +18,7 @@ import (
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/planner"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // The canonical changelog text, written by both engines' 'changelog-file'

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/sql/expr"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // udfs are the Go versions of the Java UDF classes queries.sql names in

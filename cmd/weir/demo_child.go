@@ -15,7 +15,7 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/examples/billing/pipeline"
 	"github.com/weirstream/weir/runtime"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 type childFlags struct{ brokers, db, checkpoints, restore string }

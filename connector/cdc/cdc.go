@@ -12,7 +12,7 @@ import (
 
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // OptionError is a WITH option with a bad or missing value, or a database

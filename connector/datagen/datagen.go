@@ -18,7 +18,7 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Splits is the number of logical splits (row n belongs to split n mod Splits).

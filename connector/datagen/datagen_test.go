@@ -12,7 +12,7 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/operator/sourcetest"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 var schema = []types.Field{

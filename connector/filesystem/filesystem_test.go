@@ -18,8 +18,8 @@ import (
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/operator/sourcetest"
 	"github.com/weirstream/weir/runtime"
-	"github.com/weirstream/weir/sql/types"
 	"github.com/weirstream/weir/task"
+	"github.com/weirstream/weir/types"
 )
 
 var schema = []types.Field{{Name: "id", Type: types.Type{Kind: types.BigInt}}, {Name: "name", Type: types.Type{Kind: types.String}}}

@@ -17,7 +17,7 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/operator/window"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // One subtask reads two files in turn. Once the first is read to its end

@@ -11,7 +11,7 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/shopspring/decimal"
 
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Avro is Flink's avro format for message queues: a message is the Avro

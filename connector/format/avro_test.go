@@ -12,7 +12,7 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/shopspring/decimal"
 
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 func notNull(t types.Type) types.Type { t.Nullable = false; return t }

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/weirstream/weir/internal/testsvc"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // registrySubject returns the registry's URL and a subject of the test's

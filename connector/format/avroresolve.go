@@ -8,7 +8,7 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/shopspring/decimal"
 
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Avro schema resolution (the specification's "Schema Resolution"): a

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/event"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Changelog is a changelog-data-capture format (Flink's debezium-json,

@@ -11,7 +11,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/weirstream/weir/event"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // products is the table of Flink's and Debezium's examples (the inventory

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir/event"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // DebeziumAvro is Flink's debezium-avro-confluent format: Debezium's change

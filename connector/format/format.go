@@ -19,7 +19,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Format decodes and encodes rows of one schema.

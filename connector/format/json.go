@@ -11,7 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // JSON is Flink's json format: an object whose keys are the column names.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Metadata is a metadata key a changelog format reads from each message's

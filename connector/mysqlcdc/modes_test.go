@@ -8,7 +8,7 @@ import (
 
 	"github.com/weirstream/weir/connector/cdc/cdctest"
 	"github.com/weirstream/weir/event"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // A row reads the same from the snapshot (text protocol) and from the

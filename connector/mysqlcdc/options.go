@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/connector/cdc"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Options configure a mysql-cdc source; the map keys of FromMap are Flink

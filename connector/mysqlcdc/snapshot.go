@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/event"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // keyList is the key columns as the snapshot queries order and compare

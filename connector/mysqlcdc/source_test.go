@@ -7,7 +7,7 @@ import (
 	"github.com/weirstream/weir/connector/cdc/cdctest"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // The snapshot, split by key ranges over two subtasks, and the binlog

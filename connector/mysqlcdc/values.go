@@ -10,7 +10,7 @@ import (
 
 	"github.com/weirstream/weir/connector/cdc"
 	"github.com/weirstream/weir/connector/format"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // column is a declared column as the database has it.

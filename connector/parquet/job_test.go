@@ -18,8 +18,8 @@ import (
 	"github.com/weirstream/weir/internal/sim"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/runtime"
-	"github.com/weirstream/weir/sql/types"
 	"github.com/weirstream/weir/task"
+	"github.com/weirstream/weir/types"
 )
 
 // crashRow passes rows through and crashes as faults decide, once a

@@ -14,7 +14,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/shopspring/decimal"
 
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 func typ(k types.Kind, nullable bool, p, s int) types.Type {

@@ -11,7 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/weirstream/weir/connector/filesystem"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // julianEpoch is the Julian day of 1970-01-01, the day count of an INT96

@@ -10,7 +10,7 @@ import (
 
 	"github.com/weirstream/weir/connector/cdc/cdctest"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // firstError polls a reader of o until it fails.

@@ -13,7 +13,7 @@ import (
 	"github.com/weirstream/weir/connector/cdc/cdctest"
 	"github.com/weirstream/weir/internal/testsvc"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // fixture is a captured table (id BIGINT key, k INT, amount BIGINT, note

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/connector/cdc"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Options configure a postgres-cdc source; the map keys of FromMap are

@@ -11,7 +11,7 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Source is the postgres-cdc source: one split, the captured table, read

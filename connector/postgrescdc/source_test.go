@@ -9,7 +9,7 @@ import (
 
 	"github.com/weirstream/weir/connector/cdc/cdctest"
 	"github.com/weirstream/weir/event"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // The snapshot and the stream meet exactly: with transactions of inserts,

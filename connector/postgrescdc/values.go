@@ -8,7 +8,7 @@ import (
 
 	"github.com/weirstream/weir/connector/cdc"
 	"github.com/weirstream/weir/connector/format"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // pgValue reads a column's value from PostgreSQL's text form (what the

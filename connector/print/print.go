@@ -15,7 +15,7 @@ import (
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Sink prints rows. Its Out is shared by all subtasks (lines never interleave).

@@ -9,7 +9,7 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 func TestPrintsLikeFlink(t *testing.T) {

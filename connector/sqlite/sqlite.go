@@ -21,7 +21,7 @@ import (
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Checkpoints is the bookkeeping table: the last checkpoint written per

@@ -23,17 +23,15 @@ type layer struct {
 }
 
 var (
-	leaves     = []string{"event", "keygroup", "delivery", "duration"}
+	leaves     = []string{"event", "keygroup", "delivery", "duration", "types"}
 	primitives = append([]string{"metrics", "barrier", "debloat", "channel", "watermark", "state", "checkpointstorage", "checkpoint", "restart"}, leaves...)
 	runtime    = append([]string{"operator", "graph", "task", "runtime"}, primitives...)
 	api        = append([]string{"."}, runtime...)
 	// Connectors' integration tests find services through internal/testsvc
 	// and reuse the fault-injection harness in internal/sim.
-	// sql/types is a leaf (it imports nothing of Weir's): connectors' row
-	// formats use it.
 	// internal/savepointtest takes jobs through savepoints in their tests;
 	// internal/txncheck finds the prepared transactions a job left behind.
-	connectors = append([]string{"connector", "internal/testsvc", "internal/sim", "internal/savepointtest", "internal/txncheck", "sql/types"}, api...)
+	connectors = append([]string{"connector", "internal/testsvc", "internal/sim", "internal/savepointtest", "internal/txncheck"}, api...)
 	sqlLayer   = append([]string{"sql"}, connectors...)
 	cluster    = append([]string{"cluster", "jobmanager", "rest/api"}, sqlLayer...)
 	everything = append([]string{"rest", "web", "examples", "bench", "internal"}, cluster...)
@@ -54,7 +52,6 @@ var layers = []layer{
 	{prefixes: []string{"."}, mayUse: api},
 	{prefixes: []string{"connector"}, mayUse: connectors},
 	{prefixes: []string{"sql"}, mayUse: sqlLayer},
-	{prefixes: []string{"sql/types"}, mayUse: nil},
 	{prefixes: []string{"cluster"}, mayUse: cluster},
 	// rest/api holds the REST API's JSON bodies (Flink's shapes) and
 	// imports nothing of Weir's; the JobManager renders its jobs into them

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Table is a table declared by CREATE TABLE.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/event"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // nullText is how a result shows NULL, as Flink's SQL client.

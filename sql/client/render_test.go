@@ -10,7 +10,7 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // TestResultModes renders changelogs in each result mode. Commands:

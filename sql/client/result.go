@@ -8,7 +8,7 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Result modes, Flink's sql-client.execution.result-mode.

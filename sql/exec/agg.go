@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/shopspring/decimal"
-	"github.com/weirstream/weir/sql/types"
 	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/types"
 )
 
 // AggKind is an aggregate function.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // caster converts one non-NULL value; a nil result with a nil error is

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // ordered reports whether the values of t have an order (as opposed to

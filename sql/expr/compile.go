@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Column is one column of the row an expression reads.

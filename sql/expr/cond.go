@@ -2,7 +2,7 @@ package expr
 
 import (
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 func init() {

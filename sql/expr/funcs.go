@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // builtin is a scalar function: its arity and how to compile a call.

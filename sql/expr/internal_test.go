@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 func TestJavaFloat(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/shopspring/decimal"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // numberLit types a numeric literal as Flink does: digits are INT, or

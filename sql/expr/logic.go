@@ -2,7 +2,7 @@ package expr
 
 import (
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // requireBool checks that x is a condition: BOOLEAN or an untyped NULL.

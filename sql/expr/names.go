@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // ident compiles a column reference: col, t.col, col.field…, t.col.field….

@@ -9,7 +9,7 @@ import (
 	"github.com/shopspring/decimal"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // The Nexmark benchmark's scalar expressions (/work/shared/nexmark/

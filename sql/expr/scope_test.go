@@ -7,7 +7,7 @@ import (
 
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // TestResolve shows how the planner reads aggregates from its own

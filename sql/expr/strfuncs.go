@@ -21,7 +21,7 @@ import (
 	"golang.org/x/text/language"
 
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 func init() {

@@ -1,7 +1,7 @@
 package expr
 
 import (
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // MaxDecimalPrecision is the largest DECIMAL precision, as in Flink.

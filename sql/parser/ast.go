@@ -1,6 +1,6 @@
 package parser
 
-import "github.com/weirstream/weir/sql/types"
+import "github.com/weirstream/weir/types"
 
 // Node is any node of the syntax tree.
 type Node interface {

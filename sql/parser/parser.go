@@ -3,7 +3,7 @@ package parser
 import (
 	"fmt"
 
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // maxDepth bounds the nesting of expressions, queries and types, so that a

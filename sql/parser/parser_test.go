@@ -191,7 +191,7 @@ func dumpField(b *strings.Builder, name string, f reflect.Value, indent string) 
 	}
 	b.WriteString(" ")
 	switch {
-	case f.Type().PkgPath() == "github.com/weirstream/weir/sql/types" && f.Kind() == reflect.Struct:
+	case f.Type().PkgPath() == "github.com/weirstream/weir/types" && f.Kind() == reflect.Struct:
 		fmt.Fprintf(b, "%v\n", f.Interface())
 	case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
 		fmt.Fprintf(b, "%q\n", f.Interface())

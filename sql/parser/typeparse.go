@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Defaults of Flink's type system for types written without a length or

@@ -21,7 +21,7 @@ import (
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // SinkSpec is what a sink factory returns: the sink and what it accepts.

@@ -19,7 +19,7 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // RegisterExternal adds the connectors of external systems: kafka,

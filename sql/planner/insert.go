@@ -11,7 +11,7 @@ import (
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // PlanInsert plans INSERT INTO table query: the query, a cast to the

@@ -5,7 +5,7 @@ import (
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // intersectExcept plans INTERSECT [ALL] and EXCEPT [ALL] as Flink's

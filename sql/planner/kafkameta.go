@@ -10,7 +10,7 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // kafkaMetaKeys are the Kafka connector's own metadata keys, in the order of

@@ -14,7 +14,7 @@ import (
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // lookupJoin plans `l JOIN t FOR SYSTEM_TIME AS OF l.proctime AS a ON …`:

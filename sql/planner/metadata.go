@@ -8,7 +8,7 @@ import (
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // MetadataKey is a metadata key a connector reads (and maybe writes), as

@@ -7,7 +7,7 @@ import (
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // With 'value.format', Flink writes the format's options with a 'value.'

@@ -9,7 +9,7 @@ import (
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // DefaultMaxFutureSkew is the default of 'table.exec.source.max-future-skew':

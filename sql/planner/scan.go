@@ -12,7 +12,7 @@ import (
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 	"github.com/weirstream/weir/watermark"
 )
 

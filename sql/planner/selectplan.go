@@ -8,7 +8,7 @@ import (
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {

@@ -6,7 +6,7 @@ import (
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // Two-phase (local/global) group aggregation, Flink's answer to hot keys:

@@ -7,7 +7,7 @@ import (
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // unnestJoin plans `l, UNNEST(x) AS a(cols)`, `l CROSS JOIN UNNEST(x)`,

@@ -7,7 +7,7 @@ import (
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // windowCols are the window_start and window_end columns of a Rel that

@@ -6,8 +6,8 @@ import (
 	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/planner"
-	"github.com/weirstream/weir/sql/types"
 	"github.com/weirstream/weir/task"
+	"github.com/weirstream/weir/types"
 )
 
 // Collect plans query q as a job named name whose result rows, with their

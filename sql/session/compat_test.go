@@ -14,7 +14,7 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/parser"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 // compatDir holds the Flink compatibility suite: one file per category of

@@ -31,8 +31,8 @@ import (
 	"github.com/weirstream/weir/sql/catalog"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/planner"
-	"github.com/weirstream/weir/sql/types"
 	"github.com/weirstream/weir/task"
+	"github.com/weirstream/weir/types"
 	"github.com/weirstream/weir/watermark"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 var bigint = types.Type{Kind: types.BigInt, Nullable: true}

@@ -1,5 +1,7 @@
-// Package types is the SQL layer's type system: the logical types of Flink
-// SQL that Weir supports and the Go values that carry them at run time.
+// Package types is the row and type vocabulary: the logical types of Flink
+// SQL that Weir supports and the Go values that carry them at run time. It
+// is a leaf (it imports nothing of Weir's), so connectors' row formats and
+// the SQL layer share it.
 //
 // Values in rows (event.Row.Fields) are, by type:
 //
