@@ -16,6 +16,7 @@
 //	WindowDeduplicate  … ORDER BY rowtime, rn = 1 per window  insert-only → +I
 //	Join             regular inner/left/right/full join     any × any → +I -D
 //	IntervalJoin     join on a rowtime interval             insert-only × insert-only → +I
+//	TemporalJoin     FOR SYSTEM_TIME AS OF a rowtime        any × versioned changelog → the probe row's kind
 //	OverAggregate    agg(…) OVER (PARTITION BY … ORDER BY   insert-only → +I (row + aggregates)
 //	                 time ROWS|RANGE … PRECEDING)
 //	Calc             WHERE + SELECT expressions             kind passes through

@@ -22,6 +22,21 @@ func TestSessionRescaleKeepsState(t *testing.T) {
 	mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewSessionAggregate(opts) })}
 	steps := sessionSteps(rng)
 	_, want := runSteps(t, mk, steps, nil)
+	got := rescaledRows(t, mk, steps, opts.Key())
+	if len(want) == 0 {
+		t.Fatal("the test emits no session")
+	}
+	if g, w := perKey(got), perKey(want); g != w {
+		t.Fatalf("after rescaling, sessions per key differ:\n%s\nwant\n%s", g, w)
+	}
+}
+
+// rescaledRows runs the first half of steps on one subtask, checkpoints
+// it and runs the rest on three subtasks restored from that checkpoint,
+// each row on the subtask of its key (key), each watermark on all; it
+// returns every row emitted, finished.
+func rescaledRows(t *testing.T, mk []newStage, steps []step, key KeyFunc) []event.Row {
+	t.Helper()
 	var clock int64
 	half := len(steps) / 2
 	one := openChain(t, mk, &clock, nil)
@@ -38,7 +53,7 @@ func TestSessionRescaleKeepsState(t *testing.T) {
 	for _, s := range steps[half:] {
 		targets := subtasks // a watermark reaches every subtask
 		if s.input != 0 {
-			k := opts.Key()(s.row.Fields)
+			k := key(s.row.Fields)
 			targets = []*chain{subtasks[keygroup.OperatorIndex(keygroup.ForKey(k, maxPar), maxPar, p)]}
 		}
 		for _, c := range targets {
@@ -51,12 +66,7 @@ func TestSessionRescaleKeepsState(t *testing.T) {
 		c.finish(t)
 		got = append(got, c.out.rows()...)
 	}
-	if len(want) == 0 {
-		t.Fatal("the test emits no session")
-	}
-	if g, w := perKey(got), perKey(want); g != w {
-		t.Fatalf("after rescaling, sessions per key differ:\n%s\nwant\n%s", g, w)
-	}
+	return got
 }
 
 func step1(t *testing.T, c *chain, s step) {

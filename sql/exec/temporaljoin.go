@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -254,7 +255,7 @@ func (j *TemporalJoin) sortedVersions() ([]version, error) {
 		vs = append(vs, v)
 		return true
 	})
-	slices.SortFunc(vs, func(a, b version) int { return compareInt64(a.ts, b.ts) })
+	slices.SortFunc(vs, func(a, b version) int { return cmp.Compare(a.ts, b.ts) })
 	return vs, err
 }
 
@@ -268,16 +269,6 @@ func versionOf(ts int64, e []any) (version, error) {
 		return version{}, fmt.Errorf("sql/exec: TemporalJoin: a version in state is %T, %T", e[0], e[1])
 	}
 	return version{ts: ts, kind: event.RowKind(kind), fields: fields}, nil
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // fireProbes joins, in arrival order, the probe rows at or before wm and
@@ -329,7 +320,7 @@ func (j *TemporalJoin) probeOf(e []any) (version, error) {
 // the ON clause rejects it.
 func (j *TemporalJoin) join(p version, versions []version) error {
 	// the first version after p.ts; the one before it is valid at p.ts
-	i, _ := slices.BinarySearchFunc(versions, p.ts+1, func(v version, t int64) int { return compareInt64(v.ts, t) })
+	i, _ := slices.BinarySearchFunc(versions, p.ts+1, func(v version, t int64) int { return cmp.Compare(v.ts, t) })
 	if i > 0 && versions[i-1].kind.IsAccumulate() && !nullKey(p.fields, j.opts.LeftKeys) {
 		v := versions[i-1]
 		ok := true
@@ -355,7 +346,7 @@ func (j *TemporalJoin) join(p version, versions []version) error {
 // one stays, even a delete, as Flink keeps it: a version arriving late,
 // before it, is valid only up to it. It returns the versions kept.
 func (j *TemporalJoin) dropExpired(wm int64, versions []version) []version {
-	i, _ := slices.BinarySearchFunc(versions, wm+1, func(v version, t int64) int { return compareInt64(v.ts, t) })
+	i, _ := slices.BinarySearchFunc(versions, wm+1, func(v version, t int64) int { return cmp.Compare(v.ts, t) })
 	keep := max(i-1, 0) // the version valid at wm
 	for _, v := range versions[:keep] {
 		j.versions.Remove(v.ts)

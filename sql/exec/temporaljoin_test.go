@@ -41,17 +41,17 @@ func TestTemporalJoinVersions(t *testing.T) {
 		versionRow(event.Insert, 1, 10, 100),
 		versionRow(event.UpdateBefore, 1, 10, 100), // ignored
 		versionRow(event.UpdateAfter, 1, 30, 300),
-		probeRow(event.Insert, 1, 20, 1),           // sees 100
-		probeRow(event.Insert, 1, 35, 2),           // sees 300, or what comes before 35 out of order
-		probeRow(event.Insert, 1, 5, 3),            // before any version: no match
-		versionRow(event.UpdateAfter, 1, 33, 330),  // out of order: valid from 33, so row 2 sees it
-		versionRow(event.Delete, 1, 40, 330),       // no version from 40
-		probeRow(event.Insert, 1, 45, 4),           // deleted: no match
-		probeRow(event.Delete, 1, 34, 2),           // a retraction of the probe side keeps its kind
-		probeRow(event.Insert, 2, 50, 5),           // key without versions
-		step{wm: 36},                               // fires rows 1, 3, 2 and the -D of 2; drops 100, 300
-		probeRow(event.Insert, 1, 25, 6),           // late: 100 was dropped at 36, so no match
-		probeRow(event.Insert, 1, 36, 7),           // at the watermark: sees 330
+		probeRow(event.Insert, 1, 20, 1),          // sees 100
+		probeRow(event.Insert, 1, 35, 2),          // sees 300, or what comes before 35 out of order
+		probeRow(event.Insert, 1, 5, 3),           // before any version: no match
+		versionRow(event.UpdateAfter, 1, 33, 330), // out of order: valid from 33, so row 2 sees it
+		versionRow(event.Delete, 1, 40, 330),      // no version from 40
+		probeRow(event.Insert, 1, 45, 4),          // deleted: no match
+		probeRow(event.Delete, 1, 34, 2),          // a retraction of the probe side keeps its kind
+		probeRow(event.Insert, 2, 50, 5),          // key without versions
+		step{wm: 36},                              // fires rows 1, 3, 2 and the -D of 2; drops 100, 300
+		probeRow(event.Insert, 1, 25, 6),          // late: 100 was dropped at 36, so no match
+		probeRow(event.Insert, 1, 36, 7),          // at the watermark: sees 330
 		step{wm: 100},
 	}
 	for _, typ := range []JoinType{InnerJoin, LeftJoin} {
@@ -272,20 +272,9 @@ func pebbleLines(t *testing.T, mk []newStage, steps []step) []string {
 			lines = append(lines, c.out.take()...)
 			c = openSubtaskOn(t, t.TempDir(), mk, &clock, parts, groups)
 		}
-		feedOne(t, c, s)
+		step1(t, c, s)
 	}
 	return append(lines, c.out.take()...)
-}
-
-func feedOne(t *testing.T, c *chain, s step) {
-	t.Helper()
-	if s.input == 0 {
-		c.watermark(t, s.wm)
-		return
-	}
-	if err := c.process(t, s.input, event.Record{Value: s.row, Timestamp: event.NoTimestamp}); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestTemporalJoinRescale checkpoints the join on one subtask halfway
@@ -298,33 +287,14 @@ func TestTemporalJoinRescale(t *testing.T) {
 		opts := temporalOpts(typ)
 		mk := temporalStage(opts)
 		want := temporalExpected(typ, nil, steps)
-		half := len(steps) / 2
-		var clock int64
-		one := openChain(t, mk, &clock, nil)
-		for _, s := range steps[:half] {
-			feedOne(t, one, s)
+		var got []string
+		for _, r := range rescaledRows(t, mk, steps, opts.LeftKey()) {
+			got = append(got, formatRow(r))
 		}
-		parts := one.snapshot(t, 1)
-		got := one.out.take()
-		const p = 3
-		subtasks := make([]*chain, p)
-		for i := range subtasks {
-			subtasks[i] = openSubtask(t, mk, &clock, parts, keygroup.RangeFor(maxPar, p, i))
+		for i, w := range want {
+			want[i], _, _ = strings.Cut(w, " @") // rows only
 		}
-		for _, s := range steps[half:] {
-			targets := subtasks
-			if s.input != 0 {
-				k := opts.LeftKey()(s.row.Fields)
-				targets = subtasks[keygroup.OperatorIndex(keygroup.ForKey(k, maxPar), maxPar, p):][:1]
-			}
-			for _, c := range targets {
-				feedOne(t, c, s)
-			}
-		}
-		for _, c := range subtasks {
-			got = append(got, c.out.take()...)
-		}
-		if g, w := perKeyLines(rowLines(got)), perKeyLines(want); g != w {
+		if g, w := perKeyLines(got), perKeyLines(want); g != w {
 			t.Fatalf("%s: after rescaling, got\n%s\nwant\n%s", typ, g, w)
 		}
 	}

@@ -61,6 +61,10 @@ type Connectors struct {
 	// Metadata lists the metadata keys of a connector's tables; a
 	// connector without an entry has none.
 	Metadata map[string]MetadataFactory
+	// UpdatingWhen names connectors whose tables emit a changelog when
+	// the function says so, by the table's options (Flink's test
+	// connector 'values' with its 'changelog-mode').
+	UpdatingWhen map[string]func(t *catalog.Table) bool
 }
 
 // BuiltinConnectors returns the connectors that need no external system:

@@ -86,6 +86,9 @@ func (p *Planner) planJoinWhere(j *parser.Join, where []parser.Expr) (*Rel, []pa
 		return nil, nil, err
 	}
 	if tn, ok := j.Right.(*parser.TableName); ok && tn.ForSystemTime != nil {
+		if i := identIndex(l, tn.ForSystemTime); i >= 0 && l.Cols[i].Type.TimeAttr == "rowtime" {
+			return p.temporalJoin(j, l, tn, where)
+		}
 		return p.lookupJoin(j, l, tn, where)
 	}
 	if u, ok := j.Right.(*parser.Unnest); ok {

@@ -53,20 +53,7 @@ func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where
 	if computed != nil {
 		load = computedLoad(load, computed)
 	}
-	var conds, rest, leftOnly []parser.Expr
-	if j.On != nil {
-		conds = conjuncts(j.On)
-	}
-	for _, c := range where {
-		switch side := sideOf(l, r, c); {
-		case j.Kind == parser.InnerJoin && side == sideLeft:
-			leftOnly = append(leftOnly, c)
-		case j.Kind == parser.InnerJoin && side&sideRight != 0 && side != sideUnknown:
-			conds = append(conds, c)
-		default:
-			rest = append(rest, c)
-		}
-	}
+	conds, rest, leftOnly := asOfConds(j, l, r, where)
 	if l, err = p.filterAll(l, leftOnly); err != nil {
 		return nil, nil, err
 	}
@@ -130,24 +117,16 @@ func computedLoad(load func() ([][]any, error), computed func([]any) ([]any, err
 	}
 }
 
-// checkProcTimeAsOf refuses FOR SYSTEM_TIME AS OF anything but a
-// processing-time attribute of the left input: AS OF an event-time
-// attribute is Flink's event-time temporal join, which joins each row
-// with the table's version at the row's time; a lookup join would join it
-// with the table as it is now, a different result.
+// checkProcTimeAsOf refuses FOR SYSTEM_TIME AS OF anything but a time
+// attribute of the left input (a rowtime one plans a temporal join
+// instead, temporal.go).
 func checkProcTimeAsOf(l *Rel, asOf parser.Expr) error {
-	i := identIndex(l, asOf)
-	if i >= 0 && l.Cols[i].Type.TimeAttr == "proctime" {
+	if i := identIndex(l, asOf); i >= 0 && l.Cols[i].Type.TimeAttr == "proctime" {
 		return nil
-	}
-	if i >= 0 && l.Cols[i].Type.TimeAttr == "rowtime" {
-		return &Error{Pos: asOf.Position(), Msg: fmt.Sprintf("FOR SYSTEM_TIME AS OF %s: an event-time temporal join "+
-			"(AS OF a rowtime attribute, against a versioned table) is not supported yet", parser.Format(asOf)),
-			Hint: "join AS OF a processing-time attribute (a PROCTIME() column) for a lookup join, or use a regular join"}
 	}
 	return &Error{Pos: asOf.Position(), Msg: fmt.Sprintf("FOR SYSTEM_TIME AS OF %s: Temporal table join currently only "+
 		"supports 'FOR SYSTEM_TIME AS OF' left table's time attribute field", parser.Format(asOf)),
-		Hint: "write AS OF a processing-time attribute of the left table, e.g. o.proc_time with proc_time AS PROCTIME()"}
+		Hint: "write AS OF a time attribute of the left table: o.order_time with a WATERMARK for an event-time temporal join, o.proc_time with proc_time AS PROCTIME() for a lookup join"}
 }
 
 // lookupKey recognises `r.col = <expression of l>` (either order), the

@@ -199,15 +199,15 @@ func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl tim
 		which = "last"
 	}
 	r := &Rel{Op: "Deduplicate", Detail: fmt.Sprintf("keep=[%s], key=[%s], order=[%s]", which, keyNames(in, keys), order),
-		Inputs: []*Rel{in}, Cols: cols, RowTime: -1, InsertOnly: !keepLast && !opts.RowTime && in.InsertOnly}
+		Inputs: []*Rel{in}, Cols: cols, RowTime: -1, InsertOnly: !keepLast && !opts.RowTime && in.InsertOnly, uniqueKey: keys}
 	// Only first-row deduplication on processing time is append-only: on
 	// event time an earlier row arriving later replaces the kept one.
 	if !r.InsertOnly {
 		r.UpdatesFrom = firstNonEmpty(in.UpdatesFrom, "Deduplicate(keep=["+which+"])")
 	}
-	if keepLast {
-		r.RowTime = -1
-	} else if opts.RowTime {
+	// On event time the kept rows keep their time attribute, either way
+	// (Flink's versioned view: the last row per key ordered by rowtime).
+	if opts.RowTime {
 		r.RowTime = in.RowTime
 	}
 	key := exec.FieldKey(keys...).Selector()

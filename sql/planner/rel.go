@@ -39,6 +39,11 @@ type Rel struct {
 	// in order (a group aggregation's keys, an upsert source's PRIMARY
 	// KEY). nil: unknown (a join's output).
 	upsertKey []int
+	// uniqueKey, when known, are columns no two rows of the result share
+	// at one time, updating or not: a table's PRIMARY KEY, a
+	// deduplication's partition keys. What keys a versioned table (an
+	// event-time temporal join's right side, temporal.go).
+	uniqueKey []int
 	// hashedBy, when set, are the columns the rows were last hash
 	// partitioned by, in key order, with no exchange since (a keyed
 	// operator and the Calcs chained to it). nil: unknown.

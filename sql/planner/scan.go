@@ -77,6 +77,9 @@ func (p *Planner) updatingSource(t *catalog.Table) bool {
 	if p.Connectors.Updating[t.Connector()] {
 		return true
 	}
+	if f := p.Connectors.UpdatingWhen[t.Connector()]; f != nil && f(t) {
+		return true
+	}
 	switch t.Connector() {
 	case "kafka", "filesystem":
 		return format.IsChangelog(valueFormatName(t))
@@ -97,7 +100,7 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 		return nil, err
 	}
 	r := &Rel{Op: "TableSourceScan", Detail: fmt.Sprintf("table=[%s], fields=[%s]", t.Name, colNames(cols)),
-		Cols: cols, InsertOnly: !p.updatingSource(t), RowTime: -1}
+		Cols: cols, InsertOnly: !p.updatingSource(t), RowTime: -1, uniqueKey: primaryKeyCols(t, cols)}
 	if !r.InsertOnly {
 		r.UpdatesFrom = fmt.Sprintf("TableSourceScan(table=[%s], connector=[%s])", t.Name, t.Connector())
 		if f := valueFormatName(t); format.IsChangelog(f) {

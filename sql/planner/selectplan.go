@@ -134,7 +134,7 @@ func (p *Planner) filter(in *Rel, cond parser.Expr, resolve func(parser.Expr) (*
 		return expr.IsTrue(v), err
 	}
 	r := &Rel{Op: "Calc", Detail: "where=[" + parser.Format(cond) + "]", Inputs: []*Rel{in}, Cols: in.Cols, RowTime: in.RowTime,
-		win: in.win, upsertKey: in.upsertKey, hashedBy: in.hashedBy}
+		win: in.win, upsertKey: in.upsertKey, uniqueKey: in.uniqueKey, hashedBy: in.hashedBy}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.calc("Calc", ins[0], pred, nil), nil
@@ -192,7 +192,8 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 	}
 	proj := projector(evals)
 	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: rowtime,
-		win: in.win.through(from), upsertKey: keyThrough(in.upsertKey, from), hashedBy: keyThrough(in.hashedBy, from)}
+		win: in.win.through(from), upsertKey: keyThrough(in.upsertKey, from),
+		uniqueKey: keyThrough(in.uniqueKey, from), hashedBy: keyThrough(in.hashedBy, from)}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.calc("Calc", ins[0], nil, proj), nil

@@ -39,7 +39,7 @@ const (
 // A category file is a datadriven script of the commands of
 // TestSQLScripts (exec, input, clear) and:
 //
-//	case name=NAME from=FLINK_TEST [error] [unordered] [legacyrow]
+//	case name=NAME from=FLINK_TEST [error] [unordered] [legacyrow] [key=N]
 //	SELECT …            (Flink's query, unchanged)
 //	----
 //	1,Hi,null           (Flink's expected rows)
@@ -54,7 +54,9 @@ const (
 // Flink's message, for the reader. -rewrite never changes a category
 // file: expected rows are Flink's, never Weir's. With legacyrow, a ROW
 // inside a field prints as Flink's tests with LegacyRowExtension print it:
-// its fields joined by "," (an ARRAY of them [1,a, 2,b]).
+// its fields joined by "," (an ARRAY of them [1,a, 2,b]). With key=N,
+// the sink has PRIMARY KEY (cN), as the sink of Flink's test does, and
+// the changelog applies by that key (an upsert sink's table).
 func TestFlinkCompat(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(compatDir, "*"))
 	if err != nil {
@@ -150,7 +152,11 @@ func (r *compatScript) cmd(t *testing.T, td *datadriven.TestData) string {
 	td.ScanArgs(t, "name", &name)
 	td.ScanArgs(t, "from", &from)
 	r.cat.cases++
-	rows, refusal, err := r.query(td.Input, td.HasArg("legacyrow"))
+	key := -1
+	if td.HasArg("key") {
+		td.ScanArgs(t, "key", &key)
+	}
+	rows, refusal, err := r.query(td.Input, td.HasArg("legacyrow"), key)
 	label := name + " (" + from + ")"
 	switch {
 	case td.HasArg("error"):
@@ -179,9 +185,10 @@ func (r *compatScript) fail(t *testing.T, td *datadriven.TestData, label, msg st
 	t.Errorf("%s: case %s: %s\n%s", td.Pos, label, msg, td.Input)
 }
 
-// query plans query with a fresh 'values' sink of its columns and runs it.
-// A planning error is a refusal; a run-time error is err.
-func (r *compatScript) query(query string, legacyRow bool) (rows []string, refusal, err error) {
+// query plans query with a fresh 'values' sink of its columns (with
+// PRIMARY KEY (c<key>) unless key is -1) and runs it. A planning error is
+// a refusal; a run-time error is err.
+func (r *compatScript) query(query string, legacyRow bool, key int) (rows []string, refusal, err error) {
 	stmts, perr := parser.ParseScript(query)
 	if perr != nil {
 		return nil, perr, nil
@@ -210,6 +217,9 @@ func (r *compatScript) query(query string, legacyRow bool) (rows []string, refus
 		ct.TimeAttr, ct.Nullable = "", true
 		cols[i], colTypes[i] = fmt.Sprintf("c%d %s", i, ct), ct
 	}
+	if key >= 0 {
+		cols = append(cols, fmt.Sprintf("PRIMARY KEY (c%d) NOT ENFORCED", key))
+	}
 	ddl := fmt.Sprintf("CREATE TABLE %s (%s) WITH ('connector' = 'values', 'sink-insert-only' = 'false')", sink, strings.Join(cols, ", "))
 	if err := r.session.Execute(ddl); err != nil {
 		return nil, nil, fmt.Errorf("compat harness: %s: %w", ddl, err)
@@ -223,7 +233,7 @@ func (r *compatScript) query(query string, legacyRow bool) (rows []string, refus
 	k := r.sinks[sink]
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	rows, err = flinkRows(k.rows, colTypes, legacyRow)
+	rows, err = flinkRows(k.rows, colTypes, legacyRow, k.key)
 	return rows, nil, err
 }
 
@@ -240,10 +250,11 @@ func (r *compatScript) plan(sql string) error {
 	return err
 }
 
-// flinkRows applies a changelog and prints the final table's rows as
-// Flink's tests do (TestingRetractSink: Row fields joined by ",").
-func flinkRows(changelog []event.Row, columns []types.Type, legacyRow bool) ([]string, error) {
-	tab, err := exec.Materialize(changelog, nil)
+// flinkRows applies a changelog (by key, when there is one) and prints the
+// final table's rows as Flink's tests do (TestingRetractSink: Row fields
+// joined by ",").
+func flinkRows(changelog []event.Row, columns []types.Type, legacyRow bool, key []int) ([]string, error) {
+	tab, err := exec.Materialize(changelog, key)
 	if err != nil {
 		return nil, fmt.Errorf("the changelog does not apply: %w", err)
 	}

@@ -53,6 +53,10 @@ const knownBugsFile = "regressions"
 //	                      (leading spaces are dropped; quote to keep
 //	                      them); a field NULL is SQL NULL;
 //	                      appended to the file's timeline (see below).
+//	                      A table WITH ('changelog-mode' = 'I,UA,UB,D')
+//	                      (Flink's option; any value but 'I') is a
+//	                      changelog: each row starts with its kind,
+//	                      +I, -U, +U or -D.
 //	                      A line CHECKPOINT or CRASH is a mark instead of
 //	                      a row (see "Checkpoints and crashes")
 //	clear                 forget every input row
@@ -200,6 +204,7 @@ type sqlScript struct {
 
 type timelineRow struct {
 	table string
+	kind  event.RowKind
 	row   []any
 	mark  string // markCheckpoint or markCrash instead of a row
 }
@@ -287,6 +292,13 @@ func (r *sqlScript) input(t *testing.T, td *datadriven.TestData) {
 		cr := csv.NewReader(strings.NewReader(line))
 		cr.TrimLeadingSpace = true
 		rec, err := cr.Read()
+		kind := event.Insert
+		if changelogTable(tab) && err == nil {
+			if kind, err = parseKind(rec[0]); err != nil {
+				td.Fatalf(t, "input row %d %q: %v", i+1, line, err)
+			}
+			rec = rec[1:]
+		}
 		if err != nil || len(rec) != len(fields) {
 			td.Fatalf(t, "input row %d %q: want %d comma-separated fields (%v)", i+1, line, len(fields), err)
 		}
@@ -299,8 +311,25 @@ func (r *sqlScript) input(t *testing.T, td *datadriven.TestData) {
 				td.Fatalf(t, "input row %d, column %s: %v", i+1, fields[j].Name, err)
 			}
 		}
-		r.timeline = append(r.timeline, timelineRow{table: tab.Name, row: row})
+		r.timeline = append(r.timeline, timelineRow{table: tab.Name, kind: kind, row: row})
 	}
+}
+
+// changelogTable reports whether a 'values' table gives a changelog:
+// Flink's 'changelog-mode' option with more than inserts.
+func changelogTable(t *catalog.Table) bool {
+	m := strings.ReplaceAll(strings.ToUpper(t.Options["changelog-mode"]), " ", "")
+	return m != "" && m != "I"
+}
+
+// parseKind reads a row kind as Flink's tests write it.
+func parseKind(s string) (event.RowKind, error) {
+	for _, k := range []event.RowKind{event.Insert, event.UpdateBefore, event.UpdateAfter, event.Delete} {
+		if k.String() == s {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("a changelog row starts with its kind (+I, -U, +U or -D), not %q", s)
 }
 
 // parseInputField reads one input field: a scalar as its text, an ARRAY,
@@ -321,6 +350,7 @@ func parseInputField(s string, t types.Type) (any, error) {
 // register adds the 'values' connector to the session.
 func (r *sqlScript) register() {
 	c := r.session.Connectors
+	c.UpdatingWhen = map[string]func(*catalog.Table) bool{"values": changelogTable}
 	c.Sources["values"] = func(t *catalog.Table) (operator.Source, error) {
 		s := &valuesSource{}
 		r.sources[t.Name] = append(r.sources[t.Name], s)
@@ -456,7 +486,7 @@ func (r *sqlScript) schedule() {
 				src.rows = append(src.rows, sourceRow{mark: row.mark})
 				continue
 			}
-			src.rows = append(src.rows, sourceRow{seq: tl.steps, fields: row.row})
+			src.rows = append(src.rows, sourceRow{seq: tl.steps, kind: row.kind, fields: row.row})
 			tl.steps++
 		}
 	}
@@ -629,6 +659,7 @@ var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c
 
 type sourceRow struct {
 	seq    int
+	kind   event.RowKind
 	fields []any
 	mark   string // a mark has no step and no fields
 }
@@ -750,7 +781,7 @@ func (r *valuesReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, e
 		return operator.NothingAvailable, nil
 	}
 	fields := append([]any(nil), row.fields...) // a self-join reads a row twice
-	out.Collect("values", event.Record{Value: event.Row{Kind: event.Insert, Fields: fields}, Timestamp: event.NoTimestamp})
+	out.Collect("values", event.Record{Value: event.Row{Kind: row.kind, Fields: fields}, Timestamp: event.NoTimestamp})
 	r.next++
 	r.sent = true
 	return operator.NothingAvailable, nil
