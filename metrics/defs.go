@@ -54,7 +54,7 @@ var TaskDefs = []Def[*Subtask]{
 	{"accumulateBusyTime", "Ms the subtask was busy since it started.", func(s *Subtask) float64 { return i64(&s.AccumulateBusyMs) }},
 	{"accumulateBackPressuredTime", "Ms the subtask waited for an output credit since it started.",
 		func(s *Subtask) float64 { return i64(&s.AccumulateBackPressuredMs) }},
-	{"accumulateIdleTime", "Ms the subtask waited for input since it started.", func(s *Subtask) float64 { return i64(&s.AccumulateIdleMs) }},
+	{"accumulateIdleTime", "Ms the subtask waited for input since it started.", func(s *Subtask) float64 { return float64(s.IdleMs()) }},
 	{"isBackPressured", "1 while the subtask waits for an output credit.", func(s *Subtask) float64 {
 		if s.BackPressured.Load() {
 			return 1

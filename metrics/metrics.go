@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Registry holds the jobs of a process. A job stays registered after it
@@ -161,7 +162,11 @@ type Subtask struct {
 	// over the last rate window (idleTimeMsPerSecond, …; each 0 to 1000,
 	// the three adding up to 1000).
 	AccumulateIdleMs, AccumulateBackPressuredMs, AccumulateBusyMs atomic.Int64
-	IdleMsPerSecond, BackPressuredMsPerSecond, BusyMsPerSecond    Float
+	// IdleSince is when (Unix ms) the subtask began a wait it will not
+	// wake from to publish (0: none): accumulateIdleTime adds the wait
+	// so far to AccumulateIdleMs.
+	IdleSince                                                  atomic.Int64
+	IdleMsPerSecond, BackPressuredMsPerSecond, BusyMsPerSecond Float
 	// BackPressured is set while the subtask waits for an output credit
 	// (isBackPressured).
 	BackPressured atomic.Bool
@@ -181,6 +186,16 @@ type Subtask struct {
 	// flight towards it would take at its measured throughput
 	// (estimatedTimeToConsumeBuffersMs). Both 0 with debloating off.
 	DebloatedBufferSize, EstimatedTimeToConsumeBuffersMs atomic.Int64
+}
+
+// IdleMs is accumulateIdleTime: the published idle ms and the wait in
+// progress that the subtask does not wake to publish (see IdleSince).
+func (s *Subtask) IdleMs() int64 {
+	ms := s.AccumulateIdleMs.Load()
+	if since := s.IdleSince.Load(); since > 0 {
+		ms += max(0, time.Now().UnixMilli()-since)
+	}
+	return ms
 }
 
 // Operator is Flink's operator scope: one operator of a subtask's chain

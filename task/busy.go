@@ -99,8 +99,9 @@ func (a *timeAccount) idleEnd(since time.Time) { a.idle += time.Since(since) }
 
 // publish stores the accumulated times into g and, once RateWindow has
 // passed since the window began (or when final, at the subtask's exit),
-// the rates and ratios of the window; then a new window begins.
-func (a *timeAccount) publish(g *metrics.Subtask, cur totals, final bool) {
+// the rates and ratios of the window; then a new window begins. It
+// reports whether the window closed.
+func (a *timeAccount) publish(g *metrics.Subtask, cur totals, final bool) bool {
 	now := time.Now()
 	if !a.waitSince.IsZero() {
 		a.backPressured += now.Sub(a.waitSince)
@@ -113,7 +114,7 @@ func (a *timeAccount) publish(g *metrics.Subtask, cur totals, final bool) {
 	g.AccumulateBusyMs.Store(busy.Milliseconds())
 	elapsed := now.Sub(a.win.at)
 	if elapsed < a.window && !(final && elapsed > 0) {
-		return
+		return false
 	}
 	r := windowRates(a.win.totals, cur, elapsed)
 	g.IdleMsPerSecond.Store(r.idleMs)
@@ -124,6 +125,7 @@ func (a *timeAccount) publish(g *metrics.Subtask, cur totals, final bool) {
 	g.BytesInPerSecond.Store(r.bytesIn)
 	g.BytesOutPerSecond.Store(r.bytesOut)
 	a.win = windowMark{at: now, totals: cur}
+	return true
 }
 
 // rates are a window's per-second values.

@@ -10,11 +10,12 @@ import (
 // this goroutine, the only one that writes them — into its metrics group's
 // atomics, for a reporter to read at scrape time. It runs at every
 // processing-time tick and once more when the subtask has exited (final),
-// so the last published values are the final ones.
-func (t *Subtask) publishMetrics(final bool) {
+// so the last published values are the final ones. It reports whether a
+// rate window closed.
+func (t *Subtask) publishMetrics(final bool) bool {
 	g := t.spec.Metrics
 	if g == nil || t.head == nil {
-		return
+		return false
 	}
 	var cur totals
 	ops := g.Operators
@@ -46,9 +47,7 @@ func (t *Subtask) publishMetrics(final bool) {
 	g.RecordsOut.Store(cur.recordsOut)
 	g.BytesIn.Store(cur.bytesIn)
 	g.BytesOut.Store(cur.bytesOut)
-	if t.acct != nil {
-		t.acct.publish(g, cur, final)
-	}
+	return t.acct != nil && t.acct.publish(g, cur, final)
 }
 
 func publishOperator(g *metrics.Operator, m *operator.Metrics, in, out event.Timestamp) {

@@ -191,8 +191,8 @@ func (s splitSnapshot) Write() ([]byte, error) { return s, nil }
 // runSource is the mailbox loop of a source subtask: mail first, then poll.
 func (t *Subtask) runSource() error {
 	d := t.src
-	wmTick := time.NewTicker(d.spec.WatermarkInterval)
-	defer wmTick.Stop()
+	wmTicks, stopWM := watermarkTicks(d.spec)
+	defer stopWM()
 	ticks, stop := t.ticks()
 	defer stop()
 	for !t.done {
@@ -212,8 +212,9 @@ func (t *Subtask) runSource() error {
 		if wait == nil && !d.ended {
 			// Busy: the reader has more. Still serve the tickers, or a
 			// source that never runs dry would never emit a watermark.
+			t.rearm()
 			select {
-			case <-wmTick.C:
+			case <-wmTicks:
 				t.emitSourceWatermark(d)
 			case <-ticks:
 				t.onTick()
@@ -227,21 +228,22 @@ func (t *Subtask) runSource() error {
 		t.flush()
 		out, credit := t.creditWaiting()
 		idle := time.Now()
+		t.waitIdle(idle)
 		select {
 		case <-credit:
 			t.acct.idleEnd(idle)
 			t.onCredit(out)
 		case m := <-t.spec.Mail:
-			t.acct.idleEnd(idle)
+			t.waitEnd(idle)
 			t.onMail(m)
 		case <-wait:
-			t.acct.idleEnd(idle)
+			t.waitEnd(idle)
 			d.waiting = nil
-		case <-wmTick.C:
-			t.acct.idleEnd(idle)
+		case <-wmTicks:
+			t.waitEnd(idle)
 			t.emitSourceWatermark(d)
 		case <-ticks:
-			t.acct.idleEnd(idle)
+			t.waitEnd(idle)
 			t.onTick()
 		case <-t.ctx.Done():
 			return t.ctx.Err()
@@ -251,6 +253,17 @@ func (t *Subtask) runSource() error {
 		}
 	}
 	return t.finishOutput()
+}
+
+// watermarkTicks returns the channel of a source's periodic watermark
+// emission (nil for a source without watermarks: it never fires) and its
+// stop.
+func watermarkTicks(s *SourceSpec) (<-chan time.Time, func()) {
+	if s.Watermarks == nil {
+		return nil, func() {}
+	}
+	tk := time.NewTicker(s.WatermarkInterval)
+	return tk.C, tk.Stop
 }
 
 // sourceStep handles pending mail without blocking, then polls the reader.
@@ -292,6 +305,9 @@ func (t *Subtask) sourceStep(d *sourceDriver) (<-chan struct{}, error) {
 	}
 	if c := t.spec.Counters; c != nil {
 		c.Out.Add(int64(d.polled))
+	}
+	if d.polled > 0 {
+		t.touch()
 	}
 	switch st {
 	case operator.NothingAvailable:

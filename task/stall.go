@@ -78,9 +78,25 @@ func (t *Subtask) publishSource(d *sourceDriver, wm event.Timestamp, idle bool) 
 	if c == nil {
 		return
 	}
+	if old := c.source.Load(); old != nil && old.Watermark == wm && old.Idle == idle &&
+		old.SplitStalled == d.splitStalled && sameSplits(old.Splits, d.splits) {
+		return // unchanged: an idle source's every emit would allocate a copy
+	}
 	v := SourceView{Watermark: wm, Idle: idle, SplitStalled: d.splitStalled, Splits: make([]string, len(d.splits))}
 	for i, s := range d.splits {
 		v.Splits[i] = s.ID
 	}
 	c.source.Store(&v)
+}
+
+func sameSplits(ids []string, splits []watermark.SplitStatus) bool {
+	if len(ids) != len(splits) {
+		return false
+	}
+	for i, s := range splits {
+		if ids[i] != s.ID {
+			return false
+		}
+	}
+	return true
 }

@@ -59,9 +59,11 @@ type Spec struct {
 	Reports    chan<- Report
 	Mail       chan Mail
 	Now        func() time.Time
-	// TimerTick is how often the subtask wakes to run processing-time
-	// callbacks and timers (default 10 ms): a callback runs at most this
-	// long after its time, plus whatever the mailbox is busy with.
+	// TimerTick is how often a busy subtask wakes to publish its metrics,
+	// sample the debloater and clean up expired state, and an aligning one
+	// to check the aligned timeout (default 10 ms). Processing-time
+	// callbacks run at their time; an idle subtask does not wake (see
+	// wake.go).
 	TimerTick time.Duration
 	// Ticks, if set, replaces the TimerTick ticker: each value received
 	// is a wake-up (tests drive processing time with it and a fake Now).
@@ -182,6 +184,9 @@ type Subtask struct {
 	overtaking int
 	// debloater sizes the input's batches (nil: debloating off).
 	debloater *debloat.Debloater
+	// wake is the processing-time wake-up (nil when Spec.Ticks drives
+	// it); see wake.go.
+	wake *wake
 }
 
 // New prepares a subtask; Run executes it.
@@ -426,16 +431,6 @@ func (t *Subtask) writerErr() error {
 	return nil
 }
 
-// ticks returns the wake-up channel for processing time and a function
-// that stops it.
-func (t *Subtask) ticks() (<-chan time.Time, func()) {
-	if t.spec.Ticks != nil {
-		return t.spec.Ticks, func() {}
-	}
-	tick := time.NewTicker(t.spec.TimerTick)
-	return tick.C, tick.Stop
-}
-
 // runInputs is the mailbox loop of a subtask with input channels.
 func (t *Subtask) runInputs() error {
 	ticks, stop := t.ticks()
@@ -455,6 +450,7 @@ func (t *Subtask) runInputs() error {
 			}
 		} else if e, ok := g.NextHeld(); ok {
 			t.onEnvelope(e)
+			t.rearm()
 			t.pollMailbox(ticks)
 		} else {
 			if len(g.inbox) == 0 {
@@ -462,12 +458,13 @@ func (t *Subtask) runInputs() error {
 			}
 			out, credit := t.creditWaiting()
 			idle := time.Now()
+			t.waitIdle(idle)
 			select {
 			case <-credit:
 				t.acct.idleEnd(idle)
 				t.onCredit(out)
 			case e := <-g.inbox:
-				t.acct.idleEnd(idle)
+				t.waitEnd(idle)
 				if ahead {
 					t.admit(e)
 				} else if g.mustHold(e.Channel) {
@@ -476,10 +473,10 @@ func (t *Subtask) runInputs() error {
 					t.onEnvelope(e)
 				}
 			case m := <-t.spec.Mail:
-				t.acct.idleEnd(idle)
+				t.waitEnd(idle)
 				t.onMail(m)
 			case <-ticks:
-				t.acct.idleEnd(idle)
+				t.waitEnd(idle)
 				t.onTick()
 			case <-t.ctx.Done():
 				return t.ctx.Err()
@@ -532,6 +529,7 @@ func (t *Subtask) check() error {
 }
 
 func (t *Subtask) onEnvelope(e Envelope) {
+	t.touch()
 	if c := t.spec.Counters; c != nil {
 		c.In.Add(int64(len(e.Batch.Records)))
 	}
@@ -662,6 +660,7 @@ func (t *Subtask) apply(d barrier.Decision) {
 }
 
 func (t *Subtask) onMail(m Mail) {
+	t.touch()
 	switch m.Kind {
 	case MailTrigger:
 		t.checkpoint(m.Barrier, 0, false)
@@ -731,7 +730,7 @@ func (t *Subtask) onTick() {
 	if t.spec.Counters != nil {
 		t.spec.Counters.LateDropped.Store(late)
 	}
-	t.publishMetrics(false)
+	t.ticked(t.publishMetrics(false))
 }
 
 func (t *Subtask) report(r Report) {
