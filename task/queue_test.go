@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state/heap"
 )
 
 // TestOutputQueue runs the scripts in testdata/output_queue: one sender's
@@ -326,4 +327,88 @@ func outputStateFor(t *testing.T, fs *checkpointstorage.FS, ack Report, vertex s
 		}
 	}
 	return vs
+}
+
+// pausingRecorder is a recorder that, on value pause, says so on paused
+// and waits for resume before it records it.
+type pausingRecorder struct {
+	recorder
+	pause          int
+	paused, resume chan struct{}
+}
+
+func (r *pausingRecorder) ProcessElement(rec event.Record) error {
+	if rec.Value.(int) == r.pause {
+		r.paused <- struct{}{}
+		<-r.resume
+	}
+	return r.recorder.ProcessElement(rec)
+}
+
+// TestPriorityBarrierBetweenRecords: a receiver with unaligned checkpoints
+// is processing the batch [1 2 3 4] of channel 0 when the priority barrier
+// of channel 1 arrives. It snapshots between records 1 and 2, not after
+// the batch: the snapshot holds 1, and 2, 3 and 4 — data of channel 0
+// before its barrier, processed after the snapshot — are its input channel
+// state, as are the records of channel 0 after the batch and before its
+// barrier.
+func TestPriorityBarrierBetweenRecords(t *testing.T) {
+	fs, err := checkpointstorage.OpenFS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := NewInputGate([]int{0, 0}, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reports := make(chan Report, 16)
+	opCtx := &operator.Context{Subtask: event.SubtaskID{Vertex: "rec", Index: 0}, UID: "rec", Parallelism: 1,
+		MaxParallelism: 128, Metrics: &operator.Metrics{}, OperatorState: heap.NewOperatorBackend(),
+		Now: func() int64 { return time.Now().UnixMilli() }}
+	rec := &pausingRecorder{pause: 1, paused: make(chan struct{}), resume: make(chan struct{})}
+	st := New(Spec{ID: opCtx.Subtask, Mode: ExactlyOnce, Unaligned: true, Gate: gate, Storage: fs,
+		Reports: reports, Mail: make(chan Mail, 4), Now: time.Now, Parallelism: 1,
+		Chain: []ChainedOperator{{UID: "rec", Op: rec, Ctx: opCtx}}})
+	done := make(chan error, 1)
+	go func() { done <- st.Run(ctx) }()
+	send := func(ch int, b event.Batch) {
+		if err := gate.Channel(ch).Send(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	barrier := event.Control{Kind: event.KindBarrier, Barrier: event.CheckpointBarrier{ID: 1}}
+	send(0, event.Batch{Records: recs(1, 2, 3, 4)})
+	<-rec.paused
+	if err := gate.Channel(1).sendPriority(ctx, barrier); err != nil {
+		t.Fatal(err)
+	}
+	close(rec.resume)
+	send(0, event.Batch{Records: recs(5)})
+	if err := gate.Channel(0).sendPriority(ctx, barrier); err != nil {
+		t.Fatal(err)
+	}
+	ack := waitAck(t, reports)
+	cancel()
+	<-done
+	if got := seenIn(t, fs, ack); !equal(got, []int{1}) {
+		t.Errorf("snapshot holds %v, want [1]", got)
+	}
+	ts, err := DecodeTaskState(ack.Ack.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := fs.ReadState(ts.Operators["rec"][PartChannelState])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := DecodeChannelState(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, p := range cs.Records {
+		got = append(got, p.Record.Value.(int))
+	}
+	if !equal(got, []int{2, 3, 4, 5}) {
+		t.Errorf("input channel state %v, want [2 3 4 5]", got)
+	}
 }

@@ -182,6 +182,11 @@ type Subtask struct {
 	// handled ahead of its data (-1: none). See unaligned.go.
 	unal       *unalignedCheckpoint
 	overtaking int
+	// current is the rest of the batch being processed while the inbox is
+	// admitted between two of its records, and currentCh its channel
+	// (current nil: none). See admitBetween.
+	current   []event.Record
+	currentCh int
 	// debloater sizes the input's batches (nil: debloating off).
 	debloater *debloat.Debloater
 	// wake is the processing-time wake-up (nil when Spec.Ticks drives
@@ -533,10 +538,16 @@ func (t *Subtask) onEnvelope(e Envelope) {
 	if c := t.spec.Counters; c != nil {
 		c.In.Add(int64(len(e.Batch.Records)))
 	}
-	in2 := t.spec.Gate.inputOf[e.Channel] == 1
-	for _, r := range e.Batch.Records {
+	g := t.spec.Gate
+	in2 := g.inputOf[e.Channel] == 1
+	rs := e.Batch.Records
+	between := t.readsAhead() && e.Batch.Control.Kind == event.KindNone
+	for i, r := range rs {
 		if t.err != nil {
 			break
+		}
+		if between && i > 0 && len(g.inbox) > 0 {
+			t.admitBetween(e.Channel, rs[i:])
 		}
 		t.processRecord(r, in2)
 	}

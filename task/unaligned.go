@@ -13,7 +13,9 @@ import (
 // data of its channel still queued before it: that data, and the data of
 // the other channels until their barrier, is the checkpoint's input
 // channel state. It is processed as usual after the snapshot, and
-// persisted too, so that a restore replays it.
+// persisted too, so that a restore replays it. The inbox is admitted
+// between batches, and between the records of a batch when something
+// waits in it (admitBetween).
 
 // readsAhead reports whether the subtask admits its input ahead of
 // processing it: unaligned checkpoints are on.
@@ -67,6 +69,27 @@ func (t *Subtask) admit(e Envelope) {
 	t.overtaking = -1
 }
 
+// admitBetween admits what waits in the inbox while a batch of channel ch
+// is being processed, rest being its records not processed yet: a barrier
+// that overtakes is handled between two records, as Flink's mailbox takes a
+// priority event between two records, not after a whole batch (of a slow
+// operator, that could take long). Only a batch without a control element
+// is interrupted, so rest is data of ch before any barrier admitted now:
+// a snapshot taken here persists it when ch is persisted (startPersisting).
+func (t *Subtask) admitBetween(ch int, rest []event.Record) {
+	t.current, t.currentCh = rest, ch
+	t.drainInbox()
+	t.current = nil
+}
+
+// persistCurrent persists the rest of the batch being processed, if it is
+// channel ch's: it comes before anything of ch still queued.
+func (t *Subtask) persistCurrent(ch int) {
+	if t.current != nil && t.currentCh == ch {
+		t.unal.persist(ch, t.current)
+	}
+}
+
 // startPersisting begins the input channel state of the unaligned
 // checkpoint just snapshotted: the data queued before the barrier that
 // overtook it, if one did, and everything queued or to come on the
@@ -76,6 +99,7 @@ func (t *Subtask) admit(e Envelope) {
 func (t *Subtask) startPersisting(persist []int) {
 	u, g := t.unal, t.spec.Gate
 	if ch := t.overtaking; ch >= 0 {
+		t.persistCurrent(ch)
 		for _, e := range g.held[ch] {
 			u.persist(ch, e.Batch.Records)
 		}
@@ -83,6 +107,7 @@ func (t *Subtask) startPersisting(persist []int) {
 	var arrived []int
 	for _, ch := range persist {
 		u.persisting[ch] = true
+		t.persistCurrent(ch)
 		for i, e := range g.held[ch] {
 			u.persist(ch, e.Batch.Records)
 			if c := e.Batch.Control; c.Kind == event.KindBarrier && c.Barrier.ID == u.b.ID {

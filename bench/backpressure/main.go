@@ -6,8 +6,11 @@
 // -duration in each mode — aligned, aligned with an aligned-checkpoint
 // timeout (-timeout), unaligned —, each with buffer debloating off and on
 // (target -debloat-target), and reports the p50/p99 end-to-end duration
-// of the checkpoints that completed, how many failed, and the channel
-// state they persisted. It reports; it asserts nothing.
+// of the checkpoints that completed, how many failed, the channel state
+// they persisted, and the p50/p99 time from a checkpoint's trigger to its
+// barrier at a sink subtask (Flink's start delay: the barrier's way
+// through the source's output and the sink's input). It reports; it
+// asserts nothing.
 //
 //	go run ./bench/backpressure -duration 20s -interval 1s -timeout 100ms -credits 8 -debloat-target 1s
 package main
@@ -50,15 +53,16 @@ func main() {
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	fmt.Printf("source nominal %.0f rec/s (2 splits × %d per %v), sink nominal %.0f rec/s (2 × 1/%v), %d credits, interval %v, %v per mode\n",
 		2*float64(c.burst)/c.pause.Seconds(), c.burst, c.pause, 2/c.sinkSleep.Seconds(), c.sinkSleep, c.credits, c.interval, c.duration)
-	fmt.Printf("%-30s %9s %6s %9s %9s %9s %14s %12s\n", "mode", "completed", "failed", "p50", "p99", "max", "persisted/cp", "sink rec/s")
+	fmt.Printf("%-30s %9s %6s %9s %9s %9s %14s %12s %12s\n", "mode", "completed", "failed", "p50", "p99", "max", "persisted/cp",
+		"sink rec/s", "barrier p50/p99 at sink")
 	for _, m := range modes(c) {
 		r, err := run(c, m)
 		if err != nil {
 			log.Fatalf("%s: %v", m.name, err)
 		}
-		fmt.Printf("%-30s %9d %6d %9v %9v %9v %14s %12.0f\n", m.name, len(r.durations), r.failed,
+		fmt.Printf("%-30s %9d %6d %9v %9v %9v %14s %12.0f %v / %v\n", m.name, len(r.durations), r.failed,
 			pct(r.durations, 50), pct(r.durations, 99), pct(r.durations, 100), bytes(r.persisted, len(r.durations)),
-			float64(r.sunk.Load())/c.duration.Seconds())
+			float64(r.sunk.Load())/c.duration.Seconds(), pct(r.delays, 50), pct(r.delays, 99))
 	}
 }
 
@@ -88,6 +92,8 @@ func modes(c config) []mode {
 
 type result struct {
 	durations []time.Duration
+	// delays are the sink subtasks' start delays of completed checkpoints.
+	delays    []time.Duration
 	failed    int
 	persisted int64
 	sunk      atomic.Int64
@@ -112,6 +118,9 @@ func run(c config, m mode) (*result, error) {
 			r.durations = append(r.durations, e.Stats.Duration)
 			for _, t := range e.Stats.Tasks {
 				r.persisted += t.Metrics.PersistedBytes
+				if t.Task.Vertex == sinkName {
+					r.delays = append(r.delays, t.Metrics.StartDelay)
+				}
 			}
 		case e.Kind == runtime.EventCheckpointFailed:
 			r.failed++
@@ -135,11 +144,14 @@ func graphOf(c config, sunk *atomic.Int64) *graph.StreamGraph {
 	src := &sim.SeqSource{Keys: 64, PerKey: 1 << 30, Splits: 2, Burst: c.burst, Pause: c.pause}
 	s := g.AddNode(&graph.Node{Name: "Source: seq", UID: "seq", Parallelism: 2, Source: src})
 	key := func(x any) any { return x.(sim.Seq).Key }
-	k := g.AddNode(&graph.Node{Name: "Sink: slow", UID: "sink", Parallelism: 2, KeySelector: key,
+	k := g.AddNode(&graph.Node{Name: sinkName, UID: "sink", Parallelism: 2, KeySelector: key,
 		NewOperator: func() operator.Operator { return &slowSink{sleep: c.sinkSleep, n: sunk} }})
 	g.Connect(&graph.Edge{From: s.ID, To: k.ID, Partitioning: graph.Hash, Key: key})
 	return g
 }
+
+// sinkName is the sink's vertex (it is not chained).
+const sinkName = "Sink: slow"
 
 // slowSink takes sleep per record.
 type slowSink struct {
