@@ -31,8 +31,22 @@ func (s Sample) CPU() float64    { return s[2] }
 // CheckpointInfo is one completed checkpoint: id, duration in ms and the
 // bytes every subtask wrote for it (for an incremental checkpoint, the
 // new files only), as Flink's lastCheckpointDuration and
-// lastCheckpointSize report them.
-type CheckpointInfo [3]int64
+// lastCheckpointSize report them. Weir's add where the time went, each
+// the largest over the subtasks, in ms: the start delay (trigger to the
+// first barrier, Flink's checkpoint_start_delay), the alignment, the
+// synchronous and the asynchronous part. Flink's have only the first three.
+type CheckpointInfo [7]int64
+
+// Indexes of CheckpointInfo's fields.
+const (
+	ckID = iota
+	ckMs
+	ckBytes
+	ckStartDelayMs
+	ckAlignMs
+	ckSyncMs
+	ckAsyncMs
+)
 
 // sampler samples a Weir job's sources every interval.
 type sampler struct {
@@ -127,11 +141,17 @@ func completedCheckpoints(stats []checkpoint.CheckpointStats) []CheckpointInfo {
 		if c.Status != checkpoint.StatusCompleted {
 			continue
 		}
-		var size int64
+		ci := CheckpointInfo{ckID: int64(c.ID), ckMs: c.Duration.Milliseconds()}
 		for _, t := range c.Tasks {
-			size += t.Metrics.Bytes
+			m := t.Metrics
+			ci[ckBytes] += m.Bytes
+			delay := t.AckLatency - m.AlignmentDuration - m.SyncDuration - m.AsyncDuration
+			ci[ckStartDelayMs] = max(ci[ckStartDelayMs], delay.Milliseconds())
+			ci[ckAlignMs] = max(ci[ckAlignMs], m.AlignmentDuration.Milliseconds())
+			ci[ckSyncMs] = max(ci[ckSyncMs], m.SyncDuration.Milliseconds())
+			ci[ckAsyncMs] = max(ci[ckAsyncMs], m.AsyncDuration.Milliseconds())
 		}
-		out = append(out, CheckpointInfo{int64(c.ID), c.Duration.Milliseconds(), size})
+		out = append(out, ci)
 	}
 	return out
 }

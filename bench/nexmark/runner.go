@@ -136,6 +136,9 @@ func printRow(r Row) {
 	}{{"weir", r.Weir}, {"flink", r.Flink}} {
 		if e.m != nil && e.m.Err == "" {
 			fmt.Printf("     %-5s %s\n", e.name, e.m.details(r.Warmup))
+			if e.name == "weir" && os.Getenv("WEIR_NEXMARK_CHECKPOINTS") != "" {
+				fmt.Print(e.m.checkpointLines())
+			}
 		}
 	}
 }

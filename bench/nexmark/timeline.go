@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/csv"
 	"fmt"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -166,38 +168,69 @@ func Intervals(samples []Sample) []Interval {
 	return out
 }
 
-// CheckpointSummary is the count, mean and largest duration and size of
-// a run's completed checkpoints.
+// CheckpointSummary is the count, mean, median, 99th percentile and
+// largest duration and size of a run's completed checkpoints, and, for
+// the slowest one, where its time went (Weir only).
 type CheckpointSummary struct {
 	Count               int
 	Seen                int // of those, the ones with a duration and size
 	MeanMs, MaxMs       float64
+	P50Ms, P99Ms        float64
 	MeanBytes, MaxBytes float64
 	TotalBytes          int64
+	Slowest             CheckpointInfo
 }
 
 func (m *Measured) checkpointSummary() CheckpointSummary {
 	s := CheckpointSummary{Count: m.Checkpoints, Seen: len(m.CheckpointList)}
+	var ms []float64
 	for _, c := range m.CheckpointList {
-		s.MeanMs += float64(c[1])
-		s.MaxMs = max(s.MaxMs, float64(c[1]))
-		s.MeanBytes += float64(c[2])
-		s.MaxBytes = max(s.MaxBytes, float64(c[2]))
-		s.TotalBytes += c[2]
+		ms = append(ms, float64(c[ckMs]))
+		s.MeanMs += float64(c[ckMs])
+		if float64(c[ckMs]) >= s.MaxMs {
+			s.MaxMs, s.Slowest = float64(c[ckMs]), c
+		}
+		s.MeanBytes += float64(c[ckBytes])
+		s.MaxBytes = max(s.MaxBytes, float64(c[ckBytes]))
+		s.TotalBytes += c[ckBytes]
 	}
 	if s.Seen > 0 {
 		s.MeanMs /= float64(s.Seen)
 		s.MeanBytes /= float64(s.Seen)
+		slices.Sort(ms)
+		s.P50Ms, s.P99Ms = percentile(ms, 0.50), percentile(ms, 0.99)
 	}
 	return s
+}
+
+// percentile is the nearest-rank q-quantile of sorted.
+func percentile(sorted []float64, q float64) float64 {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(i, 0)]
 }
 
 func (s CheckpointSummary) String() string {
 	if s.Count == 0 {
 		return "0"
 	}
-	return fmt.Sprintf("%d (%.0f ms mean, %.0f ms max, %s mean, %s max)", s.Count, s.MeanMs, s.MaxMs,
-		bytesHuman(int64(s.MeanBytes)), bytesHuman(int64(s.MaxBytes)))
+	out := fmt.Sprintf("%d (%.0f ms mean, p50 %.0f, p99 %.0f, max %.0f ms; %s mean, %s max, %s total)", s.Count,
+		s.MeanMs, s.P50Ms, s.P99Ms, s.MaxMs, bytesHuman(int64(s.MeanBytes)), bytesHuman(int64(s.MaxBytes)), bytesHuman(s.TotalBytes))
+	if c := s.Slowest; c[ckSyncMs]+c[ckAsyncMs]+c[ckAlignMs]+c[ckStartDelayMs] > 0 {
+		out += fmt.Sprintf(" slowest #%d: start delay %d, alignment %d, sync %d, async %d ms", c[ckID],
+			c[ckStartDelayMs], c[ckAlignMs], c[ckSyncMs], c[ckAsyncMs])
+	}
+	return out
+}
+
+// checkpointLines lists each completed checkpoint and where its time
+// went (WEIR_NEXMARK_CHECKPOINTS=1).
+func (m *Measured) checkpointLines() string {
+	var b strings.Builder
+	for _, c := range m.CheckpointList {
+		fmt.Fprintf(&b, "       chk-%d %d ms %s: start delay %d, alignment %d, sync %d, async %d ms\n", c[ckID], c[ckMs],
+			bytesHuman(c[ckBytes]), c[ckStartDelayMs], c[ckAlignMs], c[ckSyncMs], c[ckAsyncMs])
+	}
+	return b.String()
 }
 
 // details is the second line a run prints: steady rate, checkpoints,

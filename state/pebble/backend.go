@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 
 	pebbledb "github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/state"
@@ -137,7 +139,7 @@ var noCompactions atomic.Bool
 func openDB(opts *Options, dir string, readOnly bool) (*pebbledb.DB, error) {
 	cache := pebbledb.NewCache(opts.BlockCacheSize)
 	defer cache.Unref() // the database holds its own reference
-	db, err := pebbledb.Open(dir, &pebbledb.Options{
+	popts := &pebbledb.Options{
 		Cache:                       cache,
 		MemTableSize:                uint64(opts.WriteBufferSize),
 		MemTableStopWritesThreshold: opts.WriteBufferCount,
@@ -150,7 +152,16 @@ func openDB(opts *Options, dir string, readOnly bool) (*pebbledb.DB, error) {
 		ReadOnly:   readOnly,
 		// Tests that count the files of checkpoints turn compactions off.
 		DisableAutomaticCompactions: noCompactions.Load(),
-	})
+		FS:                          noSyncFS{vfs.Default},
+	}
+	// A Bloom filter in every SST (RocksDB's, which Flink can turn on
+	// with state.backend.rocksdb.use-bloom-filter): a point read — most
+	// state accesses are one — skips the SSTs that do not hold its key
+	// instead of reading and decompressing one of their blocks. Checkpoints
+	// flush the memtables, so L0 holds several small SSTs between
+	// compactions, every one overlapping every key.
+	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	db, err := pebbledb.Open(dir, popts)
 	if err != nil {
 		return nil, fmt.Errorf("pebble: opening state backend in %s: %w", dir, err)
 	}
