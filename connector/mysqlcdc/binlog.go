@@ -41,7 +41,8 @@ const idleCommitEvery = time.Second
 
 // stream follows the binlog from the earliest position a split resumes at,
 // handing on the captured table's changes minus those each split's
-// snapshot holds or emitted before.
+// snapshot holds or emitted before. The events come from the Source's
+// hub, which reads the binlog once for all its readers in the process.
 func (f *fetcher) stream(ctx context.Context, flavor string) error {
 	from := BinlogPos{}
 	for _, s := range f.splits {
@@ -49,27 +50,21 @@ func (f *fetcher) stream(ctx context.Context, flavor string) error {
 			from = r
 		}
 	}
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{ServerID: f.serverID, Flavor: flavor,
-		Host: f.o.Hostname, Port: uint16(f.o.Port), User: f.o.Username, Password: f.o.Password,
-		UseDecimal: true, TimestampStringLocation: time.UTC, DisableRetrySync: true, HeartbeatPeriod: 10 * time.Second,
-		Logger: slog.New(quiet{f.log.Handler()}).With("component", "go-mysql")})
-	defer syncer.Close()
-	st, err := syncer.StartSync(mysql.Position{Name: from.File, Pos: from.Pos})
-	if err != nil {
-		return fmt.Errorf("mysql-cdc table %q: start reading the binlog at %s as replica %d (check 'server-id' is unique, "+
-			"and 'username' has REPLICATION SLAVE): %w", f.o.Name, from, f.serverID, err)
-	}
-	f.log.Info("mysql-cdc: streaming the binlog", "table", f.tbl.qualified(), "from", from.String(), "server_id", f.serverID)
+	sub := f.hub.subscribe(ctx, from, f.serverID, flavor)
+	defer f.hub.leave(sub)
 	b := &binlogState{file: from.File}
 	for {
-		ev, err := st.GetEvent(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("mysql-cdc table %q: binlog after %s:%d: %w", f.o.Name, b.file, b.lastEnd, err)
+		var e hubEvent
+		select {
+		case e = <-sub.events:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		if err := f.handle(ctx, b, ev); err != nil {
+		if e.err != nil {
+			return e.err
+		}
+		b.file = e.file
+		if err := f.handle(ctx, b, e.ev); err != nil {
 			return err
 		}
 	}
@@ -102,8 +97,6 @@ func (f *fetcher) handle(ctx context.Context, b *binlogState, ev *replication.Bi
 		b.lastEnd = h.LogPos
 	}
 	switch e := ev.Event.(type) {
-	case *replication.RotateEvent:
-		b.file, b.lastEnd = string(e.NextLogName), uint32(e.Position)
 	case *replication.MariadbGTIDEvent:
 		f.begin(b, txn{start: here, gtid: e.GTID.String(), time: int64(h.Timestamp)})
 	case *replication.GTIDEvent:

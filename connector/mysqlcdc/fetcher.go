@@ -83,6 +83,7 @@ type fetcher struct {
 	items    chan<- item
 	avail    chan struct{}
 	splits   []*fsplit
+	hub      *hub // the Source's binlog reader, shared with its other readers
 	tbl      *table
 	conv     *converter
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/weirstream/weir/connector/cdc/cdctest"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/internal/testsvc"
 	"github.com/weirstream/weir/operator"
@@ -236,4 +237,27 @@ func (f *fixture) openReader(s *Source, i, n int, splits []operator.SplitState) 
 		f.t.Fatal(err)
 	}
 	return r.(*reader)
+}
+
+// pollAll polls every reader in turn, each into its collector, until
+// stop says so, failing after a minute.
+func pollAll(t *testing.T, rs []*reader, cs []*cdctest.Collector, stop func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !stop() {
+		idle := true
+		for i, r := range rs {
+			st, err := r.Poll(cs[i])
+			if err != nil {
+				t.Fatalf("poll subtask %d: %v", i, err)
+			}
+			idle = idle && st == operator.NothingAvailable
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no end after a minute: %d and %d rows read", len(cs[0].Rows), len(cs[len(cs)-1].Rows))
+		}
+		if idle {
+			time.Sleep(time.Millisecond)
+		}
+	}
 }

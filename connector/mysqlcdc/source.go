@@ -21,6 +21,7 @@ type Source struct {
 
 	mu     sync.Mutex
 	splits []operator.SplitState // the chunks, computed once (see Enumerate)
+	hub    *hub                  // the binlog read once for the readers (made by the first)
 }
 
 // NewSource checks o and returns its source.
@@ -105,8 +106,14 @@ func (s *Source) CreateReader(ctx operator.ReaderContext) (operator.SourceReader
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	if s.hub == nil {
+		s.hub = newHub(s.Options, log)
+	}
+	h := s.hub
+	s.mu.Unlock()
 	c, cancel := context.WithCancel(parent)
-	return &reader{o: s.Options, log: log, ctx: c, cancel: cancel, serverID: id, items: make(chan item, 512),
+	return &reader{o: s.Options, log: log, ctx: c, cancel: cancel, serverID: id, hub: h, items: make(chan item, 512),
 		avail: make(chan struct{}, 1), batch: 256, pos: map[string]*Position{}}, nil
 }
 
@@ -120,6 +127,7 @@ type reader struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	serverID uint32
+	hub      *hub
 	wg       sync.WaitGroup
 	items    chan item
 	avail    chan struct{}
@@ -135,7 +143,7 @@ func (r *reader) AddSplits(splits []operator.SplitState) error {
 	if len(r.ids) > 0 {
 		return fmt.Errorf("mysql-cdc: reader got splits after its first ones")
 	}
-	f := &fetcher{o: r.o, log: r.log, serverID: r.serverID, items: r.items, avail: r.avail}
+	f := &fetcher{o: r.o, log: r.log, serverID: r.serverID, hub: r.hub, items: r.items, avail: r.avail}
 	for _, s := range splits {
 		p, err := decodePosition(s.Position, keyParser(r.o.keyTypes()))
 		if err != nil {

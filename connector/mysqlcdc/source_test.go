@@ -34,16 +34,15 @@ func TestParallelSnapshotThenBinlogExact(t *testing.T) {
 		defer r.Close()
 		r.batch = 1
 	}
-	cdctest.PollUntil(t, rs[0], cs[0], func() bool { return len(cs[0].Rows) >= 100 })
+	// Both readers are polled all along, as their subtasks run: they
+	// share one binlog connection, which waits for the slower.
+	pollAll(t, rs, cs, func() bool { return len(cs[0].Rows) >= 100 })
 	w := f.startWriter(400, 1)
 	// The writer commits while the snapshots are still being read.
-	cdctest.PollUntil(t, rs[0], cs[0], func() bool { return w.committed() >= 30 || !rs[0].Snapshotting() })
-	cdctest.PollUntil(t, rs[1], cs[1], func() bool { return w.committed() >= 60 || !rs[1].Snapshotting() })
+	pollAll(t, rs, cs, func() bool { return w.committed() >= 60 || !rs[0].Snapshotting() && !rs[1].Snapshotting() })
 	w.wait(t)
 	passed := f.fence(9_000_001)
-	for i, r := range rs {
-		cdctest.PollUntil(t, r, cs[i], passed(r))
-	}
+	pollAll(t, rs, cs, func() bool { return passed(rs[0])() && passed(rs[1])() })
 	all := append(cs[0].Rows, cs[1].Rows...)
 	got, bad := cdctest.Materialize(all)
 	cdctest.CompareTables(t, got, f.tableRows(), bad)
@@ -148,4 +147,44 @@ func mustSnapshotting(t *testing.T, splits []operator.SplitState, snapshotting b
 	if any != snapshotting {
 		t.Fatalf("positions %v: snapshotting %v, want %v", splits, any, snapshotting)
 	}
+}
+
+// The readers of a Source share one binlog connection. A reader that
+// joins behind it — subtask 1 restored from a checkpoint taken before
+// changes that subtask 0 has read past — sends the connection back to its
+// position: subtask 0 does not get those changes twice and subtask 1 gets
+// them once, so the two changelogs applied row by row end equal to the
+// table.
+func TestLateReaderRereadsTheSharedBinlog(t *testing.T) {
+	f := newFixture(t, 2000)
+	s, err := NewSource(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	splits, err := s.Enumerate(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := []*reader{f.openReader(s, 0, 2, assign(s, splits, 0, 2)), f.openReader(s, 1, 2, assign(s, splits, 1, 2))}
+	defer rs[0].Close()
+	cs := []*cdctest.Collector{{}, {}}
+	pollAll(t, rs, cs, func() bool { return !rs[0].Snapshotting() && !rs[1].Snapshotting() })
+	checkpoint, err := rs[1].SnapshotState(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := cs[1].Rows
+	rs[1].Close()
+	w := f.startWriter(100, 3)
+	pollAll(t, rs[:1], cs[:1], func() bool { return w.committed() >= 100 })
+	w.wait(t)
+	passed := f.fence(9_000_001)
+	pollAll(t, rs[:1], cs[:1], passed(rs[0]))
+	rs[1] = f.openReader(s, 1, 2, checkpoint)
+	defer rs[1].Close()
+	cs[1] = &cdctest.Collector{Rows: kept}
+	passed = f.fence(9_000_002)
+	pollAll(t, rs, cs, func() bool { return passed(rs[0])() && passed(rs[1])() })
+	got, bad := cdctest.Materialize(append(cs[0].Rows, cs[1].Rows...))
+	cdctest.CompareTables(t, got, f.tableRows(), bad)
 }

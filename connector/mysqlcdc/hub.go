@@ -1,0 +1,226 @@
+package mysqlcdc
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+)
+
+// hub reads the binlog once for all the readers of a Source in this
+// process and hands every reader the events from its own start position
+// on. Flink CDC reads the binlog phase in one reader (its enumerator hands
+// a single binlog split to one subtask once every snapshot split is
+// done); Weir's splits keep their positions in the subtask that owns them,
+// so instead of moving the splits the subtasks share one binlog
+// connection: one dump thread on the server and every event parsed once,
+// where each subtask had its own and parsed the whole binlog.
+//
+// A reader that joins after the hub has read past its start restarts the
+// hub there; the readers that are ahead skip the events they already had
+// (positions order totally: file, then offset), so each reader sees the
+// binlog from its start once, in order, whatever the order they join in.
+type hub struct {
+	o   Options
+	log *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		subs    map[*subscription]bool
+		running bool
+		pos     BinlogPos          // where the connection is: its start, then the end of each event read
+		restart context.CancelFunc // stops the current connection (a restart, or nobody left)
+		from    BinlogPos          // a late subscriber's start the next connection must go back to (zero: none)
+	}
+}
+
+// hubEvent is one binlog event with the file it lies in, or the error
+// that ended the stream.
+type hubEvent struct {
+	ev   *replication.BinlogEvent
+	file string
+	err  error
+}
+
+// subscription is one reader's place in the hub's stream.
+type subscription struct {
+	from      BinlogPos // the reader's start: events before it are not its
+	delivered BinlogPos // end of the last event handed on (zero: none)
+	serverID  uint32
+	flavor    string
+	events    chan hubEvent
+	done      <-chan struct{}
+}
+
+func newHub(o Options, log *slog.Logger) *hub {
+	h := &hub{o: o, log: log}
+	h.mu.subs = map[*subscription]bool{}
+	return h
+}
+
+// subscribe joins the stream at from; the events come on the returned
+// subscription's channel until ctx ends (then call leave).
+func (h *hub) subscribe(ctx context.Context, from BinlogPos, serverID uint32, flavor string) *subscription {
+	s := &subscription{from: from, serverID: serverID, flavor: flavor, events: make(chan hubEvent, 64), done: ctx.Done()}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.mu.subs[s] = true
+	switch {
+	case !h.mu.running:
+		h.mu.running = true
+		go h.run()
+	case !h.mu.pos.IsZero() && from.Compare(h.mu.pos) < 0:
+		// Behind the stream: the next connection goes back to from.
+		if h.mu.from.IsZero() || from.Compare(h.mu.from) < 0 {
+			h.mu.from = from
+		}
+		if h.mu.restart != nil {
+			h.mu.restart()
+		}
+	}
+	return s
+}
+
+// needLocked is where the next connection must start: the earliest place
+// a subscriber still needs.
+func (h *hub) needLocked() BinlogPos {
+	var m BinlogPos
+	for s := range h.mu.subs {
+		need := s.from
+		if s.delivered.Compare(need) > 0 {
+			need = s.delivered
+		}
+		if m.IsZero() || need.Compare(m) < 0 {
+			m = need
+		}
+	}
+	return m
+}
+
+// leave ends s's subscription; the last one out stops the connection.
+func (h *hub) leave(s *subscription) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.mu.subs, s)
+	if len(h.mu.subs) == 0 && h.mu.restart != nil {
+		h.mu.restart()
+	}
+}
+
+// run reads the binlog, reconnecting where a late subscriber needs it,
+// until no subscriber is left or the stream fails (every subscriber gets
+// the error).
+func (h *hub) run() {
+	for {
+		ctx, cancel := context.WithCancel(context.Background())
+		h.mu.Lock()
+		if len(h.mu.subs) == 0 {
+			h.mu.running, h.mu.pos, h.mu.from, h.mu.restart = false, BinlogPos{}, BinlogPos{}, nil
+			h.mu.Unlock()
+			cancel()
+			return
+		}
+		from := h.needLocked()
+		if !h.mu.from.IsZero() && h.mu.from.Compare(from) < 0 {
+			from = h.mu.from
+		}
+		h.mu.from, h.mu.pos, h.mu.restart = BinlogPos{}, from, cancel
+		var any *subscription
+		for s := range h.mu.subs {
+			any = s
+			break
+		}
+		h.mu.Unlock()
+		err := h.read(ctx, from, any.serverID, any.flavor)
+		stopped := ctx.Err() != nil // a restart or nobody left, not a failure
+		cancel()
+		if err != nil && !stopped {
+			h.fail(err)
+		}
+	}
+}
+
+// fail hands err to every subscriber and drops them.
+func (h *hub) fail(err error) {
+	h.mu.Lock()
+	subs := h.mu.subs
+	h.mu.subs = map[*subscription]bool{}
+	h.mu.Unlock()
+	for s := range subs {
+		select {
+		case s.events <- hubEvent{err: err}:
+		case <-s.done:
+		}
+	}
+}
+
+// read is one connection: from from until ctx ends or the stream fails.
+func (h *hub) read(ctx context.Context, from BinlogPos, serverID uint32, flavor string) error {
+	o := h.o
+	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{ServerID: serverID, Flavor: flavor,
+		Host: o.Hostname, Port: uint16(o.Port), User: o.Username, Password: o.Password,
+		UseDecimal: true, TimestampStringLocation: time.UTC, DisableRetrySync: true, HeartbeatPeriod: 10 * time.Second,
+		Logger: slog.New(quiet{h.log.Handler()}).With("component", "go-mysql")})
+	defer syncer.Close()
+	st, err := syncer.StartSync(mysql.Position{Name: from.File, Pos: from.Pos})
+	if err != nil {
+		return fmt.Errorf("mysql-cdc table %q: start reading the binlog at %s as replica %d (check 'server-id' is unique, "+
+			"and 'username' has REPLICATION SLAVE): %w", o.Name, from, serverID, err)
+	}
+	h.log.Info("mysql-cdc: streaming the binlog", "table", o.Database+"."+o.Table, "from", from.String(), "server_id", serverID)
+	file := from.File
+	for {
+		ev, err := st.GetEvent(ctx)
+		if err != nil {
+			return fmt.Errorf("mysql-cdc table %q: binlog in %s: %w", o.Name, file, err)
+		}
+		if r, ok := ev.Event.(*replication.RotateEvent); ok {
+			file = string(r.NextLogName) // fake (LogPos 0) at the start, real at a file's end
+			continue
+		}
+		switch ev.Header.EventType {
+		case replication.HEARTBEAT_EVENT, replication.HEARTBEAT_LOG_EVENT_V2:
+			continue // the server's "still here": no place in the binlog
+		}
+		if ev.Header.LogPos == 0 {
+			continue // artificial: no place in the binlog
+		}
+		if err := h.deliver(ctx, hubEvent{ev: ev, file: file}); err != nil {
+			return nil
+		}
+	}
+}
+
+// deliver hands e to every subscriber whose start it is at or past and
+// that did not have it already. Only the hub's goroutine writes
+// delivered, after the subscriber took the event: a restart computes its
+// start from what was really handed on.
+func (h *hub) deliver(ctx context.Context, e hubEvent) error {
+	end := BinlogPos{File: e.file, Pos: e.ev.Header.LogPos}
+	start := BinlogPos{File: e.file, Pos: e.ev.Header.LogPos - e.ev.Header.EventSize}
+	h.mu.Lock()
+	h.mu.pos = end
+	var to []*subscription
+	for s := range h.mu.subs {
+		if start.Compare(s.from) >= 0 && end.Compare(s.delivered) > 0 {
+			to = append(to, s)
+		}
+	}
+	h.mu.Unlock()
+	for _, s := range to {
+		select {
+		case s.events <- e:
+			h.mu.Lock()
+			s.delivered = end
+			h.mu.Unlock()
+		case <-s.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
