@@ -27,7 +27,7 @@ import (
 	"github.com/weirstream/weir/connector/mysqlcdc"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/sql/types"
+	"github.com/weirstream/weir/types"
 )
 
 func main() {

@@ -261,3 +261,17 @@ func pollAll(t *testing.T, rs []*reader, cs []*cdctest.Collector, stop func() bo
 		}
 	}
 }
+
+// source is the fixture's Source and its splits.
+func (f *fixture) source() (*Source, []operator.SplitState) {
+	f.t.Helper()
+	s, err := NewSource(f.opts)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	splits, err := s.Enumerate(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s, splits
+}

@@ -157,14 +157,7 @@ func mustSnapshotting(t *testing.T, splits []operator.SplitState, snapshotting b
 // table.
 func TestLateReaderRereadsTheSharedBinlog(t *testing.T) {
 	f := newFixture(t, 2000)
-	s, err := NewSource(f.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	splits, err := s.Enumerate(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, splits := f.source()
 	rs := []*reader{f.openReader(s, 0, 2, assign(s, splits, 0, 2)), f.openReader(s, 1, 2, assign(s, splits, 1, 2))}
 	defer rs[0].Close()
 	cs := []*cdctest.Collector{{}, {}}
