@@ -123,17 +123,10 @@ func (j *Job) VertexMetrics(id string, get []string) ([]api.Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []api.Metric{}
 	if len(get) == 0 {
-		for i := range v.Parallelism {
-			if g := j.subtaskGroup(v, i); g != nil {
-				for _, nv := range subtaskValues(v, g) {
-					out = append(out, api.Metric{ID: fmt.Sprintf("%d.%s", i, nv.name)})
-				}
-			}
-		}
-		return out, nil
+		return j.metricIDs(v, 0, v.Parallelism), nil
 	}
+	out := []api.Metric{}
 	read := map[int]map[string]float64{} // subtask → its values by name
 	for _, mid := range get {
 		i, name, ok := splitMetricID(mid, v.Parallelism)
@@ -153,6 +146,33 @@ func (j *Job) VertexMetrics(id string, get []string) ([]api.Metric, error) {
 		}
 	}
 	return out, nil
+}
+
+// MetricIDs lists the ids of the metrics of the vertex's subtasks from
+// to from+limit-1 (limit < 0: to the last), as VertexMetrics without get
+// does for all of them (about 40 per subtask: 7 MB at 5,000 subtasks).
+func (j *Job) MetricIDs(id string, from, limit int) ([]api.Metric, error) {
+	v, err := j.findVertex(id)
+	if err != nil {
+		return nil, err
+	}
+	to := v.Parallelism
+	if limit >= 0 {
+		to = min(to, from+limit)
+	}
+	return j.metricIDs(v, from, to), nil
+}
+
+func (j *Job) metricIDs(v *graph.Vertex, from, to int) []api.Metric {
+	out := []api.Metric{}
+	for i := from; i < to; i++ {
+		if g := j.subtaskGroup(v, i); g != nil {
+			for _, nv := range subtaskValues(v, g) {
+				out = append(out, api.Metric{ID: fmt.Sprintf("%d.%s", i, nv.name)})
+			}
+		}
+	}
+	return out
 }
 
 // splitMetricID cuts a vertex metric id <subtask>.<name> into its parts;

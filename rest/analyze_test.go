@@ -23,7 +23,7 @@ import (
 // counters exactly: records per vertex and operator as its metric
 // groups hold them (the source's 3,000), state size as the last
 // completed checkpoint's per vertex, the watermark as /watermarks' lowest.
-func TestExplainAnalyzeEqualsCounters(t *testing.T) {
+func TestContractExplainAnalyze(t *testing.T) {
 	c := newCluster(t)
 	id := c.submit(aggJob, nil)
 	waitFor(t, "the job to finish", func() bool { return c.state(id) == api.StateFinished })
@@ -156,7 +156,7 @@ func (slowWriter) Close() error                                       { return n
 // last 5-s window once a window closed); by lag every
 // subtask at 0 (datagen has no backlog). EXPLAIN ANALYZE shows the same
 // ratios for the vertices. Bad parameters are 400s, an unknown job 404.
-func TestHotSubtasksOfSlowJob(t *testing.T) {
+func TestContractHotSubtasks(t *testing.T) {
 	c := newCluster(t)
 	id, _ := slowJob(t, c)
 	var d api.JobDetails

@@ -121,6 +121,14 @@ func expectedIDs(k int, gv *graph.Vertex, g *metrics.Subtask) ([]string, map[str
 	return ids, vals
 }
 
+func metricIDsOf(ms []api.Metric) []string {
+	var out []string
+	for _, m := range ms {
+		out = append(out, m.ID)
+	}
+	return out
+}
+
 func checkMetricIDs(t testing.TB, c *cluster, id string, v api.JobVertex, gv *graph.Vertex, subtasks []*metrics.Subtask) {
 	path := "/v1/jobs/" + id + "/vertices/" + v.ID + "/metrics"
 	var list []api.Metric
@@ -143,6 +151,16 @@ func checkMetricIDs(t testing.TB, c *cluster, id string, v api.JobVertex, gv *gr
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("%s lists\n%v\nwant\n%v", path, got, want)
+	}
+	// A page of subtasks lists their ids only: those of subtask 1.
+	var page []api.Metric
+	get(t, c, path+"?offset=1&limit=1", &page)
+	var wantPage []string
+	if len(subtasks) > 1 {
+		wantPage, _ = expectedIDs(1, gv, subtasks[1])
+	}
+	if got := metricIDsOf(page); !slices.Equal(got, wantPage) {
+		t.Errorf("%s?offset=1&limit=1 lists\n%v\nwant\n%v", path, got, wantPage)
 	}
 	// Every id's value, asked for all at once, is its group's; an id the
 	// vertex lacks is left out.

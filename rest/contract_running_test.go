@@ -80,6 +80,7 @@ func TestContractRunningJobs(t *testing.T) {
 	}
 	checkTotals(t, db, table, truth)
 	checkRunningSavepoint(t, c, agg)
+	checkStopAndCancel(t, c, agg, bill)
 }
 
 func startRunningBilling(t *testing.T, c *cluster, brokers, dsn, suffix string) (*runningJob, map[string]pipeline.Total, *sql.DB, string) {
@@ -400,20 +401,7 @@ func checkRunningSavepoint(t *testing.T, c *cluster, j *runningJob) {
 	if code != 202 || json.Unmarshal(body, &tr) != nil || !hexID.MatchString(tr.RequestID) {
 		t.Fatalf("POST savepoints: %d %s", code, body)
 	}
-	var st api.SavepointStatus
-	waitFor(t, "the savepoint", func() bool {
-		get(t, c, "/v1/jobs/"+j.id+"/savepoints/"+tr.RequestID, &st)
-		if st.Status.ID != "IN_PROGRESS" && st.Status.ID != "COMPLETED" {
-			t.Fatalf("savepoint status %+v", st)
-		}
-		return st.Status.ID == "COMPLETED"
-	})
-	if st.Operation == nil || st.Operation.FailureCause != nil || !strings.HasPrefix(st.Operation.Location, dir) {
-		t.Fatalf("savepoint: %+v, want a location in %s", st.Operation, dir)
-	}
-	if _, err := os.Stat(filepath.Join(strings.TrimPrefix(st.Operation.Location, "file://"), "_metadata")); err != nil {
-		t.Errorf("the savepoint the API reports: %v", err)
-	}
+	st := awaitSavepoint(t, c, j.id, tr.RequestID, dir)
 	var cs api.CheckpointingStatistics
 	get(t, c, "/v1/jobs/"+j.id+"/checkpoints", &cs)
 	if sp := cs.Latest.Savepoint; sp == nil || sp.ExternalPath != st.Operation.Location || !sp.IsSavepoint || sp.Status != api.CheckpointCompleted {
@@ -490,4 +478,45 @@ func openTable(t *testing.T, dsn, table string) *sql.DB {
 	}
 	t.Cleanup(func() { _, _ = db.Exec("DROP TABLE " + table) })
 	return db
+}
+
+// awaitSavepoint polls the status of savepoint operation req of job id
+// until it completed, and checks its location: in dir, holding the
+// savepoint's _metadata.
+func awaitSavepoint(t *testing.T, c *cluster, id, req, dir string) api.SavepointStatus {
+	t.Helper()
+	var st api.SavepointStatus
+	waitFor(t, "the savepoint", func() bool {
+		get(t, c, "/v1/jobs/"+id+"/savepoints/"+req, &st)
+		if st.Status.ID != "IN_PROGRESS" && st.Status.ID != "COMPLETED" {
+			t.Fatalf("savepoint status %+v", st)
+		}
+		return st.Status.ID == "COMPLETED"
+	})
+	if st.Operation == nil || st.Operation.FailureCause != nil || !strings.HasPrefix(st.Operation.Location, dir) {
+		t.Fatalf("savepoint: %+v, want a location in %s", st.Operation, dir)
+	}
+	if _, err := os.Stat(filepath.Join(strings.TrimPrefix(st.Operation.Location, "file://"), "_metadata")); err != nil {
+		t.Errorf("the savepoint the API reports: %v", err)
+	}
+	return st
+}
+
+// checkStopAndCancel ends the running jobs through the API: stop (POST
+// /stop) with a savepoint — the savepoint completes where its status
+// says and the job FINISHED —, and cancel (PATCH): 202 with {} and the
+// job CANCELED.
+func checkStopAndCancel(t *testing.T, c *cluster, stop, cancel *runningJob) {
+	dir := t.TempDir()
+	code, body := c.call("POST", "/v1/jobs/"+stop.id+"/stop", fmt.Sprintf(`{"targetDirectory": %q}`, dir), "")
+	var tr api.TriggerResponse
+	if code != 202 || json.Unmarshal(body, &tr) != nil || !hexID.MatchString(tr.RequestID) {
+		t.Fatalf("POST stop: %d %s", code, body)
+	}
+	awaitSavepoint(t, c, stop.id, tr.RequestID, dir)
+	waitFor(t, "the stopped job to finish", func() bool { return c.state(stop.id) == api.StateFinished })
+	if code, body := c.call("PATCH", "/v1/jobs/"+cancel.id+"?mode=cancel", "", ""); code != 202 || string(body) != "{}\n" {
+		t.Fatalf("PATCH cancel: %d %s", code, body)
+	}
+	waitFor(t, "the cancelled job to end", func() bool { return c.state(cancel.id) == api.StateCanceled })
 }

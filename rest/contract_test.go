@@ -36,7 +36,7 @@ func TestContractSQLAggregation(t *testing.T) {
 	id := c.submit(aggJob, nil)
 	c.checkpointed(id)
 	spDir := t.TempDir()
-	cl := &Client{Base: c.ep.URL()}
+	cl := c.client("")
 	trigger, err := cl.TriggerSavepoint(context.Background(), id, spDir, false)
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +126,11 @@ func checkContract(t *testing.T, c *cluster, id string, jg *graph.JobGraph, want
 			if w.ID != fmt.Sprintf("%d.currentInputWatermark", i) || w.Value == "" {
 				t.Errorf("watermark %d of %s: %+v", i, v.Name, w)
 			}
+		}
+		var page []api.Metric
+		get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID+"/watermarks?offset=1&limit=1", &page)
+		if want := wms[1:min(2, len(wms))]; len(page) != len(want) || len(want) == 1 && page[0].ID != want[0].ID {
+			t.Errorf("watermarks of %s ?offset=1&limit=1: %+v, want %+v", v.Name, page, want)
 		}
 	}
 	var ex api.JobExceptions
@@ -368,8 +373,13 @@ func checkCompleted(t testing.TB, c *cluster, id string, d api.JobDetails, h api
 func checkTimeline(t testing.TB, c *cluster, path string, h api.CheckpointStatistics, acks map[string]int64) {
 	var tl api.CheckpointTimeline
 	get(t, c, path+"/timeline", &tl)
-	if tl.ID != h.ID || len(tl.Subtasks) != len(acks) || tl.EndToEndDuration != h.EndToEndDuration {
+	if tl.ID != h.ID || len(tl.Subtasks) != len(acks) || tl.SubtasksTotal != len(acks) || tl.EndToEndDuration != h.EndToEndDuration {
 		t.Fatalf("timeline of %d: %+v", h.ID, tl)
+	}
+	var page api.CheckpointTimeline
+	get(t, c, path+"/timeline?offset=1&limit=2", &page)
+	if want := tl.Subtasks[1:min(3, len(tl.Subtasks))]; page.SubtasksTotal != len(acks) || !slices.Equal(page.Subtasks, want) {
+		t.Errorf("timeline of %d ?offset=1&limit=2: %d of %d subtasks %+v, want %+v", h.ID, len(page.Subtasks), page.SubtasksTotal, page.Subtasks, want)
 	}
 	for _, e := range tl.Subtasks {
 		ok := 0 <= e.BarrierIn && e.BarrierIn <= e.Aligned && e.Aligned <= e.SyncDone && e.SyncDone <= e.AsyncDone &&

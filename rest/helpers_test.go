@@ -47,6 +47,7 @@ func newCluster(t *testing.T, kvs ...string) *cluster {
 		t.Fatal(err)
 	}
 	c := &cluster{t: t, m: m, ep: ep, dir: dir}
+	recordContractTest(t)
 	t.Cleanup(func() {
 		_ = ep.Close()
 		for _, j := range m.Jobs() {
@@ -78,6 +79,7 @@ func call(t *testing.T, hc *http.Client, base, method, path, body, token string)
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	recordCall(t, req, resp.StatusCode)
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +106,7 @@ func wantError(t *testing.T, what string, code int, body []byte, wantCode int, w
 // submit submits script and returns the job id.
 func (c *cluster) submit(script string, settings map[string]string) string {
 	c.t.Helper()
-	cl := &Client{Base: c.ep.URL(), Token: c.m.Config()[jobmanager.KeyAuthToken]}
+	cl := c.client(c.m.Config()[jobmanager.KeyAuthToken])
 	id, err := cl.Submit(context.Background(), api.JobSubmitRequest{Script: script, Settings: settings})
 	if err != nil {
 		c.t.Fatal(err)
@@ -136,7 +138,7 @@ func (c *cluster) state(id string) string {
 // checkpointed waits until job id has completed a checkpoint.
 func (c *cluster) checkpointed(id string) {
 	c.t.Helper()
-	cl := &Client{Base: c.ep.URL()}
+	cl := c.client("")
 	waitFor(c.t, "a completed checkpoint of "+id, func() bool {
 		st, err := cl.Checkpoints(context.Background(), id)
 		return err == nil && st.Counts.Completed > 0

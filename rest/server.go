@@ -122,7 +122,8 @@ var routes = []route{
 		"One vertex's subtasks in one checkpoint: acknowledgement, sync/async time, alignment, start delay, bytes; " +
 			"Weir's ?offset= and ?limit= page the subtasks (num_subtasks counts all).", nil, api.TaskCheckpointDetails{}},
 	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}/timeline", (*Server).timeline,
-		"Weir's: when each subtask received the barrier, aligned, finished sync and async, acknowledged; when the checkpoint completed.",
+		"Weir's: when each subtask received the barrier, aligned, finished sync and async, acknowledged; when the checkpoint completed. " +
+			"?offset= and ?limit= page the subtasks (subtasks-total counts all).",
 		nil, api.CheckpointTimeline{}},
 	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}/slowest", (*Server).slowest,
 		"Weir's: the ?n= (default 5) slowest subtasks of the checkpoint, unacknowledged first, then by latency.", nil, api.CheckpointTimeline{}},
@@ -134,11 +135,11 @@ var routes = []route{
 		nil, api.BackPressure{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/metrics", (*Server).vertexMetrics,
 		"The vertex's metrics, <subtask>.<name> (operators' <subtask>.<operator name>.<name>): their ids, or with " +
-			"?get=id,id their values (ids it does not have are left out).", nil, []api.Metric{}},
+			"?get=id,id their values (ids it does not have are left out). Weir's ?offset= and ?limit= page the ids by subtask.", nil, []api.Metric{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/subtasks/metrics", (*Server).subtaskMetrics,
 		"The vertex's metrics aggregated over its subtasks: their names, or with ?get=name,name their " +
 			"?agg=min,max,avg,sum (default all) over ?subtasks=0,2-4 (default all).", nil, []api.AggregatedMetric{}},
-	{"GET", "/jobs/{jobid}/vertices/{vertexid}/watermarks", (*Server).watermarks, "Each subtask's current input watermark, ms.", nil, []api.Metric{}},
+	{"GET", "/jobs/{jobid}/vertices/{vertexid}/watermarks", (*Server).watermarks, "Each subtask's current input watermark, ms; Weir's ?offset= and ?limit= page the subtasks.", nil, []api.Metric{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/tail", (*Server).tail,
 		"Weir's live tail (text/event-stream): rows the vertex emits (a sink vertex: receives) with their RowKind, sampled at " +
 			"most ?rate= (default 10, at most 1000) a second, until ?limit= rows; stats (seen, sampled, dropped) every second. " +
@@ -393,7 +394,11 @@ func (s *Server) checkpointSubtasks(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.job(w, r); ok {
-		reply(w)(j.Timeline(checkpointID(r), 0))
+		paged(w, r, func(win window) (any, error) {
+			tl, err := j.Timeline(checkpointID(r), 0)
+			tl.SubtasksTotal, tl.Subtasks = len(tl.Subtasks), pageOf(tl.Subtasks, win)
+			return tl, err
+		})
 	}
 }
 
@@ -432,10 +437,18 @@ func (s *Server) backPressure(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// vertexMetrics answers the values of ?get='s ids, or without it the ids,
+// of the subtasks in Weir's ?offset=&limit= (default: all, as Flink).
 func (s *Server) vertexMetrics(w http.ResponseWriter, r *http.Request) {
-	if j, ok := s.job(w, r); ok {
-		reply(w)(j.VertexMetrics(r.PathValue("vertexid"), listParam(r, "get")))
+	j, ok := s.job(w, r)
+	if !ok {
+		return
 	}
+	if get := listParam(r, "get"); len(get) > 0 {
+		reply(w)(j.VertexMetrics(r.PathValue("vertexid"), get))
+		return
+	}
+	paged(w, r, func(win window) (any, error) { return j.MetricIDs(r.PathValue("vertexid"), win.offset, win.limit) })
 }
 
 func (s *Server) subtaskMetrics(w http.ResponseWriter, r *http.Request) {
@@ -493,7 +506,10 @@ func subtaskRanges(parts []string) ([]int, string) {
 
 func (s *Server) watermarks(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.job(w, r); ok {
-		reply(w)(j.Watermarks(r.PathValue("vertexid")))
+		paged(w, r, func(win window) (any, error) {
+			wms, err := j.Watermarks(r.PathValue("vertexid"))
+			return pageOf(wms, win), err
+		})
 	}
 }
 

@@ -17,7 +17,7 @@ func tailOf(t *testing.T, c *cluster, job, vertex string, rate, limit int) ([]ap
 	t.Helper()
 	var rows []api.TailRow
 	var last api.TailStats
-	cl := &Client{Base: c.ep.URL()}
+	cl := c.client("")
 	err := cl.Tail(context.Background(), job, vertex, rate, limit, func(e api.TailEvent) error {
 		if e.Row != nil {
 			rows = append(rows, *e.Row)
@@ -36,7 +36,7 @@ func tailOf(t *testing.T, c *cluster, job, vertex string, rate, limit int) ([]ap
 // The tail of a sink vertex shows rows its sink received: each of 20
 // sampled numbers reaches the slow sink, as an insert of subtask 0; the
 // stream ends at the limit with stats counting them.
-func TestTailRowsAreSinkRows(t *testing.T) {
+func TestContractTailRows(t *testing.T) {
 	c := newCluster(t)
 	id, sink := slowJob(t, c)
 	var d api.JobDetails

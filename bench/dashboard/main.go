@@ -151,7 +151,8 @@ func endpoints(id, vid string, cid int64) []string {
 		ck + "/slowest?n=10", v, v + "/backpressure", v + "/watermarks", v + "/metrics",
 		v + "/metrics?get=0.numRecordsIn,4999.numRecordsIn", v + "/subtasks/metrics?get=numRecordsIn,busyTimeMsPerSecond",
 		j + "/exceptions", j + "?subtasks=all", v + "?offset=0&limit=50", v + "/backpressure?offset=0&limit=50",
-		ck + "/subtasks/" + vid + "?offset=0&limit=50"}
+		ck + "/subtasks/" + vid + "?offset=0&limit=50", ck + "/timeline?offset=0&limit=50", v + "/watermarks?offset=0&limit=50",
+		v + "/metrics?offset=0&limit=50", v + "/subtasks/metrics"}
 }
 
 func measureREST(base string, paths []string, repeat int) {

@@ -204,4 +204,7 @@ type CheckpointTimeline struct {
 	TriggerTimestamp int64           `json:"trigger_timestamp"`
 	EndToEndDuration int64           `json:"end_to_end_duration"`
 	Subtasks         []TimelineEntry `json:"subtasks"`
+	// SubtasksTotal is how many subtasks the timeline has when
+	// ?offset=&limit= page Subtasks (omitted for /slowest).
+	SubtasksTotal int `json:"subtasks-total,omitempty"`
 }
