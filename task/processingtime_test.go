@@ -34,6 +34,14 @@ type tickHarness struct {
 
 func startTickHarness(t *testing.T, op operator.Operator, keyed bool) *tickHarness {
 	t.Helper()
+	return startHarness(t, op, keyed, false)
+}
+
+// startHarness is startTickHarness, or with realTime a harness on the
+// real clock whose subtask wakes by itself (no Spec.Ticks, no metrics):
+// tick and the clock are then not used.
+func startHarness(t *testing.T, op operator.Operator, keyed, realTime bool) *tickHarness {
+	t.Helper()
 	fs, err := checkpointstorage.OpenFS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +54,11 @@ func startTickHarness(t *testing.T, op operator.Operator, keyed bool) *tickHarne
 	id := event.SubtaskID{Vertex: "timed", Index: 0}
 	opCtx := &operator.Context{Subtask: id, UID: "timed", Parallelism: 1, MaxParallelism: 128,
 		Metrics: &operator.Metrics{}, OperatorState: heap.NewOperatorBackend(), Now: h.clock.Load}
+	now, ticks := func() time.Time { return time.UnixMilli(h.clock.Load()) }, (<-chan time.Time)(h.ticks)
+	if realTime {
+		now, ticks = time.Now, nil
+		opCtx.Now = func() int64 { return time.Now().UnixMilli() }
+	}
 	if keyed {
 		kb, err := heap.New(heap.Options{KeyGroupRange: keygroup.RangeFor(128, 1, 0), MaxParallelism: 128,
 			KeyCodec: state.AnyCodec{}, Clock: opCtx.Now})
@@ -57,8 +70,7 @@ func startTickHarness(t *testing.T, op operator.Operator, keyed bool) *tickHarne
 	}
 	w := NewRecordWriter(ctx, []*OutChannel{h.out.Channel(0)}, Forward{}, 256)
 	h.st = New(Spec{ID: id, Mode: ExactlyOnce, Gate: h.in, Writers: []*RecordWriter{w}, Storage: fs,
-		Reports: h.reports, Mail: make(chan Mail, 1), Ticks: h.ticks,
-		Now:   func() time.Time { return time.UnixMilli(h.clock.Load()) },
+		Reports: h.reports, Mail: make(chan Mail, 1), Ticks: ticks, Now: now,
 		Chain: []ChainedOperator{{UID: "timed", Op: op, Ctx: opCtx}}})
 	go func() { h.done <- h.st.Run(ctx) }()
 	return h
