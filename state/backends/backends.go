@@ -33,6 +33,9 @@ const (
 	// off ('false'; default 'true'). The heap backend's checkpoints are
 	// always full.
 	KeyIncremental = "execution.checkpointing.incremental"
+	// KeyMaxSizeLevelBase is the size of the level L0 compacts into
+	// (Flink's state.backend.rocksdb.compaction.level.max-size-level-base).
+	KeyMaxSizeLevelBase = "state.backend.pebble.compaction.level.max-size-level-base"
 )
 
 // DefaultWriteBufferRatio is Flink's default share of the budget for
@@ -41,21 +44,22 @@ const DefaultWriteBufferRatio = 0.5
 
 // aliases maps Flink's RocksDB option names to the Pebble ones.
 var aliases = map[string]string{
-	"state.backend.rocksdb.block.cache-size":          KeyBlockCacheSize,
-	"state.backend.rocksdb.writebuffer.size":          KeyWriteBufferSize,
-	"state.backend.rocksdb.writebuffer.count":         KeyWriteBufferCount,
-	"state.backend.rocksdb.localdir":                  KeyLocalDir,
-	"taskmanager.state.local.root-dirs":               KeyLocalDir,
-	"state.backend.pebble.localdir":                   KeyLocalDir,
-	"state.backend.rocksdb.memory.fixed-per-slot":     KeyFixedPerSlot,
-	"state.backend.rocksdb.memory.write-buffer-ratio": KeyWriteBufferRatio,
-	"state.backend.incremental":                       KeyIncremental, // Flink 1.x's name
+	"state.backend.rocksdb.block.cache-size":                     KeyBlockCacheSize,
+	"state.backend.rocksdb.writebuffer.size":                     KeyWriteBufferSize,
+	"state.backend.rocksdb.writebuffer.count":                    KeyWriteBufferCount,
+	"state.backend.rocksdb.localdir":                             KeyLocalDir,
+	"taskmanager.state.local.root-dirs":                          KeyLocalDir,
+	"state.backend.pebble.localdir":                              KeyLocalDir,
+	"state.backend.rocksdb.memory.fixed-per-slot":                KeyFixedPerSlot,
+	"state.backend.rocksdb.memory.write-buffer-ratio":            KeyWriteBufferRatio,
+	"state.backend.incremental":                                  KeyIncremental, // Flink 1.x's name
+	"state.backend.rocksdb.compaction.level.max-size-level-base": KeyMaxSizeLevelBase,
 }
 
 // Keys are every key FromConfig reads, Weir's names and Flink's RocksDB
 // aliases.
 func Keys() []string {
-	ks := []string{KeyType, KeyLocalDir, KeyBlockCacheSize, KeyWriteBufferSize, KeyWriteBufferCount, KeyFixedPerSlot, KeyWriteBufferRatio, KeyIncremental}
+	ks := []string{KeyType, KeyLocalDir, KeyBlockCacheSize, KeyWriteBufferSize, KeyWriteBufferCount, KeyFixedPerSlot, KeyWriteBufferRatio, KeyIncremental, KeyMaxSizeLevelBase}
 	for a := range aliases {
 		ks = append(ks, a)
 	}
@@ -93,7 +97,8 @@ func pebbleFactory(lookup func(string) (string, string, bool)) (state.BackendFac
 		// Flink's root-dirs may list several directories; Weir uses the first.
 		o.LocalDir = strings.TrimPrefix(strings.TrimSpace(strings.Split(v, ",")[0]), "file://")
 	}
-	for key, dst := range map[string]*int64{KeyBlockCacheSize: &o.BlockCacheSize, KeyWriteBufferSize: &o.WriteBufferSize} {
+	for key, dst := range map[string]*int64{KeyBlockCacheSize: &o.BlockCacheSize, KeyWriteBufferSize: &o.WriteBufferSize,
+		KeyMaxSizeLevelBase: &o.MaxSizeLevelBase} {
 		k, v, ok := lookup(key)
 		if !ok {
 			continue

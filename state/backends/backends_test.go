@@ -41,6 +41,10 @@ func TestFromConfig(t *testing.T) {
 		{map[string]string{KeyType: "rocksdb", "state.backend.incremental": "FALSE"}, "pebble {LocalDir: cache:0 wb:0x0} full"},
 		{map[string]string{KeyType: "pebble", KeyIncremental: "true"}, "pebble {LocalDir: cache:0 wb:0x0}"},
 		{map[string]string{KeyType: "hashmap", KeyIncremental: "true"}, "hashmap"},
+		{map[string]string{KeyType: "rocksdb", "state.backend.rocksdb.compaction.level.max-size-level-base": "256mb"},
+			"pebble {LocalDir: cache:0 wb:0x0} lbase:268435456"},
+		{map[string]string{KeyType: "pebble", KeyMaxSizeLevelBase: "100kb"},
+			"state.backend.pebble.compaction.level.max-size-level-base is 102400; want 1 MiB or more"},
 		{map[string]string{KeyType: "pebble", KeyIncremental: "sometimes"}, "'execution.checkpointing.incremental' = 'sometimes': want 'true' or 'false'"},
 	} {
 		f, err := FromConfig(from(c.kv))
@@ -55,6 +59,9 @@ func TestFromConfig(t *testing.T) {
 			got = x.Type() + " {LocalDir:" + o.LocalDir + " cache:" + itoa(o.BlockCacheSize) + " wb:" + itoa(o.WriteBufferSize) + "x" + itoa(int64(o.WriteBufferCount)) + "}"
 			if o.DisableIncremental {
 				got += " full"
+			}
+			if o.MaxSizeLevelBase != 0 {
+				got += " lbase:" + itoa(o.MaxSizeLevelBase)
 			}
 		}
 		if !strings.HasPrefix(got, c.want) && !strings.Contains(got, c.want) {

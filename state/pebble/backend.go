@@ -143,6 +143,7 @@ func openDB(opts *Options, dir string, readOnly bool) (*pebbledb.DB, error) {
 		Cache:                       cache,
 		MemTableSize:                uint64(opts.WriteBufferSize),
 		MemTableStopWritesThreshold: opts.WriteBufferCount,
+		LBaseMaxBytes:               opts.MaxSizeLevelBase,
 		// Checkpoints, not the WAL, make state durable (as Flink runs
 		// RocksDB): a failed subtask restores from a checkpoint into a
 		// fresh directory.
