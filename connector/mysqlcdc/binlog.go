@@ -44,13 +44,13 @@ const idleCommitEvery = time.Second
 // snapshot holds or emitted before. The events come from the Source's
 // hub, which reads the binlog once for all its readers in the process.
 func (f *fetcher) stream(ctx context.Context, flavor string) error {
-	from := BinlogPos{}
+	from, gtids := BinlogPos{}, ""
 	for _, s := range f.splits {
-		if r := s.p.resume(); from.IsZero() || r.Compare(from) < 0 {
-			from = r
+		if r, g := s.p.resume(); from.IsZero() || r.Compare(from) < 0 {
+			from, gtids = r, g
 		}
 	}
-	sub := f.hub.subscribe(ctx, from, f.serverID, flavor)
+	sub := f.hub.subscribe(ctx, from, gtids, f.serverID, flavor)
 	defer f.hub.leave(sub)
 	b := &binlogState{file: from.File}
 	for {
@@ -63,7 +63,7 @@ func (f *fetcher) stream(ctx context.Context, flavor string) error {
 		if e.err != nil {
 			return e.err
 		}
-		b.file = e.file
+		b.file, b.gtids = e.file, e.gtids
 		if err := f.handle(ctx, b, e.ev); err != nil {
 			return err
 		}
@@ -86,6 +86,7 @@ type binlogState struct {
 	file       string
 	lastEnd    uint32
 	txn        txn
+	gtids      string // the GTID position after the current event, at commits ("": unknown)
 	lastCommit time.Time
 }
 
@@ -154,7 +155,7 @@ func (f *fetcher) commit(ctx context.Context, b *binlogState, end BinlogPos) err
 		return nil
 	}
 	b.lastCommit = time.Now()
-	return f.send(ctx, item{kind: commit, txn: t.start, pos: end, gtid: t.gtid})
+	return f.send(ctx, item{kind: commit, txn: t.start, pos: end, gtid: t.gtid, gtids: b.gtids})
 }
 
 // rows hands on a rows event's changes, each to the splits of its keys.

@@ -30,6 +30,7 @@ type item struct {
 	pos   BinlogPos
 	txn   BinlogPos
 	gtid  string
+	gtids string // the GTID position after the transaction (commit)
 	index int
 	after int64
 	err   error
@@ -56,7 +57,7 @@ func advance(p *Position, it item) {
 		if p.Snapshotting || p.Start.IsZero() || it.txn.Compare(p.Done) < 0 {
 			return // before the split's stream: nothing of it was emitted
 		}
-		p.Done, p.GTID, p.InTxn, p.Emitted = it.pos, it.gtid, BinlogPos{}, 0
+		p.Done, p.GTID, p.GTIDPos, p.InTxn, p.Emitted = it.pos, it.gtid, it.gtids, BinlogPos{}, 0
 		if it.txn.Compare(maxBand(p.Bands)) >= 0 {
 			p.Bands = nil
 		}

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 )
 
@@ -39,16 +38,19 @@ type hub struct {
 }
 
 // hubEvent is one binlog event with the file it lies in, or the error
-// that ended the stream.
+// that ended the stream. At a transaction's end (XID, COMMIT, DDL) gtids
+// is MariaDB's GTID position after it ("": unknown).
 type hubEvent struct {
-	ev   *replication.BinlogEvent
-	file string
-	err  error
+	ev    *replication.BinlogEvent
+	file  string
+	gtids string
+	err   error
 }
 
 // subscription is one reader's place in the hub's stream.
 type subscription struct {
 	from      BinlogPos // the reader's start: events before it are not its
+	fromGTIDs string    // the GTID position at from, when known
 	delivered BinlogPos // end of the last event handed on (zero: none)
 	serverID  uint32
 	flavor    string
@@ -64,8 +66,8 @@ func newHub(o Options, log *slog.Logger) *hub {
 
 // subscribe joins the stream at from; the events come on the returned
 // subscription's channel until ctx ends (then call leave).
-func (h *hub) subscribe(ctx context.Context, from BinlogPos, serverID uint32, flavor string) *subscription {
-	s := &subscription{from: from, serverID: serverID, flavor: flavor, events: make(chan hubEvent, 64), done: ctx.Done()}
+func (h *hub) subscribe(ctx context.Context, from BinlogPos, gtids string, serverID uint32, flavor string) *subscription {
+	s := &subscription{from: from, fromGTIDs: gtids, serverID: serverID, flavor: flavor, events: make(chan hubEvent, 64), done: ctx.Done()}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.mu.subs[s] = true
@@ -101,6 +103,17 @@ func (h *hub) needLocked() BinlogPos {
 	return m
 }
 
+// gtidsAtLocked is the GTID position a subscriber that has had nothing
+// yet knows for from ("": none knows it; start by file and offset).
+func (h *hub) gtidsAtLocked(from BinlogPos) string {
+	for s := range h.mu.subs {
+		if s.fromGTIDs != "" && s.delivered.IsZero() && s.from == from {
+			return s.fromGTIDs
+		}
+	}
+	return ""
+}
+
 // leave ends s's subscription; the last one out stops the connection.
 func (h *hub) leave(s *subscription) {
 	h.mu.Lock()
@@ -129,13 +142,14 @@ func (h *hub) run() {
 			from = h.mu.from
 		}
 		h.mu.from, h.mu.pos, h.mu.restart = BinlogPos{}, from, cancel
+		gtids := h.gtidsAtLocked(from)
 		var any *subscription
 		for s := range h.mu.subs {
 			any = s
 			break
 		}
 		h.mu.Unlock()
-		err := h.read(ctx, from, any.serverID, any.flavor)
+		err := h.read(ctx, from, gtids, any.serverID, any.flavor)
 		stopped := ctx.Err() != nil // a restart or nobody left, not a failure
 		cancel()
 		if err != nil && !stopped {
@@ -158,20 +172,22 @@ func (h *hub) fail(err error) {
 	}
 }
 
-// read is one connection: from from until ctx ends or the stream fails.
-func (h *hub) read(ctx context.Context, from BinlogPos, serverID uint32, flavor string) error {
+// read is one connection: from from (by GTID when gtids is set) until
+// ctx ends or the stream fails.
+func (h *hub) read(ctx context.Context, from BinlogPos, gtids string, serverID uint32, flavor string) error {
 	o := h.o
 	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{ServerID: serverID, Flavor: flavor,
 		Host: o.Hostname, Port: uint16(o.Port), User: o.Username, Password: o.Password,
 		UseDecimal: true, TimestampStringLocation: time.UTC, DisableRetrySync: true, HeartbeatPeriod: 10 * time.Second,
 		Logger: slog.New(quiet{h.log.Handler()}).With("component", "go-mysql")})
 	defer syncer.Close()
-	st, err := syncer.StartSync(mysql.Position{Name: from.File, Pos: from.Pos})
+	st, g, err := h.start(ctx, syncer, from, gtids, flavor)
 	if err != nil {
 		return fmt.Errorf("mysql-cdc table %q: start reading the binlog at %s as replica %d (check 'server-id' is unique, "+
 			"and 'username' has REPLICATION SLAVE): %w", o.Name, from, serverID, err)
 	}
-	h.log.Info("mysql-cdc: streaming the binlog", "table", o.Database+"."+o.Table, "from", from.String(), "server_id", serverID)
+	h.log.Info("mysql-cdc: streaming the binlog", "table", o.Database+"."+o.Table, "from", from.String(),
+		"gtid_pos", gtids, "server_id", serverID)
 	file := from.File
 	for {
 		ev, err := st.GetEvent(ctx)
@@ -189,7 +205,7 @@ func (h *hub) read(ctx context.Context, from BinlogPos, serverID uint32, flavor 
 		if ev.Header.LogPos == 0 {
 			continue // artificial: no place in the binlog
 		}
-		if err := h.deliver(ctx, hubEvent{ev: ev, file: file}); err != nil {
+		if err := h.deliver(ctx, hubEvent{ev: ev, file: file, gtids: g.after(ev)}); err != nil {
 			return nil
 		}
 	}

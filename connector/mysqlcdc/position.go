@@ -54,8 +54,12 @@ type Position struct {
 	// Done is the end of the last transaction emitted whole (or the
 	// snapshot's point): the stream resumes there. GTID is that
 	// transaction's MariaDB GTID (domain-server-sequence), for reference.
-	Done BinlogPos `json:"done"`
-	GTID string    `json:"gtid,omitempty"`
+	// GTIDPos is MariaDB's GTID position at Done (the last GTID of every
+	// replication domain, as gtid_slave_pos): when set, a restore starts
+	// the binlog there by GTID rather than by file and offset.
+	Done    BinlogPos `json:"done"`
+	GTID    string    `json:"gtid,omitempty"`
+	GTIDPos string    `json:"gtid_pos,omitempty"`
 	// InTxn and Emitted: the split's changes of the transaction that
 	// starts at InTxn that were emitted already (a checkpoint in the
 	// middle of a transaction); zero when none.
@@ -117,12 +121,13 @@ func (p *Position) contains(key []any) bool {
 	return (p.Lo == nil || compareKeys(key, p.Lo) >= 0) && (p.Hi == nil || compareKeys(key, p.Hi) < 0)
 }
 
-// resume is where the split's stream must start.
-func (p *Position) resume() BinlogPos {
+// resume is where the split's stream must start, and its GTID position
+// when known ("": start by file and offset).
+func (p *Position) resume() (BinlogPos, string) {
 	if p.Snapshotting || p.Done.IsZero() {
-		return p.Start
+		return p.Start, ""
 	}
-	return p.Done
+	return p.Done, p.GTIDPos
 }
 
 func encodePosition(p Position) ([]byte, error) { return json.Marshal(p) }
