@@ -3,7 +3,6 @@ package weir
 import (
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/weirstream/weir/checkpoint"
@@ -195,7 +194,7 @@ func Name(name string) OperatorOpt {
 		switch {
 		case n.Source != nil:
 			n.Name = "Source: " + name
-		case strings.HasPrefix(n.Name, "Sink: "):
+		case n.IsSink():
 			n.Name = "Sink: " + name
 		default:
 			n.Name = name

@@ -163,5 +163,9 @@ func Union[T any](first DataStream[T], others ...DataStream[T]) DataStream[T] {
 // jdbc.New, …) under the operator name "Sink: "+name. Its guarantee is the
 // job's and the sink's together: exactly-once needs both.
 func SinkTo[T any](s DataStream[T], sink operator.Sink, name string, opts ...OperatorOpt) DataStream[T] {
-	return then[T](s, "Sink: "+name, func() operator.Operator { return operator.NewSinkOperator(sink) }, opts)
+	n := s.env.addNode("Sink: "+name, func() operator.Operator { return operator.NewSinkOperator(sink) })
+	n.Kind = graph.KindSink // before opts: Name keeps a sink's "Sink: " prefix
+	s.env.apply(n, opts)
+	s.env.graph.Connect(&graph.Edge{From: s.node.ID, To: n.ID, Partitioning: graph.Forward})
+	return DataStream[T]{env: s.env, node: n}
 }

@@ -29,11 +29,25 @@ func (p Partitioning) String() string {
 	return [...]string{"FORWARD", "REBALANCE", "BROADCAST", "HASH"}[p]
 }
 
+// Kind is a node's role between the sources and the sinks. Sources are the
+// nodes whose Source is set; Kind tells a sink from the operators between.
+type Kind int
+
+const (
+	// KindTransform is an operator that takes records and emits records
+	// (Flink's one-input or two-input transformation): the zero value.
+	KindTransform Kind = iota
+	// KindSink writes records out of the job (Flink's sink
+	// transformation): operator.NewSinkOperator over a connector's sink.
+	KindSink
+)
+
 // Node is one operator of the StreamGraph.
 type Node struct {
 	ID             int
 	UID            string // stable id: state is matched by it on restore
 	Name           string
+	Kind           Kind // KindSink for sinks; sources are told by Source
 	Parallelism    int
 	MaxParallelism int
 	// Source nodes set Source (and optionally Watermarks, Timestamps).
@@ -53,6 +67,9 @@ type Node struct {
 
 // IsSource reports whether n is a source.
 func (n *Node) IsSource() bool { return n.Source != nil }
+
+// IsSink reports whether n is a sink (Kind KindSink).
+func (n *Node) IsSink() bool { return n.Kind == KindSink }
 
 // Edge connects two nodes.
 type Edge struct {

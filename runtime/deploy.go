@@ -378,6 +378,9 @@ func (dp *deployer) watchStalls(s *task.SourceSpec, c *task.Counters) {
 func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.ChainedOperator {
 	m := &operator.Metrics{}
 	dp.d.opMetric = append(dp.d.opMetric, opMetric{n.UID, m})
+	// Keyed state comes from opts.StateBackend (state.BackendFactory, below);
+	// operator state is on the heap whatever the backend, as Flink's
+	// DefaultOperatorStateBackend is for every state.backend.type.
 	ctx := &operator.Context{Subtask: id, UID: n.UID, Parallelism: par, MaxParallelism: n.MaxParallelism,
 		Metrics: m, Now: func() int64 { return dp.opts.Now().UnixMilli() }, Restored: dp.restore != nil,
 		OperatorState: heap.NewOperatorBackend(), KeySelector: n.KeySelector, JobID: dp.opts.JobID,

@@ -73,7 +73,7 @@ func TestPrometheusScrapesRunningJob(t *testing.T) {
 	for _, v := range jg.Vertices {
 		for _, n := range v.Nodes {
 			switch {
-			case strings.HasPrefix(n.Name, "Sink"):
+			case n.IsSink():
 				sink = n.UID
 			case v.IsSource() && n == v.Head():
 				source = n.UID

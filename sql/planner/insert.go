@@ -150,6 +150,7 @@ func (p *Planner) sinkRel(t *catalog.Table, q *Rel, spec SinkSpec) *Rel {
 	r.withMode(q)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		n := b.op("Sink: "+t.Name, func() operator.Operator { return operator.NewSinkOperator(spec.Sink) })
+		n.Kind = graph.KindSink
 		if q.Op == "Exchange" {
 			b.hash(ins[0], n, exec.FieldKey(q.hashedBy...).Selector(), 0)
 			return n, nil
