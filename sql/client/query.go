@@ -26,6 +26,10 @@ func (sh *Shell) query(ctx context.Context, q *parser.Query) error {
 	if err != nil {
 		return err
 	}
+	loc, err := sh.sess.Location()
+	if err != nil {
+		return err
+	}
 	if mode != modeTableau && sh.opts.TermSize == nil {
 		return fmt.Errorf("without a terminal, a query's result is printed in tableau mode only; "+
 			"hint: add SET '%s' = 'tableau'; before it", keyResultMode)
@@ -39,9 +43,9 @@ func (sh *Shell) query(ctx context.Context, q *parser.Query) error {
 	r := &run{sh: sh, sink: sink, job: job}
 	var st status
 	if mode == modeTableau {
-		st = r.tableau(newTableau(cols))
+		st = r.tableau(newTableau(cols, loc))
 	} else {
-		st = r.frames(newFrameView(mode, cols))
+		st = r.frames(newFrameView(mode, cols, loc))
 	}
 	close(sink.stop)
 	job.Cancel()

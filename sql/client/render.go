@@ -3,6 +3,7 @@ package client
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/weirstream/weir/connector/format"
@@ -137,8 +138,9 @@ func table(headers []string, rows [][]string) string {
 }
 
 // cells are a row's fields as text, by the column types, after its op
-// when op is set.
-func cells(r event.Row, cols []types.Field, op bool) []string {
+// when op is set; a TIMESTAMP_LTZ shows in the session zone loc, as
+// Flink's SQL client shows it.
+func cells(r event.Row, cols []types.Field, op bool, loc *time.Location) []string {
 	var out []string
 	if op {
 		out = append(out, r.Kind.String())
@@ -147,6 +149,8 @@ func cells(r event.Row, cols []types.Field, op bool) []string {
 		switch {
 		case f == nil:
 			out = append(out, nullText)
+		case i < len(cols) && cols[i].Type.Kind == types.TimestampLTZ:
+			out = append(out, ltzText(f, cols[i].Type, loc))
 		case i < len(cols):
 			out = append(out, format.Text(f, cols[i].Type))
 		default:
@@ -162,4 +166,12 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func ltzText(v any, t types.Type, loc *time.Location) string {
+	tm, ok := v.(time.Time)
+	if !ok || loc == nil {
+		return format.Text(v, t)
+	}
+	return types.FormatTimestamp(tm.In(loc), t.Precision)
 }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 
@@ -31,6 +32,15 @@ func TestResultModes(t *testing.T) {
 					cols = parseCols(t, a.Vals)
 				}
 			}
+			loc := time.UTC
+			if td.HasArg("zone") {
+				var zone string
+				td.ScanArgs(t, "zone", &zone)
+				var err error
+				if loc, err = time.LoadLocation(zone); err != nil {
+					t.Fatal(err)
+				}
+			}
 			height := 0
 			if td.HasArg("height") {
 				td.ScanArgs(t, "height", &height)
@@ -38,7 +48,7 @@ func TestResultModes(t *testing.T) {
 			rows, st := parseRows(t, td.Input, cols)
 			switch td.Cmd {
 			case "tableau":
-				tb := newTableau(cols)
+				tb := newTableau(cols, loc)
 				var b strings.Builder
 				b.WriteString(tb.start())
 				for _, r := range rows {
@@ -46,7 +56,7 @@ func TestResultModes(t *testing.T) {
 				}
 				return b.String() + tb.end(st)
 			case "table", "changelog":
-				v := newFrameView(td.Cmd, cols)
+				v := newFrameView(td.Cmd, cols, loc)
 				for _, r := range rows {
 					v.add(r)
 				}
@@ -109,6 +119,14 @@ func parseField(t *testing.T, f string, ty types.Type) any {
 		return f == "true"
 	case ty.IsString():
 		return f
+	case ty.Kind == types.Timestamp || ty.Kind == types.TimestampLTZ:
+		// Both read as UTC: the wall clock of a TIMESTAMP, the instant of
+		// a TIMESTAMP_LTZ.
+		ts, err := time.Parse("2006-01-02 15:04:05.000", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ts
 	}
 	panic(fmt.Sprintf("parseField: type %s", ty))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
@@ -86,12 +87,13 @@ const (
 // updated row changes in place.
 type materialized struct {
 	cols    []types.Field
+	loc     *time.Location // the session zone, for TIMESTAMP_LTZ
 	rows    [][]string
 	pending int // where the last -U removed a row; -1: none
 }
 
 func (m *materialized) apply(r event.Row) {
-	cs := cells(r, m.cols, false)
+	cs := cells(r, m.cols, false, m.loc)
 	switch r.Kind {
 	case event.Insert:
 		m.rows, m.pending = append(m.rows, cs), -1
@@ -125,15 +127,16 @@ const changelogKeep = 1000
 type frameView struct {
 	mode     string
 	cols     []types.Field
+	loc      *time.Location
 	table    *materialized // table mode
 	log      [][]string    // changelog mode: the newest rows, with op
 	received int
 }
 
-func newFrameView(mode string, cols []types.Field) *frameView {
-	v := &frameView{mode: mode, cols: cols}
+func newFrameView(mode string, cols []types.Field, loc *time.Location) *frameView {
+	v := &frameView{mode: mode, cols: cols, loc: loc}
 	if mode == modeTable {
-		v.table = &materialized{cols: cols, pending: -1}
+		v.table = &materialized{cols: cols, loc: loc, pending: -1}
 	}
 	return v
 }
@@ -144,7 +147,7 @@ func (v *frameView) add(r event.Row) {
 		v.table.apply(r)
 		return
 	}
-	v.log = append(v.log, cells(r, v.cols, true))
+	v.log = append(v.log, cells(r, v.cols, true, v.loc))
 	if len(v.log) > 2*changelogKeep {
 		v.log = slices.Clone(v.log[len(v.log)-changelogKeep:])
 	}
@@ -198,16 +201,19 @@ func (v *frameView) statusLine(st status, total, shown int) string {
 type tableau struct {
 	b        box
 	cols     []types.Field
+	loc      *time.Location
 	received int
 }
 
-func newTableau(cols []types.Field) *tableau { return &tableau{b: streamBox(cols, true), cols: cols} }
+func newTableau(cols []types.Field, loc *time.Location) *tableau {
+	return &tableau{b: streamBox(cols, true), cols: cols, loc: loc}
+}
 
 func (t *tableau) start() string { return strings.Join(t.b.header(), "\n") + "\n" }
 
 func (t *tableau) add(r event.Row) string {
 	t.received++
-	return t.b.line(cells(r, t.cols, true)) + "\n"
+	return t.b.line(cells(r, t.cols, true, t.loc)) + "\n"
 }
 
 // end closes the table and says how many rows came, as Flink does.

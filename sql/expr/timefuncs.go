@@ -598,6 +598,10 @@ func convertTZ(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, er
 	}), nil
 }
 
+// ZoneByName finds a zone as Flink's table.local-time-zone names it: an
+// IANA name (Europe/Berlin), UTC, or a custom ID (GMT+08:00, UTC-5).
+func ZoneByName(name string) (*time.Location, bool) { return zoneByName(name) }
+
 // zoneByName finds a zone by IANA name (Europe/Berlin), UTC, or a custom
 // ID (GMT+08:00, UTC-5).
 func zoneByName(name string) (*time.Location, bool) {

@@ -75,7 +75,7 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 	legacy := ""
 	if tvf == nil {
 		var win *tvfInfo
-		if win, groupBy, err = legacyWindowKey(input, groupBy); err != nil {
+		if win, groupBy, err = p.legacyWindowKey(input, groupBy); err != nil {
 			return nil, err
 		}
 		if win != nil {

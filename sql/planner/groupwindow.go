@@ -20,7 +20,7 @@ import (
 
 // legacyWindowKey finds TUMBLE(ts, size[, offset]) or HOP(ts, slide,
 // size[, offset]) among the GROUP BY items and returns the other items.
-func legacyWindowKey(in *Rel, groupBy []parser.Expr) (*tvfInfo, []parser.Expr, error) {
+func (p *Planner) legacyWindowKey(in *Rel, groupBy []parser.Expr) (*tvfInfo, []parser.Expr, error) {
 	var win *tvfInfo
 	var rest []parser.Expr
 	for _, g := range groupBy {
@@ -33,7 +33,7 @@ func legacyWindowKey(in *Rel, groupBy []parser.Expr) (*tvfInfo, []parser.Expr, e
 			return nil, nil, errAt(f.Pos, "GROUP BY has more than one group window")
 		}
 		var err error
-		if win, err = legacyWindow(in, f); err != nil {
+		if win, err = p.legacyWindow(in, f); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -41,7 +41,7 @@ func legacyWindowKey(in *Rel, groupBy []parser.Expr) (*tvfInfo, []parser.Expr, e
 }
 
 // legacyWindow reads TUMBLE(ts, …) or HOP(ts, …) over in.
-func legacyWindow(in *Rel, f *parser.FuncCall) (*tvfInfo, error) {
+func (p *Planner) legacyWindow(in *Rel, f *parser.FuncCall) (*tvfInfo, error) {
 	if len(f.Args) < 2 {
 		return nil, errAt(f.Pos, "%s takes (time attribute, INTERVAL …)", f.Name)
 	}
@@ -53,6 +53,9 @@ func legacyWindow(in *Rel, f *parser.FuncCall) (*tvfInfo, error) {
 	if ti != in.RowTime && !t.procTime {
 		return nil, &Error{Pos: f.Pos, Msg: fmt.Sprintf("%s(%s, …): not a time attribute of the input", f.Name, parser.Format(f.Args[0])),
 			Hint: "group by a rowtime (WATERMARK FOR … in the table) or a PROCTIME() column"}
+	}
+	if err := p.checkWindowZone(f.Pos, f.Name, in.Cols[ti]); err != nil {
+		return nil, err
 	}
 	args := &tvfArguments{named: map[string]time.Duration{}}
 	for _, a := range f.Args[1:] {

@@ -35,6 +35,10 @@ type Config struct {
 	MaxFutureSkew time.Duration
 	// Now is the clock of CURRENT_TIMESTAMP and friends. Default time.Now.
 	Now func() time.Time
+	// Location is table.local-time-zone: the zone TIMESTAMP_LTZ values
+	// show and convert in, CURRENT_TIMESTAMP's and windows' over a
+	// TIMESTAMP_LTZ rowtime. Default (nil): UTC.
+	Location *time.Location
 	// Functions are user-defined scalar functions by upper-case name (what
 	// CREATE FUNCTION would register). Default none.
 	Functions map[string]*expr.Function
@@ -116,7 +120,7 @@ func errAt(pos parser.Pos, format string, args ...any) error {
 
 // scope builds an expression scope over cols.
 func (p *Planner) scope(cols []expr.Column) *expr.Scope {
-	return &expr.Scope{Columns: cols, Now: p.Config.Now, Functions: p.Config.Functions}
+	return &expr.Scope{Columns: cols, Now: p.Config.Now, Functions: p.Config.Functions, Location: p.Config.Location}
 }
 
 // Plan plans a query.

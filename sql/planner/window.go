@@ -52,10 +52,43 @@ func (p *Planner) planWindowTVF(tf *parser.TableFunc) (*Rel, error) {
 		return nil, &Error{Pos: call.Pos, Msg: fmt.Sprintf("%s: column %s is not a time attribute", call.Name, args.timecol),
 			Hint: "declare it with WATERMARK FOR " + args.timecol + " AS … in the table"}
 	}
+	if err := p.checkWindowZone(call.Pos, call.Name, in.Cols[tf2.timeField]); err != nil {
+		return nil, err
+	}
 	if tf2.spec, err = windowSpec(call, args); err != nil {
 		return nil, err
 	}
 	return p.tvfRel(tf2, tf.Alias), nil
+}
+
+// checkWindowZone refuses a window over a TIMESTAMP_LTZ time attribute
+// (a rowtime, or PROCTIME()) when the session zone is not UTC: Flink
+// aligns such windows to the zone's wall clock (a day window starts at
+// local midnight) and shows their bounds in it, which Weir's window
+// operators, counting in UTC milliseconds, do not do yet. Refused rather
+// than computed in UTC, which would give other windows than Flink's.
+func (p *Planner) checkWindowZone(pos parser.Pos, call string, c expr.Column) error {
+	if c.Type.Kind != types.TimestampLTZ || isUTC(p.Config.Location) {
+		return nil
+	}
+	return &Error{Pos: pos, Msg: fmt.Sprintf("%s over the TIMESTAMP_LTZ time attribute %s with 'table.local-time-zone' = '%s' is not supported yet (Flink aligns its windows to that zone's local time)",
+		call, c.Name, p.Config.Location), Hint: "SET 'table.local-time-zone' = 'UTC', or window over a TIMESTAMP(3) rowtime"}
+}
+
+// isUTC reports whether loc is UTC or a zone always at offset 0 (checked
+// at a winter and a summer instant of a few years).
+func isUTC(loc *time.Location) bool {
+	if loc == nil || loc == time.UTC {
+		return true
+	}
+	for _, y := range []int{1970, 2000, 2025} {
+		for _, m := range []time.Month{time.January, time.July} {
+			if _, off := time.Date(y, m, 1, 0, 0, 0, 0, loc).Zone(); off != 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func formatName(n parser.Name) string { return strings.Join(n, ".") }

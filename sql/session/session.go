@@ -184,6 +184,25 @@ func indexOf(xs []string, s string) int {
 	return -1
 }
 
+// Location is the session time zone, 'table.local-time-zone': an IANA
+// name (Europe/Berlin), UTC, or a custom ID (GMT+08:00); 'default' is
+// the machine's zone, as in Flink. Unset it is UTC — not Flink's machine
+// zone — so that a script gives the same result on every machine.
+func (s *Session) Location() (*time.Location, error) {
+	v, ok := s.Settings["table.local-time-zone"]
+	switch {
+	case !ok:
+		return time.UTC, nil
+	case v == "default":
+		return time.Local, nil
+	}
+	if loc, ok := expr.ZoneByName(v); ok {
+		return loc, nil
+	}
+	return nil, fmt.Errorf("'table.local-time-zone' = '%s' is not a time zone; hint: use a full name such as 'America/Los_Angeles', "+
+		"a custom ID such as 'GMT-08:00', 'UTC', or 'default' (the machine's zone)", v)
+}
+
 func (s *Session) planner() (*planner.Planner, error) {
 	cfg := planner.Config{Parallelism: 1, Functions: s.functions}
 	var err error
@@ -203,6 +222,9 @@ func (s *Session) planner() (*planner.Planner, error) {
 		return nil, err
 	} else if !set {
 		cfg.MaxFutureSkew = planner.DefaultMaxFutureSkew
+	}
+	if cfg.Location, err = s.Location(); err != nil {
+		return nil, err
 	}
 	if err := s.Settings.miniBatch(&cfg); err != nil {
 		return nil, err

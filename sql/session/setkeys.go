@@ -78,6 +78,7 @@ var KnownSettings = []string{
 	"table.exec.source.idle-timeout",
 	"table.exec.source.max-future-skew",
 	"table.exec.state.ttl",
+	"table.local-time-zone",
 	"table.optimizer.agg-phase-strategy",
 	"taskmanager.network.memory.buffer-debloat.enabled",
 	"taskmanager.network.memory.buffer-debloat.period",
