@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/event"
 )
 
@@ -176,6 +178,7 @@ func (t *Subtask) waitOutput(ticks <-chan time.Time) error {
 	if g := t.spec.Gate; g != nil && t.readsAhead() {
 		inbox = g.inbox
 	}
+	t.rearm() // a tick may have fired while it waited before: ticks go on
 	t.acct.waitStart()
 	defer t.acct.waitEnd()
 	publish, stop := t.acct.waitTick()
@@ -242,4 +245,115 @@ func (t *Subtask) overtakesOutput(b event.CheckpointBarrier, unaligned bool) boo
 		return false
 	}
 	return unaligned || t.src != nil && t.spec.AlignedTimeout == 0
+}
+
+// queuedBarrier is an aligned snapshot whose barrier, with an aligned
+// timeout, still waits in some output queue. Its parts are written once the
+// barrier left every queue in order — or, when the timeout passes first
+// (counted from the trigger, as on the input side), the barrier is turned
+// into a priority event, as Flink turns a timed-out aligned barrier still
+// in its result subpartition into one: what it overtook there is the
+// checkpoint's output channel state, and the checkpoint counts as unaligned
+// here.
+type queuedBarrier struct {
+	b       event.CheckpointBarrier
+	parts   []uidPart
+	m       checkpoint.TaskMetrics
+	storage *checkpointstorage.FS
+}
+
+// holdQueued keeps the aligned snapshot of b in t.queuedB when its barrier
+// waits in an output queue and may still time out there; it reports
+// whether it did.
+func (t *Subtask) holdQueued(b event.CheckpointBarrier, parts []uidPart, m checkpoint.TaskMetrics, storage *checkpointstorage.FS) bool {
+	if !t.queuesOutput() || t.spec.AlignedTimeout <= 0 || b.Type.IsSavepoint() || b.Final || !t.barrierQueued(b.ID) {
+		return false
+	}
+	t.queuedB = &queuedBarrier{b: b, parts: parts, m: m, storage: storage}
+	return true
+}
+
+// barrierQueued reports whether the barrier of checkpoint id waits in an
+// output queue.
+func (t *Subtask) barrierQueued(id event.CheckpointID) bool {
+	for _, w := range t.allWriters() {
+		for _, c := range w.channels {
+			if c.barrierAt(id) >= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// barrierAt is the index in the queue of the batch that carries the
+// barrier of checkpoint id, or -1.
+func (c *OutChannel) barrierAt(id event.CheckpointID) int {
+	for i, b := range c.queue {
+		if b.Control.Kind == event.KindBarrier && b.Control.Barrier.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// settleQueuedBarrier writes the held aligned snapshot once its barrier
+// left every queue, or turns the barrier into a priority event once the
+// aligned timeout passed. The mailbox loops call it after every step.
+func (t *Subtask) settleQueuedBarrier() {
+	q := t.queuedB
+	if q == nil || t.err != nil {
+		return
+	}
+	if t.barrierQueued(q.b.ID) {
+		if !t.timedOut(q.b) {
+			return
+		}
+		if p, ok := t.outputStatePart(t.convertQueued(q.b)); ok {
+			q.parts = append(q.parts, p)
+		}
+		q.m.Unaligned = true
+	}
+	t.queuedB = nil
+	t.asyncs <- struct{}{}
+	go t.writeAsync(q.b.ID, q.storage, q.parts, q.m, true)
+}
+
+// timedOut reports whether the aligned timeout has passed since b was
+// triggered (never, for a barrier without a trigger time).
+func (t *Subtask) timedOut(b event.CheckpointBarrier) bool {
+	if b.Timestamp == 0 {
+		return false
+	}
+	return !t.spec.Now().Before(time.UnixMilli(int64(b.Timestamp)).Add(t.spec.AlignedTimeout))
+}
+
+// convertQueued takes the barrier of b out of each queue that still holds
+// it and sends it as a priority event; the records queued up to it are
+// what it overtook.
+func (t *Subtask) convertQueued(b event.CheckpointBarrier) []overtaken {
+	var out []overtaken
+	for _, w := range t.allWriters() {
+		for _, c := range w.channels {
+			i := c.barrierAt(b.ID)
+			if i < 0 {
+				continue
+			}
+			c.queue[i].Control = event.Control{}
+			if rs := c.queue[:i+1].records(); len(rs) > 0 {
+				out = append(out, overtaken{c: c, records: rs})
+			}
+			if w.err == nil {
+				w.err = c.sendPriority(t.ctx, event.Control{Kind: event.KindBarrier, Barrier: b})
+			}
+		}
+	}
+	return out
+}
+
+// dropQueuedBarrier forgets the held snapshot of checkpoint id, aborted.
+func (t *Subtask) dropQueuedBarrier(id event.CheckpointID) {
+	if t.queuedB != nil && t.queuedB.b.ID == id {
+		t.queuedB = nil
+	}
 }

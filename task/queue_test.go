@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -411,4 +412,69 @@ func TestPriorityBarrierBetweenRecords(t *testing.T) {
 	if !equal(got, []int{2, 3, 4, 5}) {
 		t.Errorf("input channel state %v, want [2 3 4 5]", got)
 	}
+}
+
+// TestQueuedBarrierTimesOut: with an aligned timeout of 50 ms the source's
+// barrier starts aligned and waits in its full output queue (no credits).
+// Before the timeout nothing is acknowledged and the barrier stays in
+// order; once it passed, the barrier leaves as a priority event and the
+// checkpoint acknowledges, unaligned, with the 32 records queued before the
+// barrier as output channel state.
+func TestQueuedBarrierTimesOut(t *testing.T) {
+	fs, err := checkpointstorage.OpenFS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := NewInputGate([]int{0}, 2)
+	gate.SetTarget(GateTarget{Vertex: "down", Subtask: 0, Parallelism: 1, EdgeOf: []int{0}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var clock atomic.Int64
+	t0 := time.UnixMilli(1_000_000)
+	clock.Store(t0.UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	ticks := make(chan time.Time)
+	tickAt := func(d time.Duration) {
+		clock.Store(t0.Add(d).UnixNano())
+		ticks <- now() // unbuffered: taken by the loop, which then finishes the previous step
+		ticks <- now()
+	}
+	reports, mail := make(chan Report, 64), make(chan Mail, 4)
+	st := New(Spec{ID: event.SubtaskID{Vertex: "src", Index: 0}, Mode: ExactlyOnce, Unaligned: true,
+		AlignedTimeout: 50 * time.Millisecond, Ticks: ticks,
+		Source:  &SourceSpec{UID: "src", Source: countSource{&countReader{n: 40}}, Parallelism: 1},
+		Writers: []*RecordWriter{NewRecordWriter(ctx, []*OutChannel{gate.Channel(0)}, Forward{}, 4)},
+		Storage: fs, Reports: reports, Mail: mail, Now: now, Parallelism: 1})
+	done := make(chan error, 1)
+	go func() { done <- st.Run(ctx) }()
+	for len(gate.inbox) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	mail <- Mail{Kind: MailTrigger, Barrier: event.CheckpointBarrier{ID: 1, Timestamp: event.Timestamp(t0.UnixMilli())}}
+	tickAt(10 * time.Millisecond)
+	for len(reports) > 0 {
+		if r := <-reports; r.Kind == ReportAck {
+			t.Fatalf("acknowledged before the aligned timeout, its barrier still queued: %+v", r.Ack.Metrics)
+		}
+	}
+	if n := len(gate.inbox); n != 2 {
+		t.Fatalf("inbox holds %d envelopes before the timeout, want the 2 batches in flight", n)
+	}
+	tickAt(60 * time.Millisecond)
+	ack := waitAck(t, reports)
+	var got []string
+	for range 3 {
+		got = append(got, envelopeInts(<-gate.inbox))
+	}
+	if want := "[[0 1 2 3] [4 5 6 7] priority barrier 1]"; fmt.Sprint(got) != want {
+		t.Errorf("inbox: %v, want %v", got, want)
+	}
+	if m := ack.Ack.Metrics; !m.Unaligned || m.PersistedOutputBytes == 0 {
+		t.Errorf("metrics %+v: want unaligned, with output channel state", m)
+	}
+	if rs := outputStateFor(t, fs, ack, "down"); fmt.Sprint(rs) != fmt.Sprint(seq(8, 40)) {
+		t.Errorf("output channel state for the receiver: %v, want %v", rs, seq(8, 40))
+	}
+	cancel()
+	<-done
 }

@@ -85,6 +85,9 @@ func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration,
 			persisting: make([]bool, n), records: make([][]event.Record, n)}
 		return
 	}
+	if t.holdQueued(b, parts, m, storage) {
+		return
+	}
 	t.asyncs <- struct{}{}
 	go t.writeAsync(b.ID, storage, parts, m, !b.Type.IsSavepoint())
 }

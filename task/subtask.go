@@ -187,6 +187,9 @@ type Subtask struct {
 	// (current nil: none). See admitBetween.
 	current   []event.Record
 	currentCh int
+	// queuedB is an aligned snapshot whose barrier waits in an output
+	// queue and may time out there (see queue.go), or nil.
+	queuedB *queuedBarrier
 	// debloater sizes the input's batches (nil: debloating off).
 	debloater *debloat.Debloater
 	// wake is the processing-time wake-up (nil when Spec.Ticks drives
@@ -524,6 +527,7 @@ func (t *Subtask) pollMailbox(ticks <-chan time.Time) {
 }
 
 func (t *Subtask) check() error {
+	t.settleQueuedBarrier()
 	if t.err != nil {
 		return t.err
 	}
@@ -650,6 +654,7 @@ func (t *Subtask) endInput() {
 func (t *Subtask) apply(d barrier.Decision) {
 	for _, a := range d.Abort {
 		t.dropUnaligned(a.ID)
+		t.dropQueuedBarrier(a.ID)
 		t.broadcast(event.Control{Kind: event.KindCancelBarrier, Barrier: event.CheckpointBarrier{ID: a.ID}})
 		t.report(Report{Kind: ReportDecline, ID: a.ID, Phase: checkpoint.PhaseAlignment, Err: a.Reason})
 	}
@@ -699,6 +704,7 @@ func (t *Subtask) notifyComplete(id event.CheckpointID) {
 }
 
 func (t *Subtask) notifyAborted(id event.CheckpointID) {
+	t.dropQueuedBarrier(id)
 	if id == t.stopping {
 		// The stop-with-savepoint failed: the job runs on.
 		t.stopping, t.finalID = 0, 0

@@ -14,9 +14,10 @@ import (
 // mail alone (checkpoint triggers and completions arrive as mail):
 //
 //   - a processing-time callback (keyed timers among them): at its time;
-//   - a barrier alignment in progress, or an unaligned checkpoint's
-//     channel state being persisted: every TimerTick (the aligned
-//     timeout is checked on the tick);
+//   - a barrier alignment in progress, an unaligned checkpoint's
+//     channel state being persisted, or an aligned barrier waiting in an
+//     output queue: every TimerTick (the aligned timeout is checked on
+//     the tick);
 //   - after activity (records, mail): every TimerTick while it lasts, for
 //     the metrics, the buffer debloater and incremental TTL cleanup — as
 //     in Flink, whose incremental cleanup runs on state access, an idle
@@ -117,7 +118,7 @@ func (t *Subtask) nextWake() (time.Time, bool) {
 			next = at
 		}
 	}
-	if w.active || t.unal != nil || t.aligning() {
+	if w.active || t.unal != nil || t.queuedB != nil || t.aligning() {
 		earliest(w.lastTick.Add(t.spec.TimerTick))
 	}
 	if t.stopping == 0 && t.pts.Len() > 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weirstream/weir/examples/billing/pipeline"
 	"github.com/weirstream/weir/internal/testsvc"
+	"github.com/weirstream/weir/task"
 )
 
 // billingRun is one run of examples/billing/billing.sql against the real
@@ -160,17 +161,20 @@ func TestBillingSQLUnalignedThrough10Kills(t *testing.T) {
 	r := newBillingRun(t, 100000, "mysql")
 	r.produce(ctx)
 	r.chaos(ctx, 10, "execution.checkpointing.unaligned.enabled=true", "execution.checkpointing.num-retained=100000")
-	withState := map[string]bool{}
+	withState, withOutput := map[string]bool{}, map[string]bool{}
 	err := filepath.WalkDir(filepath.Join(r.dir, "checkpoints"), func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.Contains(d.Name(), "channel-state") {
 			withState[filepath.Dir(path)] = true
+			if strings.HasSuffix(d.Name(), task.PartOutputState) {
+				withOutput[filepath.Dir(path)] = true
+			}
 		}
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d retained checkpoints hold channel state", len(withState))
+	t.Logf("%d retained checkpoints hold channel state, %d of them output channel state", len(withState), len(withOutput))
 }
 
 // Bad input in the topic — not JSON, a bill without an amount, timestamps

@@ -220,9 +220,9 @@ func TestSoakUnaligned(t *testing.T) {
 			// Barriers overtook batches in output queues, and restores
 			// replayed them at the receivers: a batch lost or replayed twice
 			// fails the exact count of soakRuns. With a timeout the sources'
-			// barriers start aligned and stay in order in their queues (the
-			// only exchange of this job is behind the sources' chain).
-			if timeout == 0 && (sum.outputPersisted == 0 || sum.outputReplays == 0) {
+			// barriers start aligned in their queues and turn into priority
+			// events there once it passed.
+			if sum.outputPersisted == 0 || sum.outputReplays == 0 {
 				t.Errorf("%d bytes of output channel state, %d restores replaying it: no barrier overtook an output queue",
 					sum.outputPersisted, sum.outputReplays)
 			}
