@@ -51,11 +51,14 @@ type Options struct {
 	// or .pebble.; Pebble's LBaseMaxBytes). Every checkpoint flushes the
 	// memtables into a small L0 SST overlapping every key, and an L0
 	// compaction rewrites all of Lbase: files the next incremental
-	// checkpoint uploads again. A small Lbase bounds that rewrite and
-	// moves older state down to levels compacted file by file. Default
-	// 8 MiB (Pebble's is 64 MiB, RocksDB's in Flink 256 MiB), measured:
-	// Nexmark q18, 1 M events, 1 s checkpoints, 36 MB of state: 382–426 MB
-	// uploaded at 64 MiB, 194 MB at 8 MiB, CPU no higher.
+	// checkpoint uploads again. A smaller Lbase bounds that rewrite, at the
+	// price of more levels for reads to pass. Measured (Nexmark, 1 M
+	// events, 1 s checkpoints, 2 shared cores): q18 (36 MB of state)
+	// uploads 382–426 MB over the run at 64 MiB, 194–205 MB at 8 MiB, CPU
+	// within noise; q5, whose windows read all their state when they fire,
+	// takes 31.7/34.3 s of CPU at 64 MiB and 37.6/42.9 s at 8 MiB. Default
+	// 64 MiB (Pebble's; RocksDB's in Flink is 256 MiB): lower it for a job
+	// that writes much state and checkpoints often.
 	MaxSizeLevelBase int64
 	// DisableIncremental makes every checkpoint a full canonical snapshot
 	// (execution.checkpointing.incremental = false). Default false:
@@ -73,7 +76,7 @@ const (
 	DefaultBlockCacheSize   = 8 << 20
 	DefaultWriteBufferSize  = 16 << 20
 	DefaultWriteBufferCount = 2
-	DefaultMaxSizeLevelBase = 8 << 20
+	DefaultMaxSizeLevelBase = 64 << 20
 )
 
 // EnsureDefaults fills in the defaults of unset fields.
