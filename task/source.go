@@ -225,6 +225,11 @@ func (t *Subtask) runSource() error {
 			}
 			continue
 		}
+		if t.done {
+			// Ended in this step (at-most-once ends with its input): no
+			// wake-up is armed any more to bring the loop round.
+			break
+		}
 		t.flush()
 		out, credit := t.creditWaiting()
 		idle := time.Now()
