@@ -36,6 +36,8 @@ func TestBadInput(t *testing.T) {
 		{"POST", "/v1/jobs", `{"script": "SELEC 1"}`, 400, "line 1"},
 		{"POST", "/v1/jobs/" + id + "/savepoints", `{"target-directory": 5}`, 400, "not valid JSON"},
 		{"POST", "/v1/jobs/" + id + "/stop", `[1, 2]`, 400, "not valid JSON"},
+		{"POST", "/v1/jobs/" + id + "/savepoints", `{"formatType": "NATIVE"}`, 400, `formatType "NATIVE": Weir writes savepoints in the CANONICAL format only`},
+		{"POST", "/v1/jobs/" + id + "/stop", `{"triggerId": "t1"}`, 400, `triggerId "t1" is not a valid id`},
 		{"GET", "/v1/jobs/" + unknown, "", 404, "no job with id"},
 		{"GET", "/v1/jobs/" + unknown + "/checkpoints", "", 404, "no job with id"},
 		{"PATCH", "/v1/jobs/" + unknown + "?mode=cancel", "", 404, "no job with id"},
@@ -101,4 +103,35 @@ func TestBadInput(t *testing.T) {
 	if code, body := c.call("GET", "/v1/jobs/"+id+"/exceptions", "", ""); code != 200 || json.Unmarshal(body, &ex) != nil {
 		t.Fatalf("exceptions: %d %s", code, body)
 	}
+}
+
+// Flink's savepoint body fields carry over: formatType CANONICAL is
+// taken, and a POST repeated with the same triggerId (a client retrying)
+// starts no second savepoint and answers the same id, whose status is the
+// one savepoint taken; the id cannot be reused for another job.
+func TestSavepointTriggerID(t *testing.T) {
+	c := newCluster(t)
+	id := c.submit(endlessJob, nil)
+	other := c.submit(endlessJob, map[string]string{"pipeline.name": "other"})
+	c.checkpointed(id)
+	dir := t.TempDir()
+	trigger := strings.Repeat("0f", 16)
+	body := `{"target-directory": "` + dir + `", "formatType": "CANONICAL", "triggerId": "` + trigger + `"}`
+	for range 2 {
+		code, got := c.call("POST", "/v1/jobs/"+id+"/savepoints", body, "")
+		var tr api.TriggerResponse
+		if code != 202 || json.Unmarshal(got, &tr) != nil || tr.RequestID != trigger {
+			t.Fatalf("POST savepoints with triggerId: %d %s, want 202 and request-id %s", code, got, trigger)
+		}
+	}
+	awaitSavepoint(t, c, id, trigger, dir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Errorf("%d entries in the savepoint directory, want the one savepoint: %v", len(entries), entries)
+	}
+	code, got := c.call("POST", "/v1/jobs/"+other+"/savepoints", body, "")
+	wantError(t, "the same triggerId for another job", code, got, 400, "already in use for another job")
 }

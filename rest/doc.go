@@ -6,9 +6,9 @@
 // full API.
 //
 //	GET  /jobs                                  {"jobs": [{"id", "status"}]}
-//	POST /jobs/:jobid/savepoints                {"target-directory", "cancel-job"} → {"request-id"}
+//	POST /jobs/:jobid/savepoints                {"target-directory", "cancel-job", "formatType", "triggerId"} → {"request-id"}
 //	GET  /jobs/:jobid/savepoints/:triggerid     {"status": {"id"}, "operation": {"location" | "failure-cause"}}
-//	POST /jobs/:jobid/stop                      {"targetDirectory", "drain"} → {"request-id"}
+//	POST /jobs/:jobid/stop                      {"targetDirectory", "drain", "formatType", "triggerId"} → {"request-id"}
 //
 // Every path is served under /v1 too. Savepoints are asynchronous
 // operations, as in Flink: a POST answers 202 with a trigger id at once,

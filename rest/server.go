@@ -526,20 +526,22 @@ func reply(w http.ResponseWriter) func(any, error) {
 
 func (s *Server) triggerSavepoint(w http.ResponseWriter, r *http.Request) {
 	var req api.SavepointTriggerRequest
-	if !s.savepointAllowed(w) || !readJSON(w, r, &req, false) || !targetOK(w, "target-directory", req.TargetDirectory) {
+	if !s.savepointAllowed(w) || !readJSON(w, r, &req, false) || !targetOK(w, "target-directory", req.TargetDirectory) ||
+		!savepointBodyOK(w, req.FormatType, req.TriggerID) {
 		return
 	}
-	s.start(w, r.PathValue("jobid"), func(ctx context.Context, id string) (string, error) {
+	s.start(w, r.PathValue("jobid"), req.TriggerID, func(ctx context.Context, id string) (string, error) {
 		return s.m.Savepoint(ctx, id, req.TargetDirectory, req.CancelJob, false)
 	})
 }
 
 func (s *Server) stop(w http.ResponseWriter, r *http.Request) {
 	var req api.StopRequest
-	if !s.savepointAllowed(w) || !readJSON(w, r, &req, false) || !targetOK(w, "targetDirectory", req.TargetDirectory) {
+	if !s.savepointAllowed(w) || !readJSON(w, r, &req, false) || !targetOK(w, "targetDirectory", req.TargetDirectory) ||
+		!savepointBodyOK(w, req.FormatType, req.TriggerID) {
 		return
 	}
-	s.start(w, r.PathValue("jobid"), func(ctx context.Context, id string) (string, error) {
+	s.start(w, r.PathValue("jobid"), req.TriggerID, func(ctx context.Context, id string) (string, error) {
 		return s.m.Savepoint(ctx, id, req.TargetDirectory, true, req.Drain)
 	})
 }
@@ -549,6 +551,22 @@ func (s *Server) savepointAllowed(w http.ResponseWriter) bool {
 		writeError(w, http.StatusForbidden, "stopping jobs and savepoints are switched off on this JobManager (web.cancel.enable: false)")
 	}
 	return s.opts.Cancel
+}
+
+// savepointBodyOK checks Flink's formatType and triggerId fields of a
+// savepoint or stop request.
+func savepointBodyOK(w http.ResponseWriter, format, trigger string) bool {
+	msg := ""
+	switch {
+	case format != "" && format != "CANONICAL":
+		msg = fmt.Sprintf("formatType %q: Weir writes savepoints in the CANONICAL format only (restorable on either state backend); send CANONICAL or leave it out", format)
+	case trigger != "" && !hexID.MatchString(trigger):
+		msg = fmt.Sprintf("triggerId %q is not a valid id: want 32 lower-case hex digits", trigger)
+	}
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, msg)
+	}
+	return msg == ""
 }
 
 func targetOK(w http.ResponseWriter, field, dir string) bool {
@@ -590,8 +608,14 @@ func checkTarget(field, dir string) string {
 }
 
 // start runs op on job id in the background and answers with its trigger
-// id; a job that is unknown or not running is refused at once.
-func (s *Server) start(w http.ResponseWriter, id string, op func(context.Context, string) (string, error)) {
+// id (trigger, or a new id when empty); a job that is unknown or not
+// running is refused at once. A trigger already known for the job starts
+// nothing and answers the same id, as Flink's idempotent triggerId does
+// (also once the job has stopped with it).
+func (s *Server) start(w http.ResponseWriter, id, trigger string, op func(context.Context, string) (string, error)) {
+	if s.answerKnown(w, id, trigger) {
+		return
+	}
 	j, err := s.m.Job(id)
 	if err == nil && api.Terminal(j.State()) {
 		err = fmt.Errorf("%w: job %s is %s", jobmanager.ErrJobNotRunning, id, j.State())
@@ -600,9 +624,16 @@ func (s *Server) start(w http.ResponseWriter, id string, op func(context.Context
 		writeErr(w, err)
 		return
 	}
-	trigger := newTriggerID()
+	if trigger == "" {
+		trigger = newTriggerID()
+	}
 	o := &operation{job: id}
 	s.mu.Lock()
+	if _, raced := s.mu.ops[trigger]; raced {
+		s.mu.Unlock()
+		s.answerKnown(w, id, trigger)
+		return
+	}
 	s.mu.ops[trigger] = o
 	s.mu.Unlock()
 	go func() {
@@ -612,6 +643,26 @@ func (s *Server) start(w http.ResponseWriter, id string, op func(context.Context
 		s.mu.Unlock()
 	}()
 	writeJSON(w, http.StatusAccepted, api.TriggerResponse{RequestID: trigger})
+}
+
+// answerKnown answers a request whose trigger id is already in use: the
+// same id when it is job id's operation, an error when another job's.
+func (s *Server) answerKnown(w http.ResponseWriter, id, trigger string) bool {
+	if trigger == "" {
+		return false
+	}
+	s.mu.Lock()
+	o, known := s.mu.ops[trigger]
+	s.mu.Unlock()
+	switch {
+	case !known:
+		return false
+	case o.job != id:
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("triggerId %q is already in use for another job", trigger))
+	default:
+		writeJSON(w, http.StatusAccepted, api.TriggerResponse{RequestID: trigger})
+	}
+	return true
 }
 
 func (s *Server) savepointStatus(w http.ResponseWriter, r *http.Request) {

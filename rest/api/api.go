@@ -264,12 +264,20 @@ type SavepointTriggerRequest struct {
 	// CancelJob stops the job with the savepoint (Flink's cancel-with-
 	// savepoint, which is a stop here).
 	CancelJob bool `json:"cancel-job,omitempty"`
+	// FormatType is Flink's savepoint format: CANONICAL (the default,
+	// and the only format Weir writes).
+	FormatType string `json:"formatType,omitempty"`
+	// TriggerID makes the call idempotent, as in Flink: a second POST with
+	// the same id for the same job starts nothing and answers that id.
+	TriggerID string `json:"triggerId,omitempty"`
 }
 
 // StopRequest is the body of POST /jobs/:jobid/stop.
 type StopRequest struct {
 	TargetDirectory string `json:"targetDirectory,omitempty"`
 	Drain           bool   `json:"drain,omitempty"`
+	FormatType      string `json:"formatType,omitempty"`
+	TriggerID       string `json:"triggerId,omitempty"`
 }
 
 // TriggerResponse answers a POST that started an operation.
