@@ -37,7 +37,11 @@ type Options struct {
 	// operator UID and subtask index. Default "keyed".
 	Name string
 	// BlockCacheSize is the size in bytes of the cache of uncompressed
-	// SST blocks (state.backend.rocksdb.block.cache-size, or .pebble.). Default 8 MiB.
+	// SST blocks (state.backend.rocksdb.block.cache-size, or .pebble.).
+	// Default 64 MiB: it was 8 MiB, and Nexmark q5 on Pebble (1 M events,
+	// 1 s checkpoints), whose windows read all their state when they fire,
+	// took 32.8 s of CPU with 8 MiB and 13.8 s with 64 MiB (peak RSS 243 →
+	// 266 MB); its final checkpoint, which waits for that firing, 58 → 28 s.
 	BlockCacheSize int64
 	// WriteBufferSize is the size in bytes of one memtable
 	// (state.backend.rocksdb.writebuffer.size, or .pebble.). Default 16 MiB.
@@ -73,7 +77,7 @@ type Options struct {
 
 // Defaults of the memory options.
 const (
-	DefaultBlockCacheSize   = 8 << 20
+	DefaultBlockCacheSize   = 64 << 20
 	DefaultWriteBufferSize  = 16 << 20
 	DefaultWriteBufferCount = 2
 	DefaultMaxSizeLevelBase = 64 << 20
