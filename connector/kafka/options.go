@@ -258,11 +258,12 @@ func MultiMessageDeserializer[T any](fn func(m Message) ([]T, error)) SourceOpti
 
 // ---------------------------------------------------------------- sink
 
-// parseGuarantee reads sink.delivery-guarantee; a bad value is an ErrConfig.
+// parseGuarantee reads sink.delivery-guarantee; a bad value is an
+// *OptionError (an ErrConfig).
 func parseGuarantee(s string) (delivery.Guarantee, error) {
 	g, err := delivery.Parse(s)
 	if err != nil {
-		return g, fmt.Errorf("%w: sink.delivery-guarantee: %w", ErrConfig, err)
+		return g, &OptionError{"sink.delivery-guarantee", s, "want none, at-least-once or exactly-once"}
 	}
 	return g, nil
 }

@@ -14,8 +14,6 @@ import (
 	"github.com/weirstream/weir/connector/kafka"
 	"github.com/weirstream/weir/connector/mysqlcdc"
 	"github.com/weirstream/weir/connector/postgrescdc"
-	"github.com/weirstream/weir/delivery"
-	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
@@ -198,13 +196,11 @@ func kafkaSource(t *catalog.Table) (operator.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []kafka.SourceOption{kafka.Brokers(strings.Split(t.Options["properties.bootstrap.servers"], ",")...),
-		kafka.Topics(strings.Split(t.Options["topic"], ";")...), dec}
-	more, err := kafkaScanOptions(t)
+	opts, err := kafkaScanOptions(t)
 	if err != nil {
 		return nil, err
 	}
-	s, err := kafka.NewSource[event.Row](append(opts, more...)...)
+	s, err := kafka.NewSource[event.Row](append(opts, dec)...)
 	if err != nil {
 		return nil, err
 	}
@@ -256,49 +252,25 @@ func changelogFormat(t *catalog.Table, name string) (format.Changelog, error) {
 	return c, nil
 }
 
+// kafkaScanOptions are the source options of a kafka or upsert-kafka
+// table: the connector reads its WITH options (kafka.SourceOptionsFromMap);
+// the planner adds the topics, the format's ignore-parse-errors (which
+// skips bad records when 'scan.bad-record.policy' is not set otherwise)
+// and the advice of a bad record error, in the table's terms.
 func kafkaScanOptions(t *catalog.Table) ([]kafka.SourceOption, error) {
-	var opts []kafka.SourceOption
-	o := t.Options
-	if g := o["properties.group.id"]; g != "" {
-		opts = append(opts, kafka.GroupID(g))
+	opts, err := kafka.SourceOptionsFromMap(t.Options)
+	if err != nil {
+		return nil, tableErr(t, err)
 	}
-	switch o["scan.startup.mode"] {
-	case "", "group-offsets":
-		if o["scan.startup.mode"] == "group-offsets" {
-			opts = append(opts, kafka.StartingOffsets(kafka.CommittedOffsets(kafka.Earliest())))
+	opts = append(opts, kafka.Topics(strings.Split(t.Options["topic"], ";")...), kafka.BadRecordFix(badRecordFix(t)))
+	if p := t.Options["scan.bad-record.policy"]; p == "" || p == "fail" {
+		skip, err := ignoreParseErrors(t)
+		if skip {
+			opts = append(opts, kafka.BadRecords(kafka.SkipBadRecords()))
 		}
-	case "earliest-offset":
-		opts = append(opts, kafka.StartingOffsets(kafka.Earliest()))
-	case "latest-offset":
-		opts = append(opts, kafka.StartingOffsets(kafka.Latest()))
-	case "timestamp":
-		ms, err := strconv.ParseInt(o["scan.startup.timestamp-millis"], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("table %q: 'scan.startup.mode' = 'timestamp' needs 'scan.startup.timestamp-millis'", t.Name)
-		}
-		opts = append(opts, kafka.StartingOffsets(kafka.Timestamp(time.UnixMilli(ms))))
-	default:
-		return nil, fmt.Errorf("table %q: 'scan.startup.mode' = '%s': want earliest-offset, latest-offset, group-offsets or timestamp", t.Name, o["scan.startup.mode"])
+		return opts, err
 	}
-	switch o["scan.bounded.mode"] {
-	case "", "unbounded":
-	case "latest-offset":
-		opts = append(opts, kafka.Bounded())
-	default:
-		return nil, fmt.Errorf("table %q: 'scan.bounded.mode' = '%s': want unbounded or latest-offset", t.Name, o["scan.bounded.mode"])
-	}
-	if strings.EqualFold(o["properties.isolation.level"], "read_uncommitted") {
-		opts = append(opts, kafka.ReadUncommitted())
-	}
-	if v, ok := o["scan.topic-partition-discovery.interval"]; ok {
-		d, err := discoveryInterval(t.Name, v)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, kafka.PartitionDiscoveryInterval(d))
-	}
-	p, err := badRecordPolicy(t)
-	return append(opts, kafka.BadRecords(p), kafka.BadRecordFix(badRecordFix(t))), err
+	return opts, nil
 }
 
 // badRecordFix is the advice of a bad record error in SQL: the table's
@@ -309,18 +281,6 @@ func badRecordFix(t *catalog.Table) string {
 		fix += fmt.Sprintf(" ('%s.ignore-parse-errors' = 'true' skips too)", f)
 	}
 	return fix
-}
-
-// discoveryInterval reads 'scan.topic-partition-discovery.interval', a
-// Flink duration ('30 s', '5 min', a bare number of ms); '0' turns discovery
-// off, as in Flink. Unset, the connector's default applies: 5 minutes.
-func discoveryInterval(table, v string) (time.Duration, error) {
-	d, err := duration.Parse(v) // Flink's duration syntax, not JDBC's
-	if err != nil {
-		return 0, fmt.Errorf("table %q: 'scan.topic-partition-discovery.interval' = '%s': want a duration "+
-			"such as '5 min' or '30 s', or '0' to turn discovery off", table, v)
-	}
-	return d, nil
 }
 
 // ignoreParseErrors reads the 'json.ignore-parse-errors' or
@@ -347,89 +307,22 @@ func tableErr(t *catalog.Table, err error) error {
 	return fmt.Errorf("table %q: %w", t.Name, err)
 }
 
-func badRecordPolicy(t *catalog.Table) (kafka.BadRecordPolicy, error) {
-	switch t.Options["scan.bad-record.policy"] {
-	case "", "fail":
-		skip, err := ignoreParseErrors(t)
-		if skip {
-			return kafka.SkipBadRecords(), err
-		}
-		return kafka.FailOnBadRecord(), err
-	case "skip":
-		return kafka.SkipBadRecords(), nil
-	case "dead-letter":
-		topic := t.Options["scan.bad-record.dead-letter-topic"]
-		if topic == "" {
-			return kafka.BadRecordPolicy{}, fmt.Errorf("table %q: 'scan.bad-record.policy' = 'dead-letter' needs 'scan.bad-record.dead-letter-topic'", t.Name)
-		}
-		return kafka.DeadLetter(topic), nil
-	}
-	return kafka.BadRecordPolicy{}, fmt.Errorf("table %q: 'scan.bad-record.policy' = '%s': want fail, skip or dead-letter", t.Name, t.Options["scan.bad-record.policy"])
-}
-
+// kafkaSinkOptions are the sink options of a kafka or upsert-kafka table:
+// the connector reads its WITH options (kafka.SinkOptionsFromMap); the
+// planner adds the job's checkpoint interval and the advice of a bad record
+// error, in the table's terms.
 func kafkaSinkOptions(t *catalog.Table, interval time.Duration) ([]kafka.SinkOption, error) {
-	o := t.Options
-	g, err := delivery.AtLeastOnce, error(nil) // Flink's default
-	if v := o["sink.delivery-guarantee"]; v != "" {
-		g, err = delivery.Parse(v)
-	}
+	opts, err := kafka.SinkOptionsFromMap(t.Options)
 	if err != nil {
-		return nil, fmt.Errorf("table %q: 'sink.delivery-guarantee': %w", t.Name, err)
-	}
-	opts := []kafka.SinkOption{kafka.Brokers(strings.Split(o["properties.bootstrap.servers"], ",")...),
-		kafka.Topic(o["topic"]), kafka.WithDeliveryGuarantee(g),
-		// Flink SQL writes a record timestamp only from a 'timestamp'
-		// metadata column (kafkaStamp): else the producer stamps it.
-		kafka.RecordTimestamps(false)}
-	if p := o["sink.transactional-id-prefix"]; p != "" {
-		opts = append(opts, kafka.TransactionalIDPrefix(p))
-	}
-	if v := o["sink.allow-replay"]; v != "" {
-		allow, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fmt.Errorf("table %q: 'sink.allow-replay' = '%s': want true or false", t.Name, v)
-		}
-		if allow {
-			opts = append(opts, kafka.AllowReplay())
-		}
+		return nil, tableErr(t, err)
 	}
 	if interval > 0 {
 		opts = append(opts, kafka.CheckpointInterval(interval))
 	}
-	if v := o["properties.transaction.timeout.ms"]; v != "" {
-		ms, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("table %q: 'properties.transaction.timeout.ms' = '%s' is not a number of ms", t.Name, v)
-		}
-		opts = append(opts, kafka.TransactionTimeout(time.Duration(ms)*time.Millisecond))
-	}
-	if v := o["properties.max.request.size"]; v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return nil, fmt.Errorf("table %q: 'properties.max.request.size' = '%s' is not a number", t.Name, v)
-		}
-		opts = append(opts, kafka.MaxRequestSize(n))
-	}
-	p, err := sinkBadRecordPolicy(t)
 	// The advice of a bad record error names the table's WITH options.
-	return append(opts, kafka.BadRecords(p),
+	return append(opts,
 		kafka.MaxRequestSizeFix(fmt.Sprintf("'properties.max.request.size' on table %q", t.Name)),
-		kafka.BadRecordFix(fmt.Sprintf("set 'sink.bad-record.policy' = 'skip' on table %q", t.Name))), err
-}
-
-// sinkBadRecordPolicy reads 'sink.bad-record.policy': what the sink does
-// with a row it cannot write (not serializable, or larger than
-// 'properties.max.request.size'): 'fail' (the default) or 'skip' (drop and
-// count it). Weir's option, the sink's side of 'scan.bad-record.policy'.
-func sinkBadRecordPolicy(t *catalog.Table) (kafka.BadRecordPolicy, error) {
-	switch v := t.Options["sink.bad-record.policy"]; v {
-	case "", "fail":
-		return kafka.FailOnBadRecord(), nil
-	case "skip":
-		return kafka.SkipBadRecords(), nil
-	default:
-		return kafka.BadRecordPolicy{}, fmt.Errorf("table %q: 'sink.bad-record.policy' = '%s': want fail or skip", t.Name, v)
-	}
+		kafka.BadRecordFix(fmt.Sprintf("set 'sink.bad-record.policy' = 'skip' on table %q", t.Name))), nil
 }
 
 func kafkaSink(t *catalog.Table, interval time.Duration) (SinkSpec, error) {
@@ -513,13 +406,11 @@ func upsertKafkaSource(t *catalog.Table) (operator.Source, error) {
 		return nil, fmt.Errorf("table %q: upsert-kafka reads the topic from the earliest offset (every key's last value is needed), "+
 			"so 'scan.startup.mode' = '%s' is not supported: remove the option", t.Name, m)
 	}
-	opts := []kafka.SourceOption{kafka.Brokers(strings.Split(t.Options["properties.bootstrap.servers"], ",")...),
-		kafka.Topics(strings.Split(t.Options["topic"], ";")...)}
-	more, err := kafkaScanOptions(t)
+	opts, err := kafkaScanOptions(t)
 	if err != nil {
 		return nil, err
 	}
-	s, err := kafka.NewUpsertSource(l.decode, append(opts, more...)...)
+	s, err := kafka.NewUpsertSource(l.decode, opts...)
 	if err != nil {
 		return nil, err
 	}
