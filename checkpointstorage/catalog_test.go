@@ -267,6 +267,14 @@ func TestResolve(t *testing.T) {
 				}
 			}
 		}
+		if b.name == "file" {
+			// The checkpoint directory itself: the error names what it holds.
+			_, _, err := Resolve(s.Dir(), s.Dir())
+			want := "is a directory of checkpoints or savepoints, not one: restore one inside it (" + chk2 + ", the newest checkpoint; or make it the checkpoint directory and restore \"latest\")"
+			if !errors.Is(err, ErrNoCheckpoint) || !strings.Contains(err.Error(), want) {
+				t.Errorf("Resolve(the checkpoint directory) = %v, want ErrNoCheckpoint containing %q", err, want)
+			}
+		}
 		if _, _, _, err := s.Resolve("chk-5"); err == nil || !strings.Contains(err.Error(), "chk-5") {
 			t.Errorf("Resolve(chk-5) = %v", err)
 		}

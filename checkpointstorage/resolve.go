@@ -8,7 +8,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
+
+	"github.com/weirstream/weir/event"
 )
 
 // Resolve finds the checkpoint a restore should start from (the argument of
@@ -116,6 +119,10 @@ func (s *FS) resolveIn(storage *FS, chk string) (Metadata, *FS, []error, error) 
 	id, _ := parseChkName(chk) // 0, and no id check, for a renamed directory
 	m, err := storage.readMetadataFile(path.Join(chk, metadataName), id)
 	if errors.Is(err, fs.ErrNotExist) {
+		if inside := storage.checkpointsIn(chk); inside != "" {
+			return Metadata{}, nil, nil, fmt.Errorf("%w: %s is a directory of checkpoints or savepoints, not one: restore one inside it (%s)",
+				ErrNoCheckpoint, storage.Where(chk), inside)
+		}
 		return Metadata{}, nil, nil, fmt.Errorf("%w: %s has no %s (the checkpoint never completed): %w", ErrNoCheckpoint, storage.Where(chk), metadataName, err)
 	}
 	if err == nil && m.Savepoint {
@@ -174,4 +181,28 @@ func findPath(dir, which string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("checkpointstorage: no checkpoint at %q (want \"latest\", a chk-N directory or its _metadata file): %w", which, fs.ErrNotExist)
+}
+
+// checkpointsIn names the checkpoints and savepoints directly inside dir
+// (the newest chk-N, and the savepoints), or "" when there are none: a
+// restore given the checkpoint directory itself says what it holds.
+func (s *FS) checkpointsIn(dir string) string {
+	es, err := s.list(dir)
+	if err != nil {
+		return ""
+	}
+	var newest event.CheckpointID
+	var found []string
+	for _, e := range es {
+		if id, ok := parseChkName(e.name); ok && e.dir && id > newest {
+			newest = id
+		} else if e.dir && strings.HasPrefix(e.name, "savepoint-") {
+			found = append(found, s.Where(path.Join(dir, e.name)))
+		}
+	}
+	sort.Strings(found)
+	if newest > 0 {
+		found = append([]string{s.Where(path.Join(dir, chkName(newest))) + `, the newest checkpoint; or make it the checkpoint directory and restore "latest"`}, found...)
+	}
+	return strings.Join(found, ", ")
 }
