@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/connector/print"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/sql/exec"
@@ -39,7 +41,7 @@ const (
 // A category file is a datadriven script of the commands of
 // TestSQLScripts (exec, input, clear) and:
 //
-//	case name=NAME from=FLINK_TEST [error] [unordered] [legacyrow] [key=N]
+//	case name=NAME from=FLINK_TEST [error] [unordered] [legacyrow] [sqlclient] [key=N]
 //	SELECT …            (Flink's query, unchanged)
 //	----
 //	1,Hi,null           (Flink's expected rows)
@@ -56,7 +58,10 @@ const (
 // inside a field prints as Flink's tests with LegacyRowExtension print it:
 // its fields joined by "," (an ARRAY of them [1,a, 2,b]). With key=N,
 // the sink has PRIMARY KEY (cN), as the sink of Flink's test does, and
-// the changelog applies by that key (an upsert sink's table).
+// the changelog applies by that key (an upsert sink's table). With
+// sqlclient (a documentation example run in Flink's SQL client), fields
+// print as the client shows them: a TIMESTAMP_LTZ in the session zone
+// ('table.local-time-zone'), a TIMESTAMP as 1970-01-01 00:00:04.001.
 func TestFlinkCompat(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(compatDir, "*"))
 	if err != nil {
@@ -156,7 +161,18 @@ func (r *compatScript) cmd(t *testing.T, td *datadriven.TestData) string {
 	if td.HasArg("key") {
 		td.ScanArgs(t, "key", &key)
 	}
-	rows, refusal, err := r.query(td.Input, td.HasArg("legacyrow"), key)
+	show := print.JavaField
+	switch {
+	case td.HasArg("legacyrow"):
+		show = legacyField
+	case td.HasArg("sqlclient"):
+		loc, err := r.session.Location()
+		if err != nil {
+			td.Fatalf(t, "%v", err)
+		}
+		show = func(v any, t types.Type) string { return clientField(v, t, loc) }
+	}
+	rows, refusal, err := r.query(td.Input, show, key)
 	label := name + " (" + from + ")"
 	switch {
 	case td.HasArg("error"):
@@ -188,7 +204,7 @@ func (r *compatScript) fail(t *testing.T, td *datadriven.TestData, label, msg st
 // query plans query with a fresh 'values' sink of its columns (with
 // PRIMARY KEY (c<key>) unless key is -1) and runs it. A planning error is
 // a refusal; a run-time error is err.
-func (r *compatScript) query(query string, legacyRow bool, key int) (rows []string, refusal, err error) {
+func (r *compatScript) query(query string, show func(any, types.Type) string, key int) (rows []string, refusal, err error) {
 	stmts, perr := parser.ParseScript(query)
 	if perr != nil {
 		return nil, perr, nil
@@ -233,7 +249,7 @@ func (r *compatScript) query(query string, legacyRow bool, key int) (rows []stri
 	k := r.sinks[sink]
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	rows, err = flinkRows(k.rows, colTypes, legacyRow, k.key)
+	rows, err = flinkRows(k.rows, colTypes, show, k.key)
 	return rows, nil, err
 }
 
@@ -253,7 +269,7 @@ func (r *compatScript) plan(sql string) error {
 // flinkRows applies a changelog (by key, when there is one) and prints the
 // final table's rows as Flink's tests do (TestingRetractSink: Row fields
 // joined by ",").
-func flinkRows(changelog []event.Row, columns []types.Type, legacyRow bool, key []int) ([]string, error) {
+func flinkRows(changelog []event.Row, columns []types.Type, show func(any, types.Type) string, key []int) ([]string, error) {
 	tab, err := exec.Materialize(changelog, key)
 	if err != nil {
 		return nil, fmt.Errorf("the changelog does not apply: %w", err)
@@ -262,11 +278,7 @@ func flinkRows(changelog []event.Row, columns []types.Type, legacyRow bool, key 
 	for _, fields := range tab {
 		parts := make([]string, len(fields))
 		for i, f := range fields {
-			if legacyRow {
-				parts[i] = legacyField(f, columns[i])
-			} else {
-				parts[i] = print.JavaField(f, columns[i])
-			}
+			parts[i] = show(f, columns[i])
 		}
 		out = append(out, strings.Join(parts, ","))
 	}
@@ -309,4 +321,18 @@ func legacyField(f any, t types.Type) string {
 		return "[" + strings.Join(parts, ", ") + "]"
 	}
 	return print.JavaField(f, t)
+}
+
+// clientField is a field as Flink's SQL client shows it: a TIMESTAMP_LTZ
+// in the session zone, NULL as NULL, others as the csv format writes them.
+func clientField(v any, t types.Type, loc *time.Location) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case time.Time:
+		if t.Kind == types.TimestampLTZ {
+			return types.FormatTimestamp(x.In(loc), t.Precision)
+		}
+	}
+	return format.Text(v, t)
 }
