@@ -51,6 +51,7 @@ var KnownSettings = []string{
 	"s3.path.style.access",
 	"s3.secret-key",
 	"sql-client.execution.result-mode", // read by the SQL client (weir sql)
+	"state.backend",                    // Flink 1.x's state.backend.type, read by state/backends
 	"state.backend.incremental",
 	"state.backend.local-dir",
 	"state.backend.pebble.block.cache-size",

@@ -53,6 +53,7 @@ var aliases = map[string]string{
 	"state.backend.rocksdb.memory.fixed-per-slot":                KeyFixedPerSlot,
 	"state.backend.rocksdb.memory.write-buffer-ratio":            KeyWriteBufferRatio,
 	"state.backend.incremental":                                  KeyIncremental, // Flink 1.x's name
+	"state.backend":                                              KeyType,        // Flink 1.x's name
 	"state.backend.rocksdb.compaction.level.max-size-level-base": KeyMaxSizeLevelBase,
 }
 
@@ -81,14 +82,15 @@ func FromConfig(get func(key string) (string, bool)) (state.BackendFactory, erro
 		}
 		return key, "", false
 	}
-	_, typ, _ := lookup(KeyType)
+	k, typ, _ := lookup(KeyType)
 	switch t := strings.ToLower(strings.TrimSpace(typ)); t {
-	case "", "hashmap", "heap":
+	case "", "hashmap", "heap", "filesystem", "jobmanager": // the last two: Flink 1.x's names of the heap backend
+
 		return heap.Factory{}, nil
 	case "pebble", "rocksdb":
 		return pebbleFactory(lookup)
 	}
-	return nil, fmt.Errorf("'%s' = '%s': unknown state backend; want 'hashmap' (in memory, the default), 'pebble' or 'rocksdb' (an alias of 'pebble', on local disk)", KeyType, typ)
+	return nil, fmt.Errorf("'%s' = '%s': unknown state backend; want 'hashmap' (in memory, the default), 'pebble' or 'rocksdb' (an alias of 'pebble', on local disk)", k, typ)
 }
 
 func pebbleFactory(lookup func(string) (string, string, bool)) (state.BackendFactory, error) {

@@ -35,6 +35,9 @@ func TestFromConfig(t *testing.T) {
 		{map[string]string{KeyType: "rocksdb", KeyFixedPerSlot: "64mb", KeyWriteBufferRatio: "1.5"}, "want a number between 0 and 1"},
 		{map[string]string{KeyType: "rocksdb", KeyFixedPerSlot: "100kb"}, "under the 64 KiB minimum"},
 		{map[string]string{KeyType: "rocks"}, "'state.backend.type' = 'rocks': unknown state backend"},
+		{map[string]string{"state.backend": "rocksdb"}, "pebble {LocalDir: cache:0 wb:0x0}"}, // Flink 1.x's key
+		{map[string]string{"state.backend": "filesystem"}, "hashmap"},
+		{map[string]string{"state.backend": "rocks"}, "'state.backend' = 'rocks': unknown state backend"},
 		{map[string]string{KeyType: "pebble", KeyWriteBufferSize: "12 parsecs"}, "'state.backend.pebble.writebuffer.size' = '12 parsecs': \"12 parsecs\" has an unknown unit"},
 		{map[string]string{KeyType: "pebble", KeyWriteBufferCount: "1"}, "state.backend.pebble.writebuffer.count is 1; want 2 or more"},
 		{map[string]string{KeyType: "pebble", KeyIncremental: "false"}, "pebble {LocalDir: cache:0 wb:0x0} full"},
