@@ -20,6 +20,7 @@ type UnwritableError struct {
 	Err error
 }
 
+// Error implements error.
 func (e *UnwritableError) Error() string {
 	cause := e.Err
 	var pe *fs.PathError
@@ -34,6 +35,7 @@ func (e *UnwritableError) Error() string {
 // Position implements operator.PositionedError.
 func (e *UnwritableError) Position() string { return "checkpoint directory " + e.Dir }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *UnwritableError) Unwrap() error { return e.Err }
 
 // unwritable turns a write error that no retry can fix into an

@@ -53,11 +53,13 @@ const (
 	// KindIdle and KindActive carry the watermark status of a channel: an
 	// idle channel is left out of the minimum watermark until it turns active.
 	KindIdle
+	// KindActive: the channel is active again (see KindIdle).
 	KindActive
 	// KindEndOfInput: the channel's producer has finished; nothing follows.
 	KindEndOfInput
 )
 
+// String implements fmt.Stringer.
 func (k ControlKind) String() string {
 	switch k {
 	case KindNone:
@@ -153,9 +155,14 @@ type Batch struct {
 type RowKind uint8
 
 const (
+	// Insert (+I) adds a row.
 	Insert RowKind = iota
+	// UpdateBefore (-U) retracts a row's previous content; an UpdateAfter
+	// of the same key follows it.
 	UpdateBefore
+	// UpdateAfter (+U) is a row's new content.
 	UpdateAfter
+	// Delete (-D) removes a row.
 	Delete
 )
 
@@ -206,4 +213,5 @@ type SubtaskID struct {
 	Index  int    // 0-based subtask index
 }
 
+// String implements fmt.Stringer.
 func (s SubtaskID) String() string { return fmt.Sprintf("%s (%d)", s.Vertex, s.Index) }

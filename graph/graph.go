@@ -25,6 +25,7 @@ const (
 	Hash                          // by key group of the record's key
 )
 
+// String implements fmt.Stringer.
 func (p Partitioning) String() string {
 	return [...]string{"FORWARD", "REBALANCE", "BROADCAST", "HASH"}[p]
 }

@@ -24,6 +24,7 @@ func (r Range) Len() int {
 	return r.End - r.Start + 1
 }
 
+// String implements fmt.Stringer.
 func (r Range) String() string { return fmt.Sprintf("[%d..%d]", r.Start, r.End) }
 
 // Murmur mixes a 32-bit hash with the MurmurHash3 finaliser, so keys whose

@@ -14,7 +14,9 @@ import (
 type TimeDomain uint8
 
 const (
+	// EventTime timers fire when the watermark passes their time.
 	EventTime TimeDomain = iota
+	// ProcessingTime timers fire when the wall clock passes their time.
 	ProcessingTime
 )
 

@@ -90,6 +90,7 @@ func (e ExponentialDelay) Validate() error {
 	return nil
 }
 
+// String implements fmt.Stringer.
 func (e ExponentialDelay) String() string {
 	return fmt.Sprintf("exponential-delay (initial-backoff %v, max-backoff %v, backoff-multiplier %g, "+
 		"reset-backoff-threshold %v, jitter-factor %g, attempts-before-reset-backoff %s)", e.InitialBackoff,
@@ -142,6 +143,7 @@ func (f FixedDelay) Validate() error {
 	return nil
 }
 
+// String implements fmt.Stringer.
 func (f FixedDelay) String() string {
 	return fmt.Sprintf("fixed-delay (attempts %s, delay %v)", limit(f.Attempts), f.Delay)
 }
@@ -180,6 +182,7 @@ func (f FailureRate) Validate() error {
 	return nil
 }
 
+// String implements fmt.Stringer.
 func (f FailureRate) String() string {
 	return fmt.Sprintf("failure-rate (max-failures-per-interval %d, failure-rate-interval %v, delay %v)",
 		f.MaxFailuresPerInterval, f.Interval, f.Delay)
@@ -213,6 +216,7 @@ type None struct{}
 // Validate implements Strategy.
 func (None) Validate() error { return nil }
 
+// String implements fmt.Stringer.
 func (None) String() string { return "none" }
 
 // NewBackoff implements Strategy.

@@ -179,6 +179,7 @@ type RecurringFailureError struct {
 	Err      error
 }
 
+// Error implements error.
 func (e *RecurringFailureError) Error() string {
 	from := "from the start"
 	if e.Restored > 0 {
@@ -188,6 +189,7 @@ func (e *RecurringFailureError) Error() string {
 		"so the job stops: %v", e.Position, from, e.Err)
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *RecurringFailureError) Unwrap() error { return e.Err }
 
 // failoverPoint is what a failover restores: this run's latest completed

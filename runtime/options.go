@@ -214,11 +214,19 @@ type (
 type EventKind int
 
 const (
+	// EventCheckpointCompleted: a checkpoint completed (Checkpoint says which).
 	EventCheckpointCompleted EventKind = iota
+	// EventCheckpointFailed: a checkpoint was declined, expired or failed (Err says why).
 	EventCheckpointFailed
+	// EventFailover: attempt Attempt failed (Err) and the job restarts.
 	EventFailover
+	// EventRestored: an attempt restores its state from a checkpoint
+	// (Checkpoint, Path).
 	EventRestored
+	// EventCorruptCheckpointSkipped: a restore skipped checkpoint
+	// Checkpoint, which does not read (Err), for an older one.
 	EventCorruptCheckpointSkipped
+	// EventFinished: the job finished (all input read, every subtask done).
 	EventFinished
 	// EventSavepointCompleted: a savepoint completed; Path is its directory.
 	EventSavepointCompleted

@@ -16,6 +16,7 @@ type UnclaimedStateError struct {
 	UIDs       []string // operator uids in it that no operator of the job has
 }
 
+// Error implements error.
 func (e *UnclaimedStateError) Error() string {
 	return fmt.Sprintf("runtime: %s holds state of operators this job does not have (uid %s): "+
 		"if they were renamed, give them their old uid again; to drop their state on purpose, set "+

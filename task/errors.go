@@ -16,6 +16,7 @@ type CloseError struct {
 	Panic    any
 }
 
+// Error implements error.
 func (e *CloseError) Error() string {
 	if e.Err == nil {
 		return fmt.Sprintf("task: subtask %s: operator %s panicked while closing: %v (stack in the log)", e.Subtask, e.Operator, e.Panic)

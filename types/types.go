@@ -29,6 +29,8 @@ import (
 // Kind is a logical type's root.
 type Kind int
 
+// The kinds, as Flink's LogicalTypeRoot names them (BOOLEAN … NULL; String
+// gives the SQL name). The package doc gives each kind's Go value in a row.
 const (
 	Boolean Kind = iota
 	TinyInt
@@ -55,6 +57,7 @@ var kindNames = [...]string{"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "
 	"DECIMAL", "CHAR", "VARCHAR", "STRING", "BYTES", "DATE", "TIMESTAMP", "TIMESTAMP_LTZ", "ARRAY", "MAP",
 	"ROW", "NULL"}
 
+// String implements fmt.Stringer.
 func (k Kind) String() string { return kindNames[k] }
 
 // Field is a named field of a ROW type (or a table's column).

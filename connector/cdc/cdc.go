@@ -28,6 +28,7 @@ type OptionError struct {
 // Unwrap returns operator.ErrNonRestartable and the cause.
 func (e *OptionError) Unwrap() []error { return []error{operator.ErrNonRestartable, e.Err} }
 
+// Error implements error.
 func (e *OptionError) Error() string {
 	where := e.Connector
 	if e.Table != "" {

@@ -70,6 +70,7 @@ type LineError struct {
 	Fix string
 }
 
+// Error implements error.
 func (e *LineError) Error() string {
 	fix := e.Fix
 	if fix == "" {
@@ -81,6 +82,7 @@ func (e *LineError) Error() string {
 // Position implements operator.PositionedError.
 func (e *LineError) Position() string { return fmt.Sprintf("file %s line %d", e.File, e.Line) }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *LineError) Unwrap() error { return e.Err }
 
 // Bounded implements operator.Source.

@@ -385,6 +385,7 @@ type IncompatibleSchemaError struct {
 	Reason       string // the registry's words
 }
 
+// Error implements error.
 func (e *IncompatibleSchemaError) Error() string {
 	against := "the subject's registered versions"
 	if e.Version > 0 {
@@ -409,10 +410,12 @@ type RegistryError struct {
 	Err    error
 }
 
+// Error implements error.
 func (e *RegistryError) Error() string {
 	return fmt.Sprintf("%[1]s: schema registry at %[2]s ('%[1]s.%[3]s'): %[4]s: %[5]v", e.Format, e.URL, optRegistryURL, e.Op, e.Err)
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *RegistryError) Unwrap() error { return e.Err }
 
 // NotRecordFault: see IncompatibleSchemaError.NotRecordFault.

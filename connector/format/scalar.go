@@ -30,6 +30,7 @@ type Error struct {
 	Err    error
 }
 
+// Error implements error.
 func (e *Error) Error() string {
 	if e.Column == "" {
 		return fmt.Sprintf("%s: %v", e.Format, e.Err)

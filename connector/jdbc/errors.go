@@ -46,6 +46,7 @@ var badRowHints = map[string]string{
 	"duplicate key":                                  "the key exists already: declare the primary key (upsert) or deduplicate the input",
 }
 
+// Error implements error.
 func (e *BadRowError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "jdbc: table %q: bad row", e.Table)
@@ -68,6 +69,7 @@ func (e *BadRowError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *BadRowError) Unwrap() error { return e.Err }
 
 // Position implements operator.PositionedError: a restart writes the same

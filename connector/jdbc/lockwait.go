@@ -29,6 +29,7 @@ type LockWaitError struct {
 	Err      error
 }
 
+// Error implements error.
 func (e *LockWaitError) Error() string {
 	wait := "the lock wait timeout"
 	if e.Timeout > 0 {
@@ -47,6 +48,7 @@ func (e *LockWaitError) Error() string {
 		"'sink.exactly-once.strategy' = 'checkpoint-table': %v", e.Table, e.Subtask, wait, e.Err)
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *LockWaitError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, ErrLockWait) true.

@@ -42,6 +42,7 @@ func DeadLetter(topic string) BadRecordPolicy {
 	return BadRecordPolicy{kind: badDeadLetter, topic: topic}
 }
 
+// String implements fmt.Stringer.
 func (p BadRecordPolicy) String() string {
 	switch p.kind {
 	case badSkip:

@@ -35,6 +35,7 @@ type RecordError struct {
 	Fix string
 }
 
+// Error implements error.
 func (e *RecordError) Error() string {
 	fix := e.Fix
 	if fix == "" {
@@ -63,6 +64,7 @@ type TooLargeError struct {
 	Raise string
 }
 
+// Error implements error.
 func (e *TooLargeError) Error() string {
 	raise := e.Raise
 	if raise == "" {
@@ -87,6 +89,7 @@ type MissingTopicError struct {
 	Err   error
 }
 
+// Error implements error.
 func (e *MissingTopicError) Error() string {
 	return fmt.Sprintf("topic %q does not exist (create it first; the kafka sink does not create topics): %v", e.Topic, e.Err)
 }
@@ -94,6 +97,7 @@ func (e *MissingTopicError) Error() string {
 // Position implements operator.PositionedError.
 func (e *MissingTopicError) Position() string { return "Kafka sink topic " + e.Topic }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *MissingTopicError) Unwrap() error { return e.Err }
 
 // produceError names the topic of a record the broker refused; a topic

@@ -18,6 +18,7 @@ type OptionError struct {
 	Want       string // what the option takes, e.g. "want fail or skip"
 }
 
+// Error implements error.
 func (e *OptionError) Error() string { return fmt.Sprintf("'%s' = '%s': %s", e.Key, e.Value, e.Want) }
 
 // Is makes an OptionError an ErrConfig.

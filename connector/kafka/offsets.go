@@ -19,6 +19,7 @@ type TopicPartition struct {
 	Partition int32
 }
 
+// String implements fmt.Stringer.
 func (tp TopicPartition) String() string { return splitID(tp.Topic, tp.Partition) }
 
 // OffsetsInitializer picks an offset for each partition when a source

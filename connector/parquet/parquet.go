@@ -75,6 +75,7 @@ type OptionError struct {
 	Msg, Hint     string
 }
 
+// Error implements error.
 func (e *OptionError) Error() string {
 	return fmt.Sprintf("format parquet: '%s' = '%s': %s (%s)", e.Option, e.Value, e.Msg, e.Hint)
 }

@@ -29,6 +29,7 @@ type FileError struct {
 	Err      error
 }
 
+// Error implements error.
 func (e *FileError) Error() string {
 	msg := "parquet: file " + e.File
 	if e.RowGroup >= 0 {
@@ -48,6 +49,7 @@ func (e *FileError) Position() string {
 	return fmt.Sprintf("file %s row group %d row %d", e.File, e.RowGroup, e.Row)
 }
 
+// Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *FileError) Unwrap() error { return e.Err }
 
 // reader reads one Parquet file's rows into the table's columns.

@@ -71,6 +71,7 @@ func (t Tumbling) Validate() error {
 	return validOffset("Tumbling", t.Offset, t.Size, "Size")
 }
 
+// String implements fmt.Stringer.
 func (t Tumbling) String() string {
 	if t.Offset == 0 {
 		return fmt.Sprintf("TumblingEventTimeWindows(%v)", t.Size)
@@ -113,6 +114,7 @@ func (s Sliding) Validate() error {
 	return validOffset("Sliding", s.Offset, s.Slide, "Slide")
 }
 
+// String implements fmt.Stringer.
 func (s Sliding) String() string {
 	if s.Offset == 0 {
 		return fmt.Sprintf("SlidingEventTimeWindows(%v, %v)", s.Size, s.Slide)
@@ -137,6 +139,7 @@ func (s Session) AssignWindows(ts int64) []Window {
 // Validate implements Assigner.
 func (s Session) Validate() error { return validDuration("Session.Gap", s.Gap, time.Millisecond) }
 
+// String implements fmt.Stringer.
 func (s Session) String() string { return fmt.Sprintf("EventTimeSessionWindows(%v)", s.Gap) }
 
 // MergeWindows implements MergingAssigner: windows are sorted by start and
