@@ -188,6 +188,32 @@ func values(rs []event.Record) string {
 	return strings.Join(vs, ",")
 }
 
+// runQueuedSource runs a source subtask with unaligned checkpoints (and
+// spec's Now, Ticks and AlignedTimeout) that emits 0..39 in batches of 4
+// towards a gate with 2 credits that nobody reads, and waits until both
+// credits are taken.
+func runQueuedSource(ctx context.Context, t *testing.T, spec Spec) (*checkpointstorage.FS, *InputGate, chan Report, chan Mail, chan error) {
+	t.Helper()
+	fs, err := checkpointstorage.OpenFS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := NewInputGate([]int{0}, 2)
+	gate.SetTarget(GateTarget{Vertex: "down", Subtask: 0, Parallelism: 1, EdgeOf: []int{0}})
+	reports, mail := make(chan Report, 64), make(chan Mail, 4)
+	spec.ID, spec.Mode, spec.Unaligned, spec.Parallelism = event.SubtaskID{Vertex: "src", Index: 0}, ExactlyOnce, true, 1
+	spec.Source = &SourceSpec{UID: "src", Source: countSource{&countReader{n: 40}}, Parallelism: 1}
+	spec.Writers = []*RecordWriter{NewRecordWriter(ctx, []*OutChannel{gate.Channel(0)}, Forward{}, 4)}
+	spec.Storage, spec.Reports, spec.Mail = fs, reports, mail
+	st := New(spec)
+	done := make(chan error, 1)
+	go func() { done <- st.Run(ctx) }()
+	for len(gate.inbox) < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	return fs, gate, reports, mail, done
+}
+
 // countReader emits the integers below n in one poll, then has nothing more.
 type countReader struct {
 	n    int
@@ -231,24 +257,9 @@ func (s countSource) CreateReader(operator.ReaderContext) (operator.SourceReader
 // subtask waited for a credit in its send, and neither the snapshot nor
 // the barrier came before the receiver processed something.)
 func TestBarrierOvertakesFullOutputQueue(t *testing.T) {
-	fs, err := checkpointstorage.OpenFS(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate := NewInputGate([]int{0}, 2)
-	gate.SetTarget(GateTarget{Vertex: "down", Subtask: 0, Parallelism: 1, EdgeOf: []int{0}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	reports, mail := make(chan Report, 16), make(chan Mail, 4)
-	st := New(Spec{ID: event.SubtaskID{Vertex: "src", Index: 0}, Mode: ExactlyOnce, Unaligned: true,
-		Source:  &SourceSpec{UID: "src", Source: countSource{&countReader{n: 40}}, Parallelism: 1},
-		Writers: []*RecordWriter{NewRecordWriter(ctx, []*OutChannel{gate.Channel(0)}, Forward{}, 4)},
-		Storage: fs, Reports: reports, Mail: mail, Now: time.Now, Parallelism: 1})
-	done := make(chan error, 1)
-	go func() { done <- st.Run(ctx) }()
-	for len(gate.inbox) < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	fs, gate, reports, mail, done := runQueuedSource(ctx, t, Spec{Now: time.Now})
 	mail <- Mail{Kind: MailTrigger, Barrier: event.CheckpointBarrier{ID: 1, Timestamp: event.Timestamp(time.Now().UnixMilli())}}
 	ack := waitAck(t, reports)
 
@@ -421,12 +432,6 @@ func TestPriorityBarrierBetweenRecords(t *testing.T) {
 // checkpoint acknowledges, unaligned, with the 32 records queued before the
 // barrier as output channel state.
 func TestQueuedBarrierTimesOut(t *testing.T) {
-	fs, err := checkpointstorage.OpenFS(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate := NewInputGate([]int{0}, 2)
-	gate.SetTarget(GateTarget{Vertex: "down", Subtask: 0, Parallelism: 1, EdgeOf: []int{0}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var clock atomic.Int64
@@ -439,17 +444,7 @@ func TestQueuedBarrierTimesOut(t *testing.T) {
 		ticks <- now() // unbuffered: taken by the loop, which then finishes the previous step
 		ticks <- now()
 	}
-	reports, mail := make(chan Report, 64), make(chan Mail, 4)
-	st := New(Spec{ID: event.SubtaskID{Vertex: "src", Index: 0}, Mode: ExactlyOnce, Unaligned: true,
-		AlignedTimeout: 50 * time.Millisecond, Ticks: ticks,
-		Source:  &SourceSpec{UID: "src", Source: countSource{&countReader{n: 40}}, Parallelism: 1},
-		Writers: []*RecordWriter{NewRecordWriter(ctx, []*OutChannel{gate.Channel(0)}, Forward{}, 4)},
-		Storage: fs, Reports: reports, Mail: mail, Now: now, Parallelism: 1})
-	done := make(chan error, 1)
-	go func() { done <- st.Run(ctx) }()
-	for len(gate.inbox) < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	fs, gate, reports, mail, done := runQueuedSource(ctx, t, Spec{Now: now, Ticks: ticks, AlignedTimeout: 50 * time.Millisecond})
 	mail <- Mail{Kind: MailTrigger, Barrier: event.CheckpointBarrier{ID: 1, Timestamp: event.Timestamp(t0.UnixMilli())}}
 	tickAt(10 * time.Millisecond)
 	for len(reports) > 0 {
