@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
@@ -555,5 +554,3 @@ func tighter(cur, next *time.Duration, lower bool) *time.Duration {
 	}
 	return cur
 }
-
-var _ = event.Insert

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
@@ -160,8 +159,6 @@ func (p *Planner) sinkRel(t *catalog.Table, q *Rel, spec SinkSpec) *Rel {
 	}
 	return r
 }
-
-var _ = event.Insert
 
 // typeFamily groups types that convert into each other implicitly.
 func typeFamily(t types.Type) int {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/connector/print"
 	"github.com/weirstream/weir/event"
@@ -35,8 +36,6 @@ import (
 	"github.com/weirstream/weir/types"
 	"github.com/weirstream/weir/watermark"
 )
-
-var knownBugs = flag.Bool("known-bugs", false, "also run testdata/known_bugs (cases that fail until a planner/exec bug is fixed)")
 
 const knownBugsFile = "regressions"
 
@@ -154,7 +153,6 @@ func newSQLScript() *sqlScript {
 // datadriven file stops at its first failure. The expectations are
 // hand-written and never rewritten.
 func runKnownBugs(t *testing.T, path string) {
-	_ = *knownBugs // kept so old invocations with -known-bugs still parse
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
