@@ -86,6 +86,14 @@ type Context struct {
 	// Commit says when a sink's committables can be committed in this job
 	// (see SinkOperator). Zero: CommitOnCheckpoint.
 	Commit CommitTrigger
+	// CommitRetries is how often a sink retries a failed commit in place
+	// before the subtask fails (Flink's sink.committer.retries). Default 0:
+	// DefaultCommitRetries. Negative: no retry, the first failure fails
+	// the subtask.
+	CommitRetries int
+	// CommitBackoff is the wait before the first in-place commit retry,
+	// doubling for each further one. Default 0: DefaultCommitBackoff.
+	CommitBackoff time.Duration
 }
 
 // CommitTrigger says what lets a sink commit in a job.

@@ -72,12 +72,10 @@ func (preWriter) SnapshotState(event.CheckpointID) ([]byte, error) { return nil,
 func (preWriter) Close() error                                     { return nil }
 
 func TestCommitRetriesInPlaceButNeverOnDataLoss(t *testing.T) {
-	old := CommitBackoff
-	CommitBackoff = time.Millisecond
-	defer func() { CommitBackoff = old }()
+	const CommitRetries = DefaultCommitRetries
 	run := func(c *flakyCommitter) error {
 		op := NewSinkOperator(oneCommitSink{c})
-		if err := op.Open(&Context{Parallelism: 1}); err != nil {
+		if err := op.Open(&Context{Parallelism: 1, CommitBackoff: time.Millisecond}); err != nil {
 			t.Fatal(err)
 		}
 		if err := op.PrepareSnapshotPreBarrier(1); err != nil {

@@ -160,13 +160,31 @@ func (s *SinkOperator) commitUpTo(id event.CheckpointID) error {
 	return nil
 }
 
-// CommitRetries is how often a failed commit is retried in place (with
-// backoff from CommitBackoff, doubling) before the subtask fails and the
-// job restores, which commits again. Data loss is never retried.
-var (
-	CommitRetries = 3
-	CommitBackoff = 50 * time.Millisecond
+// DefaultCommitRetries and DefaultCommitBackoff are the in-place commit
+// retries of a sink when Context.CommitRetries and Context.CommitBackoff
+// are 0: a failed commit is retried 3 times, 50 ms after the first failure,
+// the wait doubling, before the subtask fails and the job restores, which
+// commits again. Data loss is never retried.
+const (
+	DefaultCommitRetries = 3
+	DefaultCommitBackoff = 50 * time.Millisecond
 )
+
+// commitRetry returns the retries and first backoff of ctx, defaults
+// filled in; negative retries mean none.
+func commitRetry(ctx *Context) (int, time.Duration) {
+	retries, backoff := ctx.CommitRetries, ctx.CommitBackoff
+	if retries == 0 {
+		retries = DefaultCommitRetries
+	}
+	if retries < 0 {
+		retries = 0
+	}
+	if backoff <= 0 {
+		backoff = DefaultCommitBackoff
+	}
+	return retries, backoff
+}
 
 func (s *SinkOperator) commitWithRetries(id event.CheckpointID) error {
 	start := time.Now()
@@ -179,13 +197,13 @@ func (s *SinkOperator) commitWithRetries(id event.CheckpointID) error {
 }
 
 func (s *SinkOperator) commitRetrying(id event.CheckpointID) error {
-	backoff := CommitBackoff
+	retries, backoff := commitRetry(s.Ctx)
 	var err error
-	for attempt := 0; attempt <= CommitRetries; attempt++ {
+	for attempt := 0; attempt <= retries; attempt++ {
 		if err = s.committer.Commit(s.ctx, id, s.log.Get(id)); err == nil || errors.Is(err, ErrDataLoss) {
 			return err
 		}
-		if attempt < CommitRetries {
+		if attempt < retries {
 			select {
 			case <-time.After(backoff):
 			case <-s.ctx.Done(): // cancelled: the next attempt commits again

@@ -273,9 +273,18 @@ func partitioner(e *graph.Edge, maxPar int) task.Partitioner {
 	return task.Forward{}
 }
 
+// mailboxCapacity is how many mails a subtask's mailbox holds. The driver
+// posts a few mails per checkpoint to every subtask (complete, aborted,
+// drain) while the subtask may be busy in one operator call or waiting on
+// its own report to the driver; subtasks read their mailbox before
+// records, so 1024 (hundreds of checkpoints' worth) means the driver
+// waits in post only on a subtask that is stuck, and never on one that
+// is waiting for the driver. A full mailbox delays, it loses no mail.
+const mailboxCapacity = 1024
+
 func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 	id := event.SubtaskID{Vertex: v.Name, Index: i}
-	mail := make(chan task.Mail, 1024)
+	mail := make(chan task.Mail, mailboxCapacity)
 	spec := task.Spec{ID: id, Mode: dp.opts.Mode, Storage: dp.fs, Reports: dp.reports, Mail: mail, Now: dp.opts.Now,
 		Counters: &task.Counters{}, Logger: dp.opts.Logger, Metrics: dp.subtaskMetrics(v, i)}
 	if dp.savepoints != nil {
@@ -384,7 +393,7 @@ func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.Cha
 	ctx := &operator.Context{Subtask: id, UID: n.UID, Parallelism: par, MaxParallelism: n.MaxParallelism,
 		Metrics: m, Now: func() int64 { return dp.opts.Now().UnixMilli() }, Restored: dp.restore != nil,
 		OperatorState: heap.NewOperatorBackend(), KeySelector: n.KeySelector, JobID: dp.opts.JobID,
-		Name: n.Name, Commit: dp.commit}
+		Name: n.Name, Commit: dp.commit, CommitRetries: dp.opts.CommitRetries, CommitBackoff: dp.opts.CommitBackoff}
 	if dp.opts.Mode != task.AtMostOnce {
 		ctx.CheckpointInterval = dp.opts.Checkpoint.Interval
 		ctx.CheckpointTimeout = dp.opts.Checkpoint.Timeout

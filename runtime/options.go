@@ -101,6 +101,15 @@ type Options struct {
 	StateBackend state.BackendFactory
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
+	// CommitRetries is how often a sink subtask retries a failed commit in
+	// place before it fails and the job restores (Flink's
+	// sink.committer.retries; see operator.Context.CommitRetries). Default
+	// 0: operator.DefaultCommitRetries (3). Negative: no retry.
+	CommitRetries int
+	// CommitBackoff is the wait before a sink's first in-place commit
+	// retry, doubling for each further one. Default 0:
+	// operator.DefaultCommitBackoff (50 ms).
+	CommitBackoff time.Duration
 	// Listener, if set, is called on the driver goroutine for every job
 	// event (checkpoint completed or failed, failover, restore).
 	Listener func(Event)

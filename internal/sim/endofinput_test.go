@@ -93,7 +93,6 @@ func TestFinalCheckpointCommitsTail(t *testing.T) {
 // restores the final checkpoint, commits what it pre-committed, finds the
 // input ended, takes a new final checkpoint and only then finishes.
 func TestFinalCommitCrashIsRetried(t *testing.T) {
-	noCommitRetries(t) // the crash must reach the restore path
 	const keys, perKey = 8, 250
 	store, v := NewStore(), &Violations{}
 	f := NewPlan(Crash("commit", 1))
@@ -101,6 +100,7 @@ func TestFinalCommitCrashIsRetried(t *testing.T) {
 	jg := seqJob{Source: src, SourcePar: 2, KeyedPar: 3, V: v, Sink: &TxSink{Store: store, Faults: f}}.jobGraph(t)
 	ev := &events{}
 	opts := testOptions(t.TempDir(), time.Hour)
+	noCommitRetries(&opts) // the crash must reach the restore path
 	opts.Restart = runtime.FixedDelay{Attempts: 1}
 	opts.Listener = ev.listener(nil)
 	res, err := runJob(context.Background(), jg, opts)

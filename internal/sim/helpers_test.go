@@ -412,10 +412,6 @@ func runUntil(t *testing.T, jg *graph.JobGraph, opts runtime.Options, store *Sto
 	return at
 }
 
-// noCommitRetries turns off in-place commit retries for one test, so that a
+// noCommitRetries turns off in-place commit retries for one job, so that a
 // commit crash fails the subtask and the job restores.
-func noCommitRetries(t *testing.T) {
-	old := operator.CommitRetries
-	operator.CommitRetries = 0
-	t.Cleanup(func() { operator.CommitRetries = old })
-}
+func noCommitRetries(opts *runtime.Options) { opts.CommitRetries = -1 }

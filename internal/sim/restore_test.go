@@ -164,7 +164,6 @@ func TestSameCheckpointRestoredTwice(t *testing.T) {
 //   - the commit took effect and the crash came before the runtime knew:
 //     the restore commits again, which the idempotent commit absorbs.
 func TestCrashBetweenPreCommitAndCommit(t *testing.T) {
-	noCommitRetries(t) // the crash must reach the restore path
 	const keys, perKey = 6, 300
 	src := &SeqSource{Keys: keys, PerKey: perKey, Splits: 3, Burst: 10, Pause: time.Millisecond}
 	run := func(t *testing.T, job seqJob, store *Store) (*events, *runtime.Result) {
@@ -172,6 +171,7 @@ func TestCrashBetweenPreCommitAndCommit(t *testing.T) {
 		job.Source, job.SourcePar, job.KeyedPar, job.V = src, 2, 2, &Violations{}
 		ev := &events{}
 		opts := testOptions(t.TempDir(), 10*time.Millisecond)
+		noCommitRetries(&opts) // the crash must reach the restore path
 		opts.Listener = ev.listener(nil)
 		res, err := runJob(context.Background(), job.jobGraph(t), opts)
 		if err != nil {
