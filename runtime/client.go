@@ -116,7 +116,7 @@ func (c *JobClient) StopWithSavepoint(ctx context.Context, dir string, drain boo
 }
 
 func (c *JobClient) request(ctx context.Context, r *savepointRequest) (string, error) {
-	r.reply = make(chan savepointResult, 1)
+	r.reply = make(chan savepointResult, 1) // room for the one answer: answer never blocks the driver
 	select {
 	case c.j.requests <- r:
 	case <-ctx.Done():

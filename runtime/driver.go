@@ -273,7 +273,7 @@ func (dr *driver) postAborted(ctx context.Context, id event.CheckpointID) error 
 	return nil
 }
 
-// post delivers mail to a subtask. Mailboxes hold 1024 mails and subtasks
+// post delivers mail to a subtask. Mailboxes hold mailboxCapacity mails and subtasks
 // drain them first, so this waits only while a subtask is busy.
 func (dr *driver) post(ctx context.Context, s event.SubtaskID, m task.Mail) error {
 	select {

@@ -420,6 +420,16 @@ func (j *job) reportSkipped(skipped []error, restoring event.CheckpointID) {
 	}
 }
 
+// reportsCapacity is the size of the one channel on which all subtasks of
+// an attempt report to the driver (acks, checkpoint phases, end of input).
+// A checkpoint sends several reports per subtask at about the same moment,
+// while the driver may be persisting the previous checkpoint's metadata or
+// posting mail; 4096 takes that burst for a few hundred subtasks, so a
+// subtask seldom waits in report (which gives up when the attempt is
+// cancelled) and the driver's posts and the subtasks' reports do not wait
+// on each other.
+const reportsCapacity = 4096
+
 // runAttempt deploys the job once and drives it until it ends or fails.
 func (j *job) runAttempt(parent context.Context, restore *restoredState) error {
 	ctx, cancel := context.WithCancel(parent)
@@ -429,7 +439,7 @@ func (j *job) runAttempt(parent context.Context, restore *restoredState) error {
 	if restore != nil {
 		j.res.RestoredFrom = restore.id
 	}
-	reports := make(chan task.Report, 4096)
+	reports := make(chan task.Report, reportsCapacity)
 	dp := &deployer{ctx: ctx, jg: j.jg, opts: j.opts, fs: j.fs, restore: restore, reports: reports, positions: j.positions,
 		savepoints: j.savepoints}
 	d := dp.deploy()

@@ -84,6 +84,13 @@ func (c *OutChannel) waitCredit(ctx context.Context, acct *timeAccount) error {
 	}
 }
 
+// priorityCredits is how many priority events (an unaligned barrier) one
+// channel may have in flight. One: the receiver takes a priority event
+// before any data, so a second waits only briefly, and the inbox keeps a
+// slot per channel for it on top of the credits so that it never waits for
+// a credit held by data.
+const priorityCredits = 1
+
 // InputGate is the receiving end of all channels of one subtask.
 type InputGate struct {
 	inbox   chan Envelope
@@ -119,7 +126,7 @@ type InputGate struct {
 func NewInputGate(inputOf []int, creditsPerChannel int) *InputGate {
 	n := len(inputOf)
 	g := &InputGate{
-		inbox:   make(chan Envelope, n*creditsPerChannel+n),
+		inbox:   make(chan Envelope, n*(creditsPerChannel+priorityCredits)),
 		credits: make([]chan struct{}, n),
 		prio:    make([]chan struct{}, n),
 		inputOf: inputOf,
@@ -131,7 +138,7 @@ func NewInputGate(inputOf []int, creditsPerChannel int) *InputGate {
 		for j := 0; j < creditsPerChannel; j++ {
 			g.credits[i] <- struct{}{}
 		}
-		g.prio[i] = make(chan struct{}, 1)
+		g.prio[i] = make(chan struct{}, priorityCredits)
 		g.prio[i] <- struct{}{}
 	}
 	return g

@@ -197,6 +197,14 @@ type Subtask struct {
 	wake *wake
 }
 
+// maxAsyncSnapshots bounds the snapshots one subtask writes in the
+// background at once (asyncs is its semaphore; waitAsync takes every slot
+// to wait for all of them). Each pending checkpoint holds one slot while
+// its state is written, and the coordinator allows
+// checkpoint.Options.MaxConcurrent of them (default 1): 1024 is far above
+// any sensible setting, so the bound only stops a runaway, never throttles.
+const maxAsyncSnapshots = 1024
+
 // New prepares a subtask; Run executes it.
 func New(spec Spec) *Subtask {
 	if spec.TimerTick == 0 {
@@ -206,7 +214,7 @@ func New(spec Spec) *Subtask {
 		spec.Logger = slog.Default()
 	}
 	spec.Logger = spec.Logger.With("vertex", spec.ID.Vertex, "subtask", spec.ID.Index)
-	return &Subtask{spec: spec, asyncs: make(chan struct{}, 1024), pts: operator.NewProcessingTimeService(),
+	return &Subtask{spec: spec, asyncs: make(chan struct{}, maxAsyncSnapshots), pts: operator.NewProcessingTimeService(),
 		overtaking: -1}
 }
 
