@@ -56,7 +56,10 @@ func TestCancelEndsBlockedSinkWrite(t *testing.T) {
 	}
 	cancel()
 	select {
-	case <-done:
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Run returned %v after the cancel; want context.Canceled", err)
+		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the job did not stop while its sink write was blocked")
 	}

@@ -224,9 +224,12 @@ func twoCheckpoints(t *testing.T, cs *corruptStore) (older, newer checkpointstor
 			}
 		}
 	}
-	_, _ = runtime.Run(ctx, jg, opts)
+	_, err := runtime.Run(ctx, jg, opts)
 	if len(done) < 2 {
-		t.Fatalf("the job completed checkpoints %v before its deadline; want two", done)
+		t.Fatalf("the job completed checkpoints %v before its deadline (%v); want two", done, err)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v after the cancel; want context.Canceled", err)
 	}
 	s, err := checkpointstorage.Open(cs.loc, cs.opts)
 	if err != nil {

@@ -144,23 +144,30 @@ func TestUDFErrors(t *testing.T) {
 }
 
 // TestConcurrentEval evaluates shared compiled expressions from many
-// goroutines, for the race detector.
+// goroutines (for the race detector), and every evaluation must give the
+// value the expression has on row: s is "Hello, World", ns NULL, i 7, ts
+// 2024-01-15, price 2,000,000, url https://www.nexmark.com/abc/..., and
+// the scope's clock stands at 2024-03-05 10:20:30.123456789.
 func TestConcurrentEval(t *testing.T) {
 	s := scope()
-	srcs := []string{
-		"REGEXP_REPLACE(s, ns, 'x')", "REGEXP_EXTRACT(s, CONCAT('(', 'W', ')'), 1)",
-		"DATE_FORMAT(ts, CASE WHEN i > 0 THEN 'yyyy' ELSE 'MM' END)", "s LIKE CONCAT('H', '%')",
-		"0.908 * price", "SPLIT_INDEX(url, '/', 3)", "CURRENT_TIMESTAMP",
+	cases := []evalCase{
+		{src: "REGEXP_REPLACE(s, ns, 'x')", want: "NULL"},
+		{src: "REGEXP_EXTRACT(s, CONCAT('(', 'W', ')'), 1)", want: "W"},
+		{src: "DATE_FORMAT(ts, CASE WHEN i > 0 THEN 'yyyy' ELSE 'MM' END)", want: "2024"},
+		{src: "s LIKE CONCAT('H', '%')", want: "TRUE"},
+		{src: "0.908 * price", want: "1816000.000"},
+		{src: "SPLIT_INDEX(url, '/', 3)", want: "abc"},
+		{src: "CURRENT_TIMESTAMP", want: "2024-03-05 10:20:30.123"},
 	}
 	var cs []*expr.Compiled
-	for _, src := range srcs {
-		e, err := parser.ParseExpr(src)
+	for _, tc := range cases {
+		e, err := parser.ParseExpr(tc.src)
 		if err != nil {
 			t.Fatal(err)
 		}
 		c, err := expr.Compile(e, s)
 		if err != nil {
-			t.Fatalf("%s: %v", src, err)
+			t.Fatalf("%s: %v", tc.src, err)
 		}
 		cs = append(cs, c)
 	}
@@ -170,9 +177,14 @@ func TestConcurrentEval(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 200; i++ {
-				for _, c := range cs {
-					if _, err := c.Eval(row); err != nil {
+				for j, c := range cs {
+					v, err := c.Eval(row)
+					if err != nil {
 						t.Error(err)
+						return
+					}
+					if got := expr.ValueString(v, c.Type, nil); got != cases[j].want {
+						t.Errorf("%s = %q in goroutine %d, round %d; want %q", cases[j].src, got, g, i, cases[j].want)
 						return
 					}
 				}
