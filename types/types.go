@@ -13,6 +13,8 @@
 //	CHAR VARCHAR STRING             string
 //	BYTES VARBINARY                 []byte
 //	DATE                            time.Time at 00:00 UTC
+//	TIME(p)                         time.Time on 1970-01-01 UTC, whole milliseconds (as Flink's
+//	                                runtime, which keeps TIME as milliseconds of the day)
 //	TIMESTAMP(p)                    time.Time in UTC, read as a wall-clock time (no zone)
 //	TIMESTAMP_LTZ(p)                time.Time (an instant)
 //	ARRAY<T>                        []any
@@ -51,11 +53,14 @@ const (
 	Map
 	Row
 	Null
+	// Time is TIME(p), a wall-clock time of day. It comes last so that the
+	// kinds before it keep their numbers.
+	Time
 )
 
 var kindNames = [...]string{"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE",
 	"DECIMAL", "CHAR", "VARCHAR", "STRING", "BYTES", "DATE", "TIMESTAMP", "TIMESTAMP_LTZ", "ARRAY", "MAP",
-	"ROW", "NULL"}
+	"ROW", "NULL", "TIME"}
 
 // String implements fmt.Stringer.
 func (k Kind) String() string { return kindNames[k] }
@@ -79,7 +84,7 @@ func FieldTypes(fields []Field) []Type {
 type Type struct {
 	Kind      Kind
 	Nullable  bool
-	Precision int // DECIMAL precision, CHAR/VARCHAR length, TIMESTAMP fractional digits
+	Precision int // DECIMAL precision, CHAR/VARCHAR length, TIMESTAMP and TIME fractional digits
 	Scale     int // DECIMAL scale
 	// Elem is ARRAY's element type, MAP's value type; Key is MAP's key.
 	Elem, Key *Type
@@ -122,7 +127,7 @@ func (t Type) base() string {
 		return fmt.Sprintf("DECIMAL(%d, %d)", t.Precision, t.Scale)
 	case Char, Varchar:
 		return fmt.Sprintf("%s(%d)", t.Kind, t.Precision)
-	case Timestamp, TimestampLTZ:
+	case Timestamp, TimestampLTZ, Time:
 		return fmt.Sprintf("%s(%d)", t.Kind, t.Precision)
 	case Array:
 		return fmt.Sprintf("ARRAY<%s>", t.Elem)

@@ -65,3 +65,28 @@ func FormatTimestamp(t time.Time, precision int) string {
 	}
 	return s
 }
+
+// MaxTimePrecision is the largest TIME precision whose digits Flink's
+// runtime keeps: it holds TIME as milliseconds of the day, so TIME(p)
+// with p > 3 accepts, and drops, the digits beyond the third.
+const MaxTimePrecision = 3
+
+// TimeOfDay is the TIME value of a wall clock: its hour, minute, second and
+// millisecond on 1970-01-01 UTC (sub-millisecond digits dropped).
+func TimeOfDay(t time.Time) time.Time {
+	ms := t.Nanosecond() / 1e6 * 1e6
+	return time.Date(1970, 1, 1, t.Hour(), t.Minute(), t.Second(), ms, time.UTC)
+}
+
+// FormatTime prints a TIME(p) as HH:mm:ss followed by exactly p
+// fractional digits (zeros past the milliseconds), as Flink's CAST of a
+// TIME(p) to STRING and its SQL client: TIME(0) 10:11:12 is "10:11:12",
+// TIME(3) 10:11:12.5 is "10:11:12.500".
+func FormatTime(t time.Time, precision int) string {
+	s := fmt.Sprintf("%02d:%02d:%02d", t.Hour(), t.Minute(), t.Second())
+	if precision > 0 {
+		frac := fmt.Sprintf("%03d", t.Nanosecond()/1e6) + strings.Repeat("0", max(precision-3, 0))
+		s += "." + frac[:precision]
+	}
+	return s
+}

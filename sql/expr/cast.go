@@ -148,6 +148,8 @@ func noopCast(from, to types.Type) bool {
 		return to.Precision >= from.Precision
 	case from.Kind == types.Date && to.Kind == types.Timestamp:
 		return true
+	case from.Kind == types.Time && to.Kind == types.Time:
+		return to.Precision >= min(from.Precision, types.MaxTimePrecision)
 	case from.Kind == to.Kind && (from.Kind == types.Boolean || from.Kind == types.Date || from.Kind == types.Bytes):
 		return from.Kind != types.Bytes || to.Precision <= 0 || to.Precision >= from.Precision && from.Precision > 0
 	case from.Kind == to.Kind && from.Kind == types.Array:
@@ -189,6 +191,8 @@ func castFn(from, to types.Type, loc *time.Location) (caster, error) {
 		return castToBytes(from, to)
 	case to.Kind == types.Date:
 		return castToDate(from, loc)
+	case to.Kind == types.Time:
+		return castToTime(from, to.Precision, loc)
 	case isTimestamp(to):
 		return castToTimestamp(from, to, loc)
 	case to.Kind == types.Array && from.Kind == types.Array:
@@ -451,6 +455,28 @@ func castToDate(from types.Type, loc *time.Location) (caster, error) {
 	return nil, errCast
 }
 
+// castToTime converts to TIME(p): a timestamp's time of day (in the
+// session zone for TIMESTAMP_LTZ), a string in H:m[:s[.f]] form, another
+// TIME truncated to p digits.
+func castToTime(from types.Type, p int, loc *time.Location) (caster, error) {
+	clock := func(t time.Time) any { return truncateTime(types.TimeOfDay(t), p) }
+	switch {
+	case from.Kind == types.Time, from.Kind == types.Timestamp:
+		return func(v any) (any, error) { return clock(v.(time.Time).UTC()), nil }, nil
+	case from.Kind == types.TimestampLTZ:
+		return func(v any) (any, error) { return clock(instantToWall(v.(time.Time), loc)), nil }, nil
+	case from.IsString():
+		return func(v any) (any, error) {
+			t, _, ok := parseTime(v.(string))
+			if !ok {
+				return nil, errors.New("not a TIME (HH:mm:ss[.SSS])")
+			}
+			return truncateTime(t, p), nil
+		}, nil
+	}
+	return nil, errCast
+}
+
 func castToTimestamp(from, to types.Type, loc *time.Location) (caster, error) {
 	p := to.Precision
 	ltz := to.Kind == types.TimestampLTZ
@@ -462,7 +488,8 @@ func castToTimestamp(from, to types.Type, loc *time.Location) (caster, error) {
 		return truncateTime(t, p)
 	}
 	switch {
-	case from.Kind == types.Date, from.Kind == types.Timestamp:
+	case from.Kind == types.Date, from.Kind == types.Timestamp, from.Kind == types.Time:
+		// A TIME is carried on 1970-01-01, the day Flink puts it on.
 		return func(v any) (any, error) { return wall(v.(time.Time).UTC()), nil }, nil
 	case from.Kind == types.TimestampLTZ:
 		return func(v any) (any, error) {

@@ -28,9 +28,9 @@ func cmpTarget(lt, rt types.Type) (types.Type, bool) {
 		return rt, true
 	case rt.Kind == types.Null:
 		return lt, true
-	case lt.IsString() && (rt.IsNumeric() || isTemporal(rt) || rt.Kind == types.Boolean):
+	case lt.IsString() && (rt.IsNumeric() || isTemporal(rt) || rt.Kind == types.Boolean || rt.Kind == types.Time):
 		return plain(rt), true
-	case rt.IsString() && (lt.IsNumeric() || isTemporal(lt) || lt.Kind == types.Boolean):
+	case rt.IsString() && (lt.IsNumeric() || isTemporal(lt) || lt.Kind == types.Boolean || lt.Kind == types.Time):
 		return plain(lt), true
 	}
 	return join(lt, rt)

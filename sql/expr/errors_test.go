@@ -64,7 +64,6 @@ func TestCompileErrors(t *testing.T) {
 		{"x.y.z", "unknown column `x.y.z`"},
 		{"arr['a']", "argument 2 must be INTEGER"},
 		{"i[1]", "cannot index a value of type INT"},
-		{"TIME '10:00:00'", "TIME values are not supported"},
 		{"EXTRACT(HOUR FROM dt)", "cannot extract HOUR from a DATE"},
 		{"ROUND(dec, i)", "needs a constant number of digits"},
 		{"JSON_VALUE(json, 'a.b')", "invalid JSON path 'a.b': a path starts with $"},

@@ -136,7 +136,7 @@ func checkGoType(v any, t types.Type) string {
 		_, ok = v.(string)
 	case t.Kind == types.Bytes:
 		_, ok = v.([]byte)
-	case t.Kind == types.Date || t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ:
+	case t.Kind == types.Date || t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ || t.Kind == types.Time:
 		_, ok = v.(time.Time)
 	case t.Kind == types.Array || t.Kind == types.Row:
 		_, ok = v.([]any)

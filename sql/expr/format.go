@@ -43,6 +43,10 @@ func ValueString(v any, t types.Type, loc *time.Location) string {
 		if tm, ok := v.(time.Time); ok {
 			return types.FormatTimestamp(tm.UTC(), t.Precision)
 		}
+	case types.Time:
+		if tm, ok := v.(time.Time); ok {
+			return types.FormatTime(tm.UTC(), t.Precision)
+		}
 	case types.TimestampLTZ:
 		if tm, ok := v.(time.Time); ok {
 			if loc == nil {

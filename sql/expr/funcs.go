@@ -78,8 +78,6 @@ var notSupported = map[string]string{
 	"RAND":         "non-deterministic functions would give different results when a job replays after a failure",
 	"RAND_INTEGER": "non-deterministic functions would give different results when a job replays after a failure",
 	"UUID":         "non-deterministic functions would give different results when a job replays after a failure",
-	"LOCALTIME":    "TIME values are not supported; use LOCALTIMESTAMP",
-	"CURRENT_TIME": "TIME values are not supported; use CURRENT_TIMESTAMP",
 }
 
 func isGroupAux(name string) bool {
@@ -265,12 +263,14 @@ const (
 	famMap
 	famCollection // ARRAY or MAP
 	famTimeOrStr  // a temporal value or a string holding one
+	famClock      // DATE, TIME, TIMESTAMP, TIMESTAMP_LTZ (EXTRACT)
 )
 
 var famNames = map[family]string{
 	famAny: "ANY", famNumeric: "NUMERIC", famInteger: "INTEGER", famString: "STRING", famBool: "BOOLEAN",
 	famTemporal: "DATE or TIMESTAMP", famTimestamp: "TIMESTAMP", famStrOrBin: "STRING or BYTES",
 	famArray: "ARRAY", famMap: "MAP", famCollection: "ARRAY or MAP", famTimeOrStr: "TIMESTAMP or STRING",
+	famClock: "DATE, TIME or TIMESTAMP",
 }
 
 func (f family) accepts(x *Compiled) bool {
@@ -292,6 +292,8 @@ func (f family) accepts(x *Compiled) bool {
 		return t.Kind == types.Boolean
 	case famTemporal:
 		return isTemporal(t)
+	case famClock:
+		return isTemporal(t) || t.Kind == types.Time
 	case famTimestamp:
 		return isTimestamp(t)
 	case famStrOrBin:

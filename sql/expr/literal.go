@@ -82,7 +82,7 @@ func stringLit(s *parser.StringLit) *Compiled {
 	return constant(s, t, s.Value)
 }
 
-// typedLit compiles DATE '…' and TIMESTAMP '…'.
+// typedLit compiles DATE '…', TIME '…' and TIMESTAMP '…'.
 func typedLit(l *parser.TypedLit) (*Compiled, error) {
 	switch l.Kind {
 	case parser.DateLit:
@@ -98,7 +98,11 @@ func typedLit(l *parser.TypedLit) (*Compiled, error) {
 		}
 		return constant(l, timestampType(prec, false), ts), nil
 	}
-	return nil, hintAt(l, "use a TIMESTAMP or a STRING", "TIME values are not supported")
+	t, prec, ok := parseTime(l.Value)
+	if !ok {
+		return nil, hintAt(l, "write TIME 'HH:mm:ss[.SSS]'", "malformed TIME literal '%s'", l.Value)
+	}
+	return constant(l, timeType(prec, false), t), nil
 }
 
 // intervalLit compiles INTERVAL 'v' unit [TO unit] to milliseconds or

@@ -22,7 +22,7 @@ func init() {
 	register("EXTRACT", 2, 2, "unit FROM time", func(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
 		return c.extract(call, keyword(call, 0), a[1:])
 	})
-	register("YEAR QUARTER MONTH WEEK DAYOFYEAR DAYOFMONTH DAYOFWEEK HOUR MINUTE SECOND", 1, 1, "DATE or TIMESTAMP",
+	register("YEAR QUARTER MONTH WEEK DAYOFYEAR DAYOFMONTH DAYOFWEEK HOUR MINUTE SECOND", 1, 1, "DATE, TIME or TIMESTAMP",
 		func(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
 			unit := map[string]string{"DAYOFYEAR": "DOY", "DAYOFMONTH": "DAY", "DAYOFWEEK": "DOW"}[call.Name]
 			if unit == "" {
@@ -32,7 +32,7 @@ func init() {
 		})
 	register("TIMESTAMPADD", 3, 3, "unit, INT, time", timestampAdd)
 	register("TIMESTAMPDIFF", 3, 3, "unit, time, time", timestampDiff)
-	register("CURRENT_TIMESTAMP NOW CURRENT_ROW_TIMESTAMP LOCALTIMESTAMP CURRENT_DATE PROCTIME", 0, 0, "", clockFunc)
+	register("CURRENT_TIMESTAMP NOW CURRENT_ROW_TIMESTAMP LOCALTIMESTAMP CURRENT_DATE CURRENT_TIME LOCALTIME PROCTIME", 0, 0, "", clockFunc)
 	register("CONVERT_TZ", 3, 3, "STRING, from zone, to zone", convertTZ)
 }
 
@@ -316,7 +316,7 @@ func instantOf(wall time.Time, off *int, loc *time.Location) time.Time {
 
 // extract is EXTRACT(unit FROM t) and YEAR(t), HOUR(t), …: BIGINT.
 func (c *compiler) extract(call *parser.FuncCall, unit string, a []*Compiled) (*Compiled, error) {
-	if err := expect(call, a, famTemporal); err != nil {
+	if err := expect(call, a, famClock); err != nil {
 		return nil, err
 	}
 	get, ok := extractors[unit]
@@ -326,11 +326,18 @@ func (c *compiler) extract(call *parser.FuncCall, unit string, a []*Compiled) (*
 	if a[0].Type.Kind == types.Date && (unit == "HOUR" || unit == "MINUTE" || unit == "SECOND") {
 		return nil, errAt(call, "cannot extract %s from a DATE", unit)
 	}
+	if a[0].Type.Kind == types.Time && !timeOfDayUnits[unit] {
+		return nil, errAt(call, "cannot extract %s from a TIME; units are HOUR, MINUTE, SECOND, MILLISECOND, MICROSECOND, NANOSECOND", unit)
+	}
 	wall := c.wallOf(a[0].Type)
 	return fn(call, a, bigintType(false), func(v []any) (any, error) {
 		return get(wall(v[0].(time.Time))), nil
 	}), nil
 }
+
+// timeOfDayUnits are the units EXTRACT reads from a TIME.
+var timeOfDayUnits = map[string]bool{"HOUR": true, "MINUTE": true, "SECOND": true, "MILLISECOND": true,
+	"MICROSECOND": true, "NANOSECOND": true}
 
 var extractors = map[string]func(time.Time) int64{
 	"YEAR":        func(t time.Time) int64 { return int64(t.Year()) },
@@ -560,7 +567,9 @@ func (c *compiler) clock() func() time.Time {
 
 // clockFunc is CURRENT_TIMESTAMP, NOW(), CURRENT_ROW_TIMESTAMP() and
 // PROCTIME() (TIMESTAMP_LTZ(3)), LOCALTIMESTAMP (TIMESTAMP(3)) and
-// CURRENT_DATE, read from the scope's clock on every evaluation.
+// CURRENT_DATE, CURRENT_TIME and LOCALTIME (TIME(0), the wall clock in
+// the session zone, as Flink), read from the scope's clock on every
+// evaluation.
 func clockFunc(c *compiler, call *parser.FuncCall, _ []*Compiled) (*Compiled, error) {
 	now, loc := c.clock(), c.loc()
 	out := &Compiled{}
@@ -571,6 +580,9 @@ func clockFunc(c *compiler, call *parser.FuncCall, _ []*Compiled) (*Compiled, er
 	case "CURRENT_DATE":
 		out.Type = scalar(types.Date, false)
 		out.Eval = func([]any) (any, error) { return startOfDay(instantToWall(now(), loc)), nil }
+	case "CURRENT_TIME", "LOCALTIME":
+		out.Type = timeType(0, false)
+		out.Eval = func([]any) (any, error) { return truncateTime(types.TimeOfDay(instantToWall(now(), loc)), 0), nil }
 	default:
 		out.Type = ltzType(3, false)
 		if call.Name == "PROCTIME" {

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/weirstream/weir/types"
 )
 
 // parseDate reads yyyy-M-d, ignoring a time part after a space or 'T', as
@@ -106,6 +108,17 @@ func hms(s string) (h, m, sec, ns, prec int, ok bool) {
 		ns, _ = strconv.Atoi((frac + "000000000")[:9])
 	}
 	return vals[0], vals[1], vals[2], ns, prec, true
+}
+
+// parseTime reads H:m[:s[.fffffffff]] as a TIME value (types.TimeOfDay:
+// digits past the milliseconds dropped, as Flink's runtime). prec is the
+// number of fractional digits written, at most 9.
+func parseTime(s string) (t time.Time, prec int, ok bool) {
+	h, m, sec, ns, prec, ok := hms(strings.TrimSpace(s))
+	if !ok {
+		return time.Time{}, 0, false
+	}
+	return types.TimeOfDay(time.Date(1970, 1, 1, h, m, sec, ns, time.UTC)), prec, true
 }
 
 // truncateTime drops the fractional seconds beyond precision p.

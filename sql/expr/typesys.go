@@ -25,6 +25,9 @@ func decimalType(p, s int, nullable bool) types.Type {
 func timestampType(p int, nullable bool) types.Type {
 	return types.Type{Kind: types.Timestamp, Precision: p, Nullable: nullable}
 }
+func timeType(p int, nullable bool) types.Type {
+	return types.Type{Kind: types.Time, Precision: p, Nullable: nullable}
+}
 func ltzType(p int, nullable bool) types.Type {
 	return types.Type{Kind: types.TimestampLTZ, Precision: p, Nullable: nullable}
 }
@@ -184,6 +187,8 @@ func join(a, b types.Type) (types.Type, bool) {
 		return commonNumeric(a, b), true
 	case a.IsString() && b.IsString():
 		return joinStrings(a, b, n), true
+	case a.Kind == types.Time && b.Kind == types.Time:
+		return timeType(max(a.Precision, b.Precision), n), true
 	case isTemporal(a) && isTemporal(b):
 		if a.Kind == types.Date && b.Kind == types.Date {
 			return scalar(types.Date, n), true

@@ -332,7 +332,7 @@ func (f *formatter) typ(t types.Type) {
 	switch t.Kind {
 	case types.Decimal:
 		f.printf("DECIMAL(%d, %d)", t.Precision, t.Scale)
-	case types.Char, types.Varchar, types.Timestamp, types.TimestampLTZ:
+	case types.Char, types.Varchar, types.Timestamp, types.TimestampLTZ, types.Time:
 		f.printf("%s(%d)", t.Kind, t.Precision)
 	case types.Array:
 		f.WriteString("ARRAY<")

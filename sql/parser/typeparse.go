@@ -22,7 +22,7 @@ const (
 
 var typeNames = []string{"BOOLEAN", "TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT", "FLOAT",
 	"REAL", "DOUBLE", "DECIMAL", "DEC", "NUMERIC", "CHAR", "CHARACTER", "VARCHAR", "STRING",
-	"BINARY", "VARBINARY", "BYTES", "DATE", "TIMESTAMP", "TIMESTAMP_LTZ", "ARRAY", "MAP", "ROW"}
+	"BINARY", "VARBINARY", "BYTES", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "ARRAY", "MAP", "ROW"}
 
 // parseType reads a data type and an optional NOT NULL / NULL, then any
 // postfix ARRAY (INT ARRAY is ARRAY<INT>).
@@ -82,6 +82,12 @@ func (p *parser) parseBaseType() types.Type {
 		t.Kind = types.Bytes
 	case "DATE":
 		t.Kind = types.Date
+	case "TIME":
+		// TIME(p), p 0 to 9, default 0, as Flink; WITHOUT TIME ZONE is
+		// the only kind there is.
+		t.Kind = types.Time
+		t.Precision = p.parseLength("TIME precision", 0, 9, 0)
+		p.acceptWords("WITHOUT", "TIME", "ZONE")
 	case "TIMESTAMP":
 		p.parseTimestamp(&t)
 	case "TIMESTAMP_LTZ":
@@ -105,8 +111,6 @@ func (p *parser) parseBaseType() types.Type {
 
 func (p *parser) failUnknownType(tok token) {
 	switch tok.upper {
-	case "TIME":
-		p.fail(tok.pos, "use TIMESTAMP(p), or STRING", "type TIME is not supported")
 	case "MULTISET", "RAW", "INTERVAL", "NULL", "SYMBOL", "STRUCTURED_TYPE", "VARIANT":
 		p.fail(tok.pos, "", "type %s is not supported", tok.upper)
 	}
