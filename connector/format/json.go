@@ -157,7 +157,7 @@ func scalarFromJSON(v any, t types.Type) (any, error) {
 		switch t.Kind {
 		case types.Int, types.BigInt, types.TinyInt, types.SmallInt:
 			return jsonInteger(x.String(), t.Kind)
-		case types.Boolean, types.Date, types.Timestamp, types.TimestampLTZ, types.Bytes:
+		case types.Boolean, types.Date, types.Time, types.Timestamp, types.TimestampLTZ, types.Bytes:
 			return nil, fmt.Errorf("got the number %s", x)
 		}
 		return ParseScalar(x.String(), t)

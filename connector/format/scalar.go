@@ -74,6 +74,8 @@ func ParseScalar(s string, t types.Type) (any, error) {
 		return nil, fmt.Errorf("%q is not a boolean (want true or false)", s)
 	case t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ:
 		return ParseTimestamp(s)
+	case t.Kind == types.Time:
+		return parseTime(s, t.Precision)
 	case t.Kind == types.Date:
 		d, err := time.Parse("2006-01-02", s)
 		if err != nil {
@@ -244,4 +246,20 @@ func ParseTimestamp(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, fmt.Errorf("%q is not a timestamp of the form yyyy-MM-dd HH:mm:ss[.SSS]", s)
+}
+
+// parseTime reads a TIME as Flink's formats write it, HH:mm:ss with an
+// optional fraction of up to 9 digits, kept to min(p, 3) digits (Flink's
+// runtime holds milliseconds).
+func parseTime(s string, p int) (any, error) {
+	x, err := time.Parse("15:04:05.999999999", strings.TrimSpace(s))
+	if err != nil {
+		return nil, fmt.Errorf("%q is not a time HH:mm:ss[.SSS]", s)
+	}
+	x = types.TimeOfDay(x)
+	unit := time.Duration(1)
+	for i := min(p, types.MaxTimePrecision); i < 9; i++ {
+		unit *= 10
+	}
+	return x.Truncate(unit), nil
 }

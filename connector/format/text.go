@@ -33,20 +33,25 @@ func Text(v any, t types.Type) string {
 			return types.FormatDate(x)
 		case types.Timestamp, types.TimestampLTZ:
 			return types.FormatTimestamp(x.UTC(), t.Precision)
+		case types.Time:
+			return types.FormatTime(x.UTC(), t.Precision)
 		}
 	}
 	return FormatScalar(v)
 }
 
-// formatTime writes a DATE, TIMESTAMP or TIMESTAMP_LTZ as Flink's csv and
-// json formats do: ISO_LOCAL_DATE, and "yyyy-MM-dd HH:mm:ss" with the
-// fewest fractional digits that keep the value (TimeFormats'
-// SQL_TIMESTAMP_FORMAT, fraction 0 to 9 digits), "2024-03-05 10:11:12.5".
-// ok is false for a type that is not one of these.
+// formatTime writes a DATE, TIME, TIMESTAMP or TIMESTAMP_LTZ as Flink's
+// csv and json formats do: ISO_LOCAL_DATE; a TIME as "HH:mm:ss", whole
+// seconds (Flink writes LocalTime.ofSecondOfDay(millis / 1000)); and
+// "yyyy-MM-dd HH:mm:ss" with the fewest fractional digits that keep the
+// value (TimeFormats' SQL_TIMESTAMP_FORMAT, fraction 0 to 9 digits),
+// "2024-03-05 10:11:12.5". ok is false for a type that is not one of these.
 func formatTime(x time.Time, t types.Type) (s string, ok bool) {
 	switch t.Kind {
 	case types.Date:
 		return types.FormatDate(x), true
+	case types.Time:
+		return types.FormatTime(x.UTC(), 0), true
 	case types.Timestamp, types.TimestampLTZ:
 		return types.FormatTimestamp(x.UTC(), 0), true
 	}

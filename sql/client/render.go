@@ -79,6 +79,11 @@ func typeWidth(t types.Type) int {
 		return min(t.Precision, maxColumnWidth)
 	case types.Date:
 		return 10
+	case types.Time:
+		if t.Precision > 0 {
+			return 9 + t.Precision
+		}
+		return 8
 	case types.Timestamp, types.TimestampLTZ:
 		if t.Precision > 0 {
 			return 20 + t.Precision

@@ -169,6 +169,8 @@ func typeFamily(t types.Type) int {
 		return 2
 	case t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ || t.Kind == types.Date:
 		return 3
+	case t.Kind == types.Time:
+		return 6
 	case t.Kind == types.Boolean:
 		return 4
 	case t.Kind == types.Bytes:
