@@ -74,7 +74,9 @@ func billingScript(t *testing.T, n billingNames) string {
 			"WEIR_BILLING_JDBC_URL": "jdbc:mysql://" + hostOf(n.dsn) + "/weir"}[k]
 	})
 	repl := []string{"'topic' = 'bills'", "'topic' = '" + n.topic + "'", "'bills-dlq'", "'" + n.dlq + "'",
-		"'table-name' = 'account_totals'", "'table-name' = '" + n.table + "'"}
+		// sink.name keys the sink's XA ids and bookkeeping rows with the
+		// job's name (billing in every test): unique like the table.
+		"'table-name' = 'account_totals'", "'table-name' = '" + n.table + "', 'sink.name' = '" + n.table + "'"}
 	if n.unbounded {
 		repl = append(repl, "'scan.bounded.mode' = 'latest-offset',", "")
 	}

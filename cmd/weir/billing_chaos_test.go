@@ -90,7 +90,11 @@ func (r *billingRun) script() string {
 	}
 	s := strings.Replace(string(src), "'topic' = 'bills'", "'topic' = '"+r.topic+"'", 1)
 	s = strings.Replace(s, "'bills-dlq'", "'"+r.dlq+"'", 1)
-	s = strings.Replace(s, "'table-name' = 'account_totals'", "'table-name' = '"+r.table+"'", 1)
+	// sink.name as unique as the table: it keys the sink's XA transaction
+	// ids and bookkeeping rows with the job's name, and every billing test
+	// runs a job named billing (concurrent ones rolled back each other's
+	// prepared transactions in XA recovery).
+	s = strings.Replace(s, "'table-name' = 'account_totals'", "'table-name' = '"+r.table+"', 'sink.name' = '"+r.table+"'", 1)
 	path := filepath.Join(r.dir, "billing.sql")
 	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
 		r.t.Fatal(err)

@@ -148,7 +148,8 @@ CREATE TABLE account_totals (
 ) WITH (
   'connector' = 'jdbc',
   'url' = '%s',
-  'table-name' = '%s',
+  'table-name' = '%[3]s',
+  'sink.name' = '%[3]s',
   'username' = 'weir',
   'password' = 'weir',
   'sink.delivery-guarantee' = 'exactly-once'
