@@ -181,6 +181,20 @@ func TestBillingSQLUnalignedThrough10Kills(t *testing.T) {
 	t.Logf("%d retained checkpoints hold channel state, %d of them output channel state", len(withState), len(withOutput))
 }
 
+// The billing job with unaligned checkpoints and an aligned timeout of
+// 5 ms (Flink's execution.checkpointing.aligned-checkpoint-timeout): each
+// checkpoint starts aligned and turns unaligned where its barrier waits
+// longer — in an input's alignment or in an output queue — through 10
+// SIGKILLs; the totals must equal the ground truth exactly.
+func TestBillingSQLAlignedTimeoutThrough10Kills(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	r := newBillingRun(t, 100000, "mysql")
+	r.produce(ctx)
+	r.chaos(ctx, 10, "execution.checkpointing.unaligned.enabled=true",
+		"execution.checkpointing.aligned-checkpoint-timeout=5ms")
+}
+
 // Bad input in the topic — not JSON, a bill without an amount, timestamps
 // that do not parse or are numbers — goes to the dead-letter topic with its
 // origin; the totals of the good bills stay exact.
