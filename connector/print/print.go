@@ -179,10 +179,17 @@ func nested(v any, t *types.Type) string {
 }
 
 // javaValue is a top-level field as the print sink shows it: a
-// TIMESTAMP or TIMESTAMP_LTZ by javaTime, anything else as nested.
+// TIMESTAMP or TIMESTAMP_LTZ by javaTime, a TIME as java.time.LocalTime
+// (12:12:12, 12:00, 12:00:00.500), anything else as nested.
 func javaValue(v any, t *types.Type) string {
 	if ts, ok := v.(time.Time); ok && (t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ) {
 		return javaTime(ts, t.Kind == types.TimestampLTZ)
+	}
+	if ts, ok := v.(time.Time); ok && t.Kind == types.Time {
+		// A TIME is carried on 1970-01-01: LocalDateTime's time part is
+		// LocalTime.toString.
+		_, clock, _ := strings.Cut(javaTime(ts, false), "T")
+		return clock
 	}
 	return nested(v, t)
 }

@@ -102,3 +102,22 @@ func TestPrintsNestedLikeFlink(t *testing.T) {
 		t.Fatalf("untyped: %q, want %q", got, want)
 	}
 }
+
+// TestPrintsTimeAsLocalTime: a TIME prints as java.time.LocalTime's
+// toString, the object Flink's print sink converts it to: seconds only when
+// they or the fraction are not zero, the fraction in groups of three.
+func TestPrintsTimeAsLocalTime(t *testing.T) {
+	tm := types.Type{Kind: types.Time, Precision: 3, Nullable: true}
+	for _, c := range []struct {
+		v    time.Time
+		want string
+	}{
+		{time.Date(1970, 1, 1, 12, 12, 12, 0, time.UTC), "12:12:12"},
+		{time.Date(1970, 1, 1, 12, 0, 0, 0, time.UTC), "12:00"},
+		{time.Date(1970, 1, 1, 0, 0, 0, 500e6, time.UTC), "00:00:00.500"},
+	} {
+		if got := JavaField(c.v, tm); got != c.want {
+			t.Errorf("JavaField(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}

@@ -82,7 +82,7 @@ func (c *compiler) arith(b *parser.Binary) (*Compiled, error) {
 
 func (c *compiler) arithOf(op byte, l, r *Compiled, at parser.Expr) (*Compiled, error) {
 	lt, rt := l.Type, r.Type
-	if l.Interval != NotInterval || r.Interval != NotInterval || isTemporal(lt) || isTemporal(rt) {
+	if l.Interval != NotInterval || r.Interval != NotInterval || shiftable(lt) || shiftable(rt) {
 		return c.temporalArith(op, l, r, at)
 	}
 	if lt.Kind == types.Null && (rt.IsNumeric() || rt.Kind == types.Null) ||
@@ -281,9 +281,11 @@ func (c *compiler) temporalArith(op byte, l, r *Compiled, at parser.Node) (*Comp
 		return hintAt(at, hint, "cannot apply %c to %s and %s", op, describeType(l), describeType(r))
 	}
 	switch {
-	case isTemporal(lt) && ri != NotInterval && (op == '+' || op == '-'):
+	case lt.Kind == types.Time && ri == YearMonthInterval || rt.Kind == types.Time && li == YearMonthInterval:
+		return nil, hintAt(at, "add a day-time interval (INTERVAL '1' HOUR) to a TIME", "cannot apply %c to %s and %s", op, describeType(l), describeType(r))
+	case shiftable(lt) && ri != NotInterval && (op == '+' || op == '-'):
 		return c.shiftTime(l, r, op == '-', pos, konst)
-	case li != NotInterval && isTemporal(rt) && op == '+':
+	case li != NotInterval && shiftable(rt) && op == '+':
 		return c.shiftTime(r, l, false, pos, konst)
 	case li != NotInterval && li == ri && (op == '+' || op == '-'):
 		out := &Compiled{Type: bigintType(false), Interval: li, Const: konst}
@@ -323,11 +325,16 @@ func (c *compiler) temporalArith(op byte, l, r *Compiled, at parser.Node) (*Comp
 	return nil, fail()
 }
 
+// shiftable reports the types an interval shifts: DATE, TIME and the
+// timestamps.
+func shiftable(t types.Type) bool { return isTemporal(t) || t.Kind == types.Time }
+
 // shiftTime compiles t + iv (or t - iv). A DATE stays a DATE: shifting it
-// by hours keeps the day the shift lands on.
+// by hours keeps the day the shift lands on. A TIME stays a TIME, modulo a
+// day (TIME '23:30:00' + INTERVAL '1' HOUR is 00:30:00), as in Flink.
 func (c *compiler) shiftTime(t, iv *Compiled, sub bool, pos parser.Pos, konst bool) (*Compiled, error) {
 	kind := iv.Interval
-	isDate := t.Type.Kind == types.Date
+	isDate, isTime := t.Type.Kind == types.Date, t.Type.Kind == types.Time
 	out := &Compiled{Type: withNull(t.Type, t.Type.Nullable || iv.Type.Nullable), Const: konst}
 	out.Eval = strict(pos, []*Compiled{t, iv}, func(v []any) (any, error) {
 		tm, n := v[0].(time.Time), v[1].(int64)
@@ -342,6 +349,9 @@ func (c *compiler) shiftTime(t, iv *Compiled, sub bool, pos parser.Pos, konst bo
 		}
 		if isDate {
 			r = startOfDay(r)
+		}
+		if isTime {
+			r = types.TimeOfDay(r)
 		}
 		return r, nil
 	})

@@ -46,6 +46,13 @@ func TestTimeType(t *testing.T) {
 		{"MINUTE(TIME '12:34:56')", "34", ""},
 		{"SECOND(TIME '12:34:56')", "56", ""},
 		{"HOUR(CAST(ts AS TIME))", "8", "BIGINT"},
+		{"FLOOR(TIME '12:44:31' TO MINUTE)", "12:44:00", "TIME(0) NOT NULL"},
+		{"CEIL(TIME '12:44:31' TO MINUTE)", "12:45:00", ""},
+		{"CEIL(TIME '12:44:00' TO HOUR)", "13:00:00", ""},
+		{"CEIL(TIME '23:59:31' TO MINUTE)", "00:00:00", ""},
+		{"TIME '23:30:00' + INTERVAL '1' HOUR", "00:30:00", "TIME(0) NOT NULL"},
+		{"TIME '00:00:10' - INTERVAL '20' SECOND", "23:59:50", ""},
+		{"INTERVAL '90' MINUTE + TIME '10:00:00.5'", "11:30:00.5", "TIME(1) NOT NULL"},
 		{"CURRENT_TIME", "10:20:30", "TIME(0) NOT NULL"},
 		{"LOCALTIME", "10:20:30", "TIME(0) NOT NULL"},
 		{"CAST(NULL AS TIME(3))", "NULL", "TIME(3)"},
@@ -80,6 +87,8 @@ func TestTimeErrors(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{"EXTRACT(YEAR FROM TIME '12:00:00')", "line 1:1: cannot extract YEAR from a TIME"},
 		{"DAYOFMONTH(TIME '12:00:00')", "cannot extract DAY from a TIME"},
+		{"TIME '12:00:00' + INTERVAL '1' MONTH", "cannot apply + to"},
+		{"FLOOR(TIME '12:00:00' TO DAY)", "FLOOR cannot round a TIME to DAY"},
 		{"CAST(TIME '12:00:00' AS DATE)", "line 1:1: cannot cast TIME(0) to DATE"},
 		{"TIME '12:00:00' = 1", "TIME"},
 	} {

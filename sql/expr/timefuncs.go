@@ -452,11 +452,15 @@ var unitDuration = map[string]time.Duration{
 func timeFloorCeil(c *compiler, call *parser.FuncCall, a []*Compiled, up bool) (*Compiled, error) {
 	unit := keyword(call, 1)
 	x := a[:1]
-	if err := expect(call, x, famTemporal); err != nil {
+	if err := expect(call, x, famClock); err != nil {
 		return nil, err
 	}
 	if _, ok := truncUnit(time.Time{}, unit); !ok {
 		return nil, errAt(call, "%s cannot round to %q; units are MILLENNIUM, CENTURY, DECADE, YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND", call.Name, unit)
+	}
+	isTime := a[0].Type.Kind == types.Time
+	if isTime && !timeOfDayUnits[unit] {
+		return nil, errAt(call, "%s cannot round a TIME to %s; units are HOUR, MINUTE, SECOND, MILLISECOND", call.Name, unit)
 	}
 	ltz := a[0].Type.Kind == types.TimestampLTZ
 	loc := c.loc()
@@ -474,6 +478,9 @@ func timeFloorCeil(c *compiler, call *parser.FuncCall, a []*Compiled, up bool) (
 		}
 		if ltz {
 			f = wallToInstant(f, loc)
+		}
+		if isTime {
+			f = types.TimeOfDay(f) // CEIL(TIME '23:59:31' TO MINUTE) wraps to 00:00
 		}
 		return f, nil
 	}), nil
