@@ -127,6 +127,12 @@ func parseField(t *testing.T, f string, ty types.Type) any {
 			t.Fatal(err)
 		}
 		return ts
+	case ty.Kind == types.Time:
+		tm, err := time.Parse("15:04:05.999", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return types.TimeOfDay(tm)
 	}
 	panic(fmt.Sprintf("parseField: type %s", ty))
 }
