@@ -37,6 +37,18 @@ type Metadata struct {
 	// Handles lists every state file the checkpoint references; GC and
 	// Retain keep exactly these files.
 	Handles []Handle `json:"handles"`
+	// StateSchemas maps an operator uid to the schema its state was
+	// written for (graph.Node.StateSchema), for the operators that declare
+	// one; a restore compares it with the job's (Flink's serializer
+	// compatibility check). Checkpoints without it restore unchecked.
+	StateSchemas map[string]StateSchema `json:"stateSchemas,omitempty"`
+}
+
+// StateSchema is what an operator's state was written for: Types is
+// compared on restore, Text is shown when they differ.
+type StateSchema struct {
+	Types string `json:"types"`
+	Text  string `json:"text"`
 }
 
 // WriteMetadata completes checkpoint m.ID by writing chk-<id>/_metadata,

@@ -64,6 +64,25 @@ type Node struct {
 	KeySelector operator.KeySelector
 	// DisableChaining keeps the node at the head of its own chain.
 	DisableChaining bool
+	// StateSchema, when set, says what the operator's state holds. Each
+	// checkpoint records it; a restore into a node whose StateSchema.Types
+	// differ fails, as Flink's serializer compatibility check does.
+	StateSchema *StateSchema
+}
+
+// StateSchema describes the state of an operator, in the terms of the
+// job's language (SQL types).
+type StateSchema struct {
+	// Operator names the operator for people, as EXPLAIN prints it
+	// ("GroupAggregate(groupBy=[k], select=[k, SUM(v)])").
+	Operator string
+	// Types is the fingerprint compared on restore: the operator kind and
+	// the types of its key and of what it keeps, without column names (a
+	// renamed column reads the same state).
+	Types string
+	// Text is Types for people, with the column names
+	// ("key (k INT), state (SUM(v) BIGINT)").
+	Text string
 }
 
 // IsSource reports whether n is a source.

@@ -34,6 +34,9 @@ type restoredState struct {
 	// when it is not the job's own.
 	files  state.RestoreFiles
 	closer io.Closer
+	// schemas is the checkpoint's Metadata.StateSchemas (nil in older
+	// checkpoints, which restore unchecked).
+	schemas map[string]checkpointstorage.StateSchema
 }
 
 func (r *restoredState) close() {
@@ -61,7 +64,7 @@ func (r *restoredState) of(uid string) map[string][][]byte {
 // loadState reads every state file of checkpoint m.
 func loadState(fs *checkpointstorage.FS, m checkpointstorage.Metadata) (*restoredState, error) {
 	r := &restoredState{id: m.ID, parts: map[string]map[string][][]byte{}, complete: true,
-		files: task.RestoreFiles{Storage: fs, ID: m.ID}}
+		files: task.RestoreFiles{Storage: fs, ID: m.ID}, schemas: m.StateSchemas}
 	for _, key := range sortedTaskKeys(m.Tasks) {
 		ts, err := task.DecodeTaskState(m.Tasks[key])
 		if err != nil {

@@ -214,6 +214,7 @@ func (dr *driver) persist(a checkpoint.PersistCheckpoint) []checkpoint.Action {
 			}
 		}
 	}
+	m.StateSchemas = dr.j.stateSchemas()
 	storage := dr.j.fs
 	if a.Type.IsSavepoint() {
 		storage = dr.j.savepoints.get(a.ID)

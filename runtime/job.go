@@ -111,6 +111,9 @@ func (j *job) run(ctx context.Context) error {
 		if err == nil && attempt == 0 {
 			err = j.checkUnclaimed(restore)
 		}
+		if err == nil {
+			err = j.checkSchemas(restore)
+		}
 		if err != nil {
 			return err
 		}

@@ -379,6 +379,7 @@ func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []exp
 		upsertKey: upTo(len(keys)), hashedBy: upTo(len(keys))}
 	r.updating("GroupAggregate(" + groupBy + ")")
 	r.NoDeletes = in.InsertOnly
+	r.state = aggState(in, keys, calls, cols)
 	key := exec.FieldKey(keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed("GroupAggregate", ins[0], key, opOf(exec.NewGroupAggregate, opts))

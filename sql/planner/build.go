@@ -55,7 +55,11 @@ func (b *builder) build(r *Rel) (*graph.Node, error) {
 		}
 		in[i] = n
 	}
+	first := len(b.g.Nodes)
 	n, err := r.build(b, in)
+	if err == nil {
+		b.describeState(r, b.g.Nodes[first:])
+	}
 	if err != nil || !shared {
 		return n, err
 	}
@@ -65,6 +69,16 @@ func (b *builder) build(r *Rel) (*graph.Node, error) {
 	}
 	b.nodes[r.reuseKey] = n
 	return n, nil
+}
+
+// describeState gives the keyed operators among ns, which r's build
+// added, the schema of their state, which restore checks.
+func (b *builder) describeState(r *Rel, ns []*graph.Node) {
+	for _, n := range ns {
+		if n.KeySelector != nil && n.StateSchema == nil {
+			n.StateSchema = stateSchema(r)
+		}
+	}
 }
 
 // uid gives operators ids that are stable for the same SQL text, so a

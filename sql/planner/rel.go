@@ -63,6 +63,9 @@ type Rel struct {
 	// common, when set, reads the sub-expressions the SELECT shares with
 	// its WHERE from the columns that compute them (see cse.go).
 	common func(parser.Expr) (*expr.Compiled, error)
+	// state, when set, says what a keyed operator keeps (its key and
+	// values), for its graph.StateSchema; nil: its inputs' rows.
+	state *stateCols
 	// build adds the node's operator(s) to the graph, given the graph nodes
 	// of its inputs, and returns its own (last) node.
 	build func(b *builder, in []*graph.Node) (*graph.Node, error)

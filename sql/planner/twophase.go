@@ -65,6 +65,7 @@ func (p *Planner) twoPhaseAgg(in *Rel, opts exec.GroupAggOptions, groupBy, detai
 		upsertKey: upTo(len(opts.GroupKeys)), hashedBy: upTo(len(opts.GroupKeys))}
 	gr.updating(globalAggOp + "(" + groupBy + ")")
 	gr.NoDeletes = in.InsertOnly
+	gr.state = aggState(in, opts.GroupKeys, opts.Aggs, cols)
 	key := exec.GlobalKey(opts).Selector()
 	gr.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed(globalAggOp, ins[0], key, opOf(exec.NewGlobalAggregate, opts))

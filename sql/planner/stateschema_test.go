@@ -1,0 +1,69 @@
+package planner
+
+import (
+	"testing"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/sql/parser"
+)
+
+// schemaOf plans sql and returns the state schema of its first Rel named
+// op.
+func schemaOf(t *testing.T, sql, op string) *graph.StateSchema {
+	t.Helper()
+	q, err := parser.ParseQuery(sql)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	r, err := (&Planner{}).Plan(q)
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	for stack := []*Rel{r}; len(stack) > 0; {
+		x := stack[len(stack)-1]
+		stack = append(stack[:len(stack)-1], x.Inputs...)
+		if x.Op == op {
+			return stateSchema(x)
+		}
+	}
+	t.Fatalf("%s: no %s in the plan", sql, op)
+	return nil
+}
+
+// A group aggregation's state schema is its key types and accumulator
+// types (with the argument type of a DISTINCT call, whose values it
+// keeps); renaming a column keeps its fingerprint, changing a type does
+// not. Other keyed operators fall back to their input and output rows.
+func TestStateSchemaFingerprint(t *testing.T) {
+	agg := func(k, v, names string) *graph.StateSchema {
+		return schemaOf(t, "SELECT "+names[:1]+", SUM("+names[1:]+"), COUNT(*) FROM (VALUES (CAST(1 AS "+k+"), CAST(2 AS "+v+
+			"))) AS t("+names[:1]+", "+names[1:]+") GROUP BY "+names[:1], "GroupAggregate")
+	}
+	base := agg("INT", "BIGINT", "kv")
+	if want := (graph.StateSchema{Operator: "GroupAggregate(groupBy=[k], select=[SUM(v), COUNT(*)])",
+		Types: "GroupAggregate: key (INT), state (BIGINT, BIGINT)",
+		Text:  "key (k INT), state (SUM(v) BIGINT, COUNT(*) BIGINT)"}); *base != want {
+		t.Fatalf("got %+v\nwant %+v", *base, want)
+	}
+	if renamed := agg("INT", "BIGINT", "ab"); renamed.Types != base.Types || renamed.Text == base.Text {
+		t.Errorf("renamed columns: %+v, want the fingerprint of %+v with other names", *renamed, *base)
+	}
+	for _, c := range [][2]string{{"STRING", "BIGINT"}, {"INT", "DOUBLE"}, {"BIGINT", "BIGINT"}} {
+		if s := agg(c[0], c[1], "kv"); s.Types == base.Types {
+			t.Errorf("k %s, v %s: same fingerprint as k INT, v BIGINT: %s", c[0], c[1], s.Types)
+		}
+	}
+
+	distinct := func(v string) string {
+		return schemaOf(t, "SELECT k, COUNT(DISTINCT v) FROM (VALUES (1, CAST(2 AS "+v+"))) AS t(k, v) GROUP BY k",
+			"GroupAggregate").Text
+	}
+	if got, want := distinct("STRING"), "key (k INT), state (COUNT(DISTINCT v) BIGINT of distinct STRING)"; got != want {
+		t.Errorf("COUNT(DISTINCT v): %s, want %s", got, want)
+	}
+
+	join := schemaOf(t, "SELECT * FROM (VALUES (1, 'a')) AS l(a, b) JOIN (VALUES (1, 2.5)) AS r(c, d) ON a = c", "Join")
+	if want := "left input (a INT, b CHAR(1)), right input (c INT, d DECIMAL(2, 1)), output (a INT, b CHAR(1), c INT, d DECIMAL(2, 1))"; join.Text != want {
+		t.Errorf("join: %s\nwant %s", join.Text, want)
+	}
+}

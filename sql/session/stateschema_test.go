@@ -1,0 +1,171 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/weirstream/weir/internal/sim"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/planner"
+)
+
+// schemaScript is INSERT INTO dst SELECT k, SUM(v), COUNT(*) FROM t GROUP
+// BY k, where t's k and v have the types kType and vType.
+func schemaScript(kType, vType string) string {
+	return fmt.Sprintf(`
+SET 'execution.checkpointing.interval' = '20 ms';
+CREATE TABLE src (k STRING) WITH ('connector' = 'held');
+CREATE TABLE dst (k %[1]s, s %[2]s, n BIGINT) WITH ('connector' = 'tx');
+CREATE VIEW t AS SELECT CAST(k AS %[1]s) AS k, CAST(k AS %[2]s) * 10 AS v FROM src;
+INSERT INTO dst SELECT k, SUM(v), COUNT(*) FROM t GROUP BY k;`, kType, vType)
+}
+
+func schemaSession(t *testing.T, script string, src *heldRows, store *sim.Store, par int) *Session {
+	t.Helper()
+	s := New()
+	s.Connectors.Sources["held"] = func(*catalog.Table) (operator.Source, error) { return src, nil }
+	s.Connectors.Sinks["tx"] = func(*catalog.Table) (planner.SinkSpec, error) {
+		return planner.SinkSpec{Sink: &sim.TxSink{Store: store}, AcceptsUpdates: true}, nil
+	}
+	if err := s.Execute(script); err != nil {
+		t.Fatal(err)
+	}
+	s.Settings["parallelism.default"] = strconv.Itoa(par)
+	s.Settings["execution.checkpointing.dir"] = filepath.Join(t.TempDir(), "checkpoints")
+	return s
+}
+
+// A savepoint of a SQL group aggregation over (k INT, v BIGINT) does not
+// restore into the same query over k STRING or v DOUBLE: the job fails to
+// start, naming the operator and both schemas, instead of mixing BIGINT
+// sums into DOUBLE ones. The unchanged script restores, exactly, at
+// another parallelism (the schemas are the checkpoint's, not a subtask's); with
+// --allow-non-restored-state the changed one starts its aggregation empty.
+func TestSQLRestoreRefusesIncompatibleState(t *testing.T) {
+	var keys []string
+	for i := 0; i < 300; i++ {
+		keys = append(keys, strconv.Itoa((i*7)%11))
+	}
+	store := sim.NewStore()
+	src := &heldRows{Keys: keys, Splits: 1, Limit: int64(len(keys) / 2)}
+	src.Release = make(chan struct{})
+	path, _ := savepointMidRun(t, schemaSession(t, schemaScript("INT", "BIGINT"), src, store, 2), src, store)
+
+	restore := func(script string, st *sim.Store, allow bool) (*runtime.Result, error) {
+		src := &heldRows{Keys: keys, Splits: 1, Limit: 1 << 62, Release: make(chan struct{})}
+		return schemaSession(t, script, src, st, 3).Run(context.Background(), "agg", func(o *runtime.Options) {
+			o.Restore, o.IgnoreUnclaimedState = path, allow
+		})
+	}
+	const op = `state of operator "GroupAggregate(groupBy=[k], select=[SUM(v), COUNT(*)])"`
+	for _, c := range []struct{ k, v, now string }{
+		{"STRING", "BIGINT", "this job has key (k STRING), state (SUM(v) BIGINT, COUNT(*) BIGINT)"},
+		{"INT", "DOUBLE", "this job has key (k INT), state (SUM(v) DOUBLE, COUNT(*) BIGINT)"},
+	} {
+		t.Run(c.k+" "+c.v, func(t *testing.T) {
+			_, err := restore(schemaScript(c.k, c.v), store.Clone(), false)
+			if err == nil {
+				t.Fatal("restored state written for other types")
+			}
+			for _, want := range []string{op, "was written for key (k INT), state (SUM(v) BIGINT, COUNT(*) BIGINT); " + c.now,
+				"the state is not compatible; start without --restore, or restore with --allow-non-restored-state"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Fatalf("error %q\ndoes not say %q", err, want)
+				}
+			}
+		})
+	}
+
+	t.Run("unchanged", func(t *testing.T) {
+		st := store.Clone()
+		res, err := restore(schemaScript("INT", "BIGINT"), st, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RestoredFrom == 0 {
+			t.Fatal("did not restore the savepoint")
+		}
+		if got, want := materialize(t, st.Committed()), sumsOf(keys); got != want {
+			t.Fatalf("got\n%s\nwant\n%s", got, want)
+		}
+	})
+
+	t.Run("allow-non-restored-state", func(t *testing.T) {
+		st := store.Clone()
+		if _, err := restore(schemaScript("INT", "DOUBLE"), st, true); err != nil {
+			t.Fatal(err)
+		}
+		// The aggregation starts empty: it sums only the rows the source
+		// reads after its restored position, and the rows the first run
+		// committed stay as they were.
+		half := len(keys) / 2
+		both := strings.Split(sumsOf(keys[:half])+"\n"+sumsOf(keys[half:]), "\n")
+		sort.Strings(both)
+		if got, want := materialize(t, st.Committed()), strings.Join(both, "\n"); got != want {
+			t.Fatalf("got\n%s\nwant\n%s", got, want)
+		}
+	})
+}
+
+// sumsOf computes the query's result over keys directly.
+func sumsOf(keys []string) string {
+	sum, n := map[int]int64{}, map[int]int64{}
+	for _, k := range keys {
+		x, _ := strconv.Atoi(k)
+		sum[x] += int64(x) * 10
+		n[x]++
+	}
+	var out []string
+	for k := range n {
+		out = append(out, fmt.Sprint([]any{k, sum[k], n[k]}))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// Every keyed operator of a SQL job declares the schema of its state:
+// deduplication (with its row-number Calc), Top-N, joins, two-phase
+// aggregation's global phase.
+func TestSQLKeyedOperatorsDeclareStateSchema(t *testing.T) {
+	s := schemaSession(t, `
+SET 'table.exec.mini-batch.enabled' = 'true';
+SET 'table.exec.mini-batch.allow-latency' = '1 s';
+SET 'table.exec.mini-batch.size' = '100';
+CREATE TABLE src (k STRING, pt AS PROCTIME()) WITH ('connector' = 'held');
+CREATE TABLE a (k STRING, rn BIGINT) WITH ('connector' = 'tx');
+CREATE TABLE b (k STRING, n BIGINT) WITH ('connector' = 'tx');
+CREATE TABLE c (k STRING, k2 STRING) WITH ('connector' = 'tx');
+INSERT INTO a SELECT k, rn FROM (SELECT k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt DESC) AS rn FROM src) WHERE rn = 1;
+INSERT INTO a SELECT k, rn FROM (SELECT k, ROW_NUMBER() OVER (PARTITION BY k ORDER BY k) AS rn FROM src) WHERE rn <= 3;
+INSERT INTO b SELECT k, COUNT(*) FROM src GROUP BY k;
+INSERT INTO c SELECT x.k, y.k FROM src AS x JOIN src AS y ON x.k = y.k;`, &heldRows{}, sim.NewStore(), 2)
+	jg, _, err := s.Job("agg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]bool{}
+	for _, v := range jg.Vertices {
+		for _, n := range v.Nodes {
+			if n.KeySelector == nil {
+				continue
+			}
+			if n.StateSchema == nil {
+				t.Errorf("keyed operator %s (uid %s) declares no state schema", n.Name, n.UID)
+				continue
+			}
+			ops[n.Name] = true
+		}
+	}
+	for _, want := range []string{"Deduplicate", "Rank", "GlobalGroupAggregate", "Join"} {
+		if !ops[want] {
+			t.Errorf("no %s with a state schema among %v", want, ops)
+		}
+	}
+}
