@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,8 +16,6 @@ import (
 	"github.com/weirstream/weir/internal/sim"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/runtime"
-	"github.com/weirstream/weir/sql/catalog"
-	"github.com/weirstream/weir/sql/planner"
 )
 
 // heldRows is a bounded source of one-column rows in Splits splits (row i
@@ -123,16 +120,7 @@ INSERT INTO dst SELECT cnt, COUNT(*) AS n FROM (SELECT k, COUNT(*) AS cnt FROM s
 // par on backend, reading src and committing into store.
 func savepointSession(t *testing.T, src *heldRows, store *sim.Store, par int, backend string) *Session {
 	t.Helper()
-	s := New()
-	s.Connectors.Sources["held"] = func(*catalog.Table) (operator.Source, error) { return src, nil }
-	s.Connectors.Sinks["tx"] = func(*catalog.Table) (planner.SinkSpec, error) {
-		return planner.SinkSpec{Sink: &sim.TxSink{Store: store}, AcceptsUpdates: true}, nil
-	}
-	if err := s.Execute(savepointScript); err != nil {
-		t.Fatal(err)
-	}
-	s.Settings["parallelism.default"] = strconv.Itoa(par)
-	s.Settings["execution.checkpointing.dir"] = filepath.Join(t.TempDir(), "checkpoints")
+	s := heldSession(t, savepointScript, src, store, par)
 	s.Settings["state.backend.type"] = backend
 	s.Settings["state.backend.local-dir"] = t.TempDir()
 	return s

@@ -27,7 +27,9 @@ CREATE VIEW t AS SELECT CAST(k AS %[1]s) AS k, CAST(k AS %[2]s) * 10 AS v FROM s
 INSERT INTO dst SELECT k, SUM(v), COUNT(*) FROM t GROUP BY k;`, kType, vType)
 }
 
-func schemaSession(t *testing.T, script string, src *heldRows, store *sim.Store, par int) *Session {
+// heldSession is a session running script at parallelism par, reading
+// src as the 'held' connector and committing the 'tx' connector into store.
+func heldSession(t *testing.T, script string, src *heldRows, store *sim.Store, par int) *Session {
 	t.Helper()
 	s := New()
 	s.Connectors.Sources["held"] = func(*catalog.Table) (operator.Source, error) { return src, nil }
@@ -56,11 +58,11 @@ func TestSQLRestoreRefusesIncompatibleState(t *testing.T) {
 	store := sim.NewStore()
 	src := &heldRows{Keys: keys, Splits: 1, Limit: int64(len(keys) / 2)}
 	src.Release = make(chan struct{})
-	path, _ := savepointMidRun(t, schemaSession(t, schemaScript("INT", "BIGINT"), src, store, 2), src, store)
+	path, _ := savepointMidRun(t, heldSession(t, schemaScript("INT", "BIGINT"), src, store, 2), src, store)
 
 	restore := func(script string, st *sim.Store, allow bool) (*runtime.Result, error) {
 		src := &heldRows{Keys: keys, Splits: 1, Limit: 1 << 62, Release: make(chan struct{})}
-		return schemaSession(t, script, src, st, 3).Run(context.Background(), "agg", func(o *runtime.Options) {
+		return heldSession(t, script, src, st, 3).Run(context.Background(), "agg", func(o *runtime.Options) {
 			o.Restore, o.IgnoreUnclaimedState = path, allow
 		})
 	}
@@ -134,7 +136,7 @@ func sumsOf(keys []string) string {
 // deduplication (with its row-number Calc), Top-N, joins, two-phase
 // aggregation's global phase.
 func TestSQLKeyedOperatorsDeclareStateSchema(t *testing.T) {
-	s := schemaSession(t, `
+	s := heldSession(t, `
 SET 'table.exec.mini-batch.enabled' = 'true';
 SET 'table.exec.mini-batch.allow-latency' = '1 s';
 SET 'table.exec.mini-batch.size' = '100';
