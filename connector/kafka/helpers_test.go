@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand"
 	"regexp"
 	"strings"
@@ -105,7 +106,7 @@ func (c *cluster) readCommitted(topic string) []*kgo.Record {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	ends := c.endOffsets(topic, true)
+	ends := c.settledEnds(topic)
 	want := map[int32]int64{}
 	consume := map[int32]kgo.Offset{}
 	for p, o := range ends {
@@ -147,6 +148,23 @@ func (c *cluster) readCommitted(topic string) []*kgo.Record {
 }
 
 // endOffsets lists the last stable offsets (committed) or high watermarks.
+// settledEnds returns the topic's last stable offsets once they reach the
+// high watermarks (for up to 30 s): a transaction's commit returns before
+// its markers are written to the partitions, so the stable offsets read
+// right after it may not include it yet (an exactly-once test then read 0
+// records of a committed transaction under load).
+func (c *cluster) settledEnds(topic string) map[int32]int64 {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		lso, hwm := c.endOffsets(topic, true), c.endOffsets(topic, false)
+		if maps.Equal(lso, hwm) || time.Now().After(deadline) {
+			return lso
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func (c *cluster) endOffsets(topic string, committed bool) map[int32]int64 {
 	c.t.Helper()
 	a, err := newAdmin([]kgo.Opt{kgo.SeedBrokers(strings.Split(c.brokers, ",")...)}, "", committed)
