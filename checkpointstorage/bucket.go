@@ -45,10 +45,21 @@ func (o bucketObjects) retryable(err error) bool {
 func (o bucketObjects) put(ctx context.Context, key string, data []byte, mode putMode) error {
 	opts := &blob.WriterOptions{ContentType: "application/octet-stream", IfNotExist: mode == putExclusive}
 	err := o.b.WriteAll(ctx, key, data, opts)
-	if mode == putExclusive && gcerrors.Code(err) == gcerrors.FailedPrecondition {
+	if mode == putExclusive && (gcerrors.Code(err) == gcerrors.FailedPrecondition || httpStatus(err) == 412) {
 		return errExists
 	}
 	return err
+}
+
+// httpStatus is the HTTP status of the response err came from, or 0. A 412
+// whose body the SDK failed to read (the connection closed under it) is
+// code Unknown to gocloud, though the status alone says the key exists.
+func httpStatus(err error) int {
+	var r interface{ HTTPStatusCode() int }
+	if errors.As(err, &r) {
+		return r.HTTPStatusCode()
+	}
+	return 0
 }
 
 func (o bucketObjects) get(ctx context.Context, key string) ([]byte, error) {
