@@ -8,7 +8,9 @@ import (
 
 type statusError int
 
-func (e statusError) Error() string       { return fmt.Sprintf("https response error StatusCode: %d", int(e)) }
+func (e statusError) Error() string {
+	return fmt.Sprintf("https response error StatusCode: %d", int(e))
+}
 func (e statusError) HTTPStatusCode() int { return int(e) }
 
 // A 412 reaches put wrapped (gocloud around the SDK's operation and retry
