@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/metrics"
@@ -94,6 +95,9 @@ type Context struct {
 	// CommitBackoff is the wait before the first in-place commit retry,
 	// doubling for each further one. Default 0: DefaultCommitBackoff.
 	CommitBackoff time.Duration
+	// Clock times a sink's commit retries and commit durations (the
+	// runtime's Options.Clock). Default nil: clock.Real.
+	Clock clock.Clock
 }
 
 // CommitTrigger says what lets a sink commit in a job.

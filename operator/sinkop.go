@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 )
 
@@ -187,16 +188,17 @@ func commitRetry(ctx *Context) (int, time.Duration) {
 }
 
 func (s *SinkOperator) commitWithRetries(id event.CheckpointID) error {
-	start := time.Now()
-	err := s.commitRetrying(id)
+	clk := clock.Or(s.Ctx.Clock)
+	start := clk.Now()
+	err := s.commitRetrying(id, clk)
 	if m := s.Ctx.Metrics; m != nil && err == nil {
 		m.Commits++
-		m.LastCommitDuration = time.Since(start)
+		m.LastCommitDuration = clock.Since(clk, start)
 	}
 	return err
 }
 
-func (s *SinkOperator) commitRetrying(id event.CheckpointID) error {
+func (s *SinkOperator) commitRetrying(id event.CheckpointID, clk clock.Clock) error {
 	retries, backoff := commitRetry(s.Ctx)
 	var err error
 	for attempt := 0; attempt <= retries; attempt++ {
@@ -204,10 +206,8 @@ func (s *SinkOperator) commitRetrying(id event.CheckpointID) error {
 			return err
 		}
 		if attempt < retries {
-			select {
-			case <-time.After(backoff):
-			case <-s.ctx.Done(): // cancelled: the next attempt commits again
-				return err
+			if !clock.Sleep(s.ctx, clk, backoff) {
+				return err // cancelled: the next attempt commits again
 			}
 			backoff *= 2
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
-	"time"
 
 	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/event"
@@ -53,7 +52,7 @@ func Start(ctx context.Context, jg *graph.JobGraph, opts Options) (*JobClient, e
 		}
 	}
 	j := &job{jg: jg, opts: &opts, fs: fs, res: &Result{Metrics: map[string]operator.Metrics{}}, positions: newPositions(),
-		rnd: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)), requests: make(chan *savepointRequest),
+		rnd: rand.New(rand.NewPCG(uint64(opts.Clock.Now().UnixNano()), 0)), requests: make(chan *savepointRequest),
 		savepoints: newSavepointDirs()}
 	j.registerMetrics()
 	ctx, cancel := context.WithCancel(ctx)

@@ -289,6 +289,7 @@ func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 	id := event.SubtaskID{Vertex: v.Name, Index: i}
 	mail := make(chan task.Mail, mailboxCapacity)
 	spec := task.Spec{ID: id, Mode: dp.opts.Mode, Storage: dp.fs, Reports: dp.reports, Mail: mail, Now: dp.opts.Now,
+		Clock:    dp.opts.Clock,
 		Counters: &task.Counters{}, Logger: dp.opts.Logger, Metrics: dp.subtaskMetrics(v, i)}
 	if dp.savepoints != nil {
 		spec.Savepoints = dp.savepoints.get
@@ -396,7 +397,8 @@ func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.Cha
 	ctx := &operator.Context{Subtask: id, UID: n.UID, Parallelism: par, MaxParallelism: n.MaxParallelism,
 		Metrics: m, Now: func() int64 { return dp.opts.Now().UnixMilli() }, Restored: dp.restore != nil,
 		OperatorState: heap.NewOperatorBackend(), KeySelector: n.KeySelector, JobID: dp.opts.JobID,
-		Name: n.Name, Commit: dp.commit, CommitRetries: dp.opts.CommitRetries, CommitBackoff: dp.opts.CommitBackoff}
+		Name: n.Name, Commit: dp.commit, CommitRetries: dp.opts.CommitRetries, CommitBackoff: dp.opts.CommitBackoff,
+		Clock: dp.opts.Clock}
 	if dp.opts.Mode != task.AtMostOnce {
 		ctx.CheckpointInterval = dp.opts.Checkpoint.Interval
 		ctx.CheckpointTimeout = dp.opts.Checkpoint.Timeout

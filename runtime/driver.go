@@ -53,9 +53,13 @@ func newDriver(j *job, d *deployment, reports chan task.Report, exits chan exit,
 	return dr, nil
 }
 
+// driverTick is how often the driver triggers due checkpoints, expires
+// late ones and reports progress.
+const driverTick = 10 * time.Millisecond
+
 // loop runs until every subtask exited (nil) or one failed (its error).
 func (dr *driver) loop(ctx context.Context) error {
-	tick := time.NewTicker(10 * time.Millisecond)
+	tick := dr.j.opts.Clock.NewTicker(driverTick)
 	defer tick.Stop()
 	for dr.running > 0 {
 		var acts []checkpoint.Action
@@ -66,7 +70,7 @@ func (dr *driver) loop(ctx context.Context) error {
 			if err := dr.onExit(e); err != nil {
 				return err
 			}
-		case <-tick.C:
+		case <-tick.C():
 			acts = dr.onTick()
 		case r := <-dr.j.requests:
 			acts = dr.onSavepointRequest(ctx, r)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/metrics"
@@ -138,7 +139,7 @@ func (j *job) run(ctx context.Context) error {
 		j.res.Restarts++
 		j.restartMetrics()
 		which = j.failoverPoint()
-		if !sleep(ctx, delay) {
+		if !clock.Sleep(ctx, j.opts.Clock, delay) {
 			return ctx.Err()
 		}
 	}
@@ -251,17 +252,6 @@ func (j *job) reportCleanup(c checkpointstorage.Cleanup, err error) {
 	}
 	if err != nil {
 		j.opts.Logger.Warn("checkpoint garbage collection failed", "dir", j.fs.Dir(), "err", err)
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 

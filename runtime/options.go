@@ -13,6 +13,7 @@ import (
 
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/debloat"
 	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/restart"
@@ -99,7 +100,14 @@ type Options struct {
 	// keyed operator (Flink's state.backend.type). Default heap.Factory{}
 	// ('hashmap'); pebble.Factory keeps state on local disk.
 	StateBackend state.BackendFactory
-	// Now is the clock. Default: time.Now.
+	// Clock is the source of time of everything on the runtime's path:
+	// the driver's tick, the subtasks' processing-time wake-ups and time
+	// accounting, sources' watermark intervals and polls, snapshot
+	// durations, commit-retry backoffs and restart delays. A simulation
+	// passes a clock.Fake. Default: clock.Real, the wall clock.
+	Clock clock.Clock
+	// Now is the job's processing time: the coordinator's, the operators'
+	// and the restart strategy's clock. Default: Clock.Now.
 	Now func() time.Time
 	// CommitRetries is how often a sink subtask retries a failed commit in
 	// place before it fails and the job restores (Flink's
@@ -177,8 +185,9 @@ func (o *Options) EnsureDefaults(jobName string) {
 	if o.StateBackend == nil {
 		o.StateBackend = heap.Factory{}
 	}
+	o.Clock = clock.Or(o.Clock)
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = o.Clock.Now
 	}
 	o.Debloat.MaxBatch = o.BatchSize
 	o.Debloat.EnsureDefaults()

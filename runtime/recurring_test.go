@@ -18,19 +18,19 @@ type positioned struct{ pos string }
 func (e positioned) Error() string    { return "bad record at " + e.pos }
 func (e positioned) Position() string { return e.pos }
 
-// clock is a fake Options.Now; the sink moves it.
-type clock struct {
+// nowClock is a fake Options.Now; the sink moves it.
+type nowClock struct {
 	mu  sync.Mutex
 	now time.Time
 }
 
-func (c *clock) Now() time.Time {
+func (c *nowClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *clock) advance(d time.Duration) {
+func (c *nowClock) advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
@@ -39,7 +39,7 @@ func (c *clock) advance(d time.Duration) {
 // agingSink fails to open with err, after the job "ran" for ran on the
 // fake clock.
 type agingSink struct {
-	c   *clock
+	c   *nowClock
 	ran time.Duration
 	err error
 }
@@ -68,7 +68,7 @@ func TestRecurringFailureFailsOnce(t *testing.T) {
 		{2 * time.Hour, 3, "runtime: job failed after 3 restarts (fixed-delay: 3 restarts ('restart-strategy.fixed-delay.attempts' = '3')): subtask "},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		clk := &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		clk := &nowClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 		sink := agingSink{c: clk, ran: c.ran, err: positioned{pos: "topic t partition 0 offset 7"}}
 		res, err := Run(ctx, sinkJob(t, countSource{n: 3}, sink), Options{Mode: task.AtMostOnce, Now: clk.Now,
 			Restart: FixedDelay{Attempts: 3, Delay: 0}})

@@ -3,6 +3,7 @@ package task
 import (
 	"time"
 
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/metrics"
 )
 
@@ -15,9 +16,11 @@ const RateWindow = 5 * time.Second
 // idle (its goroutine waits for input, mail or a timer: nothing to do),
 // back-pressured (it waits for an output credit: downstream is slower)
 // and busy (the rest: running operators). Only the subtask goroutine
-// touches it; it measures with the monotonic clock, never the job's Now
+// touches it; it measures with the subtask's Clock (the wall clock's
+// monotonic reading unless a simulation replaces it), never the job's Now
 // (tests fake that one, and a wait is real time).
 type timeAccount struct {
+	clock               clock.Clock
 	start               time.Time
 	idle, backPressured time.Duration
 	// group is the subtask's metrics group (nil without metrics): its
@@ -53,9 +56,9 @@ type windowMark struct {
 	totals
 }
 
-func newTimeAccount(g *metrics.Subtask) *timeAccount {
-	now := time.Now()
-	return &timeAccount{start: now, group: g, win: windowMark{at: now}, window: RateWindow}
+func newTimeAccount(g *metrics.Subtask, c clock.Clock) *timeAccount {
+	now := c.Now()
+	return &timeAccount{clock: c, start: now, group: g, win: windowMark{at: now}, window: RateWindow}
 }
 
 // waitStart is called when the subtask must wait for a credit; waitEnd
@@ -67,7 +70,7 @@ func (a *timeAccount) waitStart() {
 	if a.group != nil {
 		a.group.BackPressured.Store(true)
 	}
-	a.waitSince = time.Now()
+	a.waitSince = a.clock.Now()
 }
 
 // waitEnd ends the wait waitStart began (publish may have counted a part
@@ -76,7 +79,7 @@ func (a *timeAccount) waitEnd() {
 	if a == nil {
 		return
 	}
-	a.backPressured += time.Since(a.waitSince)
+	a.backPressured += clock.Since(a.clock, a.waitSince)
 	a.waitSince = time.Time{}
 	if a.group != nil {
 		a.group.BackPressured.Store(false)
@@ -89,20 +92,20 @@ func (a *timeAccount) waitTick() (<-chan time.Time, func()) {
 	if a == nil || a.duringWait == nil {
 		return nil, func() {}
 	}
-	tk := time.NewTicker(blockedPublish)
-	return tk.C, tk.Stop
+	tk := a.clock.NewTicker(blockedPublish)
+	return tk.C(), tk.Stop
 }
 
 // idleEnd adds the time since since, which the subtask spent waiting for
 // something to do.
-func (a *timeAccount) idleEnd(since time.Time) { a.idle += time.Since(since) }
+func (a *timeAccount) idleEnd(since time.Time) { a.idle += clock.Since(a.clock, since) }
 
 // publish stores the accumulated times into g and, once RateWindow has
 // passed since the window began (or when final, at the subtask's exit),
 // the rates and ratios of the window; then a new window begins. It
 // reports whether the window closed.
 func (a *timeAccount) publish(g *metrics.Subtask, cur totals, final bool) bool {
-	now := time.Now()
+	now := a.clock.Now()
 	if !a.waitSince.IsZero() {
 		a.backPressured += now.Sub(a.waitSince)
 		a.waitSince = now

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/metrics"
 )
@@ -41,7 +42,7 @@ func TestBlockedSubtaskKeepsPublishing(t *testing.T) {
 	g := NewInputGate([]int{0}, 1)
 	out := g.Channel(0)
 	sub := &metrics.Subtask{}
-	acct := newTimeAccount(sub)
+	acct := newTimeAccount(sub, clock.Real)
 	acct.window = 20 * time.Millisecond
 	published := make(chan float64, 1000)
 	acct.duringWait = func() {

@@ -38,8 +38,8 @@ func (t *Subtask) debloatSample() {
 	if t.acct != nil {
 		idle = t.acct.idle
 	}
-	// Real time, as the time account measures idle time with it.
-	d, ok := t.debloater.Tick(debloat.Sample{Now: time.Now(), Idle: idle, Buffered: g.Buffered(), Batches: g.Credits()})
+	// The subtask's clock, as the time account measures idle time with it.
+	d, ok := t.debloater.Tick(debloat.Sample{Now: t.spec.Clock.Now(), Idle: idle, Buffered: g.Buffered(), Batches: g.Credits()})
 	if !ok {
 		return
 	}

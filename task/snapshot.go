@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/state"
@@ -145,7 +146,7 @@ func (t *Subtask) capture(id event.CheckpointID) ([]uidPart, error) {
 // part that can be written as files is.
 func (t *Subtask) writeAsync(id event.CheckpointID, storage *checkpointstorage.FS, parts []uidPart, m checkpoint.TaskMetrics, incremental bool) {
 	defer func() { <-t.asyncs }()
-	start := time.Now()
+	start := t.spec.Clock.Now()
 	t.reportProgress(id, checkpoint.PhaseAsync, "")
 	decline := func(err error) {
 		t.report(Report{Kind: ReportDecline, ID: id, Phase: checkpoint.PhaseAsync, Err: err})
@@ -185,7 +186,7 @@ func (t *Subtask) writeAsync(id event.CheckpointID, storage *checkpointstorage.F
 		decline(err)
 		return
 	}
-	m.AsyncDuration = time.Since(start)
+	m.AsyncDuration = clock.Since(t.spec.Clock, start)
 	t.report(Report{Kind: ReportAck, ID: id, Ack: checkpoint.Ack{State: blob, Metrics: m}})
 }
 

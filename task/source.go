@@ -67,9 +67,9 @@ type sourceDriver struct {
 
 // pollSoon stands in for the Available channel of a reader that has none:
 // it is ready after a millisecond.
-func pollSoon() <-chan struct{} {
+func (t *Subtask) pollSoon() <-chan struct{} {
 	c := make(chan struct{})
-	time.AfterFunc(time.Millisecond, func() { close(c) })
+	t.spec.Clock.AfterFunc(time.Millisecond, func() { close(c) })
 	return c
 }
 
@@ -191,7 +191,7 @@ func (s splitSnapshot) Write() ([]byte, error) { return s, nil }
 // runSource is the mailbox loop of a source subtask: mail first, then poll.
 func (t *Subtask) runSource() error {
 	d := t.src
-	wmTicks, stopWM := watermarkTicks(d.spec)
+	wmTicks, stopWM := t.watermarkTicks(d.spec)
 	defer stopWM()
 	ticks, stop := t.ticks()
 	defer stop()
@@ -232,7 +232,7 @@ func (t *Subtask) runSource() error {
 		}
 		t.flush()
 		out, credit := t.creditWaiting()
-		idle := time.Now()
+		idle := t.spec.Clock.Now()
 		t.waitIdle(idle)
 		select {
 		case <-credit:
@@ -263,12 +263,12 @@ func (t *Subtask) runSource() error {
 // watermarkTicks returns the channel of a source's periodic watermark
 // emission (nil for a source without watermarks: it never fires) and its
 // stop.
-func watermarkTicks(s *SourceSpec) (<-chan time.Time, func()) {
+func (t *Subtask) watermarkTicks(s *SourceSpec) (<-chan time.Time, func()) {
 	if s.Watermarks == nil {
 		return nil, func() {}
 	}
-	tk := time.NewTicker(s.WatermarkInterval)
-	return tk.C, tk.Stop
+	tk := t.spec.Clock.NewTicker(s.WatermarkInterval)
+	return tk.C(), tk.Stop
 }
 
 // sourceStep handles pending mail without blocking, then polls the reader.
@@ -317,7 +317,7 @@ func (t *Subtask) sourceStep(d *sourceDriver) (<-chan struct{}, error) {
 	switch st {
 	case operator.NothingAvailable:
 		if d.waiting = d.reader.Available(); d.waiting == nil {
-			return pollSoon(), nil
+			return t.pollSoon(), nil
 		}
 		return d.waiting, nil
 	case operator.EndOfInput:

@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/barrier"
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/debloat"
 	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
@@ -58,7 +59,14 @@ type Spec struct {
 	Savepoints func(event.CheckpointID) *checkpointstorage.FS
 	Reports    chan<- Report
 	Mail       chan Mail
-	Now        func() time.Time
+	// Now is the job's processing time (Spec.Now drives the
+	// processing-time service and the barrier handler).
+	Now func() time.Time
+	// Clock times the subtask's waits: its processing-time wake-up, the
+	// source's watermark interval and polls, time accounting (busy, idle,
+	// back-pressured), the debloater's samples and snapshot durations.
+	// Default: clock.Real.
+	Clock clock.Clock
 	// TimerTick is how often a busy subtask wakes to publish its metrics,
 	// sample the debloater and clean up expired state, and an aligning one
 	// to check the aligned timeout (default 10 ms). Processing-time
@@ -213,6 +221,7 @@ func New(spec Spec) *Subtask {
 	if spec.Logger == nil {
 		spec.Logger = slog.Default()
 	}
+	spec.Clock = clock.Or(spec.Clock)
 	spec.Logger = spec.Logger.With("vertex", spec.ID.Vertex, "subtask", spec.ID.Index)
 	return &Subtask{spec: spec, asyncs: make(chan struct{}, maxAsyncSnapshots), pts: operator.NewProcessingTimeService(),
 		overtaking: -1}
@@ -228,7 +237,7 @@ func (t *Subtask) setErr(err error) {
 // ctx is cancelled, and closes the chain. It reports failures and exit.
 func (t *Subtask) Run(ctx context.Context) (err error) {
 	t.ctx = ctx
-	t.acct = newTimeAccount(t.spec.Metrics)
+	t.acct = newTimeAccount(t.spec.Metrics, t.spec.Clock)
 	t.acct.duringWait = func() { t.publishMetrics(false) }
 	for _, w := range t.allWriters() {
 		w.acct, w.queued = t.acct, t.queuesOutput()
@@ -473,7 +482,7 @@ func (t *Subtask) runInputs() error {
 				t.flush()
 			}
 			out, credit := t.creditWaiting()
-			idle := time.Now()
+			idle := t.spec.Clock.Now()
 			t.waitIdle(idle)
 			select {
 			case <-credit:

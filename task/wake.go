@@ -3,6 +3,7 @@ package task
 import (
 	"time"
 
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 )
 
@@ -30,7 +31,7 @@ import (
 
 // wake is the timer the mailbox loop waits on for processing time.
 type wake struct {
-	timer *time.Timer
+	timer clock.Timer
 	// at is when the timer fires; zero when it is stopped.
 	at time.Time
 	// lastTick is when onTick last ran.
@@ -60,10 +61,10 @@ func (t *Subtask) ticks() (<-chan time.Time, func()) {
 	if t.spec.Ticks != nil {
 		return t.spec.Ticks, func() {}
 	}
-	tm := time.NewTimer(time.Hour)
+	tm := t.spec.Clock.NewTimer(time.Hour)
 	tm.Stop()
-	t.wake = &wake{timer: tm, lastTick: time.Now(), active: true, settle: settleWindows}
-	return tm.C, func() { tm.Stop() }
+	t.wake = &wake{timer: tm, lastTick: t.spec.Clock.Now(), active: true, settle: settleWindows}
+	return tm.C(), func() { tm.Stop() }
 }
 
 // touch records activity: the next wake-up comes within TimerTick.
@@ -84,7 +85,7 @@ func (t *Subtask) ticked(windowClosed bool) {
 	if w == nil {
 		return
 	}
-	w.lastTick, w.at = time.Now(), time.Time{}
+	w.lastTick, w.at = t.spec.Clock.Now(), time.Time{}
 	if !w.active && windowClosed && w.settle > 0 {
 		w.settle--
 	}
@@ -105,7 +106,7 @@ func (t *Subtask) rearm() {
 		return
 	}
 	w.at, w.ptsNext = next, t.pts.Next()
-	w.timer.Reset(max(0, time.Until(next)))
+	w.timer.Reset(max(0, next.Sub(t.spec.Clock.Now())))
 }
 
 // nextWake is the earliest moment the subtask needs to run onTick; ok is
@@ -123,9 +124,9 @@ func (t *Subtask) nextWake() (time.Time, bool) {
 	}
 	if t.stopping == 0 && t.pts.Len() > 0 {
 		// In the job's clock (spec.Now), which may be a test's: the wait
-		// is its distance from now, in real time.
+		// is its distance from now, on the subtask's clock.
 		due := t.pts.Next() - t.spec.Now().UnixMilli()
-		earliest(time.Now().Add(time.Duration(max(0, due)) * time.Millisecond))
+		earliest(t.spec.Clock.Now().Add(time.Duration(max(0, due)) * time.Millisecond))
 	}
 	if w.settle > 0 && t.acct != nil && t.spec.Metrics != nil {
 		earliest(t.acct.win.at.Add(t.acct.window))
