@@ -3,6 +3,7 @@ package jdbc
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // dialect is what differs between MySQL/MariaDB and PostgreSQL: SQL
@@ -37,6 +38,11 @@ type dialect interface {
 	detachAfterPrepare() bool
 	// unknownXid reports "no such prepared transaction".
 	unknownXid(err error) bool
+	// lockIdentity takes the named lock for as long as session s lives,
+	// waiting at most wait while another session holds it; ok is false
+	// when that session still holds it then, and holder names it (see
+	// identityLease).
+	lockIdentity(ctx context.Context, s session, name string, wait time.Duration) (ok bool, holder string, err error)
 
 	// createXALog and createCheckpoints create the bookkeeping tables.
 	createXALog(name string) []string

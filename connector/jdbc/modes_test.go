@@ -360,6 +360,9 @@ func TestXANamesAreUniquePerAttempt(t *testing.T) {
 		c1 := prepare(a, 1)
 		write(a, ins(2, 20)) // a stays open: the server has not dropped its session yet
 		defer a.Close()
+		// The server has processed the disconnect of attempt 1's identity
+		// lock session (see identityLease), not yet that of its XA session.
+		a.(*xaWriter).lease.release()
 
 		// Attempt 2 restores checkpoint 1: commits its transaction, then
 		// opens seq 2 while attempt 1's seq 2 still exists.

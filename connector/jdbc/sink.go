@@ -20,7 +20,9 @@ type Sink struct {
 	opts   Options
 	target target
 	hooks  hooks
-	mu     struct {
+	// identityWait overrides identityWait (tests).
+	identityWait time.Duration
+	mu           struct {
 		sync.Mutex
 		pool  pool
 		table *tableInfo
@@ -197,16 +199,26 @@ func (s *Sink) CreateWriter(wctx operator.WriterContext) (operator.SinkWriter, e
 	if err != nil {
 		return nil, err
 	}
+	if s.opts.Guarantee != delivery.ExactlyOnce {
+		return s.newDirectWriter(ctx, wctx, p, t), nil
+	}
+	if wctx.JobID == "" {
+		s.release()
+		return nil, errors.New("jdbc: exactly-once needs the job id (runtime.Options.JobID)")
+	}
+	lease, err := s.takeIdentity(ctx, wctx, p)
+	if err != nil {
+		s.release()
+		return nil, err
+	}
 	var w operator.SinkWriter
-	switch {
-	case s.opts.Guarantee != delivery.ExactlyOnce:
-		w = s.newDirectWriter(ctx, wctx, p, t)
-	case s.strategy(t) == StrategyXA:
-		w, err = s.newXAWriter(ctx, wctx, p, t)
-	default:
-		w, err = s.newWALWriter(ctx, wctx, p, t)
+	if s.strategy(t) == StrategyXA {
+		w, err = s.newXAWriter(ctx, wctx, p, t, lease)
+	} else {
+		w, err = s.newWALWriter(ctx, wctx, p, t, lease)
 	}
 	if err != nil {
+		lease.release()
 		s.release()
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package jdbc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -20,16 +19,14 @@ type walWriter struct {
 	t       *tableInfo
 	subtask int
 	rows    []event.Row
+	lease   *identityLease // held until Close
 }
 
 // newWALWriter forgets the sink's bookkeeping rows on a fresh start: no
 // checkpoint of this job has completed, so nothing can be replayed, and a
 // job started afresh under an old job id counts checkpoints from 1 again.
-func (s *Sink) newWALWriter(ctx context.Context, wctx operator.WriterContext, p pool, t *tableInfo) (*walWriter, error) {
-	if wctx.JobID == "" {
-		return nil, errors.New("jdbc: exactly-once needs the job id (runtime.Options.JobID)")
-	}
-	w := &walWriter{s: s, t: t, subtask: wctx.Subtask.Index}
+func (s *Sink) newWALWriter(ctx context.Context, wctx operator.WriterContext, p pool, t *tableInfo, lease *identityLease) (*walWriter, error) {
+	w := &walWriter{s: s, t: t, subtask: wctx.Subtask.Index, lease: lease}
 	if wctx.RestoredCheckpoint > 0 {
 		return w, s.checkNotAhead(ctx, wctx, p)
 	}
@@ -83,6 +80,7 @@ func (w *walWriter) SnapshotState(event.CheckpointID) ([]byte, error) { return n
 
 func (w *walWriter) Close() error {
 	w.rows = nil
+	w.lease.release()
 	w.s.release()
 	return nil
 }

@@ -51,13 +51,11 @@ type xaWriter struct {
 	run     string // this writer's run component of its xids (see xid)
 	// lockWait is the sessions' lock wait timeout, for messages.
 	lockWait time.Duration
+	lease    *identityLease // held until Close
 }
 
-func (s *Sink) newXAWriter(ctx context.Context, wctx operator.WriterContext, p pool, t *tableInfo) (*xaWriter, error) {
-	if wctx.JobID == "" {
-		return nil, errors.New("jdbc: exactly-once needs the job id (runtime.Options.JobID)")
-	}
-	w := &xaWriter{s: s, t: t, p: p, ctx: ctx, last: wctx.RestoredCheckpoint, subtask: wctx.Subtask.Index,
+func (s *Sink) newXAWriter(ctx context.Context, wctx operator.WriterContext, p pool, t *tableInfo, lease *identityLease) (*xaWriter, error) {
+	w := &xaWriter{s: s, t: t, p: p, ctx: ctx, lease: lease, last: wctx.RestoredCheckpoint, subtask: wctx.Subtask.Index,
 		prefix: xidPrefix(wctx.JobID, s.opts.Name), run: newRun(), link: s.link(wctx.Subtask.Index), deferWrites: !t.isAppend(),
 		lockWait: s.lockWait(wctx)}
 	w.link.reset(w.last)
@@ -192,6 +190,7 @@ func (w *xaWriter) Close() error {
 			w.sess = nil
 		}
 	})
+	w.lease.release()
 	w.s.release()
 	return nil
 }
