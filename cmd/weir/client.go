@@ -105,7 +105,8 @@ override the script's SET statements; --restore starts from a savepoint.`,
 	}
 	f.add(cmd)
 	cmd.Flags().StringArrayVarP(&settings, "set", "D", nil, "a setting key=value, as SET 'key' = 'value' (repeatable)")
-	cmd.Flags().StringVar(&restore, "restore", "", "start from this savepoint or checkpoint directory")
+	cmd.Flags().StringVarP(&restore, "restore", "s", "", "start from this savepoint or checkpoint directory")
+	cmd.Flags().StringVar(&restore, "fromSavepoint", "", "Flink's name for --restore (flink run -s/--fromSavepoint)")
 	cmd.Flags().StringVar(&name, "name", "", "the job's name (default: pipeline.name, else the file's name without .sql)")
 	return cmd
 }

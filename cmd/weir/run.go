@@ -54,7 +54,8 @@ its address is in <checkpoint dir>/_rest_address): weir savepoint FILE.sql [DIR]
 	}
 	fl := cmd.Flags()
 	fl.BoolVarP(&f.allowNonRestored, "allow-non-restored-state", "n", false, "let --restore drop the state of operators the job no longer has (as -D execution.savepoint.ignore-unclaimed-state=true)")
-	fl.StringVar(&f.restore, "restore", "", `resume from "latest" (fails when there is no usable checkpoint), "latest-or-empty" (starts empty then), or a chk-N or savepoint directory (movable, restorable at any parallelism)`)
+	fl.StringVarP(&f.restore, "restore", "s", "", `resume from "latest" (fails when there is no usable checkpoint), "latest-or-empty" (starts empty then), or a chk-N or savepoint directory (movable, restorable at any parallelism)`)
+	fl.StringVar(&f.restore, "fromSavepoint", "", "Flink's name for --restore (flink run -s/--fromSavepoint)")
 	fl.StringVar(&f.checkpointDir, "checkpoint-dir", "", "checkpoint directory (overrides execution.checkpointing.dir; default .weir/checkpoints/<job>)")
 	fl.StringArrayVarP(&f.settings, "set", "D", nil, "a setting key=value, as SET 'key' = 'value' (repeatable)")
 	fl.StringVar(&f.metricsPort, "metrics-port", "", "serve Prometheus metrics on this port of 127.0.0.1 (as -D "+prom.KeyPort+"=PORT; 0: any free port)")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/sql/planner"
@@ -97,8 +98,7 @@ func (s *Session) Set(key, value string) error {
 	if near, typo := misspelledSetting(key); typo {
 		return fmt.Errorf("unknown option '%s'; did you mean '%s'?", key, near)
 	}
-	s.Settings[key] = value
-	return nil
+	return s.setChecked(key, value)
 }
 
 // misspelledSetting returns the known key that key is a typo of. It logs
@@ -120,6 +120,46 @@ func (s *Session) setAt(st *parser.SetStmt) error {
 		return &planner.Error{Pos: st.Pos, Msg: fmt.Sprintf("unknown option '%s'", st.Key),
 			Hint: fmt.Sprintf("did you mean '%s'?", near)}
 	}
-	s.Settings[st.Key] = st.Value
+	if err := s.setChecked(st.Key, st.Value); err != nil {
+		return &planner.Error{Pos: st.Pos, Msg: err.Error()}
+	}
 	return nil
+}
+
+// setChecked sets key and reads the settings as a job would (the planner's
+// and the runtime's options): a value of key those readers refuse — SET
+// 'parallelism.default' = 'abc' — is refused here, where the statement that
+// set it is known, rather than at the next INSERT. The previous value
+// stays. Errors about other keys, or about key together with another
+// (mini-batch.enabled needs allow-latency, which may come next), are left
+// to their readers.
+func (s *Session) setChecked(key, value string) error {
+	old, had := s.Settings[key]
+	s.Settings[key] = value
+	_, err := s.planner()
+	if err == nil {
+		_, err = s.Settings.RuntimeOptions("check")
+	}
+	if err == nil || !aboutOnly(err.Error(), key) {
+		return nil
+	}
+	if had {
+		s.Settings[key] = old
+	} else {
+		delete(s.Settings, key)
+	}
+	return err
+}
+
+// aboutOnly reports whether msg names key and no other known setting.
+func aboutOnly(msg, key string) bool {
+	if !strings.Contains(msg, "'"+key+"'") {
+		return false
+	}
+	for _, k := range KnownSettings {
+		if k != key && strings.Contains(msg, "'"+k+"'") {
+			return false
+		}
+	}
+	return true
 }
