@@ -12,7 +12,12 @@
 // through the source's output and the sink's input). It reports; it
 // asserts nothing.
 //
+// With -flink it then runs the same job on Flink (bench/flink's
+// Backpressure main on a local MiniCluster, built with mvn -o package; see
+// bench/flink/README.md) in the same modes and prints both side by side.
+//
 //	go run ./bench/backpressure -duration 20s -interval 1s -timeout 100ms -credits 8 -debloat-target 1s
+//	go run ./bench/backpressure -duration 8s -flink
 package main
 
 import (
@@ -22,10 +27,12 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"time"
 
+	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/internal/sim"
@@ -37,6 +44,8 @@ import (
 type config struct {
 	duration, interval, timeout, pause, sinkSleep, debloatTarget time.Duration
 	burst, credits                                               int
+	flink                                                        bool
+	flinkDir, flinkSegment                                       string
 }
 
 func main() {
@@ -49,20 +58,33 @@ func main() {
 	flag.IntVar(&c.credits, "credits", 8, "batches in flight per channel (runtime.Options.ChannelCredits)")
 	flag.DurationVar(&c.sinkSleep, "sink-sleep", time.Millisecond, "sink time per record")
 	flag.DurationVar(&c.debloatTarget, "debloat-target", time.Second, "taskmanager.network.memory.buffer-debloat.target of the debloating runs")
+	flag.BoolVar(&c.flink, "flink", false, "also run the job on Flink (bench/flink, built) and print both side by side")
+	flag.StringVar(&c.flinkDir, "flink-dir", filepath.Join("bench", "flink"), "the bench/flink project (run.sh)")
+	flag.StringVar(&c.flinkSegment, "flink-segment-size", "4kb", "Flink's taskmanager.memory.segment-size (4kb is its least)")
 	flag.Parse()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	fmt.Printf("source nominal %.0f rec/s (2 splits × %d per %v), sink nominal %.0f rec/s (2 × 1/%v), %d credits, interval %v, %v per mode\n",
 		2*float64(c.burst)/c.pause.Seconds(), c.burst, c.pause, 2/c.sinkSleep.Seconds(), c.sinkSleep, c.credits, c.interval, c.duration)
 	fmt.Printf("%-30s %9s %6s %9s %9s %9s %14s %12s %12s\n", "mode", "completed", "failed", "p50", "p99", "max", "persisted/cp",
 		"sink rec/s", "barrier p50/p99 at sink")
-	for _, m := range modes(c) {
+	ms := modes(c)
+	weir := make([]row, len(ms))
+	for i, m := range ms {
 		r, err := run(c, m)
 		if err != nil {
 			log.Fatalf("%s: %v", m.name, err)
 		}
+		weir[i] = r.row(c)
 		fmt.Printf("%-30s %9d %6d %9v %9v %9v %14s %12.0f %v / %v\n", m.name, len(r.durations), r.failed,
-			pct(r.durations, 50), pct(r.durations, 99), pct(r.durations, 100), bytes(r.persisted, len(r.durations)),
+			pct(r.durations, 50), pct(r.durations, 99), pct(r.durations, 100), bytesPer(r.persisted, len(r.durations)),
 			float64(r.sunk.Load())/c.duration.Seconds(), pct(r.delays, 50), pct(r.delays, 99))
+	}
+	if c.flink {
+		flink, err := runFlink(c, ms)
+		if err != nil {
+			log.Fatalf("flink: %v", err)
+		}
+		printSideBySide(ms, weir, flink)
 	}
 }
 
@@ -97,6 +119,21 @@ type result struct {
 	failed    int
 	persisted int64
 	sunk      atomic.Int64
+	// pending are the checkpoints in progress (Flink's in_progress).
+	pending map[int64]bool
+}
+
+// row is one mode's line of the side-by-side table.
+func (r *result) row(c config) row {
+	pending := 0
+	for _, p := range r.pending {
+		if p {
+			pending++
+		}
+	}
+	return row{completed: len(r.durations), failed: r.failed, pending: pending, p50: pct(r.durations, 50), p99: pct(r.durations, 99),
+		persisted: bytesPer(r.persisted, len(r.durations)), sinkRate: float64(r.sunk.Load()) / c.duration.Seconds(),
+		delay50: pct(r.delays, 50), delay99: pct(r.delays, 99)}
 }
 
 func run(c config, m mode) (*result, error) {
@@ -105,7 +142,7 @@ func run(c config, m mode) (*result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	r := &result{}
+	r := &result{pending: map[int64]bool{}}
 	o := runtime.Options{Mode: task.ExactlyOnce, CheckpointDir: dir, Restart: runtime.NoRestart{}, ChannelCredits: c.credits}
 	o.Checkpoint.Interval = c.interval
 	o.Checkpoint.Timeout = 30 * time.Second
@@ -113,6 +150,12 @@ func run(c config, m mode) (*result, error) {
 	o.Checkpoint.Unaligned, o.Checkpoint.AlignedTimeout = m.unaligned, m.timeout
 	o.Debloat.Enabled, o.Debloat.Target = m.debloat, c.debloatTarget
 	o.Listener = func(e runtime.Event) {
+		switch e.Kind {
+		case runtime.EventCheckpointPending:
+			r.pending[e.Checkpoint] = e.Stats == nil || e.Stats.Status == checkpoint.StatusPending
+		case runtime.EventCheckpointCompleted, runtime.EventCheckpointFailed:
+			delete(r.pending, e.Checkpoint)
+		}
 		switch {
 		case e.Kind == runtime.EventCheckpointCompleted && e.Stats != nil:
 			r.durations = append(r.durations, e.Stats.Duration)
@@ -176,7 +219,7 @@ func pct(ds []time.Duration, p int) time.Duration {
 	return s[max(0, min(len(s)-1, i-1))].Round(time.Millisecond)
 }
 
-func bytes(total int64, n int) string {
+func bytesPer(total int64, n int) string {
 	if n == 0 {
 		return "-"
 	}
