@@ -139,7 +139,7 @@ func checkOptions(t *catalog.Table) error {
 	}
 	sort.Strings(notYet)
 	if len(bad) == 0 && len(notYet) > 0 {
-		return &Error{Pos: t.Pos, Msg: fmt.Sprintf("table %q: Weir does not support these options of Flink's '%s' connector yet: %s",
+		return &Error{Pos: t.OptionAt(notYet[0]), Msg: fmt.Sprintf("table %q: Weir does not support these options of Flink's '%s' connector yet: %s",
 			t.Name, t.Connector(), strings.Join(notYet, ", ")),
 			Hint: "remove them (Weir would not do what they ask); supported options: " + strings.Join(supported, ", ")}
 	}
@@ -153,7 +153,7 @@ func checkOptions(t *catalog.Table) error {
 			hints = append(hints, fmt.Sprintf("'%s' instead of '%s'", s, k))
 		}
 	}
-	e := &Error{Pos: t.Pos, Msg: fmt.Sprintf("table %q: Unsupported options found for '%s'. Unsupported options: %s. Supported options: %s",
+	e := &Error{Pos: t.OptionAt(bad[0]), Msg: fmt.Sprintf("table %q: Unsupported options found for '%s'. Unsupported options: %s. Supported options: %s",
 		t.Name, t.Connector(), strings.Join(bad, ", "), strings.Join(supported, ", "))}
 	if len(hints) > 0 {
 		e.Hint = "did you mean " + strings.Join(hints, ", ") + "?"
