@@ -1,7 +1,9 @@
 package checkpointstorage
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -82,7 +84,19 @@ func (s *FS) rename(from, to string) error {
 }
 
 func (s *FS) put(rel string, data []byte, mode putMode) error {
-	return s.retry(rel, func(ctx context.Context) error { return s.obj.put(ctx, rel, data, mode) })
+	err := s.retry(rel, func(ctx context.Context) error { return s.obj.put(ctx, rel, data, mode) })
+	if mode == putExclusive && errors.Is(err, errExists) && s.holds(rel, data) {
+		// An earlier attempt's PUT was stored but its answer lost, and
+		// the retry met it: the object is this write's own.
+		return nil
+	}
+	return err
+}
+
+// holds reports whether rel exists with exactly data.
+func (s *FS) holds(rel string, data []byte) bool {
+	b, err := s.get(rel)
+	return err == nil && bytes.Equal(b, data)
 }
 
 // unwrapUpload keeps a single attempt's error as the store returned it

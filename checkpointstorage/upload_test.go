@@ -164,3 +164,52 @@ func TestLocationJoinSplit(t *testing.T) {
 		t.Error("sameLocation")
 	}
 }
+
+// lostAnswer stores a put of key, then fails it as a connection lost
+// before the answer came: the caller cannot tell the PUT landed.
+type lostAnswer struct {
+	objects
+	key  string
+	lost int
+}
+
+func (l *lostAnswer) put(ctx context.Context, key string, data []byte, mode putMode) error {
+	err := l.objects.put(ctx, key, data, mode)
+	if err == nil && key == l.key && l.lost == 0 {
+		l.lost++
+		return errors.New("injected: connection reset before the response")
+	}
+	return err
+}
+
+// An exclusive PUT of _metadata that was stored but whose answer was lost
+// is retried; the retry meets the object (412) — this checkpoint's own
+// metadata, so the checkpoint is complete, not "exists". Metadata that
+// differs still fails as ErrCheckpointExists.
+func TestMetadataPutWithLostAnswer(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		if b.name != "s3" {
+			t.Skip("a local directory does not retry")
+		}
+		loc, opts := b.loc(t)
+		opts.Retry = RetryPolicy{Attempts: 3, Initial: time.Millisecond, Max: time.Millisecond}
+		s := mustOpen(t, loc, opts)
+		la := &lostAnswer{objects: s.obj, key: "chk-3/_metadata"}
+		s.obj = la
+		m := Metadata{ID: 3}
+		if err := s.WriteMetadata(m); err != nil {
+			t.Fatalf("WriteMetadata after a lost answer = %v, want success", err)
+		}
+		if la.lost != 1 {
+			t.Fatalf("the answer was lost %d times, want 1", la.lost)
+		}
+		if got, err := s.ReadMetadata(3); err != nil || got.ID != 3 {
+			t.Fatalf("ReadMetadata = %+v, %v", got, err)
+		}
+		other := m
+		other.Final = true
+		if err := s.WriteMetadata(other); !errors.Is(err, ErrCheckpointExists) {
+			t.Fatalf("WriteMetadata of different metadata = %v, want ErrCheckpointExists", err)
+		}
+	})
+}
