@@ -117,7 +117,11 @@ func (s *Session) createFunction(st *parser.CreateFunction) error {
 		}
 		return errAt(st.Pos, "function %s exists already", name)
 	}
-	f, err := wasmudf.Load(name, st.Using, st.Class, wasmudf.Options{})
+	o, err := s.Settings.wasmOptions()
+	if err != nil {
+		return &planner.Error{Pos: st.Pos, Msg: err.Error()}
+	}
+	f, err := wasmudf.Load(name, st.Using, st.Class, o)
 	if err != nil {
 		return &planner.Error{Pos: st.UsingPos, Msg: err.Error(), Hint: "build the module for wasm32 and export the function named after AS", Err: err}
 	}

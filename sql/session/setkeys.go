@@ -89,6 +89,9 @@ var KnownSettings = []string{
 	"taskmanager.network.memory.buffer-debloat.threshold-percentages",
 	"taskmanager.state.local.root-dirs",
 	"weir.source.watermark-stall-warning",
+	"weir.wasm-udf.memory",
+	"weir.wasm-udf.on-error",
+	"weir.wasm-udf.timeout",
 }
 
 // Set sets a configuration key, as SET 'key' = 'value' does. A key close

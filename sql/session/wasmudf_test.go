@@ -69,9 +69,100 @@ error
 INSERT INTO out SELECT id, spin(a) FROM src;
 ----
 error: runtime: job failed after 0 restarts: subtask Source: src -> Calc -> Sink: out (0) failed: sql/exec: Calc projection: line 1:28: function SPIN (module $DIR/udf.wasm): wasmudf: the call ran longer than its time limit (1s)
+
+error
+SET 'weir.wasm-udf.memory' = '1 kb';
+CREATE FUNCTION k AS 'add' LANGUAGE WASM USING JAR '%[1]s/udf.wasm';
+----
+error: line 2:1: SET 'weir.wasm-udf.memory' = '1 kb': want a memory size from 64 kb to 4 gb
+
+error
+SET 'weir.wasm-udf.memory' = '1 mb';
+SET 'weir.wasm-udf.on-error' = 'skip';
+CREATE FUNCTION k AS 'add' LANGUAGE WASM USING JAR '%[1]s/udf.wasm';
+----
+error: line 3:1: SET 'weir.wasm-udf.on-error' = 'skip': want 'fail' or 'null'
 `, dir)
 	r := newSQLScript()
 	datadriven.RunTestFromString(t, script, func(t *testing.T, d *datadriven.TestData) string {
 		return strings.ReplaceAll(r.cmd(t, d), dir, "$DIR")
 	})
 }
+
+// TestWasmFunctionsFromLanguages runs sql/wasmudf's example modules, built
+// from Rust, Go and AssemblyScript, in SQL: a numeric and a string
+// function give exact rows; a function that loops forever and one that
+// allocates without bound fail the job naming the function and the limit;
+// with 'weir.wasm-udf.on-error' = 'null' the failing row gets NULL
+// and the job's other rows are exact.
+func TestWasmFunctionsFromLanguages(t *testing.T) {
+	for _, lang := range []string{"rust", "go", "assemblyscript"} {
+		t.Run(lang, func(t *testing.T) {
+			mod, err := filepath.Abs(filepath.Join("..", "wasmudf", "testdata", lang, "udf.wasm"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := newSQLScript()
+			datadriven.RunTestFromString(t, fmt.Sprintf(wasmLanguageScript, mod), func(t *testing.T, d *datadriven.TestData) string {
+				return strings.ReplaceAll(r.cmd(t, d), mod, "$MODULE")
+			})
+		})
+	}
+}
+
+const wasmLanguageScript = `exec
+SET 'weir.wasm-udf.timeout' = '300 ms';
+SET 'weir.wasm-udf.memory' = '16 mb';
+CREATE FUNCTION plus AS 'add' LANGUAGE WASM USING JAR '%[1]s';
+CREATE FUNCTION shout AS 'shout(STRING) RETURNS STRING' LANGUAGE WASM USING JAR '%[1]s';
+CREATE FUNCTION spin AS 'spin' LANGUAGE WASM USING JAR '%[1]s';
+SET 'weir.wasm-udf.timeout' = '1 min';
+CREATE FUNCTION hog AS 'hog' LANGUAGE WASM USING JAR '%[1]s';
+CREATE TABLE src (id INT, a BIGINT, s STRING) WITH ('connector' = 'values');
+CREATE TABLE out (id INT, n BIGINT, s STRING) WITH ('connector' = 'values');
+----
+ok
+
+input table=src
+1,40,weir
+2,NULL,NULL
+3,-7,héllo wörld
+4,5,
+----
+
+run
+INSERT INTO out SELECT id, plus(a, id), shout(s) FROM src;
+----
+out:
++I[1, 41, WEIR!]
++I[2, NULL, NULL]
++I[3, -4, HÉLLO WÖRLD!]
++I[4, 9, !]
+
+error
+INSERT INTO out SELECT id, CASE WHEN id = 3 THEN spin(a) ELSE a END, s FROM src;
+----
+error: runtime: job failed after 0 restarts: subtask Source: src -> Calc -> Sink: out (0) failed: sql/exec: Calc projection: line 1:50: function SPIN (module $MODULE): wasmudf: the call ran longer than its time limit (300ms)
+
+error
+INSERT INTO out SELECT id, hog(a), s FROM src;
+----
+error: runtime: job failed after 0 restarts: subtask Source: src -> Calc -> Sink: out (0) failed: sql/exec: Calc projection: line 1:28: function HOG (module $MODULE): wasmudf: the module ran out of memory at its memory limit (16 MiB): wasm error: unreachable
+
+exec
+SET 'weir.wasm-udf.on-error' = 'null';
+CREATE FUNCTION hog_or_null AS 'hog' LANGUAGE WASM USING JAR '%[1]s';
+SET 'weir.wasm-udf.timeout' = '300 ms';
+CREATE FUNCTION spin_or_null AS 'spin' LANGUAGE WASM USING JAR '%[1]s';
+----
+ok
+
+run
+INSERT INTO out SELECT id, CASE WHEN id = 3 THEN spin_or_null(a) WHEN id = 4 THEN hog_or_null(a) ELSE plus(a, 1) END, shout(s) FROM src;
+----
+out:
++I[1, 41, WEIR!]
++I[2, NULL, NULL]
++I[3, NULL, HÉLLO WÖRLD!]
++I[4, NULL, !]
+`

@@ -17,3 +17,5 @@ func TestModule() []byte {
 	code := append(append(append([]byte{0x03}, add...), spin...), grow...)
 	return append(m, section(10, code...)...)
 }
+
+//go:generate bash testdata/build.sh

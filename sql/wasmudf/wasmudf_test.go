@@ -3,7 +3,6 @@ package wasmudf
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,35 +89,5 @@ func BenchmarkCall(b *testing.B) {
 		if _, err := add.Eval(args); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// TestGoModule builds testdata/goudf with the Go toolchain for wasip1
-// (a reactor: -buildmode=c-shared, //go:wasmexport) and calls it. The cold
-// build takes ~30 s on a loaded machine, so it runs only with
-// WEIR_TEST_GO_WASM=1.
-func TestGoModule(t *testing.T) {
-	if os.Getenv("WEIR_TEST_GO_WASM") == "" {
-		t.Skip("set WEIR_TEST_GO_WASM=1 to build a Go module for wasip1 and call it")
-	}
-	dir := t.TempDir()
-	src, err := os.ReadFile("testdata/goudf/main.go.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "main.go"), src, 0o644)
-	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module goudf\n\ngo 1.24\n"), 0o644)
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", "add.wasm", ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	add, err := Load("ADD", filepath.Join(dir, "add.wasm"), "add", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, err := add.Eval([]any{int64(40), int64(2)}); err != nil || v != int64(42) {
-		t.Fatalf("add(40, 2) = %v, %v", v, err)
 	}
 }

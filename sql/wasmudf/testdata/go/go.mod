@@ -1,0 +1,3 @@
+module example.com/weirudf
+
+go 1.24

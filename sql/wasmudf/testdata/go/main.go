@@ -1,0 +1,76 @@
+// Weir SQL functions in Go, built by the standard Go toolchain for
+// WebAssembly as a WASI reactor (see docs/udf.md and ../build.sh):
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o go.wasm .
+//
+//	CREATE FUNCTION plus  AS 'add' LANGUAGE WASM USING JAR 'go.wasm';
+//	CREATE FUNCTION shout AS 'shout(STRING) RETURNS STRING' LANGUAGE WASM USING JAR 'go.wasm';
+//
+// spin loops forever and hog allocates without bound: the tests' proof
+// that Weir stops both.
+package main
+
+import (
+	"strings"
+	"unsafe"
+)
+
+// live keeps the buffers handed to Weir reachable, so that Go's garbage
+// collector does not reuse them before Weir calls weir_free.
+var live = map[unsafe.Pointer][]byte{}
+
+// weirAlloc gives Weir n bytes to write a STRING argument into.
+//
+//go:wasmexport weir_alloc
+func weirAlloc(n uint32) unsafe.Pointer {
+	return unsafe.Pointer(unsafe.SliceData(keep(int(n))))
+}
+
+// weirFree takes back an argument's buffer or a returned one.
+//
+//go:wasmexport weir_free
+func weirFree(p unsafe.Pointer, n uint32) {
+	delete(live, p)
+}
+
+// keep returns n bytes that stay reachable until weir_free. Their array
+// has room for one byte more, so that even an empty buffer has its own
+// address.
+func keep(n int) []byte {
+	b := make([]byte, n, n+1)
+	live[unsafe.Pointer(unsafe.SliceData(b))] = b
+	return b
+}
+
+// ret hands a STRING result to Weir as pointer<<32 | length.
+func ret(s string) uint64 {
+	b := keep(len(s))
+	copy(b, s)
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))<<32 | uint64(len(s))
+}
+
+//go:wasmexport add
+func add(a, b int64) int64 { return a + b }
+
+//go:wasmexport shout
+func shout(p unsafe.Pointer, n uint32) uint64 {
+	return ret(strings.ToUpper(unsafe.String((*byte)(p), n)) + "!")
+}
+
+//go:wasmexport spin
+func spin(x int64) int64 {
+	for {
+		x++
+	}
+}
+
+var kept [][]byte
+
+//go:wasmexport hog
+func hog(x int64) int64 {
+	for {
+		kept = append(kept, make([]byte, 1<<20))
+	}
+}
+
+func main() {}
