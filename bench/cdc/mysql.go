@@ -49,9 +49,13 @@ func (m *mysqlDB) source(rows, par int) (source, error) {
 	var p int
 	fmt.Sscan(port, &p)
 	lo := 300_000 + rand.Uint32N(1_000_000)*16
-	return mysqlcdc.NewSource(mysqlcdc.Options{Hostname: host, Port: p, Username: m.cfg.User, Password: m.cfg.Passwd,
+	s, err := mysqlcdc.NewSource(mysqlcdc.Options{Hostname: host, Port: p, Username: m.cfg.User, Password: m.cfg.Passwd,
 		Database: m.cfg.DBName, Table: m.table, ServerIDs: [2]uint32{lo, lo + 15}, StartupMode: "initial", TimeZone: time.UTC,
 		ChunkSize: max(1, rows/(2*par)), Name: "bench", Fields: columns, PrimaryKey: []string{"id"}})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func (m *mysqlDB) insert(from, n int) error {

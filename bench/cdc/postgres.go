@@ -44,9 +44,13 @@ func newPostgres(rows int) (*postgresDB, error) {
 
 func (p *postgresDB) source(int, int) (source, error) {
 	cfg := p.db.Config()
-	return postgrescdc.NewSource(postgrescdc.Options{Hostname: cfg.Host, Port: int(cfg.Port), Username: cfg.User, Password: cfg.Password,
+	s, err := postgrescdc.NewSource(postgrescdc.Options{Hostname: cfg.Host, Port: int(cfg.Port), Username: cfg.User, Password: cfg.Password,
 		Database: cfg.Database, Schema: "public", Table: p.table, Slot: p.slot, StartupMode: "initial", Name: "bench",
 		Fields: columns, PrimaryKey: []string{"id"}})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func (p *postgresDB) insert(from, n int) error {

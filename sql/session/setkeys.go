@@ -143,6 +143,9 @@ func (s *Session) setChecked(key, value string) error {
 	if err == nil {
 		_, err = s.Settings.RuntimeOptions("check")
 	}
+	if err == nil {
+		_, err = s.Settings.wasmOptions()
+	}
 	if err == nil || !aboutOnly(err.Error(), key) {
 		return nil
 	}

@@ -72,16 +72,13 @@ error: runtime: job failed after 0 restarts: subtask Source: src -> Calc -> Sink
 
 error
 SET 'weir.wasm-udf.memory' = '1 kb';
-CREATE FUNCTION k AS 'add' LANGUAGE WASM USING JAR '%[1]s/udf.wasm';
 ----
-error: line 2:1: SET 'weir.wasm-udf.memory' = '1 kb': want a memory size from 64 kb to 4 gb
+error: line 1:1: SET 'weir.wasm-udf.memory' = '1 kb': want a memory size from 64 kb to 4 gb
 
 error
-SET 'weir.wasm-udf.memory' = '1 mb';
 SET 'weir.wasm-udf.on-error' = 'skip';
-CREATE FUNCTION k AS 'add' LANGUAGE WASM USING JAR '%[1]s/udf.wasm';
 ----
-error: line 3:1: SET 'weir.wasm-udf.on-error' = 'skip': want 'fail' or 'null'
+error: line 1:1: SET 'weir.wasm-udf.on-error' = 'skip': want 'fail' or 'null'
 `, dir)
 	r := newSQLScript()
 	datadriven.RunTestFromString(t, script, func(t *testing.T, d *datadriven.TestData) string {
