@@ -109,11 +109,11 @@ func TestWasmFunctionsFromLanguages(t *testing.T) {
 
 const wasmLanguageScript = `exec
 SET 'weir.wasm-udf.timeout' = '300 ms';
+CREATE FUNCTION spin AS 'spin' LANGUAGE WASM USING JAR '%[1]s';
+SET 'weir.wasm-udf.timeout' = '1 min';
 SET 'weir.wasm-udf.memory' = '16 mb';
 CREATE FUNCTION plus AS 'add' LANGUAGE WASM USING JAR '%[1]s';
 CREATE FUNCTION shout AS 'shout(STRING) RETURNS STRING' LANGUAGE WASM USING JAR '%[1]s';
-CREATE FUNCTION spin AS 'spin' LANGUAGE WASM USING JAR '%[1]s';
-SET 'weir.wasm-udf.timeout' = '1 min';
 CREATE FUNCTION hog AS 'hog' LANGUAGE WASM USING JAR '%[1]s';
 CREATE TABLE src (id INT, a BIGINT, s STRING) WITH ('connector' = 'values');
 CREATE TABLE out (id INT, n BIGINT, s STRING) WITH ('connector' = 'values');
