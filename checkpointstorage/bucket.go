@@ -35,6 +35,9 @@ func (o bucketObjects) where(key string) string { return o.name + "/" + key }
 func (o bucketObjects) close() error { return o.b.Close() }
 
 func (o bucketObjects) retryable(err error) bool {
+	if errors.Is(err, errExists) {
+		return false // an answer: the key exists
+	}
 	switch gcerrors.Code(err) {
 	case gcerrors.Unknown, gcerrors.Internal, gcerrors.ResourceExhausted, gcerrors.DeadlineExceeded:
 		return !errors.Is(err, context.Canceled)

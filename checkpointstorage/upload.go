@@ -84,10 +84,17 @@ func (s *FS) rename(from, to string) error {
 }
 
 func (s *FS) put(rel string, data []byte, mode putMode) error {
-	err := s.retry(rel, func(ctx context.Context) error { return s.obj.put(ctx, rel, data, mode) })
-	if mode == putExclusive && errors.Is(err, errExists) && s.holds(rel, data) {
+	unanswered := false // an attempt failed without saying whether it was stored
+	err := s.retry(rel, func(ctx context.Context) error {
+		err := s.obj.put(ctx, rel, data, mode)
+		unanswered = unanswered || (err != nil && s.obj.retryable(err))
+		return err
+	})
+	if mode == putExclusive && unanswered && errors.Is(err, errExists) && s.holds(rel, data) {
 		// An earlier attempt's PUT was stored but its answer lost, and
-		// the retry met it: the object is this write's own.
+		// the retry met it: the object is this write's own. (Without a
+		// lost answer, an existing object is another write's, even with
+		// the same bytes.)
 		return nil
 	}
 	return err
