@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/weirstream/weir/checkpoint"
@@ -262,14 +263,17 @@ type queuedBarrier struct {
 	storage *checkpointstorage.FS
 }
 
-// holdQueued keeps the aligned snapshot of b in t.queuedB when its barrier
-// waits in an output queue and may still time out there; it reports
-// whether it did.
+// holdQueued holds the aligned snapshot of b, in t.queued, when its
+// barrier waits in an output queue and may still time out there; it reports
+// whether it did. Several may be held: with an aligned timeout, checkpoint
+// n+1 may be triggered while the barrier of n still waits (the coordinator
+// gave up on n and its abort has not reached this subtask yet), and its
+// barrier then queues behind that of n.
 func (t *Subtask) holdQueued(b event.CheckpointBarrier, parts []uidPart, m checkpoint.TaskMetrics, storage *checkpointstorage.FS) bool {
 	if !t.queuesOutput() || t.spec.AlignedTimeout <= 0 || b.Type.IsSavepoint() || b.Final || !t.barrierQueued(b.ID) {
 		return false
 	}
-	t.queuedB = &queuedBarrier{b: b, parts: parts, m: m, storage: storage}
+	t.queued = append(t.queued, &queuedBarrier{b: b, parts: parts, m: m, storage: storage})
 	return true
 }
 
@@ -297,26 +301,41 @@ func (c *OutChannel) barrierAt(id event.CheckpointID) int {
 	return -1
 }
 
-// settleQueuedBarrier writes the held aligned snapshot once its barrier
-// left every queue, or turns the barrier into a priority event once the
-// aligned timeout passed. The mailbox loops call it after every step.
-func (t *Subtask) settleQueuedBarrier() {
-	q := t.queuedB
-	if q == nil || t.err != nil {
-		return
+// settleQueuedBarriers settles the held aligned snapshots oldest first,
+// and stops at the first that must still wait. The mailbox loops call it
+// after every step.
+//
+// In order, because the queues are: a newer barrier leaves after the older
+// ones, and its trigger (from which its timeout counts) came later. Turning
+// a newer barrier into a priority event while an older one still waits in
+// order would make the receiver see the newer first and drop the older
+// checkpoint as subsumed.
+func (t *Subtask) settleQueuedBarriers() {
+	for len(t.queued) > 0 && t.err == nil {
+		if !t.settleQueuedBarrier(t.queued[0]) {
+			return
+		}
+		t.queued[0] = nil
+		t.queued = t.queued[1:]
 	}
+}
+
+// settleQueuedBarrier writes the held aligned snapshot q once its barrier
+// left every queue, or turns the barrier into a priority event once the
+// aligned timeout passed; it reports whether q is settled.
+func (t *Subtask) settleQueuedBarrier(q *queuedBarrier) bool {
 	if t.barrierQueued(q.b.ID) {
 		if !t.timedOut(q.b) {
-			return
+			return false
 		}
 		if p, ok := t.outputStatePart(t.convertQueued(q.b)); ok {
 			q.parts = append(q.parts, p)
 		}
 		q.m.Unaligned = true
 	}
-	t.queuedB = nil
 	t.asyncs <- struct{}{}
 	go t.writeAsync(q.b.ID, q.storage, q.parts, q.m, true)
+	return true
 }
 
 // timedOut reports whether the aligned timeout has passed since b was
@@ -352,8 +371,8 @@ func (t *Subtask) convertQueued(b event.CheckpointBarrier) []overtaken {
 }
 
 // dropQueuedBarrier forgets the held snapshot of checkpoint id, aborted.
+// Its barrier stays queued in order: a receiver ignores a barrier older
+// than one it has seen, and the newer held barriers behind it still settle.
 func (t *Subtask) dropQueuedBarrier(id event.CheckpointID) {
-	if t.queuedB != nil && t.queuedB.b.ID == id {
-		t.queuedB = nil
-	}
+	t.queued = slices.DeleteFunc(t.queued, func(q *queuedBarrier) bool { return q.b.ID == id })
 }

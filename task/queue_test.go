@@ -473,3 +473,231 @@ func TestQueuedBarrierTimesOut(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestTwoQueuedBarriersTimeOut: with an aligned timeout of 50 ms two
+// checkpoints' barriers wait in the source's full output queue, barrier 2
+// right behind barrier 1 (triggered at 0 and 20 ms). Each is held and
+// turned into a priority event on its own timeout, in order: checkpoint 1
+// acknowledges at 60 ms (not before, and not checkpoint 2 in its place),
+// checkpoint 2 at 80 ms; each overtook the 32 records queued before it.
+func TestTwoQueuedBarriersTimeOut(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := newStepClock()
+	fs, gate, reports, mail, done := runQueuedSource(ctx, t, Spec{Now: clk.now, Ticks: clk.ticks, AlignedTimeout: 50 * time.Millisecond})
+	post(mail, Mail{Kind: MailTrigger, Barrier: clk.barrier(1, 0)})
+	clk.tickAt(10 * time.Millisecond)
+	post(mail, Mail{Kind: MailTrigger, Barrier: clk.barrier(2, 20*time.Millisecond)})
+	clk.tickAt(30 * time.Millisecond)
+	noAck(t, reports)
+
+	clk.tickAt(60 * time.Millisecond)
+	ack1 := waitAck(t, reports)
+	if ack1.ID != 1 || !ack1.Ack.Metrics.Unaligned {
+		t.Fatalf("first acknowledgement: checkpoint %d (unaligned %v), want 1, unaligned", ack1.ID, ack1.Ack.Metrics.Unaligned)
+	}
+	noAck(t, reports)
+	got := takeInbox(t, gate, 3)
+	if want := "[[0 1 2 3] [4 5 6 7] priority barrier 1]"; fmt.Sprint(got) != want {
+		t.Errorf("inbox after checkpoint 1 timed out: %v, want %v", got, want)
+	}
+
+	clk.tickAt(80 * time.Millisecond)
+	ack2 := waitAck(t, reports)
+	if ack2.ID != 2 || !ack2.Ack.Metrics.Unaligned {
+		t.Fatalf("second acknowledgement: checkpoint %d (unaligned %v), want 2, unaligned", ack2.ID, ack2.Ack.Metrics.Unaligned)
+	}
+	if got := takeInbox(t, gate, 1); fmt.Sprint(got) != "[priority barrier 2]" {
+		t.Errorf("inbox after checkpoint 2 timed out: %v, want [priority barrier 2]", got)
+	}
+	for _, ack := range []Report{ack1, ack2} {
+		if rs := outputStateFor(t, fs, ack, "down"); fmt.Sprint(rs) != fmt.Sprint(seq(8, 40)) {
+			t.Errorf("checkpoint %d: output channel state %v, want %v", ack.ID, rs, seq(8, 40))
+		}
+	}
+	cancel()
+	<-done
+}
+
+// TestQueuedBarrierAbortedKeepsNewer: two checkpoints' barriers wait in the
+// source's full output queue; checkpoint 1 is aborted. Checkpoint 2 is
+// still held, and acknowledges on its own timeout; checkpoint 1 never does.
+func TestQueuedBarrierAbortedKeepsNewer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := newStepClock()
+	fs, gate, reports, mail, done := runQueuedSource(ctx, t, Spec{Now: clk.now, Ticks: clk.ticks, AlignedTimeout: 50 * time.Millisecond})
+	post(mail, Mail{Kind: MailTrigger, Barrier: clk.barrier(1, 0)})
+	post(mail, Mail{Kind: MailTrigger, Barrier: clk.barrier(2, 20*time.Millisecond)})
+	clk.tickAt(30 * time.Millisecond)
+	post(mail, Mail{Kind: MailAborted, ID: 1})
+	clk.tickAt(60 * time.Millisecond)
+	noAck(t, reports)
+
+	clk.tickAt(80 * time.Millisecond)
+	ack := waitAck(t, reports)
+	if ack.ID != 2 || !ack.Ack.Metrics.Unaligned {
+		t.Fatalf("acknowledgement: checkpoint %d (unaligned %v), want 2, unaligned", ack.ID, ack.Ack.Metrics.Unaligned)
+	}
+	// Barrier 1 stays queued in order (the receiver ignores it, older than
+	// the barrier 2 it has seen); barrier 2 overtook it.
+	if got := takeInbox(t, gate, 3); fmt.Sprint(got) != "[[0 1 2 3] [4 5 6 7] priority barrier 2]" {
+		t.Errorf("inbox: %v, want the 2 batches in flight and priority barrier 2", got)
+	}
+	if rs := outputStateFor(t, fs, ack, "down"); fmt.Sprint(rs) != fmt.Sprint(seq(8, 40)) {
+		t.Errorf("output channel state %v, want %v", rs, seq(8, 40))
+	}
+	cancel()
+	<-done
+}
+
+// stepClock is a test's clock for a subtask, advanced by hand with a tick
+// at each step.
+type stepClock struct {
+	t0    time.Time
+	ns    atomic.Int64
+	ticks chan time.Time
+}
+
+func newStepClock() *stepClock {
+	c := &stepClock{t0: time.UnixMilli(1_000_000), ticks: make(chan time.Time)}
+	c.ns.Store(c.t0.UnixNano())
+	return c
+}
+
+func (c *stepClock) now() time.Time { return time.Unix(0, c.ns.Load()) }
+
+// tickAt moves the clock to d after t0 and ticks twice: the ticks are
+// unbuffered, so the second is taken once the loop finished the step of
+// the first.
+func (c *stepClock) tickAt(d time.Duration) {
+	c.ns.Store(c.t0.Add(d).UnixNano())
+	c.ticks <- c.now()
+	c.ticks <- c.now()
+}
+
+// barrier is checkpoint id's barrier, triggered at d after t0.
+func (c *stepClock) barrier(id event.CheckpointID, d time.Duration) event.CheckpointBarrier {
+	return event.CheckpointBarrier{ID: id, Timestamp: event.Timestamp(c.t0.Add(d).UnixMilli())}
+}
+
+// noAck fails if an acknowledgement was reported; it drops other reports.
+func noAck(t *testing.T, reports chan Report) {
+	t.Helper()
+	for len(reports) > 0 {
+		if r := <-reports; r.Kind == ReportAck {
+			t.Fatalf("unexpected acknowledgement of checkpoint %d: %+v", r.ID, r.Ack.Metrics)
+		}
+	}
+}
+
+// takeInbox takes n envelopes from the gate's inbox and hands their
+// credits (or priority slots) back, as a receiver processing them would.
+func takeInbox(t *testing.T, gate *InputGate, n int) []string {
+	t.Helper()
+	var got []string
+	for range n {
+		select {
+		case e := <-gate.inbox:
+			got = append(got, envelopeInts(e))
+			if e.Priority {
+				gate.recycle(e)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the inbox holds only %v", got)
+		}
+	}
+	return got
+}
+
+// post sends m and waits until the subtask took it: a tick sent after it
+// is then taken once the subtask handled it (mail and ticks race in its
+// select otherwise).
+func post(mail chan Mail, m Mail) {
+	mail <- m
+	for len(mail) > 0 {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestQueuedBarrierEndOfInput: the source's input ends (drain) while the
+// aligned barrier of checkpoint 1 waits in its full output queue, so the
+// end of input queues behind it. On the timeout the barrier leaves as a
+// priority event and checkpoint 1 acknowledges, unaligned, with the 32
+// records before it as output state; the end of input follows them, once.
+func TestQueuedBarrierEndOfInput(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := newStepClock()
+	fs, gate, reports, mail, done := runQueuedSource(ctx, t, Spec{Now: clk.now, Ticks: clk.ticks, AlignedTimeout: 50 * time.Millisecond})
+	post(mail, Mail{Kind: MailTrigger, Barrier: clk.barrier(1, 0)})
+	post(mail, Mail{Kind: MailDrain})
+	clk.tickAt(10 * time.Millisecond)
+	noAck(t, reports)
+
+	clk.tickAt(60 * time.Millisecond)
+	ack := waitAck(t, reports)
+	if ack.ID != 1 || !ack.Ack.Metrics.Unaligned {
+		t.Fatalf("acknowledgement: checkpoint %d (unaligned %v), want 1, unaligned", ack.ID, ack.Ack.Metrics.Unaligned)
+	}
+	if rs := outputStateFor(t, fs, ack, "down"); fmt.Sprint(rs) != fmt.Sprint(seq(8, 40)) {
+		t.Errorf("output channel state %v, want %v", rs, seq(8, 40))
+	}
+	got := receiveUntilEnd(t, gate)
+	want := "[[0 1 2 3] [4 5 6 7] priority barrier 1 [8 9 10 11] [12 13 14 15] [16 17 18 19] [20 21 22 23] [24 25 26 27] [28 29 30 31] [32 33 34 35] [36 37 38 39] end of input]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("received %v\nwant     %v", got, want)
+	}
+	cancel()
+	<-done
+}
+
+// TestQueuedBarrierLeavesBeforeEndOfInput: as above, but the receiver
+// takes everything before the timeout: the barrier of checkpoint 1 leaves
+// its queue in order, ahead of the end of input, and checkpoint 1
+// acknowledges aligned, with no output state.
+func TestQueuedBarrierLeavesBeforeEndOfInput(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clk := newStepClock()
+	_, gate, reports, mail, done := runQueuedSource(ctx, t, Spec{Now: clk.now, Ticks: clk.ticks, AlignedTimeout: 50 * time.Millisecond})
+	post(mail, Mail{Kind: MailTrigger, Barrier: clk.barrier(1, 0)})
+	post(mail, Mail{Kind: MailDrain})
+	clk.tickAt(10 * time.Millisecond)
+	noAck(t, reports)
+
+	got := receiveUntilEnd(t, gate)
+	want := "[[0 1 2 3] [4 5 6 7] [8 9 10 11] [12 13 14 15] [16 17 18 19] [20 21 22 23] [24 25 26 27] [28 29 30 31] [32 33 34 35] [36 37 38 39] barrier 1 end of input]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("received %v\nwant     %v", got, want)
+	}
+	ack := waitAck(t, reports)
+	if m := ack.Ack.Metrics; ack.ID != 1 || m.Unaligned || m.PersistedOutputBytes != 0 {
+		t.Errorf("acknowledgement: checkpoint %d, metrics %+v; want 1, aligned, no output state", ack.ID, m)
+	}
+	cancel()
+	<-done
+}
+
+// receiveUntilEnd takes envelopes from the gate's inbox, handing each one's
+// credit (or priority slot) back, until the end of input.
+func receiveUntilEnd(t *testing.T, gate *InputGate) []string {
+	t.Helper()
+	var got []string
+	for {
+		select {
+		case e := <-gate.inbox:
+			gate.recycle(e)
+			switch c := e.Batch.Control; {
+			case c.Kind == event.KindEndOfInput:
+				return append(got, "end of input")
+			case c.Kind == event.KindBarrier && !e.Priority:
+				got = append(got, fmt.Sprintf("barrier %d", c.Barrier.ID))
+			case len(e.Batch.Records) > 0 || e.Priority:
+				got = append(got, envelopeInts(e))
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no end of input; received %v", got)
+		}
+	}
+}

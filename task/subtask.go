@@ -195,9 +195,9 @@ type Subtask struct {
 	// (current nil: none). See admitBetween.
 	current   []event.Record
 	currentCh int
-	// queuedB is an aligned snapshot whose barrier waits in an output
-	// queue and may time out there (see queue.go), or nil.
-	queuedB *queuedBarrier
+	// queued are the aligned snapshots whose barriers wait in an output
+	// queue and may time out there, oldest first (see queue.go).
+	queued []*queuedBarrier
 	// debloater sizes the input's batches (nil: debloating off).
 	debloater *debloat.Debloater
 	// wake is the processing-time wake-up (nil when Spec.Ticks drives
@@ -544,7 +544,7 @@ func (t *Subtask) pollMailbox(ticks <-chan time.Time) {
 }
 
 func (t *Subtask) check() error {
-	t.settleQueuedBarrier()
+	t.settleQueuedBarriers()
 	if t.err != nil {
 		return t.err
 	}

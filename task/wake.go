@@ -119,7 +119,7 @@ func (t *Subtask) nextWake() (time.Time, bool) {
 			next = at
 		}
 	}
-	if w.active || t.unal != nil || t.queuedB != nil || t.aligning() {
+	if w.active || t.unal != nil || len(t.queued) > 0 || t.aligning() {
 		earliest(w.lastTick.Add(t.spec.TimerTick))
 	}
 	if t.stopping == 0 && t.pts.Len() > 0 {
