@@ -191,7 +191,7 @@ func (j *Job) CheckpointSubtasks(id int64, vertexID string) (api.TaskCheckpointD
 			Checkpoint: &api.CheckpointDuration{Sync: m.SyncDuration.Milliseconds(), Async: m.AsyncDuration.Milliseconds()},
 			Alignment: &api.CheckpointAlignment{Duration: m.AlignmentDuration.Milliseconds(),
 				Persisted: m.PersistedBytes},
-			StartDelay: startDelay(t).Milliseconds(), UnalignedCheckpoint: m.Unaligned}
+			StartDelay: m.StartDelay.Milliseconds(), UnalignedCheckpoint: m.Unaligned}
 		d.Subtasks[t.Task.Index] = st
 		e2e, size = append(e2e, st.EndToEndDuration), append(size, st.StateSize)
 		syncs, asyncs = append(syncs, st.Checkpoint.Sync), append(asyncs, st.Checkpoint.Async)
@@ -205,10 +205,12 @@ func (j *Job) CheckpointSubtasks(id int64, vertexID string) (api.TaskCheckpointD
 	return d, nil
 }
 
-// startDelay is the time from the trigger to the subtask's first barrier:
-// what is left of the acknowledgement latency after alignment, sync and
-// async (never negative).
-func startDelay(t checkpoint.TaskStats) time.Duration {
+// barrierIn places the subtask's first barrier on the timeline: what is
+// left of the acknowledgement latency after alignment, sync and async
+// (never negative), so that the timeline's steps add up to the latency.
+// The measured start delay (REST start_delay) can exceed it by the
+// rounding of the trigger time to ms, which would order the steps wrong.
+func barrierIn(t checkpoint.TaskStats) time.Duration {
 	m := t.Metrics
 	return max(0, t.AckLatency-m.AlignmentDuration-m.SyncDuration-m.AsyncDuration)
 }
@@ -247,7 +249,7 @@ func (j *Job) timelineEntry(t checkpoint.TaskStats, completed int64) api.Timelin
 		return e
 	}
 	m := t.Metrics
-	barrier := startDelay(t)
+	barrier := barrierIn(t)
 	e.BarrierIn = barrier.Milliseconds()
 	e.Aligned = (barrier + m.AlignmentDuration).Milliseconds()
 	e.SyncDone = (barrier + m.AlignmentDuration + m.SyncDuration).Milliseconds()

@@ -63,6 +63,8 @@ var TaskDefs = []Def[*Subtask]{
 	}},
 	{"checkpointAlignmentTime", "Barrier alignment of the last completed checkpoint, ns.",
 		func(s *Subtask) float64 { return i64(&s.CheckpointAlignmentNanos) }},
+	{"checkpointStartDelayNanos", "Time from the trigger of the last completed checkpoint to its first barrier at the subtask, ns.",
+		func(s *Subtask) float64 { return i64(&s.CheckpointStartDelayNanos) }},
 	{"lastCheckpointSize", "Bytes the subtask wrote for the last completed checkpoint: its state size.",
 		func(s *Subtask) float64 { return i64(&s.CheckpointSize) }},
 	{"debloatedBufferSize", "Batch size, in records, the buffer debloater last computed for the input channels (0: debloating off).",

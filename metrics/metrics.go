@@ -172,9 +172,12 @@ type Subtask struct {
 	BackPressured atomic.Bool
 	// CheckpointAlignmentNanos is the barrier alignment of the last
 	// completed checkpoint (Flink's checkpointAlignmentTime, ns);
-	// CheckpointSize the bytes the subtask wrote for it: its state size
-	// (Flink's REST checkpointed_size, as a metric).
-	CheckpointAlignmentNanos, CheckpointSize atomic.Int64
+	// CheckpointStartDelayNanos the time from its trigger to its first
+	// barrier at the subtask, as the subtask measured it (Flink's
+	// checkpointStartDelayNanos); CheckpointSize the bytes the subtask
+	// wrote for it: its state size (Flink's REST checkpointed_size, as a
+	// metric).
+	CheckpointAlignmentNanos, CheckpointStartDelayNanos, CheckpointSize atomic.Int64
 	// Tail samples the rows of the vertex for GET …/vertices/:vid/tail:
 	// those its chain emits downstream, or those its last operator
 	// received when that is a sink (its chain emits nothing).

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/rest/api"
@@ -289,11 +290,38 @@ func checkCheckpoints(t *testing.T, c *cluster, id string, d api.JobDetails, tot
 		onDisk[0] != fmt.Sprintf("chk-%d", l.Completed.ID) {
 		t.Fatalf("latest completed %+v; on disk %v", l.Completed, onDisk)
 	}
+	checkStartDelays(t, c, id, d, l.Completed.ID)
 	if size := dirSize(t, l.Completed.ExternalPath); size != l.Completed.StateSize {
 		t.Errorf("checkpoint %d: state_size %d, its files hold %d bytes besides _metadata", l.Completed.ID, l.Completed.StateSize, size)
 	}
 	if st.Summary.StateSize.Max < l.Completed.StateSize || st.Summary.EndToEndDuration.Min < 0 {
 		t.Errorf("summary %+v", st.Summary)
+	}
+}
+
+// checkStartDelays: each subtask's start_delay in checkpoint ck, the
+// latest completed, is the start delay the subtask measured for it (its
+// metric group's checkpointStartDelayNanos, in ms), not derived from the
+// other durations.
+func checkStartDelays(t testing.TB, c *cluster, id string, d api.JobDetails, ck int64) {
+	j, err := c.m.Job(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range d.Vertices {
+		var sd api.TaskCheckpointDetails
+		get(t, c, fmt.Sprintf("/v1/jobs/%s/checkpoints/details/%d/subtasks/%s", id, ck, v.ID), &sd)
+		var delays []int64
+		for _, s := range sd.Subtasks {
+			want := time.Duration(j.Metrics().Subtask(v.Name, s.Index).CheckpointStartDelayNanos.Load()).Milliseconds()
+			if s.StartDelay != want {
+				t.Errorf("checkpoint %d %s[%d]: start_delay %d ms, the subtask measured %d ms", ck, v.Name, s.Index, s.StartDelay, want)
+			}
+			delays = append(delays, s.StartDelay)
+		}
+		if sum := sd.Summary.StartDelay; len(delays) > 0 && (sum.Min != slices.Min(delays) || sum.Max != slices.Max(delays)) {
+			t.Errorf("checkpoint %d %s: start_delay summary %+v, subtasks %v", ck, v.Name, sum, delays)
+		}
 	}
 }
 

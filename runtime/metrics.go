@@ -51,7 +51,7 @@ func (j *job) restartMetrics() {
 
 // checkpointCompletedMetrics records checkpoint id as the last completed:
 // its duration, its size (bytes every subtask wrote) and each subtask's
-// alignment time.
+// alignment time and start delay.
 func (dr *driver) checkpointCompletedMetrics(id event.CheckpointID) {
 	m := dr.j.metrics
 	if m == nil {
@@ -73,6 +73,7 @@ func (dr *driver) checkpointCompletedMetrics(id event.CheckpointID) {
 		buffered += t.Metrics.AlignmentBuffered
 		if g := m.Subtask(t.Task.Vertex, t.Task.Index); g != nil {
 			g.CheckpointAlignmentNanos.Store(t.Metrics.AlignmentDuration.Nanoseconds())
+			g.CheckpointStartDelayNanos.Store(t.Metrics.StartDelay.Nanoseconds())
 			g.CheckpointSize.Store(t.Metrics.Bytes)
 		}
 	}
