@@ -441,14 +441,27 @@ func (c *Connectors) known() []string {
 	return slices.Compact(out)
 }
 
-// atTable places a connector factory's error at the table's CREATE TABLE
-// statement, unless it is placed already.
+// atTable places a connector factory's error, unless it is placed already:
+// at the WITH option the message names first ('fields.a.kind' = …), else
+// at the table's CREATE TABLE statement.
 func atTable(t *catalog.Table, err error) error {
 	var placed *Error
 	if err == nil || errors.As(err, &placed) && placed.Class == nil {
 		return err
 	}
-	return &Error{Pos: t.Pos, Msg: err.Error(), Err: err}
+	return &Error{Pos: t.OptionAt(firstOptionNamed(t, err.Error())), Msg: err.Error(), Err: err}
+}
+
+// firstOptionNamed is the option of t whose quoted key comes first in msg,
+// or "" (OptionAt then gives the table's position).
+func firstOptionNamed(t *catalog.Table, msg string) string {
+	first, at := "", len(msg)
+	for k := range t.Options {
+		if i := strings.Index(msg, "'"+k+"'"); i >= 0 && (i < at || i == at && len(k) > len(first)) {
+			first, at = k, i
+		}
+	}
+	return first
 }
 
 func keys[V any](m map[string]V) string { return strings.Join(names(m), ", ") }
