@@ -93,6 +93,9 @@ func (p *Planner) planJoinWhere(j *parser.Join, where []parser.Expr) (*Rel, []pa
 	if u, ok := j.Right.(*parser.Unnest); ok {
 		return p.unnestJoin(j, l, u, where)
 	}
+	if u, ok := p.tableFunction(j.Right); ok {
+		return p.unnestJoin(j, l, u, where)
+	}
 	r, err := p.planFrom(j.Right)
 	if err != nil {
 		return nil, nil, err

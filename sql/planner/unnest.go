@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/sql/exec"
@@ -37,6 +38,18 @@ func (p *Planner) unnestJoin(j *parser.Join, l *Rel, u *parser.Unnest, where []p
 	}
 	r, err := p.unnest(l, u, left)
 	return r, where, err
+}
+
+// tableFunction reads `LATERAL TABLE(f(x)) AS t(cols)` of a user-defined
+// function f (a WebAssembly function whose result is an ARRAY: its
+// elements are the rows) as UNNEST(f(x)) AS t(cols): Flink's Correlate of a
+// table function.
+func (p *Planner) tableFunction(t parser.TableExpr) (*parser.Unnest, bool) {
+	tf, ok := t.(*parser.TableFunc)
+	if !ok || p.Config.Functions[strings.ToUpper(tf.Call.Name)] == nil {
+		return nil, false
+	}
+	return &parser.Unnest{Pos: tf.Pos, Exprs: []parser.Expr{tf.Call}, Alias: tf.Alias, Columns: tf.Columns}, true
 }
 
 func isTrueLit(e parser.Expr) bool {

@@ -88,7 +88,8 @@ error: line 1:1: SET 'weir.wasm-udf.on-error' = 'skip': want 'fail' or 'null'
 
 // TestWasmFunctionsFromLanguages runs sql/wasmudf's example modules, built
 // from Rust, Go and AssemblyScript, in SQL: a numeric and a string
-// function give exact rows; a function that loops forever and one that
+// function give exact rows, and so does a table function (ARRAY<STRING>
+// result) in LATERAL TABLE, inner and LEFT JOIN … ON TRUE; a function that loops forever and one that
 // allocates without bound fail the job naming the function and the limit;
 // with 'weir.wasm-udf.on-error' = 'null' the failing row gets NULL
 // and the job's other rows are exact.
@@ -114,6 +115,7 @@ SET 'weir.wasm-udf.timeout' = '1 min';
 SET 'weir.wasm-udf.memory' = '16 mb';
 CREATE FUNCTION plus AS 'add' LANGUAGE WASM USING JAR '%[1]s';
 CREATE FUNCTION shout AS 'shout(STRING) RETURNS STRING' LANGUAGE WASM USING JAR '%[1]s';
+CREATE FUNCTION words AS 'words(STRING) RETURNS ARRAY<STRING>' LANGUAGE WASM USING JAR '%[1]s';
 CREATE FUNCTION hog AS 'hog' LANGUAGE WASM USING JAR '%[1]s';
 CREATE TABLE src (id INT, a BIGINT, s STRING) WITH ('connector' = 'values');
 CREATE TABLE out (id INT, n BIGINT, s STRING) WITH ('connector' = 'values');
@@ -135,6 +137,24 @@ out:
 +I[2, NULL, NULL]
 +I[3, -4, HÉLLO WÖRLD!]
 +I[4, 9, !]
+
+run
+INSERT INTO out SELECT id, CHAR_LENGTH(w), w FROM src, LATERAL TABLE(words(s)) AS t(w);
+----
+out:
++I[1, 4, weir]
++I[3, 5, héllo]
++I[3, 5, wörld]
+
+run
+INSERT INTO out SELECT id, CAST(NULL AS BIGINT), w FROM src LEFT JOIN LATERAL TABLE(words(s)) AS t(w) ON TRUE;
+----
+out:
++I[1, NULL, weir]
++I[2, NULL, NULL]
++I[3, NULL, héllo]
++I[3, NULL, wörld]
++I[4, NULL, NULL]
 
 error
 INSERT INTO out SELECT id, CASE WHEN id = 3 THEN spin(a) ELSE a END, s FROM src;

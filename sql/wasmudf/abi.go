@@ -24,6 +24,7 @@ type signature struct {
 	export   string
 	params   []types.Kind
 	result   types.Kind
+	elem     types.Kind // an ARRAY result's element: STRING or BIGINT
 	declared bool
 }
 
@@ -33,6 +34,9 @@ var sqlKinds = map[string]types.Kind{
 	"INT": types.Int, "INTEGER": types.Int, "BIGINT": types.BigInt, "FLOAT": types.Float,
 	"DOUBLE": types.Double, "STRING": types.String, "VARCHAR": types.String, "BYTES": types.Bytes,
 }
+
+// A declared result may also be ARRAY<STRING> or ARRAY<BIGINT>: a table
+// function's rows of one column, for LATERAL TABLE(f(…)).
 
 // parseSignature reads AS 'export' or AS 'export(T, …) RETURNS T'.
 func parseSignature(as string) (signature, error) {
@@ -58,9 +62,27 @@ func parseSignature(as string) (signature, error) {
 	if len(rest) != 2 || !strings.EqualFold(rest[0], "RETURNS") {
 		return s, fmt.Errorf("AS '%s': want RETURNS TYPE after the parameter list", as)
 	}
+	if inner, ok := arrayOf(rest[1]); ok {
+		s.result = types.Array
+		var err error
+		s.elem, err = sqlKind(as, inner)
+		if err == nil && s.elem != types.String && s.elem != types.BigInt {
+			err = fmt.Errorf("AS '%s': an ARRAY result holds STRING or BIGINT, not %s", as, s.elem)
+		}
+		return s, err
+	}
 	k, err := sqlKind(as, rest[1])
 	s.result = k
 	return s, err
+}
+
+// arrayOf returns T of ARRAY<T>.
+func arrayOf(t string) (string, bool) {
+	u := strings.ToUpper(t)
+	if !strings.HasPrefix(u, "ARRAY<") || !strings.HasSuffix(u, ">") {
+		return "", false
+	}
+	return u[len("ARRAY<") : len(u)-1], true
 }
 
 func sqlKind(as, name string) (types.Kind, error) {
@@ -121,7 +143,7 @@ func lowerNumber(k types.Kind) api.ValueType {
 	return api.ValueTypeI32
 }
 
-func isBuffer(k types.Kind) bool { return k == types.String || k == types.Bytes }
+func isBuffer(k types.Kind) bool { return k == types.String || k == types.Bytes || k == types.Array }
 
 func (s signature) usesBuffers() bool {
 	for _, k := range append(s.params, s.result) {
@@ -140,7 +162,7 @@ func (s signature) String() string {
 		names[i] = s.paramName(i)
 	}
 	if s.declared {
-		return fmt.Sprintf("%s(%s) RETURNS %s", s.export, strings.Join(names, ", "), s.result)
+		return fmt.Sprintf("%s(%s) RETURNS %s", s.export, strings.Join(names, ", "), s.resultType())
 	}
 	return fmt.Sprintf("%s(%s) %s", s.export, strings.Join(names, ", "), api.ValueTypeName(lowerNumber(s.result)))
 }
@@ -150,6 +172,15 @@ func (s signature) paramName(i int) string {
 		return s.params[i].String()
 	}
 	return api.ValueTypeName(lowerNumber(s.params[i]))
+}
+
+// resultType is the SQL type a call returns.
+func (s signature) resultType() types.Type {
+	t := types.Type{Kind: s.result, Nullable: true}
+	if s.result == types.Array {
+		t.Elem = &types.Type{Kind: s.elem}
+	}
+	return t
 }
 
 // wasmTypes prints WebAssembly value types as a module's text does.

@@ -2,6 +2,7 @@ package wasmudf
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/tetratelabs/wazero/api"
@@ -46,12 +47,39 @@ func invoke(ctx context.Context, m api.Module, sig signature, params []api.Value
 	if !ok {
 		return nil, fmt.Errorf("the result (pointer %d, length %d) is outside the module's memory (%d bytes)", ptr, n, m.Memory().Size())
 	}
-	b = append([]byte(nil), b...)
 	bufs = append(bufs, [2]uint32{ptr, n})
-	if sig.result == types.String {
+	switch sig.result {
+	case types.String:
 		return string(b), nil
+	case types.Array:
+		return elements(b, sig.elem)
 	}
-	return b, nil
+	return append([]byte(nil), b...), nil
+}
+
+// elements reads an ARRAY result's buffer: BIGINTs as 8 bytes each, STRINGs
+// each as a 4-byte length and its bytes (little-endian, as WebAssembly's
+// memory is).
+func elements(b []byte, elem types.Kind) ([]any, error) {
+	out := []any{}
+	if elem == types.BigInt {
+		if len(b)%8 != 0 {
+			return nil, fmt.Errorf("an ARRAY<BIGINT> result of %d bytes, not a multiple of 8", len(b))
+		}
+		for i := 0; i < len(b); i += 8 {
+			out = append(out, int64(binary.LittleEndian.Uint64(b[i:])))
+		}
+		return out, nil
+	}
+	for len(b) > 0 {
+		if len(b) < 4 || uint64(binary.LittleEndian.Uint32(b)) > uint64(len(b)-4) {
+			return nil, fmt.Errorf("an ARRAY<STRING> result's element %d runs past the result's end", len(out)+1)
+		}
+		n := binary.LittleEndian.Uint32(b)
+		out = append(out, string(b[4:4+n]))
+		b = b[4+n:]
+	}
+	return out, nil
 }
 
 // put copies b into a buffer the module's weir_alloc gives.

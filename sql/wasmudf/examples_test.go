@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -54,6 +55,15 @@ func TestExampleModules(t *testing.T) {
 					t.Errorf("%v: got %.40v, %v, want %.40v", c.args, got, err, c.want)
 				}
 			}
+			words := mustLoad(t, "WORDS", path, "words(STRING) RETURNS ARRAY<STRING>", o)
+			if rt, err := words.Result([]types.Type{str}); err != nil || rt.String() != "ARRAY<STRING NOT NULL>" {
+				t.Fatalf("words result type %v, %v", rt, err)
+			}
+			for in, want := range map[string][]any{"the quick  brown fox": {"the", "quick", "brown", "fox"}, "": {}, "héllo": {"héllo"}} {
+				if got, err := words.Eval([]any{in}); err != nil || !reflect.DeepEqual(got, want) {
+					t.Errorf("words(%q) = %#v, %v, want %#v", in, got, err, want)
+				}
+			}
 			spin := mustLoad(t, "SPIN", path, "spin", Options{Timeout: 200 * time.Millisecond})
 			_, err := spin.Eval([]any{int64(1)})
 			if want := fmt.Sprintf("function SPIN (module %s): wasmudf: the call ran longer than its time limit (200ms)", path); !errors.Is(err, ErrTimeout) || err.Error() != want {
@@ -83,6 +93,7 @@ func TestDeclaredSignatureErrors(t *testing.T) {
 		{rust, "shout(STRING) RETURNS DOUBLE", `export "shout" has WebAssembly type (i32, i32) -> (i64), but shout(STRING) RETURNS DOUBLE lowers to (i32, i32) -> (f64)`},
 		{rust, "add(STRING, BIGINT) RETURNS BIGINT", `export "add" has WebAssembly type (i64, i64) -> (i64), but add(STRING, BIGINT) RETURNS BIGINT lowers to (i32, i32, i64) -> (i64)`},
 		{rust, "add(BIGINT, BIGINT)", `AS 'add(BIGINT, BIGINT)': want RETURNS TYPE after the parameter list`},
+		{rust, "words(STRING) RETURNS ARRAY<INT>", `AS 'words(STRING) RETURNS ARRAY<INT>': an ARRAY result holds STRING or BIGINT, not INT`},
 		{rust, "add(BIGINT, DECIMAL) RETURNS BIGINT", `AS 'add(BIGINT, DECIMAL) RETURNS BIGINT': type "DECIMAL" is not one a WebAssembly function takes (BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, STRING, BYTES)`},
 	} {
 		_, err := Load("F", c.path, c.as, Options{})

@@ -205,7 +205,7 @@ func (u *udf) check(args []types.Type) (types.Type, error) {
 				u.name, i+1, a, whose, u.sig.paramName(i), u.sig)
 		}
 	}
-	return types.Type{Kind: u.sig.result, Nullable: true}, nil
+	return u.sig.resultType(), nil
 }
 
 // call runs the export on a pooled instance, within the time limit.

@@ -5,12 +5,15 @@
 //
 //	CREATE FUNCTION plus  AS 'add' LANGUAGE WASM USING JAR 'go.wasm';
 //	CREATE FUNCTION shout AS 'shout(STRING) RETURNS STRING' LANGUAGE WASM USING JAR 'go.wasm';
+//	CREATE FUNCTION words AS 'words(STRING) RETURNS ARRAY<STRING>' LANGUAGE WASM USING JAR 'go.wasm';
+//	SELECT id, w FROM t, LATERAL TABLE(words(s)) AS x(w);
 //
 // spin loops forever and hog allocates without bound: the tests' proof
 // that Weir stops both.
 package main
 
 import (
+	"encoding/binary"
 	"strings"
 	"unsafe"
 )
@@ -42,7 +45,8 @@ func keep(n int) []byte {
 	return b
 }
 
-// ret hands a STRING result to Weir as pointer<<32 | length.
+// ret hands a STRING (or an ARRAY's encoding) to Weir as pointer<<32 |
+// length.
 func ret(s string) uint64 {
 	b := keep(len(s))
 	copy(b, s)
@@ -55,6 +59,19 @@ func add(a, b int64) int64 { return a + b }
 //go:wasmexport shout
 func shout(p unsafe.Pointer, n uint32) uint64 {
 	return ret(strings.ToUpper(unsafe.String((*byte)(p), n)) + "!")
+}
+
+// words is a table function: its ARRAY<STRING> result, each element a
+// little-endian uint32 length and its bytes, gives one row per word.
+//
+//go:wasmexport words
+func words(p unsafe.Pointer, n uint32) uint64 {
+	var out []byte
+	for _, w := range strings.Fields(unsafe.String((*byte)(p), n)) {
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(w)))
+		out = append(out, w...)
+	}
+	return ret(string(out))
 }
 
 //go:wasmexport spin

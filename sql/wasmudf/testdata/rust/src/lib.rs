@@ -3,6 +3,8 @@
 //!
 //!   CREATE FUNCTION plus  AS 'add' LANGUAGE WASM USING JAR 'rust.wasm';
 //!   CREATE FUNCTION shout AS 'shout(STRING) RETURNS STRING' LANGUAGE WASM USING JAR 'rust.wasm';
+//!   CREATE FUNCTION words AS 'words(STRING) RETURNS ARRAY<STRING>' LANGUAGE WASM USING JAR 'rust.wasm';
+//!   SELECT id, w FROM t, LATERAL TABLE(words(s)) AS x(w);
 //!
 //! spin loops forever and hog allocates without bound: the tests' proof
 //! that Weir stops both.
@@ -34,7 +36,11 @@ unsafe fn str_arg<'a>(ptr: *const u8, len: u32) -> &'a str {
 /// ret hands a STRING result to Weir as pointer<<32 | length; Weir frees
 /// it with weir_free.
 fn ret(s: String) -> u64 {
-    let b = s.into_bytes().into_boxed_slice();
+    ret_bytes(s.into_bytes())
+}
+
+fn ret_bytes(v: Vec<u8>) -> u64 {
+    let b = v.into_boxed_slice();
     let len = b.len() as u64;
     let ptr = Box::into_raw(b) as *mut u8 as u64;
     ptr << 32 | len
@@ -48,6 +54,18 @@ pub extern "C" fn add(a: i64, b: i64) -> i64 {
 #[no_mangle]
 pub unsafe extern "C" fn shout(ptr: *const u8, len: u32) -> u64 {
     ret(str_arg(ptr, len).to_uppercase() + "!")
+}
+
+/// words is a table function: its ARRAY<STRING> result, each element a
+/// little-endian u32 length and its bytes, gives one row per word.
+#[no_mangle]
+pub unsafe extern "C" fn words(ptr: *const u8, len: u32) -> u64 {
+    let mut out = Vec::new();
+    for w in str_arg(ptr, len).split(' ').filter(|w| !w.is_empty()) {
+        out.extend_from_slice(&(w.len() as u32).to_le_bytes());
+        out.extend_from_slice(w.as_bytes());
+    }
+    ret_bytes(out)
 }
 
 #[no_mangle]
