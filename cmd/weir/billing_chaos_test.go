@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -29,6 +30,10 @@ type billingRun struct {
 	dups                   int
 	truth                  string
 	flags                  chaosFlags
+	// interval and delays are the checkpoint interval and the range of
+	// the kill delays; zero: chaos's defaults below.
+	interval           string
+	minDelay, maxDelay time.Duration
 }
 
 func newBillingRun(t *testing.T, bills int, db string) *billingRun {
@@ -111,9 +116,14 @@ func (r *billingRun) chaos(ctx context.Context, kills int, sets ...string) strin
 	// Kills come 0.2–0.7 s after each start; one subtask per operator and
 	// checkpoints every 250 ms keep the job long enough for all of them
 	// (0.3–1 s let a fast machine without -race finish after 18 kills).
-	f.kills, f.minDelay, f.maxDelay = kills, 200*time.Millisecond, 700*time.Millisecond
-	args := []string{self, "run", r.script(), "-q",
-		"--set", "execution.checkpointing.interval=250ms", "--set", "parallelism.default=1"}
+	// A test may set other delays and interval (r.minDelay, …) and
+	// parallelisms (r.flags.parallelism, appended after these settings).
+	f.kills, f.minDelay, f.maxDelay = kills, cmp.Or(r.minDelay, 200*time.Millisecond), cmp.Or(r.maxDelay, 700*time.Millisecond)
+	args := []string{self, "run", r.script(),
+		"--set", "execution.checkpointing.interval=" + cmp.Or(r.interval, "250ms"), "--set", "parallelism.default=1"}
+	if f.logs == "" {
+		args = append(args, "-q") // runs log into the test's stderr otherwise
+	}
 	for _, kv := range sets {
 		args = append(args, "--set", kv)
 	}

@@ -5,11 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -41,6 +43,16 @@ type chaosFlags struct {
 	// beforeSettle, when set, is called after the kills, before the
 	// settling run starts (a test stops its writer there).
 	beforeSettle func()
+	// parallelism, when set, is each run's parallelism.default, cycled
+	// over the runs: a restore at another parallelism, as a Flink user
+	// rescales a job from a checkpoint.
+	parallelism []int
+	// killWhen, when set, is asked (run 0-based) whether a run that is due
+	// to be killed may be killed now (see killPlan.when).
+	killWhen func(run int) bool
+	// logs, when set, is the directory each run's stderr goes to
+	// (run-N.log) instead of chaos's own stderr.
+	logs string
 }
 
 func newChaosCommand() *cobra.Command {
@@ -50,7 +62,13 @@ func newChaosCommand() *cobra.Command {
 		Short: "Kill a job with SIGKILL at random moments, restart it, and verify its output",
 		Long: `Runs COMMAND (e.g. weir run billing.sql) as a child process and kills it with SIGKILL
 --kills times, each after a random delay between --min-delay and --max-delay; every restart
-appends --restore latest-or-empty (a kill may come before the first checkpoint). After the last run finishes, the --table (account_id, total,
+appends --restore latest-or-empty (a kill may come before the first checkpoint). With
+--parallelism 2,3,1 the runs take those parallelisms in turn (-D parallelism.default=N is
+appended to every run's arguments, as weir run reads it), so that each restore rescales the job
+from a checkpoint taken at another parallelism (Flink's rescaling on restore; with unaligned
+checkpoints their in-flight rows are re-partitioned too). --logs DIR writes each run's stderr
+to DIR/run-N.log instead of chaos's own stderr (weir run without -q logs there which
+checkpoint it restored). After the last run finishes, the --table (account_id, total,
 bill_count) in the --mysql or --sqlite database is compared with the --truth CSV written by
 weir tool gen-bills, and no prepared transaction of the job may be left (XA RECOVER on
 MySQL/MariaDB, pg_prepared_xacts on PostgreSQL). With --job, only the transactions of that job's
@@ -86,6 +104,8 @@ Whatever changes the source table must stop before that run: chaos prints "settl
 	fl.StringVar(&f.sourcePostgres, "source-postgres", "", "PostgreSQL DSN of the source table the truth is recomputed from")
 	fl.StringVar(&f.sourceTable, "source-table", "bills", "source table (bill_id, account_id, amount) of --source-mysql/--source-postgres")
 	fl.DurationVar(&f.settle, "settle", 0, "unbounded job: stop the last run once the table equals the truth, waiting at most this long")
+	fl.IntSliceVar(&f.parallelism, "parallelism", nil, "parallelism of the runs, cycled (e.g. 2,3,1): appends -D parallelism.default=N to each run (default: the job's own)")
+	fl.StringVar(&f.logs, "logs", "", "write each run's stderr to DIR/run-N.log instead of chaos's stderr")
 	return cmd
 }
 
@@ -103,34 +123,120 @@ func runChaos(ctx context.Context, out io.Writer, f chaosFlags, command []string
 // chaosRuns runs the command until a run ends by itself, killing the first
 // f.kills runs; it returns how many kills happened and how long it took.
 func chaosRuns(ctx context.Context, out io.Writer, f chaosFlags, command []string) (int, time.Duration, error) {
+	if err := f.validateRuns(); err != nil {
+		return 0, 0, err
+	}
 	rnd := rand.New(rand.NewSource(f.seed))
 	start := time.Now()
 	kills := 0
 	for run := 0; ; run++ {
-		args := command[1:]
-		if run > 0 {
-			args = append(append([]string(nil), args...), "--restore", "latest-or-empty")
+		args := f.runArgs(command, run)
+		stderr, closeLog, err := f.runStderr(run)
+		if err != nil {
+			return kills, time.Since(start), err
 		}
 		if f.settle > 0 && kills == f.kills {
 			if f.beforeSettle != nil {
 				f.beforeSettle()
 			}
-			fmt.Fprintf(out, "run %d: settling after %d kills\n", run+1, kills)
-			err := settleRun(ctx, out, f, command[0], args)
-			return kills, time.Since(start), err
+			fmt.Fprintf(out, "run %d%s: settling after %d kills\n", run+1, f.atParallelism(run), kills)
+			err := settleRun(ctx, out, f, command[0], args, stderr)
+			return kills, time.Since(start), errors.Join(err, closeLog())
 		}
 		delay := f.minDelay + time.Duration(rnd.Int63n(int64(f.maxDelay-f.minDelay)+1))
-		killed, err := runOnce(ctx, command[0], args, kills < f.kills, delay)
-		if err != nil {
+		began := time.Now()
+		killed, err := runOnce(ctx, command[0], args, stderr, f.killPlan(run, kills, delay))
+		if err := errors.Join(err, closeLog()); err != nil {
 			return kills, time.Since(start), err
 		}
 		if !killed {
-			fmt.Fprintf(out, "run %d finished after %d kills (%.1fs)\n", run+1, kills, time.Since(start).Seconds())
+			fmt.Fprintf(out, "run %d%s finished after %d kills (%.1fs)\n", run+1, f.atParallelism(run), kills, time.Since(start).Seconds())
 			return kills, time.Since(start), nil
 		}
 		kills++
-		fmt.Fprintf(out, "run %d killed with SIGKILL after %v\n", run+1, delay.Round(time.Millisecond))
+		fmt.Fprintln(out, f.killedLine(run, delay, time.Since(began)))
 	}
+}
+
+// killedLine reports the kill of run, due after delay, which came after
+// lived (later when killWhen held it).
+func (f chaosFlags) killedLine(run int, delay, lived time.Duration) string {
+	line := fmt.Sprintf("run %d%s killed with SIGKILL after %v", run+1, f.atParallelism(run), delay.Round(time.Millisecond))
+	if f.killWhen != nil {
+		line += fmt.Sprintf(" (killed at %v: killWhen may hold it)", lived.Round(time.Millisecond))
+	}
+	return line
+}
+
+// validateRuns checks the flags that shape the runs.
+func (f chaosFlags) validateRuns() error {
+	for _, p := range f.parallelism {
+		if p < 1 {
+			return fmt.Errorf("--parallelism %v: every parallelism must be at least 1", f.parallelism)
+		}
+	}
+	if f.logs != "" {
+		return os.MkdirAll(f.logs, 0o755)
+	}
+	return nil
+}
+
+// killPlan is how run is killed, or nil when the kills are done.
+func (f chaosFlags) killPlan(run, kills int, delay time.Duration) *killPlan {
+	if kills >= f.kills {
+		return nil
+	}
+	k := &killPlan{delay: delay}
+	if f.killWhen != nil {
+		k.when = func() bool { return f.killWhen(run) }
+	}
+	return k
+}
+
+// runArgs is the command line of run (0-based): the command's arguments,
+// then its parallelism (--parallelism), then, after the first run,
+// --restore latest-or-empty. Later settings win in weir run, so the
+// appended parallelism overrides the job's own.
+func (f chaosFlags) runArgs(command []string, run int) []string {
+	args := append([]string(nil), command[1:]...)
+	if p, ok := f.runParallelism(run); ok {
+		args = append(args, "-D", "parallelism.default="+strconv.Itoa(p))
+	}
+	if run > 0 {
+		args = append(args, "--restore", "latest-or-empty")
+	}
+	return args
+}
+
+// runParallelism is run's parallelism from --parallelism, cycled; false
+// without the flag.
+func (f chaosFlags) runParallelism(run int) (int, bool) {
+	if len(f.parallelism) == 0 {
+		return 0, false
+	}
+	return f.parallelism[run%len(f.parallelism)], true
+}
+
+// atParallelism says run's parallelism in the runs' report lines, or
+// nothing without --parallelism.
+func (f chaosFlags) atParallelism(run int) string {
+	if p, ok := f.runParallelism(run); ok {
+		return fmt.Sprintf(" at parallelism %d", p)
+	}
+	return ""
+}
+
+// runStderr is where run's stderr goes: DIR/run-N.log with --logs (closed
+// by the returned func), else chaos's own stderr.
+func (f chaosFlags) runStderr(run int) (io.Writer, func() error, error) {
+	if f.logs == "" {
+		return os.Stderr, func() error { return nil }, nil
+	}
+	fh, err := os.Create(filepath.Join(f.logs, fmt.Sprintf("run-%d.log", run+1)))
+	if err != nil {
+		return nil, nil, err
+	}
+	return fh, fh.Close, nil
 }
 
 // killVerdict is the verdict once the output is right: OK only when every
@@ -146,37 +252,108 @@ func killVerdict(out io.Writer, f chaosFlags, kills int, took time.Duration) err
 	return nil
 }
 
-// runOnce runs the command; with kill, it is killed after delay unless it
-// ends first. It reports whether the kill happened. The command runs in a
-// process group of its own and the kill goes to the whole group, so a
+// runOnce runs the command; with kill, it is killed as kill plans unless
+// it ends first. It reports whether the kill happened. The command runs in
+// a process group of its own and the kill goes to the whole group, so a
 // wrapper (`go run`, a shell script) dies together with the job it started.
-func runOnce(ctx context.Context, name string, args []string, kill bool, delay time.Duration) (bool, error) {
-	cmd, done, err := startGroup(ctx, name, args)
+func runOnce(ctx context.Context, name string, args []string, stderr io.Writer, kill *killPlan) (bool, error) {
+	cmd, done, err := startGroup(ctx, name, args, stderr)
 	if err != nil {
 		return false, err
 	}
 	var timer <-chan time.Time
-	if kill {
-		timer = time.After(delay)
+	if kill != nil {
+		timer = time.After(kill.delay)
 	}
 	select {
 	case err := <-done:
-		if err != nil {
-			return false, fmt.Errorf("%s failed: %w", name, err)
-		}
-		return false, nil
+		return false, ended(name, err)
 	case <-timer:
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		return true, nil
+		return kill.carryOut(cmd.Process.Pid, name, done)
 	}
 }
 
-// startGroup starts the command in a process group of its own; done
-// receives its end.
-func startGroup(ctx context.Context, name string, args []string) (*exec.Cmd, <-chan error, error) {
+// killPlan is when runOnce kills a run: after delay, at the first moment
+// that when (if set) allows.
+type killPlan struct {
+	delay time.Duration
+	// when is asked while the run's process group is stopped (SIGSTOP, and
+	// the command seen stopped), so that what the run wrote (its
+	// checkpoints) holds still between the answer and the kill; false resumes the run (SIGCONT) for killPoll
+	// before it asks again. A test uses it to kill a run only once its
+	// newest checkpoint is one it wants the next run to restore.
+	when func() bool
+}
+
+// killPoll is how long a run resumes between two questions of killPlan.when.
+const killPoll = 20 * time.Millisecond
+
+// carryOut kills the process group pid once k.when allows it; false when
+// the run ends first.
+func (k *killPlan) carryOut(pid int, name string, done <-chan error) (bool, error) {
+	for k.when != nil {
+		_ = syscall.Kill(-pid, syscall.SIGSTOP)
+		if stopped(pid) && k.when() {
+			break
+		}
+		_ = syscall.Kill(-pid, syscall.SIGCONT)
+		select {
+		case err := <-done:
+			return false, ended(name, err)
+		case <-time.After(killPoll):
+		}
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	<-done
+	return true, nil
+}
+
+// stopped waits up to a second until process pid has stopped: kill(2)
+// returns before a process running on another CPU acts on SIGSTOP. It
+// reads the state in /proc (Linux); without /proc it cannot tell and says
+// yes. Only the group's leader, the command itself, is waited for.
+func stopped(pid int) bool {
+	if procState(os.Getpid()) == "" {
+		return true
+	}
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		switch procState(pid) {
+		case "T", "t":
+			return true
+		case "", "Z":
+			return false // it ended
+		}
+	}
+	return false
+}
+
+// procState is pid's state letter in /proc/PID/stat (R, S, T: stopped,
+// Z: a zombie), or "" when there is no such file.
+func procState(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// ended is the error of a run that ended by itself.
+func ended(name string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s failed: %w", name, err)
+	}
+	return nil
+}
+
+// startGroup starts the command in a process group of its own, its stderr
+// to stderr; done receives its end.
+func startGroup(ctx context.Context, name string, args []string, stderr io.Writer) (*exec.Cmd, <-chan error, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	cmd.Stdout, cmd.Stderr = io.Discard, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	if err := cmd.Start(); err != nil {

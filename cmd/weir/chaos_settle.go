@@ -23,14 +23,14 @@ const settleEvery = 200 * time.Millisecond
 // transactions, where a plain cancel could leave the last checkpoint's
 // prepared ones behind. The verdict itself comes after, from
 // verifyTotals.
-func settleRun(ctx context.Context, out io.Writer, f chaosFlags, name string, args []string) error {
+func settleRun(ctx context.Context, out io.Writer, f chaosFlags, name string, args []string, stderr io.Writer) error {
 	dir, err := os.MkdirTemp("", "weir-chaos-savepoint-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	args = append(append([]string(nil), args...), "--savepoint-on-stop", dir)
-	cmd, done, err := startGroup(ctx, name, args)
+	cmd, done, err := startGroup(ctx, name, args, stderr)
 	if err != nil {
 		return err
 	}
