@@ -64,10 +64,15 @@ func Since(c Clock, t time.Time) time.Duration { return c.Now().Sub(t) }
 func Sleep(ctx context.Context, c Clock, d time.Duration) bool {
 	t := c.NewTimer(d)
 	defer t.Stop()
+	tc, done := t.C(), ctx.Done()
+	if s := SchedulerOf(c); s != nil {
+		i := Choose(s, Pending(tc), Done(ctx))
+		tc, done = Only(i, 0, tc), Only(i, 1, done)
+	}
 	select {
-	case <-t.C():
+	case <-tc:
 		return true
-	case <-ctx.Done():
+	case <-done:
 		return false
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
@@ -57,14 +58,14 @@ func Start(ctx context.Context, jg *graph.JobGraph, opts Options) (*JobClient, e
 	j.registerMetrics()
 	ctx, cancel := context.WithCancel(ctx)
 	c := &JobClient{id: opts.JobID, j: j, cancel: cancel, done: make(chan struct{}), res: j.res}
-	go func() {
+	clock.Go(clock.SchedulerOf(opts.Clock), "job "+opts.JobID, func() {
 		defer close(c.done)
 		defer cancel()
 		if fs != nil {
 			defer fs.Close()
 		}
 		c.err = j.run(ctx)
-	}()
+	})
 	return c, nil
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/task"
 )
@@ -61,20 +62,30 @@ const driverTick = 10 * time.Millisecond
 func (dr *driver) loop(ctx context.Context) error {
 	tick := dr.j.opts.Clock.NewTicker(driverTick)
 	defer tick.Stop()
+	sched := clock.SchedulerOf(dr.j.opts.Clock)
 	for dr.running > 0 {
 		var acts []checkpoint.Action
+		reports, exits, ticks, requests, done := (<-chan task.Report)(dr.reports), (<-chan exit)(dr.exits), tick.C(),
+			(<-chan *savepointRequest)(dr.j.requests), ctx.Done()
+		if sched != nil {
+			// A simulation: the first ready case, as the scheduler saw it.
+			i := clock.Choose(sched, clock.Pending(reports), clock.Pending(exits), clock.Pending(ticks),
+				clock.Pending(requests), clock.Done(ctx))
+			reports, exits, ticks = clock.Only(i, 0, reports), clock.Only(i, 1, exits), clock.Only(i, 2, ticks)
+			requests, done = clock.Only(i, 3, requests), clock.Only(i, 4, done)
+		}
 		select {
-		case r := <-dr.reports:
+		case r := <-reports:
 			acts = dr.onReport(r)
-		case e := <-dr.exits:
+		case e := <-exits:
 			if err := dr.onExit(e); err != nil {
 				return err
 			}
-		case <-tick.C():
+		case <-ticks:
 			acts = dr.onTick()
-		case r := <-dr.j.requests:
+		case r := <-requests:
 			acts = dr.onSavepointRequest(ctx, r)
-		case <-ctx.Done():
+		case <-done:
 			return ctx.Err()
 		}
 		if err := dr.carryOut(ctx, acts); err != nil {
@@ -281,10 +292,15 @@ func (dr *driver) postAborted(ctx context.Context, id event.CheckpointID) error 
 // post delivers mail to a subtask. Mailboxes hold mailboxCapacity mails and subtasks
 // drain them first, so this waits only while a subtask is busy.
 func (dr *driver) post(ctx context.Context, s event.SubtaskID, m task.Mail) error {
+	mail, done := (chan<- task.Mail)(dr.d.mail[s]), ctx.Done()
+	if sched := clock.SchedulerOf(dr.j.opts.Clock); sched != nil {
+		i := clock.Choose(sched, clock.Room(mail), clock.Done(ctx))
+		mail, done = clock.Only(i, 0, mail), clock.Only(i, 1, done)
+	}
 	select {
-	case dr.d.mail[s] <- m:
+	case mail <- m:
 		return nil
-	case <-ctx.Done():
+	case <-done:
 		return ctx.Err()
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirstream/weir/checkpoint"
@@ -443,12 +444,17 @@ func (j *job) runAttempt(parent context.Context, restore *restoredState) error {
 	}
 	exits := make(chan exit, len(d.subtasks))
 	var wg sync.WaitGroup
+	var running atomic.Int64 // for a simulation's scheduler, which wg cannot tell
+	sched := clock.SchedulerOf(j.opts.Clock)
 	for i, st := range d.subtasks {
 		wg.Add(1)
-		go func(id event.SubtaskID, st *task.Subtask) {
+		running.Add(1)
+		id := d.ids[i]
+		clock.Go(sched, id.String(), func() {
 			defer wg.Done()
+			defer running.Add(-1)
 			exits <- exit{id, st.Run(ctx)}
-		}(d.ids[i], st)
+		})
 	}
 	dr, err := newDriver(j, d, reports, exits, restore)
 	if err == nil {
@@ -456,11 +462,17 @@ func (j *job) runAttempt(parent context.Context, restore *restoredState) error {
 		dr.endSavepoints(err)
 	}
 	cancel()
-	// Drain reports so subtasks blocked on them can exit.
-	go func() {
-		for range reports {
-		}
-	}()
+	if sched != nil {
+		// Cancelled subtasks give up their reports (task.Subtask.report)
+		// and exit; a simulation's goroutines run only when scheduled.
+		sched.Wait(func() bool { return running.Load() == 0 })
+	} else {
+		// Drain reports so subtasks blocked on them can exit.
+		go func() {
+			for range reports {
+			}
+		}()
+	}
 	wg.Wait()
 	close(reports)
 	j.collectMetrics(d)

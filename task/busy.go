@@ -20,7 +20,10 @@ const RateWindow = 5 * time.Second
 // monotonic reading unless a simulation replaces it), never the job's Now
 // (tests fake that one, and a wait is real time).
 type timeAccount struct {
-	clock               clock.Clock
+	clock clock.Clock
+	// sched is clock's Scheduler in a simulation (nil otherwise): a credit
+	// wait goes through it.
+	sched               clock.Scheduler
 	start               time.Time
 	idle, backPressured time.Duration
 	// group is the subtask's metrics group (nil without metrics): its
@@ -58,7 +61,7 @@ type windowMark struct {
 
 func newTimeAccount(g *metrics.Subtask, c clock.Clock) *timeAccount {
 	now := c.Now()
-	return &timeAccount{clock: c, start: now, group: g, win: windowMark{at: now}, window: RateWindow}
+	return &timeAccount{clock: c, sched: clock.SchedulerOf(c), start: now, group: g, win: windowMark{at: now}, window: RateWindow}
 }
 
 // waitStart is called when the subtask must wait for a credit; waitEnd
@@ -94,6 +97,15 @@ func (a *timeAccount) waitTick() (<-chan time.Time, func()) {
 	}
 	tk := a.clock.NewTicker(blockedPublish)
 	return tk.C(), tk.Stop
+}
+
+// scheduler is the simulation's scheduler, or nil (also for a nil
+// account).
+func (a *timeAccount) scheduler() clock.Scheduler {
+	if a == nil {
+		return nil
+	}
+	return a.sched
 }
 
 // idleEnd adds the time since since, which the subtask spent waiting for

@@ -9,6 +9,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 )
 
@@ -72,13 +73,19 @@ func (c *OutChannel) waitCredit(ctx context.Context, acct *timeAccount) error {
 	defer acct.waitEnd()
 	tick, stop := acct.waitTick()
 	defer stop()
+	s := acct.scheduler()
 	for {
+		credits, done, tk := (<-chan struct{})(c.credits), ctx.Done(), tick
+		if s != nil {
+			i := clock.Choose(s, clock.Pending(credits), clock.Done(ctx), clock.Pending(tk))
+			credits, done, tk = clock.Only(i, 0, credits), clock.Only(i, 1, done), clock.Only(i, 2, tk)
+		}
 		select {
-		case <-c.credits:
+		case <-credits:
 			return nil
-		case <-ctx.Done():
+		case <-done:
 			return ctx.Err()
-		case <-tick:
+		case <-tk:
 			acct.duringWait()
 		}
 	}

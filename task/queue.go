@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 )
 
@@ -68,13 +69,18 @@ func (c *OutChannel) deliver() {
 // sendPriority hands ctl to the receiver ahead of everything queued on the
 // channel, without a credit. It waits only for the channel's priority slot:
 // until the receiver handled the previous priority event.
-func (c *OutChannel) sendPriority(ctx context.Context, ctl event.Control) error {
+func (c *OutChannel) sendPriority(ctx context.Context, s clock.Scheduler, ctl event.Control) error {
 	select {
 	case <-c.priority:
 	default:
+		slot, done := (<-chan struct{})(c.priority), ctx.Done()
+		if s != nil {
+			i := clock.Choose(s, clock.Pending(slot), clock.Done(ctx))
+			slot, done = clock.Only(i, 0, slot), clock.Only(i, 1, done)
+		}
 		select {
-		case <-c.priority:
-		case <-ctx.Done():
+		case <-slot:
+		case <-done:
 			return ctx.Err()
 		}
 	}
@@ -83,12 +89,17 @@ func (c *OutChannel) sendPriority(ctx context.Context, ctl event.Control) error 
 }
 
 // drain sends every queued batch, waiting for credits.
-func (c *OutChannel) drain(ctx context.Context) error {
+func (c *OutChannel) drain(ctx context.Context, s clock.Scheduler) error {
 	for len(c.queue) > 0 {
+		credits, done := (<-chan struct{})(c.credits), ctx.Done()
+		if s != nil {
+			i := clock.Choose(s, clock.Pending(credits), clock.Done(ctx))
+			credits, done = clock.Only(i, 0, credits), clock.Only(i, 1, done)
+		}
 		select {
-		case <-c.credits:
+		case <-credits:
 			c.deliver()
-		case <-ctx.Done():
+		case <-done:
 			return ctx.Err()
 		}
 	}
@@ -109,7 +120,7 @@ func (w *RecordWriter) overtake(b event.CheckpointBarrier) [][]event.Record {
 		}
 		out[ch] = c.queue.records()
 		if w.err == nil {
-			w.err = c.sendPriority(w.ctx, event.Control{Kind: event.KindBarrier, Barrier: b})
+			w.err = c.sendPriority(w.ctx, w.acct.scheduler(), event.Control{Kind: event.KindBarrier, Barrier: b})
 		}
 	}
 	return out
@@ -184,18 +195,25 @@ func (t *Subtask) waitOutput(ticks <-chan time.Time) error {
 	defer t.acct.waitEnd()
 	publish, stop := t.acct.waitTick()
 	defer stop()
+	credits, mail, done := (<-chan struct{})(c.credits), (<-chan Mail)(t.spec.Mail), t.ctx.Done()
+	if t.sched != nil {
+		i := clock.Choose(t.sched, clock.Pending(credits), clock.Pending(inbox), clock.Pending(mail),
+			clock.Pending(ticks), clock.Pending(publish), clock.Done(t.ctx))
+		credits, inbox, mail = clock.Only(i, 0, credits), clock.Only(i, 1, inbox), clock.Only(i, 2, mail)
+		ticks, publish, done = clock.Only(i, 3, ticks), clock.Only(i, 4, publish), clock.Only(i, 5, done)
+	}
 	select {
-	case <-c.credits:
+	case <-credits:
 		t.onCredit(c)
 	case e := <-inbox:
 		t.admit(e)
-	case m := <-t.spec.Mail:
+	case m := <-mail:
 		t.onMail(m)
 	case <-ticks:
 		t.onTick()
 	case <-publish:
 		t.acct.duringWait()
-	case <-t.ctx.Done():
+	case <-done:
 		return t.ctx.Err()
 	}
 	return nil
@@ -209,7 +227,7 @@ func (t *Subtask) drainOutputs() error {
 	}
 	for _, w := range t.allWriters() {
 		for _, c := range w.channels {
-			if err := c.drain(t.ctx); err != nil {
+			if err := c.drain(t.ctx, t.sched); err != nil {
 				return err
 			}
 		}
@@ -333,8 +351,7 @@ func (t *Subtask) settleQueuedBarrier(q *queuedBarrier) bool {
 		}
 		q.m.Unaligned = true
 	}
-	t.asyncs <- struct{}{}
-	go t.writeAsync(q.b.ID, q.storage, q.parts, q.m, true)
+	t.startAsync(q.b.ID, func() { t.writeAsync(q.b.ID, q.storage, q.parts, q.m, true) })
 	return true
 }
 
@@ -363,7 +380,7 @@ func (t *Subtask) convertQueued(b event.CheckpointBarrier) []overtaken {
 				out = append(out, overtaken{c: c, records: rs})
 			}
 			if w.err == nil {
-				w.err = c.sendPriority(t.ctx, event.Control{Kind: event.KindBarrier, Barrier: b})
+				w.err = c.sendPriority(t.ctx, t.sched, event.Control{Kind: event.KindBarrier, Barrier: b})
 			}
 		}
 	}

@@ -390,12 +390,12 @@ func TestPriorityBarrierBetweenRecords(t *testing.T) {
 	barrier := event.Control{Kind: event.KindBarrier, Barrier: event.CheckpointBarrier{ID: 1}}
 	send(0, event.Batch{Records: recs(1, 2, 3, 4)})
 	<-rec.paused
-	if err := gate.Channel(1).sendPriority(ctx, barrier); err != nil {
+	if err := gate.Channel(1).sendPriority(ctx, nil, barrier); err != nil {
 		t.Fatal(err)
 	}
 	close(rec.resume)
 	send(0, event.Batch{Records: recs(5)})
-	if err := gate.Channel(0).sendPriority(ctx, barrier); err != nil {
+	if err := gate.Channel(0).sendPriority(ctx, nil, barrier); err != nil {
 		t.Fatal(err)
 	}
 	ack := waitAck(t, reports)

@@ -89,8 +89,18 @@ func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration,
 	if t.holdQueued(b, parts, m, storage) {
 		return
 	}
+	t.startAsync(b.ID, func() { t.writeAsync(b.ID, storage, parts, m, !b.Type.IsSavepoint()) })
+}
+
+// startAsync runs write, the asynchronous part of checkpoint id, on a
+// goroutine of its own, holding a slot of t.asyncs.
+func (t *Subtask) startAsync(id event.CheckpointID, write func()) {
 	t.asyncs <- struct{}{}
-	go t.writeAsync(b.ID, storage, parts, m, !b.Type.IsSavepoint())
+	if t.sched == nil {
+		go write()
+		return
+	}
+	t.sched.Go(fmt.Sprintf("%s async %d", t.spec.ID, id), write)
 }
 
 // startDelay is the time from the trigger of b to its first barrier here
@@ -224,6 +234,9 @@ func fileSafe(s string) string {
 
 // waitAsync waits until running async snapshot parts are done.
 func (t *Subtask) waitAsync() {
+	if t.sched != nil {
+		t.sched.Wait(func() bool { return len(t.asyncs) == 0 })
+	}
 	for i := 0; i < cap(t.asyncs); i++ {
 		t.asyncs <- struct{}{}
 	}

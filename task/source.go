@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
@@ -196,6 +197,7 @@ func (t *Subtask) runSource() error {
 	ticks, stop := t.ticks()
 	defer stop()
 	for !t.done {
+		t.yield()
 		if !t.outputAvailable() {
 			if err := t.waitOutput(ticks); err != nil {
 				return err
@@ -213,10 +215,15 @@ func (t *Subtask) runSource() error {
 			// Busy: the reader has more. Still serve the tickers, or a
 			// source that never runs dry would never emit a watermark.
 			t.rearm()
+			wm, tk := wmTicks, ticks
+			if t.sched != nil {
+				i := clock.FirstReady(clock.Pending(wm), clock.Pending(tk))
+				wm, tk = clock.Only(i, 0, wm), clock.Only(i, 1, tk)
+			}
 			select {
-			case <-wmTicks:
+			case <-wm:
 				t.emitSourceWatermark(d)
-			case <-ticks:
+			case <-tk:
 				t.onTick()
 			default:
 			}
@@ -234,23 +241,30 @@ func (t *Subtask) runSource() error {
 		out, credit := t.creditWaiting()
 		idle := t.spec.Clock.Now()
 		t.waitIdle(idle)
+		mail, wm, tk, done := (<-chan Mail)(t.spec.Mail), wmTicks, ticks, t.ctx.Done()
+		if t.sched != nil {
+			i := clock.Choose(t.sched, clock.Pending(credit), clock.Pending(mail), clock.Closed(wait),
+				clock.Pending(wm), clock.Pending(tk), clock.Done(t.ctx))
+			credit, mail, wait = clock.Only(i, 0, credit), clock.Only(i, 1, mail), clock.Only(i, 2, wait)
+			wm, tk, done = clock.Only(i, 3, wm), clock.Only(i, 4, tk), clock.Only(i, 5, done)
+		}
 		select {
 		case <-credit:
 			t.acct.idleEnd(idle)
 			t.onCredit(out)
-		case m := <-t.spec.Mail:
+		case m := <-mail:
 			t.waitEnd(idle)
 			t.onMail(m)
 		case <-wait:
 			t.waitEnd(idle)
 			d.waiting = nil
-		case <-wmTicks:
+		case <-wm:
 			t.waitEnd(idle)
 			t.emitSourceWatermark(d)
-		case <-ticks:
+		case <-tk:
 			t.waitEnd(idle)
 			t.onTick()
-		case <-t.ctx.Done():
+		case <-done:
 			return t.ctx.Err()
 		}
 		if err := t.check(); err != nil {

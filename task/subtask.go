@@ -203,6 +203,10 @@ type Subtask struct {
 	// wake is the processing-time wake-up (nil when Spec.Ticks drives
 	// it); see wake.go.
 	wake *wake
+	// sched is the simulation's scheduler when Spec.Clock is one (nil
+	// otherwise): every wait of the subtask then goes through it (see
+	// sim.go).
+	sched clock.Scheduler
 }
 
 // maxAsyncSnapshots bounds the snapshots one subtask writes in the
@@ -224,7 +228,7 @@ func New(spec Spec) *Subtask {
 	spec.Clock = clock.Or(spec.Clock)
 	spec.Logger = spec.Logger.With("vertex", spec.ID.Vertex, "subtask", spec.ID.Index)
 	return &Subtask{spec: spec, asyncs: make(chan struct{}, maxAsyncSnapshots), pts: operator.NewProcessingTimeService(),
-		overtaking: -1}
+		overtaking: -1, sched: clock.SchedulerOf(spec.Clock)}
 }
 
 func (t *Subtask) setErr(err error) {
@@ -466,6 +470,7 @@ func (t *Subtask) runInputs() error {
 	}
 	ahead := t.readsAhead()
 	for !t.done {
+		t.yield()
 		if ahead {
 			t.drainInbox()
 		}
@@ -484,11 +489,18 @@ func (t *Subtask) runInputs() error {
 			out, credit := t.creditWaiting()
 			idle := t.spec.Clock.Now()
 			t.waitIdle(idle)
+			inbox, mail, tk, done := (<-chan Envelope)(g.inbox), (<-chan Mail)(t.spec.Mail), ticks, t.ctx.Done()
+			if t.sched != nil {
+				i := clock.Choose(t.sched, clock.Pending(credit), clock.Pending(inbox), clock.Pending(mail),
+					clock.Pending(tk), clock.Done(t.ctx))
+				credit, inbox, mail = clock.Only(i, 0, credit), clock.Only(i, 1, inbox), clock.Only(i, 2, mail)
+				tk, done = clock.Only(i, 3, tk), clock.Only(i, 4, done)
+			}
 			select {
 			case <-credit:
 				t.acct.idleEnd(idle)
 				t.onCredit(out)
-			case e := <-g.inbox:
+			case e := <-inbox:
 				t.waitEnd(idle)
 				if ahead {
 					t.admit(e)
@@ -497,13 +509,13 @@ func (t *Subtask) runInputs() error {
 				} else {
 					t.onEnvelope(e)
 				}
-			case m := <-t.spec.Mail:
+			case m := <-mail:
 				t.waitEnd(idle)
 				t.onMail(m)
-			case <-ticks:
+			case <-tk:
 				t.waitEnd(idle)
 				t.onTick()
-			case <-t.ctx.Done():
+			case <-done:
 				return t.ctx.Err()
 			}
 		}
@@ -534,8 +546,13 @@ func (t *Subtask) finishOutput() error {
 // switch a checkpoint to unaligned on its timeout, as Flink's mailbox runs
 // its mails before each default action.
 func (t *Subtask) pollMailbox(ticks <-chan time.Time) {
+	mail := (<-chan Mail)(t.spec.Mail)
+	if t.sched != nil {
+		i := clock.FirstReady(clock.Pending(mail), clock.Pending(ticks))
+		mail, ticks = clock.Only(i, 0, mail), clock.Only(i, 1, ticks)
+	}
 	select {
-	case m := <-t.spec.Mail:
+	case m := <-mail:
 		t.onMail(m)
 	case <-ticks:
 		t.onTick()
@@ -769,9 +786,14 @@ func (t *Subtask) onTick() {
 
 func (t *Subtask) report(r Report) {
 	r.Task = t.spec.ID
+	reports, done := t.spec.Reports, t.ctx.Done()
+	if t.sched != nil {
+		i := clock.Choose(t.sched, clock.Room(reports), clock.Done(t.ctx))
+		reports, done = clock.Only(i, 0, reports), clock.Only(i, 1, done)
+	}
 	select {
-	case t.spec.Reports <- r:
-	case <-t.ctx.Done():
+	case reports <- r:
+	case <-done:
 	}
 }
 

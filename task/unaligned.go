@@ -158,6 +158,5 @@ func (t *Subtask) finishUnaligned() {
 		}
 	}
 	u.m.Unaligned = true
-	t.asyncs <- struct{}{}
-	go t.writeAsync(u.b.ID, u.storage, parts, u.m, true)
+	t.startAsync(u.b.ID, func() { t.writeAsync(u.b.ID, u.storage, parts, u.m, true) })
 }

@@ -22,6 +22,8 @@ type Faults struct {
 	Fired []string
 	// plan, when set (NewPlan), replaces Rate and Budget by a script.
 	plan *plan
+	// Trace, if set, records each crash injected.
+	Trace *Trace
 }
 
 // NewFaults returns a fault injector seeded with seed.
@@ -43,6 +45,9 @@ func (f *Faults) Maybe(point string) error {
 		return nil
 	}
 	f.Fired = append(f.Fired, point)
+	if f.Trace != nil {
+		f.Trace.Add("fault " + point)
+	}
 	return fmt.Errorf("%w at %s (#%d)", ErrInjected, point, len(f.Fired))
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 )
@@ -32,6 +33,8 @@ type SeqSource struct {
 	// fault needs some checkpoints to happen first does not depend on
 	// how fast the machine is.
 	EndWhen func() bool
+	// Clock times Pause (a simulation's Sched). Default: clock.Real.
+	Clock clock.Clock
 }
 
 // Bounded implements operator.Source.
@@ -140,7 +143,7 @@ func (r *seqReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, erro
 	}
 	r.ready = make(chan struct{})
 	ready := r.ready
-	time.AfterFunc(r.src.Pause, func() { close(ready) })
+	clock.Or(r.src.Clock).AfterFunc(r.src.Pause, func() { close(ready) })
 	return operator.NothingAvailable, nil
 }
 

@@ -37,6 +37,12 @@ type soakConfig struct {
 	// every millisecond: senders' batches change size while barriers,
 	// crashes and restores go on.
 	debloat bool
+	// simulate runs the job under a Sched seeded with seed (virtual time,
+	// one goroutine at a time), recording into trace: a deterministic run.
+	simulate bool
+	trace    *Trace
+	// loseCommit plants a bug in the sink (TxSink.LoseCommit).
+	loseCommit int
 }
 
 type soakResult struct {
@@ -91,7 +97,7 @@ func runSoak(t *testing.T, cfg soakConfig, keys, perKey int) soakResult {
 	v := &Violations{}
 	store := NewStore()
 	src := &SeqSource{Keys: keys, PerKey: perKey, Splits: 3, Burst: 50, Pause: time.Millisecond, Faults: f}
-	sink := &TxSink{Store: store, Faults: f, AtLeastOnce: cfg.mode == task.AtLeastOnce}
+	sink := &TxSink{Store: store, Faults: f, AtLeastOnce: cfg.mode == task.AtLeastOnce, LoseCommit: cfg.loseCommit}
 	jg, err := buildSoakGraph(src, f, v, sink).JobGraph()
 	if err != nil {
 		t.Fatal(err)
@@ -104,9 +110,18 @@ func runSoak(t *testing.T, cfg soakConfig, keys, perKey int) soakResult {
 	if cfg.debloat {
 		opts.Debloat = debloat.Options{Enabled: true, Target: time.Millisecond, Period: time.Millisecond}
 	}
+	if cfg.simulate {
+		sched := NewSched(cfg.seed, cfg.trace)
+		defer sched.Close()
+		opts.Clock, src.Clock = sched, sched
+		f.Trace, sink.Trace = cfg.trace, cfg.trace
+	}
 	var r soakResult
 	withChannelState, withOutputState := map[int64]bool{}, map[int64]bool{}
 	opts.Listener = func(e runtime.Event) {
+		if cfg.trace != nil {
+			cfg.trace.Add(fmt.Sprintf("event %d checkpoint %d attempt %d", e.Kind, e.Checkpoint, e.Attempt))
+		}
 		if e.Kind == runtime.EventRestored && withChannelState[e.Checkpoint] {
 			r.replays++
 		}
@@ -140,6 +155,16 @@ func runSoak(t *testing.T, cfg soakConfig, keys, perKey int) soakResult {
 // element is there: exactly once (exact) or at least once.
 func checkOutput(t *testing.T, seed int64, got []any, keys, perKey int, exact bool) (dups int) {
 	t.Helper()
+	problems, dups := outputProblems(seed, got, keys, perKey, exact)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	return dups
+}
+
+// outputProblems is checkOutput's verdict: what is wrong with the
+// committed output, and the number of duplicates.
+func outputProblems(seed int64, got []any, keys, perKey int, exact bool) (problems []string, dups int) {
 	count := map[Seq]int{}
 	for _, x := range got {
 		count[x.(Seq)]++
@@ -148,7 +173,7 @@ func checkOutput(t *testing.T, seed int64, got []any, keys, perKey int, exact bo
 		for q := 0; q < perKey; q++ {
 			n := count[Seq{k, q}]
 			if n == 0 {
-				t.Errorf("seed %d: element (key %d, seq %d) lost", seed, k, q)
+				problems = append(problems, fmt.Sprintf("seed %d: element (key %d, seq %d) lost", seed, k, q))
 			}
 			if n > 1 {
 				dups += n - 1
@@ -156,12 +181,12 @@ func checkOutput(t *testing.T, seed int64, got []any, keys, perKey int, exact bo
 		}
 	}
 	if extra := len(got) - keys*perKey - dups; extra != 0 {
-		t.Errorf("seed %d: %d committed elements are not in the input", seed, extra)
+		problems = append(problems, fmt.Sprintf("seed %d: %d committed elements are not in the input", seed, extra))
 	}
 	if exact && dups > 0 {
-		t.Errorf("seed %d: %d duplicates in exactly-once mode", seed, dups)
+		problems = append(problems, fmt.Sprintf("seed %d: %d duplicates in exactly-once mode", seed, dups))
 	}
-	return dups
+	return problems, dups
 }
 
 const soakSeeds = 20

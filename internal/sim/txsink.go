@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
@@ -76,6 +77,12 @@ type TxSink struct {
 	Faults *Faults
 	// AtLeastOnce writes records straight to committed (no transactions).
 	AtLeastOnce bool
+	// Trace, if set, records each commit call and its transactions.
+	Trace *Trace
+	// LoseCommit, when n > 0, plants a bug: the nth commit call reports
+	// success without committing (a test of the simulation's replay).
+	LoseCommit int
+	commits    atomic.Int64
 }
 
 // CreateWriter aborts the lingering transactions of this subtask and opens one.
@@ -176,9 +183,16 @@ type txCommitter struct{ sink *TxSink }
 // ErrTxnLost is returned when a committable's transaction was aborted.
 var ErrTxnLost = errors.New("txsink: transaction lost")
 
-func (c *txCommitter) Commit(_ context.Context, _ event.CheckpointID, committables [][]byte) error {
+func (c *txCommitter) Commit(_ context.Context, id event.CheckpointID, committables [][]byte) error {
 	if err := c.sink.Faults.Maybe("commit"); err != nil {
 		return err
+	}
+	n := int(c.sink.commits.Add(1))
+	if c.sink.Trace != nil {
+		c.sink.Trace.Add(fmt.Sprintf("commit #%d checkpoint %d %s", n, id, committables))
+	}
+	if n == c.sink.LoseCommit {
+		return nil // the planted bug
 	}
 	for _, name := range committables {
 		if err := c.sink.Store.commit(string(name)); err != nil {
