@@ -50,9 +50,11 @@ func NewTailReader(buffer int) *TailReader {
 // calling it every interval with rate×interval bounds the sample rate.
 func (r *TailReader) Refill(n int64) { r.tokens.Store(n) }
 
-// Seen is the rows offered to the reader so far; Dropped the samples lost
-// to a full buffer.
-func (r *TailReader) Seen() int64    { return r.seen.Load() }
+// Seen is the rows offered to the reader so far, sampled or not.
+func (r *TailReader) Seen() int64 { return r.seen.Load() }
+
+// Dropped is the samples lost so far because the reader's buffer was full
+// (the subtasks never wait for a slow reader).
 func (r *TailReader) Dropped() int64 { return r.dropped.Load() }
 
 // Take reports whether the reader takes the row offered now (it has a

@@ -32,6 +32,8 @@ type StatusError struct {
 	Errors      []string
 }
 
+// Error names the request and the reply: "rest: METHOD URL: code status:
+// errors", the server's errors joined by "; ".
 func (e *StatusError) Error() string {
 	return fmt.Sprintf("rest: %s %s: %d %s: %s", e.Method, e.URL, e.Code, http.StatusText(e.Code), strings.Join(e.Errors, "; "))
 }

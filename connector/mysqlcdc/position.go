@@ -32,6 +32,8 @@ func (p BinlogPos) Compare(q BinlogPos) int {
 	return 0
 }
 
+// String prints the position as file:offset (mysql-bin.000003:4711), the
+// form the source's log lines and errors use.
 func (p BinlogPos) String() string { return fmt.Sprintf("%s:%d", p.File, p.Pos) }
 
 // Position is the checkpointed state of one split — a primary-key range of

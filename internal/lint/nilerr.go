@@ -15,6 +15,7 @@ type Finding struct {
 	Msg   string
 }
 
+// String prints the finding as the Go tools do: file:line: check: message.
 func (f Finding) String() string {
 	return fmt.Sprintf("%s:%d: %s: %s", f.Pos.Filename, f.Pos.Line, f.Check, f.Msg)
 }

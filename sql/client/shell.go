@@ -103,10 +103,12 @@ type ScriptError struct {
 	Err  error
 }
 
+// Error prefixes the statement's error with file:line:col.
 func (e *ScriptError) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %v", e.File, e.Pos.Line, e.Pos.Col, e.Err)
 }
 
+// Unwrap returns the statement's error, for errors.Is and errors.As.
 func (e *ScriptError) Unwrap() error { return e.Err }
 
 // RunScript runs a script's statements in order and stops at the first

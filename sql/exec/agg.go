@@ -44,8 +44,12 @@ const (
 	// sample variance and standard deviation, of the argument's type (see
 	// varianceResult). VAR_SAMP and STDDEV_SAMP of one value are NULL.
 	VarPop
+	// VarSamp is VAR_SAMP(x) (and VARIANCE): the sample variance.
 	VarSamp
+	// StddevPop is STDDEV_POP(x): the square root of VarPop.
 	StddevPop
+	// StddevSamp is STDDEV_SAMP(x) (and STDDEV): the square root of
+	// VarSamp.
 	StddevSamp
 	// Lag is LAG(x [, offset [, default]]) OVER …: x of the row offset
 	// rows before the last one aggregated (default 1; 0 is x itself),
@@ -57,6 +61,8 @@ const (
 var aggNames = [...]string{"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG", "FIRST_VALUE", "LAST_VALUE",
 	"LISTAGG", "VAR_POP", "VAR_SAMP", "STDDEV_POP", "STDDEV_SAMP", "LAG"}
 
+// String is the function's SQL name (COUNT, SUM, VAR_SAMP, …), as EXPLAIN
+// prints it; an unknown kind prints as AggKind(n).
 func (k AggKind) String() string {
 	if int(k) < len(aggNames) {
 		return aggNames[k]

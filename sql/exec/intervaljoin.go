@@ -51,8 +51,12 @@ func (o *IntervalJoinOptions) Validate() error {
 	return checkFields("LeftTime and RightTime", []int{o.LeftTime, o.RightTime}, 0)
 }
 
-// LeftKey and RightKey are the KeyFuncs each input must be partitioned by.
-func (o *IntervalJoinOptions) LeftKey() KeyFunc  { return FieldKey(o.LeftKeys...) }
+// LeftKey is the KeyFunc the left input must be partitioned by: its
+// LeftKeys fields.
+func (o *IntervalJoinOptions) LeftKey() KeyFunc { return FieldKey(o.LeftKeys...) }
+
+// RightKey is the KeyFunc the right input must be partitioned by: its
+// RightKeys fields, so that rows with equal join keys meet in one subtask.
 func (o *IntervalJoinOptions) RightKey() KeyFunc { return FieldKey(o.RightKeys...) }
 
 // IntervalJoin joins two insert-only streams on a key and a time interval

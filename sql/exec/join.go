@@ -15,12 +15,19 @@ import (
 type JoinType uint8
 
 const (
+	// InnerJoin emits only the pairs of rows whose keys match.
 	InnerJoin JoinType = iota
+	// LeftJoin (LEFT [OUTER] JOIN) also emits each left row that has no
+	// match, padded with NULLs; a regular Join retracts that row when a
+	// match arrives later, as Flink's.
 	LeftJoin
+	// RightJoin is LeftJoin with the sides swapped.
 	RightJoin
+	// FullJoin keeps the unmatched rows of both sides, NULL-padded.
 	FullJoin
 )
 
+// String is INNER, LEFT, RIGHT or FULL, as EXPLAIN prints the join type.
 func (t JoinType) String() string {
 	return [...]string{"INNER", "LEFT", "RIGHT", "FULL"}[t]
 }
@@ -89,9 +96,13 @@ func (o *JoinOptions) Validate() error {
 	return checkTTL(o.StateTTL)
 }
 
-// LeftKey and RightKey are the KeyFuncs each input must be partitioned by.
-// Rows of the two sides with equal join keys get equal keys.
-func (o *JoinOptions) LeftKey() KeyFunc  { return FieldKey(o.LeftKeys...) }
+// LeftKey is the KeyFunc the left input must be partitioned by: its
+// LeftKeys fields. Rows of the two sides with equal join keys get equal
+// keys.
+func (o *JoinOptions) LeftKey() KeyFunc { return FieldKey(o.LeftKeys...) }
+
+// RightKey is the KeyFunc the right input must be partitioned by: its
+// RightKeys fields.
 func (o *JoinOptions) RightKey() KeyFunc { return FieldKey(o.RightKeys...) }
 
 // Join is a regular equi-join of two changelogs (Flink's streaming join):

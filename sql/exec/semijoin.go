@@ -28,6 +28,8 @@ const (
 	Scalar
 )
 
+// String names the mode as EXPLAIN prints the operator: LeftSemiJoin,
+// LeftAntiJoin or ScalarJoin.
 func (m SemiJoinMode) String() string {
 	return [...]string{"LeftSemiJoin", "LeftAntiJoin", "ScalarJoin"}[m]
 }
@@ -78,8 +80,12 @@ func (o *SemiJoinOptions) Validate() error {
 	return checkTTL(o.StateTTL)
 }
 
-// LeftKey and RightKey are the KeyFuncs each input must be partitioned by.
-func (o *SemiJoinOptions) LeftKey() KeyFunc  { return FieldKey(o.LeftKeys...) }
+// LeftKey is the KeyFunc the left input must be partitioned by: its
+// LeftKeys fields.
+func (o *SemiJoinOptions) LeftKey() KeyFunc { return FieldKey(o.LeftKeys...) }
+
+// RightKey is the KeyFunc the right input must be partitioned by: its
+// RightKeys fields, so that rows with equal join keys meet in one subtask.
 func (o *SemiJoinOptions) RightKey() KeyFunc { return FieldKey(o.RightKeys...) }
 
 // SemiJoin is Flink's streaming semi/anti join (and the join of a scalar

@@ -23,6 +23,8 @@ const (
 
 var setOpKindNames = [...]string{"INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL"}
 
+// String is the operation in SQL (INTERSECT, EXCEPT ALL, …); an unknown kind
+// prints as SetOpKind(n).
 func (k SetOpKind) String() string {
 	if int(k) < len(setOpKindNames) {
 		return setOpKindNames[k]

@@ -51,8 +51,12 @@ func (o *TemporalJoinOptions) Validate() error {
 	return checkFields("RightTime", []int{o.RightTime}, o.RightArity)
 }
 
-// LeftKey and RightKey are the KeyFuncs each input must be partitioned by.
-func (o *TemporalJoinOptions) LeftKey() KeyFunc  { return FieldKey(o.LeftKeys...) }
+// LeftKey is the KeyFunc the left input must be partitioned by: its
+// LeftKeys fields.
+func (o *TemporalJoinOptions) LeftKey() KeyFunc { return FieldKey(o.LeftKeys...) }
+
+// RightKey is the KeyFunc the right input must be partitioned by: its
+// RightKeys fields, so that rows with equal join keys meet in one subtask.
 func (o *TemporalJoinOptions) RightKey() KeyFunc { return FieldKey(o.RightKeys...) }
 
 // TemporalJoin is Flink's event-time temporal join

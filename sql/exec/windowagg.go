@@ -28,6 +28,8 @@ const (
 	Cumulate
 )
 
+// String is the window table-valued function's name: TUMBLE, HOP or
+// CUMULATE; an unknown kind prints as WindowKind(n).
 func (k WindowKind) String() string {
 	switch k {
 	case Tumble:

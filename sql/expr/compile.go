@@ -74,6 +74,8 @@ const (
 	YearMonthInterval
 )
 
+// String is the SQL type of the interval kind (INTERVAL DAY TO SECOND or
+// INTERVAL YEAR TO MONTH), "" for NotInterval.
 func (k IntervalKind) String() string {
 	return [...]string{"", "INTERVAL DAY TO SECOND", "INTERVAL YEAR TO MONTH"}[k]
 }

@@ -67,6 +67,8 @@ const (
 	MetadataColumn
 )
 
+// String is the kind as SHOW CREATE TABLE and DESCRIBE name it: PHYSICAL,
+// COMPUTED or METADATA.
 func (k ColumnKind) String() string { return [...]string{"PHYSICAL", "COMPUTED", "METADATA"}[k] }
 
 // ColumnDef is one column of CREATE TABLE.
@@ -148,11 +150,17 @@ type CreateFunction struct {
 type ObjectKind int
 
 const (
+	// TableObject is a table: DROP TABLE, SHOW TABLES (the zero value).
 	TableObject ObjectKind = iota
+	// ViewObject is a view: DROP VIEW, SHOW VIEWS.
 	ViewObject
+	// FunctionObject is a user-defined function: DROP FUNCTION, SHOW
+	// FUNCTIONS.
 	FunctionObject
 )
 
+// String is the keyword of the kind as written in SQL: TABLE, VIEW or
+// FUNCTION.
 func (k ObjectKind) String() string {
 	return [...]string{"TABLE", "VIEW", "FUNCTION"}[k]
 }
@@ -193,11 +201,21 @@ type StatementSet struct {
 // ExplainDetail names an extra detail EXPLAIN prints.
 type ExplainDetail string
 
+// The details Flink's EXPLAIN accepts (ExplainDetail in Flink's Table API);
+// each value is the keyword as written, upper-cased. The parser accepts all
+// four, as Flink does; Weir's EXPLAIN prints only CHANGELOG_MODE and reads
+// the others as no detail.
 const (
-	ChangelogMode     ExplainDetail = "CHANGELOG_MODE"
-	EstimatedCost     ExplainDetail = "ESTIMATED_COST"
+	// ChangelogMode adds each operator's changelog mode: which RowKinds
+	// (+I, -U, +U, -D) it produces.
+	ChangelogMode ExplainDetail = "CHANGELOG_MODE"
+	// EstimatedCost is Flink's optimizer cost per operator.
+	EstimatedCost ExplainDetail = "ESTIMATED_COST"
+	// JSONExecutionPlan is Flink's execution plan as JSON.
 	JSONExecutionPlan ExplainDetail = "JSON_EXECUTION_PLAN"
-	PlanAdvice        ExplainDetail = "PLAN_ADVICE"
+	// PlanAdvice is Flink's planner advice on the plan (e.g. a missing
+	// state TTL).
+	PlanAdvice ExplainDetail = "PLAN_ADVICE"
 )
 
 // Explain is EXPLAIN [detail, …] followed by a query, an INSERT or a
@@ -262,6 +280,8 @@ type SelectItem struct {
 }
 
 // NamedWindow is `name AS (spec)` of a WINDOW clause.
+// NamedWindow is one `name AS (window spec)` of a query's WINDOW clause,
+// which OVER name refers to.
 type NamedWindow struct {
 	Pos
 	Name string
@@ -272,11 +292,15 @@ type NamedWindow struct {
 type SetOpKind int
 
 const (
+	// Union is UNION: the rows of both sides (distinct unless ALL).
 	Union SetOpKind = iota
+	// Intersect is INTERSECT: the rows on both sides.
 	Intersect
+	// Except is EXCEPT: the left side's rows that are not on the right.
 	Except
 )
 
+// String is the operator's keyword: UNION, INTERSECT or EXCEPT.
 func (k SetOpKind) String() string { return [...]string{"UNION", "INTERSECT", "EXCEPT"}[k] }
 
 // SetOp is `left UNION [ALL] right` (or INTERSECT, EXCEPT).
@@ -305,11 +329,17 @@ type OrderItem struct {
 type NullsOrder int
 
 const (
+	// NullsDefault is an ORDER BY item without NULLS FIRST/LAST: Flink
+	// then puts NULLs first in ascending and last in descending order.
 	NullsDefault NullsOrder = iota
+	// NullsFirst is NULLS FIRST.
 	NullsFirst
+	// NullsLast is NULLS LAST.
 	NullsLast
 )
 
+// String is the clause as written: "NULLS FIRST", "NULLS LAST", or "" for
+// NullsDefault.
 func (n NullsOrder) String() string { return [...]string{"", "NULLS FIRST", "NULLS LAST"}[n] }
 
 // Hint is one hint of a /*+ … */ comment: NAME, NAME('k' = 'v', …) or
@@ -368,15 +398,23 @@ type Unnest struct {
 type JoinKind int
 
 const (
+	// InnerJoin is [INNER] JOIN … ON|USING: matching rows only.
 	InnerJoin JoinKind = iota
+	// LeftJoin is LEFT [OUTER] JOIN: every left row, NULL-padded when
+	// nothing on the right matches.
 	LeftJoin
+	// RightJoin is RIGHT [OUTER] JOIN: every right row, NULL-padded.
 	RightJoin
+	// FullJoin is FULL [OUTER] JOIN: every row of both sides, NULL-padded.
 	FullJoin
+	// CrossJoin is CROSS JOIN: every pair of rows, without a condition.
 	CrossJoin
 	// CommaJoin is `a, b`: a cross join written with a comma.
 	CommaJoin
 )
 
+// String is the join as written between its sides: "JOIN", "LEFT JOIN", …,
+// or "," for CommaJoin.
 func (k JoinKind) String() string {
 	return [...]string{"JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "CROSS JOIN", ","}[k]
 }
@@ -418,6 +456,7 @@ const (
 	Approx
 )
 
+// String is INTEGER, EXACT or APPROX.
 func (k NumberKind) String() string { return [...]string{"INTEGER", "EXACT", "APPROX"}[k] }
 
 // NumberLit is a numeric literal; Text is exactly as written (1.50 stays
@@ -449,11 +488,16 @@ type NullLit struct {
 type TypedLitKind int
 
 const (
+	// DateLit is DATE 'yyyy-mm-dd': type DATE.
 	DateLit TypedLitKind = iota
+	// TimeLit is TIME 'hh:mm:ss[.fff]': type TIME(p), p the digits written.
 	TimeLit
+	// TimestampLit is TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.fff]': type
+	// TIMESTAMP(p).
 	TimestampLit
 )
 
+// String is the literal's keyword: DATE, TIME or TIMESTAMP.
 func (k TypedLitKind) String() string { return [...]string{"DATE", "TIME", "TIMESTAMP"}[k] }
 
 // TypedLit is DATE 'yyyy-mm-dd', TIME 'hh:mm:ss[.fff]' or
@@ -467,16 +511,28 @@ type TypedLit struct {
 // TimeUnit is a unit of an INTERVAL literal.
 type TimeUnit int
 
+// The units of an interval literal. YEAR and MONTH make a year-month
+// interval (Flink's INTERVAL YEAR TO MONTH, a count of months); DAY to
+// SECOND make a day-time interval (a duration in milliseconds).
 const (
+	// NoUnit is the absent To of an interval that is not a range.
 	NoUnit TimeUnit = iota
+	// Year is YEAR (or YEARS): 12 months.
 	Year
+	// Month is MONTH (or MONTHS).
 	Month
+	// Day is DAY (or DAYS): 24 hours.
 	Day
+	// Hour is HOUR (or HOURS).
 	Hour
+	// Minute is MINUTE (or MINUTES).
 	Minute
+	// Second is SECOND (or SECONDS), with up to 9 fractional digits in the
+	// value; SECOND(p) sets the fractional precision.
 	Second
 )
 
+// String is the unit's keyword (singular), or "" for NoUnit.
 func (u TimeUnit) String() string {
 	return [...]string{"", "YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"}[u]
 }
@@ -498,11 +554,16 @@ type IntervalLit struct {
 type UnaryOp int
 
 const (
+	// Neg is arithmetic negation, -x.
 	Neg UnaryOp = iota
+	// Plus is unary plus, +x: x unchanged.
 	Plus
+	// Not is logical negation, NOT x, with SQL's three-valued logic (NOT
+	// NULL is NULL).
 	Not
 )
 
+// String is the operator as written: "-", "+" or "NOT".
 func (o UnaryOp) String() string { return [...]string{"-", "+", "NOT"}[o] }
 
 // Unary is -x, +x or NOT x.
@@ -515,25 +576,46 @@ type Unary struct {
 // BinaryOp is an infix operator.
 type BinaryOp int
 
+// The binary operators, lowest precedence first: OR, AND, the comparisons,
+// then + - and || , then * / %. Comparisons and logic follow SQL's
+// three-valued logic: a NULL operand gives NULL (UNKNOWN), except as noted.
 const (
+	// Or is OR: TRUE if either side is TRUE.
 	Or BinaryOp = iota
+	// And is AND: FALSE if either side is FALSE.
 	And
+	// Eq is =.
 	Eq
 	Ne // <> and !=
+	// Lt is <.
 	Lt
+	// Le is <=.
 	Le
+	// Gt is >.
 	Gt
+	// Ge is >=.
 	Ge
+	// IsDistinctFrom is IS DISTINCT FROM: <> that treats two NULLs as
+	// equal and never gives NULL.
 	IsDistinctFrom
+	// IsNotDistinctFrom is IS NOT DISTINCT FROM: = that treats two NULLs
+	// as equal and never gives NULL.
 	IsNotDistinctFrom
+	// Add is +: numbers, or a datetime plus an interval.
 	Add
+	// Sub is -: numbers, a datetime minus an interval.
 	Sub
+	// Mul is *.
 	Mul
+	// Div is /: for two integers, truncating toward zero, as Java's.
 	Div
+	// Mod is %: the remainder, with the sign of the dividend (MOD).
 	Mod
 	Concat // ||
 )
 
+// String is the operator as written ("OR", "=", "IS DISTINCT FROM", "||",
+// …); Ne prints as "<>".
 func (o BinaryOp) String() string {
 	return [...]string{"OR", "AND", "=", "<>", "<", "<=", ">", ">=", "IS DISTINCT FROM",
 		"IS NOT DISTINCT FROM", "+", "-", "*", "/", "%", "||"}[o]
@@ -550,18 +632,26 @@ type Binary struct {
 type IsPredicate int
 
 const (
+	// IsNull is IS NULL.
 	IsNull IsPredicate = iota
+	// IsTrue is IS TRUE: FALSE for FALSE and NULL, never NULL itself.
 	IsTrue
+	// IsFalse is IS FALSE: FALSE for TRUE and NULL.
 	IsFalse
+	// IsUnknown is IS UNKNOWN: a BOOLEAN that is NULL.
 	IsUnknown
 	// IsJSONValue … IsJSONObject are IS JSON [VALUE|SCALAR|ARRAY|OBJECT]
 	// (IS JSON is IS JSON VALUE).
 	IsJSONValue
+	// IsJSONScalar is IS JSON SCALAR: a string, number, boolean or null.
 	IsJSONScalar
+	// IsJSONArray is IS JSON ARRAY.
 	IsJSONArray
+	// IsJSONObject is IS JSON OBJECT.
 	IsJSONObject
 )
 
+// String is what follows IS [NOT]: "NULL", "TRUE", …, "JSON OBJECT".
 func (p IsPredicate) String() string {
 	return [...]string{"NULL", "TRUE", "FALSE", "UNKNOWN", "JSON VALUE", "JSON SCALAR", "JSON ARRAY", "JSON OBJECT"}[p]
 }
@@ -734,10 +824,14 @@ type WindowSpec struct {
 type FrameUnit int
 
 const (
+	// Rows is ROWS: the frame's offsets count rows.
 	Rows FrameUnit = iota
+	// Range is RANGE: the frame's offsets are distances in the ORDER BY
+	// value (an INTERVAL over a time attribute, as Flink's OVER windows).
 	Range
 )
 
+// String is ROWS or RANGE.
 func (u FrameUnit) String() string { return [...]string{"ROWS", "RANGE"}[u] }
 
 // Frame is `ROWS|RANGE BETWEEN start AND end`. A frame written with one
@@ -752,13 +846,22 @@ type Frame struct {
 type BoundKind int
 
 const (
+	// UnboundedPreceding is UNBOUNDED PRECEDING: the partition's first row.
 	UnboundedPreceding BoundKind = iota
+	// Preceding is `offset PRECEDING`: offset rows (ROWS) or the offset's
+	// distance (RANGE) before the current row.
 	Preceding
+	// CurrentRow is CURRENT ROW (with RANGE, its peers too).
 	CurrentRow
+	// Following is `offset FOLLOWING`. Flink's streaming OVER windows
+	// support only frames that end at CURRENT ROW; the planner says so.
 	Following
+	// UnboundedFollowing is UNBOUNDED FOLLOWING: the partition's last row.
 	UnboundedFollowing
 )
 
+// String is the bound as written, without its offset: "UNBOUNDED
+// PRECEDING", "PRECEDING", "CURRENT ROW", ….
 func (k BoundKind) String() string {
 	return [...]string{"UNBOUNDED PRECEDING", "PRECEDING", "CURRENT ROW", "FOLLOWING", "UNBOUNDED FOLLOWING"}[k]
 }

@@ -12,6 +12,7 @@ const (
 	CubeKind
 )
 
+// String is the item's keyword: GROUPING SETS, ROLLUP or CUBE.
 func (k GroupingKind) String() string { return [...]string{"GROUPING SETS", "ROLLUP", "CUBE"}[k] }
 
 // GroupingSets is a GROUPING SETS, ROLLUP or CUBE item of GROUP BY. Each

@@ -18,6 +18,7 @@ type OperatorError struct {
 	Err error
 }
 
+// Error is "planner: cannot create operator OP: cause".
 func (e *OperatorError) Error() string {
 	return fmt.Sprintf("%v %s: %v", ErrOperator, e.Op, e.Err)
 }

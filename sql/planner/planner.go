@@ -79,6 +79,8 @@ const (
 
 var aggPhaseNames = [...]string{"AUTO", "ONE_PHASE", "TWO_PHASE"}
 
+// String is the strategy as table.optimizer.agg-phase-strategy spells it:
+// AUTO, ONE_PHASE or TWO_PHASE.
 func (s AggPhaseStrategy) String() string {
 	if int(s) < len(aggPhaseNames) {
 		return aggPhaseNames[s]

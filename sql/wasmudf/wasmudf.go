@@ -89,10 +89,12 @@ type Error struct {
 	Err      error
 }
 
+// Error names the function and its module before the cause.
 func (e *Error) Error() string {
 	return fmt.Sprintf("function %s (module %s): %v", e.Function, e.Module, e.Err)
 }
 
+// Unwrap returns the cause, for errors.Is (ErrTimeout, …) and errors.As.
 func (e *Error) Unwrap() error { return e.Err }
 
 var (
