@@ -4,33 +4,25 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weirstream/weir/delivery"
 	"github.com/weirstream/weir/event"
 )
 
 // Mode is the checkpointing guarantee a Handler provides, Flink's
-// execution.checkpointing.mode.
-type Mode int
+// execution.checkpointing.mode: the job's delivery.Guarantee, of which a
+// handler takes ExactlyOnce or AtLeastOnce (delivery.None takes no
+// checkpoints, so it has no barriers to handle).
+type Mode = delivery.Guarantee
 
 const (
 	// ExactlyOnce aligns barriers: each channel is blocked from its barrier
 	// until all open channels delivered theirs, then the task snapshots.
-	ExactlyOnce Mode = iota
+	ExactlyOnce = delivery.ExactlyOnce
 	// AtLeastOnce never blocks: the task snapshots once every open channel
 	// delivered the barrier, and records that overtook it are replayed on
 	// restore (Flink's CheckpointBarrierTracker).
-	AtLeastOnce
+	AtLeastOnce = delivery.AtLeastOnce
 )
-
-// String gives Flink's configuration value: "EXACTLY_ONCE" or "AT_LEAST_ONCE".
-func (m Mode) String() string {
-	switch m {
-	case ExactlyOnce:
-		return "EXACTLY_ONCE"
-	case AtLeastOnce:
-		return "AT_LEAST_ONCE"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
-}
 
 // Options configure a Handler beyond its mode and channel count.
 type Options struct {
@@ -77,7 +69,8 @@ type Handler struct {
 }
 
 // New returns a handler for a task with numChannels input channels, numbered
-// 0..numChannels-1. It panics if numChannels < 1 or mode is unknown: both
+// 0..numChannels-1. It panics if numChannels < 1 or mode is neither
+// ExactlyOnce nor AtLeastOnce (delivery.None has no barriers): both
 // are bugs in the caller.
 func New(mode Mode, numChannels int) *Handler {
 	return NewWithOptions(mode, numChannels, Options{})
@@ -104,7 +97,7 @@ func NewWithOptions(mode Mode, numChannels int, o Options) *Handler {
 	case AtLeastOnce:
 		h.strat = newTracker(in)
 	default:
-		panic(fmt.Sprintf("barrier: unknown mode %v", mode))
+		panic(fmt.Sprintf("barrier: no barrier handling for mode %v", mode))
 	}
 	return h
 }
