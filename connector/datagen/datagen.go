@@ -16,6 +16,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/types"
@@ -48,7 +49,8 @@ type Source struct {
 // FromOptions builds a source from Flink's datagen options: rows-per-second
 // (default 10000), number-of-rows (default unbounded), and per column
 // fields.<col>.kind (random|sequence), .min, .max, .length, .start, .end,
-// .max-past, .null-rate.
+// .max-past (a duration in Flink's syntax, '5 min' or '300000'; a plain
+// number is milliseconds), .null-rate.
 func FromOptions(schema []types.Field, opts map[string]string) (*Source, error) {
 	s := &Source{rowsPerSecond: 10000, rows: -1, now: time.Now().UTC()}
 	if err := s.parseGlobal(opts); err != nil {
@@ -121,7 +123,7 @@ func parseField(f types.Field, opts map[string]string) (field, error) {
 	get("length", func(v string) (e error) { g.length, e = strconv.Atoi(v); return })
 	get("start", func(v string) (e error) { g.start, e = strconv.ParseInt(v, 10, 64); return })
 	get("end", func(v string) (e error) { g.end, e = strconv.ParseInt(v, 10, 64); return })
-	get("max-past", func(v string) (e error) { g.maxPast, e = time.ParseDuration(v); return })
+	get("max-past", func(v string) (e error) { g.maxPast, e = duration.Parse(v); return })
 	get("null-rate", func(v string) (e error) { g.nullRate, e = strconv.ParseFloat(v, 64); return })
 	if err == nil && g.sequence && g.end < g.start {
 		err = fmt.Errorf("datagen: column %q: a sequence needs 'fields.%s.start' <= 'fields.%s.end'", f.Name, f.Name, f.Name)

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
@@ -145,5 +146,28 @@ func TestUnboundedReaderFinishesNothing(t *testing.T) {
 		if strings.HasPrefix(l, "finished") {
 			t.Fatalf("an unbounded reader reported %q", l)
 		}
+	}
+}
+
+// max-past takes Flink's duration syntax (package duration), as every other
+// duration option: a timestamp column's values lie in [now - max-past, now].
+func TestMaxPastReadsFlinkDurations(t *testing.T) {
+	ts := []types.Field{{Name: "ts", Type: types.Type{Kind: types.Timestamp, Precision: 3}}}
+	s, err := FromOptions(ts, map[string]string{"fields.ts.max-past": "2 min"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.fields[0].maxPast != 2*time.Minute {
+		t.Fatalf("max-past %v, want 2m0s", s.fields[0].maxPast)
+	}
+	for n := int64(0); n < 100; n++ {
+		v := s.Row(n)[0].(time.Time)
+		if v.Before(s.now.Add(-2*time.Minute)) || v.After(s.now) {
+			t.Fatalf("row %d: %v outside [now-2m, now] (now %v)", n, v, s.now)
+		}
+	}
+	_, err = FromOptions(ts, map[string]string{"fields.ts.max-past": "2 fortnights"})
+	if err == nil || !strings.Contains(err.Error(), "fields.ts.max-past") {
+		t.Fatalf("error %v, want one naming fields.ts.max-past", err)
 	}
 }

@@ -212,7 +212,7 @@ const DefaultPartitionDiscoveryInterval = 5 * time.Minute
 // DefaultPartitionDiscoveryInterval, 5 minutes, as in Flink; 0 or a negative
 // duration turns discovery off. Each subtask finds the new partitions it
 // owns (the same round-robin rule as at start) and reads them from the
-// earliest offset. With weir.WithWatermarks a new partition gets its own
+// earliest offset. With weir.Watermarks a new partition gets its own
 // watermark generator and holds the subtask's watermark back until its
 // records catch up — or, with an IdleTimeout, until it is idle — so its
 // records are not late. Bounded sources never discover.

@@ -150,7 +150,7 @@ func (op *Operator) Open(ctx *operator.Context) error {
 // routes r to the late output when all of them are.
 func (op *Operator) ProcessElement(r event.Record) error {
 	if r.Timestamp == event.NoTimestamp {
-		return fmt.Errorf("%w: window operator %q got %v; assign event time at the source (weir.WithWatermarks)",
+		return fmt.Errorf("%w: window operator %q got %v; assign event time at the source (the weir.Watermarks option)",
 			ErrNoTimestamp, op.Ctx.UID, r.Value)
 	}
 	windows := op.opts.Assigner.AssignWindows(r.Timestamp)
