@@ -143,7 +143,7 @@ func copyJob(c config) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sink, err := kafka.NewSink[[]byte](kafka.Brokers(c.brokers), kafka.Topic(c.out), kafka.WithDeliveryGuarantee(g),
+	sink, err := kafka.NewSink[[]byte](kafka.Brokers(c.brokers), kafka.Topic(c.out), kafka.Guarantee(g),
 		kafka.TransactionalIDPrefix(c.out), kafka.TransactionTimeout(time.Minute), kafka.CheckpointInterval(c.interval))
 	if err != nil {
 		return nil, err

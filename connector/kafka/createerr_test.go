@@ -30,11 +30,11 @@ func TestCreateErrorsAreUntypedNil(t *testing.T) {
 		want string
 	}{
 		{"bad bootstrap servers, at-least-once",
-			[]SinkOption{Brokers("127.0.0.1:notaport"), WithDeliveryGuarantee(delivery.AtLeastOnce)}, badServers},
+			[]SinkOption{Brokers("127.0.0.1:notaport"), Guarantee(delivery.AtLeastOnce)}, badServers},
 		{"bad bootstrap servers, exactly-once",
-			[]SinkOption{Brokers("127.0.0.1:notaport"), WithDeliveryGuarantee(delivery.ExactlyOnce)}, badServers},
+			[]SinkOption{Brokers("127.0.0.1:notaport"), Guarantee(delivery.ExactlyOnce)}, badServers},
 		{"transaction timeout not above the interval",
-			[]SinkOption{Brokers(c.brokers), WithDeliveryGuarantee(delivery.ExactlyOnce), TransactionTimeout(time.Second),
+			[]SinkOption{Brokers(c.brokers), Guarantee(delivery.ExactlyOnce), TransactionTimeout(time.Second),
 				CheckpointInterval(5 * time.Second)}, "not larger than the checkpoint interval"},
 	}
 	for _, tc := range cases {
@@ -55,7 +55,7 @@ func TestCreateErrorsAreUntypedNil(t *testing.T) {
 // TestCreateCommitterErrorIsUntypedNil: the committer's constructor has the
 // same shape as the writers'.
 func TestCreateCommitterErrorIsUntypedNil(t *testing.T) {
-	sink, err := NewSink[string](Brokers("127.0.0.1:notaport"), Topic("unused"), WithDeliveryGuarantee(delivery.ExactlyOnce),
+	sink, err := NewSink[string](Brokers("127.0.0.1:notaport"), Topic("unused"), Guarantee(delivery.ExactlyOnce),
 		TransactionalIDPrefix("create-err"))
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestFailedAbortOfLingeringTransactions(t *testing.T) {
 	prefix := topic
 	id := transactionalID(prefix, 0, 0)
 	open := c.openTransaction(id, topic)
-	sink, err := NewSink[string](Brokers(c.brokers), Topic(topic), WithDeliveryGuarantee(delivery.ExactlyOnce),
+	sink, err := NewSink[string](Brokers(c.brokers), Topic(topic), Guarantee(delivery.ExactlyOnce),
 		TransactionalIDPrefix(prefix), TransactionTimeout(500*time.Microsecond))
 	if err != nil {
 		t.Fatal(err)

@@ -133,7 +133,7 @@ func SinkOptionsFromMap(m map[string]string) ([]SinkOption, error) {
 			return nil, err
 		}
 	}
-	opts := []SinkOption{Topic(m["topic"]), WithDeliveryGuarantee(g), RecordTimestamps(false)}
+	opts := []SinkOption{Topic(m["topic"]), Guarantee(g), RecordTimestamps(false)}
 	if b := m["properties.bootstrap.servers"]; b != "" {
 		opts = append(opts, Brokers(strings.Split(b, ",")...))
 	}

@@ -355,15 +355,16 @@ func Serializer[T any](fn func(T) ([]byte, error)) SinkOption {
 	return sinkOpt(func(c *sinkConfig) { c.encoder = fn })
 }
 
-// WithDeliveryGuarantee sets the sink's guarantee (Flink's
-// sink.delivery-guarantee). Default delivery.AtLeastOnce, Flink's default:
+// Guarantee sets the sink's guarantee (Flink's sink.delivery-guarantee;
+// the option has this name in every connector, as jdbc.Guarantee, and for
+// the job, weir.Guarantee). Default delivery.AtLeastOnce, Flink's default:
 // every record is flushed before the checkpoint barrier passes, so a
 // restore may write records again but never loses them.
 // delivery.ExactlyOnce writes in Kafka transactions committed when the
 // checkpoint completes (read_committed consumers see every record once;
 // needs TransactionalIDPrefix); delivery.None sends records and never waits
 // for them, so failures may lose or duplicate records.
-func WithDeliveryGuarantee(g delivery.Guarantee) SinkOption {
+func Guarantee(g delivery.Guarantee) SinkOption {
 	return sinkOpt(func(c *sinkConfig) { c.guarantee = g })
 }
 

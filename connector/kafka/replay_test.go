@@ -23,7 +23,7 @@ func TestRestoreBehindCommittedCheckpoint(t *testing.T) {
 	c := newCluster(t)
 	out := c.topic("out", 1)
 	sink := func(extra ...SinkOption) *Sink[string] {
-		s, err := NewSink[string](append([]SinkOption{Brokers(c.brokers), Topic(out), WithDeliveryGuarantee(delivery.ExactlyOnce),
+		s, err := NewSink[string](append([]SinkOption{Brokers(c.brokers), Topic(out), Guarantee(delivery.ExactlyOnce),
 			TransactionalIDPrefix(out), TransactionTimeout(time.Minute), CheckpointInterval(time.Second)}, extra...)...)
 		if err != nil {
 			t.Fatal(err)

@@ -52,7 +52,7 @@ func TestSinkRestampsRecordsPastRetention(t *testing.T) {
 			hour := fmt.Sprint(time.Hour.Milliseconds())
 			out := c.topicWith("out", 1, map[string]*string{"retention.ms": &hour})
 			sink, err := NewSink[string](Brokers(c.brokers), Topic(out), FlushTimeout(10*time.Second),
-				WithDeliveryGuarantee(g), TransactionalIDPrefix(out), CheckpointInterval(time.Second))
+				Guarantee(g), TransactionalIDPrefix(out), CheckpointInterval(time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -105,7 +105,7 @@ func (j *copyJob) run(t *testing.T, g delivery.Guarantee, restart runtime.Restar
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := append([]SinkOption{Brokers(j.c.brokers), Topic(j.out), WithDeliveryGuarantee(g),
+	opts := append([]SinkOption{Brokers(j.c.brokers), Topic(j.out), Guarantee(g),
 		TransactionalIDPrefix(j.prefix), TransactionTimeout(time.Minute), CheckpointInterval(j.interval)}, j.sinkOpts...)
 	sink, err := NewSink[string](opts...)
 	if err != nil {
@@ -370,7 +370,7 @@ func TestTransactionTimeoutChecked(t *testing.T) {
 	}
 	for _, tc := range cases {
 		sink, err := NewSink[string](append([]SinkOption{Brokers(c.brokers), Topic("unused"),
-			WithDeliveryGuarantee(delivery.ExactlyOnce), TransactionalIDPrefix("timeout-check")}, tc.opts...)...)
+			Guarantee(delivery.ExactlyOnce), TransactionalIDPrefix("timeout-check")}, tc.opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -143,7 +143,7 @@ func TestOptionValidation(t *testing.T) {
 		want string
 	}{
 		{[]SinkOption{Brokers("b:1")}, "kafka.Topic"},
-		{[]SinkOption{Brokers("b:1"), Topic("t"), WithDeliveryGuarantee(delivery.ExactlyOnce)}, "TransactionalIDPrefix"},
+		{[]SinkOption{Brokers("b:1"), Topic("t"), Guarantee(delivery.ExactlyOnce)}, "TransactionalIDPrefix"},
 		{[]SinkOption{Brokers("b:1"), Topic("t"), BadRecords(DeadLetter("dlq"))}, "not DeadLetter"},
 		{[]SinkOption{Brokers("b:1"), Topic("t"), TransactionalIDPoolSize(1)}, "at least 2"},
 		{[]SinkOption{Brokers("b:1"), Topic("t"), KeyFunc(func(int) []byte { return nil })}, "KeyFunc"},

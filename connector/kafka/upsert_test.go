@@ -175,7 +175,7 @@ func TestUpsertSourceExactlyOnceAcrossRestores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink, err := NewSink[event.Row](Brokers(c.brokers), Topic(out), WithDeliveryGuarantee(delivery.ExactlyOnce),
+	sink, err := NewSink[event.Row](Brokers(c.brokers), Topic(out), Guarantee(delivery.ExactlyOnce),
 		TransactionalIDPrefix(out), TransactionTimeout(time.Minute),
 		KeyFunc(func(r event.Row) []byte { return []byte(r.Fields[0].(string)) }),
 		Serializer(func(r event.Row) ([]byte, error) {
