@@ -71,19 +71,45 @@ func WindowAggregate[T any, K comparable, ACC, OUT any](w WindowedStream[T, K], 
 }
 
 // WindowProcess keeps every element of a window and calls fn with all of
-// them when the window fires (Flink's ProcessWindowFunction). What fn emits
-// is stamped with the window's last millisecond unless it uses EmitAt. An
-// error fails the job.
-func WindowProcess[T any, K comparable, OUT any](w WindowedStream[T, K], fn func(key K, w window.Window, elems []T, out Emitter[OUT]) error, opts ...OperatorOpt) DataStream[OUT] {
+// them and the window when it fires (Flink's ProcessWindowFunction). What
+// fn emits is stamped with the window's MaxTimestamp unless it uses EmitAt.
+// An error fails the job.
+func WindowProcess[T any, K comparable, OUT any](w WindowedStream[T, K], fn func(key K, w TimeWindow, elems []T, out Emitter[OUT]) error, opts ...OperatorOpt) DataStream[OUT] {
 	wopts := w.options(state.Erase(state.CodecFor[T]()))
 	wopts.Process = func(key any, win window.Window, elems []any, out *operator.Collector) error {
 		typed := make([]T, len(elems))
 		for i, e := range elems {
 			typed[i], _ = e.(T) // a nil element of an interface type T stays T's zero value
 		}
-		return fn(key.(K), win, typed, Emitter[OUT]{out})
+		return fn(key.(K), timeWindowOf(win), typed, Emitter[OUT]{out})
 	}
 	return windowThen[OUT](w, "Process", wopts, opts)
+}
+
+// TimeWindow is an event-time window, [Start, End), in UTC with
+// millisecond precision (Flink's TimeWindow): what a WindowProcess function
+// is called for. A session window's bounds are those of its merged
+// sessions.
+type TimeWindow struct {
+	// Start is the first instant in the window.
+	Start time.Time
+	// End is the first instant after it: windows of a tumbling assigner
+	// end where the next one starts.
+	End time.Time
+}
+
+// MaxTimestamp is the window's last millisecond, End minus 1 ms: results
+// are stamped with it, and the window fires when the watermark reaches it.
+func (w TimeWindow) MaxTimestamp() time.Time { return w.End.Add(-time.Millisecond) }
+
+// String prints the window as "[start, end)" in milliseconds since the
+// epoch, the form Weir's window operator and Flink's TimeWindow use.
+func (w TimeWindow) String() string {
+	return fmt.Sprintf("[%d, %d)", w.Start.UnixMilli(), w.End.UnixMilli())
+}
+
+func timeWindowOf(w window.Window) TimeWindow {
+	return TimeWindow{Start: time.UnixMilli(w.Start).UTC(), End: time.UnixMilli(w.End).UTC()}
 }
 
 func (w WindowedStream[T, K]) options(codec state.Codec[any]) window.Options {

@@ -73,7 +73,7 @@ func (countSum) Merge(a, b csAcc) csAcc       { return csAcc{a.N + b.N, a.Sum + 
 func sumReadings(a, b reading) reading        { return reading{Sensor: a.Sensor, TS: a.TS, V: a.V + b.V} }
 func sensorOf(r reading) string               { return r.Sensor }
 func timestampOf(r reading) int64             { return r.TS }
-func line(key string, w window.Window, rest string) string {
+func line(key string, w fmt.Stringer, rest string) string {
 	return fmt.Sprintf("%s %v %s", key, w, rest)
 }
 
@@ -104,7 +104,7 @@ func windowJob(env *weir.Environment, data []reading, pre func(reading) (reading
 	aggs := weir.WindowAggregate(weir.Window(keyed, weir.SlidingEventTimeWindows(200*time.Millisecond, 50*time.Millisecond)).
 		AllowedLateness(20*time.Millisecond), countSum{}).UID("sliding")
 	sessions := weir.WindowProcess(weir.Window(keyed, weir.EventTimeSessionWindows(20*time.Millisecond)),
-		func(key string, w window.Window, elems []reading, out weir.Emitter[string]) error {
+		func(key string, w weir.TimeWindow, elems []reading, out weir.Emitter[string]) error {
 			sum := 0
 			for _, r := range elems {
 				sum += r.V

@@ -16,7 +16,6 @@ import (
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/operator/window"
 	"github.com/weirstream/weir/types"
 )
 
@@ -51,7 +50,7 @@ func TestFinishedFileReleasesWatermark(t *testing.T) {
 	lateTag := weir.NewOutputTag[int64]("late")
 	windows := weir.WindowProcess(weir.Window(weir.KeyBy(weir.Map(rows, func(r event.Row) int64 { return r.Fields[0].(int64) }),
 		func(int64) string { return "all" }), weir.TumblingEventTimeWindows(10*time.Second)).SideOutputLateData(lateTag),
-		func(_ string, w window.Window, elems []int64, out weir.Emitter[string]) error {
+		func(_ string, w weir.TimeWindow, elems []int64, out weir.Emitter[string]) error {
 			out.Emit(fmt.Sprintf("%v %v", w, elems))
 			return nil
 		})

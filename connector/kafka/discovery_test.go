@@ -12,7 +12,6 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/sim"
-	"github.com/weirstream/weir/operator/window"
 	"github.com/weirstream/weir/runtime"
 )
 
@@ -42,8 +41,8 @@ func startDiscoveryJob(t *testing.T, c *cluster, topic string) *discoveryJob {
 	weir.SinkTo(s, &sim.TxSink{Store: j.read}, "read")
 	all := weir.KeyBy(s, func(string) string { return "all" })
 	counts := weir.WindowProcess(weir.Window(all, weir.TumblingEventTimeWindows(time.Second)),
-		func(_ string, w window.Window, elems []string, out weir.Emitter[string]) error {
-			out.Emit(fmt.Sprintf("[%d,%d) %d", w.Start, w.End, len(elems)))
+		func(_ string, w weir.TimeWindow, elems []string, out weir.Emitter[string]) error {
+			out.Emit(fmt.Sprintf("[%d,%d) %d", w.Start.UnixMilli(), w.End.UnixMilli(), len(elems)))
 			return nil
 		})
 	weir.SinkTo(counts, &sim.TxSink{Store: j.windows}, "windows")
