@@ -90,7 +90,7 @@ func (o *keyedCoProcess[A, B, K, U]) Open(ctx *operator.Context) error {
 	}
 	o.kc = operator.NewKeyedContext(ctx)
 	ctx.Timers.SetTriggerable(o)
-	return o.fn.Open(&RuntimeContext{ctx})
+	return openUser(ctx, o.fn.Open)
 }
 
 func (o *keyedCoProcess[A, B, K, U]) ProcessElement(r event.Record) error {

@@ -1,6 +1,8 @@
 package weir
 
 import (
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/weirstream/weir/event"
@@ -14,6 +16,28 @@ import (
 // keep the handles; a handle reads and writes the value of the key being
 // processed.
 type RuntimeContext struct{ ctx *operator.Context }
+
+// openUser runs a user function's Open. A mistake in registering keyed
+// state — a TTL under 1 ms, a name registered with two kinds, a restored
+// state of another kind — panics in package state (Flink's getState throws
+// there too); here it becomes Open's error, marked
+// operator.ErrNonRestartable: a restart would register the same way, so
+// the job fails at once, saying why, instead of restarting in a loop.
+// Other panics go on to the subtask, which reports them.
+func openUser(ctx *operator.Context, open func(*RuntimeContext) error) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		e, ok := r.(error)
+		if !ok || !(errors.Is(e, state.ErrInvalidDescriptor) || errors.Is(e, state.ErrIncompatible)) {
+			panic(r)
+		}
+		err = fmt.Errorf("%w: %w", operator.ErrNonRestartable, e)
+	}()
+	return open(&RuntimeContext{ctx})
+}
 
 // SubtaskIndex is the index of the subtask running the function, from 0.
 func (c *RuntimeContext) SubtaskIndex() int { return c.ctx.Subtask.Index }
@@ -47,7 +71,8 @@ func (f stateOpt) applyState(c *stateConfig) { f(c) }
 // StateTTL expires each entry ttl (processing time) after it was created
 // or last written, and never returns an expired one (Flink's
 // StateTtlConfig with OnCreateAndWrite and NeverReturnExpired). ttl must be
-// at least 1 ms. The default keeps entries until cleared.
+// at least 1 ms: a shorter one fails the job, not restartable, when Open
+// registers the state. The default keeps entries until cleared.
 func StateTTL(ttl time.Duration) StateOpt {
 	return stateOpt(func(c *stateConfig) {
 		c.ttl = &state.TTLConfig{TTL: ttl, UpdateType: state.OnCreateAndWrite}

@@ -128,7 +128,7 @@ type keyedAdapter[T any, K comparable, U any] struct {
 }
 
 func (a keyedAdapter[T, K, U]) Open(ctx *operator.Context) error {
-	return a.fn.Open(&RuntimeContext{ctx})
+	return openUser(ctx, a.fn.Open)
 }
 
 func (a keyedAdapter[T, K, U]) ProcessElement(v any, kc *operator.KeyedContext, out *operator.Collector) error {
