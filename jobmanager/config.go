@@ -50,20 +50,32 @@ const (
 var jobPrefixes = []string{"execution.", "state.", "restart-strategy.", "parallelism.", "pipeline.", "table.", "s3.",
 	"weir.source.", "taskmanager.state."}
 
+// EnvProperties names the environment variable whose value overrides
+// the configuration file, as Flink's FLINK_PROPERTIES does: YAML in
+// config.yaml's shape, typically one "key: value" a line. -D overrides it.
+const EnvProperties = "WEIR_PROPERTIES"
+
 // LoadConfig reads the YAML file at path ("" for none) and applies
 // overrides, each "key=value" (weir jobmanager -D).
 func LoadConfig(path string, overrides []string) (Config, error) {
+	return LoadConfigWith(path, "", overrides)
+}
+
+// LoadConfigWith is LoadConfig with properties (the value of
+// EnvProperties, "" for none) applied between the file and overrides.
+func LoadConfigWith(path, properties string, overrides []string) (Config, error) {
 	c := Config{}
 	if path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("jobmanager: config: %w", err)
 		}
-		var tree map[string]any
-		if err := yaml.Unmarshal(b, &tree); err != nil {
+		if err := addYAML(c, b); err != nil {
 			return nil, fmt.Errorf("jobmanager: config %s: %w", path, err)
 		}
-		flatten(c, "", tree)
+	}
+	if err := addYAML(c, []byte(properties)); err != nil {
+		return nil, fmt.Errorf("jobmanager: $%s: %w", EnvProperties, err)
 	}
 	for _, kv := range overrides {
 		k, v, ok := strings.Cut(kv, "=")
@@ -73,6 +85,17 @@ func LoadConfig(path string, overrides []string) (Config, error) {
 		c[strings.TrimSpace(k)] = v
 	}
 	return c, c.validate()
+}
+
+// addYAML sets the keys of the YAML document b, nested keys joined
+// with dots.
+func addYAML(c Config, b []byte) error {
+	var tree map[string]any
+	if err := yaml.Unmarshal(b, &tree); err != nil {
+		return err
+	}
+	flatten(c, "", tree)
+	return nil
 }
 
 func flatten(c Config, prefix string, v any) {

@@ -60,3 +60,24 @@ weir.rest.auth-token: hush
 		t.Error("a missing config file loaded")
 	}
 }
+
+// $WEIR_PROPERTIES (Flink's FLINK_PROPERTIES) overrides the file and -D
+// overrides it; a value that is not YAML fails naming the variable.
+func TestConfigFromEnvironment(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte("rest.port: 9091\nparallelism.default: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	props := "rest.port: 9092\nstate.backend.type: pebble\nexecution.checkpointing:\n  interval: 5 s\n"
+	c, err := LoadConfigWith(path, props, []string{"state.backend.type=hashmap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{"rest.port": "9092", "parallelism.default": "2", "state.backend.type": "hashmap", "execution.checkpointing.interval": "5 s"}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("config %v\nwant %v", c, want)
+	}
+	if _, err := LoadConfigWith("", "rest.port: [unclosed", nil); err == nil || !strings.Contains(err.Error(), "$"+EnvProperties) {
+		t.Errorf("bad $%s: %v, want an error naming it", EnvProperties, err)
+	}
+}

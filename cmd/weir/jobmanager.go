@@ -19,18 +19,34 @@ import (
 const jobManagerAddressFile = "rest_address"
 
 func newJobManagerCommand() *cobra.Command {
+	return jobManagerCommand("jobmanager")
+}
+
+// newClusterCommand is Flink's start-cluster.sh as weir cluster start: the
+// same session cluster as weir jobmanager (its TaskManager slots are in
+// its process), in the foreground.
+func newClusterCommand() *cobra.Command {
+	cmd := &cobra.Command{Use: "cluster", Short: "Session cluster commands (weir cluster start = weir jobmanager)", Args: cobra.NoArgs}
+	start := jobManagerCommand("start")
+	start.Short = "Start a session cluster: a JobManager with local TaskManager slots (as weir jobmanager)"
+	cmd.AddCommand(start)
+	return cmd
+}
+
+func jobManagerCommand(use string) *cobra.Command {
 	var configFile string
 	var settings []string
 	cmd := &cobra.Command{
-		Use:   "jobmanager",
+		Use:   use,
 		Short: "Run a JobManager: a session cluster with local slots that runs SQL jobs submitted over REST",
 		Long: `Starts a JobManager (Flink's session cluster; its TaskManager slots are in the same process).
 Jobs are submitted with weir submit FILE.sql (POST /v1/jobs); weir list, cancel, stop,
 savepoint and checkpoints talk to it, as do Flink's REST paths (docs/rest-openapi.yaml).
 GET /metrics on the REST port serves every running job's metrics to Prometheus.
 
-The configuration is a file in Flink's config.yaml shape (--config), each key overridable
-with -D key=value: rest.port (8081), rest.bind-address (127.0.0.1),
+The configuration is a file in Flink's config.yaml shape (--config), overridden by
+$WEIR_PROPERTIES (YAML, one "key: value" a line, as Flink's FLINK_PROPERTIES), each key
+overridable with -D key=value: rest.port (8081), rest.bind-address (127.0.0.1),
 security.ssl.rest.enabled with security.ssl.rest.certificate and security.ssl.rest.key (PEM),
 weir.rest.auth-token (a token every state-changing request must carry),
 web.submit.enable, web.cancel.enable (true), taskmanager.numberOfTaskSlots (32),
@@ -50,7 +66,7 @@ resume from their latest checkpoints when it starts again.`,
 }
 
 func runJobManager(cmd *cobra.Command, configFile string, settings []string) error {
-	cfg, err := jobmanager.LoadConfig(configFile, settings)
+	cfg, err := jobmanager.LoadConfigWith(configFile, os.Getenv(jobmanager.EnvProperties), settings)
 	if err != nil {
 		return err
 	}

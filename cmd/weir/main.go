@@ -22,7 +22,7 @@ func newRootCommand() *cobra.Command {
 	}
 	logs.addFlags(root)
 	root.AddCommand(newVersionCommand(), newToolCommand(), newRunCommand(), newDemoCommand(), newChaosCommand(), newExplainCommand(),
-		newSavepointCommand(), newJobManagerCommand(), newSubmitCommand(), newListCommand(), newCancelCommand(),
+		newSavepointCommand(), newJobManagerCommand(), newClusterCommand(), newSubmitCommand(), newListCommand(), newCancelCommand(),
 		newStopCommand(), newCheckpointsCommand(), newSQLCommand(), newExplainAnalyzeCommand(), newHotSubtasksCommand(), newTailCommand())
 	return root
 }

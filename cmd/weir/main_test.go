@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -25,5 +26,29 @@ func TestUnknownCommandFails(t *testing.T) {
 	root.SetErr(&bytes.Buffer{})
 	if err := root.Execute(); err == nil {
 		t.Fatal("unknown command succeeded")
+	}
+}
+
+// weir cluster start is weir jobmanager: it reads the JobManager's
+// configuration, from -D and from $WEIR_PROPERTIES (here invalid, so it
+// stops before it listens).
+func TestClusterStartReadsTheJobManagerConfig(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		args []string
+	}{
+		{"", []string{"cluster", "start", "-D", "rest.port=http"}},
+		{"rest.port: http", []string{"cluster", "start"}},
+		{"rest.port: http", []string{"jobmanager"}},
+	} {
+		t.Setenv("WEIR_PROPERTIES", tc.env)
+		root := newRootCommand()
+		root.SetArgs(tc.args)
+		root.SetOut(&bytes.Buffer{})
+		root.SetErr(&bytes.Buffer{})
+		err := root.Execute()
+		if err == nil || !strings.Contains(err.Error(), `rest.port: "http" is not a number`) {
+			t.Errorf("weir %v with WEIR_PROPERTIES=%q: %v, want the bad rest.port named", tc.args, tc.env, err)
+		}
 	}
 }
