@@ -88,6 +88,9 @@ func addSubtask(av *api.AnalyzedVertex, v *graph.Vertex, g *metrics.Subtask, fir
 		ao.ReadRecords += o.RecordsIn.Load()
 		ao.WriteRecords += o.RecordsOut.Load()
 		ao.LateRecordsDropped += o.LateRecordsDropped.Load()
+		live := o.StateSize.Load()
+		ao.LiveStateSize += live
+		av.LiveStateSize += live
 		ao.CurrentInputWatermark = lowest(ao.CurrentInputWatermark, o.InputWatermark.Load(), first)
 		ao.CurrentOutputWatermark = lowest(ao.CurrentOutputWatermark, o.OutputWatermark.Load(), first)
 	}
@@ -120,11 +123,16 @@ func planText(a api.ExplainAnalyze) string {
 		fmt.Fprintf(&b, "    rows in %d (%.1f/s), rows out %d (%.1f/s)\n", v.ReadRecords, v.ReadRecordsPerSecond, v.WriteRecords, v.WriteRecordsPerSecond)
 		fmt.Fprintf(&b, "    busy %.0f%% (max %.0f%%), back-pressured %.0f%% (max %.0f%%, %s), idle %.0f%%\n", 100*v.BusyRatio, 100*v.MaxBusyRatio,
 			100*v.BackPressuredRatio, 100*v.MaxBackPressuredRatio, v.BackpressureLevel, 100*v.IdleRatio)
-		fmt.Fprintf(&b, "    state %d bytes, watermark %s", v.StateSize, WatermarkText(v.Watermark))
+		fmt.Fprintf(&b, "    state %d bytes live, %d checkpointed, watermark %s", v.LiveStateSize, v.StateSize, WatermarkText(v.Watermark))
 		if v.SourceLag > 0 {
 			fmt.Fprintf(&b, ", source lag %d records", v.SourceLag)
 		}
 		b.WriteString("\n")
+		for _, o := range v.Operators {
+			if o.LiveStateSize > 0 {
+				fmt.Fprintf(&b, "    · %s: state %d bytes live\n", o.Name, o.LiveStateSize)
+			}
+		}
 	}
 	return b.String()
 }

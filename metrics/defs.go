@@ -88,6 +88,8 @@ var OperatorDefs = []Def[*Operator]{
 	{"numCommits", "Commits of completed checkpoints by a sink.", func(o *Operator) float64 { return i64(&o.Commits) }},
 	{"lastCommitDuration", "How long a sink's last commit took, ms, retries included.",
 		func(o *Operator) float64 { return i64(&o.LastCommitMs) }},
+	{"stateSize", "Live keyed state, bytes, as the state backend estimates it (heap: entries encoded; Pebble: SSTs and memtables).",
+		func(o *Operator) float64 { return i64(&o.StateSize) }},
 }
 
 // Identifier is the gauge's name with its label values in place, as

@@ -222,6 +222,12 @@ type Operator struct {
 	// how long the last took, retries included (numCommits,
 	// lastCommitDuration; Weir's).
 	Commits, LastCommitMs atomic.Int64
+	// StateSize is the operator's live keyed state as its state backend
+	// estimates it, bytes (Weir's stateSize; 0 without keyed state),
+	// refreshed when a rate window closes. Flink has no such metric for
+	// its heap backend; its RocksDB backend's nearest are the native
+	// estimate-live-data-size and total-sst-files-size.
+	StateSize atomic.Int64
 	// custom are the values the operator's connector publishes itself.
 	custom customs
 }

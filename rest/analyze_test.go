@@ -55,13 +55,14 @@ func TestContractExplainAnalyze(t *testing.T) {
 			t.Errorf("%s: watermark %d, /watermarks' lowest %d", v.Name, v.Watermark, wm)
 		}
 		for k, o := range v.Operators {
-			var in, out int64
+			var in, out, size int64
 			for s := range v.Parallelism {
 				g := j.Metrics().Subtask(v.Name, s).Operators[k]
-				in, out = in+g.RecordsIn.Load(), out+g.RecordsOut.Load()
+				in, out, size = in+g.RecordsIn.Load(), out+g.RecordsOut.Load(), size+g.StateSize.Load()
 			}
-			if o.ReadRecords != in || o.WriteRecords != out {
-				t.Errorf("%s operator %s: %d in, %d out; its groups %d, %d", v.Name, o.Name, o.ReadRecords, o.WriteRecords, in, out)
+			if o.ReadRecords != in || o.WriteRecords != out || o.LiveStateSize != size {
+				t.Errorf("%s operator %s: %d in, %d out, %d bytes live; its groups %d, %d, %d", v.Name, o.Name, o.ReadRecords, o.WriteRecords,
+					o.LiveStateSize, in, out, size)
 			}
 		}
 		line := fmt.Sprintf("[%d] %s (parallelism %d)\n", i, v.Name, v.Parallelism)
@@ -72,12 +73,12 @@ func TestContractExplainAnalyze(t *testing.T) {
 	if src := ea.Vertices[0]; src.WriteRecords != 3000 || src.Operators[0].WriteRecords != 3000 {
 		t.Errorf("source %+v, want 3000 rows out", src)
 	}
-	if agg := ea.Vertices[1]; agg.ReadRecords != 3000 || agg.Inputs[0] != ea.Vertices[0].ID || agg.StateSize == 0 {
+	if agg := ea.Vertices[1]; agg.ReadRecords != 3000 || agg.Inputs[0] != ea.Vertices[0].ID || agg.StateSize == 0 || agg.LiveStateSize == 0 {
 		t.Errorf("aggregation %+v, want 3000 rows in from the source and state", agg)
 	}
 }
 
-func lowestWatermark(t *testing.T, c *cluster, job, vertex string) int64 {
+func lowestWatermark(t testing.TB, c *cluster, job, vertex string) int64 {
 	var wms []api.Metric
 	get(t, c, "/v1/jobs/"+job+"/vertices/"+vertex+"/watermarks", &wms)
 	lo := int64(math.MaxInt64)

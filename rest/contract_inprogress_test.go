@@ -3,6 +3,7 @@ package rest
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -72,6 +73,14 @@ func TestContractCheckpointInProgress(t *testing.T) {
 	if len(sub.Subtasks) != 1 || sub.Subtasks[0].Status != "completed" || sub.NumAcknowledgedSubtasks != 1 {
 		t.Errorf("checkpoint %d, %s's subtasks: %+v; want its one subtask acknowledged", cid, src.Name, sub)
 	}
+	checkPhases(t, c, path, d)
+	var ph api.CheckpointPhases
+	get(t, c, path+"/phases", &ph)
+	if p := ph.Vertices[1].Pending; ph.NumAcknowledgedSubtasks != 1 || len(p) != 1 || p[0].Count != 1 || !slices.Equal(p[0].Subtasks, []int{0}) {
+		t.Errorf("checkpoint %d phases: %+v; want %s's subtask 0 pending", cid, ph, snk.Name)
+	}
+	wantBadN(t, c, path+"/slowest")
+	wantBadN(t, c, "/v1/jobs/"+id+"/vertices/"+src.ID+"/watermarks/summary")
 
 	sink.release()
 	waitFor(t, "checkpoint "+fmt.Sprint(cid)+" to complete", func() bool {

@@ -205,6 +205,7 @@ func checkRunningLists(t *testing.T, c *cluster, jobs []*runningJob) {
 	if o.JobsRunning != len(jobs) || o.JobsFinished+o.JobsCancelled+o.JobsFailed != 0 || len(list.Jobs) != len(jobs) || len(ov.Jobs) != len(jobs) {
 		t.Errorf("overview %+v, jobs %+v: want %d running", o, list, len(jobs))
 	}
+	checkConfig(t, c)
 	total, free := c.m.Slots()
 	if o.SlotsTotal != total || o.SlotsAvailable != free || free >= total {
 		t.Errorf("overview slots %d/%d, want the JobManager's %d/%d with some taken", o.SlotsAvailable, o.SlotsTotal, free, total)
@@ -234,6 +235,7 @@ func checkRunning(t *testing.T, c *cluster, j *runningJob) {
 	checkRunningCheckpoints(t, c, j, d)
 	stably(t, c, j, "metrics and back-pressure", func(t testing.TB) { checkVertexMetrics(t, c, j.id, d, j.jg) })
 	checkRunningWatermarks(t, c, j, d)
+	stably(t, c, j, "explain-analyze and hot subtasks", func(t testing.TB) { checkRunningAnalyze(t, c, j, d) })
 	var ex api.JobExceptions
 	get(t, c, "/v1/jobs/"+j.id+"/exceptions", &ex)
 	if len(ex.ExceptionHistory.Entries) != 0 || len(ex.AllExceptions) != 0 || ex.RootException != "" {
@@ -362,6 +364,7 @@ func checkRunningWatermarks(t *testing.T, c *cluster, j *runningJob, d api.JobDe
 				t.Errorf("watermark of %s[%d]: %+v, want %d", v.Name, k, w, exp)
 			}
 		}
+		checkWatermarkSummary(t, c, j.id, v)
 	}
 }
 

@@ -166,8 +166,14 @@ func checkJobLists(t *testing.T, c *cluster, id, name string, total int) {
 	if o.JobsFinished < 1 || o.SlotsTotal != 32 || o.TaskManagers != 1 || o.JobsRunning+o.JobsFinished+o.JobsCancelled+o.JobsFailed != len(ov.Jobs) {
 		t.Errorf("overview: %+v", o)
 	}
+	checkConfig(t, c)
+}
+
+// checkConfig checks /config and /jobmanager/config against the
+// cluster's configuration.
+func checkConfig(t *testing.T, c *cluster) {
 	var cfg api.Config
-	raw = get(t, c, "/v1/config", &cfg)
+	raw := get(t, c, "/v1/config", &cfg)
 	hasKeys(t, "config", raw, "refresh-interval", "timezone-name", "timezone-offset", "flink-version", "features")
 	if !cfg.Features.WebSubmit || !cfg.Features.WebCancel {
 		t.Errorf("config features: %+v", cfg.Features)
@@ -396,6 +402,7 @@ func checkCompleted(t testing.TB, c *cluster, id string, d api.JobDetails, h api
 		t.Errorf("checkpoint %d: state_size %d, its vertices' sum %d", h.ID, h.StateSize, size)
 	}
 	checkTimeline(t, c, path, h, acks)
+	checkPhases(t, c, path, d)
 }
 
 func checkTimeline(t testing.TB, c *cluster, path string, h api.CheckpointStatistics, acks map[string]int64) {

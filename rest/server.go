@@ -127,6 +127,10 @@ var routes = []route{
 		nil, api.CheckpointTimeline{}},
 	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}/slowest", (*Server).slowest,
 		"Weir's: the ?n= (default 5) slowest subtasks of the checkpoint, unacknowledged first, then by latency.", nil, api.CheckpointTimeline{}},
+	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}/phases", (*Server).phases,
+		"Weir's: the checkpoint's timeline summarised per vertex — min/max/avg of each phase (start_delay, alignment, sync, async, " +
+			"end to end) over the acknowledged subtasks, and those that did not acknowledge counted by the phase they reached " +
+			"(the first 20 listed). A few rows at any parallelism.", nil, api.CheckpointPhases{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}", (*Server).vertex, "A vertex's subtasks; Weir's ?offset= and ?limit= page them (subtasks-total counts all).", nil, api.VertexDetails{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/backpressure", (*Server).backPressure,
 		"Back-pressure of a vertex's subtasks: the share of the last 5 s each was back-pressured (ratio), idle and busy, " +
@@ -140,6 +144,10 @@ var routes = []route{
 		"The vertex's metrics aggregated over its subtasks: their names, or with ?get=name,name their " +
 			"?agg=min,max,avg,sum (default all) over ?subtasks=0,2-4 (default all).", nil, []api.AggregatedMetric{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/watermarks", (*Server).watermarks, "Each subtask's current input watermark, ms; Weir's ?offset= and ?limit= page the subtasks.", nil, []api.Metric{}},
+	{"GET", "/jobs/{jobid}/vertices/{vertexid}/watermarks/summary", (*Server).watermarkSummary,
+		"Weir's: the vertex's subtask watermarks summarised — how many have none, min/max/avg of the others (ms) and the ?n= " +
+			"(default 10) lowest subtasks, those without a watermark first. A few hundred bytes at any parallelism.",
+		nil, api.WatermarkSummary{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/tail", (*Server).tail,
 		"Weir's live tail (text/event-stream): rows the vertex emits (a sink vertex: receives) with their RowKind, sampled at " +
 			"most ?rate= (default 10, at most 1000) a second, until ?limit= rows; stats (seen, sampled, dropped) every second. " +
@@ -404,16 +412,28 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 
 // slowest is GET .../slowest?n=N (default 5): the N slowest subtasks.
 func (s *Server) slowest(w http.ResponseWriter, r *http.Request) {
-	n := 5
-	if v := r.URL.Query().Get("n"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("n %q: want a positive number of subtasks", v))
-			return
-		}
+	n, ok := positiveParam(w, r, "n", 5)
+	if !ok {
+		return
 	}
 	if j, ok := s.job(w, r); ok {
 		reply(w)(j.Timeline(checkpointID(r), n))
+	}
+}
+
+func (s *Server) phases(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		reply(w)(j.CheckpointPhases(checkpointID(r)))
+	}
+}
+
+func (s *Server) watermarkSummary(w http.ResponseWriter, r *http.Request) {
+	n, ok := positiveParam(w, r, "n", 10)
+	if !ok {
+		return
+	}
+	if j, ok := s.job(w, r); ok {
+		reply(w)(j.WatermarkSummary(r.PathValue("vertexid"), n))
 	}
 }
 

@@ -125,6 +125,15 @@ type KeyedBackend interface {
 	MapTable(spec StateSpec) (MapTable, error)
 }
 
+// SizeEstimator is a KeyedBackend that can estimate the bytes its live
+// state takes, for the operator metric stateSize and EXPLAIN ANALYZE.
+// Like the rest of the backend it is called by the subtask's goroutine
+// only; it must be cheap enough to run every few seconds.
+type SizeEstimator interface {
+	// EstimatedSize returns the estimated bytes of the live keyed state.
+	EstimatedSize() int64
+}
+
 // ValueTable is one registered single-value state, scoped to the backend's
 // current key. Values are of the spec's codec's type.
 type ValueTable interface {

@@ -4,6 +4,7 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state"
 )
 
 // publishMetrics copies the subtask's counts — kept in plain fields by
@@ -47,7 +48,22 @@ func (t *Subtask) publishMetrics(final bool) bool {
 	g.RecordsOut.Store(cur.recordsOut)
 	g.BytesIn.Store(cur.bytesIn)
 	g.BytesOut.Store(cur.bytesOut)
-	return t.acct != nil && t.acct.publish(g, cur, final)
+	closed := t.acct != nil && t.acct.publish(g, cur, final)
+	if closed || final {
+		t.publishStateSizes(ops)
+	}
+	return closed
+}
+
+// publishStateSizes stores the keyed backends' size estimates into the
+// chain's operator groups (ops[i] is Chain[i]'s). It runs when a rate
+// window closes, not at every tick: an estimate walks the key groups.
+func (t *Subtask) publishStateSizes(ops []*metrics.Operator) {
+	for i, c := range t.spec.Chain {
+		if se, ok := c.Ctx.Keyed.(state.SizeEstimator); ok && i < len(ops) {
+			ops[i].StateSize.Store(se.EstimatedSize())
+		}
+	}
 }
 
 func publishOperator(g *metrics.Operator, m *operator.Metrics, in, out event.Timestamp) {

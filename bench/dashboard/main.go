@@ -152,7 +152,8 @@ func endpoints(id, vid string, cid int64) []string {
 		v + "/metrics?get=0.numRecordsIn,4999.numRecordsIn", v + "/subtasks/metrics?get=numRecordsIn,busyTimeMsPerSecond",
 		j + "/exceptions", j + "?subtasks=all", v + "?offset=0&limit=50", v + "/backpressure?offset=0&limit=50",
 		ck + "/subtasks/" + vid + "?offset=0&limit=50", ck + "/timeline?offset=0&limit=50", v + "/watermarks?offset=0&limit=50",
-		v + "/metrics?offset=0&limit=50", v + "/subtasks/metrics"}
+		v + "/metrics?offset=0&limit=50", v + "/subtasks/metrics", v + "/watermarks/summary?n=10", ck + "/phases",
+		ck + "/slowest?n=20"}
 }
 
 func measureREST(base string, paths []string, repeat int) {

@@ -47,16 +47,18 @@ INSERT INTO out SELECT MOD(n, 3), COUNT(*) FROM gen GROUP BY MOD(n, 3);`))
 
 	d := openDashboard(t, ctx, browser, jm.url)
 	d.show("/job/"+agg+"/analyze", "#ea-table-rows")
-	type vertexRow struct{ ID, In, Out, State string }
+	type vertexRow struct{ ID, In, Out, State, Live string }
 	var got []vertexRow
 	eval(d, `[...document.querySelectorAll('#ea-table-rows tr.ea-vertex')].map(r => ({ID: r.dataset.vertex,
-		In: r.children[2].dataset.value, Out: r.children[3].dataset.value, State: r.children[8].dataset.value}))`, &got)
+		In: r.children[2].dataset.value, Out: r.children[3].dataset.value, State: r.children[8].dataset.value,
+		Live: r.children[9].dataset.value}))`, &got)
 	var want []vertexRow
 	for _, v := range ea.Vertices {
-		want = append(want, vertexRow{v.ID, fmt.Sprint(v.ReadRecords), fmt.Sprint(v.WriteRecords), fmt.Sprint(v.StateSize)})
+		want = append(want, vertexRow{v.ID, fmt.Sprint(v.ReadRecords), fmt.Sprint(v.WriteRecords), fmt.Sprint(v.StateSize),
+			fmt.Sprint(v.LiveStateSize)})
 	}
-	if !slices.Equal(got, want) || want[0].Out != "3000" {
-		t.Errorf("explain analyze table %+v, REST %+v (the source wrote 3000 rows)", got, want)
+	if !slices.Equal(got, want) || want[0].Out != "3000" || want[1].Live == "0" {
+		t.Errorf("explain analyze table %+v, REST %+v (the source wrote 3000 rows; the aggregation holds state)", got, want)
 	}
 	var plan string
 	eval(d, `document.querySelector('#ea-plan-text').textContent`, &plan)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -385,18 +387,43 @@ func (d *dashboard) checkCheckpoints(id string) {
 			d.t.Errorf("bar %d is labelled %q, want %q", i, page.Labels[i], want)
 		}
 	}
+	d.checkPhases(id, page.Checkpoint)
 	d.screenshot("2-checkpoints")
 }
 
-// checkWatermarks: every subtask's watermark as REST reports it, and the
-// sources have one (the bills carry event times).
+// checkPhases: the per-vertex table of checkpoint cid holds REST's
+// …/phases: acknowledged counts, the slowest subtask's end to end, state
+// size.
+func (d *dashboard) checkPhases(id string, cid int64) {
+	var got [][]string
+	eval(d, `[...document.querySelectorAll('#phases-table tbody tr')].map(r => [r.dataset.vertex, r.children[1].textContent,
+		r.children[6].dataset.value, r.children[7].dataset.value])`, &got)
+	var ph api.CheckpointPhases
+	if code, body := getJSON(d.t, fmt.Sprintf("%s/v1/jobs/%s/checkpoints/details/%d/phases", d.base, id, cid), &ph); code != http.StatusOK {
+		d.t.Fatalf("phases of checkpoint %d: %d %s", cid, code, body)
+	}
+	var want [][]string
+	for _, v := range ph.Vertices {
+		want = append(want, []string{v.VertexID, fmt.Sprintf("%d / %d", v.NumAcknowledgedSubtasks, v.NumSubtasks),
+			fmt.Sprint(v.EndToEndDuration.Max), fmt.Sprint(v.StateSize)})
+	}
+	if !reflect.DeepEqual(got, want) || len(want) == 0 {
+		d.t.Errorf("checkpoint %d per vertex: page %v, REST %v", cid, got, want)
+	}
+}
+
+// checkWatermarks: every subtask's watermark as REST reports it (the
+// page's one page holds them all at this parallelism), the summary's
+// lowest and highest, and the sources have one (the bills carry event
+// times).
 func (d *dashboard) checkWatermarks(id string) {
 	d.show("/job/"+id+"/watermarks", ".wm-table")
 	job := d.job(id)
 	d.agree("watermarks", func() string {
 		var got map[string][]string
 		eval(d, `Object.fromEntries([...document.querySelectorAll('.wm-vertex')].map(s => [s.dataset.vertex,
-			[...s.querySelectorAll('tbody tr')].map(r => r.dataset.subtask + '=' + r.querySelectorAll('td')[1].dataset.value)]))`, &got)
+			[...s.querySelectorAll('.wm-table tbody tr')].map(r => r.dataset.subtask + '=' + r.querySelectorAll('td')[1].dataset.value)
+			.concat(['min=' + s.querySelector('.wm-summary').dataset.min, 'max=' + s.querySelector('.wm-summary').dataset.max])]))`, &got)
 		want := map[string][]string{}
 		for _, v := range job.Vertices {
 			var ms []api.Metric
@@ -406,6 +433,8 @@ func (d *dashboard) checkWatermarks(id string) {
 			for _, m := range ms {
 				want[v.ID] = append(want[v.ID], strings.TrimSuffix(m.ID, ".currentInputWatermark")+"="+m.Value)
 			}
+			lo, hi := watermarkRange(ms)
+			want[v.ID] = append(want[v.ID], fmt.Sprintf("min=%d", lo), fmt.Sprintf("max=%d", hi))
 		}
 		if !reflect.DeepEqual(got, want) {
 			return fmt.Sprintf("page %v, REST %v", got, want)
@@ -420,6 +449,23 @@ func (d *dashboard) checkWatermarks(id string) {
 		return fmt.Sprintf("no subtask has a watermark yet: %v", want)
 	})
 	d.screenshot("3-watermarks")
+}
+
+// watermarkRange is the lowest and highest of the watermarks that are
+// set (0, 0 when none is), as /watermarks/summary reports them.
+func watermarkRange(ms []api.Metric) (lo, hi int64) {
+	first := true
+	for _, m := range ms {
+		wm, err := strconv.ParseInt(m.Value, 10, 64)
+		if err != nil || wm == math.MinInt64 {
+			continue
+		}
+		if first {
+			lo, hi, first = wm, wm, false
+		}
+		lo, hi = min(lo, wm), max(hi, wm)
+	}
+	return lo, hi
 }
 
 var lagMetric = regexp.MustCompile(`^\d+\..*\.KafkaSourceReader\.topic\.(.+)\.partition\.(\d+)\.records-lag$`)

@@ -43,6 +43,9 @@ type AnalyzedVertex struct {
 	// StateSize is the bytes the subtasks wrote for the last completed
 	// checkpoint (their lastCheckpointSize): the vertex's state size.
 	StateSize int64 `json:"state-size"`
+	// LiveStateSize is its operators' live keyed state now, as their
+	// state backends estimate it (their stateSize metrics summed).
+	LiveStateSize int64 `json:"live-state-size"`
 	// Watermark is the lowest current input watermark of its subtasks,
 	// ms (Long.MIN_VALUE: none yet).
 	Watermark int64 `json:"watermark"`
@@ -53,7 +56,7 @@ type AnalyzedVertex struct {
 }
 
 // AnalyzedOperator is one operator of a vertex's chain, its subtasks'
-// values summed (counts) or the lowest (watermarks).
+// values summed (counts, state size) or the lowest (watermarks).
 type AnalyzedOperator struct {
 	Name                   string `json:"name"`
 	UID                    string `json:"uid"`
@@ -62,6 +65,9 @@ type AnalyzedOperator struct {
 	LateRecordsDropped     int64  `json:"numLateRecordsDropped"`
 	CurrentInputWatermark  int64  `json:"currentInputWatermark"`
 	CurrentOutputWatermark int64  `json:"currentOutputWatermark"`
+	// LiveStateSize is the operator's live keyed state as its subtasks'
+	// state backends estimate it (their stateSize metrics summed), bytes.
+	LiveStateSize int64 `json:"live-state-size"`
 }
 
 // HotSubtasks is GET /jobs/:jobid/hot-subtasks (Weir's, FLINK-39489): the

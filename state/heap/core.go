@@ -24,6 +24,9 @@ type table interface {
 	cleanup(i int, k any, now int64) int
 	// load decodes a restored state into the (empty) table.
 	load(raw *rawState, now int64) error
+	// estimate returns the estimated bytes of the table's entries
+	// encoded (see Backend.EstimatedSize).
+	estimate(keys state.Codec[any], sample int) int64
 }
 
 // entryOps is what a state kind (value, list, map) adds to core. Entries of

@@ -41,6 +41,7 @@ type Backend struct {
 	restored  bool
 	closed    bool
 	cursor    cleanupCursor
+	mem       memEstimate // for EstimatedSize
 }
 
 var _ state.KeyedBackend = (*Backend)(nil)
@@ -402,18 +403,21 @@ func (b *Backend) get(k []byte) ([]byte, bool) {
 }
 
 func (b *Backend) set(k, v []byte) {
+	b.mem.written += int64(len(k) + len(v))
 	if err := b.db.Set(k, v, pebbledb.NoSync); err != nil {
 		panic(ioFailure("writing", err))
 	}
 }
 
 func (b *Backend) merge(k, v []byte) {
+	b.mem.written += int64(len(k) + len(v))
 	if err := b.db.Merge(k, v, pebbledb.NoSync); err != nil {
 		panic(ioFailure("writing", err))
 	}
 }
 
 func (b *Backend) del(k []byte) {
+	b.mem.written += int64(len(k))
 	if err := b.db.Delete(k, pebbledb.NoSync); err != nil {
 		panic(ioFailure("deleting", err))
 	}

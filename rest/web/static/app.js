@@ -21,7 +21,8 @@
     pages: {},
     vertex: null, // selected vertex id on the graph tab
     ckpt: null, // selected checkpoint id on the checkpoints tab (null: latest)
-    timelines: {}, // finished checkpoints' timelines by "job/id"
+    timelines: {}, // finished checkpoints' phases and slowest subtasks by "job/id"
+    ckAll: null, // "job/id" of the checkpoint whose every subtask is shown
     op: null, // the running stop/savepoint operation's message
     hotBy: 'busy', // ranking of the hottest subtasks table
     tail: null, // the open tail: { source: EventSource, vid }
@@ -90,6 +91,17 @@
       el('span', {}, `page ${p + 1} of ${pages} (${items.length} rows)`),
       el('button', { onclick: go(1), disabled: p === pages - 1 }, 'next ›'));
     return { rows, pager };
+  }
+
+  // serverPager is the pager of a list the server pages (?offset=&limit=):
+  // page p of total rows.
+  function serverPager(key, p, total) {
+    const pages = Math.max(1, Math.ceil(total / PAGE));
+    const go = (d) => () => { st.pages[key] = p + d; refresh(); };
+    return pages === 1 ? null : el('div', { class: 'pager', 'data-pager': key },
+      el('button', { onclick: go(-1), disabled: p === 0 }, '‹ previous'),
+      el('span', {}, `page ${p + 1} of ${pages} (${total} rows)`),
+      el('button', { onclick: go(1), disabled: p >= pages - 1 }, 'next ›'));
   }
 
   // chart creates the Chart.js chart on canvas id, or updates its data in
@@ -227,7 +239,7 @@
           tail: 'Tail', exceptions: 'Exceptions' }[t])));
     const sections = {
       graph: ['graph-legend', 'graph', 'subtasks'],
-      checkpoints: ['ck-cards', 'ck-chart', 'ck-history', 'ck-detail', 'ck-timeline-chart', 'ck-slowest', 'ck-phases'],
+      checkpoints: ['ck-cards', 'ck-chart', 'ck-history', 'ck-detail', 'ck-timeline-chart', 'ck-slowest', 'ck-phases', 'ck-all'],
       watermarks: ['watermarks'],
       lag: ['lag-chart', 'lag'],
       analyze: ['ea-table', 'hot', 'ea-plan'],
@@ -414,11 +426,7 @@
       num(s.subtask, String(s.subtask)), el('td', {}, s.status), num(s.attempt, String(s.attempt)),
       num(s.metrics['read-records']), num(s.metrics['write-records']), el('td', {}, fmtDuration(s.duration)),
       el('td', {}, s.endpoint || '—')));
-    const go = (d) => () => { st.pages.subtasks = p + d; refresh(); };
-    const pager = pages === 1 ? null : el('div', { class: 'pager', 'data-pager': 'subtasks' },
-      el('button', { onclick: go(-1), disabled: p === 0 }, '‹ previous'),
-      el('span', {}, `page ${p + 1} of ${pages} (${total} rows)`),
-      el('button', { onclick: go(1), disabled: p === pages - 1 }, 'next ›'));
+    const pager = serverPager('subtasks', p, total);
     fill('#subtasks', el('h2', {}, `${v.name}: ${total} subtasks`),
       el('p', { class: 'muted' }, `records in: min ${fmtInt(ext('numRecordsIn', 'min'))}, max ${fmtInt(ext('numRecordsIn', 'max'))} · ` +
         `records out: min ${fmtInt(ext('numRecordsOut', 'min'))}, max ${fmtInt(ext('numRecordsOut', 'max'))}`),
@@ -475,15 +483,17 @@
     await renderCheckpointDetail(job, cs.history.find((h) => h.id === sel), sel);
   }
 
-  // timelineOf fetches a checkpoint's full timeline and its slowest
-  // subtasks; those of a finished checkpoint never change and are kept.
+  // timelineOf fetches a checkpoint's per-vertex phase summary and its
+  // slowest subtasks — never the whole timeline, which at 5,000 subtasks
+  // is a megabyte; those of a finished checkpoint never change and are
+  // kept.
   async function timelineOf(job, id) {
     const key = job.jid + '/' + id;
     if (st.timelines[key]) return st.timelines[key];
-    const [all, slow] = await Promise.all([get(`/jobs/${job.jid}/checkpoints/details/${id}/timeline`),
+    const [phases, slow] = await Promise.all([get(`/jobs/${job.jid}/checkpoints/details/${id}/phases`),
       get(`/jobs/${job.jid}/checkpoints/details/${id}/slowest?n=${SLOWEST}`)]);
-    const t = { all, slow };
-    if (all.status !== 'IN_PROGRESS') st.timelines[key] = t;
+    const t = { phases, slow };
+    if (phases.status !== 'IN_PROGRESS') st.timelines[key] = t;
     return t;
   }
 
@@ -495,12 +505,12 @@
       fill('#ck-detail', el('h2', {}, `Checkpoint #${id}`), el('p', { class: 'error' }, e.message));
       return;
     }
-    const pending = t.all.subtasks.filter((s) => s.phase !== 'acknowledged');
-    fill('#ck-detail', el('h2', { id: 'ck-selected', 'data-checkpoint': id }, `Checkpoint #${id} — ${t.all.status}`),
-      el('p', { class: 'muted' }, `triggered ${fmtTime(t.all.trigger_timestamp)} · end to end ${fmtMs(t.all.end_to_end_duration)}` +
-        ` · ${t.all.subtasks.length - pending.length} of ${t.all.subtasks.length} subtasks acknowledged`),
+    const ph = t.phases;
+    fill('#ck-detail', el('h2', { id: 'ck-selected', 'data-checkpoint': id }, `Checkpoint #${id} — ${ph.status}`),
+      el('p', { class: 'muted' }, `triggered ${fmtTime(ph.trigger_timestamp)} · end to end ${fmtMs(ph.end_to_end_duration)}` +
+        ` · ${ph.num_acknowledged_subtasks} of ${ph.num_subtasks} subtasks acknowledged`),
       h && h.failure_message ? el('p', { class: 'error', id: 'ck-failure' }, 'Failed: ' + h.failure_message) : null,
-      pending.length ? failureTable(pending) : null);
+      ph.num_acknowledged_subtasks < ph.num_subtasks ? failureTable(ph.vertices) : null);
     const slow = t.slow.subtasks;
     const seg = (s, a, b) => (s[a] >= 0 && s[b] >= 0 ? s[b] - s[a] : 0);
     const bar = (label, colourOf, f) => ({ label, data: slow.map(f), backgroundColor: colourOf, stack: 'phases' });
@@ -526,68 +536,96 @@
         el('td', {}, s.vertex_name), num(s.subtask, String(s.subtask)), el('td', {}, s.phase),
         cell(s.barrier_received), cell(s.aligned), cell(s.sync_done), cell(s.async_done), cell(s.acknowledged), cell(s.completed),
         num(s.state_size, fmtBytes(s.state_size))))));
-    fill('#ck-phases', el('h2', {}, 'Per vertex, over all subtasks'), phaseSummary(t.all.subtasks));
+    fill('#ck-phases', el('h2', {}, 'Per vertex, over all subtasks'), phaseSummary(ph.vertices));
+    await renderAllSubtasks(job, id);
+  }
+
+  // renderAllSubtasks shows, on demand, every subtask's timeline of
+  // checkpoint id a page at a time (?offset=&limit=).
+  async function renderAllSubtasks(job, id) {
+    const key = 'ck-all';
+    if (st.ckAll !== job.jid + '/' + id) {
+      fill('#ck-all', el('button', { id: 'ck-all-show', onclick: () => { st.ckAll = job.jid + '/' + id; st.pages[key] = 0; refresh(); } },
+        'Show every subtask (paged)'));
+      return;
+    }
+    const p = st.pages[key] || 0;
+    const tl = await get(`/jobs/${job.jid}/checkpoints/details/${id}/timeline?offset=${p * PAGE}&limit=${PAGE}`);
+    const cell = (v) => num(v, fmtMs(v));
+    fill('#ck-all', el('h2', {}, `Every subtask of #${id}`), table({ id: 'ck-all-table', 'data-checkpoint': id },
+      ['Vertex', 'Subtask', 'Phase', 'Barrier received', 'Aligned', 'Sync done', 'Async done', 'Acknowledged', 'State size'],
+      tl.subtasks.map((s) => el('tr', { 'data-vertex': s.vertex_id, 'data-subtask': s.subtask },
+        el('td', {}, s.vertex_name), num(s.subtask, String(s.subtask)), el('td', {}, s.phase), cell(s.barrier_received), cell(s.aligned),
+        cell(s.sync_done), cell(s.async_done), cell(s.acknowledged), num(s.state_size, fmtBytes(s.state_size))))),
+    serverPager(key, p, tl['subtasks-total']));
   }
 
   // failureTable names, per vertex and phase, the subtasks that had not
-  // acknowledged: where the checkpoint was stuck or failed.
-  function failureTable(pending) {
-    const groups = new Map();
-    for (const s of pending) {
-      const k = s.vertex_name + '\u0000' + s.phase;
-      (groups.get(k) || groups.set(k, []).get(k)).push(s.subtask);
+  // acknowledged (GET …/phases counts them and lists the first 20): where
+  // the checkpoint was stuck or failed.
+  function failureTable(vertices) {
+    const rows = [];
+    for (const v of vertices) {
+      for (const p of v.pending) {
+        const shown = p.subtasks.join(', ') + (p.count > p.subtasks.length ? `, … (${p.count} in all)` : '');
+        rows.push(el('tr', { 'data-vertex': v.vertex_id }, el('td', {}, v.vertex_name), el('td', {}, p.phase), num(p.count),
+          el('td', {}, shown)));
+      }
     }
-    const rows = [...groups].map(([k, subs]) => {
-      const [vertex, phase] = k.split('\u0000');
-      const shown = subs.slice(0, 20).join(', ') + (subs.length > 20 ? `, … (${subs.length} in all)` : '');
-      return el('tr', {}, el('td', {}, vertex), el('td', {}, phase), num(subs.length), el('td', {}, shown));
-    });
     return el('div', {}, el('h2', {}, 'Subtasks that did not acknowledge'),
       table({ id: 'pending-table' }, ['Vertex', 'Phase reached', 'Subtasks', 'Which'], rows));
   }
 
-  // phaseSummary aggregates the timeline per vertex: the slowest subtask's
-  // time in each phase, so 5,000 subtasks make a handful of rows.
-  function phaseSummary(subs) {
-    const by = new Map();
-    for (const s of subs) {
-      const v = by.get(s.vertex_id) || by.set(s.vertex_id, { name: s.vertex_name, n: 0, acked: 0, barrier: 0, align: 0, sync: 0, async: 0, size: 0 }).get(s.vertex_id);
-      v.n++;
-      if (s.phase !== 'acknowledged') continue;
-      v.acked++;
-      v.barrier = Math.max(v.barrier, s.barrier_received - s.trigger);
-      v.align = Math.max(v.align, s.aligned - s.barrier_received);
-      v.sync = Math.max(v.sync, s.sync_done - s.aligned);
-      v.async = Math.max(v.async, s.async_done - s.sync_done);
-      v.size += s.state_size;
-    }
-    return table({ id: 'phases-table' }, ['Vertex', 'Acknowledged', 'Max barrier delay', 'Max alignment', 'Max sync', 'Max async', 'State size'],
-      [...by].map(([id, v]) => el('tr', { 'data-vertex': id }, el('td', {}, v.name), el('td', { class: 'num' }, `${v.acked} / ${v.n}`),
-        num(v.barrier, fmtMs(v.barrier)), num(v.align, fmtMs(v.align)), num(v.sync, fmtMs(v.sync)), num(v.async, fmtMs(v.async)),
-        num(v.size, fmtBytes(v.size)))));
+  // phaseSummary shows GET …/phases: per vertex, the average and the
+  // slowest subtask's time in each phase, so 5,000 subtasks make a
+  // handful of rows.
+  function phaseSummary(vertices) {
+    const ms = (m) => num(m.max, `${fmtMs(m.avg)} / ${fmtMs(m.max)}`);
+    return table({ id: 'phases-table' }, ['Vertex', 'Acknowledged', 'Barrier delay avg / max', 'Alignment avg / max',
+      'Sync avg / max', 'Async avg / max', 'End to end avg / max', 'State size'],
+    vertices.map((v) => el('tr', { 'data-vertex': v.vertex_id }, el('td', {}, v.vertex_name),
+      el('td', { class: 'num' }, `${v.num_acknowledged_subtasks} / ${v.num_subtasks}`),
+      ms(v.start_delay), ms(v.alignment), ms(v.sync), ms(v.async), ms(v.end_to_end_duration), num(v.state_size, fmtBytes(v.state_size)))));
   }
 
   // ---------------------------------------------------------- watermarks
 
+  // renderWatermarks shows, per vertex, GET …/watermarks/summary (how
+  // many subtasks have none, lowest, highest, average and the subtasks
+  // holding the vertex back) and one page of every subtask's watermark —
+  // never the whole list, which at 5,000 subtasks is 300 KB a vertex.
   async function renderWatermarks(job) {
-    const all = await Promise.all(job.vertices.map((v) => get(`/jobs/${job.jid}/vertices/${v.id}/watermarks`)));
+    const all = await Promise.all(job.vertices.map((v) => {
+      const base = `/jobs/${job.jid}/vertices/${v.id}/watermarks`;
+      const p = st.pages['wm-' + v.id] || 0;
+      return Promise.all([get(`${base}/summary?n=10`), get(`${base}?offset=${p * PAGE}&limit=${PAGE}`)]);
+    }));
     const parts = [el('p', { class: 'muted' }, 'Each subtask\'s current input watermark (a source\'s: the watermark it emits). ' +
       '— means none yet.')];
+    const wmRow = (hi) => (m) => {
+      const raw = m.value;
+      const none = raw === NO_WATERMARK;
+      return el('tr', { 'data-subtask': parseInt(m.id, 10) }, num(parseInt(m.id, 10), String(parseInt(m.id, 10))),
+        el('td', { class: 'num', 'data-value': raw }, none ? '—' : raw), el('td', {}, none ? '—' : fmtTime(Number(raw))),
+        el('td', { class: 'num' }, none || hi === null ? '—' : fmtMs(hi - Number(raw))));
+    };
     job.vertices.forEach((v, i) => {
-      const wms = all[i].map((m) => ({ subtask: parseInt(m.id, 10), raw: m.value }));
-      const set = wms.filter((w) => w.raw !== NO_WATERMARK).map((w) => Number(w.raw));
-      const lo = set.length ? Math.min(...set) : null;
-      const hi = set.length ? Math.max(...set) : null;
-      const { rows, pager } = paged('wm-' + v.id, wms, (w) => el('tr', { 'data-subtask': w.subtask },
-        num(w.subtask, String(w.subtask)),
-        el('td', { class: 'num', 'data-value': w.raw }, w.raw === NO_WATERMARK ? '—' : w.raw),
-        el('td', {}, w.raw === NO_WATERMARK ? '—' : fmtTime(Number(w.raw))),
-        el('td', { class: 'num' }, w.raw === NO_WATERMARK || hi === null ? '—' : fmtMs(hi - Number(w.raw)))));
+      const [sum, page] = all[i];
+      const set = sum['subtasks-total'] - sum['no-watermark'];
+      const hi = set > 0 ? sum.max : null;
+      const head = ['Subtask', 'Watermark (ms)', 'As time', 'Behind the highest'];
       parts.push(el('section', { class: 'wm-vertex', 'data-vertex': v.id },
         el('h2', {}, v.name),
-        el('p', { class: 'muted' }, `${wms.length} subtasks · ${wms.length - set.length} without a watermark` +
-          (lo !== null ? ` · lowest ${fmtTime(lo)} · highest ${fmtTime(hi)}` : '')),
-        table({ class: 'wm-table' }, ['Subtask', 'Watermark (ms)', 'As time', 'Behind the highest'], rows), pager));
+        el('p', { class: 'muted wm-summary', 'data-min': sum.min, 'data-max': sum.max, 'data-none': sum['no-watermark'] },
+          `${sum['subtasks-total']} subtasks · ${sum['no-watermark']} without a watermark` +
+          (set > 0 ? ` · lowest ${fmtTime(sum.min)} · highest ${fmtTime(sum.max)} · average ${fmtTime(Math.round(sum.avg))}` +
+            ` · spread ${fmtMs(sum.max - sum.min)}` : '')),
+        // With one page of subtasks the page shows them all: no need for the lowest.
+        sum['subtasks-total'] > PAGE ? [el('h3', {}, `The ${sum.lowest.length} lowest (holding the vertex back)`),
+          table({ class: 'wm-lowest' }, head, sum.lowest.map(wmRow(hi)))] : null,
+        el('h3', {}, 'Every subtask'),
+        table({ class: 'wm-table' }, head, page.map(wmRow(hi))),
+        serverPager('wm-' + v.id, st.pages['wm-' + v.id] || 0, sum['subtasks-total'])));
     });
     fill('#watermarks', parts);
   }
@@ -654,18 +692,21 @@
         num(v['read-records-per-second'], v['read-records-per-second'].toFixed(1)),
         num(v['write-records-per-second'], v['write-records-per-second'].toFixed(1)),
         pct(v.busyRatio), pct(v.maxBackPressuredRatio), num(v['state-size'], fmtBytes(v['state-size'])),
+        num(v['live-state-size'], fmtBytes(v['live-state-size'])),
         el('td', { 'data-value': v.watermark }, fmtWatermark(v.watermark)), num(v['source-lag'])));
       for (const o of v.operators) {
         rows.push(el('tr', { class: 'ea-operator muted', 'data-operator': o.uid },
           el('td', {}, '  · ' + o.name), el('td', {}), num(o['read-records']), num(o['write-records']),
           el('td', {}), el('td', {}), el('td', {}), el('td', {}), el('td', {}),
+          num(o['live-state-size'], fmtBytes(o['live-state-size'])),
           el('td', { 'data-value': o.currentOutputWatermark }, fmtWatermark(o.currentOutputWatermark)), el('td', {})));
       }
     });
     fill('#ea-table', el('h2', {}, 'EXPLAIN ANALYZE'),
-      el('p', { class: 'muted' }, 'Rates and time ratios over the last 5 s; state: bytes written for the last completed checkpoint.'),
+      el('p', { class: 'muted' }, 'Rates and time ratios over the last 5 s; state: bytes written for the last completed checkpoint; ' +
+        'live state: the state backends\' estimate now (heap: entries encoded; Pebble: SSTs and memtables).'),
       table({ id: 'ea-table-rows' }, ['Operator chain', 'Parallelism', 'Rows in', 'Rows out', 'In/s', 'Out/s', 'Busy',
-        'Back-pressured (max)', 'State', 'Watermark (lowest)', 'Source lag'], rows));
+        'Back-pressured (max)', 'State (checkpoint)', 'Live state', 'Watermark (lowest)', 'Source lag'], rows));
     const by = el('select', { id: 'hot-by', onchange: (e) => { st.hotBy = e.target.value; refresh(); } },
       ['busy', 'backpressure', 'lag'].map((b) => el('option', { value: b, selected: b === st.hotBy }, b)));
     fill('#hot', el('h2', {}, 'Hottest subtasks'), el('p', {}, 'ranked by ', by),
