@@ -225,6 +225,9 @@ func measurePages(base, id, browser string) error {
 		pctx, cancel := context.WithTimeout(ctx, time.Minute)
 		if err := chromedp.Do(pctx, chromedp.WaitVisible(chromedp.CSS(p[1]))); err == nil {
 			took = time.Since(start).Round(time.Millisecond).String()
+		} else {
+			shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector('#load-error') || {}).textContent || ''`))
+			took += " " + shown
 		}
 		cancel()
 		fmt.Printf("%-60s %10s\n", p[0][max(0, len(p[0])-40):], took)

@@ -60,6 +60,10 @@
     while (v >= 1024 && i < u.length - 1) { v /= 1024; i++; }
     return (i === 0 ? v : v.toFixed(1)) + ' ' + u[i];
   }
+  // Long.MIN_VALUE and MAX_VALUE arrive as the nearest doubles; a watermark
+  // Date cannot show (beyond ±8.64e15 ms) is printed as a number.
+  const fmtWatermark = (w) => (w <= -9.2e18 ? 'none' : w >= 9.2e18 ? 'end of input' :
+    Math.abs(w) > 8.64e15 ? String(w) : fmtTime(w));
   const fmtMs = (n) => (n === undefined || n === null || n < 0 ? '—' : Number(n).toLocaleString('en-US') + ' ms');
   const fmtTime = (ms) => (!ms || ms <= 0 ? '—' : new Date(ms).toISOString().replace('T', ' ').replace('Z', ' UTC'));
   function fmtDuration(ms) {
@@ -606,7 +610,7 @@
       const raw = m.value;
       const none = raw === NO_WATERMARK;
       return el('tr', { 'data-subtask': parseInt(m.id, 10) }, num(parseInt(m.id, 10), String(parseInt(m.id, 10))),
-        el('td', { class: 'num', 'data-value': raw }, none ? '—' : raw), el('td', {}, none ? '—' : fmtTime(Number(raw))),
+        el('td', { class: 'num', 'data-value': raw }, none ? '—' : raw), el('td', {}, fmtWatermark(Number(raw))),
         el('td', { class: 'num' }, none || hi === null ? '—' : fmtMs(hi - Number(raw))));
     };
     job.vertices.forEach((v, i) => {
@@ -618,7 +622,7 @@
         el('h2', {}, v.name),
         el('p', { class: 'muted wm-summary', 'data-min': sum.min, 'data-max': sum.max, 'data-none': sum['no-watermark'] },
           `${sum['subtasks-total']} subtasks · ${sum['no-watermark']} without a watermark` +
-          (set > 0 ? ` · lowest ${fmtTime(sum.min)} · highest ${fmtTime(sum.max)} · average ${fmtTime(Math.round(sum.avg))}` +
+          (set > 0 ? ` · lowest ${fmtWatermark(sum.min)} · highest ${fmtWatermark(sum.max)} · average ${fmtWatermark(Math.round(sum.avg))}` +
             ` · spread ${fmtMs(sum.max - sum.min)}` : '')),
         // With one page of subtasks the page shows them all: no need for the lowest.
         sum['subtasks-total'] > PAGE ? [el('h3', {}, `The ${sum.lowest.length} lowest (holding the vertex back)`),
@@ -676,8 +680,6 @@
   // ---------------------------------------------------------- explain analyze
 
   const pct = (r) => el('td', { class: 'num', 'data-value': r }, (100 * r).toFixed(0) + ' %');
-  // Long.MIN_VALUE and MAX_VALUE arrive as the nearest doubles.
-  const fmtWatermark = (w) => (w <= -9.2e18 ? 'none' : w >= 9.2e18 ? 'end of input' : fmtTime(w));
 
   // renderAnalyze shows GET /explain-analyze: a row per vertex, its
   // operators under it, the plan as text; and the hottest subtasks.
