@@ -32,8 +32,9 @@ type CheckpointPhases struct {
 
 // VertexPhases is one vertex of CheckpointPhases. The durations, ms, are
 // over its acknowledged subtasks (Flink's min/max/avg/percentiles; all 0
-// when none acknowledged): trigger → barrier received (Flink's
-// start_delay), alignment, sync and async parts, end to end; StateSize
+// when none acknowledged), as /subtasks/:vertexid's summary has them:
+// start_delay (trigger to the first barrier's arrival, as each subtask
+// measured it), alignment, sync and async parts, end to end; StateSize
 // is their sum.
 type VertexPhases struct {
 	VertexID                string         `json:"vertex_id"`
