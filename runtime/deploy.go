@@ -320,6 +320,7 @@ func (dp *deployer) makeSubtask(v *graph.Vertex, i int) {
 	spec.Debloat = dp.opts.Debloat
 	if dp.opts.Mode == task.ExactlyOnce {
 		spec.Unaligned, spec.AlignedTimeout = dp.opts.Checkpoint.Unaligned, dp.opts.Checkpoint.AlignedTimeout
+		spec.OutputQueue = dp.opts.MaxBuffersPerChannel
 	}
 	for _, n := range nodes {
 		spec.Chain = append(spec.Chain, dp.chained(n, id, v.Parallelism))

@@ -75,6 +75,17 @@ type Options struct {
 	// BatchSize is the number of records per batch between subtasks.
 	// Default 256.
 	BatchSize int
+	// MaxBuffersPerChannel is how many batches an output channel may queue,
+	// waiting for credits, before its subtask stops processing input:
+	// Flink's taskmanager.network.memory.max-buffers-per-channel, a
+	// batch being Weir's network buffer. Only with unaligned checkpoints,
+	// whose barriers overtake these queues; otherwise a subtask waits in
+	// its send. Default 1 (Flink's is 10 buffers of 32 KiB; a Weir batch
+	// holds up to BatchSize records): the subtask stops as soon as a
+	// batch waits, as one without queues does. More lets a subtask run on
+	// through short stalls of one receiver, at the price of more output
+	// persisted by an unaligned checkpoint.
+	MaxBuffersPerChannel int
 	// Debloat is buffer debloating (Flink's
 	// taskmanager.network.memory.buffer-debloat.*, off by default): each
 	// subtask with inputs sizes the batches its senders cut to its
@@ -179,6 +190,9 @@ func (o *Options) EnsureDefaults(jobName string) {
 	if o.BatchSize == 0 {
 		o.BatchSize = 256
 	}
+	if o.MaxBuffersPerChannel == 0 {
+		o.MaxBuffersPerChannel = 1
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -198,6 +212,9 @@ func (o *Options) EnsureDefaults(jobName string) {
 func (o *Options) Validate() error {
 	if o.Mode != task.AtMostOnce && o.CheckpointDir == "" {
 		return errors.New("runtime: CheckpointDir is required unless the delivery guarantee is at-most-once")
+	}
+	if o.MaxBuffersPerChannel < 1 {
+		return fmt.Errorf("runtime: MaxBuffersPerChannel is %d; want at least 1 (taskmanager.network.memory.max-buffers-per-channel)", o.MaxBuffersPerChannel)
 	}
 	if o.ChannelCredits < 1 || o.BatchSize < 1 {
 		return fmt.Errorf("runtime: ChannelCredits (%d) and BatchSize (%d) must be at least 1", o.ChannelCredits, o.BatchSize)

@@ -14,7 +14,12 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	o = Options{Mode: task.AtMostOnce}
 	o.EnsureDefaults("job")
-	if err := o.Validate(); err != nil || o.JobID != "job" || o.Retained != 1 || o.BatchSize != 256 {
+	if err := o.Validate(); err != nil || o.JobID != "job" || o.Retained != 1 || o.BatchSize != 256 || o.MaxBuffersPerChannel != 1 {
 		t.Fatalf("defaults: %+v, %v", o, err)
+	}
+	o.MaxBuffersPerChannel = -1
+	want := "runtime: MaxBuffersPerChannel is -1; want at least 1 (taskmanager.network.memory.max-buffers-per-channel)"
+	if err := o.Validate(); err == nil || err.Error() != want {
+		t.Errorf("MaxBuffersPerChannel -1: %v, want %s", err, want)
 	}
 }

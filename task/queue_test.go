@@ -701,3 +701,68 @@ func receiveUntilEnd(t *testing.T, gate *InputGate) []string {
 		}
 	}
 }
+
+// batchReader emits one batch of 4 records per poll, without end.
+type batchReader struct {
+	countReader
+	polls atomic.Int64
+}
+
+func (r *batchReader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
+	n := int(r.polls.Add(1))
+	for i := range 4 {
+		out.Collect("s", event.Record{Value: 4*(n-1) + i, Timestamp: event.NoTimestamp})
+	}
+	return operator.MoreAvailable, nil
+}
+
+// TestOutputQueueLimit: a source with unaligned checkpoints emits a batch
+// per poll towards a receiver with 2 credits that processes nothing. It
+// polls while its output channel queues fewer than Spec.OutputQueue
+// batches (taskmanager.network.memory.max-buffers-per-channel): 2 batches
+// in flight plus 1 queued by default, plus 3 with a limit of 3; then it
+// waits, back-pressured, and polls no more.
+func TestOutputQueueLimit(t *testing.T) {
+	for _, tc := range []struct{ limit, polls int64 }{{0, 3}, {1, 3}, {3, 5}} {
+		t.Run(fmt.Sprint(tc.limit), func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			fs, err := checkpointstorage.OpenFS(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			gate := NewInputGate([]int{0}, 2)
+			r := &batchReader{}
+			clk := newStepClock()
+			st := New(Spec{ID: event.SubtaskID{Vertex: "src"}, Mode: ExactlyOnce, Unaligned: true, Parallelism: 1,
+				OutputQueue: int(tc.limit), Now: clk.now, Ticks: clk.ticks, Storage: fs,
+				Reports: make(chan Report, 16), Mail: make(chan Mail, 4),
+				Source:  &SourceSpec{UID: "src", Source: batchSource{r}, Parallelism: 1},
+				Writers: []*RecordWriter{NewRecordWriter(ctx, []*OutChannel{gate.Channel(0)}, Forward{}, 4)}})
+			done := make(chan error, 1)
+			go func() { done <- st.Run(ctx) }()
+			for r.polls.Load() < tc.polls {
+				time.Sleep(time.Millisecond)
+			}
+			clk.tickAt(time.Millisecond) // the loop is past its last poll, waiting
+			if n := r.polls.Load(); n != tc.polls {
+				t.Errorf("polled %d times, want %d", n, tc.polls)
+			}
+			if n := len(gate.inbox); n != 2 {
+				t.Errorf("inbox holds %d batches, want the 2 credits' worth", n)
+			}
+			cancel()
+			<-done
+		})
+	}
+}
+
+type batchSource struct{ r *batchReader }
+
+func (batchSource) Bounded() bool { return false }
+func (batchSource) Enumerate(context.Context) ([]operator.SplitState, error) {
+	return []operator.SplitState{{ID: "s"}}, nil
+}
+func (s batchSource) CreateReader(operator.ReaderContext) (operator.SourceReader, error) {
+	return s.r, nil
+}

@@ -313,7 +313,11 @@ func (t *Subtask) sourceStep(d *sourceDriver) (<-chan struct{}, error) {
 	d.now, d.polled = t.spec.Now(), 0
 	var st operator.ReaderStatus
 	var err error
-	for d.polled < d.spec.MaxPollRecords && err == nil && st == operator.MoreAvailable {
+	// A full output queue ends the step too, as Flink checks its record
+	// writer's availability before each record: else one step could queue
+	// up to MaxPollRecords records past the limit, all of them output
+	// state for an unaligned checkpoint.
+	for d.polled < d.spec.MaxPollRecords && err == nil && st == operator.MoreAvailable && t.outputAvailable() {
 		st, err = d.reader.Poll(d)
 		if e := t.check(); e != nil {
 			return nil, e

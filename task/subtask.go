@@ -104,8 +104,8 @@ type Spec struct {
 	ChannelState *RestoredChannelState
 	// OutputQueue is how many batches an output channel may queue before
 	// the subtask stops processing input, with unaligned checkpoints (see
-	// queue.go; Flink's taskmanager.network.memory.max-buffers-per-channel
-	// plays this part). Default 1: the subtask stops as soon as a batch waits
+	// queue.go; runtime.Options.MaxBuffersPerChannel, Flink's
+	// taskmanager.network.memory.max-buffers-per-channel). Default 1: the subtask stops as soon as a batch waits
 	// for a credit, as a subtask without queues waits in its send.
 	OutputQueue int
 	// Debloat sizes the batches in flight on the subtask's input channels

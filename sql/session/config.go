@@ -252,6 +252,7 @@ func (st Settings) checkpointOptions(o *runtime.Options) error {
 	seti("execution.checkpointing.tolerable-failed-checkpoints", func(n int) { o.Checkpoint.TolerableFailures = n })
 	seti("state.checkpoints.num-retained", func(n int) { o.Retained = n })
 	seti("execution.checkpointing.num-retained", func(n int) { o.Retained = n })
+	seti("taskmanager.network.memory.max-buffers-per-channel", func(n int) { o.MaxBuffersPerChannel = n })
 	set("execution.checkpointing.aligned-checkpoint-timeout", func(d time.Duration) { o.Checkpoint.AlignedTimeout = d })
 	if on, e := st.bool("execution.checkpointing.unaligned.enabled"); e != nil {
 		err = e

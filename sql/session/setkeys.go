@@ -87,6 +87,7 @@ var KnownSettings = []string{
 	"taskmanager.network.memory.buffer-debloat.samples",
 	"taskmanager.network.memory.buffer-debloat.target",
 	"taskmanager.network.memory.buffer-debloat.threshold-percentages",
+	"taskmanager.network.memory.max-buffers-per-channel",
 	"taskmanager.state.local.root-dirs",
 	"weir.source.watermark-stall-warning",
 	"weir.wasm-udf.memory",
