@@ -89,6 +89,8 @@ type session interface {
 	exec(ctx context.Context, query string, args ...any) (int64, error)
 	// query returns every row, each value as text ("" for NULL).
 	query(ctx context.Context, query string, args ...any) ([][]string, error)
+	// queryValues returns every row as the driver's values (nil for NULL).
+	queryValues(ctx context.Context, query string, args ...any) ([][]any, error)
 	// id is the server's id of the connection (CONNECTION_ID(), the backend PID).
 	id(ctx context.Context) (int64, error)
 	// release returns the session to the pool, or closes the connection

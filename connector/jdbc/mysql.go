@@ -331,32 +331,47 @@ func (s *sqlSession) exec(ctx context.Context, q string, args ...any) (int64, er
 }
 
 func (s *sqlSession) query(ctx context.Context, q string, args ...any) ([][]string, error) {
+	var out [][]string
+	err := scanQuery(ctx, s, q, args, func(vals []sql.NullString) {
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = v.String
+		}
+		out = append(out, row)
+	})
+	return out, err
+}
+
+func (s *sqlSession) queryValues(ctx context.Context, q string, args ...any) ([][]any, error) {
+	var out [][]any
+	err := scanQuery(ctx, s, q, args, func(vals []any) { out = append(out, vals) }) // *any gets a copy of []byte
+	return out, err
+}
+
+// scanQuery runs q on s and hands each row, scanned into fresh values of
+// T, to each.
+func scanQuery[T any](ctx context.Context, s *sqlSession, q string, args []any, each func([]T)) error {
 	rows, err := s.c.QueryContext(ctx, q, mysqlTimes(s.loc, args)...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out [][]string
 	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
+		vals := make([]T, len(cols))
 		ptrs := make([]any, len(cols))
 		for i := range vals {
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
+			return err
 		}
-		row := make([]string, len(cols))
-		for i, v := range vals {
-			row[i] = v.String
-		}
-		out = append(out, row)
+		each(vals)
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 func (s *sqlSession) id(ctx context.Context) (int64, error) {

@@ -265,7 +265,13 @@ const (
 
 // ignoredKeys are understood by other layers (the SQL planner) and accepted
 // here without effect.
-var ignoredKeys = map[string]bool{"connector": true, "driver": true, "sink.parallelism": true}
+var ignoredKeys = func() map[string]bool {
+	m := map[string]bool{"connector": true, "driver": true, "sink.parallelism": true}
+	for _, k := range LookupKeys { // read by ParseLookupOptions
+		m[k] = true
+	}
+	return m
+}()
 
 // ParseOptions reads options from a map of Flink option names, as a SQL
 // WITH clause gives them. Unknown keys are an error that lists them.

@@ -317,22 +317,30 @@ func (s *pgSession) exec(ctx context.Context, q string, args ...any) (int64, err
 }
 
 func (s *pgSession) query(ctx context.Context, q string, args ...any) ([][]string, error) {
+	vals, err := s.queryValues(ctx, q, args...)
+	out := make([][]string, len(vals))
+	for i, r := range vals {
+		out[i] = make([]string, len(r))
+		for j, v := range r {
+			out[i][j] = textOf(v)
+		}
+	}
+	return out, err
+}
+
+func (s *pgSession) queryValues(ctx context.Context, q string, args ...any) ([][]any, error) {
 	rows, err := s.c.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out [][]string
+	var out [][]any
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
 			return nil, err
 		}
-		row := make([]string, len(vals))
-		for i, v := range vals {
-			row[i] = textOf(v)
-		}
-		out = append(out, row)
+		out = append(out, vals)
 	}
 	return out, rows.Err()
 }

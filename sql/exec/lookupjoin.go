@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/weirstream/weir/event"
@@ -19,8 +20,17 @@ type LookupJoinOptions struct {
 	RightKeys []int
 	// RightArity is the width of a table row (for LEFT padding). Required.
 	RightArity int
-	// Load reads the table, once per subtask when it opens. Required.
+	// Load reads the table, once per subtask when it opens. Exactly one
+	// of Load and Lookup.
 	Load func() ([][]any, error)
+	// Lookup opens a per-key lookup of the table, once per subtask when it
+	// opens (Flink's LookupFunction): each row then asks it for the table
+	// rows whose RightKeys fields equal the row's key, in RightKeys order.
+	// A row with a NULL key is not looked up (NULL = x is never true).
+	// Exactly one of Load and Lookup.
+	Lookup func() (LookupFunc, error)
+	// Table names the table in errors. Default "".
+	Table string
 	// Condition is the rest of the ON clause over a left and a table row.
 	// Default nil: true.
 	Condition func(left, right []any) (bool, error)
@@ -33,23 +43,35 @@ func (o *LookupJoinOptions) Validate() error {
 		return fmt.Errorf("%w: a lookup join is INNER or LEFT, not %s", ErrInvalidOptions, o.Type)
 	case len(o.LeftKeys) == 0 || len(o.LeftKeys) != len(o.RightKeys):
 		return fmt.Errorf("%w: a lookup join needs as many LeftKeys as RightKeys, at least one", ErrInvalidOptions)
-	case o.Load == nil:
-		return fmt.Errorf("%w: a lookup join needs Load", ErrInvalidOptions)
+	case (o.Load == nil) == (o.Lookup == nil):
+		return fmt.Errorf("%w: a lookup join needs exactly one of Load and Lookup", ErrInvalidOptions)
 	}
 	return checkFields("RightKeys", o.RightKeys, o.RightArity)
 }
 
-// LookupJoin joins each row with the rows of a static table that match
-// its key (Flink's lookup join, FOR SYSTEM_TIME AS OF a processing-time
-// attribute, over a table that does not change while the job runs). The
-// table is read whole when the operator opens and kept in memory, indexed
-// by key; nothing is checkpointed. A row keeps its RowKind, so any
+// LookupFunc finds a table's rows by key for one subtask (a JDBC query,
+// with or without a cache). It is called from the subtask's goroutine only.
+type LookupFunc interface {
+	// Lookup returns the rows whose key fields equal key (no NULL in it).
+	Lookup(ctx context.Context, key []any) ([][]any, error)
+	// Close releases what the function holds (connections, its cache).
+	Close() error
+}
+
+// LookupJoin joins each row with the rows of a table that match its key
+// (Flink's lookup join, FOR SYSTEM_TIME AS OF a processing-time
+// attribute). With Load the table is read whole when the operator opens
+// and kept in memory, indexed by key (a table that does not change while
+// the job runs); with Lookup each row asks for its key's rows as it
+// arrives, so it sees the table as it is then (or as the lookup's cache
+// remembers it). Nothing is checkpointed. A row keeps its RowKind, so any
 // changelog passes. The operator is not keyed.
 type LookupJoin struct {
 	operator.Base
-	opts  LookupJoinOptions
-	index map[string][][]any
-	key   []any
+	opts   LookupJoinOptions
+	index  map[string][][]any
+	lookup LookupFunc
+	key    []any
 }
 
 // NewLookupJoin returns a LookupJoin.
@@ -60,10 +82,18 @@ func NewLookupJoin(opts LookupJoinOptions) (*LookupJoin, error) {
 	return &LookupJoin{opts: opts, key: make([]any, len(opts.LeftKeys))}, nil
 }
 
-// Open loads and indexes the table.
+// Open loads and indexes the table, or opens its lookup.
 func (j *LookupJoin) Open(ctx *operator.Context) error {
 	if err := j.Base.Open(ctx); err != nil {
 		return err
+	}
+	if j.opts.Lookup != nil {
+		l, err := j.opts.Lookup()
+		if err != nil {
+			return fmt.Errorf("sql/exec: LookupJoin: opening the lookup of table %q: %w", j.opts.Table, err)
+		}
+		j.lookup = l
+		return nil
 	}
 	rows, err := j.opts.Load()
 	if err != nil {
@@ -95,7 +125,11 @@ func (j *LookupJoin) ProcessElement(r event.Record) error {
 	}
 	matched := false
 	if !null { // NULL = x is never true
-		for _, right := range j.index[RowKey(j.key, identity(len(j.key)))] {
+		rights, err := j.rows()
+		if err != nil {
+			return err
+		}
+		for _, right := range rights {
 			if j.opts.Condition != nil {
 				ok, err := j.opts.Condition(row.Fields, right)
 				if err != nil {
@@ -113,6 +147,37 @@ func (j *LookupJoin) ProcessElement(r event.Record) error {
 		emit(j.Ctx, row.Kind, concat(row.Fields, nulls(j.opts.RightArity)), r.Timestamp)
 	}
 	return nil
+}
+
+// rows returns the table rows of j.key.
+func (j *LookupJoin) rows() ([][]any, error) {
+	if j.lookup == nil {
+		return j.index[RowKey(j.key, identity(len(j.key)))], nil
+	}
+	ctx := j.Ctx.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	rows, err := j.lookup.Lookup(ctx, j.key)
+	if err != nil {
+		return nil, fmt.Errorf("sql/exec: LookupJoin: table %q: looking up key %v: %w", j.opts.Table, j.key, err)
+	}
+	for _, r := range rows {
+		if err := checkWidth("LookupJoin", r, j.opts.RightKeys...); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// Close closes the lookup.
+func (j *LookupJoin) Close() error {
+	if j.lookup == nil {
+		return nil
+	}
+	err := j.lookup.Close()
+	j.lookup = nil
+	return err
 }
 
 var identities = [][]int{{}, {0}, {0, 1}, {0, 1, 2}, {0, 1, 2, 3}}

@@ -20,6 +20,7 @@ import (
 	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/types"
 )
@@ -49,12 +50,22 @@ type SinkFactory func(t *catalog.Table) (SinkSpec, error)
 // physical columns, and is called once per join subtask when it opens.
 type LookupFactory func(t *catalog.Table) (func() ([][]any, error), error)
 
+// KeyLookupFactory returns the per-key lookup of a table that lookup joins
+// query row by row (Flink's LookupTableSource): keys index the table's
+// physical columns, the lookup's key values come in that order, and each
+// row it returns has the physical columns. The function is called once per
+// join subtask when it opens.
+type KeyLookupFactory func(t *catalog.Table, keys []int) (func() (exec.LookupFunc, error), error)
+
 // Connectors maps 'connector' option values to factories.
 type Connectors struct {
 	Sources map[string]SourceFactory
 	Sinks   map[string]SinkFactory
 	// Lookups are the connectors whose tables a lookup join can read.
 	Lookups map[string]LookupFactory
+	// KeyLookups are the connectors whose tables a lookup join queries by
+	// key (jdbc); a connector in both maps is queried by key.
+	KeyLookups map[string]KeyLookupFactory
 	// Updating names the connectors whose sources emit a changelog
 	// (upsert-kafka) rather than inserts only.
 	Updating map[string]bool
@@ -101,6 +112,7 @@ func BuiltinConnectors() *Connectors {
 	c.Sources["filesystem"] = fileSource
 	c.Sinks["filesystem"] = fileSink
 	c.Lookups = map[string]LookupFactory{"filesystem": fileLookup}
+	c.KeyLookups = map[string]KeyLookupFactory{}
 	return c
 }
 
@@ -436,7 +448,7 @@ func (c *Connectors) noConnector(t *catalog.Table, cannot, listName, list string
 
 // known lists every connector name, sorted.
 func (c *Connectors) known() []string {
-	out := slices.Concat(names(c.Sources), names(c.Sinks), names(c.Lookups))
+	out := slices.Concat(names(c.Sources), names(c.Sinks), names(c.Lookups), names(c.KeyLookups))
 	slices.Sort(out)
 	return slices.Compact(out)
 }

@@ -33,6 +33,10 @@ func RegisterExternal(c *Connectors, checkpointInterval func() time.Duration) {
 	c.Sinks["kafka"] = func(t *catalog.Table) (SinkSpec, error) { return kafkaSink(t, checkpointInterval()) }
 	c.Sinks["upsert-kafka"] = func(t *catalog.Table) (SinkSpec, error) { return upsertKafkaSink(t, checkpointInterval()) }
 	c.Sinks["jdbc"] = jdbcSink
+	if c.KeyLookups == nil {
+		c.KeyLookups = map[string]KeyLookupFactory{}
+	}
+	c.KeyLookups["jdbc"] = jdbcLookup
 	if c.Metadata != nil {
 		c.Metadata["kafka"] = kafkaMetadata
 	}

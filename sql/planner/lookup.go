@@ -2,10 +2,13 @@ package planner
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/weirstream/weir/connector/filesystem"
@@ -33,8 +36,7 @@ func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where
 	if !ok {
 		return nil, nil, errAt(tn.Pos, "FOR SYSTEM_TIME AS OF: table %q not found (lookup joins read tables, not views)", formatName(tn.Name))
 	}
-	load, err := p.Connectors.lookup(t)
-	if err != nil {
+	if err := p.Connectors.checkLookup(t); err != nil {
 		return nil, nil, &Error{Pos: tn.Pos, Msg: err.Error()}
 	}
 	alias := tn.Name[len(tn.Name)-1]
@@ -50,14 +52,11 @@ func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where
 		return nil, nil, err
 	}
 	r := &Rel{RowTime: -1, Cols: cols}
-	if computed != nil {
-		load = computedLoad(load, computed)
-	}
 	conds, rest, leftOnly := asOfConds(j, l, r, where)
 	if l, err = p.filterAll(l, leftOnly); err != nil {
 		return nil, nil, err
 	}
-	opts := exec.LookupJoinOptions{Type: exec.InnerJoin, RightArity: len(r.Cols), Load: load}
+	opts := exec.LookupJoinOptions{Type: exec.InnerJoin, RightArity: len(r.Cols), Table: t.Name}
 	if j.Kind == parser.LeftJoin {
 		opts.Type = exec.LeftJoin
 	}
@@ -77,6 +76,9 @@ func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where
 	if len(opts.RightKeys) == 0 {
 		return nil, nil, &Error{Pos: j.Pos, Msg: fmt.Sprintf("a lookup join of %s needs an equality between a column of %s and an expression of the other side", t.Name, t.Name),
 			Hint: "e.g. ON mod(b.auction, 10000) = s.key"}
+	}
+	if err := p.Connectors.lookupSource(t, &opts, computed); err != nil {
+		return nil, nil, err
 	}
 	cols = append(append([]expr.Column(nil), l.Cols...), r.Cols...)
 	if opts.Condition, err = p.joinCondition(other, cols, len(l.Cols)); err != nil {
@@ -107,14 +109,20 @@ func computedLoad(load func() ([][]any, error), computed func([]any) ([]any, err
 		if err != nil {
 			return nil, err
 		}
-		out := make([][]any, len(rows))
-		for i, row := range rows {
-			if out[i], err = computed(row); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return computeRows(rows, computed)
 	}
+}
+
+// computeRows appends the computed columns to each physical row.
+func computeRows(rows [][]any, computed func([]any) ([]any, error)) ([][]any, error) {
+	out := make([][]any, len(rows))
+	for i, row := range rows {
+		var err error
+		if out[i], err = computed(row); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // checkProcTimeAsOf refuses FOR SYSTEM_TIME AS OF anything but a time
@@ -169,17 +177,107 @@ func sameKeyKind(a, b types.Type) bool {
 	return a.Kind == b.Kind && a.Kind != types.Array && a.Kind != types.Map && a.Kind != types.Row
 }
 
-// lookup returns the loader of a lookup-joined table.
-func (c *Connectors) lookup(t *catalog.Table) (func() ([][]any, error), error) {
+// checkLookup checks a lookup-joined table's options and that its
+// connector can be looked up.
+func (c *Connectors) checkLookup(t *catalog.Table) error {
 	if err := checkOptions(t); err != nil {
+		return err
+	}
+	_, byKey := c.KeyLookups[t.Connector()]
+	if _, whole := c.Lookups[t.Connector()]; !byKey && !whole {
+		return c.noConnector(t, "cannot be read by a lookup join", "lookup connectors",
+			strings.Join(slices.Sorted(maps.Keys(c.lookupNames())), ", "))
+	}
+	return nil
+}
+
+func (c *Connectors) lookupNames() map[string]bool {
+	out := map[string]bool{}
+	for k := range c.Lookups {
+		out[k] = true
+	}
+	for k := range c.KeyLookups {
+		out[k] = true
+	}
+	return out
+}
+
+// lookupSource sets how the join reads t: by key (opts.Lookup) when its
+// connector can, else whole (opts.Load). computed, when set, adds the
+// table's computed columns to each physical row.
+func (c *Connectors) lookupSource(t *catalog.Table, opts *exec.LookupJoinOptions, computed func([]any) ([]any, error)) error {
+	f, ok := c.KeyLookups[t.Connector()]
+	if !ok {
+		load, err := c.Lookups[t.Connector()](t)
+		if err != nil {
+			return atTable(t, err)
+		}
+		if computed != nil {
+			load = computedLoad(load, computed)
+		}
+		opts.Load = load
+		return nil
+	}
+	keys, err := physicalKeys(t, opts.RightKeys)
+	if err != nil {
+		return err
+	}
+	open, err := f(t, keys)
+	if err != nil {
+		return atTable(t, err)
+	}
+	if computed != nil {
+		open = computedLookup(open, computed)
+	}
+	opts.Lookup = open
+	return nil
+}
+
+// physicalKeys maps key columns of a table (in declaration order) to its
+// physical columns, which a per-key lookup queries; a computed or metadata
+// key column cannot be looked up.
+func physicalKeys(t *catalog.Table, cols []int) ([]int, error) {
+	phys := make([]int, len(t.Columns))
+	n := 0
+	for i, c := range t.Columns {
+		phys[i] = -1
+		if c.Kind == parser.PhysicalColumn {
+			phys[i], n = n, n+1
+		}
+	}
+	out := make([]int, len(cols))
+	for i, c := range cols {
+		if out[i] = phys[c]; out[i] < 0 {
+			return nil, errAt(t.Columns[c].Pos, "table %q: a lookup join queries %s by its physical columns; %s is computed",
+				t.Name, t.Name, t.Columns[c].Name)
+		}
+	}
+	return out, nil
+}
+
+// computedLookup adds a table's computed columns to each row a per-key
+// lookup returns.
+func computedLookup(open func() (exec.LookupFunc, error), computed func([]any) ([]any, error)) func() (exec.LookupFunc, error) {
+	return func() (exec.LookupFunc, error) {
+		f, err := open()
+		if err != nil {
+			return nil, err
+		}
+		return computedRows{LookupFunc: f, computed: computed}, nil
+	}
+}
+
+type computedRows struct {
+	exec.LookupFunc
+	computed func([]any) ([]any, error)
+}
+
+func (c computedRows) Lookup(ctx context.Context, key []any) ([][]any, error) {
+	rows, err := c.LookupFunc.Lookup(ctx, key)
+	if err != nil {
 		return nil, err
 	}
-	f, ok := c.Lookups[t.Connector()]
-	if !ok {
-		return nil, c.noConnector(t, "cannot be read by a lookup join", "lookup connectors", keys(c.Lookups))
-	}
-	load, err := f(t)
-	return load, atTable(t, err)
+	return computeRows(rows, c.computed)
 }
 
 // fileLookup reads a filesystem table whole: the file at 'path', or every

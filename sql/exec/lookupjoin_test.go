@@ -1,0 +1,121 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+)
+
+// mapLookup is a per-key lookup over a map that the test changes between
+// rows, recording every key it is asked for.
+type mapLookup struct {
+	rows   map[int64][][]any
+	asked  []string
+	closed bool
+	fail   error
+}
+
+func (m *mapLookup) Lookup(_ context.Context, key []any) ([][]any, error) {
+	m.asked = append(m.asked, fmt.Sprint(key))
+	if m.fail != nil {
+		return nil, m.fail
+	}
+	return m.rows[key[0].(int64)], nil
+}
+
+func (m *mapLookup) Close() error { m.closed = true; return nil }
+
+// lookupStage joins [id, key] rows with the table [key, name] on key.
+func lookupStage(typ JoinType, m *mapLookup, cond func(l, r []any) (bool, error)) []newStage {
+	key := func(f []any) (any, error) { return f[1], nil }
+	opts := LookupJoinOptions{Type: typ, LeftKeys: []func([]any) (any, error){key}, RightKeys: []int{0}, RightArity: 2,
+		Lookup: func() (LookupFunc, error) { return m, nil }, Table: "dim", Condition: cond}
+	return []newStage{func() (operator.Operator, bool) {
+		op, err := NewLookupJoin(opts)
+		if err != nil {
+			panic(err)
+		}
+		return op, false
+	}}
+}
+
+// TestLookupJoinPerKey: each row sees the table as the lookup answers at
+// its arrival (a change between two rows shows in the second), NULL keys
+// are never looked up, RowKind is kept, LEFT pads, and the condition
+// filters matches.
+func TestLookupJoinPerKey(t *testing.T) {
+	notB := func(_, r []any) (bool, error) { return r[1] != "b", nil }
+	for _, c := range []struct {
+		typ  JoinType
+		cond func(l, r []any) (bool, error)
+		want []string
+	}{
+		{InnerJoin, nil, []string{"+I[1, 1, 1, a]", "+I[2, 1, 1, a2]", "+I[2, 1, 1, b]", "-D[4, 1, 1, a2]", "-D[4, 1, 1, b]"}},
+		{LeftJoin, nil, []string{"+I[1, 1, 1, a]", "+I[2, 1, 1, a2]", "+I[2, 1, 1, b]", "+I[3, NULL, NULL, NULL]",
+			"-D[4, 1, 1, a2]", "-D[4, 1, 1, b]", "+I[5, 9, NULL, NULL]"}},
+		{LeftJoin, notB, []string{"+I[1, 1, 1, a]", "+I[2, 1, 1, a2]", "+I[3, NULL, NULL, NULL]",
+			"-D[4, 1, 1, a2]", "+I[5, 9, NULL, NULL]"}},
+	} {
+		m := &mapLookup{rows: map[int64][][]any{1: {{int64(1), "a"}}}}
+		var clock int64
+		ch := openChain(t, lookupStage(c.typ, m, c.cond), &clock, nil)
+		feed := func(kind event.RowKind, fields ...any) {
+			t.Helper()
+			if err := ch.process(t, 1, event.Record{Value: event.Row{Kind: kind, Fields: fields}, Timestamp: event.NoTimestamp}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		feed(event.Insert, int64(1), int64(1))
+		m.rows[1] = [][]any{{int64(1), "a2"}, {int64(1), "b"}} // the table changes between two rows
+		feed(event.Insert, int64(2), int64(1))
+		feed(event.Insert, int64(3), nil)
+		feed(event.Delete, int64(4), int64(1))
+		feed(event.Insert, int64(5), int64(9))
+		ch.finish(t)
+		got := ch.out.take()
+		for i := range got {
+			got[i], _, _ = strings.Cut(got[i], " @")
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.typ, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+		}
+		if want := []string{"[1]", "[1]", "[1]", "[9]"}; !slices.Equal(m.asked, want) {
+			t.Errorf("%s: looked up %v, want %v (a NULL key is never looked up)", c.typ, m.asked, want)
+		}
+		if err := ch.head().op.Close(); err != nil || !m.closed {
+			t.Errorf("%s: the lookup was not closed with the operator", c.typ)
+		}
+	}
+}
+
+// A failing lookup fails the row, naming the table and the key.
+func TestLookupJoinError(t *testing.T) {
+	m := &mapLookup{fail: errors.New("connection refused")}
+	var clock int64
+	ch := openChain(t, lookupStage(InnerJoin, m, nil), &clock, nil)
+	err := ch.process(t, 1, event.Record{Value: event.Row{Kind: event.Insert, Fields: []any{int64(1), int64(7)}}})
+	want := `sql/exec: LookupJoin: table "dim": looking up key [7]: connection refused`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %s", err, want)
+	}
+}
+
+// Load and Lookup are exclusive.
+func TestLookupJoinNeedsOneSource(t *testing.T) {
+	key := func(f []any) (any, error) { return f[0], nil }
+	base := LookupJoinOptions{LeftKeys: []func([]any) (any, error){key}, RightKeys: []int{0}, RightArity: 1}
+	both := base
+	both.Load = func() ([][]any, error) { return nil, nil }
+	both.Lookup = func() (LookupFunc, error) { return &mapLookup{}, nil }
+	for _, o := range []LookupJoinOptions{base, both} {
+		if _, err := NewLookupJoin(o); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("got %v, want ErrInvalidOptions", err)
+		}
+	}
+}
