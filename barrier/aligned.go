@@ -28,9 +28,11 @@ func newAligner(in *inputs, o Options) *aligner {
 }
 
 // mayUnalign reports whether checkpoint b may be taken unaligned: savepoints
-// never are, as in Flink.
+// never are, as in Flink, and neither is the final checkpoint of a bounded
+// input (or of a stop with drain): the records it would overtake are
+// processed after it, and no later checkpoint would commit their output.
 func (a *aligner) mayUnalign(b event.CheckpointBarrier) bool {
-	return a.opt.Unaligned && !b.Type.IsSavepoint()
+	return a.opt.Unaligned && !b.Type.IsSavepoint() && !b.Final
 }
 
 // stale reports whether a (cancel-)barrier for id can be ignored: it is older

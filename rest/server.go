@@ -701,13 +701,18 @@ func (s *Server) savepointStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// savepointFailureClass is the class Flink reports for a savepoint that
+// failed (its CheckpointException): tools that read failure-cause.class
+// see Flink's value, never a Go type; the message is the stack-trace.
+const savepointFailureClass = "org.apache.flink.runtime.checkpoint.CheckpointException"
+
 func (o *operation) status() api.SavepointStatus {
 	if !o.done {
 		return api.SavepointStatus{Status: api.QueueStatus{ID: "IN_PROGRESS"}}
 	}
 	info := &api.SavepointInfo{Location: o.location}
 	if o.err != nil {
-		info = &api.SavepointInfo{FailureCause: &api.FailureCause{Class: fmt.Sprintf("%T", o.err), StackTrace: o.err.Error()}}
+		info = &api.SavepointInfo{FailureCause: &api.FailureCause{Class: savepointFailureClass, StackTrace: o.err.Error()}}
 	}
 	return api.SavepointStatus{Status: api.QueueStatus{ID: "COMPLETED"}, Operation: info}
 }
