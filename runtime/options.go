@@ -78,9 +78,9 @@ type Options struct {
 	// MaxBuffersPerChannel is how many batches an output channel may queue,
 	// waiting for credits, before its subtask stops processing input:
 	// Flink's taskmanager.network.memory.max-buffers-per-channel, a
-	// batch being Weir's network buffer. Only with unaligned checkpoints,
-	// whose barriers overtake these queues; otherwise a subtask waits in
-	// its send. Default 1 (Flink's is 10 buffers of 32 KiB; a Weir batch
+	// batch being Weir's network buffer. In every mode with checkpoints
+	// (an unaligned barrier overtakes these queues, an aligned one queues
+	// behind them); at most once a subtask waits in its send. Default 1 (Flink's is 10 buffers of 32 KiB; a Weir batch
 	// holds up to BatchSize records): the subtask stops as soon as a
 	// batch waits, as one without queues does. More lets a subtask run on
 	// through short stalls of one receiver, at the price of more output

@@ -11,18 +11,21 @@ import (
 	"github.com/weirstream/weir/event"
 )
 
-// With unaligned checkpoints a sender queues its output. Each OutChannel
-// holds the batches that wait for a credit of its receiver (Flink's result
-// subpartition), and the subtask's goroutine never blocks in a send: it
-// stops processing input while a channel's queue is full (Spec.OutputQueue)
-// and meanwhile still serves its mailbox, its ticks and, reading ahead, its
-// inbox. So a barrier that reaches it — a checkpoint trigger on a source, an
-// overtaking barrier on an input — is handled at once, and the barrier of
-// an unaligned snapshot leaves as a priority event: ahead of the batches
-// queued for the channel, without a credit (the channel's priority slot,
-// freed when the receiver handled it). The batches it overtook are the
-// checkpoint's output channel state (outputstate.go): still sent after the
-// barrier as usual, and replayed by the receiver on a restore.
+// A subtask that takes checkpoints queues its output (availability-based
+// output, as Flink's). Each OutChannel holds the batches that wait for a
+// credit of its receiver (Flink's result subpartition), and the subtask's
+// goroutine never blocks in a send: it stops processing input while a
+// channel's queue is full (Spec.OutputQueue) and meanwhile still serves its
+// mailbox, its ticks and, reading ahead, its inbox. So a barrier that reaches
+// it — a checkpoint trigger on a back-pressured source, an overtaking barrier
+// on an input — is handled at once, and a barrier is put on every channel at
+// once: one channel waiting for credits holds up none of the others. An
+// aligned barrier queues behind the channel's data; the barrier of an
+// unaligned snapshot leaves as a priority event: ahead of the batches queued
+// for the channel, without a credit (the channel's priority slot, freed when
+// the receiver handled it). The batches it overtook are the checkpoint's
+// output channel state (outputstate.go): still sent after the barrier as
+// usual, and replayed by the receiver on a restore.
 
 // outQueue is the batches of an output channel waiting for a credit.
 type outQueue []event.Batch
@@ -127,8 +130,9 @@ func (w *RecordWriter) overtake(b event.CheckpointBarrier) [][]event.Record {
 }
 
 // queuesOutput reports whether the subtask's writers queue their batches:
-// unaligned checkpoints are on.
-func (t *Subtask) queuesOutput() bool { return t.spec.Unaligned && t.spec.Mode == ExactlyOnce }
+// it takes checkpoints. Without them (at most once) nothing needs the
+// mailbox while the output waits, and a send simply blocks.
+func (t *Subtask) queuesOutput() bool { return t.spec.Mode != AtMostOnce }
 
 // outputQueue is the number of batches a channel may queue before the
 // subtask stops processing input.
@@ -260,7 +264,7 @@ func (t *Subtask) forwardBarrier(b event.CheckpointBarrier, unaligned bool) []ov
 // of 0 —, and it is neither a savepoint nor the final checkpoint (which
 // stay in order, behind the end of the input).
 func (t *Subtask) overtakesOutput(b event.CheckpointBarrier, unaligned bool) bool {
-	if !t.queuesOutput() || b.Type.IsSavepoint() || b.Final {
+	if !t.spec.Unaligned || b.Type.IsSavepoint() || b.Final {
 		return false
 	}
 	return unaligned || t.src != nil && t.spec.AlignedTimeout == 0

@@ -194,24 +194,46 @@ func values(rs []event.Record) string {
 // credits are taken.
 func runQueuedSource(ctx context.Context, t *testing.T, spec Spec) (*checkpointstorage.FS, *InputGate, chan Report, chan Mail, chan error) {
 	t.Helper()
+	gate := receiverGate("down")
+	spec.Unaligned = true
+	fs, reports, mail, done := runCountSource(ctx, t, spec, gate)
+	return fs, gate, reports, mail, done
+}
+
+// receiverGate is the gate of a receiving subtask (vertex, subtask 0 of
+// 1) with one channel of 2 credits.
+func receiverGate(vertex string) *InputGate {
+	gate := NewInputGate([]int{0}, 2)
+	gate.SetTarget(GateTarget{Vertex: vertex, Subtask: 0, Parallelism: 1, EdgeOf: []int{0}})
+	return gate
+}
+
+// runCountSource runs an exactly-once source subtask (spec's Now, Ticks,
+// Unaligned and AlignedTimeout) that emits 0..39 in batches of 4 on the
+// first of its output channels, one per gate — the others carry no
+// data —, and waits until the first gate's credits are all taken.
+func runCountSource(ctx context.Context, t *testing.T, spec Spec, gates ...*InputGate) (*checkpointstorage.FS, chan Report, chan Mail, chan error) {
+	t.Helper()
 	fs, err := checkpointstorage.OpenFS(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate := NewInputGate([]int{0}, 2)
-	gate.SetTarget(GateTarget{Vertex: "down", Subtask: 0, Parallelism: 1, EdgeOf: []int{0}})
 	reports, mail := make(chan Report, 64), make(chan Mail, 4)
-	spec.ID, spec.Mode, spec.Unaligned, spec.Parallelism = event.SubtaskID{Vertex: "src", Index: 0}, ExactlyOnce, true, 1
+	spec.ID, spec.Mode, spec.Parallelism = event.SubtaskID{Vertex: "src", Index: 0}, ExactlyOnce, 1
 	spec.Source = &SourceSpec{UID: "src", Source: countSource{&countReader{n: 40}}, Parallelism: 1}
-	spec.Writers = []*RecordWriter{NewRecordWriter(ctx, []*OutChannel{gate.Channel(0)}, Forward{}, 4)}
+	chans := make([]*OutChannel, len(gates))
+	for i, g := range gates {
+		chans[i] = g.Channel(0)
+	}
+	spec.Writers = []*RecordWriter{NewRecordWriter(ctx, chans, Forward{}, 4)}
 	spec.Storage, spec.Reports, spec.Mail = fs, reports, mail
 	st := New(spec)
 	done := make(chan error, 1)
 	go func() { done <- st.Run(ctx) }()
-	for len(gate.inbox) < 2 {
+	for len(gates[0].inbox) < gates[0].Credits() {
 		time.Sleep(time.Millisecond)
 	}
-	return fs, gate, reports, mail, done
+	return fs, reports, mail, done
 }
 
 // countReader emits the integers below n in one poll, then has nothing more.
@@ -291,6 +313,9 @@ func envelopeInts(e Envelope) string {
 	if e.Priority && e.Batch.Control.Kind == event.KindBarrier {
 		return fmt.Sprintf("priority barrier %d", e.Batch.Control.Barrier.ID)
 	}
+	if len(e.Batch.Records) == 0 && e.Batch.Control.Kind == event.KindBarrier {
+		return fmt.Sprintf("barrier %d", e.Batch.Control.Barrier.ID)
+	}
 	var vs []int
 	for _, r := range e.Batch.Records {
 		vs = append(vs, r.Value.(int))
@@ -365,23 +390,9 @@ func (r *pausingRecorder) ProcessElement(rec event.Record) error {
 // state, as are the records of channel 0 after the batch and before its
 // barrier.
 func TestPriorityBarrierBetweenRecords(t *testing.T) {
-	fs, err := checkpointstorage.OpenFS(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate := NewInputGate([]int{0, 0}, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	reports := make(chan Report, 16)
-	opCtx := &operator.Context{Subtask: event.SubtaskID{Vertex: "rec", Index: 0}, UID: "rec", Parallelism: 1,
-		MaxParallelism: 128, Metrics: &operator.Metrics{}, OperatorState: heap.NewOperatorBackend(),
-		Now: func() int64 { return time.Now().UnixMilli() }}
-	rec := &pausingRecorder{pause: 1, paused: make(chan struct{}), resume: make(chan struct{})}
-	st := New(Spec{ID: opCtx.Subtask, Mode: ExactlyOnce, Unaligned: true, Gate: gate, Storage: fs,
-		Reports: reports, Mail: make(chan Mail, 4), Now: time.Now, Parallelism: 1,
-		Chain: []ChainedOperator{{UID: "rec", Op: rec, Ctx: opCtx}}})
-	done := make(chan error, 1)
-	go func() { done <- st.Run(ctx) }()
+	fs, gate, rec, reports, done := runPausingReceiver(ctx, t, Spec{Now: time.Now})
 	send := func(ch int, b event.Batch) {
 		if err := gate.Channel(ch).Send(ctx, b); err != nil {
 			t.Fatal(err)
@@ -404,11 +415,48 @@ func TestPriorityBarrierBetweenRecords(t *testing.T) {
 	if got := seenIn(t, fs, ack); !equal(got, []int{1}) {
 		t.Errorf("snapshot holds %v, want [1]", got)
 	}
+	if got := inputStateOf(t, fs, ack, "rec"); !equal(got, []int{2, 3, 4, 5}) {
+		t.Errorf("input channel state %v, want [2 3 4 5]", got)
+	}
+}
+
+// runPausingReceiver runs a receiving subtask with unaligned checkpoints
+// (and spec's Now, Ticks and AlignedTimeout) over 2 channels of 4 credits,
+// its chain a pausingRecorder "rec" that pauses on record 1.
+func runPausingReceiver(ctx context.Context, t *testing.T, spec Spec) (*checkpointstorage.FS, *InputGate, *pausingRecorder, chan Report, chan error) {
+	t.Helper()
+	fs, err := checkpointstorage.OpenFS(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := NewInputGate([]int{0, 0}, 4)
+	reports := make(chan Report, 16)
+	opCtx := &operator.Context{Subtask: event.SubtaskID{Vertex: "rec", Index: 0}, UID: "rec", Parallelism: 1,
+		MaxParallelism: 128, Metrics: &operator.Metrics{}, OperatorState: heap.NewOperatorBackend(),
+		Now: func() int64 { return spec.Now().UnixMilli() }}
+	rec := &pausingRecorder{pause: 1, paused: make(chan struct{}), resume: make(chan struct{})}
+	spec.ID, spec.Mode, spec.Unaligned, spec.Gate, spec.Storage = opCtx.Subtask, ExactlyOnce, true, gate, fs
+	spec.Reports, spec.Mail, spec.Parallelism = reports, make(chan Mail, 4), 1
+	spec.Chain = []ChainedOperator{{UID: "rec", Op: rec, Ctx: opCtx}}
+	st := New(spec)
+	done := make(chan error, 1)
+	go func() { done <- st.Run(ctx) }()
+	return fs, gate, rec, reports, done
+}
+
+// inputStateOf reads the input channel state an acknowledgement wrote for
+// operator uid: the values of its records, in order.
+func inputStateOf(t *testing.T, fs *checkpointstorage.FS, ack Report, uid string) []int {
+	t.Helper()
 	ts, err := DecodeTaskState(ack.Ack.State)
 	if err != nil {
 		t.Fatal(err)
 	}
-	blob, err := fs.ReadState(ts.Operators["rec"][PartChannelState])
+	h, ok := ts.Operators[uid][PartChannelState]
+	if !ok {
+		return nil
+	}
+	blob, err := fs.ReadState(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,58 +468,7 @@ func TestPriorityBarrierBetweenRecords(t *testing.T) {
 	for _, p := range cs.Records {
 		got = append(got, p.Record.Value.(int))
 	}
-	if !equal(got, []int{2, 3, 4, 5}) {
-		t.Errorf("input channel state %v, want [2 3 4 5]", got)
-	}
-}
-
-// TestQueuedBarrierTimesOut: with an aligned timeout of 50 ms the source's
-// barrier starts aligned and waits in its full output queue (no credits).
-// Before the timeout nothing is acknowledged and the barrier stays in
-// order; once it passed, the barrier leaves as a priority event and the
-// checkpoint acknowledges, unaligned, with the 32 records queued before the
-// barrier as output channel state.
-func TestQueuedBarrierTimesOut(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var clock atomic.Int64
-	t0 := time.UnixMilli(1_000_000)
-	clock.Store(t0.UnixNano())
-	now := func() time.Time { return time.Unix(0, clock.Load()) }
-	ticks := make(chan time.Time)
-	tickAt := func(d time.Duration) {
-		clock.Store(t0.Add(d).UnixNano())
-		ticks <- now() // unbuffered: taken by the loop, which then finishes the previous step
-		ticks <- now()
-	}
-	fs, gate, reports, mail, done := runQueuedSource(ctx, t, Spec{Now: now, Ticks: ticks, AlignedTimeout: 50 * time.Millisecond})
-	mail <- Mail{Kind: MailTrigger, Barrier: event.CheckpointBarrier{ID: 1, Timestamp: event.Timestamp(t0.UnixMilli())}}
-	tickAt(10 * time.Millisecond)
-	for len(reports) > 0 {
-		if r := <-reports; r.Kind == ReportAck {
-			t.Fatalf("acknowledged before the aligned timeout, its barrier still queued: %+v", r.Ack.Metrics)
-		}
-	}
-	if n := len(gate.inbox); n != 2 {
-		t.Fatalf("inbox holds %d envelopes before the timeout, want the 2 batches in flight", n)
-	}
-	tickAt(60 * time.Millisecond)
-	ack := waitAck(t, reports)
-	var got []string
-	for range 3 {
-		got = append(got, envelopeInts(<-gate.inbox))
-	}
-	if want := "[[0 1 2 3] [4 5 6 7] priority barrier 1]"; fmt.Sprint(got) != want {
-		t.Errorf("inbox: %v, want %v", got, want)
-	}
-	if m := ack.Ack.Metrics; !m.Unaligned || m.PersistedOutputBytes == 0 {
-		t.Errorf("metrics %+v: want unaligned, with output channel state", m)
-	}
-	if rs := outputStateFor(t, fs, ack, "down"); fmt.Sprint(rs) != fmt.Sprint(seq(8, 40)) {
-		t.Errorf("output channel state for the receiver: %v, want %v", rs, seq(8, 40))
-	}
-	cancel()
-	<-done
+	return got
 }
 
 // TestTwoQueuedBarriersTimeOut: with an aligned timeout of 50 ms two

@@ -89,7 +89,8 @@ type Spec struct {
 	// Unaligned turns on unaligned checkpoints (Flink's
 	// execution.checkpointing.unaligned.enabled) in ExactlyOnce mode, with
 	// AlignedTimeout (execution.checkpointing.aligned-checkpoint-timeout):
-	// see barrier.Options.
+	// see barrier.Options. New clears both in another mode, and the
+	// timeout without Unaligned, as Flink ignores it there.
 	Unaligned      bool
 	AlignedTimeout time.Duration
 	// Parallelism is that of the subtask's vertex (recorded with persisted
@@ -103,7 +104,7 @@ type Spec struct {
 	// checkpoint to replay before any input.
 	ChannelState *RestoredChannelState
 	// OutputQueue is how many batches an output channel may queue before
-	// the subtask stops processing input, with unaligned checkpoints (see
+	// the subtask stops processing input, when it takes checkpoints (see
 	// queue.go; runtime.Options.MaxBuffersPerChannel, Flink's
 	// taskmanager.network.memory.max-buffers-per-channel). Default 1: the subtask stops as soon as a batch waits
 	// for a credit, as a subtask without queues waits in its send.
@@ -178,7 +179,9 @@ type Subtask struct {
 	src      *sourceDriver
 	head     *chainOutput // where the source (or gate) feeds records
 	// outs are the outputs of the chain's operators, in chain order.
-	outs     []*chainOutput
+	outs []*chainOutput
+	// writers caches allWriters (nil: not made yet, or none).
+	writers  []*RecordWriter
 	twoInput operator.TwoInput
 	// pts runs the chain's processing-time callbacks, keyed timers
 	// included; onTick advances it.
@@ -226,6 +229,10 @@ func New(spec Spec) *Subtask {
 		spec.Logger = slog.Default()
 	}
 	spec.Clock = clock.Or(spec.Clock)
+	spec.Unaligned = spec.Unaligned && spec.Mode == ExactlyOnce
+	if !spec.Unaligned {
+		spec.AlignedTimeout = 0
+	}
 	spec.Logger = spec.Logger.With("vertex", spec.ID.Vertex, "subtask", spec.ID.Index)
 	return &Subtask{spec: spec, asyncs: make(chan struct{}, maxAsyncSnapshots), pts: operator.NewProcessingTimeService(),
 		overtaking: -1, sched: clock.SchedulerOf(spec.Clock)}
@@ -428,14 +435,20 @@ func (t *Subtask) closeChain() []error {
 	return errs
 }
 
-// allWriters is every writer of the chain: main and side outputs.
+// allWriters is every writer of the chain: main and side outputs. The
+// mailbox loop asks for them at every step (is the output available?), so
+// the list is made once.
 func (t *Subtask) allWriters() []*RecordWriter {
+	if t.writers != nil {
+		return t.writers
+	}
 	ws := append([]*RecordWriter(nil), t.spec.Writers...)
 	for _, c := range t.spec.Chain {
 		for _, s := range c.Side {
 			ws = append(ws, s...)
 		}
 	}
+	t.writers = ws
 	return ws
 }
 

@@ -5,7 +5,7 @@ import (
 	"github.com/weirstream/weir/event"
 )
 
-// With unaligned checkpoints a subtask reads ahead: every envelope that
+// A subtask that takes checkpoints reads ahead: every envelope that
 // reaches its inbox is admitted at once into the gate's held queues
 // (bounded by the channels' credits, which return only when a batch is
 // processed), and processed from there in order. A barrier that the
@@ -18,9 +18,14 @@ import (
 // waits in it (admitBetween).
 
 // readsAhead reports whether the subtask admits its input ahead of
-// processing it: unaligned checkpoints are on.
+// processing it: it has inputs and takes checkpoints. Besides letting an
+// unaligned barrier overtake, reading ahead takes the channels in turn
+// (NextHeld), as Flink's input gate does, instead of in the order their
+// batches reached the shared inbox: an aligned barrier of an idle channel
+// is handled after at most one batch of a busy one, not after all the
+// busy channel's batches in flight.
 func (t *Subtask) readsAhead() bool {
-	return t.spec.Unaligned && t.spec.Mode == ExactlyOnce && t.spec.Gate != nil
+	return t.spec.Mode != AtMostOnce && t.spec.Gate != nil
 }
 
 // drainInbox admits every envelope waiting in the inbox.
@@ -41,6 +46,15 @@ func (t *Subtask) drainInbox() {
 // once if that barrier overtakes.
 func (t *Subtask) admit(e Envelope) {
 	g := t.spec.Gate
+	if e.Priority && t.err == nil {
+		// Its sender's aligned timeout passed: the handler sees the time
+		// first, so that an alignment of the checkpoint here, timed out
+		// too but not yet ticked, turns unaligned now and the barrier
+		// overtakes. Judged still aligned, it would wait behind its
+		// channel's data, its priority slot taken until that data is
+		// processed — and the sender's next timed-out barrier with it.
+		t.apply(t.barriers.Tick(t.spec.Now()))
+	}
 	g.Hold(e)
 	ch := e.Channel
 	if u := t.unal; u != nil && u.persisting[ch] {
