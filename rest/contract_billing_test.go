@@ -17,8 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/weirstream/weir/examples/billing/pipeline"
 	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/internal/billgen"
 	"github.com/weirstream/weir/internal/testsvc"
 	"github.com/weirstream/weir/rest/api"
 )
@@ -33,7 +33,7 @@ func TestContractBillingJob(t *testing.T) {
 	brokers, dsn := testsvc.Kafka(t), testsvc.MySQL(t)
 	suffix := fmt.Sprint(time.Now().UnixNano())
 	topic, dlq, table := "rest-bills-"+suffix, "rest-bills-dlq-"+suffix, "rest_totals_"+suffix
-	events, _ := pipeline.Generate(pipeline.GenOptions{Bills: 3000, Accounts: 50, DupRate: 0.05, DupDelay: 500,
+	events, _ := billgen.Generate(billgen.GenOptions{Bills: 3000, Accounts: 50, DupRate: 0.05, DupDelay: 500,
 		Spread: time.Second, Seed: 14})
 	recs := produceBills(t, brokers, topic, dlq, events)
 	db := openTable(t, dsn, table)
@@ -51,7 +51,7 @@ func TestContractBillingJob(t *testing.T) {
 	checkContract(t, c, id, jg, contractWant{name: "billing", sourceRecords: int64(len(events)), ckDir: filepath.Join(ck, id),
 		minCompleted: 1})
 	checkKafkaSource(t, c, id, jg, topic, recs)
-	checkTotals(t, db, table, pipeline.Truth(events))
+	checkTotals(t, db, table, billgen.Truth(events))
 }
 
 // billingNames are what billingScript puts into examples/billing/billing.sql.
@@ -89,7 +89,7 @@ func billingScript(t *testing.T, n billingNames) string {
 
 // produceBills writes the bills to topic (2 partitions) and returns the
 // records as written (with partition and offset).
-func produceBills(t *testing.T, brokers, topic, dlq string, events []pipeline.Bill) []*kgo.Record {
+func produceBills(t *testing.T, brokers, topic, dlq string, events []billgen.Bill) []*kgo.Record {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers), kgo.DefaultProduceTopic(topic))
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +178,7 @@ func hostOf(dsn string) string {
 	return host
 }
 
-func checkTotals(t *testing.T, db *sql.DB, table string, want map[string]pipeline.Total) {
+func checkTotals(t *testing.T, db *sql.DB, table string, want map[string]billgen.Total) {
 	rows, err := db.Query("SELECT account_id, total, bill_count FROM " + table)
 	if err != nil {
 		t.Fatal(err)

@@ -20,8 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/weirstream/weir/examples/billing/pipeline"
 	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/internal/billgen"
 	"github.com/weirstream/weir/internal/testsvc"
 	"github.com/weirstream/weir/rest/api"
 )
@@ -84,9 +84,9 @@ func TestContractRunningJobs(t *testing.T) {
 	checkStopAndCancel(t, c, agg, bill)
 }
 
-func startRunningBilling(t *testing.T, c *cluster, brokers, dsn, suffix string) (*runningJob, map[string]pipeline.Total, *sql.DB, string) {
+func startRunningBilling(t *testing.T, c *cluster, brokers, dsn, suffix string) (*runningJob, map[string]billgen.Total, *sql.DB, string) {
 	topic, dlq, table := "rest-run-bills-"+suffix, "rest-run-bills-dlq-"+suffix, "rest_run_totals_"+suffix
-	events, _ := pipeline.Generate(pipeline.GenOptions{Bills: 2000, Accounts: 40, DupRate: 0.05, DupDelay: 500,
+	events, _ := billgen.Generate(billgen.GenOptions{Bills: 2000, Accounts: 40, DupRate: 0.05, DupDelay: 500,
 		Spread: time.Second, Seed: 15})
 	recs := produceBills(t, brokers, topic, dlq, events)
 	db := openTable(t, dsn, table)
@@ -99,7 +99,7 @@ func startRunningBilling(t *testing.T, c *cluster, brokers, dsn, suffix string) 
 	}
 	id := c.submit(script, map[string]string{"execution.checkpointing.interval": "300 ms"})
 	return &runningJob{id: id, name: "billing", jg: planOf(t, script, "billing"), ckDir: filepath.Join(ck, id),
-		produced: int64(len(recs)), maxTs: maxTs, lateness: 5 * time.Second}, pipeline.Truth(events), db, table
+		produced: int64(len(recs)), maxTs: maxTs, lateness: 5 * time.Second}, billgen.Truth(events), db, table
 }
 
 func startRunningAgg(t *testing.T, c *cluster, brokers, topic string) *runningJob {

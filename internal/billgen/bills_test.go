@@ -1,4 +1,4 @@
-package pipeline
+package billgen
 
 import (
 	"encoding/json"
