@@ -9,8 +9,15 @@ import (
 type ReportKind int
 
 const (
+	// ReportAck: the subtask's snapshot of checkpoint ID is written; Ack
+	// carries its state handles (Flink's AcknowledgeCheckpoint).
 	ReportAck ReportKind = iota
+	// ReportDecline: the subtask cannot take checkpoint ID; Err says why
+	// (Flink's DeclineCheckpoint). The checkpoint fails.
 	ReportDecline
+	// ReportProgress: checkpoint ID reached Phase in the subtask (barrier
+	// received, aligned, sync done, …), with Detail; the checkpoint
+	// timeline and the "slowest subtask" messages read these.
 	ReportProgress
 	// ReportSourceFinished: a source subtask read all its input.
 	ReportSourceFinished
@@ -33,7 +40,11 @@ type MailKind int
 const (
 	// MailTrigger asks a source subtask to take checkpoint Barrier.ID.
 	MailTrigger MailKind = iota
+	// MailComplete tells the subtask checkpoint ID completed: sinks commit
+	// what they prepared for it (Flink's notifyCheckpointComplete).
 	MailComplete
+	// MailAborted tells the subtask checkpoint ID was aborted: it drops
+	// what it holds for it (Flink's notifyCheckpointAborted).
 	MailAborted
 	// MailDrain asks a source subtask to end its input now, as a bounded
 	// source does at its end (max watermark, end of input): the first
