@@ -67,7 +67,8 @@ func (s *Sink) takeIdentity(ctx context.Context, wctx operator.WriterContext, p 
 		sess.release(true)
 		return nil, fmt.Errorf("jdbc: sink %q of job %q, subtask %d: another running writer holds this sink's identity "+
 			"(lock %s, held by %s connection %s for %s): two jobs with the same pipeline.name and sink.name would "+
-			"roll back each other's transactions and reset each other's checkpoint rows, so this one does not start; "+
+			"roll back each other's transactions and reset each other's checkpoint rows, so this attempt stops before "+
+			"touching anything (the restart strategy retries it, and it runs once the other job ends); "+
 			"give one of them another sink.name (or pipeline.name), or end the other job",
 			s.opts.Name, wctx.JobID, wctx.Subtask.Index, name, s.target.dialect.name(), holder, wait)
 	}
