@@ -83,6 +83,10 @@ type StateSchema struct {
 	// Text is Types for people, with the column names
 	// ("key (k INT), state (SUM(v) BIGINT)").
 	Text string
+	// Legacy, when set, is what an older Weir recorded as Types for the
+	// same state (before aggregate functions were part of it): a
+	// checkpoint that recorded it restores unchecked by the functions.
+	Legacy string
 }
 
 // IsSource reports whether n is a source.

@@ -34,6 +34,11 @@ func TestCheckSchemas(t *testing.T) {
 			t.Errorf("schemas %v: %v", old, err)
 		}
 	}
+	// A checkpoint of an older Weir recorded the legacy fingerprint.
+	schema.Legacy = "Agg: key (old DOUBLE)"
+	if err := j.checkSchemas(restored(map[string]checkpointstorage.StateSchema{"agg": {Types: schema.Legacy}})); err != nil {
+		t.Errorf("legacy schema: %v", err)
+	}
 	changed := map[string]checkpointstorage.StateSchema{"agg": {Types: "Agg: key (INT)", Text: "key (k INT)"}}
 	err := j.checkSchemas(restored(changed))
 	var ie *IncompatibleStateError

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/weirstream/weir/graph"
@@ -19,6 +20,10 @@ type stateCol struct {
 	typ  string // the SQL type without nullability or time attribute
 	// arg, when set, is the type of the values a DISTINCT call keeps.
 	arg string
+	// fn, for an aggregation's accumulator, is its function without
+	// column names ("SUM", "MAX DISTINCT", "COUNT(*) FILTER"): a SUM's
+	// state does not restore into a MAX of the same type.
+	fn string
 }
 
 // aggState is the state of a group aggregation of calls over in, grouped
@@ -31,13 +36,29 @@ func aggState(in *Rel, keys []int, calls []exec.AggCall, out []expr.Column) *sta
 		s.key = append(s.key, stateCol{name: in.Cols[k].Name, typ: in.Cols[k].Type.Base()})
 	}
 	for i, c := range calls {
-		v := stateCol{name: aggText([]exec.AggCall{c}, in.Cols), typ: out[len(keys)+i].Type.Base()}
+		v := stateCol{name: aggText([]exec.AggCall{c}, in.Cols), typ: out[len(keys)+i].Type.Base(), fn: aggFunction(c)}
 		if c.Distinct {
 			v.arg = in.Cols[c.Arg].Type.Base()
 		}
 		s.values = append(s.values, v)
 	}
 	return s
+}
+
+// aggFunction is c's function for the state fingerprint: its kind, and
+// whether it is DISTINCT or filtered, without column names.
+func aggFunction(c exec.AggCall) string {
+	f := fmt.Sprint(c.Kind)
+	if c.Kind == exec.CountStar {
+		f = "COUNT(*)"
+	}
+	if c.Distinct {
+		f += " DISTINCT"
+	}
+	if c.HasFilter {
+		f += " FILTER"
+	}
+	return f
 }
 
 // stateSchema describes the state of r's keyed operator for restore's
@@ -50,10 +71,11 @@ func stateSchema(r *Rel) *graph.StateSchema {
 	if r.Detail != "" {
 		op += "(" + r.Detail + ")"
 	}
-	var types, text []string
+	var types, legacy, text []string
 	add := func(what string, cs []stateCol) {
-		ty, tx := colsOf(cs)
+		ty, old, tx := colsOf(cs)
 		types = append(types, what+" ("+ty+")")
+		legacy = append(legacy, what+" ("+old+")")
 		text = append(text, what+" ("+tx+")")
 	}
 	if r.state != nil {
@@ -69,7 +91,11 @@ func stateSchema(r *Rel) *graph.StateSchema {
 		}
 		add("output", columns(r.Cols))
 	}
-	return &graph.StateSchema{Operator: op, Types: r.Op + ": " + strings.Join(types, ", "), Text: strings.Join(text, ", ")}
+	sc := &graph.StateSchema{Operator: op, Types: r.Op + ": " + strings.Join(types, ", "), Text: strings.Join(text, ", ")}
+	if l := r.Op + ": " + strings.Join(legacy, ", "); l != sc.Types {
+		sc.Legacy = l
+	}
+	return sc
 }
 
 func columns(cols []expr.Column) []stateCol {
@@ -80,16 +106,23 @@ func columns(cols []expr.Column) []stateCol {
 	return cs
 }
 
-// colsOf prints cs twice: types only (the fingerprint), and "name TYPE".
-func colsOf(cs []stateCol) (types, text string) {
+// colsOf prints cs three times: types and functions (the fingerprint),
+// types only (the fingerprint before functions were in it), and
+// "name TYPE".
+func colsOf(cs []stateCol) (types, legacy, text string) {
 	ty := make([]string, len(cs))
+	old := make([]string, len(cs))
 	tx := make([]string, len(cs))
 	for i, c := range cs {
-		ty[i], tx[i] = c.typ, c.name+" "+c.typ
+		ty[i], old[i], tx[i] = c.typ, c.typ, c.name+" "+c.typ
 		if c.arg != "" {
 			ty[i] += " of " + c.arg
+			old[i] += " of " + c.arg
 			tx[i] += " of distinct " + c.arg
 		}
+		if c.fn != "" {
+			ty[i] = c.fn + " " + ty[i]
+		}
 	}
-	return strings.Join(ty, ", "), strings.Join(tx, ", ")
+	return strings.Join(ty, ", "), strings.Join(old, ", "), strings.Join(tx, ", ")
 }

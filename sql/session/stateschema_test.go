@@ -85,6 +85,25 @@ func TestSQLRestoreRefusesIncompatibleState(t *testing.T) {
 		})
 	}
 
+	// Same types, other functions: a SUM's accumulator is no MAX's, and
+	// swapped calls would swap their states.
+	for _, c := range []struct{ name, script, now string }{
+		{"MAX for SUM", strings.Replace(schemaScript("INT", "BIGINT"), "SUM(v)", "MAX(v)", 1),
+			"this job has key (k INT), state (MAX(v) BIGINT, COUNT(*) BIGINT)"},
+		{"swapped", strings.Replace(schemaScript("INT", "BIGINT"), "SUM(v), COUNT(*)", "COUNT(*), SUM(v)", 1),
+			"this job has key (k INT), state (COUNT(*) BIGINT, SUM(v) BIGINT)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := restore(c.script, store.Clone(), false)
+			if err == nil {
+				t.Fatal("restored the state of other aggregate functions")
+			}
+			if want := "was written for key (k INT), state (SUM(v) BIGINT, COUNT(*) BIGINT); " + c.now; !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %q\ndoes not say %q", err, want)
+			}
+		})
+	}
+
 	t.Run("unchanged", func(t *testing.T) {
 		st := store.Clone()
 		res, err := restore(schemaScript("INT", "BIGINT"), st, false)
