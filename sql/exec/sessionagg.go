@@ -20,8 +20,10 @@ type SessionAggOptions struct {
 	TimeField int
 	// GroupKeys are the GROUP BY fields besides SESSION(…).
 	GroupKeys []int
-	// Aggs are the aggregate calls; not DISTINCT (their accumulators are
-	// merged when sessions merge). The input is insert-only.
+	// Aggs are the aggregate calls. The input is insert-only. A DISTINCT
+	// call keeps its session's distinct values in the session's state, and
+	// sessions that merge merge those sets (Flink merges the distinct
+	// views of merging session windows).
 	Aggs []AggCall
 }
 
@@ -32,11 +34,6 @@ func (o *SessionAggOptions) Validate() error {
 	}
 	if len(o.Aggs) == 0 {
 		return fmt.Errorf("%w: SessionAggregate has no aggregate calls", ErrInvalidOptions)
-	}
-	for _, c := range o.Aggs {
-		if c.Distinct {
-			return fmt.Errorf("%w: %s in a session window is not supported (sessions merge their accumulators)", ErrInvalidOptions, c)
-		}
 	}
 	if err := checkFields("GroupKeys and TimeField", concatInts(o.GroupKeys, o.TimeField), 0); err != nil {
 		return err
@@ -55,7 +52,7 @@ func (o *SessionAggOptions) Key() KeyFunc { return FieldKey(o.GroupKeys...) }
 // watermark is late: dropped and counted in Metrics.LateDropped.
 //
 // State is one value per key: [group keys, timer, sessions…] with each
-// session [start, end, accumulator]. A key has at most one timer, at the
+// session [start, end, accumulator, distinct sets]. A key has at most one timer, at the
 // earliest end of its sessions as it was when the timer was set: a
 // session that grows later does not move the timer; when it fires, the
 // sessions not yet ended re-arm it. That keeps one heap entry per key
@@ -81,6 +78,7 @@ type sessionState struct {
 type session struct {
 	start, end int64
 	acc        []any
+	sets       distinctSets
 }
 
 const noTimer = int64(-1 << 63)
@@ -89,7 +87,11 @@ func decodeSessions(v []any) sessionState {
 	st := sessionState{keys: v[0].([]any), timer: v[1].(int64)}
 	for _, x := range v[2:] {
 		e := x.([]any)
-		st.sessions = append(st.sessions, session{start: e[0].(int64), end: e[1].(int64), acc: e[2].([]any)})
+		x := session{start: e[0].(int64), end: e[1].(int64), acc: e[2].([]any)}
+		if len(e) > 3 { // a checkpoint from before DISTINCT calls had sets has none
+			x.sets = decodeDistinctSets(e[3].([]any))
+		}
+		st.sessions = append(st.sessions, x)
 	}
 	return st
 }
@@ -98,7 +100,7 @@ func (st sessionState) encode() []any {
 	v := make([]any, 2, 2+len(st.sessions))
 	v[0], v[1] = st.keys, st.timer
 	for _, s := range st.sessions {
-		v = append(v, []any{s.start, s.end, s.acc})
+		v = append(v, []any{s.start, s.end, s.acc, s.sets.encode()})
 	}
 	return v
 }
@@ -147,12 +149,11 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 		st.keys = pick(row.Fields, s.opts.GroupKeys)
 	}
 	merged := session{start: ts, end: ts + s.gap}
-	var keep []session
-	var parts [][]any
+	var keep, parts []session
 	for _, o := range st.sessions {
 		if o.start <= merged.end && merged.start <= o.end { // overlapping or touching: one session
 			merged.start, merged.end = min(merged.start, o.start), max(merged.end, o.end)
-			parts = append(parts, o.acc)
+			parts = append(parts, o)
 		} else {
 			keep = append(keep, o)
 		}
@@ -161,18 +162,45 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 		s.Ctx.Metrics.LateDropped++
 		return nil
 	}
-	merged.acc = s.agg.newAcc()
-	for _, p := range parts {
-		if err := s.agg.merge(merged.acc, p); err != nil {
-			return fmt.Errorf("sql/exec: SessionAggregate: %w", err)
-		}
+	if err := s.mergeSessions(&merged, parts); err != nil {
+		return fmt.Errorf("sql/exec: SessionAggregate: %w", err)
 	}
-	if err := s.agg.accumulate(merged.acc, row.Fields, false, nil); err != nil {
+	if err := s.agg.accumulate(merged.acc, row.Fields, false, merged.sets.of); err != nil {
 		return fmt.Errorf("sql/exec: SessionAggregate: %w", err)
 	}
 	st.sessions = append(keep, merged)
 	s.arm(&st)
 	s.state.Update(st.encode())
+	return nil
+}
+
+// mergeSessions gives merged the accumulator and distinct sets of parts
+// (the sessions it absorbs). Accumulators merge, except a DISTINCT call's:
+// a value in two parts counts once, so that call is folded again from the
+// union of the parts' sets.
+func (s *SessionAggregate) mergeSessions(merged *session, parts []session) error {
+	merged.acc, merged.sets = s.agg.newAcc(), newDistinctSets(s.opts.Aggs)
+	for _, p := range parts {
+		if err := s.agg.merge(merged.acc, p.acc); err != nil {
+			return err
+		}
+		merged.sets.union(p.sets)
+	}
+	if len(parts) < 2 {
+		return nil // one part's DISTINCT slots are already right
+	}
+	for i, set := range merged.sets {
+		if set == nil {
+			continue
+		}
+		merged.acc[1+2*i], merged.acc[2+2*i] = int64(0), nil
+		seen := memSet{}
+		for _, v := range set.sorted() {
+			if err := s.agg.fold(merged.acc, i, v, 1, func(int) multiset { return seen }); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -221,4 +249,111 @@ func (s *SessionAggregate) OnTimer(t operator.Timer) error {
 	s.arm(&st)
 	s.state.Update(st.encode())
 	return nil
+}
+
+// distinctSets holds, per aggregate call, the distinct values a session's
+// DISTINCT call has seen (nil for a call that is not DISTINCT).
+type distinctSets []memSet
+
+func newDistinctSets(calls []AggCall) distinctSets {
+	var sets distinctSets
+	for i, c := range calls {
+		if c.Distinct {
+			if sets == nil {
+				sets = make(distinctSets, len(calls))
+			}
+			sets[i] = memSet{}
+		}
+	}
+	return sets
+}
+
+// of is the multiset of call i, as aggregator.accumulate asks for it.
+func (ds distinctSets) of(i int) multiset { return ds[i] }
+
+// union adds other's counts to ds.
+func (ds distinctSets) union(other distinctSets) {
+	for i, o := range other {
+		if i < len(ds) && ds[i] != nil {
+			for _, e := range o {
+				ds[i].add(e[1], e[0].(int64))
+			}
+		}
+	}
+}
+
+// encode is the sets as RowCodec stores them: per call nil or [count, v,
+// count, v, …].
+func (ds distinctSets) encode() []any {
+	out := make([]any, len(ds))
+	for i, m := range ds {
+		if m == nil {
+			continue
+		}
+		flat := make([]any, 0, 2*len(m))
+		for _, e := range m {
+			flat = append(flat, e[0], e[1])
+		}
+		out[i] = flat
+	}
+	return out
+}
+
+func decodeDistinctSets(v []any) distinctSets {
+	if len(v) == 0 {
+		return nil
+	}
+	ds := make(distinctSets, len(v))
+	for i, x := range v {
+		flat, ok := x.([]any)
+		if !ok {
+			continue
+		}
+		ds[i] = memSet{}
+		for j := 0; j+1 < len(flat); j += 2 {
+			ds[i].add(flat[j+1], flat[j].(int64))
+		}
+	}
+	return ds
+}
+
+// memSet is a multiset held in memory: valueKey(v) → [count, v].
+type memSet map[string][]any
+
+func (m memSet) add(v any, delta int64) (int64, int64) {
+	k := valueKey(v)
+	var before int64
+	if e, ok := m[k]; ok {
+		before = e[0].(int64)
+	}
+	after := before + delta
+	if after == 0 {
+		delete(m, k)
+	} else {
+		m[k] = []any{after, v}
+	}
+	return before, after
+}
+
+func (m memSet) each(f func(v any)) {
+	for _, v := range m.sorted() {
+		f(v)
+	}
+}
+
+// sorted is the values with a positive count, in valueKey order (so a
+// LISTAGG(DISTINCT …) folds them in the same order on every run).
+func (m memSet) sorted() []any {
+	keys := make([]string, 0, len(m))
+	for k, e := range m {
+		if e[0].(int64) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	out := make([]any, len(keys))
+	for i, k := range keys {
+		out[i] = m[k][1]
+	}
+	return out
 }

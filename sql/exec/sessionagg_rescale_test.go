@@ -15,10 +15,20 @@ import (
 // window TVF's and GROUP BY SESSION's operator) on one subtask with open
 // sessions, restores it on three, and feeds the rest: every key's
 // sessions close, merge and drop late rows as they do without a restore.
+// The second run adds DISTINCT calls, whose sets live in the session's
+// state and merge when sessions merge.
 func TestSessionRescaleKeepsState(t *testing.T) {
+	plain := []AggCall{{Kind: CountStar}, {Kind: Sum, Arg: 2}}
+	distinct := append(plain, AggCall{Kind: Count, Arg: 2, Distinct: true}, AggCall{Kind: Sum, Arg: 2, Distinct: true})
+	for _, aggs := range [][]AggCall{plain, distinct} {
+		checkSessionRescale(t, aggs)
+	}
+}
+
+func checkSessionRescale(t *testing.T, aggs []AggCall) {
+	t.Helper()
 	rng := rand.New(rand.NewSource(5))
-	opts := SessionAggOptions{Gap: 10 * time.Millisecond, TimeField: 1, GroupKeys: []int{0},
-		Aggs: []AggCall{{Kind: CountStar}, {Kind: Sum, Arg: 2}}}
+	opts := SessionAggOptions{Gap: 10 * time.Millisecond, TimeField: 1, GroupKeys: []int{0}, Aggs: aggs}
 	mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewSessionAggregate(opts) })}
 	steps := sessionSteps(rng)
 	_, want := runSteps(t, mk, steps, nil)
@@ -28,6 +38,31 @@ func TestSessionRescaleKeepsState(t *testing.T) {
 	}
 	if g, w := perKey(got), perKey(want); g != w {
 		t.Fatalf("after rescaling, sessions per key differ:\n%s\nwant\n%s", g, w)
+	}
+	lines, _ := runSteps(t, mk, steps, nil)
+	checkRestartsChangeNothing(t, rng, mk, steps, lines)
+}
+
+// TestSessionDistinctMerges: two sessions of key k that both saw "a" merge
+// when a row between them arrives; COUNT(DISTINCT v) of the merged session
+// counts "a" once (Flink's testDistinctAggWithMergeOnEventTimeSessionWindow),
+// SUM(DISTINCT) adds it once, and COUNT(*) counts every row.
+func TestSessionDistinctMerges(t *testing.T) {
+	opts := SessionAggOptions{Gap: 10 * time.Millisecond, TimeField: 1, GroupKeys: []int{0},
+		Aggs: []AggCall{{Kind: CountStar}, {Kind: Count, Arg: 2, Distinct: true}, {Kind: Sum, Arg: 3, Distinct: true},
+			{Kind: ListAgg, Arg: 2, Distinct: true}}}
+	mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewSessionAggregate(opts) })}
+	row := func(ms int64, v string, n int64) step {
+		return step{input: 1, row: event.Row{Kind: event.Insert, Fields: []any{"k", time.UnixMilli(ms).UTC(), v, n}}}
+	}
+	steps := []step{row(1, "a", 5), row(2, "b", 5), row(20, "a", 5), row(21, "c", 7), row(12, "a", 5), {wm: 100}}
+	_, got := runSteps(t, mk, steps, map[int]bool{4: true})
+	want := "+I[k, ts:1, ts:31, ts:30, 5, 3, 12, 'a,b,c']"
+	if len(got) != 1 {
+		t.Fatalf("got %d rows, want one row %s", len(got), want)
+	}
+	if g := formatRow(got[0]); g != want {
+		t.Fatalf("got %s\nwant %s", g, want)
 	}
 }
 

@@ -64,12 +64,6 @@ func sessionOf(in *Rel, f *parser.FuncCall) (*sessionInfo, error) {
 // sessionAgg is exec.SessionAggregate. Its output row is [keys…,
 // session start, session end, rowtime, aggs…], like a window aggregate's.
 func (p *Planner) sessionAgg(in *Rel, s *sessionInfo, ap *aggPlan) (*Rel, error) {
-	for i, c := range ap.calls {
-		if c.Distinct {
-			return nil, &Error{Pos: s.pos, Msg: fmt.Sprintf("%s over a session window is not supported yet (sessions merge their accumulators)", ap.callText[i]),
-				Hint: "aggregate without DISTINCT, or over TUMBLE/HOP windows"}
-		}
-	}
 	opts := exec.SessionAggOptions{Gap: s.gap, TimeField: s.timeField, GroupKeys: ap.keys, Aggs: ap.calls}
 	if _, err := exec.NewSessionAggregate(opts); err != nil {
 		return nil, err
