@@ -22,9 +22,11 @@ const (
 	// Anti emits a left row while no right row matches it (NOT IN,
 	// NOT EXISTS).
 	Anti
-	// Scalar emits every left row with the right side's single row
-	// appended, or NULLs while the right side is empty (an uncorrelated
-	// scalar subquery). A second right row is an error, as in Flink.
+	// Scalar emits every left row with the right side's single row of its
+	// key appended, or NULLs while the key has none (a scalar subquery; a
+	// correlated one is keyed by its correlated columns, a left row with a
+	// NULL key gets NULLs). A second right row of a key is an error, as
+	// in Flink.
 	Scalar
 )
 
@@ -74,8 +76,8 @@ func (o *SemiJoinOptions) Validate() error {
 	if err := checkFields("RightKeys", o.RightKeys, 0); err != nil {
 		return err
 	}
-	if o.Mode == Scalar && (o.RightArity < 1 || o.Condition != nil || len(o.LeftKeys) > 0) {
-		return fmt.Errorf("%w: a scalar subquery join takes RightArity and no keys or condition", ErrInvalidOptions)
+	if o.Mode == Scalar && (o.RightArity < 1 || o.Condition != nil) {
+		return fmt.Errorf("%w: a scalar subquery join takes RightArity and no condition", ErrInvalidOptions)
 	}
 	return checkTTL(o.StateTTL)
 }
@@ -148,8 +150,11 @@ func (j *SemiJoin) process(s int, r event.Record) error {
 	if nullKey(row.Fields, j.reads[s]) {
 		// It can match nothing: an anti join passes a left row on, a
 		// semi join drops it, a right row is dropped.
-		if s == 0 && j.opts.Mode == Anti {
+		switch {
+		case s == 0 && j.opts.Mode == Anti:
 			j.emitLeft(add, row.Fields, 1, r.Timestamp)
+		case s == 0 && j.opts.Mode == Scalar:
+			j.emitScalar(add, row.Fields, 1, nil, r.Timestamp)
 		}
 		return nil
 	}

@@ -114,6 +114,10 @@ func (p *Planner) planWhereSubqueries(s *parser.Select) (*Rel, error) {
 func (p *Planner) applySubquery(in *Rel, c parser.Expr) (*Rel, error) {
 	switch x := c.(type) {
 	case *parser.InQuery:
+		if sc, ok := p.scalarUnderIn(in, x); ok {
+			c = sc
+			break
+		}
 		return p.inJoin(in, x)
 	case *parser.Exists:
 		return p.existsJoin(in, x.Query, exec.Semi)
@@ -187,7 +191,7 @@ func (p *Planner) planSubquery(outer *Rel, q *parser.Query, in, anti bool) (*sub
 	}
 	// DISTINCT does not change which rows a semi or anti join matches.
 	if len(sel.GroupBy) > 0 || sel.Having != nil || len(collectAggregates(sel)) > 0 {
-		return p.decorrelateAggregate(outer, sel, inner, corr, in, anti)
+		return p.decorrelateAggregate(outer, sel, inner, corr, in)
 	}
 	var where parser.Expr
 	if len(inner) > 0 {
@@ -218,10 +222,10 @@ func (p *Planner) planSubquery(outer *Rel, q *parser.Query, in, anti bool) (*sub
 // that each outer row meets the groups of its own correlation values.
 // Without GROUP BY the subquery has one row even over no rows, which the
 // grouped form lacks: that differs only when the empty aggregate could
-// match, so such a subquery is refused unless every aggregate is one whose
-// empty value is NULL (which IN never matches), and under NOT IN (where
-// that NULL removes the row).
-func (p *Planner) decorrelateAggregate(outer *Rel, sel *parser.Select, inner, corr []parser.Expr, in, anti bool) (*subqueryPlan, error) {
+// match, so such a subquery comes here only when every aggregate's empty
+// value is NULL (which IN never matches) and not under NOT IN (where that
+// NULL removes the row); the others are scalar subqueries (scalarUnderIn).
+func (p *Planner) decorrelateAggregate(outer *Rel, sel *parser.Select, inner, corr []parser.Expr, in bool) (*subqueryPlan, error) {
 	refuse := func(why string) error {
 		return &Error{Pos: sel.Pos, Msg: "this correlated subquery with GROUP BY or an aggregate is not supported yet: " + why,
 			Hint: "join the aggregated subquery on the correlated columns instead"}
@@ -231,16 +235,6 @@ func (p *Planner) decorrelateAggregate(outer *Rel, sel *parser.Select, inner, co
 	}
 	if sel.Having != nil || len(sel.Items) != 1 || isStar(sel.Items[0].Expr) {
 		return nil, refuse("it must select one column and have no HAVING")
-	}
-	if len(sel.GroupBy) == 0 && anti {
-		return nil, refuse("without GROUP BY it has a row (of NULL) even where no row correlates, which NOT IN must see")
-	}
-	if len(sel.GroupBy) == 0 {
-		for _, f := range collectAggregates(sel) {
-			if f.Name != "SUM" && f.Name != "MIN" && f.Name != "MAX" && f.Name != "AVG" {
-				return nil, refuse(fmt.Sprintf("without GROUP BY it has a row even where no row correlates, and %s of no rows is not NULL (only SUM, MIN, MAX and AVG are decorrelated)", f.Name))
-			}
-		}
 	}
 	from, err := p.planFrom(sel.From)
 	if err != nil {
@@ -562,14 +556,11 @@ func (p *Planner) scalarSubqueries(in *Rel, e parser.Expr, sc scalarCols) (*Rel,
 // subquery (NULL while it has none; a second row fails the job), carried
 // in a column appended to in's.
 func (p *Planner) scalarJoin(in *Rel, sq *parser.Subquery) (*Rel, error) {
+	if sel, from, ok := p.correlatedScalar(in, sq.Query); ok {
+		return p.correlatedScalarJoin(in, sq, sel, from)
+	}
 	r, err := p.Plan(sq.Query)
 	if err != nil {
-		if sel, ok := sq.Query.Body.(*parser.Select); ok && sel.Where != nil && sel.From != nil {
-			if from, ferr := p.planFrom(sel.From); ferr == nil && readsOuter(in, from, sel.Where) {
-				return nil, &Error{Pos: sq.Pos, Msg: "a correlated scalar subquery is not supported yet",
-					Hint: "join the subquery, aggregated by the correlated columns, on those columns"}
-			}
-		}
 		return nil, err
 	}
 	visible := visibleColumns(r)
