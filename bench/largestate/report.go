@@ -141,6 +141,10 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "  attempts: %d, SIGKILLs: %d, wall %s\n", len(r.Attempts), r.kills(), r.Wall.Round(time.Second))
 	for i, a := range r.Attempts {
 		fmt.Fprintf(w, "    %d: %s, %d checkpoints, peak RSS %s%s\n", i, a.outcome(), len(a.Checkpoints), mb(a.PeakRSS), restoreText(a))
+		if a.Restored && len(a.Checkpoints) > 0 {
+			fmt.Fprintf(w, "       first checkpoint after the restore uploaded %s (the attempt's median %s)\n",
+				mb(a.Checkpoints[0].Bytes), mb(medianBytes(a.Checkpoints)))
+		}
 	}
 	if len(cps) > 0 {
 		ds := make([]time.Duration, len(cps))
@@ -171,4 +175,14 @@ func (r *Report) Print(w io.Writer) {
 	} else {
 		fmt.Fprintln(w, "VERDICT: FAIL")
 	}
+}
+
+// medianBytes is the median size of cps.
+func medianBytes(cps []Checkpoint) int64 {
+	bs := make([]int64, len(cps))
+	for i, cp := range cps {
+		bs[i] = cp.Bytes
+	}
+	slices.Sort(bs)
+	return bs[len(bs)/2]
 }

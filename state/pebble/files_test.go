@@ -268,10 +268,11 @@ func TestIncrementalIntoHeapRefused(t *testing.T) {
 	}
 }
 
-// TestIncrementalRestoreTimers: timer queues are restored by the timer
-// service from its own part, not from the files, whose queue ids depend on
-// the order the old instance first used its queues: a restored instance
-// that uses them in the other order sees exactly the timers added back.
+// TestIncrementalRestoreTimers: a restore keeps the timers the files hold
+// under their queues' names, whatever order the restored instance first
+// uses its queues in (a queue's id depends on that order), and adding
+// them back, as the timer service does from its own part, finds each
+// there already.
 func TestIncrementalRestoreTimers(t *testing.T) {
 	store := newFakeStore(t)
 	all := keygroup.Range{Start: 0, End: metaMaxPar - 1}
@@ -290,19 +291,70 @@ func TestIncrementalRestoreTimers(t *testing.T) {
 		if err := r.Restore([][]byte{m}); err != nil {
 			t.Fatal(err)
 		}
-		rb, _ := r.TimerQueue("b") // first: takes the id "a" had
+		rb, _ := r.TimerQueue("b") // first, unlike the old instance
 		ra, _ := r.TimerQueue("a")
-		if rb.Len() != 0 || ra.Len() != 0 {
-			t.Fatalf("restored %v: queues hold %d and %d timers before the timer service adds them back", rng, rb.Len(), ra.Len())
-		}
+		wantB := 0
 		if rng.Contains(3) {
-			rb.Add(3, []byte("b03"))
+			wantB = 1
+		}
+		if rb.Len() != wantB || ra.Len() != rng.Len() {
+			t.Fatalf("restored %v: queues b and a hold %d and %d timers, want %d and %d", rng, rb.Len(), ra.Len(), wantB, rng.Len())
+		}
+		if rng.Contains(3) && rb.Add(3, []byte("b03")) {
+			t.Fatalf("restored %v: adding b03 back added it again", rng)
 		}
 		for kg := rng.Start; kg <= rng.End; kg++ {
-			ra.Add(kg, []byte(fmt.Sprintf("a%02d", kg)))
+			if ra.Add(kg, []byte(fmt.Sprintf("a%02d", kg))) {
+				t.Fatalf("restored %v: adding a%02d back added it again", rng, kg)
+			}
 		}
 		if kg, e, _ := ra.Peek(); ra.Len() != rng.Len() || kg != rng.Start || string(e) != fmt.Sprintf("a%02d", rng.Start) {
 			t.Fatalf("restored %v: queue a holds %d, head %d %q", rng, ra.Len(), kg, e)
 		}
+		if kg, e, _ := rb.Peek(); rng.Contains(3) && (kg != 3 || string(e) != "b03") {
+			t.Fatalf("restored %v: queue b's head is %d %q, want 3 b03", rng, kg, e)
+		}
+	}
+}
+
+// TestIncrementalRestoreUploadsNothingUnchanged: the first checkpoint
+// after a restore at the same parallelism, from the same storage, with
+// the timers added back and the state read but nothing changed, uploads
+// no SST and names the restored ones. It uploaded one before the timers
+// stayed in place: the restore's deletions of the timers and their
+// re-insertion, one SST spanning every key group, whose L0 compaction
+// rewrote every SST below it.
+func TestIncrementalRestoreUploadsNothingUnchanged(t *testing.T) {
+	pebble.WithoutCompactions(func() { restoreUploadsNothing(t) })
+}
+
+func restoreUploadsNothing(t *testing.T) {
+	store := newFakeStore(t)
+	all := keygroup.Range{Start: 0, End: metaMaxPar - 1}
+	b := newIncremental(t, t.TempDir(), all, nil)
+	addTimers := func(b *pebble.Backend) {
+		q, _ := b.TimerQueue("event")
+		for kg := range metaMaxPar {
+			q.Add(kg, []byte(fmt.Sprintf("t%02d", kg)))
+		}
+	}
+	addTimers(b)
+	fill(b, 0, 3000)
+	snap, _ := b.Snapshot(0)
+	m, _, needs := store.writeFiles(t, snap)
+	r := newIncremental(t, t.TempDir(), all, store)
+	if err := r.Restore([][]byte{m}); err != nil {
+		t.Fatal(err)
+	}
+	addTimers(r)
+	v := state.Value(r, state.ValueDescriptor[string]{Name: "v"})
+	r.SetCurrentKey(7, keygroup.ForKey(7, metaMaxPar))
+	if got, _ := v.Value(); got != fmt.Sprintf("%0100d", 7) {
+		t.Fatalf("restored value of key 7: %q", got)
+	}
+	snap, _ = r.Snapshot(0)
+	_, id, needs2 := store.writeFiles(t, snap)
+	if up, _ := store.uploaded(id); len(up) != 0 || !slices.Equal(sharedOf(needs2), sharedOf(needs)) {
+		t.Fatalf("first checkpoint after the restore uploaded %v and needs %v; want none and the restored %v", up, sharedOf(needs2), sharedOf(needs))
 	}
 }

@@ -50,6 +50,17 @@ type manifest struct {
 	KeyGroups      [2]int          `json:"keyGroups"` // first and last; first > last when empty
 	States         []manifestState `json:"states"`
 	Files          []manifestFile  `json:"files"`
+	// Queues are the timer queues whose elements the files hold, with
+	// their ids, so that a restore keeps those elements in place (see
+	// keepTimers); nil in manifests written before they were listed,
+	// whose timers a restore deletes.
+	Queues []manifestQueue `json:"queues"`
+}
+
+// manifestQueue is one timer queue of the database.
+type manifestQueue struct {
+	Name string `json:"name"`
+	ID   uint16 `json:"id"`
 }
 
 type manifestState struct {
@@ -159,10 +170,10 @@ func (u *uploads) written(loc string, files map[string]state.FileHandle) {
 // localCheckpoint is the synchronous part of an incremental checkpoint:
 // a Pebble checkpoint of the database in its own directory.
 type localCheckpoint struct {
-	dir  string
-	rng  keygroup.Range
-	up   *uploads
-	file string // the files' name prefix, for private files
+	dir    string
+	rng    keygroup.Range
+	up     *uploads
+	queues []manifestQueue // the timer queues when it was taken, by id
 }
 
 var checkpointSeq atomic.Int64
@@ -179,7 +190,12 @@ func (b *Backend) checkpointLocal() (*localCheckpoint, error) {
 	if err := b.db.Checkpoint(dir); err != nil {
 		return nil, fmt.Errorf("pebble: checkpoint of the state backend into %s: %w", dir, err)
 	}
-	return &localCheckpoint{dir: dir, rng: b.opts.KeyGroupRange, up: b.up}, nil
+	lc := &localCheckpoint{dir: dir, rng: b.opts.KeyGroupRange, up: b.up, queues: []manifestQueue{}}
+	for name, q := range b.queues {
+		lc.queues = append(lc.queues, manifestQueue{Name: name, ID: q.id})
+	}
+	slices.SortFunc(lc.queues, func(a, b manifestQueue) int { return int(b.ID) - int(a.ID) })
+	return lc, nil
 }
 
 // incrementalSnapshot is a snapshot that can also be written as files.
@@ -223,7 +239,7 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 	if err != nil {
 		return nil, nil, err
 	}
-	m := &manifest{MaxParallelism: s.maxPar, KeyGroups: [2]int{s.rng.Start, s.rng.End}}
+	m := &manifest{MaxParallelism: s.maxPar, KeyGroups: [2]int{s.rng.Start, s.rng.End}, Queues: s.local.queues}
 	for _, si := range s.states {
 		m.States = append(m.States, manifestState{Name: si.name, ID: si.id, Kind: si.kind, HasTS: si.hasTS})
 	}

@@ -110,14 +110,37 @@ func (b *Backend) openBase(m *manifest) error {
 	if err := b.clip(m.keyGroups()); err != nil {
 		return err
 	}
-	return b.dropTimers()
+	if m.Queues == nil {
+		return b.dropTimers()
+	}
+	return b.keepTimers(m)
 }
 
-// dropTimers deletes the timer queues' keys the restored files hold: the
-// timer service checkpoints its timers apart (operator.PartTimers) and
-// adds them back on restore, and a queue's id depends on the order the
-// queues were first used, which the new instance need not repeat. One
-// range deletion per key group (queue ids are the top of the id space).
+// keepTimers adopts the timer queues of m with their ids, so that the
+// timers the restored files hold stay where they are. The timer service
+// checkpoints its timers apart (operator.PartTimers) and adds them back on
+// restore; each is found there already (timerQueue.Add reads before it
+// writes), so a restore at the same parallelism writes nothing. Deleting
+// them and writing them again (dropTimers) put one L0 SST spanning every
+// key group into the restored database, and the L0 compaction that took
+// it rewrote every SST below: the first checkpoint after a restore
+// uploaded the whole state again.
+func (b *Backend) keepTimers(m *manifest) error {
+	b.queues = map[string]*timerQueue{}
+	for _, mq := range m.Queues {
+		if int(mq.ID) != 0xffff-len(b.queues) || b.queues[mq.Name] != nil {
+			return corrupt("incremental snapshot manifest: timer queue ids %v are not 0xffff downwards, one per name", m.Queues)
+		}
+		b.queues[mq.Name] = &timerQueue{b: b, name: mq.Name, id: mq.ID}
+	}
+	return nil
+}
+
+// dropTimers deletes the timer queues' keys the restored files hold, for
+// a manifest that does not list its queues: a queue's id depends on the
+// order the queues were first used, which the new instance need not
+// repeat. One range deletion per key group (queue ids are the top of the
+// id space).
 func (b *Backend) dropTimers() error {
 	own := b.opts.KeyGroupRange
 	for kg := own.Start; kg <= own.End && own.Len() > 0; kg++ {
