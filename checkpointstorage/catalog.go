@@ -38,7 +38,7 @@ func (s *FS) LatestBefore(before event.CheckpointID) (Metadata, []error, error) 
 		if before > 0 && id >= before {
 			continue
 		}
-		m, err := s.load(id)
+		m, err := s.load(id, false)
 		if err == nil {
 			return m, skipped, nil
 		}
@@ -93,7 +93,7 @@ func (s *FS) Retain(n int, pin event.CheckpointID) (Cleanup, error) {
 	if n < 1 {
 		return c, fmt.Errorf("checkpointstorage: cannot retain %d checkpoints; retain at least 1", n)
 	}
-	all, err := s.scan()
+	all, err := s.scan(true)
 	valid := validOf(all)
 	if err != nil || len(valid) <= n {
 		return c, err
@@ -153,7 +153,7 @@ func (s *FS) retire(c *Cleanup, d scanned, refs map[string]bool, keep bool) erro
 // no metadata yet and would be deleted.
 func (s *FS) GC() (Cleanup, error) {
 	var c Cleanup
-	all, err := s.scan()
+	all, err := s.scan(false)
 	if err != nil {
 		return c, err
 	}
@@ -193,8 +193,9 @@ type scanned struct {
 	err error
 }
 
-// scan loads every chk-N directory, ascending by id.
-func (s *FS) scan() ([]scanned, error) {
+// scan loads every chk-N directory, ascending by id; memo takes the
+// checkpoints this handle knows valid as they were (see known).
+func (s *FS) scan(memo bool) ([]scanned, error) {
 	ids, err := s.chkDirs()
 	if err != nil {
 		return nil, err
@@ -202,7 +203,11 @@ func (s *FS) scan() ([]scanned, error) {
 	slices.Sort(ids)
 	out := make([]scanned, 0, len(ids))
 	for _, id := range ids {
-		m, err := s.load(id)
+		m, ok := s.known.checkpoint(id)
+		var err error
+		if !ok || !memo {
+			m, err = s.load(id, memo)
+		}
 		if err != nil && !unusable(err) {
 			return nil, err
 		}
@@ -227,22 +232,31 @@ func isCorrupt(err error) bool { return errors.Is(err, ErrCorrupt) }
 
 // completed loads every valid completed checkpoint, ascending by id.
 func (s *FS) completed() ([]Metadata, error) {
-	all, err := s.scan()
+	all, err := s.scan(false)
 	return validOf(all), err
 }
 
 // load reads the metadata of id and checks its state files exist with the
-// recorded sizes (a stat each; checksums are verified by ReadState).
-func (s *FS) load(id event.CheckpointID) (Metadata, error) {
+// recorded sizes (a stat each; checksums are verified by ReadState) —
+// with memo, only those this handle does not know stored (see known).
+// A valid checkpoint becomes known.
+func (s *FS) load(id event.CheckpointID, memo bool) (Metadata, error) {
 	m, err := s.ReadMetadata(id)
 	if err != nil {
 		return Metadata{}, err
 	}
-	return m, s.checkHandles(m.Handles)
+	if err := s.checkHandles(m.Handles, memo); err != nil {
+		return Metadata{}, err
+	}
+	s.known.valid(m)
+	return m, nil
 }
 
-func (s *FS) checkHandles(hs []Handle) error {
+func (s *FS) checkHandles(hs []Handle, memo bool) error {
 	for _, h := range hs {
+		if memo && s.known.has(h) {
+			continue
+		}
 		p := s.Where(h.Path)
 		size, err := s.size(h.Path)
 		if errors.Is(err, fs.ErrNotExist) {

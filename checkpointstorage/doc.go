@@ -27,7 +27,9 @@
 //
 // A corrupt checkpoint (its _metadata or a state file fails verification) is
 // never deleted: GC and Retain rename chk-N to chk-N.corrupt (MoveAside) and
-// report it, and nothing but the id counter looks at it again.
+// report it, and nothing but the id counter looks at it again. Retain
+// trusts what the handle has already seen stored (see known): it finds
+// corruption only in checkpoints the handle has not checked before.
 //
 // Concurrency: an *FS may be shared by goroutines. WriteState and
 // WriteMetadata may run concurrently for different files; the id counter is

@@ -33,14 +33,16 @@ type FS struct {
 	savepoint bool
 	// uploads holds a token per running WriteStates upload.
 	uploads chan struct{}
-	mu      struct {
+	// known: what this handle has seen stored, for Retain.
+	known *known
+	mu    struct {
 		// Mutex serialises read-modify-write of the id counter file.
 		sync.Mutex
 	}
 }
 
 func newFS(loc string, obj objects, opts Options) *FS {
-	return &FS{loc: loc, obj: obj, opts: opts, uploads: make(chan struct{}, opts.UploadConcurrency)}
+	return &FS{loc: loc, obj: obj, opts: opts, uploads: make(chan struct{}, opts.UploadConcurrency), known: newKnown()}
 }
 
 // Handle names one state file of a checkpoint: the thing a task reports in
@@ -122,7 +124,9 @@ func (s *FS) WriteState(id event.CheckpointID, name string, data []byte) (Handle
 	if err != nil {
 		return Handle{}, fmt.Errorf("checkpointstorage: writing state of checkpoint %d: %w", id, s.unwritable(err))
 	}
-	return Handle{Path: rel, Size: int64(len(data)), CRC32C: checksum(data)}, nil
+	h := Handle{Path: rel, Size: int64(len(data)), CRC32C: checksum(data)}
+	s.known.stored(h)
+	return h, nil
 }
 
 // ReadState reads the file h names and verifies its size and checksum. A

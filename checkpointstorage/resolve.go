@@ -131,7 +131,7 @@ func (s *FS) resolveIn(storage *FS, chk string) (Metadata, *FS, []error, error) 
 		storage, err = storage.savepointAt(chk)
 	}
 	if err == nil {
-		err = storage.checkHandles(m.Handles)
+		err = storage.checkHandles(m.Handles, false)
 	}
 	if err != nil {
 		return Metadata{}, nil, nil, err

@@ -96,7 +96,9 @@ func (s *FS) writeFile(id event.CheckpointID, f LocalFile) (Handle, error) {
 	if err != nil {
 		return Handle{}, fmt.Errorf("checkpointstorage: writing file of checkpoint %d: %w", id, s.unwritable(err))
 	}
-	return Handle{Path: rel, Size: sum.n, CRC32C: sum.h.Sum32()}, nil
+	h := Handle{Path: rel, Size: sum.n, CRC32C: sum.h.Sum32()}
+	s.known.stored(h)
+	return h, nil
 }
 
 // FetchFile puts the file h names at dst, a new local file, and checks its

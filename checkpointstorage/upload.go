@@ -71,6 +71,7 @@ func (s *FS) list(dir string) (es []entry, err error) {
 }
 
 func (s *FS) remove(rel string, dir bool) error {
+	s.known.forget(rel, dir)
 	return s.retry(rel, func(ctx context.Context) error { return s.obj.remove(ctx, rel, dir) })
 }
 
@@ -80,6 +81,7 @@ func (s *FS) exists(rel string) (ok bool, err error) {
 }
 
 func (s *FS) rename(from, to string) error {
+	s.known.forget(from, true)
 	return s.retry(from, func(ctx context.Context) error { return s.obj.rename(ctx, from, to) })
 }
 
