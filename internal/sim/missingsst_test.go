@@ -1,0 +1,136 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/runtime"
+	"github.com/weirstream/weir/state/pebble"
+)
+
+// A missing shared SST in the newest checkpoint makes the restore fall
+// back to the previous one, loudly. The job runs on the Pebble backend
+// with incremental checkpoints and stops at the instant its 4th checkpoint
+// n completes (two retained: n-1 and n); an SST that n uploaded (n-1 does
+// not name it) is then deleted from shared/. A new process restoring
+// "latest" reports n as corrupt, naming the checkpoint and the file (event
+// and error log), and restores n-1, with exact output.
+func TestMissingSharedSSTFallsBack(t *testing.T) {
+	const keys, perKey = 4, 1500
+	store := NewStore()
+	src := &SeqSource{Keys: keys, PerKey: perKey, Splits: 2, Burst: 10, Pause: time.Millisecond, Unbounded: true}
+	jg := seqJob{Source: src, SourcePar: 2, KeyedPar: 2, V: &Violations{}, Sink: &TxSink{Store: store}}.jobGraph(t)
+	opts := testOptions(t.TempDir(), 10*time.Millisecond)
+	opts.Retained = 2
+	opts.StateBackend = pebble.Factory{Options: pebble.Options{LocalDir: t.TempDir()}}
+	at := runUntil(t, jg, opts, store, 4)
+	completed := at.ev.ids(runtime.EventCheckpointCompleted)
+	prev := completed[slices.Index(completed, int64(at.id))-1]
+	gone := newSharedFile(t, at.dir, at.id, event.CheckpointID(prev))
+	fs, err := checkpointstorage.OpenFS(at.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(fs.Where(gone)); err != nil {
+		t.Fatal(err)
+	}
+
+	st, v, ev, logs := at.store.Clone(), &Violations{}, &events{}, &syncBuffer{}
+	bounded := *src
+	bounded.Unbounded = false
+	jg = seqJob{Source: &bounded, SourcePar: 2, KeyedPar: 2, V: v, Sink: &TxSink{Store: st}}.jobGraph(t)
+	opts = testOptions(at.dir, 10*time.Millisecond)
+	opts.Retained = 2
+	opts.StateBackend = pebble.Factory{Options: pebble.Options{LocalDir: t.TempDir()}}
+	opts.Restore = "latest"
+	opts.Listener = ev.listener(nil)
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	res, err := runJob(context.Background(), jg, opts)
+	if err != nil {
+		t.Fatalf("job failed: %v; events: %s", err, ev)
+	}
+	corrupt := ev.of(runtime.EventCorruptCheckpointSkipped)
+	if len(corrupt) != 1 || corrupt[0].Checkpoint != int64(at.id) {
+		t.Fatalf("events %s; want checkpoint %d skipped as corrupt, once", ev, at.id)
+	}
+	file := fs.Where(gone)
+	cause := fmt.Sprintf("checkpointstorage: corrupt file %s: state file referenced by the checkpoint is missing", file)
+	wantErr := fmt.Sprintf("checkpoint %d skipped: %s", at.id, cause)
+	if c := corrupt[0].Err; !errors.Is(c, checkpointstorage.ErrCorrupt) || c.Error() != wantErr {
+		t.Errorf("corrupt event error %q; want ErrCorrupt %q", c, wantErr)
+	}
+	if r := ev.ids(runtime.EventRestored); !slices.Equal(r, []int64{prev}) || res.Restarts != 0 || res.RestoredFrom != event.CheckpointID(prev) {
+		t.Errorf("restored %v (result: from %d, %d restarts), want [%d]; events: %s", r, res.RestoredFrom, res.Restarts, prev, ev)
+	}
+	wantLogs := []string{
+		fmt.Sprintf(`level=ERROR msg="CORRUPT CHECKPOINT skipped; restoring older checkpoint %d" job=scenario checkpoint=%d file=%s reason="state file referenced by the checkpoint is missing" err=%q`,
+			prev, at.id, file, wantErr),
+		fmt.Sprintf(`level=ERROR msg="CORRUPT CHECKPOINT moved aside (not deleted; inspect or delete it)" job=scenario checkpoint=%d to=%s err=%q`,
+			at.id, fs.Where(fmt.Sprintf("chk-%d.corrupt", at.id)), cause),
+		fmt.Sprintf(`level=INFO msg="restoring checkpoint" job=scenario checkpoint=%d dir=%s`, prev, at.dir),
+	}
+	if got := firstLogLines(logs.String(), len(wantLogs)); !slices.Equal(got, wantLogs) {
+		t.Errorf("the restore logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(wantLogs, "\n"))
+	}
+	checkOutput(t, 0, st.Committed(), keys, perKey, true)
+	if g, r := v.Gaps.Load(), v.Repeats.Load(); g != 0 || r != 0 {
+		t.Errorf("sequence checker saw %d gaps and %d repeats", g, r)
+	}
+	if l := st.Lingering(); len(l) != 0 {
+		t.Errorf("lingering transactions: %v", l)
+	}
+}
+
+// newSharedFile returns a shared file that checkpoint n names and prev
+// does not.
+func newSharedFile(t *testing.T, dir string, n, prev event.CheckpointID) string {
+	t.Helper()
+	fs, err := checkpointstorage.OpenFS(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := func(id event.CheckpointID) []string {
+		m, err := fs.ReadMetadata(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, h := range m.Handles {
+			if strings.HasPrefix(h.Path, "shared/") {
+				out = append(out, h.Path)
+			}
+		}
+		return out
+	}
+	old := named(prev)
+	for _, p := range named(n) {
+		if !slices.Contains(old, p) {
+			return p
+		}
+	}
+	t.Fatalf("checkpoint %d uploaded no shared file (it names %v, checkpoint %d %v)", n, named(n), prev, old)
+	return ""
+}
+
+// firstLogLines returns the first n lines of a text log without their
+// time= field.
+func firstLogLines(log string, n int) []string {
+	lines := strings.Split(log, "\n")
+	out := make([]string, 0, n)
+	for _, l := range lines[:min(n, len(lines))] {
+		if _, rest, ok := strings.Cut(l, " "); ok && strings.HasPrefix(l, "time=") {
+			l = rest
+		}
+		out = append(out, l)
+	}
+	return out
+}
