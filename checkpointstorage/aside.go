@@ -154,7 +154,7 @@ func (s *FS) noCheckpoint(skipped []error) error {
 			e.Aside = append(e.Aside, name)
 			continue
 		}
-		if name == counterName || strings.HasPrefix(name, counterName+tmpInfix) {
+		if name == counterName || name == lockName || strings.HasPrefix(name, counterName+tmpInfix) {
 			continue
 		}
 		if d.dir {

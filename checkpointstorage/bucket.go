@@ -28,6 +28,10 @@ type bucketObjects struct {
 	b *blob.Bucket
 	// name is the location without its query, e.g. "s3://bucket/prefix".
 	name string
+	// client, bucket and prefix reach the bucket directly, for the
+	// conditional PUTs (If-Match) of the lock's lease that gocloud lacks.
+	client         *s3.Client
+	bucket, prefix string
 }
 
 func (o bucketObjects) where(key string) string { return o.name + "/" + key }
@@ -257,10 +261,11 @@ func openS3(ctx context.Context, loc s3Location, o S3Options) (bucketObjects, er
 	if err != nil {
 		return bucketObjects{}, fmt.Errorf("checkpointstorage: opening bucket %s: %w", loc.bucket, err)
 	}
-	obj := bucketObjects{b: b, name: "s3://" + loc.bucket}
+	obj := bucketObjects{b: b, name: "s3://" + loc.bucket, client: client, bucket: loc.bucket}
 	if loc.prefix != "" {
 		obj.b = blob.PrefixedBucket(b, loc.prefix+"/")
 		obj.name += "/" + loc.prefix
+		obj.prefix = loc.prefix + "/"
 	}
 	return obj, checkBucket(ctx, obj, loc.bucket, endpoint)
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/weirstream/weir/event"
 )
@@ -35,7 +36,9 @@ type FS struct {
 	uploads chan struct{}
 	// known: what this handle has seen stored, for Retain.
 	known *known
-	mu    struct {
+	// lost is set when this storage's lock lease was lost (see Lock).
+	lost atomic.Pointer[error]
+	mu   struct {
 		// Mutex serialises read-modify-write of the id counter file.
 		sync.Mutex
 	}

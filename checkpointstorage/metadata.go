@@ -59,6 +59,9 @@ type StateSchema struct {
 // put there durable; in a bucket, a conditional PUT (If-None-Match: *).
 func (s *FS) WriteMetadata(m Metadata) error {
 	m.Savepoint = m.Savepoint || s.savepoint
+	if lost := s.lost.Load(); lost != nil {
+		return *lost
+	}
 	if err := validateMetadata(m); err != nil {
 		return err
 	}

@@ -21,6 +21,11 @@ type Options struct {
 	// hung connection fails the attempt instead of the checkpoint waiting
 	// for ever. Default 1 min.
 	OpTimeout time.Duration
+	// LockLease is how long a bucket's lock (Lock) outlives its holder's
+	// last renewal, which comes every LockLease/4: a job that crashed on
+	// another host blocks the directory this long. Default 1 min. Local
+	// directories are locked by the kernel and need no lease.
+	LockLease time.Duration
 	// sleep waits between retries; tests replace it. Default time.Sleep.
 	sleep func(time.Duration)
 }
@@ -57,6 +62,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.OpTimeout == 0 {
 		o.OpTimeout = time.Minute
+	}
+	if o.LockLease == 0 {
+		o.LockLease = time.Minute
 	}
 	if o.sleep == nil {
 		o.sleep = time.Sleep

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/task"
@@ -102,4 +105,37 @@ func TestRestartable(t *testing.T) {
 			t.Errorf("Restartable(%v) = %v, want %v", c.err, got, c.want)
 		}
 	}
+}
+
+// Two jobs sharing a checkpoint directory would corrupt each other's
+// checkpoints: the second is refused, naming the first, until the first
+// ends.
+func TestSecondJobOnCheckpointDirRefused(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{Mode: task.ExactlyOnce, CheckpointDir: dir}
+	opts.Checkpoint.Interval = time.Hour
+	sink := blockingSink{entered: make(chan struct{}, 1)}
+	first := opts
+	first.JobID = "orders-h6"
+	c, err := Start(context.Background(), sinkJob(t, countSource{n: 3}, sink), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := opts
+	second.JobID = "report-h6"
+	_, err = Start(context.Background(), sinkJob(t, countSource{n: 3}, sink), second)
+	want := fmt.Sprintf(`runtime: job "report-h6": checkpointstorage: checkpoint directory %s is in use by job "orders-h6" (pid %d`, dir, os.Getpid())
+	if !errors.Is(err, checkpointstorage.ErrLocked) || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("second Start: %v\nwant an error starting %q", err, want)
+	}
+	c.Cancel()
+	if _, err := c.Wait(); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	c2, err := Start(context.Background(), sinkJob(t, countSource{n: 3}, sink), second)
+	if err != nil {
+		t.Fatalf("Start once the first job ended: %v", err)
+	}
+	c2.Cancel()
+	_, _ = c2.Wait()
 }

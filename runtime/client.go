@@ -42,15 +42,9 @@ func Start(ctx context.Context, jg *graph.JobGraph, opts Options) (*JobClient, e
 	}
 	// Every line the job logs, its subtasks' too, names it.
 	opts.Logger = opts.Logger.With("job", opts.JobID)
-	var fs *checkpointstorage.FS
-	if opts.Mode != task.AtMostOnce {
-		if err := restoreDirExists(opts.Restore, opts.CheckpointDir); err != nil {
-			return nil, err
-		}
-		var err error
-		if fs, err = checkpointstorage.Open(opts.CheckpointDir, opts.CheckpointStorage); err != nil {
-			return nil, err
-		}
+	fs, lock, err := openCheckpoints(opts)
+	if err != nil {
+		return nil, err
 	}
 	j := &job{jg: jg, opts: &opts, fs: fs, res: &Result{Metrics: map[string]operator.Metrics{}}, positions: newPositions(),
 		rnd: rand.New(rand.NewPCG(uint64(opts.Clock.Now().UnixNano()), 0)), requests: make(chan *savepointRequest),
@@ -63,10 +57,36 @@ func Start(ctx context.Context, jg *graph.JobGraph, opts Options) (*JobClient, e
 		defer cancel()
 		if fs != nil {
 			defer fs.Close()
+			defer func() {
+				if err := lock.Release(); err != nil {
+					opts.Logger.Warn("releasing the checkpoint directory's lock", "dir", opts.CheckpointDir, "err", err)
+				}
+			}()
 		}
 		c.err = j.run(ctx)
 	})
 	return c, nil
+}
+
+// openCheckpoints opens the job's checkpoint storage, none at most once,
+// and locks it for the job: a directory holds one job's checkpoints.
+func openCheckpoints(opts Options) (*checkpointstorage.FS, *checkpointstorage.Lock, error) {
+	if opts.Mode == task.AtMostOnce {
+		return nil, nil, nil
+	}
+	if err := restoreDirExists(opts.Restore, opts.CheckpointDir); err != nil {
+		return nil, nil, err
+	}
+	fs, err := checkpointstorage.Open(opts.CheckpointDir, opts.CheckpointStorage)
+	if err != nil {
+		return nil, nil, err
+	}
+	lock, err := fs.Lock(opts.JobID)
+	if err != nil {
+		_ = fs.Close()
+		return nil, nil, fmt.Errorf("runtime: job %q: %w", opts.JobID, err)
+	}
+	return fs, lock, nil
 }
 
 // JobID is the job's id (Options.JobID).
