@@ -25,17 +25,20 @@ import (
 // Each signals notify (Available) after a hand-over. Only known is shared,
 // under mu.
 type reader struct {
-	cfg     *sourceConfig
-	rctx    operator.ReaderContext
-	ctx     context.Context
-	cancel  context.CancelFunc
-	cl      *kgo.Client
-	decode  decodeFunc
-	upsert  UpsertDecoder // non-nil: an upsert source (see emitUpsert)
-	metrics *SourceMetrics
-	log     *slog.Logger
-	dlq     *deadLetters
-	rm      readerMetrics
+	cfg    *sourceConfig
+	rctx   operator.ReaderContext
+	ctx    context.Context
+	cancel context.CancelFunc
+	cl     *kgo.Client
+	decode decodeFunc
+	upsert UpsertDecoder // non-nil: an upsert source (see emitUpsert)
+	// upsertMsg: the upsert source reads record metadata (see
+	// emitUpsertMeta).
+	upsertMsg UpsertMessageDecoder
+	metrics   *SourceMetrics
+	log       *slog.Logger
+	dlq       *deadLetters
+	rm        readerMetrics
 
 	splits    map[TopicPartition]*splitState
 	order     []TopicPartition
@@ -100,6 +103,8 @@ type offsetSnapshot struct {
 type readerDecoders struct {
 	decode decodeFunc
 	upsert UpsertDecoder
+	// upsertMsg, when set, decodes upsert records with their metadata.
+	upsertMsg UpsertMessageDecoder
 }
 
 func newReader(rctx operator.ReaderContext, cfg *sourceConfig, base []kgo.Opt, dec readerDecoders, m *SourceMetrics,
@@ -119,7 +124,7 @@ func newReader(rctx operator.ReaderContext, cfg *sourceConfig, base []kgo.Opt, d
 	if parent == nil {
 		parent = context.Background()
 	}
-	r := &reader{cfg: cfg, rctx: rctx, cl: cl, decode: dec.decode, upsert: dec.upsert, metrics: m, log: log,
+	r := &reader{cfg: cfg, rctx: rctx, cl: cl, decode: dec.decode, upsert: dec.upsert, upsertMsg: dec.upsertMsg, metrics: m, log: log,
 		splits: map[TopicPartition]*splitState{}, fetched: make(chan fetchBatch, 2),
 		added: make(chan []discovered, 1), commits: make(chan kadm.Offsets, 1), notify: make(chan struct{}, 1),
 		closing: make(chan struct{}), commitDone: make(chan struct{}), rm: newReaderMetrics(rctx)}

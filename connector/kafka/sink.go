@@ -97,7 +97,8 @@ func stampRecord(r *kgo.Record, s RecordStamp) {
 // upsert-kafka): the key is the row's primary key as key encodes it;
 // +I and +U rows write value(row); -D rows write a tombstone (nil value);
 // -U rows are dropped, as Flink does, because the +U that follows replaces
-// the value under the same key.
+// the value under the same key. A Stamp option sets every record's
+// timestamp and headers, a tombstone's too.
 func NewUpsertSink(key func(event.Row) ([]byte, error), value func(event.Row) ([]byte, error), opts ...SinkOption) (*Sink[event.Row], error) {
 	cfg, err := sinkConfigOf(opts)
 	if err != nil {
@@ -108,6 +109,10 @@ func NewUpsertSink(key func(event.Row) ([]byte, error), value func(event.Row) ([
 	}
 	if cfg.topic == "" {
 		return nil, fmt.Errorf("%w: upsert-kafka sink needs kafka.Topic", ErrConfig)
+	}
+	stamp, ok := cfg.stampFn.(func(event.Row) RecordStamp)
+	if cfg.stampFn != nil && !ok {
+		return nil, fmt.Errorf("%w: upsert-kafka sink: Stamp %T does not take event.Row", ErrConfig, cfg.stampFn)
 	}
 	to := func(v any) (*kgo.Record, bool, error) {
 		row := v.(event.Row)
@@ -123,6 +128,9 @@ func NewUpsertSink(key func(event.Row) ([]byte, error), value func(event.Row) ([
 			if r.Value, err = value(row); err != nil {
 				return nil, false, fmt.Errorf("value: %w", err)
 			}
+		}
+		if stamp != nil { // a tombstone too: its row has the metadata columns
+			stampRecord(r, stamp(row))
 		}
 		return r, false, nil
 	}

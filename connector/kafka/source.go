@@ -68,10 +68,13 @@ type multi []any
 // per partition, positions in the checkpoint. Create it with NewSource and
 // add it to a job with weir.FromSource[T].
 type Source[T any] struct {
-	cfg     sourceConfig
-	decode  decodeFunc
-	upsert  UpsertDecoder // set by NewUpsertSource: the readers keep tables
-	metrics *SourceMetrics
+	cfg    sourceConfig
+	decode decodeFunc
+	upsert UpsertDecoder // set by NewUpsertSource: the readers keep tables
+	// upsertMsg is set by NewUpsertMessageSource: the tables keep whole
+	// records, and rows read their metadata.
+	upsertMsg UpsertMessageDecoder
+	metrics   *SourceMetrics
 }
 
 // NewSource returns a source of T values. It needs Brokers and Topics; every
@@ -203,7 +206,7 @@ func (s *Source[T]) Enumerate(ctx context.Context) ([]operator.SplitState, error
 // CreateReader implements operator.Source.
 func (s *Source[T]) CreateReader(ctx operator.ReaderContext) (operator.SourceReader, error) {
 	log := s.cfg.loggerFor(ctx.Logger)
-	r, err := newReader(ctx, &s.cfg, baseOpts(s.cfg.brokers, s.cfg.clientOpts, log), readerDecoders{s.decode, s.upsert}, s.metrics, log)
+	r, err := newReader(ctx, &s.cfg, baseOpts(s.cfg.brokers, s.cfg.clientOpts, log), readerDecoders{s.decode, s.upsert, s.upsertMsg}, s.metrics, log)
 	if err != nil {
 		return nil, err // not r: a nil *reader in the interface is not nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -60,8 +61,12 @@ func (r *reader) emitUpsert(st *splitState, rec *kgo.Record, out operator.Reader
 	if rec.Key == nil {
 		return 0, r.badRecord(rec, errNoKey)
 	}
+	if r.upsertMsg != nil {
+		return r.emitUpsertMeta(st, rec, out)
+	}
 	ts := rec.Timestamp.UnixMilli()
 	old, had := st.table[string(rec.Key)]
+	old = storedValue(old)
 	if had && rec.Value != nil && bytes.Equal(old, rec.Value) {
 		return 0, nil
 	}
@@ -99,4 +104,48 @@ func (r *reader) emitUpsert(st *splitState, rec *kgo.Record, out operator.Reader
 	// would otherwise keep alive.
 	st.table[string(rec.Key)] = bytes.Clone(rec.Value)
 	return n + 1, nil
+}
+
+// emitUpsertMeta is emitUpsert for a source that reads metadata: the
+// table keeps whole records, a row is the value's fields and the record's
+// metadata, and a record is dropped when its row equals the key's last one.
+func (r *reader) emitUpsertMeta(st *splitState, rec *kgo.Record, out operator.ReaderOutput) (int, error) {
+	ts := rec.Timestamp.UnixMilli()
+	var row, prev []any
+	if rec.Value != nil {
+		var err error
+		if row, err = r.upsertMsg(messageOf(rec)); err != nil {
+			return 0, r.badRecord(rec, err)
+		}
+	}
+	old, had := st.table[string(rec.Key)]
+	if had {
+		m, err := decodeStored(rec.Key, old)
+		if err == nil {
+			prev, err = r.upsertMsg(m)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("kafka source: topic %s partition %d: decoding the stored record of a key again: %w",
+				rec.Topic, rec.Partition, err)
+		}
+	}
+	if rec.Value == nil {
+		delete(st.table, string(rec.Key))
+		if !had {
+			return 0, nil
+		}
+		out.Collect(st.id, event.Record{Value: event.Row{Kind: event.Delete, Fields: prev}, Timestamp: ts})
+		return 1, nil
+	}
+	st.table[string(rec.Key)] = encodeStored(messageOf(rec)) // a copy, not the fetch buffer
+	if !had {
+		out.Collect(st.id, event.Record{Value: event.Row{Kind: event.Insert, Fields: row}, Timestamp: ts})
+		return 1, nil
+	}
+	if reflect.DeepEqual(prev, row) {
+		return 0, nil
+	}
+	out.Collect(st.id, event.Record{Value: event.Row{Kind: event.UpdateBefore, Fields: prev}, Timestamp: ts})
+	out.Collect(st.id, event.Record{Value: event.Row{Kind: event.UpdateAfter, Fields: row}, Timestamp: ts})
+	return 2, nil
 }

@@ -39,6 +39,9 @@ func RegisterExternal(c *Connectors, checkpointInterval func() time.Duration) {
 	c.KeyLookups["jdbc"] = jdbcLookup
 	if c.Metadata != nil {
 		c.Metadata["kafka"] = kafkaMetadata
+		// Flink's upsert-kafka is its kafka connector in upsert mode: the
+		// same metadata keys, read and written alike.
+		c.Metadata["upsert-kafka"] = kafkaMetadata
 	}
 	c.Sources["postgres-cdc"] = postgresCDCSource
 	c.Sources["mysql-cdc"] = mysqlCDCSource
@@ -414,7 +417,15 @@ func upsertKafkaSource(t *catalog.Table) (operator.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := kafka.NewUpsertSource(l.decode, opts...)
+	var s *kafka.Source[event.Row]
+	if meta := kafkaMetaReaders(t); meta != nil {
+		s, err = kafka.NewUpsertMessageSource(func(m kafka.Message) ([]any, error) {
+			row, err := l.decode(m.Key, m.Value)
+			return withMeta(row, meta, m), err
+		}, opts...)
+	} else {
+		s, err = kafka.NewUpsertSource(l.decode, opts...)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -176,3 +176,67 @@ INSERT INTO out SELECT id, qty, op_ts, ingested, db || '.' || tbl, props['server
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
 	}
 }
+
+// upsert-kafka has the kafka connector's metadata, as in Flink: an INSERT
+// writes each record's 'timestamp' and 'headers', and a read gives every
+// row its record's metadata — a -U or -D row the metadata of the record
+// it replaces (Flink's ChangelogNormalize keeps whole rows).
+func TestUpsertKafkaMetadataColumns(t *testing.T) {
+	brokers := testsvc.Kafka(t)
+	topic := fmt.Sprintf("h2-upsert-meta-%d", time.Now().UnixNano())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	keep := "-1" // the timestamps written are older than the default retention
+	testsvc.CreateTopic(t, kadm.NewClient(cl), topic, 1, map[string]*string{"retention.ms": &keep})
+	table := fmt.Sprintf(`CREATE TABLE u (
+  id INT, v STRING,
+  ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp',
+  hdrs MAP<STRING, BYTES> METADATA FROM 'headers',
+  off BIGINT METADATA FROM 'offset' VIRTUAL,
+  PRIMARY KEY (id) NOT ENFORCED
+) WITH ('connector'='upsert-kafka','topic'='%s','properties.bootstrap.servers'='%s',
+  'key.format'='json','value.format'='json','scan.bounded.mode'='latest-offset');
+`, topic, brokers)
+	if _, err := runScript(t, table+`SET 'parallelism.default' = '1';
+INSERT INTO u SELECT id, v, TO_TIMESTAMP_LTZ(1764633600000 + id * 1000 + n, 3), MAP['h', CAST(v AS BYTES)]
+FROM (VALUES (1, 'a', 0), (2, 'b', 0), (1, 'c', 5)) AS x(id, v, n);`); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tomb := &kgo.Record{Topic: topic, Key: []byte(`{"id":2}`), Timestamp: time.UnixMilli(1764633609000)}
+	if err := cl.ProduceSync(ctx, tomb).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	var recs []string
+	for _, r := range readAll(t, cl, topic) {
+		var hs []string
+		for _, h := range r.Headers {
+			hs = append(hs, h.Key+"="+string(h.Value))
+		}
+		recs = append(recs, fmt.Sprintf("%s=%s %d %s", r.Key, r.Value, r.Timestamp.UnixMilli(), strings.Join(hs, ",")))
+	}
+	expect(t, "records written", recs, []string{
+		`{"id":1}={"id":1,"v":"a"} 1764633601000 h=a`, `{"id":2}={"id":2,"v":"b"} 1764633602000 h=b`,
+		`{"id":1}={"id":1,"v":"c"} 1764633601005 h=c`, `{"id":2}= 1764633609000 `,
+	})
+	out, err := newSQLScript().run(table+`SET 'parallelism.default' = '1';
+CREATE TABLE out (id INT, v STRING, ts TIMESTAMP_LTZ(3), h STRING, off BIGINT) WITH ('connector'='values', 'sink-insert-only'='false');
+INSERT INTO out SELECT id, v, ts, CAST(hdrs['h'] AS STRING), off FROM u;`, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `out:
++I[1, a, 2025-12-02 00:00:01.000, a, 0]
++I[2, b, 2025-12-02 00:00:02.000, b, 1]
+-U[1, a, 2025-12-02 00:00:01.000, a, 0]
++U[1, c, 2025-12-02 00:00:01.005, c, 2]
+-D[2, b, 2025-12-02 00:00:02.000, b, 1]
+`
+	if out != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}
