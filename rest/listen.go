@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"net"
@@ -69,6 +70,10 @@ func (e *Endpoint) URL() string {
 // Collector exports the metrics of the JobManager's running jobs (what
 // /metrics serves), for a Prometheus reporter on a port of its own.
 func (e *Endpoint) Collector() *prom.Collector { return e.rest.Collector() }
+
+// AwaitFetched waits, at most until ctx ends, for clients to fetch the
+// results of the savepoint operations they started (Server.AwaitFetched).
+func (e *Endpoint) AwaitFetched(ctx context.Context) { e.rest.AwaitFetched(ctx) }
 
 // Close stops serving.
 func (e *Endpoint) Close() error {

@@ -57,6 +57,9 @@ type Server struct {
 		sync.Mutex
 		ops map[string]*operation // by trigger id
 	}
+	// fetched is nudged whenever a client fetches a completed operation's
+	// result (AwaitFetched waits on it).
+	fetched chan struct{}
 }
 
 // operation is one asynchronous savepoint request.
@@ -65,6 +68,8 @@ type operation struct {
 	done     bool
 	location string
 	err      error
+	// fetched: a client has read the result since it completed.
+	fetched bool
 }
 
 // NewServer returns a server for m's jobs.
@@ -72,7 +77,43 @@ func NewServer(m *jobmanager.Manager, opts Options) *Server {
 	s := &Server{m: m, opts: opts}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mu.ops = map[string]*operation{}
+	s.fetched = make(chan struct{}, 1)
 	return s
+}
+
+// AwaitFetched waits until the result of every savepoint operation has
+// been fetched by a client since it completed, or ctx ends. A weir run
+// whose job a client stopped with a savepoint calls it before it closes
+// its endpoint and exits, so that the client learns the savepoint's path
+// (as Flink's per-job dispatcher waits for its job's result to be asked
+// for before shutting down).
+func (s *Server) AwaitFetched(ctx context.Context) {
+	for !s.allFetched() {
+		select {
+		case <-s.fetched:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (s *Server) allFetched() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.mu.ops {
+		if !o.fetched {
+			return false
+		}
+	}
+	return true
+}
+
+// nudge wakes AwaitFetched.
+func (s *Server) nudge() {
+	select {
+	case s.fetched <- struct{}{}:
+	default:
+	}
 }
 
 // Close cancels the wait of every running operation (the savepoints
@@ -661,6 +702,7 @@ func (s *Server) start(w http.ResponseWriter, id, trigger string, op func(contex
 		s.mu.Lock()
 		o.done, o.location, o.err = true, loc, err
 		s.mu.Unlock()
+		s.nudge()
 	}()
 	writeJSON(w, http.StatusAccepted, api.TriggerResponse{RequestID: trigger})
 }
@@ -692,8 +734,10 @@ func (s *Server) savepointStatus(w http.ResponseWriter, r *http.Request) {
 	var out api.SavepointStatus
 	if ok {
 		out = o.status()
+		o.fetched = o.done
 	}
 	s.mu.Unlock()
+	s.nudge()
 	if !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no savepoint operation %q for job %q", r.PathValue("triggerid"), r.PathValue("jobid")))
 		return

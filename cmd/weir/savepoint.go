@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -70,7 +71,15 @@ func runJob(jg *graph.JobGraph, opts runtime.Options, port int, log *slog.Logger
 	return j.Client(), ctl, nil
 }
 
+// fetchGrace bounds how long weir run, its job ended, waits for a client
+// to fetch the result of the savepoint it asked for (weir savepoint
+// --stop polls every 100 ms).
+const fetchGrace = 10 * time.Second
+
 func (c *control) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), fetchGrace)
+	c.ep.AwaitFetched(ctx)
+	cancel()
 	if c.addrFile != "" {
 		_ = os.Remove(c.addrFile)
 	}

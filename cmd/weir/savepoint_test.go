@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,18 +62,7 @@ func TestSavepointCommands(t *testing.T) {
 func savepointCommands(t *testing.T, dir, target string, set []string, assertSavepoint func(*testing.T, string)) {
 	script := filepath.Join(dir, "endless.sql")
 	ckDir := filepath.Join(dir, "checkpoints")
-	err := os.WriteFile(script, []byte(`
-SET 'execution.checkpointing.interval' = '100 ms';
-CREATE TABLE gen (n BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '50');
-CREATE TABLE out (n BIGINT) WITH ('connector' = 'print');
-INSERT INTO out SELECT n FROM gen;`), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	self := writeEndless(t, script)
 	start := func(args ...string) (*exec.Cmd, *bytes.Buffer, *bufio.Scanner) {
 		args = append(append([]string{"run", script, "--checkpoint-dir", ckDir}, set...), args...)
 		cmd := exec.Command(self, args...)
@@ -116,7 +106,7 @@ INSERT INTO out SELECT n FROM gen;`), 0o644)
 	}
 	for out.Scan() {
 	}
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 143 {
 		t.Fatalf("weir run --savepoint-on-stop on SIGTERM: %v, want exit status 143; stderr: %s", err, stderr)
@@ -138,6 +128,25 @@ INSERT INTO out SELECT n FROM gen;`), 0o644)
 	if !strings.Contains(stderr.String(), `msg="restoring savepoint"`) || !strings.Contains(stderr.String(), said[1]) {
 		t.Errorf("restore of the savepoint: stderr does not say it restored %s:\n%s", said[1], stderr)
 	}
+}
+
+// writeEndless writes to path a job that checkpoints every 100 ms and
+// prints rows for ever, and returns the test binary, which runs it as weir
+// (see TestMain).
+func writeEndless(t *testing.T, path string) (self string) {
+	t.Helper()
+	err := os.WriteFile(path, []byte(`
+SET 'execution.checkpointing.interval' = '100 ms';
+CREATE TABLE gen (n BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '50');
+CREATE TABLE out (n BIGINT) WITH ('connector' = 'print');
+INSERT INTO out SELECT n FROM gen;`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self, err = os.Executable(); err != nil {
+		t.Fatal(err)
+	}
+	return self
 }
 
 func waitForFile(t *testing.T, p string) {
@@ -166,5 +175,41 @@ func TestSavepointCommandBucketNeedsAddress(t *testing.T) {
 	err := root.Execute()
 	if err == nil || !strings.Contains(err.Error(), "s3://bucket/checkpoints, a bucket") || !strings.Contains(err.Error(), "--address") {
 		t.Fatalf("weir savepoint with a bucket checkpoint directory: %v; want the bucket named and --address suggested", err)
+	}
+}
+
+// weir savepoint --stop against a running weir run exits 0 and prints the
+// savepoint's path, though the job (and its REST endpoint) ends before the
+// client asks for the result: weir run waits until it has been fetched.
+func TestSavepointStopCommand(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "stopme.sql")
+	ckDir := filepath.Join(dir, "checkpoints")
+	run := exec.Command(writeEndless(t, script), "run", "-q", script, "--checkpoint-dir", ckDir)
+	run.Stdout = io.Discard
+	var stderr bytes.Buffer
+	run.Stderr = &stderr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer run.Process.Kill()
+	waitForFile(t, filepath.Join(ckDir, restAddressFile))
+
+	var got bytes.Buffer
+	root := newRootCommand()
+	root.SetOut(&got)
+	root.SetArgs([]string{"savepoint", script, filepath.Join(dir, "sp"), "--stop", "--checkpoint-dir", ckDir})
+	if err := root.Execute(); err != nil {
+		t.Fatalf("weir savepoint --stop: %v", err)
+	}
+	said := regexp.MustCompile(`^Savepoint completed\. Path: (\S+)\n$`).FindStringSubmatch(got.String())
+	if said == nil || !strings.HasPrefix(said[1], filepath.Join(dir, "sp", "savepoint-")) {
+		t.Fatalf("weir savepoint --stop printed %q; want the path of a savepoint under %s", got.String(), filepath.Join(dir, "sp"))
+	}
+	if _, err := os.Stat(filepath.Join(said[1], "_metadata")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Wait(); err != nil {
+		t.Fatalf("weir run stopped with a savepoint: %v; stderr: %s", err, stderr.String())
 	}
 }
