@@ -2,6 +2,7 @@ package checkpointstorage
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -297,4 +298,43 @@ func TestParseChkName(t *testing.T) {
 			t.Errorf("parseChkName(%q) = %d, want %d", name, got, want)
 		}
 	}
+}
+
+// A chk-N directory renamed (or copied) under another name restores: its
+// metadata says which checkpoint it is, and its state files are read from
+// where it now is — in the checkpoint directory, and, locally, elsewhere.
+func TestResolveRenamedCheckpoint(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := b.open(t)
+		want := complete(t, s, 7, "a", "b")
+		if err := s.rename("chk-7", "mycp"); err != nil {
+			t.Fatal(err)
+		}
+		places := map[string]string{"mycp": join(s.Dir(), "mycp")}
+		if b.name == "file" {
+			moved := filepath.Join(t.TempDir(), "elsewhere")
+			if err := os.Rename(filepath.Join(s.Dir(), "mycp"), moved); err != nil {
+				t.Fatal(err)
+			}
+			places = map[string]string{moved: moved}
+		}
+		for which, at := range places {
+			got, st, _, err := s.Resolve(which)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("Resolve(%q) = %+v, %v; want checkpoint 7", which, got, err)
+			}
+			if loc := st.Location(got.ID); loc != at {
+				t.Errorf("Resolve(%q): location %s, want %s", which, loc, at)
+			}
+			for _, h := range got.Handles {
+				data, err := st.ReadState(h)
+				if wantData := filepath.Base(h.Path) + " state of chk-7"; err != nil || string(data) != wantData {
+					t.Errorf("ReadState(%s) = %q, %v; want %q", h.Path, data, err, wantData)
+				}
+			}
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 }

@@ -32,6 +32,9 @@ type FS struct {
 	// savepoint: the storage is one savepoint's directory, holding its
 	// _metadata and state files directly (see CreateSavepoint).
 	savepoint bool
+	// renamedDir, when set, is the directory of the one checkpoint this
+	// storage reads: a chk-N copied under that name (see renamed).
+	renamedDir string
 	// uploads holds a token per running WriteStates upload.
 	uploads chan struct{}
 	// known: what this handle has seen stored, for Retain.
@@ -84,6 +87,9 @@ func (s *FS) Location(id event.CheckpointID) string { return join(s.loc, s.chkDi
 func (s *FS) chkDir(id event.CheckpointID) string {
 	if s.savepoint {
 		return ""
+	}
+	if s.renamedDir != "" {
+		return s.renamedDir
 	}
 	return chkName(id)
 }

@@ -1,8 +1,10 @@
 package checkpointstorage
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -129,6 +131,8 @@ func (s *FS) resolveIn(storage *FS, chk string) (Metadata, *FS, []error, error) 
 		// A savepoint's handles are relative to its own directory,
 		// wherever it was moved.
 		storage, err = storage.savepointAt(chk)
+	} else if err == nil && chk != chkName(m.ID) {
+		storage = storage.renamed(chkName(m.ID), chk, storage != s)
 	}
 	if err == nil {
 		err = storage.checkHandles(m.Handles, false)
@@ -205,4 +209,54 @@ func (s *FS) checkpointsIn(dir string) string {
 		found = append([]string{s.Where(path.Join(dir, chkName(newest))) + `, the newest checkpoint; or make it the checkpoint directory and restore "latest"`}, found...)
 	}
 	return strings.Join(found, ", ")
+}
+
+// renamed is the storage of a checkpoint directory copied or renamed from
+// chk-N (from) to another name (to): the metadata, not the name, says
+// which checkpoint it is, and its handles, which name chk-N/…, are read
+// from to/…. owned says whether closing it closes s's connections (false
+// when s is the caller's own storage).
+func (s *FS) renamed(from, to string, owned bool) *FS {
+	r := newFS(s.loc, renamedObjects{objects: s.obj, from: from + "/", to: to + "/", owned: owned}, s.opts)
+	r.renamedDir = to
+	return r
+}
+
+// renamedObjects reads the keys under from/ from to/ instead.
+type renamedObjects struct {
+	objects
+	from, to string
+	owned    bool
+}
+
+func (r renamedObjects) key(k string) string {
+	if rest, ok := strings.CutPrefix(k, r.from); ok {
+		return r.to + rest
+	}
+	return k
+}
+
+func (r renamedObjects) get(ctx context.Context, key string) ([]byte, error) {
+	return r.objects.get(ctx, r.key(key))
+}
+
+func (r renamedObjects) getStream(ctx context.Context, key string, read func(io.Reader) error) error {
+	return r.objects.getStream(ctx, r.key(key), read)
+}
+
+func (r renamedObjects) size(ctx context.Context, key string) (int64, error) {
+	return r.objects.size(ctx, r.key(key))
+}
+
+func (r renamedObjects) exists(ctx context.Context, key string) (bool, error) {
+	return r.objects.exists(ctx, r.key(key))
+}
+
+func (r renamedObjects) where(key string) string { return r.objects.where(r.key(key)) }
+
+func (r renamedObjects) close() error {
+	if !r.owned {
+		return nil
+	}
+	return r.objects.close()
 }

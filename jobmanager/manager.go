@@ -182,7 +182,11 @@ func (m *Manager) startSQL(r record, restore string) (*Job, error) {
 	}
 	r.CheckpointDir = opts.CheckpointDir
 	opts.Restore = restore
-	return m.start(r, jg, opts)
+	j, err := m.start(r, jg, opts)
+	if err != nil && !errors.Is(err, ErrBadJob) {
+		err = fmt.Errorf("%w: %w", ErrBadJob, err) // a submission the job cannot start with
+	}
+	return j, err
 }
 
 // checkpointDir is where job r keeps its checkpoints: <base>/<job id>, as
@@ -261,7 +265,7 @@ func (m *Manager) start(r record, jg *graph.JobGraph, opts runtime.Options) (*Jo
 		delete(m.mu.jobs, r.ID)
 		m.mu.order = slices.DeleteFunc(m.mu.order, func(id string) bool { return id == r.ID })
 		m.mu.Unlock()
-		return nil, fmt.Errorf("%w: %w", ErrBadJob, err)
+		return nil, err // runtime's own words: weir run shows them as they are
 	}
 	j.client, j.reg = c, opts.Metrics
 	if gs := opts.Metrics.Jobs(); len(gs) > 0 {

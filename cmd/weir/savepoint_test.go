@@ -213,3 +213,24 @@ func TestSavepointStopCommand(t *testing.T) {
 		t.Fatalf("weir run stopped with a savepoint: %v; stderr: %s", err, stderr.String())
 	}
 }
+
+// weir run --restore latest on a checkpoint directory that does not exist
+// says so, naming it, in runtime's words (not as a JobManager refusal).
+func TestRunRestoreLatestMissingDir(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "endless.sql")
+	writeEndless(t, script)
+	missing := filepath.Join(dir, "nope")
+	root := newRootCommand()
+	root.SetOut(io.Discard)
+	root.SetErr(io.Discard)
+	root.SetArgs([]string{"run", "-q", script, "--restore", "latest", "--checkpoint-dir", missing})
+	err := root.Execute()
+	want := `runtime: restore "latest": checkpointstorage: no usable checkpoint in ` + missing + `: the directory does not exist`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("weir run --restore latest of a missing directory: %v\nwant an error starting %q", err, want)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused restore created %s: %v", missing, err)
+	}
+}
