@@ -2,6 +2,8 @@ package jdbc
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
 
@@ -75,4 +77,36 @@ func TestDeclaredKeyMatchesUniqueIndex(t *testing.T) {
 			t.Errorf("key (id, a) on PostgreSQL: got %v, want refused (ON CONFLICT needs that exact index)", superset)
 		}
 	})
+}
+
+// A url with a wrong port fails the sink's open naming the table's 'url'
+// option and the address, and saying what is retried. No server needed:
+// nothing listens on the port.
+func TestWrongPortNamesURL(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	for _, c := range []struct{ kind, url string }{
+		{"mysql", "jdbc:mysql://" + addr + "/h6?user=u&password=p"},
+		{"postgres", "jdbc:postgresql://" + addr + "/h6?user=u&password=p"},
+	} {
+		t.Run(c.kind, func(t *testing.T) {
+			s, err := New(URL(c.url), Table("t_h6"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.CreateWriter(wctx("", 0, 1, 0))
+			name := map[string]string{"mysql": "MySQL", "postgres": "PostgreSQL"}[c.kind]
+			want := fmt.Sprintf(`jdbc: sink for table "t_h6": connecting to %s at %s (the table's 'url' option): `, name, addr)
+			if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "the job restarts from its last checkpoint and connects again") {
+				t.Fatalf("open with a wrong port: %v\nwant an error starting %q", err, want)
+			}
+			if errors.Is(err, operator.ErrNonRestartable) {
+				t.Errorf("a refused connection is marked non-restartable (the database may only be down): %v", err)
+			}
+		})
+	}
 }

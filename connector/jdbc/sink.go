@@ -120,7 +120,10 @@ func (s *Sink) openLocked(ctx context.Context, lockWait time.Duration) (pool, *t
 	sess, err := p.acquire(ctx)
 	if err != nil {
 		_ = p.close()
-		return nil, nil, d.explainConnect(fmt.Errorf("jdbc: sink for table %q: connecting to %s: %w", s.opts.Table, d.name(), err))
+		return nil, nil, d.explainConnect(fmt.Errorf("jdbc: sink for table %q: connecting to %s at %s (the table's 'url' option): %w; "+
+			"the job restarts from its last checkpoint and connects again as its restart strategy says (restart-strategy.type; "+
+			"the default, exponential-delay, retries without limit, as Flink's): check the host and port in 'url'",
+			s.opts.Table, d.name(), s.target.address(), err))
 	}
 	t, err := loadTable(ctx, d, sess, &s.opts)
 	if err == nil && s.opts.Guarantee == delivery.ExactlyOnce {

@@ -2,6 +2,7 @@ package jdbc
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -16,6 +17,17 @@ type target struct {
 	dialect dialect
 	mysql   *mysql.Config   // set for MySQL/MariaDB
 	pg      *pgx.ConnConfig // set for PostgreSQL
+}
+
+// address is the host:port (or socket) the target connects to.
+func (t target) address() string {
+	if t.mysql != nil {
+		return t.mysql.Addr
+	}
+	if t.pg != nil {
+		return net.JoinHostPort(t.pg.Host, strconv.Itoa(int(t.pg.Port)))
+	}
+	return "?"
 }
 
 // parseTarget reads a JDBC URL or a Go DSN. user and password, when set,
