@@ -64,7 +64,9 @@ func newSubmitCommand() *cobra.Command {
 		Short: "Submit a Flink SQL script as a job to a JobManager (weir jobmanager)",
 		Long: `Sends the script (its ${NAME} references replaced from this environment) to the JobManager,
 which runs its INSERT INTO statements as one job, and prints the job's id. -D settings
-override the script's SET statements; --restore starts from a savepoint.`,
+override the script's SET statements; --name NAME is -D pipeline.name=NAME, so it names the
+job even when the script SETs pipeline.name (and wins over a -D pipeline.name); --restore
+starts from a savepoint.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := os.ReadFile(args[0])
@@ -85,6 +87,11 @@ override the script's SET statements; --restore starts from a savepoint.`,
 					return fmt.Errorf("--set %q: want key=value", kv)
 				}
 				req.Settings[k] = v
+			}
+			if name != "" {
+				// --name is -D pipeline.name=NAME: like every -D, it
+				// overrides the script's SET 'pipeline.name'.
+				req.Settings["pipeline.name"] = name
 			}
 			if restore != "" && !strings.Contains(restore, "://") {
 				if req.SavepointPath, err = filepath.Abs(restore); err != nil {
@@ -107,7 +114,7 @@ override the script's SET statements; --restore starts from a savepoint.`,
 	cmd.Flags().StringArrayVarP(&settings, "set", "D", nil, "a setting key=value, as SET 'key' = 'value' (repeatable)")
 	cmd.Flags().StringVarP(&restore, "restore", "s", "", "start from this savepoint or checkpoint directory")
 	cmd.Flags().StringVar(&restore, "fromSavepoint", "", "Flink's name for --restore (flink run -s/--fromSavepoint)")
-	cmd.Flags().StringVar(&name, "name", "", "the job's name (default: pipeline.name, else the file's name without .sql)")
+	cmd.Flags().StringVar(&name, "name", "", "the job's name, overriding the script's SET 'pipeline.name' (default: pipeline.name, else the file's name without .sql)")
 	return cmd
 }
 
