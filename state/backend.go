@@ -113,7 +113,9 @@ type KeyedBackend interface {
 	Keys(stateName string) []any
 	// CleanupExpired examines up to maxEntries keys, resuming where the
 	// previous call stopped, and removes their expired entries (Flink's
-	// incremental TTL cleanup). It returns how many entries it removed.
+	// incremental TTL cleanup); a backend may examine more, in proportion
+	// to what was written since (Pebble: TTLConfig.QueryTimeAfterNumEntries).
+	// It returns how many entries it removed.
 	CleanupExpired(maxEntries int) int
 
 	// ValueTable registers (or returns the already registered) state for

@@ -40,7 +40,22 @@ type TTLConfig struct {
 	UpdateType TTLUpdateType
 	// Visibility of expired entries. Default NeverReturnExpired.
 	Visibility TTLVisibility
+	// QueryTimeAfterNumEntries is Flink's
+	// cleanupInRocksdbCompactFilter(queryTimeAfterNumEntries). Pebble has
+	// no compaction filter, so the Pebble backend sweeps the state in
+	// proportion to its writes instead: for every QueryTimeAfterNumEntries
+	// entries written to it, the subtask examines as many of its keys (at
+	// its next processing-time tick, from where the last such sweep
+	// stopped, with one reading of the clock) and removes the expired
+	// entries. So expired state goes at about the rate state is written,
+	// without waiting for a read. Default 1000 (Flink's); negative: no
+	// write-driven sweep. The heap backend ignores it.
+	QueryTimeAfterNumEntries int64
 }
+
+// DefaultQueryTimeAfterNumEntries is QueryTimeAfterNumEntries when unset
+// (Flink's default).
+const DefaultQueryTimeAfterNumEntries = 1000
 
 // Millis returns the TTL in milliseconds, 0 for a nil config (no TTL).
 func (c *TTLConfig) Millis() int64 {

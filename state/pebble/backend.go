@@ -41,6 +41,8 @@ type Backend struct {
 	restored  bool
 	closed    bool
 	cursor    cleanupCursor
+	sweeps    []*sweep    // by state id, for the states with a TTL (cleanup.go)
+	sweeping  bool        // in CleanupExpired: its deletions are not counted
 	mem       memEstimate // for EstimatedSize
 }
 
@@ -272,6 +274,10 @@ func (b *Backend) register(spec state.StateSpec, mk func(*stateInfo) table, kind
 	si.ttl, si.table = keyed.NewTTL(spec.TTL), t
 	if spec.TTL != nil {
 		b.ttlTables = append(b.ttlTables, t)
+		for len(b.sweeps) <= int(si.id) {
+			b.sweeps = append(b.sweeps, nil)
+		}
+		b.sweeps[si.id] = newSweep(spec.TTL)
 	}
 	return t, nil
 }
@@ -403,6 +409,7 @@ func (b *Backend) get(k []byte) ([]byte, bool) {
 }
 
 func (b *Backend) set(k, v []byte) {
+	b.wrote(k)
 	b.mem.written += int64(len(k) + len(v))
 	if err := b.db.Set(k, v, pebbledb.NoSync); err != nil {
 		panic(ioFailure("writing", err))
@@ -410,6 +417,7 @@ func (b *Backend) set(k, v []byte) {
 }
 
 func (b *Backend) merge(k, v []byte) {
+	b.wrote(k)
 	b.mem.written += int64(len(k) + len(v))
 	if err := b.db.Merge(k, v, pebbledb.NoSync); err != nil {
 		panic(ioFailure("writing", err))
@@ -417,6 +425,7 @@ func (b *Backend) merge(k, v []byte) {
 }
 
 func (b *Backend) del(k []byte) {
+	b.wrote(k)
 	b.mem.written += int64(len(k))
 	if err := b.db.Delete(k, pebbledb.NoSync); err != nil {
 		panic(ioFailure("deleting", err))

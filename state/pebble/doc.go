@@ -31,7 +31,10 @@
 // The timestamp is there when the state has a TTL. Expired entries are
 // never returned: a read removes them, CleanupExpired sweeps keys in
 // order from a cursor, and snapshots leave them out. Pebble v2 has no
-// compaction filter, so compactions do not drop them by themselves.
+// compaction filter, so compactions do not drop them by themselves;
+// instead CleanupExpired also sweeps each state in proportion to the
+// entries written to it (state.TTLConfig.QueryTimeAfterNumEntries, the
+// analogue of Flink's cleanupInRocksdbCompactFilter; cleanup.go).
 //
 // Snapshots are full and canonical: Snapshot takes a Pebble snapshot (a
 // sequence number, no copy) on the owner goroutine; Write iterates it on

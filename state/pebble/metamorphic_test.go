@@ -49,8 +49,16 @@ func values(b state.KeyedBackend, n string, t *state.TTLConfig) state.ValueState
 var stateNames = []string{"v", "vt", "l", "lt", "m", "mt", "r", "rt", "a"}
 
 // ttls: "vt" expires on write only, "lt" and "mt" refresh on read too.
+// Pebble sweeps them after every few entries written (heap ignores it),
+// "rt" only at the cleanup ticks and reads.
 var ttls = map[string]*state.TTLConfig{
-	"vt": ttlOf(20, false), "lt": ttlOf(15, true), "mt": ttlOf(25, true), "rt": ttlOf(10, false),
+	"vt": sweptAfter(ttlOf(20, false), 3), "lt": sweptAfter(ttlOf(15, true), 2), "mt": sweptAfter(ttlOf(25, true), 5),
+	"rt": sweptAfter(ttlOf(10, false), -1),
+}
+
+func sweptAfter(c *state.TTLConfig, entries int64) *state.TTLConfig {
+	c.QueryTimeAfterNumEntries = entries
+	return c
 }
 
 func list(b state.KeyedBackend, n string) state.ListState[string] {
