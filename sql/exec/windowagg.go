@@ -152,6 +152,13 @@ type WindowAggOptions struct {
 	// when the wall clock passes its end; at the end of a bounded input
 	// every open window fires. Default false: event time.
 	ProcTime bool
+	// Zone, when set, aligns the windows to its wall clock, as Flink does
+	// for a TIMESTAMP_LTZ time attribute under a 'table.local-time-zone'
+	// other than UTC: window_start and window_end are that wall clock, a
+	// window fires when the watermark (or processing time) passes the
+	// instant of its end, and window_time is that instant (see
+	// windowZone). Default nil: UTC.
+	Zone *time.Location
 	// Project, if set, maps each result row [keys…, window_start,
 	// window_end, (window_time,) aggs…] to the output row (the SELECT
 	// list's order). Default: that row as it is.
@@ -195,6 +202,7 @@ type WindowAggregate struct {
 	// sliced: the accumulators merge, so rows go to slices (windowslice.go).
 	sliced bool
 	buf    windowBuffer
+	zone   windowZone
 }
 
 // NewWindowAggregate returns a WindowAggregate; its input must be keyed by
@@ -204,7 +212,7 @@ func NewWindowAggregate(opts WindowAggOptions) (*WindowAggregate, error) {
 		return nil, err
 	}
 	w := &WindowAggregate{opts: opts, key: opts.Key(), reads: concatInts(opts.GroupKeys, opts.TimeField),
-		agg: aggregator{calls: opts.Aggs, insertOnly: true}, sliced: true}
+		agg: aggregator{calls: opts.Aggs, insertOnly: true}, sliced: true, zone: newWindowZone(opts.Zone)}
 	for i := range opts.Aggs {
 		w.sliced = w.sliced && !w.agg.needsSet(i)
 	}
@@ -268,7 +276,7 @@ func (w *WindowAggregate) ProcessElement(r event.Record) error {
 	setKey(w.Ctx, k)
 	wm, added := w.Ctx.Timers.CurrentWatermark(), false
 	for _, win := range w.opts.Window.assign(ts) {
-		if win.End-1 <= wm && !w.opts.ProcTime {
+		if w.fireAt(win) <= wm && !w.opts.ProcTime {
 			continue // this window fired already
 		}
 		if err := w.add(win, row.Fields); err != nil {
@@ -286,14 +294,18 @@ func (w *WindowAggregate) ProcessElement(r event.Record) error {
 // the wall clock for processing-time windows.
 func (w *WindowAggregate) rowTime(fields []any) (int64, error) {
 	if w.opts.ProcTime {
-		return w.Ctx.Now(), nil
+		return w.zone.local(w.Ctx.Now()), nil
 	}
 	ts, err := timeMillis(fields[w.opts.TimeField])
 	if err != nil {
 		return 0, fmt.Errorf("sql/exec: WindowAggregate: rowtime field %d: %w", w.opts.TimeField, err)
 	}
-	return ts, nil
+	return w.zone.local(ts), nil
 }
+
+// fireAt is the instant (watermark or processing time) at which win
+// fires: its end - 1 ms, as an instant when the windows follow a zone.
+func (w *WindowAggregate) fireAt(win windowRange) int64 { return w.zone.timer(win.End - 1) }
 
 func (w *WindowAggregate) domain() operator.TimeDomain {
 	if w.opts.ProcTime {
@@ -323,7 +335,7 @@ func (w *WindowAggregate) add(win windowRange, fields []any) error {
 		acc = append([]any(nil), e[1].([]any)...)
 	} else {
 		acc = w.agg.newAcc()
-		w.Ctx.Timers.Register(w.domain(), win.End-1, id)
+		w.Ctx.Timers.Register(w.domain(), w.fireAt(win), id)
 	}
 	set := func(i int) multiset { return w.valueSet(i, win) }
 	if err := w.agg.accumulate(acc, fields, false, set); err != nil {

@@ -112,7 +112,7 @@ func sliceID(ss int64) string { return strconv.FormatInt(ss, 10) }
 func (w *WindowAggregate) addSliced(k string, fields []any, ts int64) error {
 	ss := w.opts.Window.sliceStart(ts)
 	wins := w.opts.Window.windowsOfSlice(ss)
-	if last := wins[len(wins)-1]; last.End-1 <= w.Ctx.Timers.CurrentWatermark() && !w.opts.ProcTime {
+	if last := wins[len(wins)-1]; w.fireAt(last) <= w.Ctx.Timers.CurrentWatermark() && !w.opts.ProcTime {
 		w.Ctx.Metrics.LateDropped++ // every window of the row has fired
 		return nil
 	}
@@ -173,8 +173,8 @@ func (w *WindowAggregate) flushSlices() error {
 // without them (as in Flink, the row still counts in the later windows).
 func (w *WindowAggregate) armFirst(ss int64, wm event.Timestamp) bool {
 	for _, win := range w.opts.Window.windowsOfSlice(ss) {
-		if win.End-1 > wm || w.opts.ProcTime {
-			w.Ctx.Timers.Register(w.domain(), win.End-1, win.id())
+		if w.fireAt(win) > wm || w.opts.ProcTime {
+			w.Ctx.Timers.Register(w.domain(), w.fireAt(win), win.id())
 			return true
 		}
 	}
@@ -236,7 +236,7 @@ func (w *WindowAggregate) armNext(end int64) {
 		size := w.opts.Window.Size.Milliseconds()
 		win.Start = from - floorMod(from-w.opts.Window.Offset.Milliseconds(), size)
 	}
-	w.Ctx.Timers.Register(w.domain(), next-1, win.id())
+	w.Ctx.Timers.Register(w.domain(), w.fireAt(win), win.id())
 }
 
 // emitWindow emits one window's result row.
@@ -245,7 +245,7 @@ func (w *WindowAggregate) emitWindow(keys []any, win windowRange, acc []any) err
 	out = append(out, keys...)
 	out = append(out, millisTime(win.Start), millisTime(win.End))
 	if w.opts.WindowTime {
-		out = append(out, millisTime(win.End-1))
+		out = append(out, millisTime(w.fireAt(win)))
 	}
 	out = append(out, w.agg.result(acc)...)
 	if w.opts.Project != nil {
@@ -254,7 +254,7 @@ func (w *WindowAggregate) emitWindow(keys []any, win windowRange, acc []any) err
 			return err
 		}
 	}
-	emit(w.Ctx, event.Insert, out, win.End-1)
+	emit(w.Ctx, event.Insert, out, w.fireAt(win))
 	return nil
 }
 

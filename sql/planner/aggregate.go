@@ -69,6 +69,9 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 		input = tvf.input
 	}
 	sess, groupBy, err := sessionKey(input, groupBy)
+	if err == nil && sess != nil {
+		err = p.checkWindowZone(sess.pos, "SESSION", input.Cols[sess.timeField])
+	}
 	if err != nil {
 		return nil, err
 	}

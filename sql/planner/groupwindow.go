@@ -54,9 +54,7 @@ func (p *Planner) legacyWindow(in *Rel, f *parser.FuncCall) (*tvfInfo, error) {
 		return nil, &Error{Pos: f.Pos, Msg: fmt.Sprintf("%s(%s, …): not a time attribute of the input", f.Name, parser.Format(f.Args[0])),
 			Hint: "group by a rowtime (WATERMARK FOR … in the table) or a PROCTIME() column"}
 	}
-	if err := p.checkWindowZone(f.Pos, f.Name, in.Cols[ti]); err != nil {
-		return nil, err
-	}
+	t.zone = p.windowZoneOf(in.Cols[ti])
 	args := &tvfArguments{named: map[string]time.Duration{}}
 	for _, a := range f.Args[1:] {
 		if _, isIv := a.(*parser.IntervalLit); !isIv {

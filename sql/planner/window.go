@@ -25,6 +25,10 @@ type tvfInfo struct {
 	session     bool
 	partitionBy []parser.Expr
 	pos         parser.Pos
+	// zone is the session zone when the time attribute is a TIMESTAMP_LTZ
+	// and the zone is not UTC: windows align to its wall clock (only a
+	// window aggregation does that yet); nil otherwise.
+	zone *time.Location
 }
 
 var windowColType = types.Type{Kind: types.Timestamp, Precision: 3}
@@ -52,8 +56,8 @@ func (p *Planner) planWindowTVF(tf *parser.TableFunc) (*Rel, error) {
 		return nil, &Error{Pos: call.Pos, Msg: fmt.Sprintf("%s: column %s is not a time attribute", call.Name, args.timecol),
 			Hint: "declare it with WATERMARK FOR " + args.timecol + " AS … in the table"}
 	}
-	if err := p.checkWindowZone(call.Pos, call.Name, in.Cols[tf2.timeField]); err != nil {
-		return nil, err
+	if tf2.zone = p.windowZoneOf(in.Cols[tf2.timeField]); tf2.zone != nil && tf2.session {
+		return nil, p.zoneRefusal(call.Pos, call.Name, in.Cols[tf2.timeField])
 	}
 	if tf2.spec, err = windowSpec(call, args); err != nil {
 		return nil, err
@@ -61,18 +65,30 @@ func (p *Planner) planWindowTVF(tf *parser.TableFunc) (*Rel, error) {
 	return p.tvfRel(tf2, tf.Alias), nil
 }
 
-// checkWindowZone refuses a window over a TIMESTAMP_LTZ time attribute
-// (a rowtime, or PROCTIME()) when the session zone is not UTC: Flink
-// aligns such windows to the zone's wall clock (a day window starts at
-// local midnight) and shows their bounds in it, which Weir's window
-// operators, counting in UTC milliseconds, do not do yet. Refused rather
-// than computed in UTC, which would give other windows than Flink's.
-func (p *Planner) checkWindowZone(pos parser.Pos, call string, c expr.Column) error {
+// windowZoneOf is the zone windows over time attribute c align to: the
+// session zone when c is a TIMESTAMP_LTZ (a rowtime, or PROCTIME()) and
+// the zone is not UTC, as Flink aligns such windows to the zone's wall
+// clock (a day window starts at local midnight); nil otherwise.
+func (p *Planner) windowZoneOf(c expr.Column) *time.Location {
 	if c.Type.Kind != types.TimestampLTZ || isUTC(p.Config.Location) {
 		return nil
 	}
-	return &Error{Pos: pos, Msg: fmt.Sprintf("%s over the TIMESTAMP_LTZ time attribute %s with 'table.local-time-zone' = '%s' is not supported yet (Flink aligns its windows to that zone's local time)",
-		call, c.Name, p.Config.Location), Hint: "SET 'table.local-time-zone' = 'UTC', or window over a TIMESTAMP(3) rowtime"}
+	return p.Config.Location
+}
+
+// checkWindowZone refuses a window over a TIMESTAMP_LTZ time attribute in
+// a zone other than UTC where Weir's operator does not align to that
+// zone's wall clock (all but the window aggregation).
+func (p *Planner) checkWindowZone(pos parser.Pos, call string, c expr.Column) error {
+	if p.windowZoneOf(c) == nil {
+		return nil
+	}
+	return p.zoneRefusal(pos, call, c)
+}
+
+func (p *Planner) zoneRefusal(pos parser.Pos, call string, c expr.Column) error {
+	return &Error{Pos: pos, Msg: fmt.Sprintf("%s over the TIMESTAMP_LTZ time attribute %s with 'table.local-time-zone' = '%s' is supported only in a TUMBLE, HOP or CUMULATE window aggregation yet (Flink aligns its windows to that zone's local time)",
+		call, c.Name, p.Config.Location), Hint: "aggregate over the windows, SET 'table.local-time-zone' = 'UTC', or window over a TIMESTAMP(3) rowtime"}
 }
 
 // isUTC reports whether loc is UTC or a zone always at offset 0 (checked
@@ -105,10 +121,13 @@ func (p *Planner) tvfRel(t *tvfInfo, alias string) *Rel {
 	}
 	r := &Rel{Op: "WindowTableFunction", Detail: t.call, Inputs: []*Rel{t.input}, Cols: cols,
 		RowTime: len(cols) - 1, InsertOnly: true, tvf: t}
-	if !t.procTime {
+	if !t.procTime && t.zone == nil {
 		r.win = &windowCols{start: len(cols) - 3, end: len(cols) - 2}
 	}
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		if t.zone != nil {
+			return nil, p.zoneRefusal(t.pos, t.spec.Kind.String(), t.input.Cols[t.timeField])
+		}
 		if t.session {
 			return nil, &Error{Pos: t.pos, Msg: "the SESSION window TVF without a window aggregation is not supported yet",
 				Hint: "aggregate it: GROUP BY window_start, window_end (and the PARTITION BY keys)"}
@@ -260,19 +279,26 @@ func splitWindowKeys(pos parser.Pos, in *Rel, groupBy []parser.Expr) (*tvfInfo, 
 // window and key once the watermark passes the window's end.
 func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
 	opts := exec.WindowAggOptions{Window: t.spec, TimeField: t.timeField, GroupKeys: ap.keys, Aggs: ap.calls, WindowTime: true,
-		ProcTime: t.procTime}
+		ProcTime: t.procTime, Zone: t.zone}
 	if _, err := exec.NewWindowAggregate(opts); err != nil {
 		return nil, err
 	}
+	wtime := types.Type{Kind: types.Timestamp, Precision: 3, TimeAttr: "rowtime"}
+	if t.zone != nil {
+		wtime.Kind = types.TimestampLTZ // an instant; window_start and window_end are the zone's wall clock
+	}
 	wcols := []expr.Column{{Name: "window_start", Type: windowColType}, {Name: "window_end", Type: windowColType},
-		{Name: "window_time", Type: types.Type{Kind: types.Timestamp, Precision: 3, TimeAttr: "rowtime"}}}
+		{Name: "window_time", Type: wtime}}
 	cols := p.aggOutputCols(in, ap, wcols)
 	r := &Rel{Op: "WindowAggregate", Detail: fmt.Sprintf("window=[%s], select=[%s]", t.call, aggText(ap.calls, in.Cols)),
 		Inputs: []*Rel{in}, Cols: cols, InsertOnly: true, RowTime: len(ap.keys) + 2}
 	if t.procTime {
 		r.RowTime = -1
 		r.Cols[len(ap.keys)+2].Type.TimeAttr = "proctime"
-	} else {
+	} else if t.zone == nil {
+		// Window operators downstream compare window ends with watermarks:
+		// wall-clock ends of a zone are not instants, so they plan as
+		// regular operators over these columns.
 		r.win = &windowCols{start: len(ap.keys), end: len(ap.keys) + 1}
 	}
 	key := exec.FieldKey(ap.keys...).Selector()

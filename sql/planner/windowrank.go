@@ -71,6 +71,9 @@ func windowRankOf(in *Rel, keys []int) *windowRankInput {
 		return nil
 	}
 	if t := in.tvf; t != nil {
+		if t.zone != nil {
+			return nil // planned over the TVF, which refuses the zone
+		}
 		// Directly over the TVF the operator assigns the windows itself
 		// (so HOP and CUMULATE work too), as Flink merges the TVF into its
 		// WindowRank. Its keys must then be columns of the TVF's input.

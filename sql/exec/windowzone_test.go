@@ -1,0 +1,91 @@
+package exec
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+)
+
+// wall is the local milliseconds of a wall-clock time.
+func wall(s string) int64 {
+	t, err := time.Parse("2006-01-02 15:04:05", s)
+	if err != nil {
+		panic(err)
+	}
+	return t.UnixMilli()
+}
+
+// TestWindowZoneTimers checks the instants windows fire at against the
+// examples of Flink's TimeWindowUtil.toEpochMillsForTimer for Los Angeles:
+// an end in the skipped hour of 2021-03-14 fires at 03:00 PDT, an end in
+// the repeated hour of 2021-11-07 at its second occurrence.
+func TestWindowZoneTimers(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	z := newWindowZone(la)
+	if !z.dst {
+		t.Fatal("Los Angeles observes daylight saving time")
+	}
+	for _, c := range []struct {
+		local string
+		want  int64
+	}{
+		{"2021-03-14 00:00:00", 1615708800000},
+		{"2021-03-14 01:00:00", 1615712400000},
+		{"2021-03-14 02:00:00", 1615716000000},
+		{"2021-03-14 02:59:59", 1615716000000},
+		{"2021-03-14 03:00:00", 1615716000000},
+		{"2021-11-07 00:00:00", 1636268400000},
+		{"2021-11-07 01:00:00", 1636275600000},
+		{"2021-11-07 02:00:00", 1636279200000},
+	} {
+		if got := z.timer(wall(c.local)); got != c.want {
+			t.Errorf("timer(%s) = %d, want %d", c.local, got, c.want)
+		}
+	}
+	if got, want := z.local(1615716000000), wall("2021-03-14 03:00:00"); got != want {
+		t.Errorf("local(epoch3) = %d, want %d", got, want)
+	}
+	if z := newWindowZone(time.UTC); z.timer(5) != 5 || z.local(5) != 5 {
+		t.Error("UTC shifts")
+	}
+}
+
+// TestWindowAggregateZoneRestores: hourly windows in Los Angeles across
+// the spring-forward gap, with restores between any two steps: the same
+// windows, wall-clock bounds and window_time instants as without.
+func TestWindowAggregateZoneRestores(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	opts := WindowAggOptions{Window: WindowSpec{Kind: Tumble, Size: 2 * time.Hour}, TimeField: 1, GroupKeys: []int{0},
+		Aggs: []AggCall{{Kind: CountStar}}, WindowTime: true, Zone: la}
+	mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewWindowAggregate(opts) })}
+	var steps []step
+	for i, ms := range []int64{1615708800000, 1615712400000, 1615716000000, 1615719600000, 1615723200000} {
+		steps = append(steps, step{input: 1, row: event.Row{Kind: event.Insert, Fields: []any{"k", time.UnixMilli(ms).UTC()}}})
+		steps = append(steps, step{wm: ms - int64(i%2)})
+	}
+	steps = append(steps, step{wm: event.MaxWatermark})
+	lines, rows := runSteps(t, mk, steps, nil)
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprint(time.UnixMilli(timeMs(r.Fields[1])).UTC().Format("15:04"), "-",
+			time.UnixMilli(timeMs(r.Fields[2])).UTC().Format("15:04"), " ", timeMs(r.Fields[3]), " ", r.Fields[4]))
+	}
+	// [00:00, 02:00) local holds 00:00 and 01:00; [02:00, 04:00) holds
+	// 03:00 PDT only (02:00 was skipped) and fires at the instant of
+	// 03:59:59.999 PDT; [04:00, 06:00) holds 04:00 and 05:00.
+	want := fmt.Sprint([]string{"00:00-02:00 1615715999999 2", "02:00-04:00 1615719599999 1", "04:00-06:00 1615726799999 2"})
+	if fmt.Sprint(got) != want {
+		t.Fatalf("got %v\nwant %s", got, want)
+	}
+	checkRestartsChangeNothing(t, rand.New(rand.NewSource(1)), mk, steps, lines)
+}
