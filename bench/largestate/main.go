@@ -1,13 +1,15 @@
 // Command largestate runs a keyed job whose state grows larger than its
 // memory budget on the Pebble backend, checkpointing every second (to a
-// directory, or to S3 with -s3), SIGKILLs it several times as it runs,
-// restores it from the latest checkpoint each time, and checks its exact
+// directory, to the S3 server of scripts/services.sh with -s3, or to any
+// -checkpoint-dir such as s3://bucket/prefix), SIGKILLs it several times
+// as it runs, restores it from the latest checkpoint each time, and checks its exact
 // output against per-key results recomputed from the deterministic input.
 // Meanwhile it samples the job process's resident memory (VmRSS from
 // /proc) and the size of its state on disk, and reports them against the
 // budget with the checkpoint durations and sizes and the restore times.
 //
 //	go run ./bench/largestate -state-size 4g -budget 64mb -kills 4
+//	go run ./bench/largestate -state-size 2g -budget 64mb -kills 3 -s3
 //
 // The job (see job.go) keeps per key a count, a sum and a MapState of
 // every record's payload (incompressible), so its state on disk is about
@@ -94,6 +96,7 @@ func parseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.Kills, "kills", 4, "how many times to SIGKILL the job")
 	fs.DurationVar(&c.Interval, "interval", time.Second, "checkpoint interval")
 	fs.BoolVar(&c.S3, "s3", false, "checkpoint to S3 (WEIR_S3_* of scripts/services.sh env) instead of a directory")
+	fs.StringVar(&c.CheckpointDir, "checkpoint-dir", "", "checkpoint storage (execution.checkpointing.dir: a path or s3://bucket/prefix, AWS_* credentials); default <dir>/checkpoints, or the services' bucket with -s3")
 	fs.BoolVar(&c.Incremental, "incremental", true, "incremental checkpoints (execution.checkpointing.incremental); false: full snapshots")
 	fs.StringVar(&c.Dir, "dir", "", "work directory: local state, checkpoints, output (default: a new temp dir)")
 	fs.BoolVar(&c.Keep, "keep", false, "keep the work directory after a successful run")

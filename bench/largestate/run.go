@@ -31,11 +31,13 @@ type Config struct {
 	Kills       int
 	Interval    time.Duration
 	S3          bool
-	Incremental bool
-	Dir         string
-	Keep        bool
-	Seed        uint64
-	Timeout     time.Duration
+	// CheckpointDir overrides where checkpoints go (a path or a URL).
+	CheckpointDir string
+	Incremental   bool
+	Dir           string
+	Keep          bool
+	Seed          uint64
+	Timeout       time.Duration
 	// Rate limits the source to this many records per second per
 	// process (0: as fast as it goes).
 	Rate int
@@ -102,6 +104,12 @@ func childSetup(cfg Config) (childConfig, []string, error) {
 		q := url.Values{"endpoint": {get("ENDPOINT")}, "region": {get("REGION")}, "use_path_style": {"true"}}
 		cc.CheckpointD = fmt.Sprintf("s3://%s/largestate/%s?%s", get("BUCKET"), filepath.Base(cfg.Dir), q.Encode())
 		env = append(env, "AWS_ACCESS_KEY_ID="+get("ACCESS_KEY"), "AWS_SECRET_ACCESS_KEY="+get("SECRET_KEY"))
+	}
+	if cfg.CheckpointDir != "" {
+		if cfg.S3 {
+			return cc, nil, errors.New("-s3 and -checkpoint-dir: give one")
+		}
+		cc.CheckpointD = cfg.CheckpointDir
 	}
 	for _, d := range []string{cc.LocalDir, cc.OutDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
