@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"syscall"
 )
@@ -15,6 +16,12 @@ import (
 // closed or the process exits, so a crash leaves no stale lock.
 func lockDir(d dirObjects, h Holder) (func() error, error) {
 	f, err := os.OpenFile(d.abs(lockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		// A job that cannot write here cannot corrupt the directory
+		// either: it runs unlocked, and its first checkpoint fails
+		// saying the directory is not writable (see unwritable.go).
+		return func() error { return nil }, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("checkpointstorage: locking checkpoint directory %s: %w", d.dir, err)
 	}
