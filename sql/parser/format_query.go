@@ -232,6 +232,8 @@ func (f *formatter) table(t TableExpr) {
 		f.alias(t.Alias, t.Columns)
 	case *Join:
 		f.join(t)
+	case *MatchRecognize:
+		f.matchRecognize(t)
 	}
 }
 

@@ -292,7 +292,7 @@ func (l *lexer) lexPunct(pos Pos) token {
 		}
 	}
 	r := l.advance()
-	if strings.ContainsRune("(),;.*+-/%=<>[]", r) {
+	if strings.ContainsRune("(),;.*+-/%=<>[]?{}|^", r) {
 		return token{kind: tPunct, text: string(r)}
 	}
 	if r == '"' {

@@ -371,6 +371,9 @@ func (p *parser) parseTableRef() TableExpr {
 		p.expectWord("OF")
 		tn.ForSystemTime = p.parseExpr()
 	}
+	if p.isWord("MATCH_RECOGNIZE") {
+		return p.parseMatchRecognize(tn)
+	}
 	tn.Alias, tn.Columns = p.parseAlias(true)
 	return tn
 }
@@ -390,6 +393,9 @@ func (p *parser) parseParenTableRef() TableExpr {
 		})
 		if err == nil {
 			d := &DerivedTable{Pos: pos, Query: q.(*Query)}
+			if p.isWord("MATCH_RECOGNIZE") {
+				return p.parseMatchRecognize(d)
+			}
 			d.Alias, d.Columns = p.parseAlias(true)
 			return d
 		}

@@ -27,6 +27,8 @@ func (p *Planner) planFrom(t parser.TableExpr) (*Rel, error) {
 		return p.planJoin(t)
 	case *parser.Unnest:
 		return p.planUnnestAlone(t)
+	case *parser.MatchRecognize:
+		return p.planMatch(t)
 	}
 	return nil, errAt(t.Position(), "this kind of FROM item is not supported")
 }
