@@ -50,7 +50,9 @@ func show(ms []*Partial) []string {
 	return out
 }
 
-func el(v, min, max int, greedy bool) Element { return Element{Var: v, Min: min, Max: max, Greedy: greedy} }
+func el(v, min, max int, greedy bool) Element {
+	return Element{Var: v, Min: min, Max: max, Greedy: greedy}
+}
 
 func TestConcatenationIsStrictlyContiguous(t *testing.T) {
 	sc := script{vars: "abc", p: Pattern{Elements: []Element{el(0, 1, 1, false), el(1, 1, 1, false), el(2, 1, 1, false)}}}

@@ -69,6 +69,9 @@ func checkOverRescale(t *testing.T, dir string, mk []newStage, key KeyFunc, step
 	whole := openSubtaskOn(t, dir, mk, &clock, nil, keygroup.RangeFor(maxPar, 1, 0))
 	feedOver(t, []*chain{whole}, key, steps)
 	want, wantLate := whole.out.rows(), whole.head().ctx.Metrics.LateDropped
+	if len(want) == 0 {
+		t.Fatal("the steps give no output row")
+	}
 
 	// Split right after a watermark, so that rows it makes late come
 	// before the next one: only the restored watermark drops them.
