@@ -16,6 +16,7 @@
 package cep
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -208,7 +209,7 @@ func (m *Partial) take(elem, count, v int, ev Event) *Partial {
 func (n *NFA) release(s *State) ([]*Partial, error) {
 	var out []*Partial
 	for len(s.Completed) > 0 {
-		slices.SortStableFunc(s.Completed, func(a, b *Partial) int { return cmpInt(a.start(), b.start()) })
+		slices.SortStableFunc(s.Completed, func(a, b *Partial) int { return cmp.Compare(a.start(), b.start()) })
 		m := s.Completed[0]
 		if first := earliest(s.Partials); first >= 0 && m.start() > first {
 			break
@@ -255,17 +256,7 @@ func (n *NFA) pruningPoint(m *Partial) (cut int64, strict bool, err error) {
 	case seq < 0:
 		return 0, false, fmt.Errorf("%w: the match has no row of the AFTER MATCH SKIP variable", ErrSkip)
 	case n.p.Skip == SkipToFirst && seq == m.start():
-		return 0, false, fmt.Errorf("%w: AFTER MATCH SKIP TO FIRST would restart at the first row of the match it follows", ErrSkip)
+		return 0, false, fmt.Errorf("%w: could not skip to first element of a match: AFTER MATCH SKIP TO FIRST would restart at the first row of the match it follows", ErrSkip)
 	}
 	return seq, true, nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

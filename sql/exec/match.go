@@ -22,6 +22,10 @@ type MatchOptions struct {
 	// processing time, rows are matched as they arrive.
 	RowTime   bool
 	TimeField int
+	// OrderBy are the ORDER BY keys after the time attribute (event time
+	// only): rows of one timestamp are matched in their order, ties in
+	// arrival order. Default none: arrival order.
+	OrderBy []SortKey
 	// Pattern is the compiled PATTERN, AFTER MATCH SKIP and WITHIN.
 	Pattern cep.Pattern
 	// Defines holds each variable's DEFINE condition; nil: TRUE.
@@ -76,6 +80,9 @@ func (o *MatchOptions) Validate() error {
 	if err := checkFields("PartitionKeys", o.PartitionKeys, 0); err != nil {
 		return err
 	}
+	if len(o.OrderBy) > 0 && !o.RowTime {
+		return fmt.Errorf("%w: Match: ORDER BY keys after a processing-time attribute", ErrInvalidOptions)
+	}
 	if o.RowTime {
 		return checkFields("TimeField", []int{o.TimeField}, 0)
 	}
@@ -101,7 +108,7 @@ type Match struct {
 	nfa     *cep.NFA
 	reads   []int
 	nfaSt   state.ValueState[[]any]
-	pending state.MapState[int64, []any]
+	pending rowtimeBuffer
 	wm      watermarkKeeper
 }
 
@@ -117,6 +124,9 @@ func NewMatch(opts MatchOptions) (*Match, error) {
 		return nil, err
 	}
 	reads := slices.Clone(opts.PartitionKeys)
+	for _, k := range opts.OrderBy {
+		reads = append(reads, k.Field)
+	}
 	if opts.RowTime {
 		reads = append(reads, opts.TimeField)
 	}
@@ -129,7 +139,7 @@ func (o *Match) Open(ctx *operator.Context) error {
 		return err
 	}
 	o.nfaSt = state.Value(ctx.Keyed, state.ValueDescriptor[[]any]{Name: "match-nfa", Codec: RowCodec{}})
-	o.pending = state.Map(ctx.Keyed, state.MapDescriptor[int64, []any]{Name: "match-pending", ValueCodec: RowCodec{}})
+	o.pending = openRowtimeBuffer(ctx, "match-pending")
 	if !o.opts.RowTime {
 		return nil
 	}
@@ -148,43 +158,25 @@ func (o *Match) SnapshotState(id event.CheckpointID) ([]operator.Part, error) {
 // ProcessElement matches a row (processing time) or buffers it until the
 // watermark passes it (event time).
 func (o *Match) ProcessElement(r event.Record) error {
-	row, err := rowOf(r.Value)
+	row, err := appendOnlyRow(o.Ctx, "Match", "MATCH_RECOGNIZE", r.Value, o.reads, o.key)
 	if err != nil {
 		return err
 	}
-	if row.Kind != event.Insert {
-		return fmt.Errorf("%w: Match got a %s row; MATCH_RECOGNIZE takes an append-only input", ErrUpdatesUnsupported, row.Kind)
-	}
-	if err := checkWidth("Match", row.Fields, o.reads...); err != nil {
-		return err
-	}
-	setKey(o.Ctx, o.key(row.Fields))
 	if !o.opts.RowTime {
 		return o.feed(o.Ctx.Now(), []any{row.Fields}, r.Timestamp)
 	}
-	ts, err := timeMillis(row.Fields[o.opts.TimeField])
-	if err != nil {
-		return fmt.Errorf("sql/exec: Match: rowtime field %d: %w", o.opts.TimeField, err)
-	}
-	if ts <= o.Ctx.Timers.CurrentWatermark() {
-		o.Ctx.Metrics.LateDropped++
-		return nil
-	}
-	rows, ok := o.pending.Get(ts)
-	if !ok {
-		o.Ctx.Timers.Register(operator.EventTime, ts, "")
-	}
-	o.pending.Put(ts, append(slices.Clip(rows), row.Fields))
-	return nil
+	return o.pending.bufferRow(o.Ctx, "Match", row.Fields, o.opts.TimeField)
 }
 
 // OnTimer matches the partition's rows at the timer's time.
 func (o *Match) OnTimer(t operator.Timer) error {
-	rows, ok := o.pending.Get(t.Timestamp)
+	rows, ok := o.pending.take(t.Timestamp)
 	if !ok {
 		return nil
 	}
-	o.pending.Remove(t.Timestamp)
+	if len(o.opts.OrderBy) > 0 {
+		slices.SortStableFunc(rows, func(a, b any) int { return compareRows(o.opts.OrderBy, a.([]any), b.([]any)) })
+	}
 	return o.feed(t.Timestamp, rows, t.Timestamp)
 }
 
@@ -193,12 +185,7 @@ func (o *Match) ProcessWatermark(wm event.Timestamp) error {
 	if !o.opts.RowTime {
 		return o.Base.ProcessWatermark(wm)
 	}
-	wm, err := advanceWatermark(o.Ctx, wm)
-	if err != nil {
-		return err
-	}
-	o.Ctx.Output.EmitWatermark(wm)
-	return nil
+	return forwardWatermark(o.Ctx, wm)
 }
 
 // feed runs the current partition's automaton over rows, all at time

@@ -82,9 +82,10 @@ type OverAggregate struct {
 	// pending holds the rows waiting for the watermark (event time), by
 	// timestamp; frame the rows of a bounded frame, by their time, each
 	// list in arrival order.
-	pending, frame state.MapState[int64, []any]
-	sets           []valueSet
-	wm             watermarkKeeper
+	pending rowtimeBuffer
+	frame   state.MapState[int64, []any]
+	sets    []valueSet
+	wm      watermarkKeeper
 }
 
 var _ operator.Operator = (*OverAggregate)(nil)
@@ -109,7 +110,7 @@ func (o *OverAggregate) Open(ctx *operator.Context) error {
 		return err
 	}
 	o.acc = state.Value(ctx.Keyed, state.ValueDescriptor[[]any]{Name: "over-acc", Codec: RowCodec{}})
-	o.pending = state.Map(ctx.Keyed, state.MapDescriptor[int64, []any]{Name: "over-pending", ValueCodec: RowCodec{}})
+	o.pending = openRowtimeBuffer(ctx, "over-pending")
 	o.frame = state.Map(ctx.Keyed, state.MapDescriptor[int64, []any]{Name: "over-frame", ValueCodec: RowCodec{}})
 	o.sets = make([]valueSet, len(o.opts.Aggs))
 	for i := range o.opts.Aggs {
@@ -138,43 +139,22 @@ func (o *OverAggregate) SnapshotState(id event.CheckpointID) ([]operator.Part, e
 // ProcessElement aggregates a row (processing time) or buffers it until
 // the watermark passes it (event time).
 func (o *OverAggregate) ProcessElement(r event.Record) error {
-	row, err := rowOf(r.Value)
+	row, err := appendOnlyRow(o.Ctx, "OverAggregate", "OVER aggregation", r.Value, o.reads, o.key)
 	if err != nil {
 		return err
 	}
-	if row.Kind != event.Insert {
-		return fmt.Errorf("%w: OverAggregate got a %s row; OVER aggregation takes an append-only input", ErrUpdatesUnsupported, row.Kind)
-	}
-	if err := checkWidth("OverAggregate", row.Fields, o.reads...); err != nil {
-		return err
-	}
-	setKey(o.Ctx, o.key(row.Fields))
 	if !o.opts.RowTime {
 		return o.aggregate(o.Ctx.Now(), []any{row.Fields}, r.Timestamp)
 	}
-	ts, err := timeMillis(row.Fields[o.opts.TimeField])
-	if err != nil {
-		return fmt.Errorf("sql/exec: OverAggregate: rowtime field %d: %w", o.opts.TimeField, err)
-	}
-	if ts <= o.Ctx.Timers.CurrentWatermark() {
-		o.Ctx.Metrics.LateDropped++
-		return nil
-	}
-	rows, ok := o.pending.Get(ts)
-	if !ok {
-		o.Ctx.Timers.Register(operator.EventTime, ts, "")
-	}
-	o.pending.Put(ts, append(slices.Clip(rows), row.Fields))
-	return nil
+	return o.pending.bufferRow(o.Ctx, "OverAggregate", row.Fields, o.opts.TimeField)
 }
 
 // OnTimer aggregates the partition's rows at the timer's time.
 func (o *OverAggregate) OnTimer(t operator.Timer) error {
-	rows, ok := o.pending.Get(t.Timestamp)
+	rows, ok := o.pending.take(t.Timestamp)
 	if !ok {
 		return nil
 	}
-	o.pending.Remove(t.Timestamp)
 	return o.aggregate(t.Timestamp, rows, t.Timestamp)
 }
 
@@ -183,12 +163,7 @@ func (o *OverAggregate) ProcessWatermark(wm event.Timestamp) error {
 	if !o.opts.RowTime {
 		return o.Base.ProcessWatermark(wm)
 	}
-	wm, err := advanceWatermark(o.Ctx, wm)
-	if err != nil {
-		return err
-	}
-	o.Ctx.Output.EmitWatermark(wm)
-	return nil
+	return forwardWatermark(o.Ctx, wm)
 }
 
 // aggregate folds batch, rows all at time now, into the current partition's

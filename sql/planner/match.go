@@ -28,7 +28,7 @@ func (p *Planner) planMatch(m *parser.MatchRecognize) (*Rel, error) {
 	if opts.Pattern, err = mc.pattern(m); err != nil {
 		return nil, err
 	}
-	if opts.RowTime, opts.TimeField, err = matchOrder(m, in); err != nil {
+	if err = matchOrder(m, in, &opts); err != nil {
 		return nil, err
 	}
 	mc.rowtime = opts.TimeField
@@ -52,9 +52,10 @@ func (p *Planner) planMatch(m *parser.MatchRecognize) (*Rel, error) {
 		if err != nil {
 			return nil, err
 		}
-		if isMatchRowtime(it.Expr) {
+		switch {
+		case isMatchCall(it.Expr, "MATCH_ROWTIME"):
 			rowtime = len(cols)
-		} else {
+		case !isMatchCall(it.Expr, "MATCH_PROCTIME"):
 			t.TimeAttr = ""
 		}
 		opts.Measures = append(opts.Measures, me)
@@ -103,7 +104,11 @@ func skipText(m *parser.MatchRecognize) string {
 func formatOrder(items []*parser.OrderItem) string {
 	var s []string
 	for _, o := range items {
-		s = append(s, parser.Format(o.Expr))
+		d := ""
+		if o.Desc {
+			d = " DESC"
+		}
+		s = append(s, parser.Format(o.Expr)+d)
 	}
 	return strings.Join(s, ", ")
 }
@@ -145,10 +150,11 @@ func checkMatchInput(m *parser.MatchRecognize, in *Rel) error {
 	return nil
 }
 
-// matchOrder reads ORDER BY: a time attribute first, ascending.
-func matchOrder(m *parser.MatchRecognize, in *Rel) (rowtime bool, field int, err error) {
+// matchOrder reads ORDER BY: a time attribute first, ascending, then
+// (on event time) keys that order the rows of one timestamp.
+func matchOrder(m *parser.MatchRecognize, in *Rel, opts *exec.MatchOptions) error {
 	if len(m.OrderBy) == 0 {
-		return false, -1, &Error{Pos: m.Pos, Msg: "You must specify either rowtime or proctime for order by.",
+		return &Error{Pos: m.Pos, Msg: "You must specify either rowtime or proctime for order by.",
 			Hint: "add ORDER BY and the table's event-time column (its WATERMARK) or a PROCTIME() column"}
 	}
 	o := m.OrderBy[0]
@@ -159,18 +165,27 @@ func matchOrder(m *parser.MatchRecognize, in *Rel) (rowtime bool, field int, err
 	}
 	switch {
 	case attr == "":
-		return false, -1, &Error{Pos: o.Expr.Position(), Msg: "You must specify either rowtime or proctime for order by as the first one.",
+		return &Error{Pos: o.Expr.Position(), Msg: "You must specify either rowtime or proctime for order by as the first one.",
 			Hint: fmt.Sprintf("%s is not a time attribute", parser.Format(o.Expr))}
 	case o.Desc:
-		return false, -1, errAt(o.Expr.Position(), "Primary sort order of a streaming table must be ascending on time.")
-	case len(m.OrderBy) > 1:
-		return false, -1, &Error{Pos: m.OrderBy[1].Expr.Position(), Msg: "ORDER BY keys after the time attribute in MATCH_RECOGNIZE are not supported yet",
-			Hint: "order by the time attribute alone; rows of equal time are matched in arrival order"}
+		return errAt(o.Expr.Position(), "Primary sort order of a streaming table must be ascending on time.")
+	case len(m.OrderBy) > 1 && attr != "rowtime":
+		return &Error{Pos: m.OrderBy[1].Expr.Position(), Msg: "ORDER BY keys after a processing-time attribute in MATCH_RECOGNIZE are not supported yet",
+			Hint: "order by the processing-time attribute alone: rows are matched as they arrive"}
 	}
-	if attr == "rowtime" {
-		return true, i, nil
+	if attr != "rowtime" {
+		return nil
 	}
-	return false, -1, nil
+	opts.RowTime, opts.TimeField = true, i
+	for _, o := range m.OrderBy[1:] {
+		k := identIndex(in, o.Expr)
+		if k < 0 {
+			return errAt(o.Expr.Position(), "ORDER BY %s: the keys of MATCH_RECOGNIZE's ORDER BY must be columns", parser.Format(o.Expr))
+		}
+		nulls := map[parser.NullsOrder]exec.NullOrder{parser.NullsFirst: exec.NullsFirst, parser.NullsLast: exec.NullsLast}[o.Nulls]
+		opts.OrderBy = append(opts.OrderBy, exec.SortKey{Field: k, Desc: o.Desc, Nulls: nulls})
+	}
+	return nil
 }
 
 func checkAmbiguous(m *parser.MatchRecognize, cols []expr.Column) error {
@@ -284,6 +299,9 @@ func (mc *matchCompiler) compile(e parser.Expr, define bool) (*exec.MatchExpr, t
 	sc := mc.p.scope(nil)
 	var cols []expr.Column
 	sc.Resolve = func(x parser.Expr) (*expr.Compiled, error) {
+		if f, ok := x.(*parser.FuncCall); ok && f.Name == "MATCH_PROCTIME" {
+			return mc.matchProctime(f, define)
+		}
 		s, t, ok, err := mc.navigation(x, define)
 		if err != nil || !ok {
 			return nil, err
@@ -325,12 +343,12 @@ func (mc *matchCompiler) call(f *parser.FuncCall, define bool) (exec.MatchSlot, 
 		return exec.MatchSlot{}, types.Type{}, false, &Error{Pos: f.Pos,
 			Msg:  fmt.Sprintf("physical offsets (%s) in MATCH_RECOGNIZE are not supported (as in Flink)", f.Name),
 			Hint: "use the logical offsets LAST(var.col, n) and FIRST(var.col, n)"}
-	case "CLASSIFIER", "MATCH_NUMBER", "RUNNING", "FINAL", "MATCH_PROCTIME":
+	case "CLASSIFIER", "MATCH_NUMBER", "RUNNING", "FINAL":
 		return exec.MatchSlot{}, types.Type{}, false, errAt(f.Pos, "%s in MATCH_RECOGNIZE is not supported yet", f.Name)
 	case "MATCH_ROWTIME":
-		if define || len(f.Args) > 0 || mc.rowtime < 0 {
+		if define || mc.rowtime < 0 || len(f.Args) > 1 || (len(f.Args) == 1 && identIndex(mc.in, f.Args[0]) != mc.rowtime) {
 			return exec.MatchSlot{}, types.Type{}, false, &Error{Pos: f.Pos, Msg: "MATCH_ROWTIME() is allowed only in MEASURES of a MATCH_RECOGNIZE ordered by event time",
-				Hint: "order by the table's rowtime column"}
+				Hint: "order by the table's rowtime column; MATCH_ROWTIME takes no argument or that column"}
 		}
 		return exec.MatchSlot{Kind: exec.SlotMatchRowtime, Var: exec.AllVars}, mc.in.Cols[mc.rowtime].Type, true, nil
 	}
@@ -441,7 +459,17 @@ func fieldEval(i int) func([]any) (any, error) {
 	return func(row []any) (any, error) { return row[i], nil }
 }
 
-func isMatchRowtime(e parser.Expr) bool {
+func isMatchCall(e parser.Expr, name string) bool {
 	f, ok := e.(*parser.FuncCall)
-	return ok && f.Name == "MATCH_ROWTIME"
+	return ok && f.Name == name
+}
+
+// matchProctime is MATCH_PROCTIME(): the processing time a match is
+// emitted at, a processing-time attribute (PROCTIME() read then).
+func (mc *matchCompiler) matchProctime(f *parser.FuncCall, define bool) (*expr.Compiled, error) {
+	if define || len(f.Args) > 0 {
+		return nil, &Error{Pos: f.Pos, Msg: "MATCH_PROCTIME() takes no argument and is allowed only in MEASURES",
+			Hint: "compare with PROCTIME() or the input's processing-time column in DEFINE"}
+	}
+	return expr.Compile(&parser.FuncCall{Pos: f.Pos, Name: "PROCTIME"}, mc.p.scope(nil))
 }
