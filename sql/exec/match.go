@@ -170,10 +170,8 @@ func (o *Match) ProcessElement(r event.Record) error {
 
 // OnTimer matches the partition's rows at the timer's time.
 func (o *Match) OnTimer(t operator.Timer) error {
-	rows, ok := o.pending.take(t.Timestamp)
-	if !ok {
-		return nil
-	}
+	// A timer with no rows is a WITHIN timeout (see feed).
+	rows, _ := o.pending.take(t.Timestamp)
 	if len(o.opts.OrderBy) > 0 {
 		slices.SortStableFunc(rows, func(a, b any) int { return compareRows(o.opts.OrderBy, a.([]any), b.([]any)) })
 	}
@@ -213,7 +211,22 @@ func (o *Match) feed(now int64, rows []any, ts event.Timestamp) error {
 		return err
 	}
 	o.store(st, seq)
+	o.timeoutTimer(st)
 	return nil
+}
+
+// timeoutTimer makes sure a completed match waiting for an earlier
+// partial match is emitted when WITHIN times that one out, even if no
+// later row comes (the final watermark fires the timer).
+func (o *Match) timeoutTimer(st *cep.State) {
+	if !o.opts.RowTime || o.opts.Pattern.Within <= 0 || len(st.Completed) == 0 {
+		return
+	}
+	first := st.Partials[0].Steps[0].Time
+	for _, p := range st.Partials {
+		first = min(first, p.Steps[0].Time)
+	}
+	o.Ctx.Timers.Register(operator.EventTime, first+o.opts.Pattern.Within, "")
 }
 
 func (o *Match) condition(v int, steps []cep.Step, ev cep.Event) (bool, error) {
@@ -324,7 +337,27 @@ func (o *Match) load() (*cep.State, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	for _, p := range append(slices.Clip(partials), completed...) {
+		if !o.fits(p) {
+			return nil, 0, fmt.Errorf("%w: sql/exec: Match state holds a partial match of another PATTERN; restore it into the query that took it", state.ErrCorrupt)
+		}
+	}
 	return &cep.State{Partials: partials, Completed: completed}, seq, nil
+}
+
+// fits reports whether a restored partial match can belong to this
+// operator's pattern.
+func (o *Match) fits(p *cep.Partial) bool {
+	els := o.opts.Pattern.Elements
+	if p.Elem >= len(els) {
+		return false
+	}
+	for _, s := range p.Steps {
+		if s.Var < 0 || s.Var >= len(o.opts.Defines) {
+			return false
+		}
+	}
+	return true
 }
 
 func (o *Match) store(st *cep.State, seq int64) {

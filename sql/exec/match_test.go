@@ -135,3 +135,49 @@ func TestMatchCountsLateRows(t *testing.T) {
 		t.Fatalf("got %v, want %s", got, want)
 	}
 }
+
+// TestMatchWithinReleasesWaitingMatch: a completed match waiting for an
+// earlier partial match is emitted when WITHIN times that one out, even
+// with no later row. PATTERN (A B+ C) WITHIN 10 ms, B greedy; A takes x
+// or b, B a b while its match started at x or has no b yet, C b or c. On
+// x b b b the match from the first b completes at the last one while the
+// match from x still takes b's; it waits, and the final watermark (past
+// x's time + 10) times the x match out.
+func TestMatchWithinReleasesWaitingMatch(t *testing.T) {
+	name := func(row []any) (any, error) { return row[2], nil }
+	is := func(v any, names ...string) bool { return slices.Contains(names, v.(string)) }
+	opts := MatchOptions{
+		PartitionKeys: []int{0}, RowTime: true, TimeField: 1,
+		Pattern: cep.Pattern{Within: 10, Elements: []cep.Element{
+			{Var: 0, Min: 1, Max: 1}, {Var: 1, Min: 1, Max: cep.Unbounded, Greedy: true}, {Var: 2, Min: 1, Max: 1}}},
+		Defines: []*MatchExpr{
+			{Eval: func(s []any) (any, error) { return is(s[0], "x", "b"), nil }, Slots: []MatchSlot{{Kind: SlotLast, Var: 0, Arg: name}}},
+			{Eval: func(s []any) (any, error) { return is(s[2], "b") && (s[0] == "x" || s[1] == int64(1)), nil },
+				Slots: []MatchSlot{{Kind: SlotFirst, Var: 0, Arg: name}, {Kind: SlotAgg, Var: 1, Agg: AggCall{Kind: CountStar}}, {Kind: SlotLast, Var: 1, Arg: name}}},
+			{Eval: func(s []any) (any, error) { return is(s[0], "b", "c"), nil }, Slots: []MatchSlot{{Kind: SlotLast, Var: 2, Arg: name}}},
+		},
+		Measures: []*MatchExpr{{Eval: func(s []any) (any, error) { return s[0], nil },
+			Slots: []MatchSlot{{Kind: SlotFirst, Var: AllVars, Arg: func(row []any) (any, error) { return row[1], nil }}}}},
+	}
+	mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewMatch(opts) })}
+	var clock int64
+	c := openChain(t, mk, &clock, nil)
+	for i, n := range []string{"x", "b", "b", "b"} {
+		rec := event.Record{Value: event.Row{Kind: event.Insert, Fields: []any{"k", millisTime(int64(i + 1)), n}}, Timestamp: event.NoTimestamp}
+		if err := c.process(t, 1, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.watermark(t, 4)
+	if got := c.out.rows(); len(got) != 0 {
+		t.Fatalf("before the timeout: %v, want the match still waiting", got)
+	}
+	c.watermark(t, event.MaxWatermark)
+	var got []string
+	for _, row := range c.out.rows() {
+		got = append(got, formatRow(row))
+	}
+	if want := "+I[k, ts:2]"; strings.Join(got, " ") != want {
+		t.Fatalf("got %v, want %s", got, want)
+	}
+}
