@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/weirstream/weir/sql/expr"
@@ -102,33 +101,23 @@ func (sh *Shell) show(st *parser.Show) error {
 	return nil
 }
 
-// describe prints a table's columns as Flink's DESCRIBE: name, type,
-// nullability, key, computed expression and watermark.
+// describe prints a table's or view's columns as Flink's DESCRIBE: name,
+// type, nullability, key, computed expression and watermark.
 func (sh *Shell) describe(d *parser.Describe) error {
-	t, ok := sh.sess.Catalog.Table(d.Name)
-	if !ok {
+	cols, found, err := sh.sess.Describe(d.Name)
+	if !found {
 		e := &planner.Error{Pos: d.Pos, Msg: fmt.Sprintf("table %q not found", strings.Join(d.Name, "."))}
 		if s := sh.sess.Catalog.Suggest(d.Name[len(d.Name)-1]); s != "" {
 			e.Hint = fmt.Sprintf("did you mean %q?", s)
 		}
 		return e
 	}
+	if err != nil {
+		return err
+	}
 	var rows [][]string
-	for _, c := range t.Columns {
-		typ, null, key, extras, wm := parser.FormatType(c.Type), "TRUE", "", "", ""
-		if !c.Type.Nullable {
-			typ, null = strings.TrimSuffix(typ, " NOT NULL"), "FALSE"
-		}
-		if slices.Contains(t.PrimaryKey, c.Name) {
-			key = "PRI(" + strings.Join(t.PrimaryKey, ", ") + ")"
-		}
-		if c.Expr != nil {
-			typ, null, extras = "(computed)", "", "AS "+parser.Format(c.Expr)
-		}
-		if t.Watermark != nil && t.Watermark.Column == c.Name {
-			wm = parser.Format(t.Watermark.Expr)
-		}
-		rows = append(rows, []string{c.Name, typ, null, key, extras, wm})
+	for _, c := range cols {
+		rows = append(rows, []string{c.Name, c.Type, c.Null, c.Key, c.Extras, c.Watermark})
 	}
 	fmt.Fprintln(sh.opts.Out, table([]string{"name", "type", "null", "key", "extras", "watermark"}, rows))
 	return nil

@@ -181,3 +181,13 @@ func (p *Planner) Build(jobName string, sinks []*Rel) (*graph.StreamGraph, error
 	}
 	return b.g, nil
 }
+
+// ViewColumns plans view name and returns its columns and the index of
+// its event-time attribute (-1: none): what DESCRIBE shows of a view.
+func (p *Planner) ViewColumns(name parser.Name) ([]expr.Column, int, error) {
+	r, err := p.planTableName(&parser.TableName{Name: name})
+	if err != nil {
+		return nil, -1, err
+	}
+	return r.Cols, r.RowTime, nil
+}

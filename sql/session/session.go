@@ -154,38 +154,26 @@ func (s *Session) showSettings() error {
 }
 
 func (s *Session) describe(d *parser.Describe) error {
-	t, ok := s.Catalog.Table(d.Name)
-	if !ok {
+	cols, found, err := s.Describe(d.Name)
+	if !found {
 		return errAt(d.Pos, "table %q not found", strings.Join(d.Name, "."))
 	}
-	fmt.Fprintf(s.Out, "%-20s %-30s %-5s %s\n", "name", "type", "key", "extras")
-	for _, c := range t.Columns {
-		key, extra := "", ""
-		if indexOf(t.PrimaryKey, c.Name) >= 0 {
-			key = "PRI"
-		}
-		if c.Expr != nil {
-			extra = "AS " + parser.Format(c.Expr)
-		}
-		if t.Watermark != nil && t.Watermark.Column == c.Name {
-			extra = strings.TrimSpace(extra + " WATERMARK AS " + parser.Format(t.Watermark.Expr))
-		}
-		typ := parser.FormatType(c.Type)
-		if c.Expr != nil {
-			typ = "(computed)"
-		}
-		fmt.Fprintf(s.Out, "%-20s %-30s %-5s %s\n", c.Name, typ, key, extra)
+	if err != nil {
+		return errAt(d.Pos, "%v", err)
+	}
+	fmt.Fprintf(s.Out, "%-20s %-30s %-5s %-5s %s\n", "name", "type", "null", "key", "extras")
+	for _, c := range cols {
+		extra := strings.TrimSpace(c.Extras + " " + watermarkExtra(c.Watermark))
+		fmt.Fprintf(s.Out, "%-20s %-30s %-5s %-5s %s\n", c.Name, c.Type, c.Null, c.Key, extra)
 	}
 	return nil
 }
 
-func indexOf(xs []string, s string) int {
-	for i, x := range xs {
-		if x == s {
-			return i
-		}
+func watermarkExtra(wm string) string {
+	if wm == "" {
+		return ""
 	}
-	return -1
+	return "WATERMARK AS " + wm
 }
 
 // Location is the session time zone, 'table.local-time-zone': an IANA
