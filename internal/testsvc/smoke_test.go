@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
+	_ "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -161,6 +161,10 @@ func TestMySQLXARecover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var connID int64
+	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&connID); err != nil {
+		t.Fatal(err)
+	}
 	for _, q := range []string{
 		"XA START '" + xid + "'",
 		"INSERT INTO " + table + " (id, v) VALUES (1, 'prepared')",
@@ -191,26 +195,42 @@ func TestMySQLXARecover(t *testing.T) {
 		t.Fatalf("prepared row visible before XA COMMIT: %d rows", n)
 	}
 
-	// The server may still be tearing down the closed session, which owns the
-	// xid until then: retry while the xid is reported busy or unknown.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		_, err := db.ExecContext(ctx, "XA COMMIT '"+xid+"'")
-		if err == nil {
-			break
-		}
-		var me *mysql.MySQLError
-		busy := errors.As(err, &me) && (me.Number == 1397 || me.Number == 1399 || me.Number == 1440) // XAER_NOTA, XAER_RMFAIL, XAER_DUPID
-		if !busy || time.Now().After(deadline) {
-			t.Fatalf("XA COMMIT %s: %v", xid, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	// The server tears the closed session down after the client has gone;
+	// until it has, the session still owns the prepared branch, and MariaDB
+	// has answered an XA COMMIT racing that teardown with OK while the row
+	// never appeared and the table stayed locked. Commit only once the
+	// session is gone from the process list.
+	waitSessionGone(ctx, t, db, connID)
+	if _, err := db.ExecContext(ctx, "XA COMMIT '"+xid+"'"); err != nil {
+		t.Fatalf("XA COMMIT %s: %v", xid, err)
 	}
 	if n := count(); n != 1 {
 		t.Fatalf("after XA COMMIT: %d rows, want 1", n)
 	}
 	if slices.Contains(xaRecover(ctx, t, db), xid) {
 		t.Fatalf("XA RECOVER still lists %s after XA COMMIT", xid)
+	}
+}
+
+// waitSessionGone waits, at most 30 s, until the server no longer lists
+// connection id in information_schema.processlist.
+func waitSessionGone(ctx context.Context, t *testing.T, db *sql.DB, id int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.processlist WHERE id = ?", id).Scan(&n)
+		if err != nil {
+			t.Fatalf("reading the process list: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server still lists connection %d, closed 30 s ago, in information_schema.processlist: "+
+				"it has not processed the disconnect, so the prepared branch cannot be committed from another session yet", id)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
