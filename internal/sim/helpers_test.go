@@ -238,7 +238,7 @@ func listFiles(dir string) ([]string, error) {
 
 // referencedFiles is what storage should hold and nothing more: the
 // _metadata and the Handles of every retained (valid completed) checkpoint,
-// and the id counter file.
+// the id counter file, and the lock file of the job that used it.
 func referencedFiles(dir string) ([]string, error) {
 	s, err := checkpointstorage.OpenFS(dir)
 	if err != nil {
@@ -248,7 +248,7 @@ func referencedFiles(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := map[string]bool{"_checkpoint_id": true}
+	set := map[string]bool{"_checkpoint_id": true, "_lock": true}
 	for _, id := range ids {
 		m, err := s.ReadMetadata(id)
 		if err != nil {
