@@ -182,7 +182,7 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 			}
 		}
 		from = append(from, idx)
-		if idx >= 0 && idx == in.RowTime {
+		if (idx >= 0 && idx == in.RowTime) || (rowtime < 0 && isGroupWindowRowtime(it.Expr, c)) {
 			rowtime = len(cols)
 		} else if c.Type.TimeAttr != "proctime" {
 			c.Type.TimeAttr = "" // a rowtime stays one only where it is read as is
@@ -278,4 +278,13 @@ func starOverUsing(in *Rel, st *parser.Star) error {
 		}
 	}
 	return nil
+}
+
+// isGroupWindowRowtime reports a legacy group window's TUMBLE_ROWTIME,
+// HOP_ROWTIME or SESSION_ROWTIME, read from the window aggregation: a
+// rowtime attribute of the result, as in Flink (a MATCH_RECOGNIZE or a
+// window over the aggregation can order by it).
+func isGroupWindowRowtime(e parser.Expr, c *expr.Compiled) bool {
+	f, ok := e.(*parser.FuncCall)
+	return ok && c.Type.TimeAttr == "rowtime" && (f.Name == "TUMBLE_ROWTIME" || f.Name == "HOP_ROWTIME" || f.Name == "SESSION_ROWTIME")
 }
