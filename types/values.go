@@ -2,6 +2,7 @@ package types
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -32,6 +33,20 @@ func FitDecimal(d decimal.Decimal, p, s int) (r decimal.Decimal, ok bool) {
 		return decimal.Decimal{}, false
 	}
 	return r, true
+}
+
+// IntRange is the range of an integer kind: TINYINT, SMALLINT, INT, and
+// BIGINT's for any other kind.
+func IntRange(k Kind) (lo, hi int64) {
+	switch k {
+	case TinyInt:
+		return math.MinInt8, math.MaxInt8
+	case SmallInt:
+		return math.MinInt16, math.MaxInt16
+	case Int:
+		return math.MinInt32, math.MaxInt32
+	}
+	return math.MinInt64, math.MaxInt64
 }
 
 // FormatDate prints a DATE as yyyy-MM-dd (Flink's CAST to STRING, and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/weirstream/weir/event"
@@ -108,6 +109,47 @@ type cdc struct {
 	json   *JSON
 }
 
+// fastRow reads the row object at sp (path names it in errors) by the
+// fast path; ok is false when it is not an object or a field does not
+// read, which the slow path then reports.
+func (c *cdc) fastRow(data []byte, sp span) (row []any, ok bool) {
+	if sp.missing() || data[sp.start] != '{' {
+		return nil, false
+	}
+	var buf [16]span
+	spans := spansFor(buf[:], len(c.fields))
+	if !fieldSpans(data, sp, c.json.names.of(c.fields), spans) {
+		return nil, false
+	}
+	row, err := rowFromSpans(data, spans, c.fields, "")
+	return row, err == nil
+}
+
+// fastBefore is beforeOf by the fast path: after with the fields that the
+// object at sp lists.
+func (c *cdc) fastBefore(data []byte, after []any, sp span) ([]any, bool) {
+	if sp.missing() || data[sp.start] != '{' {
+		return nil, false
+	}
+	var buf [16]span
+	spans := spansFor(buf[:], len(c.fields))
+	if !fieldSpans(data, sp, c.json.names.of(c.fields), spans) {
+		return nil, false
+	}
+	before := append([]any(nil), after...)
+	for i, f := range c.fields {
+		if spans[i].missing() {
+			continue
+		}
+		v, err := spanValue(data, spans[i], f.Type, "", f.Name)
+		if err != nil {
+			return nil, false
+		}
+		before[i] = v
+	}
+	return before, true
+}
+
 // parse reads a message as a JSON object; nil, nil for an empty message.
 func (c *cdc) parse(data []byte) (map[string]any, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -182,31 +224,31 @@ func jsonKindOrNull(v any) string {
 	return jsonKind(v)
 }
 
-// object writes "key":{row} (or "key":null).
-func (c *cdc) object(buf *bytes.Buffer, key string, row []any) error {
-	fmt.Fprintf(buf, "%q:", key)
+// object appends "key":{row} (or "key":null).
+func (c *cdc) object(buf []byte, key string, row []any) ([]byte, error) {
+	buf = append(strconv.AppendQuote(buf, key), ':')
 	if row == nil {
-		buf.WriteString("null")
-		return nil
+		return append(buf, "null"...), nil
 	}
-	return c.json.encodeObject(buf, row, c.fields)
+	return c.json.appendObject(buf, row, c.fields)
 }
 
-func stringField(buf *bytes.Buffer, key, value string) {
-	fmt.Fprintf(buf, "%q:%q", key, value)
+func stringField(buf []byte, key, value string) []byte {
+	return strconv.AppendQuote(append(strconv.AppendQuote(buf, key), ':'), value)
 }
 
 // endWithType ends a canal-json or maxwell-json message with its "type":
 // insert for +I/+U, del for -U/-D.
-func endWithType(buf *bytes.Buffer, r event.Row, insert, del string) []byte {
+func endWithType(buf []byte, r event.Row, insert, del string) []byte {
 	typ := del
 	if isInsert(r) {
 		typ = insert
 	}
-	stringField(buf, "type", typ)
-	buf.WriteByte('}')
-	return buf.Bytes()
+	return append(stringField(buf, "type", typ), '}')
 }
+
+// newMessage is a buffer for one message of n fields.
+func newMessage(n int) []byte { return make([]byte, 0, 64+32*n) }
 
 // isInsert tells whether Flink's changelog serializers write r as an
 // insert (+I, +U) or as a delete (-U, -D).
@@ -224,6 +266,15 @@ type Debezium struct {
 
 // DecodeChanges implements Changelog.
 func (d *Debezium) DecodeChanges(data []byte) ([]event.Row, error) {
+	if rows, ok := d.decodeFast(data); ok {
+		return rows, nil
+	}
+	return d.decodeSlow(data)
+}
+
+// decodeSlow decodes through encoding/json: the messages decodeFast
+// leaves, and the errors.
+func (d *Debezium) decodeSlow(data []byte) ([]event.Row, error) {
 	obj, err := d.parse(data)
 	if obj == nil || err != nil {
 		return nil, err
@@ -251,6 +302,41 @@ func (d *Debezium) DecodeChanges(data []byte) ([]event.Row, error) {
 		}
 	}
 	return nil, d.errorf(`unknown "op" value %s: want c, r, u or d`, jsonText(payload["op"]))
+}
+
+// debeziumKeys are the members decodeFast reads.
+var debeziumKeys = map[string]int{"before": 0, "after": 1, "op": 2, "payload": 3}
+
+// decodeFast decodes a well-formed change event without building a map
+// of it; ok is false for anything else, which DecodeChanges then reads
+// the slow way (writing its error).
+func (d *Debezium) decodeFast(data []byte) (rows []event.Row, ok bool) {
+	var sp [4]span
+	if !fieldSpans(data, span{}, debeziumKeys, sp[:]) {
+		return nil, false
+	}
+	if d.SchemaInclude {
+		p := sp[3]
+		if p.missing() || data[p.start] != '{' || !fieldSpans(data, p, debeziumKeys, sp[:]) {
+			return nil, false
+		}
+	}
+	var before, after []any
+	switch string(rawString(data, sp[2])) {
+	case "c", "r":
+		after, ok = d.fastRow(data, sp[1])
+		return []event.Row{{Kind: event.Insert, Fields: after}}, ok
+	case "d":
+		before, ok = d.fastRow(data, sp[0])
+		return []event.Row{{Kind: event.Delete, Fields: before}}, ok
+	case "u":
+		if before, ok = d.fastRow(data, sp[0]); !ok {
+			return nil, false
+		}
+		after, ok = d.fastRow(data, sp[1])
+		return []event.Row{{Kind: event.UpdateBefore, Fields: before}, {Kind: event.UpdateAfter, Fields: after}}, ok
+	}
+	return nil, false
 }
 
 // payload is the change event: obj itself, or its "payload" with
@@ -301,23 +387,18 @@ func (d *Debezium) one(k event.RowKind, payload map[string]any, key string) ([]e
 // for +I/+U and {"before":{…},"after":null,"op":"d"} for -U/-D (no
 // schema envelope: Flink refuses 'debezium-json.schema-include' on write).
 func (d *Debezium) EncodeChange(r event.Row) ([]byte, error) {
-	var buf bytes.Buffer
 	before, after, op := r.Fields, []any(nil), "d"
 	if isInsert(r) {
 		before, after, op = nil, r.Fields, "c"
 	}
-	buf.WriteByte('{')
-	if err := d.object(&buf, "before", before); err != nil {
+	buf, err := d.object(append(newMessage(len(r.Fields)), '{'), "before", before)
+	if err != nil {
 		return nil, err
 	}
-	buf.WriteByte(',')
-	if err := d.object(&buf, "after", after); err != nil {
+	if buf, err = d.object(append(buf, ','), "after", after); err != nil {
 		return nil, err
 	}
-	buf.WriteByte(',')
-	stringField(&buf, "op", op)
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(stringField(append(buf, ','), "op", op), '}'), nil
 }
 
 // jsonText writes a decoded JSON value back as JSON, for errors.
@@ -339,6 +420,15 @@ type Canal struct {
 
 // DecodeChanges implements Changelog.
 func (c *Canal) DecodeChanges(data []byte) ([]event.Row, error) {
+	if rows, ok := c.decodeFast(data); ok {
+		return rows, nil
+	}
+	return c.decodeSlow(data)
+}
+
+// decodeSlow decodes through encoding/json: the messages decodeFast
+// leaves, and the errors.
+func (c *Canal) decodeSlow(data []byte) ([]event.Row, error) {
 	obj, err := c.parse(data)
 	if obj == nil || err != nil || !c.included(obj) {
 		return nil, err
@@ -355,6 +445,90 @@ func (c *Canal) DecodeChanges(data []byte) ([]event.Row, error) {
 		return nil, nil
 	}
 	return nil, c.errorf(`unknown "type" value %s: want INSERT, UPDATE, DELETE or CREATE`, jsonText(obj["type"]))
+}
+
+// kindOf is the row kind of a change type named as written (an update
+// is its row after); ok is false for another name.
+func kindOf(typ []byte, insert, del, update string) (k event.RowKind, ok bool) {
+	switch string(typ) {
+	case insert:
+		return event.Insert, true
+	case del:
+		return event.Delete, true
+	case update:
+		return event.UpdateAfter, true
+	}
+	return 0, false
+}
+
+// canalKeys are the members decodeFast reads.
+var canalKeys = map[string]int{"data": 0, "old": 1, "type": 2, "database": 3, "table": 4}
+
+// decodeFast decodes a well-formed event without building a map of it;
+// ok is false for anything else, which DecodeChanges then reads the slow
+// way (writing its error).
+func (c *Canal) decodeFast(data []byte) (rows []event.Row, ok bool) {
+	var sp [5]span
+	if !fieldSpans(data, span{}, canalKeys, sp[:]) {
+		return nil, false
+	}
+	if !c.includedSpans(data, sp[3], sp[4]) {
+		return nil, true
+	}
+	typ := rawString(data, sp[2])
+	if string(typ) == "CREATE" {
+		return nil, true
+	}
+	k, ok := kindOf(typ, "INSERT", "DELETE", "UPDATE")
+	if !ok {
+		return nil, false
+	}
+	var after [][]any
+	if !elements(data, sp[0], func(v span) bool {
+		row, ok := c.fastRow(data, v)
+		after = append(after, row)
+		return ok
+	}) {
+		return nil, false
+	}
+	if k != event.UpdateAfter {
+		rows = make([]event.Row, len(after))
+		for i, a := range after {
+			rows[i] = event.Row{Kind: k, Fields: a}
+		}
+		return rows, true
+	}
+	return c.fastUpdates(data, after, sp[1])
+}
+
+// fastUpdates pairs each row after an update with the row before it,
+// made from the element of "old" (at sp) at its place.
+func (c *Canal) fastUpdates(data []byte, after [][]any, sp span) ([]event.Row, bool) {
+	rows := make([]event.Row, 0, 2*len(after))
+	i := 0
+	if !elements(data, sp, func(v span) bool {
+		if i >= len(after) {
+			return false
+		}
+		before, ok := c.fastBefore(data, after[i], v)
+		rows = append(rows, event.Row{Kind: event.UpdateBefore, Fields: before}, event.Row{Kind: event.UpdateAfter, Fields: after[i]})
+		i++
+		return ok
+	}) || i != len(after) {
+		return nil, false
+	}
+	return rows, true
+}
+
+// includedSpans is included for the members at db and table.
+func (c *Canal) includedSpans(data []byte, db, table span) bool {
+	name := func(sp span) string {
+		if isString(data, sp) {
+			return spanString(data, sp)
+		}
+		return ""
+	}
+	return (c.Database == nil || c.Database.MatchString(name(db))) && (c.Table == nil || c.Table.MatchString(name(table)))
 }
 
 // included applies the database and table filters.
@@ -415,13 +589,11 @@ func (c *Canal) updates(obj map[string]any) ([]event.Row, error) {
 // EncodeChange implements Changelog: as Flink's CanalJsonSerializationSchema,
 // {"data":[{…}],"type":"INSERT"} for +I/+U, "DELETE" for -U/-D.
 func (c *Canal) EncodeChange(r event.Row) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"data":[`)
-	if err := c.json.encodeObject(&buf, r.Fields, c.fields); err != nil {
+	buf, err := c.json.appendObject(append(newMessage(len(r.Fields)), `{"data":[`...), r.Fields, c.fields)
+	if err != nil {
 		return nil, err
 	}
-	buf.WriteString(`],`)
-	return endWithType(&buf, r, "INSERT", "DELETE"), nil
+	return endWithType(append(buf, "],"...), r, "INSERT", "DELETE"), nil
 }
 
 // Maxwell is Flink's maxwell-json format: {"data":{…},"old":{…},"type":…}.
@@ -431,6 +603,15 @@ type Maxwell struct{ cdc }
 
 // DecodeChanges implements Changelog.
 func (m *Maxwell) DecodeChanges(data []byte) ([]event.Row, error) {
+	if rows, ok := m.decodeFast(data); ok {
+		return rows, nil
+	}
+	return m.decodeSlow(data)
+}
+
+// decodeSlow decodes through encoding/json: the messages decodeFast
+// leaves, and the errors.
+func (m *Maxwell) decodeSlow(data []byte) ([]event.Row, error) {
 	obj, err := m.parse(data)
 	if obj == nil || err != nil {
 		return nil, err
@@ -465,15 +646,39 @@ func (m *Maxwell) DecodeChanges(data []byte) ([]event.Row, error) {
 	return []event.Row{{Kind: event.UpdateBefore, Fields: before}, after}, nil
 }
 
+// maxwellKeys are the members decodeFast reads.
+var maxwellKeys = map[string]int{"data": 0, "old": 1, "type": 2}
+
+// decodeFast decodes a well-formed event without building a map of it;
+// ok is false for anything else, which DecodeChanges then reads the slow
+// way (writing its error).
+func (m *Maxwell) decodeFast(data []byte) (rows []event.Row, ok bool) {
+	var sp [3]span
+	if !fieldSpans(data, span{}, maxwellKeys, sp[:]) {
+		return nil, false
+	}
+	k, ok := kindOf(rawString(data, sp[2]), "insert", "delete", "update")
+	if !ok {
+		return nil, false
+	}
+	after, ok := m.fastRow(data, sp[0])
+	if !ok {
+		return nil, false
+	}
+	if k != event.UpdateAfter {
+		return []event.Row{{Kind: k, Fields: after}}, true
+	}
+	before, ok := m.fastBefore(data, after, sp[1])
+	return []event.Row{{Kind: event.UpdateBefore, Fields: before}, {Kind: event.UpdateAfter, Fields: after}}, ok
+}
+
 // EncodeChange implements Changelog: as Flink's
 // MaxwellJsonSerializationSchema, {"data":{…},"type":"insert"} for +I/+U,
 // "delete" for -U/-D.
 func (m *Maxwell) EncodeChange(r event.Row) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	if err := m.object(&buf, "data", r.Fields); err != nil {
+	buf, err := m.object(append(newMessage(len(r.Fields)), '{'), "data", r.Fields)
+	if err != nil {
 		return nil, err
 	}
-	buf.WriteByte(',')
-	return endWithType(&buf, r, "insert", "delete"), nil
+	return endWithType(append(buf, ','), r, "insert", "delete"), nil
 }

@@ -6,8 +6,11 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 
@@ -36,6 +39,56 @@ type CSV struct {
 // Flink's CsvToRowDataConverters; see ParseScalar for what each type
 // accepts. BYTES are base64, as Flink writes and reads them.
 func (c *CSV) Decode(data []byte) ([]any, error) {
+	if row, ok := c.decodeFast(data); ok {
+		return row, nil
+	}
+	return c.decodeSlow(data)
+}
+
+// plainDelimiter tells whether the delimiter is one ASCII byte that
+// encoding/csv accepts, which the fast paths need.
+func (c *CSV) plainDelimiter() bool {
+	d := c.Delimiter
+	return d > 0 && d < utf8.RuneSelf && d != '"' && d != '\r' && d != '\n'
+}
+
+// decodeFast reads a line without quotes or line breaks, as
+// encoding/csv would read it; ok is false for any other line and for a
+// field that does not parse (unless IgnoreParseErrors), which
+// decodeSlow then reads (and reports).
+func (c *CSV) decodeFast(data []byte) ([]any, bool) {
+	if len(data) == 0 || !c.plainDelimiter() || bytes.IndexAny(data, "\"\r\n") >= 0 ||
+		bytes.Count(data, []byte{byte(c.Delimiter)})+1 != len(c.Fields) {
+		return nil, false
+	}
+	line := string(data)
+	out := make([]any, len(c.Fields))
+	for i, f := range c.Fields {
+		s := line
+		if j := strings.IndexByte(line, byte(c.Delimiter)); j >= 0 {
+			s, line = line[:j], line[j+1:]
+		}
+		if s == "" && !f.Type.IsString() && f.Type.Kind != types.Bytes {
+			continue
+		}
+		v, ok := fastScalar(s, f.Type)
+		if !ok {
+			var err error
+			if v, err = csvField(s, f.Type); err != nil {
+				if !c.IgnoreParseErrors {
+					return nil, false
+				}
+				v = nil
+			}
+		}
+		out[i] = v
+	}
+	return out, true
+}
+
+// decodeSlow reads a line through encoding/csv: the lines decodeFast
+// leaves, and the errors.
+func (c *CSV) decodeSlow(data []byte) ([]any, error) {
 	r := csv.NewReader(bytes.NewReader(data))
 	r.Comma = c.Delimiter
 	r.FieldsPerRecord = -1
@@ -87,6 +140,78 @@ func csvField(s string, t types.Type) (any, error) {
 
 // Encode implements Format.
 func (c *CSV) Encode(fields []any) ([]byte, error) {
+	return c.AppendEncode(make([]byte, 0, 24*len(fields)), fields)
+}
+
+// AppendEncode implements Appender: the line without its line break, as
+// encoding/csv writes it.
+func (c *CSV) AppendEncode(dst []byte, fields []any) ([]byte, error) {
+	if !c.plainDelimiter() {
+		line, err := c.encodeSlow(fields)
+		return append(dst, line...), err
+	}
+	for i, v := range fields {
+		if i > 0 {
+			dst = append(dst, byte(c.Delimiter))
+		}
+		start := len(dst)
+		dst = c.appendText(dst, v, c.Fields[i].Type)
+		if c.needsQuotes(dst[start:]) {
+			dst = quoteField(dst, start)
+		}
+	}
+	return dst, nil
+}
+
+// appendText appends c.text(v, t).
+func (c *CSV) appendText(buf []byte, v any, t types.Type) []byte {
+	switch x := v.(type) {
+	case string:
+		return append(buf, x...)
+	case int64:
+		return strconv.AppendInt(buf, x, 10)
+	case bool:
+		return strconv.AppendBool(buf, x)
+	case decimal.Decimal:
+		return appendNumber(buf, x, c.PlainDecimals)
+	case time.Time:
+		if out, ok := appendTimeText(buf, x, t); ok {
+			return out
+		}
+	}
+	return append(buf, c.text(v, t)...)
+}
+
+// needsQuotes is encoding/csv's rule for the field f (with a one-byte
+// delimiter).
+func (c *CSV) needsQuotes(f []byte) bool {
+	if len(f) == 0 {
+		return false
+	}
+	if string(f) == `\.` || bytes.IndexByte(f, byte(c.Delimiter)) >= 0 || bytes.IndexAny(f, "\"\r\n") >= 0 {
+		return true
+	}
+	r, _ := utf8.DecodeRune(f)
+	return unicode.IsSpace(r)
+}
+
+// quoteField quotes the field at buf[start:] as encoding/csv does: in
+// double quotes, each quote doubled.
+func quoteField(buf []byte, start int) []byte {
+	field := string(buf[start:])
+	buf = append(buf[:start], '"')
+	for i := 0; i < len(field); i++ {
+		if field[i] == '"' {
+			buf = append(buf, '"')
+		}
+		buf = append(buf, field[i])
+	}
+	return append(buf, '"')
+}
+
+// encodeSlow writes a line through encoding/csv, for a delimiter the
+// fast path does not take.
+func (c *CSV) encodeSlow(fields []any) ([]byte, error) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Comma = c.Delimiter

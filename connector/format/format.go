@@ -30,6 +30,15 @@ type Format interface {
 	Encode(fields []any) ([]byte, error)
 }
 
+// Appender is a Format that can write a message by appending it to a
+// buffer (json, csv): a writer of many messages, such as a file sink's
+// lines, reuses one buffer instead of a new slice per message.
+type Appender interface {
+	// AppendEncode appends the message of fields to dst, as Encode
+	// writes it.
+	AppendEncode(dst []byte, fields []any) ([]byte, error)
+}
+
 // New returns the format named name ("json", "csv", "raw") for fields,
 // configured with Flink's format options (e.g. "csv.field-delimiter").
 // A message that does not parse is the caller's to skip or fail on (see

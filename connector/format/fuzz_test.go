@@ -123,7 +123,13 @@ func hasMap(v any) bool {
 
 // sameValue compares decoded values: decimals by value, times by
 // instant, NaN equal to NaN, and nested values element by element.
-func sameValue(a, b any) bool {
+func sameValue(a, b any) bool { return equalValues(a, b, false) }
+
+// identical is sameValue, except that decimals must also have the same
+// exponent and times the same location.
+func identical(a, b any) bool { return equalValues(a, b, true) }
+
+func equalValues(a, b any, strict bool) bool {
 	switch x := a.(type) {
 	case []any:
 		y, ok := b.([]any)
@@ -131,7 +137,7 @@ func sameValue(a, b any) bool {
 			return false
 		}
 		for i := range x {
-			if !sameValue(x[i], y[i]) {
+			if !equalValues(x[i], y[i], strict) {
 				return false
 			}
 		}
@@ -142,17 +148,17 @@ func sameValue(a, b any) bool {
 			return false
 		}
 		for k, v := range x {
-			if w, ok := y[k]; !ok || !sameValue(v, w) {
+			if w, ok := y[k]; !ok || !equalValues(v, w, strict) {
 				return false
 			}
 		}
 		return true
 	case decimal.Decimal:
 		y, ok := b.(decimal.Decimal)
-		return ok && x.Equal(y)
+		return ok && x.Equal(y) && (!strict || x.Exponent() == y.Exponent())
 	case time.Time:
 		y, ok := b.(time.Time)
-		return ok && x.Equal(y)
+		return ok && x.Equal(y) && (!strict || x == y)
 	case float64:
 		y, ok := b.(float64)
 		return ok && (x == y && math.Signbit(x) == math.Signbit(y) || math.IsNaN(x) && math.IsNaN(y))

@@ -26,6 +26,8 @@ type JSON struct {
 	// 'json.encode.decimal-as-plain-number'); default: as
 	// BigDecimal.toString ("1E+2").
 	PlainDecimals bool
+
+	names nameIndex
 }
 
 // Decode implements Format. A value that is not of its column's type is
@@ -33,6 +35,31 @@ type JSON struct {
 // (see ParseScalar and jsonInteger for what each type accepts); BYTES are
 // base64, as Flink writes and reads them.
 func (j *JSON) Decode(data []byte) ([]any, error) {
+	var buf [16]span
+	spans := spansFor(buf[:], len(j.Fields))
+	if fieldSpans(data, span{}, j.names.of(j.Fields), spans) && j.hasFields(spans) {
+		if row, err := rowFromSpans(data, spans, j.Fields, ""); err == nil {
+			return row, nil
+		}
+	}
+	return j.decodeSlow(data) // writes the error as encoding/json reads the message
+}
+
+// hasFields is false when FailOnMissingField and a field is missing.
+func (j *JSON) hasFields(spans []span) bool {
+	if j.FailOnMissingField {
+		for _, sp := range spans {
+			if sp.missing() {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// decodeSlow decodes through encoding/json: the messages the fast path
+// leaves, and the errors.
+func (j *JSON) decodeSlow(data []byte) ([]any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var obj map[string]any
@@ -184,111 +211,118 @@ func scalarFromJSON(v any, t types.Type) (any, error) {
 
 // Encode implements Format.
 func (j *JSON) Encode(fields []any) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := j.encodeObject(&buf, fields, j.Fields); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return j.AppendEncode(make([]byte, 0, 32*len(fields)), fields)
 }
 
-func (j *JSON) encodeObject(buf *bytes.Buffer, vals []any, fields []types.Field) error {
-	buf.WriteByte('{')
+// AppendEncode implements Appender.
+func (j *JSON) AppendEncode(dst []byte, fields []any) ([]byte, error) {
+	return j.appendObject(dst, fields, j.Fields)
+}
+
+func (j *JSON) appendObject(buf []byte, vals []any, fields []types.Field) ([]byte, error) {
+	buf = append(buf, '{')
 	for i, f := range fields {
 		if i > 0 {
-			buf.WriteByte(',')
+			buf = append(buf, ',')
 		}
-		buf.WriteString(strconv.Quote(f.Name))
-		buf.WriteByte(':')
+		buf = strconv.AppendQuote(buf, f.Name)
+		buf = append(buf, ':')
 		var v any
 		if i < len(vals) {
 			v = vals[i]
 		}
-		if err := j.encodeValue(buf, v, f.Type); err != nil {
-			return fmt.Errorf("json: field %q: %w", f.Name, err)
+		var err error
+		if buf, err = j.appendValue(buf, v, f.Type); err != nil {
+			return nil, fmt.Errorf("json: field %q: %w", f.Name, err)
 		}
 	}
-	buf.WriteByte('}')
-	return nil
+	return append(buf, '}'), nil
 }
 
-func (j *JSON) encodeValue(buf *bytes.Buffer, v any, t types.Type) error {
+func (j *JSON) appendValue(buf []byte, v any, t types.Type) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
-		buf.WriteString("null")
+		return append(buf, "null"...), nil
+	case string:
+		return appendJSONString(buf, x), nil
+	case int64:
+		return strconv.AppendInt(buf, x, 10), nil
+	case bool:
+		return strconv.AppendBool(buf, x), nil
 	case decimal.Decimal:
-		buf.WriteString(formatNumber(x, j.PlainDecimals))
+		return appendNumber(buf, x, j.PlainDecimals), nil
 	case time.Time:
-		s, ok := formatTime(x, t)
-		if !ok {
-			s = FormatTimestamp(x)
-		} else if t.Kind == types.TimestampLTZ {
-			s += "Z" // TimeFormats.SQL_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT
-		}
-		buf.WriteString(strconv.Quote(s))
+		return appendJSONTime(buf, x, t), nil
 	case []any:
-		return j.encodeList(buf, x, t)
+		return j.appendList(buf, x, t)
 	case map[any]any:
-		return j.encodeMap(buf, x, t)
-	case []byte:
-		b, _ := json.Marshal(x) // base64, as Flink writes BYTES
-		buf.Write(b)
+		return j.appendMap(buf, x, t)
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			// Jackson's WRITE_NAN_AS_STRINGS: "NaN", "Infinity".
-			buf.WriteString(strconv.Quote(JavaDouble(x)))
-			return nil
+			return strconv.AppendQuote(buf, JavaDouble(x)), nil
 		}
-		b, _ := json.Marshal(x)
-		buf.Write(b)
-	default:
-		b, err := json.Marshal(x)
-		if err != nil {
-			return err
-		}
-		buf.Write(b)
 	}
-	return nil
+	b, err := json.Marshal(v) // BYTES as base64, as Flink writes them
+	if err != nil {
+		return nil, err
+	}
+	return append(buf, b...), nil
 }
 
-func (j *JSON) encodeList(buf *bytes.Buffer, x []any, t types.Type) error {
-	if t.Kind == types.Row {
-		return j.encodeObject(buf, x, t.Fields)
+// appendJSONTime writes a DATE, TIME or TIMESTAMP as formatTime says, a
+// TIMESTAMP_LTZ with a "Z", in quotes.
+func appendJSONTime(buf []byte, x time.Time, t types.Type) []byte {
+	buf = append(buf, '"')
+	buf, ok := appendTimeText(buf, x, t)
+	switch {
+	case !ok:
+		buf = append(buf, FormatTimestamp(x)...)
+	case t.Kind == types.TimestampLTZ:
+		buf = append(buf, 'Z') // TimeFormats.SQL_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT
 	}
-	buf.WriteByte('[')
+	return append(buf, '"')
+}
+
+func (j *JSON) appendList(buf []byte, x []any, t types.Type) ([]byte, error) {
+	if t.Kind == types.Row {
+		return j.appendObject(buf, x, t.Fields)
+	}
+	var et types.Type
+	if t.Elem != nil {
+		et = *t.Elem
+	}
+	buf = append(buf, '[')
 	for i, e := range x {
 		if i > 0 {
-			buf.WriteByte(',')
+			buf = append(buf, ',')
 		}
-		var et types.Type
-		if t.Elem != nil {
-			et = *t.Elem
-		}
-		if err := j.encodeValue(buf, e, et); err != nil {
-			return err
+		var err error
+		if buf, err = j.appendValue(buf, e, et); err != nil {
+			return nil, err
 		}
 	}
-	buf.WriteByte(']')
-	return nil
+	return append(buf, ']'), nil
 }
 
-func (j *JSON) encodeMap(buf *bytes.Buffer, x map[any]any, t types.Type) error {
-	buf.WriteByte('{')
+func (j *JSON) appendMap(buf []byte, x map[any]any, t types.Type) ([]byte, error) {
+	var et types.Type
+	if t.Elem != nil {
+		et = *t.Elem
+	}
+	buf = append(buf, '{')
 	first := true
 	for k, e := range x {
 		if !first {
-			buf.WriteByte(',')
+			buf = append(buf, ',')
 		}
 		first = false
-		buf.WriteString(strconv.Quote(FormatScalar(k)))
-		buf.WriteByte(':')
-		var et types.Type
-		if t.Elem != nil {
-			et = *t.Elem
-		}
-		if err := j.encodeValue(buf, e, et); err != nil {
-			return err
+		buf = strconv.AppendQuote(buf, FormatScalar(k))
+		buf = append(buf, ':')
+		var err error
+		if buf, err = j.appendValue(buf, e, et); err != nil {
+			return nil, err
 		}
 	}
-	buf.WriteByte('}')
-	return nil
+	return append(buf, '}'), nil
 }

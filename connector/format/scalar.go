@@ -94,14 +94,6 @@ func javaTrim(s string) string {
 	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
 
-// intRange is the range of each integer type.
-var intRange = map[types.Kind][2]int64{
-	types.TinyInt:  {math.MinInt8, math.MaxInt8},
-	types.SmallInt: {math.MinInt16, math.MaxInt16},
-	types.Int:      {math.MinInt32, math.MaxInt32},
-	types.BigInt:   {math.MinInt64, math.MaxInt64},
-}
-
 // parseInteger is Java's Byte.parseByte, Short.parseShort,
 // Integer.parseInt or Long.parseLong of the trimmed text.
 func parseInteger(s string, k types.Kind) (int64, error) {
@@ -112,15 +104,15 @@ func parseInteger(s string, k types.Kind) (int64, error) {
 	case err != nil:
 		return 0, fmt.Errorf("%q is not an integer", s)
 	}
-	if r := intRange[k]; v < r[0] || v > r[1] {
+	if lo, hi := types.IntRange(k); v < lo || v > hi {
 		return 0, outOfRange(s, k)
 	}
 	return v, nil
 }
 
 func outOfRange(s string, k types.Kind) error {
-	r := intRange[k]
-	return fmt.Errorf("%s is out of range for %s (%d to %d)", s, k, r[0], r[1])
+	lo, hi := types.IntRange(k)
+	return fmt.Errorf("%s is out of range for %s (%d to %d)", s, k, lo, hi)
 }
 
 // javaFloatSyntax is the decimal syntax of Java's Double.parseDouble (its
@@ -159,16 +151,22 @@ func parseDecimal(s string, t types.Type) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return fitDecimal(d, mag, t), nil
+}
+
+// fitDecimal is a DECIMAL(p, s) of d, which has mag digits before its
+// point (readDecimal): rounded HALF_UP to s, NULL when it does not fit p.
+func fitDecimal(d decimal.Decimal, mag int64, t types.Type) any {
 	switch {
 	case mag > int64(t.Precision-t.Scale):
-		return nil, nil
+		return nil
 	case mag < -int64(t.Scale)-1:
 		d = decimal.Zero
 	}
 	if d, ok := types.FitDecimal(d, t.Precision, t.Scale); ok {
-		return d, nil
+		return d
 	}
-	return nil, nil
+	return nil
 }
 
 // readDecimal reads s as Java's new BigDecimal does: digits with an
@@ -222,8 +220,8 @@ func jsonInteger(num string, k types.Kind) (int64, error) {
 	case mag > 20:
 		return 0, outOfRange(num, k)
 	}
-	r := intRange[k]
-	if d.LessThan(decimal.NewFromInt(r[0])) || d.GreaterThan(decimal.NewFromInt(r[1])) {
+	lo, hi := types.IntRange(k)
+	if d.LessThan(decimal.NewFromInt(lo)) || d.GreaterThan(decimal.NewFromInt(hi)) {
 		return 0, outOfRange(num, k)
 	}
 	return d.Truncate(0).IntPart(), nil

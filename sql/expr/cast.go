@@ -290,7 +290,7 @@ func parseInteger(s string, k types.Kind) (int64, error) {
 		sign = "-"
 	}
 	n, err := strconv.ParseInt(sign+ip, 10, 64)
-	lo, hi := intRange(k)
+	lo, hi := types.IntRange(k)
 	if err != nil || n < lo || n > hi {
 		return 0, fmt.Errorf("out of the range of %s", k)
 	}

@@ -26,19 +26,6 @@ func wrapInt(v int64, k types.Kind) int64 {
 	return v
 }
 
-// intRange is the range of an integer kind.
-func intRange(k types.Kind) (lo, hi int64) {
-	switch k {
-	case types.TinyInt:
-		return math.MinInt8, math.MaxInt8
-	case types.SmallInt:
-		return math.MinInt16, math.MaxInt16
-	case types.Int:
-		return math.MinInt32, math.MaxInt32
-	}
-	return math.MinInt64, math.MaxInt64
-}
-
 // floatToInt converts as Java's (long) or (int) cast: NaN is 0, values
 // beyond the range saturate, narrower kinds then wrap.
 func floatToInt(f float64, k types.Kind) int64 {
