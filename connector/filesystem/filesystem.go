@@ -372,10 +372,15 @@ type RollingPolicy struct {
 	CheckInterval      time.Duration
 }
 
-// encode writes one row (its partition columns already dropped) as a line.
-func (s *Sink) encode(row event.Row) ([]byte, error) {
+// encode writes one row (its partition columns already dropped) as a
+// line, into line's memory when the format appends (format.Appender):
+// the writer reuses one buffer for all its lines.
+func (s *Sink) encode(line []byte, row event.Row) ([]byte, error) {
 	if s.Changelog != nil {
 		return s.Changelog.EncodeChange(row)
+	}
+	if a, ok := s.Format.(format.Appender); ok {
+		return a.AppendEncode(line[:0], row.Fields)
 	}
 	return s.Format.Encode(row.Fields)
 }
@@ -439,6 +444,7 @@ type fileWriter struct {
 	run     string               // unique per writer: part files of separate runs never share a name
 	open    map[string]*partFile // the in-progress file of each partition directory
 	rows    int
+	line    []byte // the last line written, whose memory the next one reuses
 
 	rolled    []rolledFile
 	rolls     int              // counter of rolled files, for their names
@@ -636,7 +642,8 @@ func (w *fileWriter) writeRow(pf *partFile, row event.Row) error {
 		pf.size = pf.bulk.Size()
 		return nil
 	}
-	line, err := w.s.encode(row)
+	line, err := w.s.encode(w.line, row)
+	w.line = line
 	if err != nil {
 		return err
 	}
