@@ -13,8 +13,10 @@ import (
 // is Java's without backreferences and lookaround.
 type pattern struct {
 	konst *regexp.Regexp
-	last  atomic.Pointer[compiledRE]
-	conv  func(string) string // rewrites the pattern before compiling
+	// simple is konst's faster matcher, when it has one (simpleRE).
+	simple *simpleRE
+	last   atomic.Pointer[compiledRE]
+	conv   func(string) string // rewrites the pattern before compiling
 }
 
 type compiledRE struct {
@@ -34,6 +36,11 @@ func newPattern(args []*Compiled, i int, conv func(string) string) (*pattern, er
 			return nil, errAt(args[i].Src, "invalid regular expression %s: %v", showValue(s), err)
 		}
 		p.konst = re
+		src := s
+		if conv != nil {
+			src = conv(s)
+		}
+		p.simple = newSimpleRE(src)
 	}
 	return p, nil
 }

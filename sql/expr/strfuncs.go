@@ -437,6 +437,10 @@ func regexpFunc(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, e
 		return nil, err
 	}
 	return fn(call, a, boolType(false), func(v []any) (any, error) {
+		if p.simple != nil {
+			var buf [8]int
+			return p.simple.submatch(v[0].(string), buf[:0]) != nil, nil
+		}
 		re, err := p.get(v[1].(string))
 		if err != nil {
 			return nil, nil
@@ -457,23 +461,34 @@ func regexpExtract(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled
 		return nil, err
 	}
 	return fn(call, a, stringType(true), func(v []any) (any, error) {
-		re, err := p.get(v[1].(string))
-		if err != nil {
-			return nil, nil
-		}
 		g := int64(0)
 		if len(v) == 3 {
 			g = v[2].(int64)
 		}
-		if g < 0 || g > int64(re.NumSubexp()) {
+		if p.simple != nil {
+			var buf [8]int
+			return extractGroup(v[0].(string), g, p.simple.ncap, func(s string) []int { return p.simple.submatch(s, buf[:0]) }), nil
+		}
+		re, err := p.get(v[1].(string))
+		if err != nil {
 			return nil, nil
 		}
-		m := re.FindStringSubmatchIndex(v[0].(string))
-		if m == nil || m[2*g] < 0 {
-			return nil, nil
-		}
-		return v[0].(string)[m[2*g]:m[2*g+1]], nil
+		return extractGroup(v[0].(string), g, re.NumSubexp(), re.FindStringSubmatchIndex), nil
 	}), nil
+}
+
+// extractGroup is group g of find's match in s (find as regexp's
+// FindStringSubmatchIndex), NULL when there is no match or no such
+// group, or the group took no part.
+func extractGroup(s string, g int64, groups int, find func(string) []int) any {
+	if g < 0 || g > int64(groups) {
+		return nil
+	}
+	m := find(s)
+	if m == nil || m[2*g] < 0 {
+		return nil
+	}
+	return s[m[2*g]:m[2*g+1]]
 }
 
 // regexpReplace is REGEXP_REPLACE(s, re, r), Java's replaceAll: $1 in r
