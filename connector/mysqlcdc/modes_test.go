@@ -121,3 +121,36 @@ func TestStartupModes(t *testing.T) {
 		t.Fatalf("timestamp read %s", got)
 	}
 }
+
+// UNSIGNED integers at and past the signed range read the same from the
+// snapshot and the binlog, in the types Flink CDC maps them to (BIGINT
+// UNSIGNED as DECIMAL(20, 0)).
+func TestUnsignedSnapshotAndBinlogAgree(t *testing.T) {
+	f := newFixture(t, 0)
+	f.table = "unsigned_h10"
+	f.exec("CREATE TABLE " + f.q() + ` (id INT PRIMARY KEY, ti TINYINT UNSIGNED, si SMALLINT UNSIGNED,
+		mi MEDIUMINT UNSIGNED, i INT UNSIGNED, bi BIGINT UNSIGNED)`)
+	ins := "INSERT INTO " + f.q() + " VALUES (1, 255, 65535, 16777215, 4294967295, 18446744073709551615), " +
+		"(2, 128, 32768, 8388608, 2147483648, 9223372036854775808), (3, 1, 2, 3, 4, 5)"
+	f.exec(ins)
+	f.opts.Table = f.table
+	null := func(k types.Kind) types.Type { return types.Type{Kind: k, Nullable: true} }
+	f.opts.Fields = []types.Field{{Name: "id", Type: intT}, {Name: "ti", Type: null(types.SmallInt)}, {Name: "si", Type: null(types.Int)},
+		{Name: "mi", Type: null(types.Int)}, {Name: "i", Type: null(types.BigInt)},
+		{Name: "bi", Type: types.Type{Kind: types.Decimal, Precision: 20, Nullable: true}}}
+	s, splits := f.source()
+	r := f.openReader(s, 0, 1, splits)
+	defer r.Close()
+	c := &cdctest.Collector{}
+	cdctest.PollUntil(t, r, c, func() bool { return len(c.Rows) == 3 && !r.Snapshotting() })
+	want := "[+I[1, 255, 65535, 16777215, 4294967295, 18446744073709551615] +I[2, 128, 32768, 8388608, 2147483648, 9223372036854775808] +I[3, 1, 2, 3, 4, 5]]"
+	if got := fmt.Sprint(c.Rows); got != want {
+		t.Fatalf("snapshot rows\n %s\nwant\n %s", got, want)
+	}
+	f.exec("DELETE FROM " + f.q())
+	f.exec(ins)
+	cdctest.PollUntil(t, r, c, func() bool { return len(c.Rows) == 9 })
+	if got := fmt.Sprint(c.Rows[6:]); got != want {
+		t.Fatalf("binlog rows\n %s\nwant (as the snapshot read them)\n %s", got, want)
+	}
+}

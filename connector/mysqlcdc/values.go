@@ -3,6 +3,7 @@ package mysqlcdc
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,16 +71,13 @@ func (c *converter) fromBinlog(i int, v any) (any, error) {
 	case nil:
 		return nil, nil
 	case int8:
-		return c.integer(i, int64(x), 8)
+		return c.integer(i, int64(x))
 	case int16:
-		return c.integer(i, int64(x), 16)
+		return c.integer(i, int64(x))
 	case int32:
-		return c.integer(i, int64(x), 32)
+		return c.integer(i, int64(x))
 	case int64:
-		if col.dataType == "mediumint" {
-			return c.integer(i, x, 24)
-		}
-		return c.integer(i, x, 64)
+		return c.integer(i, x)
 	case float32:
 		if col.t.Kind == types.Float {
 			return x, nil
@@ -106,14 +104,17 @@ func (c *converter) fromBinlog(i int, v any) (any, error) {
 	return c.fromText(i, fmt.Sprint(v))
 }
 
-// integer reads a binlog integer of the given width: go-mysql reads them
-// signed (the binlog has no signedness without binlog_row_metadata), so an
-// UNSIGNED column's value wraps back here.
-func (c *converter) integer(i int, v int64, bits uint) (any, error) {
+// integer reads a binlog integer: go-mysql reads them signed (the binlog
+// has no signedness without binlog_row_metadata), so an UNSIGNED column's
+// value past the signed range comes negative and wraps back here by the
+// column's MySQL width (a MEDIUMINT arrives as an int32, so the Go type
+// does not tell the width).
+func (c *converter) integer(i int, v int64) (any, error) {
 	col := c.cols[i]
 	if col.unsigned && v < 0 {
-		if bits == 64 {
-			return nil, fmt.Errorf("%d is out of range for %s", uint64(v), col.t)
+		bits, ok := intBits[col.dataType]
+		if !ok || bits == 64 {
+			return c.unsigned64(i, uint64(v))
 		}
 		v += 1 << bits
 	}
@@ -123,8 +124,21 @@ func (c *converter) integer(i int, v int64, bits uint) (any, error) {
 		}
 		return v, nil
 	}
-	return c.fromText(i, fmt.Sprint(v))
+	return c.fromText(i, strconv.FormatInt(v, 10))
 }
+
+// unsigned64 reads a BIGINT UNSIGNED value past BIGINT's range: it fits
+// only a DECIMAL (Flink CDC declares the column DECIMAL(20, 0)) or a
+// floating point column.
+func (c *converter) unsigned64(i int, u uint64) (any, error) {
+	if col := c.cols[i]; col.t.IsInteger() {
+		return nil, fmt.Errorf("%d is out of range for %s (declare a BIGINT UNSIGNED column DECIMAL(20, 0))", u, col.t)
+	}
+	return c.fromText(i, strconv.FormatUint(u, 10))
+}
+
+// intBits is the width of MySQL's integer types (DATA_TYPE).
+var intBits = map[string]uint{"tinyint": 8, "smallint": 16, "mediumint": 24, "int": 32, "bigint": 64}
 
 var intRanges = map[types.Kind][2]int64{types.TinyInt: {math.MinInt8, math.MaxInt8},
 	types.SmallInt: {math.MinInt16, math.MaxInt16}, types.Int: {math.MinInt32, math.MaxInt32},
