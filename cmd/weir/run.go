@@ -39,8 +39,8 @@ func newRunCommand() *cobra.Command {
 job, as in a Flink statement set. Checkpointing follows the script's SET statements
 (execution.checkpointing.interval, execution.checkpointing.mode, execution.checkpointing.dir)
 or -D key=value flags. With checkpointing on and no directory set, checkpoints go to
-.weir/checkpoints/<job> under the current directory, <job> being the script's file name
-without .sql. --restore latest resumes from the newest completed checkpoint there.
+.weir/checkpoints/<job> under the current directory, <job> being the job's name:
+'pipeline.name' when set, else the script's file name without .sql. --restore latest resumes from the newest completed checkpoint there.
 
 Ctrl-C (SIGINT) or SIGTERM stops the job: exit status 130 or 143, as shells expect.
 With --savepoint-on-stop DIR, SIGTERM stops the job with a savepoint under DIR (sources

@@ -254,7 +254,7 @@ func controlAddress(cmd *cobra.Command, script string, f savepointFlags) (string
 		if err != nil {
 			return "", err
 		}
-		opts, err := s.Settings.RuntimeOptions(session.JobName(script))
+		opts, err := s.Settings.RuntimeOptions(s.JobName(session.JobName(script)))
 		if err != nil {
 			return "", err
 		}

@@ -181,12 +181,33 @@ func TestSavepointCommandBucketNeedsAddress(t *testing.T) {
 // weir savepoint --stop against a running weir run exits 0 and prints the
 // savepoint's path, though the job (and its REST endpoint) ends before the
 // client asks for the result: weir run waits until it has been fetched.
+// It finds the run by the checkpoint directory both are given, or, with
+// none given, by the job's name: 'pipeline.name' when the script SETs it.
 func TestSavepointStopCommand(t *testing.T) {
-	dir := t.TempDir()
+	t.Run("checkpoint-dir", func(t *testing.T) {
+		dir := t.TempDir()
+		ckDir := filepath.Join(dir, "checkpoints")
+		savepointStop(t, dir, "", ckDir, "--checkpoint-dir", ckDir)
+	})
+	t.Run("pipeline.name", func(t *testing.T) {
+		dir := t.TempDir()
+		t.Chdir(dir) // the default checkpoint directory is relative, for weir run (Dir below) and weir savepoint
+		savepointStop(t, dir, "SET 'pipeline.name' = 'pcdc-h10';\n", filepath.Join(dir, ".weir", "checkpoints", "pcdc-h10"))
+	})
+}
+
+// savepointStop runs TestSavepointStopCommand's case: the endless script
+// (set prepended) runs in dir with args and writes its REST address into
+// ckDir; weir savepoint --stop is given the same args.
+func savepointStop(t *testing.T, dir, set, ckDir string, args ...string) {
 	script := filepath.Join(dir, "stopme.sql")
-	ckDir := filepath.Join(dir, "checkpoints")
-	run := exec.Command(writeEndless(t, script), "run", "-q", script, "--checkpoint-dir", ckDir)
-	run.Stdout = io.Discard
+	self := writeEndless(t, script)
+	body, _ := os.ReadFile(script)
+	if err := os.WriteFile(script, append([]byte(set), body...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := exec.Command(self, append([]string{"run", "-q", script}, args...)...)
+	run.Dir, run.Stdout = dir, io.Discard
 	var stderr bytes.Buffer
 	run.Stderr = &stderr
 	if err := run.Start(); err != nil {
@@ -198,7 +219,7 @@ func TestSavepointStopCommand(t *testing.T) {
 	var got bytes.Buffer
 	root := newRootCommand()
 	root.SetOut(&got)
-	root.SetArgs([]string{"savepoint", script, filepath.Join(dir, "sp"), "--stop", "--checkpoint-dir", ckDir})
+	root.SetArgs(append([]string{"savepoint", script, filepath.Join(dir, "sp"), "--stop"}, args...))
 	if err := root.Execute(); err != nil {
 		t.Fatalf("weir savepoint --stop: %v", err)
 	}

@@ -269,15 +269,13 @@ func (s *Session) explain(e *parser.Explain) error {
 // Inserts are the INSERT statements collected so far.
 func (s *Session) Inserts() []*parser.Insert { return s.inserts }
 
-// Job plans the collected INSERTs as one job and returns its graph and
-// runtime options (from the session's settings).
+// Job plans the collected INSERTs as one job, named as JobName says, and
+// returns its graph and runtime options (from the session's settings).
 func (s *Session) Job(name string) (*graph.JobGraph, runtime.Options, error) {
 	if len(s.inserts) == 0 {
 		return nil, runtime.Options{}, fmt.Errorf("the script has no INSERT INTO statement: nothing to run")
 	}
-	if n := s.Settings["pipeline.name"]; n != "" {
-		name = n
-	}
+	name = s.JobName(name)
 	p, err := s.planner()
 	if err != nil {
 		return nil, runtime.Options{}, err
@@ -312,6 +310,17 @@ func (s *Session) Run(ctx context.Context, name string, tune func(*runtime.Optio
 		tune(&opts)
 	}
 	return runtime.Run(ctx, jg, opts)
+}
+
+// JobName is the name of the session's job: 'pipeline.name' when set,
+// else fallback (a script's JobName). It names the default checkpoint
+// directory, .weir/checkpoints/<name>, so weir run and weir savepoint must
+// both take it from here.
+func (s *Session) JobName(fallback string) string {
+	if n := s.Settings["pipeline.name"]; n != "" {
+		return n
+	}
+	return fallback
 }
 
 // JobName derives a job name from a script path: its base name without
