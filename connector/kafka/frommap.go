@@ -120,7 +120,8 @@ func sourceBadRecordPolicy(m map[string]string) (BadRecordPolicy, error) {
 // WITH clause, by Flink's names: properties.bootstrap.servers, topic,
 // sink.delivery-guarantee (default at-least-once),
 // sink.transactional-id-prefix, properties.transaction.timeout.ms,
-// properties.max.request.size, and Weir's sink.allow-replay and
+// properties.max.request.size, properties.compression.type (default
+// none), and Weir's sink.allow-replay and
 // sink.bad-record.policy (fail, skip). Records get no event-time timestamp
 // (RecordTimestamps(false)), as Flink SQL's sink writes one only from a
 // 'timestamp' metadata column. The serializer is the caller's. Keys it
@@ -139,6 +140,12 @@ func SinkOptionsFromMap(m map[string]string) ([]SinkOption, error) {
 	}
 	if p := m["sink.transactional-id-prefix"]; p != "" {
 		opts = append(opts, TransactionalIDPrefix(p))
+	}
+	if v, ok := m["properties.compression.type"]; ok {
+		if _, known := compressionCodecs[v]; !known || v == "" {
+			return nil, &OptionError{"properties.compression.type", v, "want " + compressionNames}
+		}
+		opts = append(opts, Compression(v))
 	}
 	more, err := sinkNumbersFromMap(m)
 	if err != nil {

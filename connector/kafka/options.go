@@ -286,6 +286,7 @@ type sinkConfig struct {
 	noTimestamps      bool // RecordTimestamps(false)
 	stampFn           any  // func(T) RecordStamp
 	allowReplay       bool // AllowReplay()
+	compression       string
 }
 
 func (c *sinkConfig) ensureDefaults() {
@@ -330,8 +331,18 @@ func (c *sinkConfig) validate() error {
 	if c.maxRequestSize < 1024 {
 		return fmt.Errorf("%w: MaxRequestSize %d is below 1024 bytes", ErrConfig, c.maxRequestSize)
 	}
+	if _, ok := compressionCodecs[c.compression]; !ok {
+		return fmt.Errorf("%w: Compression %q: want %s", ErrConfig, c.compression, compressionNames)
+	}
 	return nil
 }
+
+const compressionNames = "none, gzip, snappy, lz4 or zstd"
+
+// compressionCodecs are Kafka's compression.type values.
+var compressionCodecs = map[string]kgo.CompressionCodec{"": kgo.NoCompression(), "none": kgo.NoCompression(),
+	"gzip": kgo.GzipCompression(), "snappy": kgo.SnappyCompression(), "lz4": kgo.Lz4Compression(),
+	"zstd": kgo.ZstdCompression()}
 
 // Topic sets the topic every record is written to. Required unless
 // TopicSelector is given.
@@ -439,6 +450,14 @@ func TransactionalIDPoolSize(n int) SinkOption {
 // produced, so they never poison a transaction. Default 1 MiB (1048576).
 func MaxRequestSize(n int) SinkOption {
 	return sinkOpt(func(c *sinkConfig) { c.maxRequestSize = n })
+}
+
+// Compression sets compression.type, the codec of the sink's record
+// batches: none, gzip, snappy, lz4 or zstd. Default none, the Kafka
+// producer's default, which Flink's sink keeps (franz-go's own default
+// would be snappy).
+func Compression(codec string) SinkOption {
+	return sinkOpt(func(c *sinkConfig) { c.compression = codec })
 }
 
 // MaxRequestSizeFix replaces the option a too-large record error tells the

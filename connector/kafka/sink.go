@@ -236,7 +236,7 @@ func (c *sinkCore) newClient(opts []kgo.Opt) (*kgo.Client, error) {
 }
 
 // producerOpts are the options of a producing client: the user's options,
-// then what must hold (the record limit).
+// then what must hold (the record limit, the compression codec).
 //
 // No kgo.RecordDeliveryTimeout: franz-go measures it from the record's
 // Timestamp, which the sink sets to the event time, so every record of a
@@ -244,7 +244,8 @@ func (c *sinkCore) newClient(opts []kgo.Opt) (*kgo.Client, error) {
 // the wait at barriers instead.
 func (c *sinkCore) producerOpts(extra ...kgo.Opt) []kgo.Opt {
 	opts := c.clientOpts()
-	opts = append(opts, kgo.ProducerBatchMaxBytes(int32(c.cfg.maxRequestSize)))
+	opts = append(opts, kgo.ProducerBatchMaxBytes(int32(c.cfg.maxRequestSize)),
+		kgo.ProducerBatchCompression(compressionCodecs[c.cfg.compression]))
 	return append(opts, extra...)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -503,6 +504,52 @@ func TestMissingSinkTopic(t *testing.T) {
 		want := fmt.Sprintf("topic %q does not exist", j.out)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got %v, want an error saying %s", g, err, want)
+		}
+	}
+}
+
+// TestSinkCompression: the sink's record batches are uncompressed unless
+// 'properties.compression.type' says otherwise, as Flink's (the Kafka
+// producer's default); franz-go's default would be snappy.
+func TestSinkCompression(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t)
+	for _, tc := range []struct {
+		codec string // "": not set
+		want  uint8  // the batch attributes' compression type
+	}{{"", 0}, {"none", 0}, {"gzip", 1}, {"snappy", 2}, {"lz4", 3}, {"zstd", 4}} {
+		out := c.topic("compression", 1)
+		m := map[string]string{"topic": out, "properties.bootstrap.servers": c.brokers}
+		if tc.codec != "" {
+			m["properties.compression.type"] = tc.codec
+		}
+		opts, err := SinkOptionsFromMap(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink, err := NewSink[string](opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := sink.CreateWriter(operator.WriterContext{Subtask: event.SubtaskID{Vertex: "sink"}, Parallelism: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 50 {
+			if err := w.Write(event.Record{Value: strings.Repeat("compressible ", 20)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(true); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		codecs := map[uint8]int{}
+		for _, r := range c.readCommitted(out) {
+			codecs[r.Attrs.CompressionType()]++
+		}
+		if want := map[uint8]int{tc.want: 50}; !maps.Equal(codecs, want) {
+			t.Errorf("compression %q: records by batch codec %v; want %v", tc.codec, codecs, want)
 		}
 	}
 }

@@ -147,6 +147,7 @@ func TestOptionValidation(t *testing.T) {
 		{[]SinkOption{Brokers("b:1"), Topic("t"), BadRecords(DeadLetter("dlq"))}, "not DeadLetter"},
 		{[]SinkOption{Brokers("b:1"), Topic("t"), TransactionalIDPoolSize(1)}, "at least 2"},
 		{[]SinkOption{Brokers("b:1"), Topic("t"), KeyFunc(func(int) []byte { return nil })}, "KeyFunc"},
+		{[]SinkOption{Brokers("b:1"), Topic("t"), Compression("brotli")}, `Compression "brotli": want none, gzip, snappy, lz4 or zstd`},
 	}
 	for _, tc := range sinkCases {
 		if _, err := NewSink[string](tc.opts...); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
@@ -155,6 +156,10 @@ func TestOptionValidation(t *testing.T) {
 	}
 	if _, err := NewSink[string](Brokers("b:1,c:2"), Topic("t")); err != nil {
 		t.Errorf("a valid sink: %v", err)
+	}
+	_, err := SinkOptionsFromMap(map[string]string{"topic": "t", "properties.compression.type": "Snappy"})
+	if want := "'properties.compression.type' = 'Snappy': want none, gzip, snappy, lz4 or zstd"; err == nil || err.Error() != want {
+		t.Errorf("SinkOptionsFromMap: got %v, want %s", err, want)
 	}
 }
 

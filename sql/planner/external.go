@@ -103,7 +103,7 @@ func cdcOptionError(t *catalog.Table, err error) error {
 // kafkaProperties maps the supported properties.* keys (Kafka's client
 // property names); any other properties.* key is an error, not ignored.
 var kafkaProperties = map[string]bool{"bootstrap.servers": true, "group.id": true, "isolation.level": true,
-	"transaction.timeout.ms": true, "max.request.size": true, "auto.offset.reset": true}
+	"transaction.timeout.ms": true, "max.request.size": true, "auto.offset.reset": true, "compression.type": true}
 
 // checkKafkaOptions checks the options of a kafka or upsert-kafka table
 // (the planner checks them at every use too; a factory can be called on
