@@ -84,8 +84,9 @@ type StateSchema struct {
 	// ("key (k INT), state (SUM(v) BIGINT)").
 	Text string
 	// Legacy, when set, is what an older Weir recorded as Types for the
-	// same state (before aggregate functions were part of it): a
-	// checkpoint that recorded it restores unchecked by the functions.
+	// same state (before aggregate functions, or a Top-N's binary rows,
+	// were part of it): a checkpoint that recorded it restores unchecked
+	// by the functions, and a Top-N converts its rows as it reads them.
 	Legacy string
 }
 

@@ -15,7 +15,8 @@ import (
 // settings) and reports allocations and bytes per event (deterministic
 // up to mini-batch timing: compare these) and ns per event, wall and CPU
 // (noisy on a shared machine). Events: WEIR_NEXMARK_BENCH_EVENTS
-// (default 200,000); one query: -bench BenchmarkQueries/q19.
+// (default 200,000); state backend: WEIR_NEXMARK_BENCH_BACKEND (hashmap,
+// the default, or pebble); one query: -bench BenchmarkQueries/q19.
 //
 //	WEIR_NEXMARK_QUERIES=../shared/nexmark/queries.sql \
 //	  go test -run '^$' -bench BenchmarkQueries -benchtime 1x ./bench/nexmark/
@@ -28,6 +29,10 @@ func BenchmarkQueries(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	backend := os.Getenv("WEIR_NEXMARK_BENCH_BACKEND")
+	if backend == "" {
+		backend = "hashmap"
+	}
 	defer debug.SetGCPercent(debug.SetGCPercent(DefaultGOGC))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(DefaultMemoryLimit))
 	for _, q := range supported() {
@@ -36,7 +41,7 @@ func BenchmarkQueries(b *testing.B) {
 			var wall time.Duration
 			var cpu float64
 			for b.Loop() {
-				cfg := RunConfig{Params: Params{Events: events, Dir: b.TempDir()}, Sample: time.Hour}
+				cfg := RunConfig{Params: Params{Events: events, Dir: b.TempDir()}, Sample: time.Hour, StateBackend: backend}
 				goruntime.GC()
 				var m0, m1 goruntime.MemStats
 				goruntime.ReadMemStats(&m0)

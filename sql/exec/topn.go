@@ -1,13 +1,17 @@
 package exec
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/binrow"
 	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/types"
 )
 
 // NullOrder places NULLs in a sort.
@@ -88,6 +92,14 @@ type TopNOptions struct {
 	// StateTTL is table.exec.state.ttl: a partition untouched this long is
 	// forgotten. Default 0: keep state forever.
 	StateTTL time.Duration
+	// Types, when set, are the input rows' field types, and the state
+	// keeps each partition's rows as binary rows (package sql/binrow):
+	// the rows are compared on their bytes, and on Pebble a partition's
+	// list is read without decoding its rows, only the ones emitted. A
+	// checkpoint of the earlier format (rows as RowCodec values) is
+	// converted as it is read. Types binrow does not hold (binrow.Supports)
+	// are an error. Default nil: rows as RowCodec values.
+	Types []types.Type
 }
 
 // Validate checks the options.
@@ -109,6 +121,16 @@ func (o *TopNOptions) Validate() error {
 	if err := checkFields("PartitionKeys", o.PartitionKeys, 0); err != nil {
 		return err
 	}
+	if o.Types != nil {
+		if _, err := binrow.NewLayout(o.Types); err != nil {
+			return fmt.Errorf("%w: TopN Types: %v", ErrInvalidOptions, err)
+		}
+		for _, k := range o.OrderBy {
+			if k.Field >= len(o.Types) {
+				return fmt.Errorf("%w: TopN orders by field %d of rows of %d Types", ErrInvalidOptions, k.Field, len(o.Types))
+			}
+		}
+	}
 	return checkTTL(o.StateTTL)
 }
 
@@ -121,11 +143,18 @@ func (o *TopNOptions) Key() KeyFunc { return FieldKey(o.PartitionKeys...) }
 // have a small N, and an updating input should set a state TTL.
 type TopN struct {
 	operator.Base
-	opts  TopNOptions
-	key   KeyFunc
-	reads []int
-	rows  state.ValueState[[]any] // the sorted rows ([]any each)
-	moved []bool                  // diffRanks' scratch: which ranks changed
+	opts    TopNOptions
+	key     KeyFunc
+	reads   []int
+	rows    state.ValueState[[]rankedRow] // the sorted rows
+	moved   []bool                        // diffRanks' scratch: which ranks changed
+	ids     map[unsafe.Pointer]int        // unmatched's scratch
+	gone    []rankedRow                   // unmatched's results
+	came    []rankedRow
+	used    []bool         // diff's scratch: which rows of came cancelled
+	layout  *binrow.Layout // of binary rows; nil without TopNOptions.Types
+	builder binrow.Builder // the input row's binary form, until it is kept
+	decoder rowDecoder
 }
 
 // NewTopN returns a TopN; its input must be keyed by opts.Key().
@@ -137,7 +166,15 @@ func NewTopN(opts TopNOptions) (*TopN, error) {
 	for _, k := range opts.OrderBy {
 		reads = append(reads, k.Field)
 	}
-	return &TopN{opts: opts, key: opts.Key(), reads: reads}, nil
+	t := &TopN{opts: opts, key: opts.Key(), reads: reads}
+	if opts.Types != nil {
+		var err error
+		if t.layout, err = binrow.NewLayout(opts.Types); err != nil {
+			return nil, err
+		}
+		t.decoder.layout = t.layout
+	}
+	return t, nil
 }
 
 // Open registers the state.
@@ -145,8 +182,8 @@ func (t *TopN) Open(ctx *operator.Context) error {
 	if err := t.Base.Open(ctx); err != nil {
 		return err
 	}
-	t.rows = state.Value(ctx.Keyed, state.ValueDescriptor[[]any]{Name: "topn-rows", Codec: RowCodec{},
-		TTL: ttlConfig(t.opts.StateTTL)})
+	t.rows = state.Value(ctx.Keyed, state.ValueDescriptor[[]rankedRow]{Name: "topn-rows",
+		Codec: rankedRowsCodec{layout: t.layout}, TTL: ttlConfig(t.opts.StateTTL)})
 	return nil
 }
 
@@ -163,12 +200,19 @@ func (t *TopN) ProcessElement(r event.Record) error {
 		return fmt.Errorf("%w: TopN got a %s row; the planner must not mark this input insert-only", ErrUpdatesUnsupported, row.Kind)
 	}
 	setKey(t.Ctx, t.key(row.Fields))
+	t.decoder.reset()
 	old, _ := t.rows.Value()
-	var next []any
+	in := rankedRow{fields: row.Fields}
+	if t.layout != nil && !withFields(old) {
+		if err := t.encode(&in); err != nil {
+			return err
+		}
+	}
+	var next []rankedRow
 	if row.Kind.IsAccumulate() {
-		next = t.insert(old, row.Fields)
+		next = t.insert(old, in)
 	} else {
-		next = t.remove(old, row.Fields)
+		next = t.remove(old, in)
 	}
 	if next == nil {
 		return nil // no change
@@ -182,14 +226,64 @@ func (t *TopN) ProcessElement(r event.Record) error {
 	return nil
 }
 
+// withFields reports whether every row carries its fields: on the heap,
+// rows that arrived since the last restore. Then the input row is
+// compared on its fields, as before binary rows, and joins the list
+// without a binary form (the codec encodes it when the state is written:
+// on Pebble at once, on the heap at a snapshot). Otherwise every row of
+// the list has its binary form (it was read from bytes, or joined such a
+// list), and the input row is encoded to be compared on its bytes.
+func withFields(rows []rankedRow) bool {
+	for _, r := range rows {
+		if r.fields == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// encode gives r its binary form, in the builder's buffer.
+func (t *TopN) encode(r *rankedRow) error {
+	bin, err := t.builder.Build(t.layout, r.fields)
+	if err != nil {
+		return fmt.Errorf("sql/exec: TopN: %w", err)
+	}
+	r.bin = bin
+	return nil
+}
+
+// compare orders two rows by the ORDER BY: on their fields when both
+// carry them, else on their binary forms (see withFields).
+func (t *TopN) compare(a, b rankedRow) int {
+	if a.fields != nil && b.fields != nil {
+		return compareRows(t.opts.OrderBy, a.fields, b.fields)
+	}
+	return compareBinary(t.layout, t.opts.OrderBy, a.bin, b.bin)
+}
+
+// same reports whether two rows are equal (by identity first: rows that
+// did not move are the same rankedRow).
+func (t *TopN) same(a, b rankedRow) bool {
+	if len(a.bin) > 0 && len(a.bin) == len(b.bin) && unsafe.SliceData(a.bin) == unsafe.SliceData(b.bin) {
+		return true
+	}
+	if a.fields != nil && b.fields != nil {
+		return sameRow(a.fields, b.fields)
+	}
+	return binrow.Equal(a.bin, b.bin)
+}
+
 // insert returns rows with row in place, after the rows it ties with; nil
 // when row cannot enter the kept rows.
-func (t *TopN) insert(rows []any, row []any) []any {
-	i := sort.Search(len(rows), func(i int) bool { return compareRows(t.opts.OrderBy, row, rows[i].([]any)) < 0 })
+func (t *TopN) insert(rows []rankedRow, row rankedRow) []rankedRow {
+	i := sort.Search(len(rows), func(i int) bool { return t.compare(row, rows[i]) < 0 })
 	if t.opts.InputInsertOnly && i >= t.opts.N {
 		return nil
 	}
-	next := make([]any, 0, len(rows)+1)
+	if row.bin != nil {
+		row.bin = bytes.Clone(row.bin) // kept: out of the builder's buffer
+	}
+	next := make([]rankedRow, 0, len(rows)+1)
 	next = append(append(append(next, rows[:i]...), row), rows[i:]...)
 	if t.opts.InputInsertOnly && len(next) > t.opts.N {
 		next = next[:t.opts.N]
@@ -198,11 +292,11 @@ func (t *TopN) insert(rows []any, row []any) []any {
 }
 
 // remove returns rows without one row equal to row; nil when there is none.
-func (t *TopN) remove(rows []any, row []any) []any {
-	lo := sort.Search(len(rows), func(i int) bool { return compareRows(t.opts.OrderBy, row, rows[i].([]any)) <= 0 })
-	for i := lo; i < len(rows) && compareRows(t.opts.OrderBy, row, rows[i].([]any)) == 0; i++ {
-		if sameRow(rows[i].([]any), row) {
-			next := make([]any, 0, len(rows)-1)
+func (t *TopN) remove(rows []rankedRow, row rankedRow) []rankedRow {
+	lo := sort.Search(len(rows), func(i int) bool { return t.compare(row, rows[i]) <= 0 })
+	for i := lo; i < len(rows) && t.compare(row, rows[i]) == 0; i++ {
+		if t.same(rows[i], row) {
+			next := make([]rankedRow, 0, len(rows)-1)
 			return append(append(next, rows[:i]...), rows[i+1:]...)
 		}
 	}
@@ -210,7 +304,7 @@ func (t *TopN) remove(rows []any, row []any) []any {
 }
 
 // top is the kept ranks of rows: Start to N.
-func (t *TopN) top(rows []any) []any {
+func (t *TopN) top(rows []rankedRow) []rankedRow {
 	return rows[min(len(rows), t.first()-1):min(len(rows), t.opts.N)]
 }
 
@@ -218,32 +312,69 @@ func (t *TopN) top(rows []any) []any {
 func (t *TopN) first() int { return max(1, t.opts.Start) }
 
 // diff emits the change from old's top N to next's.
-func (t *TopN) diff(old, next []any, ts event.Timestamp) {
+func (t *TopN) diff(old, next []rankedRow, ts event.Timestamp) {
 	before, after := t.top(old), t.top(next)
 	if t.opts.RankNumber {
 		t.diffRanks(before, after, ts)
 		return
 	}
 	// Retractions first, so the output never holds more than N rows.
-	// count starts as the multiset after; rows also in before cancel out,
-	// leaving the rows that entered.
-	count := map[string]int{}
-	for _, r := range after {
-		count[valueKey(r)]++
+	// Rows in both lists are the same rankedRow (the list is copied, not
+	// its rows) and cancel by identity. What is left are the rows the
+	// input row moved out of and into the top N, one or two each way;
+	// of those, equal rows cancel too.
+	gone, came := t.unmatched(before, after)
+	used := t.used[:0]
+	for range came {
+		used = append(used, false)
 	}
+	t.used = used
+	for _, g := range gone {
+		cancelled := false
+		for j, c := range came {
+			if !used[j] && t.same(g, c) {
+				used[j], cancelled = true, true
+				break
+			}
+		}
+		if !cancelled {
+			emit(t.Ctx, event.Delete, t.decoder.fields(g), ts)
+		}
+	}
+	for j, c := range came {
+		if !used[j] {
+			emit(t.Ctx, event.Insert, t.decoder.fields(c), ts)
+		}
+	}
+}
+
+// unmatched returns the rows of before and of after that the other list
+// does not hold by identity (the same fields, or the same bytes), in
+// scratch slices valid until the next call.
+func (t *TopN) unmatched(before, after []rankedRow) (gone, came []rankedRow) {
+	if t.ids == nil {
+		t.ids = map[unsafe.Pointer]int{}
+	}
+	clear(t.ids)
+	for _, r := range after {
+		t.ids[r.id()]++
+	}
+	gone, came = t.gone[:0], t.came[:0]
 	for _, r := range before {
-		if k := valueKey(r); count[k] > 0 {
-			count[k]--
+		if id := r.id(); t.ids[id] > 0 {
+			t.ids[id]--
 		} else {
-			emit(t.Ctx, event.Delete, r.([]any), ts)
+			gone = append(gone, r)
 		}
 	}
 	for _, r := range after {
-		if k := valueKey(r); count[k] > 0 {
-			count[k]--
-			emit(t.Ctx, event.Insert, r.([]any), ts)
+		if id := r.id(); t.ids[id] > 0 {
+			t.ids[id]--
+			came = append(came, r)
 		}
 	}
+	t.gone, t.came = gone, came
+	return gone, came
 }
 
 // diffRanks emits, for every rank whose row changed, -U/+U (or +I for a
@@ -254,12 +385,12 @@ func (t *TopN) diff(old, next []any, ts event.Timestamp) {
 // carved out of one allocation per call (rankedRows), and whether a rank
 // changed is decided once (rows that did not move are equal by identity,
 // the first test of sameRow).
-func (t *TopN) diffRanks(before, after []any, ts event.Timestamp) {
+func (t *TopN) diffRanks(before, after []rankedRow, ts event.Timestamp) {
 	n := max(len(before), len(after))
 	moved := t.moved[:0] // which ranks changed, decided once
 	changed := 0
 	for i := range n {
-		m := i >= len(before) || i >= len(after) || !sameRow(before[i].([]any), after[i].([]any))
+		m := i >= len(before) || i >= len(after) || !t.same(before[i], after[i])
 		moved = append(moved, m)
 		switch {
 		case m && i < len(before) && i < len(after):
@@ -292,21 +423,27 @@ func (t *TopN) diffRanks(before, after []any, ts event.Timestamp) {
 // rows do not overlap (each has its own capacity), so a downstream
 // operator may keep or append to one without touching another; a kept row
 // keeps the others of its call alive, at most 2 × N rows.
-type rankedRows struct{ buf []any }
+type rankedRows struct {
+	buf     []any
+	decoder *rowDecoder
+}
 
-func (t *TopN) rankedRows(count int, before, after []any) rankedRows {
+func (t *TopN) rankedRows(count int, before, after []rankedRow) rankedRows {
 	w := 0
-	for _, rows := range [][]any{before, after} {
+	if t.layout != nil {
+		w = t.layout.Arity()
+	}
+	for _, rows := range [][]rankedRow{before, after} {
 		for _, r := range rows {
-			w = max(w, len(r.([]any)))
+			w = max(w, len(r.fields))
 		}
 	}
-	return rankedRows{buf: make([]any, 0, count*(w+1))}
+	return rankedRows{buf: make([]any, 0, count*(w+1)), decoder: &t.decoder}
 }
 
 // next is row r with rank appended.
-func (rr *rankedRows) next(r any, rank int) []any {
-	row := r.([]any)
+func (rr *rankedRows) next(r rankedRow, rank int) []any {
+	row := rr.decoder.fields(r)
 	start := len(rr.buf)
 	rr.buf = append(append(rr.buf, row...), int64(rank))
 	return rr.buf[start:len(rr.buf):len(rr.buf)]

@@ -7,8 +7,8 @@ import "testing"
 // (a downstream Calc may) cannot write into the next.
 func TestRankedRowsDoNotOverlap(t *testing.T) {
 	tn := &TopN{opts: TopNOptions{N: 3}}
-	before := []any{[]any{"a", int64(1)}}
-	after := []any{[]any{"c", int64(0)}, []any{"a", int64(1)}}
+	before := []rankedRow{{fields: []any{"a", int64(1)}}}
+	after := []rankedRow{{fields: []any{"c", int64(0)}}, {fields: []any{"a", int64(1)}}}
 	rr := tn.rankedRows(3, before, after)
 	x := rr.next(before[0], 1)
 	y := rr.next(after[0], 1)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirstream/weir/duration"
 	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/sql/binrow"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
@@ -257,6 +258,10 @@ func (p *Planner) topN(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 	// with it, every rank shift is an update (Flink's two Top-N outputs).
 	opts := exec.TopNOptions{PartitionKeys: keys, OrderBy: order, N: rp.n, Start: rp.start, RankNumber: rp.rnUsed,
 		InputInsertOnly: in.InsertOnly, StateTTL: p.Config.StateTTL}
+	format := ""
+	if ts := colTypes(in.Cols); binrow.Supports(ts) {
+		opts.Types, format = ts, "binary rows"
+	}
 	if _, err := exec.NewTopN(opts); err != nil {
 		return nil, err
 	}
@@ -266,7 +271,7 @@ func (p *Planner) topN(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 	}
 	rng := fmt.Sprintf("rankRange=[%d..%d]", max(1, rp.start), rp.n)
 	r := &Rel{Op: "Rank", Detail: fmt.Sprintf("%s, partitionBy=[%s]", rng, keyNames(in, keys)),
-		Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
+		Inputs: []*Rel{in}, Cols: cols, RowTime: -1, stateFormat: format}
 	r.updating(firstNonEmpty(in.UpdatesFrom, fmt.Sprintf("Rank(%s)", rng)))
 	key := exec.FieldKey(keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
@@ -327,4 +332,13 @@ func (p *Planner) stateTTL(s *parser.Select) (time.Duration, error) {
 		}
 	}
 	return p.Config.StateTTL, nil
+}
+
+// colTypes is the types of cols.
+func colTypes(cols []expr.Column) []types.Type {
+	ts := make([]types.Type, len(cols))
+	for i, c := range cols {
+		ts[i] = c.Type
+	}
+	return ts
 }

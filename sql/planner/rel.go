@@ -66,6 +66,11 @@ type Rel struct {
 	// state, when set, says what a keyed operator keeps (its key and
 	// values), for its graph.StateSchema; nil: its inputs' rows.
 	state *stateCols
+	// stateFormat, when set, names how the operator's state encodes its
+	// rows when that is not the original RowCodec encoding ("binary
+	// rows"): part of the state fingerprint, so an older Weir, which
+	// cannot read it, refuses the checkpoint.
+	stateFormat string
 	// build adds the node's operator(s) to the graph, given the graph nodes
 	// of its inputs, and returns its own (last) node.
 	build func(b *builder, in []*graph.Node) (*graph.Node, error)

@@ -91,6 +91,11 @@ func stateSchema(r *Rel) *graph.StateSchema {
 		}
 		add("output", columns(r.Cols))
 	}
+	if r.stateFormat != "" {
+		// Not in legacy: the operator reads the format before it.
+		types = append(types, "format ("+r.stateFormat+")")
+		text = append(text, "kept as "+r.stateFormat)
+	}
 	sc := &graph.StateSchema{Operator: op, Types: r.Op + ": " + strings.Join(types, ", "), Text: strings.Join(text, ", ")}
 	if l := r.Op + ": " + strings.Join(legacy, ", "); l != sc.Types {
 		sc.Legacy = l

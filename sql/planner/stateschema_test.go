@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/weirstream/weir/graph"
@@ -66,5 +68,25 @@ func TestStateSchemaFingerprint(t *testing.T) {
 	join := schemaOf(t, "SELECT * FROM (VALUES (1, 'a')) AS l(a, b) JOIN (VALUES (1, 2.5)) AS r(c, d) ON a = c", "Join")
 	if want := "left input (a INT, b CHAR(1)), right input (c INT, d DECIMAL(2, 1)), output (a INT, b CHAR(1), c INT, d DECIMAL(2, 1))"; join.Text != want {
 		t.Errorf("join: %s\nwant %s", join.Text, want)
+	}
+}
+
+// A Top-N over fields binary rows hold keeps them as binary rows: its
+// fingerprint says so, so an older Weir refuses its checkpoints, and its
+// Legacy is the fingerprint before, whose checkpoints it converts. Over an
+// ARRAY it keeps RowCodec values, with the fingerprint of before.
+func TestStateSchemaTopNBinaryRows(t *testing.T) {
+	const topN = "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v DESC) AS rn FROM (VALUES (1, %s)) AS t(k, v)) WHERE rn <= 3"
+	got := schemaOf(t, fmt.Sprintf(topN, "CAST(2 AS BIGINT)"), "Rank")
+	want := graph.StateSchema{Operator: "Rank(rankRange=[1..3], partitionBy=[k])",
+		Types:  "Rank: input (INT, BIGINT), output (INT, BIGINT, BIGINT), format (binary rows)",
+		Text:   "input (k INT, v BIGINT), output (k INT, v BIGINT, $rn BIGINT), kept as binary rows",
+		Legacy: "Rank: input (INT, BIGINT), output (INT, BIGINT, BIGINT)"}
+	if *got != want {
+		t.Errorf("got %+v\nwant %+v", *got, want)
+	}
+	arr := schemaOf(t, fmt.Sprintf(topN, "ARRAY[2]"), "Rank")
+	if strings.Contains(arr.Types, "binary") || arr.Legacy != "" {
+		t.Errorf("over an ARRAY: %+v, want RowCodec values and no Legacy", *arr)
 	}
 }
