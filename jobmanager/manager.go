@@ -45,6 +45,10 @@ type Options struct {
 	// Logger receives the JobManager's and the jobs' logs. Default:
 	// slog.Default().
 	Logger *slog.Logger
+	// DeferResume leaves the stored unended jobs to Resume instead of
+	// resuming them in Open: weir jobmanager binds its REST port first, so
+	// one that cannot serve resumes nothing. Default false.
+	DeferResume bool
 }
 
 // Manager is the JobManager of a session cluster with local slots: it
@@ -54,11 +58,14 @@ type Options struct {
 type Manager struct {
 	opts  Options
 	store *store
-	slots int
-	ctx   context.Context
-	stop  context.CancelFunc
-	wg    sync.WaitGroup
-	mu    struct {
+	// lock is Dir's exclusive lock (nil without Dir), holder its content.
+	lock   *checkpointstorage.FileLock
+	holder DirHolder
+	slots  int
+	ctx    context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	mu     struct {
 		sync.Mutex
 		jobs   map[string]*Job
 		order  []string
@@ -66,8 +73,9 @@ type Manager struct {
 	}
 }
 
-// Open starts a JobManager: it loads the store and resumes its unended
-// jobs.
+// Open starts a JobManager: it locks Dir — a second JobManager on it is
+// refused with a *DirLockedError naming the first — loads the store and
+// resumes its unended jobs (unless DeferResume).
 func Open(opts Options) (*Manager, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -83,14 +91,36 @@ func Open(opts Options) (*Manager, error) {
 	m.ctx, m.stop = context.WithCancel(context.Background())
 	m.mu.jobs = map[string]*Job{}
 	if opts.Dir != "" {
+		if m.lock, m.holder, err = lockDir(opts.Dir); err != nil {
+			return nil, err
+		}
 		if m.store, err = openStore(opts.Dir); err != nil {
+			_ = m.lock.Release()
 			return nil, err
 		}
 	}
+	if !opts.DeferResume {
+		m.Resume()
+	}
+	return m, nil
+}
+
+// Resume resumes the stored jobs that had not ended (once: Open does it
+// unless Options.DeferResume).
+func (m *Manager) Resume() {
 	for _, r := range m.store.all() {
 		m.resume(r)
 	}
-	return m, nil
+}
+
+// SetRESTAddress records the JobManager's REST URL in its directory's lock
+// file, so a second JobManager refused the directory names it.
+func (m *Manager) SetRESTAddress(url string) error {
+	if m.lock == nil {
+		return nil
+	}
+	m.holder.REST = url
+	return m.lock.Rewrite(encodeDirHolder(m.holder))
 }
 
 // resume shows a stored job, and runs it again when it had not ended.
@@ -433,7 +463,7 @@ func (m *Manager) Savepoint(ctx context.Context, id, dir string, stop, drain boo
 
 // Close stops every running job without ending it for good — its record
 // stays RUNNING, so the next Open resumes it from its latest checkpoint
-// (as a crash would) — and waits for them.
+// (as a crash would) — waits for them, and releases Dir's lock.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	m.mu.closed = true
@@ -449,6 +479,11 @@ func (m *Manager) Close() {
 	}
 	m.stop()
 	m.wg.Wait()
+	if m.lock != nil {
+		if err := m.lock.Release(); err != nil {
+			m.opts.Logger.Warn("releasing the JobManager's directory lock", "dir", m.opts.Dir, "err", err)
+		}
+	}
 }
 
 // Wait waits for every job started so far to end.

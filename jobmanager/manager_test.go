@@ -1,6 +1,8 @@
 package jobmanager
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,4 +97,37 @@ INSERT INTO out SELECT n FROM gen;`})
 	if err := m.Cancel(cancelled.ID()); err == nil {
 		t.Error("cancelling a job cancelled before the restart worked")
 	}
+}
+
+// A second Open of a directory a Manager holds is refused naming the
+// holder (this process), with its REST address once it set one, and
+// resumes nothing; after Close the directory is free.
+func TestOpenRefusesHeldDir(t *testing.T) {
+	dir := t.TempDir()
+	m, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SetRESTAddress("http://127.0.0.1:18882"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(Options{Dir: dir})
+	var le *DirLockedError
+	if !errors.As(err, &le) || !errors.Is(err, ErrDirLocked) {
+		t.Fatalf("second Open: %v, want a *DirLockedError", err)
+	}
+	host, _ := os.Hostname()
+	if le.Holder.PID != os.Getpid() || le.Holder.Host != host || le.Holder.REST != "http://127.0.0.1:18882" {
+		t.Fatalf("holder %+v", le.Holder)
+	}
+	want := fmt.Sprintf("is in use by the JobManager with pid %d on %s (REST http://127.0.0.1:18882, since ", os.Getpid(), host)
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not say %q", err, want)
+	}
+	m.Close()
+	m, err = Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	m.Close()
 }

@@ -72,7 +72,9 @@ func runJobManager(cmd *cobra.Command, configFile string, settings []string) err
 	}
 	log := logger(false)
 	dir := cfg.String(jobmanager.KeyDir, jobmanager.DefaultDir)
-	m, err := jobmanager.Open(jobmanager.Options{Dir: dir, Config: cfg, Logger: log})
+	// Open locks dir before anything else; the port is bound before any
+	// job resumes, so a JobManager that cannot serve touches no job.
+	m, err := jobmanager.Open(jobmanager.Options{Dir: dir, Config: cfg, Logger: log, DeferResume: true})
 	if err != nil {
 		return err
 	}
@@ -82,6 +84,10 @@ func runJobManager(cmd *cobra.Command, configFile string, settings []string) err
 		return err
 	}
 	defer ep.Close()
+	if err := m.SetRESTAddress(ep.URL()); err != nil {
+		return err
+	}
+	m.Resume()
 	if c, on, err := prom.FromConfig(func(k string) (string, bool) { v, ok := cfg[k]; return v, ok }); err != nil {
 		return err
 	} else if on {
