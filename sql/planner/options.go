@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -129,6 +130,12 @@ func checkOptions(t *catalog.Table) error {
 	if !ok {
 		return nil
 	}
+	if err := checkFormatNames(t, supported); err != nil {
+		return err
+	}
+	if err := misspeltRequired(t); err != nil {
+		return err
+	}
 	var bad, notYet, hints []string
 	for k := range t.Options {
 		switch {
@@ -161,6 +168,53 @@ func checkOptions(t *catalog.Table) error {
 		e.Hint = "did you mean " + strings.Join(hints, ", ") + "?"
 	}
 	return e
+}
+
+// requiredOptions are the options a connector cannot do without.
+var requiredOptions = map[string][]string{"kafka": {"properties.bootstrap.servers", "topic"},
+	"upsert-kafka": {"properties.bootstrap.servers", "topic"}, "jdbc": {"url", "table-name"}, "filesystem": {"path"}}
+
+// misspeltRequired reports a required option that is missing while an
+// option near its spelling is set: a typo of it (which would otherwise be
+// refused as some other, unsupported option).
+func misspeltRequired(t *catalog.Table) error {
+	for _, r := range requiredOptions[t.Connector()] {
+		if _, set := t.Options[r]; set {
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(t.Options)) {
+			if _, near := parser.Closest(k, []string{r}); near {
+				return &Error{Pos: t.OptionAt(k), Msg: fmt.Sprintf("table %q: the '%s' connector needs '%s'", t.Name, t.Connector(), r),
+					Hint: fmt.Sprintf("did you mean '%s' instead of '%s'?", r, k)}
+			}
+		}
+	}
+	return nil
+}
+
+// checkFormatNames refuses an unknown format at the option that names it
+// (of the format options the connector reads: supported).
+func checkFormatNames(t *catalog.Table, supported []string) error {
+	var known []string
+	for f := range formatOptions {
+		if f != "parquet" || t.Connector() == "filesystem" {
+			known = append(known, f)
+		}
+	}
+	sort.Strings(known)
+	for _, k := range []string{"format", "value.format", "key.format"} {
+		name, set := t.Options[k]
+		if !set || !slices.Contains(supported, k) || slices.Contains(known, strings.ToLower(name)) {
+			continue
+		}
+		e := &Error{Pos: t.OptionAt(k), Msg: fmt.Sprintf("table %q: unknown format '%s' in '%s'; supported formats: %s",
+			t.Name, name, k, strings.Join(known, ", "))}
+		if s, ok := parser.Closest(name, known); ok {
+			e.Hint = fmt.Sprintf("did you mean '%s'?", s)
+		}
+		return e
+	}
+	return nil
 }
 
 // flinkNotYet are options of Flink's connectors and formats that Weir does

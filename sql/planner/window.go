@@ -247,7 +247,26 @@ func windowSpec(call *parser.FuncCall, a *tvfArguments) (exec.WindowSpec, error)
 	if !ok || s.Size <= 0 {
 		return s, errAt(call.Pos, "%s needs a positive window size INTERVAL", call.Name)
 	}
-	return s, nil
+	return s, checkWindowStep(call, s)
+}
+
+// checkWindowStep refuses, at the call, a HOP slide or CUMULATE step that
+// does not divide the window size (Flink refuses it too; exec's Validate
+// would say it without the place).
+func checkWindowStep(call *parser.FuncCall, s exec.WindowSpec) error {
+	name, step := "slide", s.Slide
+	switch call.Name {
+	case "HOP":
+	case "CUMULATE":
+		name, step = "step", s.Step
+	default:
+		return nil
+	}
+	if step > 0 && s.Size%step == 0 {
+		return nil
+	}
+	return &Error{Pos: call.Pos, Msg: fmt.Sprintf("%s window: the %s %v does not divide the size %v", call.Name, name, step, s.Size),
+		Hint: fmt.Sprintf("make the size a whole multiple of the %s", name)}
 }
 
 // splitWindowKeys recognises GROUP BY window_start, window_end[, …] over a
