@@ -11,14 +11,7 @@ import (
 // weir run --explain and weir explain print the same plan: each INSERT's
 // operators with changelog modes, then the operator chains.
 func TestExplainOneCodePath(t *testing.T) {
-	script := filepath.Join(t.TempDir(), "plan.sql")
-	err := os.WriteFile(script, []byte(`
-CREATE TABLE gen (k STRING, n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '5');
-CREATE TABLE out (k STRING, total BIGINT) WITH ('connector' = 'print');
-INSERT INTO out SELECT k, SUM(n) FROM gen GROUP BY k;`), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
+	script := planScript(t, "plan.sql", "n")
 	outputs := map[string]string{}
 	for _, args := range [][]string{{"explain", script}, {"run", "--explain", script}} {
 		var out bytes.Buffer
@@ -54,4 +47,36 @@ func TestRunHelpNamesDefaultCheckpointDir(t *testing.T) {
 			t.Errorf("weir run --help lacks %q:\n%s", want, out.String())
 		}
 	}
+}
+
+// weir explain and weir run --explain of a script that does not plan print
+// nothing on stdout, only the error.
+func TestExplainFailurePrintsNoPlan(t *testing.T) {
+	script := planScript(t, "bad.sql", "nn")
+	for _, args := range [][]string{{"explain", script}, {"run", "--explain", script}} {
+		var out bytes.Buffer
+		root := newRootCommand()
+		root.SetOut(&out)
+		root.SetErr(&bytes.Buffer{})
+		root.SetArgs(args)
+		if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "unknown column `nn`") {
+			t.Errorf("%v: %v; want the unknown column", args, err)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%v printed %q on stdout; want nothing", args, out.String())
+		}
+	}
+}
+
+// planScript writes a script summing column sum (n exists) by key.
+func planScript(t *testing.T, name, sum string) string {
+	script := filepath.Join(t.TempDir(), name)
+	err := os.WriteFile(script, []byte(`
+CREATE TABLE gen (k STRING, n BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '5');
+CREATE TABLE out (k STRING, total BIGINT) WITH ('connector' = 'print');
+INSERT INTO out SELECT k, SUM(`+sum+`) FROM gen GROUP BY k;`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return script
 }

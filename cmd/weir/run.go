@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -319,7 +320,8 @@ func newExplainCommand() *cobra.Command {
 // weir run --explain alike: each INSERT's operators with their changelog
 // modes, then the job's operator chains.
 func explain(w io.Writer, s *session.Session, path string) error {
-	s.Out = w
+	var plan bytes.Buffer // printed only whole: a failure prints nothing on stdout
+	s.Out = &plan
 	if err := s.ExplainInserts(); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -327,6 +329,7 @@ func explain(w io.Writer, s *session.Session, path string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	_, err = fmt.Fprint(w, "\n"+jg.Explain())
+	plan.WriteString("\n" + jg.Explain())
+	_, err = w.Write(plan.Bytes())
 	return err
 }
