@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -176,6 +177,11 @@ func jsonKind(v any) string {
 	return "a number"
 }
 
+// utcOffset ends a timestamp with an offset such as +02:00. Flink's json
+// format ('json.timestamp-format.standard' SQL or ISO-8601) fails such a
+// value for a TIMESTAMP and a TIMESTAMP_LTZ alike, rather than shift it.
+var utcOffset = regexp.MustCompile(`[ T]\d{2}:\d{2}(:\d{2}(\.\d*)?)?[+-]\d{2}:\d{2}$`)
+
 // scalarFromJSON reads a JSON number, string or boolean as type t, as
 // Flink's JsonToRowDataConverters do.
 func scalarFromJSON(v any, t types.Type) (any, error) {
@@ -195,6 +201,9 @@ func scalarFromJSON(v any, t types.Type) (any, error) {
 				return nil, fmt.Errorf("not base64 (BYTES are written and read as base64): %v", err)
 			}
 			return b, nil
+		}
+		if (t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ) && utcOffset.MatchString(x) {
+			return nil, fmt.Errorf("%q has a UTC offset, which Flink's json format takes for no timestamp (a TIMESTAMP_LTZ ends in 'Z')", x)
 		}
 		return ParseScalar(x, t)
 	case bool:

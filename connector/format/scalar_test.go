@@ -110,6 +110,8 @@ func TestJSONValues(t *testing.T) {
 		{tTimestamp, `"2026-11-30 8:00:00"`, `error: json: field "v" (TIMESTAMP(3)): "2026-11-30 8:00:00" is not a timestamp`},
 		{tTimestamp, `"2026-11-30 08:00:00.1234567891"`, `error: json: field "v" (TIMESTAMP(3)): "2026-11-30 08:00:00.1234567891" is not a timestamp`},
 		{tTimestamp, `"2026-11-30 08:00:00.5"`, "time 2026-11-30T08:00:00.5Z"},
+		{tTimestamp, `"2026-12-01T10:00:00.5+02:00"`, `error: json: field "v" (TIMESTAMP(3)): "2026-12-01T10:00:00.5+02:00" has a UTC offset, which Flink's json format takes for no timestamp (a TIMESTAMP_LTZ ends in 'Z')`},
+		{types.Type{Kind: types.TimestampLTZ, Precision: 3, Nullable: true}, `"2026-12-01 10:00:00-05:30"`, `error: json: field "v" (TIMESTAMP_LTZ(3)): "2026-12-01 10:00:00-05:30" has a UTC offset, which Flink's json format takes for no timestamp (a TIMESTAMP_LTZ ends in 'Z')`},
 		{tBytes, `"AAEC/w=="`, `bytes "\x00\x01\x02\xff"`},
 		{tBytes, `"not base64!"`, `error: json: field "v" (BYTES): not base64`},
 		{tString, `12.50`, "string 12.50"},
