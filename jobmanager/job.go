@@ -33,10 +33,13 @@ type Job struct {
 	ckDir    string
 	mu       struct {
 		sync.Mutex
-		rec         record
-		attempt     int
-		cancelled   bool // Cancel was called
-		suspended   bool // the JobManager is shutting down: the job resumes at its next start
+		rec       record
+		attempt   int
+		cancelled bool // Cancel was called
+		suspended bool // the JobManager is shutting down: the job resumes at its next start
+		// resumed: a restarted JobManager runs the job again; its first
+		// restore is recorded as a JobManager failover.
+		resumed     bool
 		checkpoints checkpointHistory
 	}
 }
@@ -100,15 +103,16 @@ func (j *Job) listen(e runtime.Event) {
 		j.mu.checkpoints.failed(e, now)
 	case runtime.EventRestored:
 		j.mu.checkpoints.restored(e, now)
+		if j.mu.resumed && j.mu.attempt == 0 {
+			j.mu.resumed = false
+			j.noteExceptionLocked(failoverException(e, now))
+		}
 	case runtime.EventCheckpointPending:
 		j.mu.checkpoints.pending(e)
 	case runtime.EventFailover:
 		j.mu.checkpoints.abandon("the job failed over", now)
 		j.mu.attempt = e.Attempt
-		j.mu.rec.Exceptions = append([]api.Exception{exceptionOf(e.Err, now)}, j.mu.rec.Exceptions...)
-		if len(j.mu.rec.Exceptions) > maxExceptions {
-			j.mu.rec.Exceptions = j.mu.rec.Exceptions[:maxExceptions]
-		}
+		j.noteExceptionLocked(exceptionOf(e.Err, now, j.graph, false))
 		j.mu.rec.Timestamps[api.StateRestarting] = now.UnixMilli()
 	}
 }
@@ -117,9 +121,12 @@ func (j *Job) listen(e runtime.Event) {
 // web.exception-history-size default).
 const maxExceptions = 16
 
-func exceptionOf(err error, now time.Time) api.Exception {
-	return api.Exception{ExceptionName: fmt.Sprintf("%T", err), Stacktrace: err.Error(), Timestamp: now.UnixMilli(),
-		FailureLabels: map[string]string{}, ConcurrentExceptions: []api.Exception{}}
+// noteExceptionLocked puts x first in the job's exception history.
+func (j *Job) noteExceptionLocked(x api.Exception) {
+	j.mu.rec.Exceptions = append([]api.Exception{x}, j.mu.rec.Exceptions...)
+	if len(j.mu.rec.Exceptions) > maxExceptions {
+		j.mu.rec.Exceptions = j.mu.rec.Exceptions[:maxExceptions]
+	}
 }
 
 // checkpointHistory is the job's checkpoints as the runtime reported them

@@ -141,7 +141,7 @@ func (m *Manager) resume(r record) {
 		now := time.Now()
 		j := &Job{id: r.ID, name: r.Name, ckDir: r.CheckpointDir}
 		j.mu.rec = r
-		j.mu.rec.Exceptions = append([]api.Exception{exceptionOf(err, now)}, r.Exceptions...)
+		j.mu.rec.Exceptions = append([]api.Exception{exceptionOf(err, now, nil, true)}, r.Exceptions...)
 		j.setStateLocked(api.StateFailed, now)
 		m.add(j, j.mu.rec)
 		m.persist(j)
@@ -284,6 +284,7 @@ func (m *Manager) start(r record, jg *graph.JobGraph, opts runtime.Options) (*Jo
 		}
 	}
 	now := time.Now()
+	j.mu.resumed = r.StartTime != 0 // a stored record, run again after a JobManager restart
 	if r.StartTime == 0 {
 		r.StartTime = now.UnixMilli()
 	}
@@ -355,7 +356,7 @@ func (m *Manager) await(j *Job) {
 	case j.mu.cancelled:
 		j.setStateLocked(api.StateCanceled, now)
 	case err != nil:
-		j.mu.rec.Exceptions = append([]api.Exception{exceptionOf(err, now)}, j.mu.rec.Exceptions...)
+		j.mu.rec.Exceptions = append([]api.Exception{exceptionOf(err, now, j.graph, false)}, j.mu.rec.Exceptions...)
 		j.setStateLocked(api.StateFailed, now)
 	default:
 		j.setStateLocked(api.StateFinished, now)

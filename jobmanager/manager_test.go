@@ -67,6 +67,14 @@ INSERT INTO out SELECT n FROM gen;`})
 	if len(cause) != 1 || !strings.Contains(cause[0].Stacktrace, blocker) {
 		t.Fatalf("the failed job's exceptions: %+v", cause)
 	}
+	// Flink's shape: a class name (never a Go type), the failing subtask
+	// as "Name (i/n)", and where it ran.
+	if c := cause[0]; c.ExceptionName != "org.apache.flink.runtime.JobException" ||
+		c.TaskName != "Source: gen -> Calc -> Sink: out (1/1)" ||
+		c.Location == "" || c.Location != c.Endpoint || c.TaskManagerID != c.Location+"-local" {
+		t.Fatalf("the failed job's exception: name %q, task %q, location %q, endpoint %q, taskManagerId %q",
+			c.ExceptionName, c.TaskName, c.Location, c.Endpoint, c.TaskManagerID)
+	}
 	m.Close()
 
 	m, err = Open(Options{Dir: dir})
@@ -93,6 +101,12 @@ INSERT INTO out SELECT n FROM gen;`})
 	restored := r.Checkpoints().Latest.Restored
 	if !strings.HasPrefix(restored.ExternalPath, filepath.Join(dir, "checkpoints", running.ID())+"/chk-") || restored.IsSavepoint {
 		t.Errorf("the resumed job restored %+v, want a checkpoint of its own", restored)
+	}
+	// The recovery shows in the history; it is no restart of the job.
+	h := r.Exceptions().ExceptionHistory.Entries
+	want := fmt.Sprintf("the job was recovered from checkpoint %d (%s)", restored.ID, restored.ExternalPath)
+	if len(h) != 1 || !strings.HasSuffix(h[0].Stacktrace, want) || h[0].FailureLabels["type"] != "JobManagerFailover" {
+		t.Errorf("the resumed job's exception history: %+v, want one entry ending %q", h, want)
 	}
 	if err := m.Cancel(cancelled.ID()); err == nil {
 		t.Error("cancelling a job cancelled before the restart worked")

@@ -98,10 +98,25 @@ func (dr *driver) loop(ctx context.Context) error {
 func (dr *driver) onExit(e exit) error {
 	dr.running--
 	if e.err != nil {
-		return fmt.Errorf("subtask %s failed: %w", e.id, e.err)
+		return &SubtaskFailedError{Subtask: e.id, Err: e.err}
 	}
 	return nil
 }
+
+// SubtaskFailedError is an attempt's failure that began in one subtask:
+// Err is what its run returned. The JobManager shows Subtask as the
+// exception's taskName.
+type SubtaskFailedError struct {
+	Subtask event.SubtaskID
+	Err     error
+}
+
+func (e *SubtaskFailedError) Error() string {
+	return fmt.Sprintf("subtask %s failed: %v", e.Subtask, e.Err)
+}
+
+// Unwrap returns the subtask's error.
+func (e *SubtaskFailedError) Unwrap() error { return e.Err }
 
 // stallCheckTicks is how many ticks apart the driver checks its sources
 // for stalls across subtasks: every 200 ms, the default interval at which

@@ -213,6 +213,7 @@ type Exception struct {
 	Stacktrace           string            `json:"stacktrace"`
 	Timestamp            int64             `json:"timestamp"`
 	TaskName             string            `json:"taskName,omitempty"`
+	Location             string            `json:"location,omitempty"`
 	Endpoint             string            `json:"endpoint,omitempty"`
 	TaskManagerID        string            `json:"taskManagerId,omitempty"`
 	FailureLabels        map[string]string `json:"failureLabels"`
