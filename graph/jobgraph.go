@@ -37,6 +37,16 @@ type JobGraph struct {
 	stream   *StreamGraph
 }
 
+// MaxParallelism is the job's configured max parallelism — Flink's
+// pipeline.max-parallelism, what its job details report — or -1 when the
+// program left it unset (each operator then has the default, 128).
+func (j *JobGraph) MaxParallelism() int {
+	if j.stream == nil || j.stream.MaxParallelism <= 0 {
+		return -1
+	}
+	return j.stream.MaxParallelism
+}
+
 // VertexOf returns the vertex holding node id.
 func (j *JobGraph) VertexOf(node int) *Vertex { return j.vertexOf[node] }
 

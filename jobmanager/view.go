@@ -96,10 +96,13 @@ func (j *Job) Details() api.JobDetails {
 	if j.graph == nil {
 		return d
 	}
+	// Flink's job-level maxParallelism is the configured one (its
+	// ExecutionConfig's, -1 unset), not a vertex's parallelism; each
+	// vertex reports its own number of key groups.
+	d.MaxParallelism = j.graph.MaxParallelism()
 	for _, v := range j.graph.Vertices {
 		jv := j.vertex(v, r, now)
 		d.Vertices = append(d.Vertices, jv)
-		d.MaxParallelism = max(d.MaxParallelism, v.Parallelism)
 		countState(&d.StatusCounts, jv.Status, 1)
 		d.Plan.Nodes = append(d.Plan.Nodes, j.planNode(v))
 	}

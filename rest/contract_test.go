@@ -199,6 +199,11 @@ func checkJobDetails(t *testing.T, c *cluster, id string, jg *graph.JobGraph, wa
 		d.Timestamps[api.StateFinished] != d.EndTime || len(d.Vertices) != len(jg.Vertices) || d.StatusCounts.Finished != len(jg.Vertices) {
 		t.Fatalf("job details: %+v", d)
 	}
+	// Flink's job-level maxParallelism is the configured
+	// pipeline.max-parallelism (-1: unset); each vertex has its key groups.
+	if d.MaxParallelism != -1 || d.Vertices[0].MaxParallelism != 128 {
+		t.Errorf("maxParallelism: job %d, first vertex %d; want -1 (unset) and 128", d.MaxParallelism, d.Vertices[0].MaxParallelism)
+	}
 	ids := map[string]bool{}
 	var sourceOut int64
 	for i, v := range d.Vertices {
