@@ -16,7 +16,7 @@ import (
 // Without it a DECIMAL field failed the checkpoint ("gob: type not
 // registered for interface: decimal.Decimal").
 func init() {
-	for _, v := range []any{decimal.Decimal{}, time.Time{}, map[any]any(nil), []any(nil)} {
+	for _, v := range []any{decimal.Decimal{}, time.Time{}, map[any]any(nil), []any(nil), MultisetValue(nil)} {
 		gob.Register(v)
 	}
 }

@@ -15,7 +15,8 @@ import (
 func TestValuesGoThroughGobAsInterfaces(t *testing.T) {
 	type row struct{ Fields []any }
 	in := row{Fields: []any{true, int64(7), 1.5, decimal.RequireFromString("12.30"), "s", []byte("b"),
-		time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), []any{int64(1), "x"}, map[any]any{"k": int64(2)}, nil}}
+		time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), []any{int64(1), "x"}, map[any]any{"k": int64(2)},
+		MultisetValue{{Elem: []any{int64(1), "x"}, Count: 2}, {Elem: "y", Count: 1}}, nil}}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(in); err != nil {
 		t.Fatal(err)

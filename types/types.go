@@ -20,6 +20,7 @@
 //	ARRAY<T>                        []any
 //	MAP<K, V>                       map[any]any
 //	ROW<…>                          []any
+//	MULTISET<T>                     MultisetValue
 //	NULL of any type                nil
 package types
 
@@ -56,11 +57,14 @@ const (
 	// Time is TIME(p), a wall-clock time of day. It comes last so that the
 	// kinds before it keep their numbers.
 	Time
+	// Multiset is MULTISET<T>, a bag: Elem is T. It comes after Time for
+	// the same reason.
+	Multiset
 )
 
 var kindNames = [...]string{"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE",
 	"DECIMAL", "CHAR", "VARCHAR", "STRING", "BYTES", "DATE", "TIMESTAMP", "TIMESTAMP_LTZ", "ARRAY", "MAP",
-	"ROW", "NULL", "TIME"}
+	"ROW", "NULL", "TIME", "MULTISET"}
 
 // String implements fmt.Stringer.
 func (k Kind) String() string { return kindNames[k] }
@@ -86,7 +90,8 @@ type Type struct {
 	Nullable  bool
 	Precision int // DECIMAL precision, CHAR/VARCHAR length, TIMESTAMP and TIME fractional digits
 	Scale     int // DECIMAL scale
-	// Elem is ARRAY's element type, MAP's value type; Key is MAP's key.
+	// Elem is ARRAY's and MULTISET's element type, MAP's value type; Key
+	// is MAP's key.
 	Elem, Key *Type
 	// Fields are ROW's fields.
 	Fields []Field
@@ -133,6 +138,8 @@ func (t Type) base() string {
 		return fmt.Sprintf("ARRAY<%s>", t.Elem)
 	case Map:
 		return fmt.Sprintf("MAP<%s, %s>", t.Key, t.Elem)
+	case Multiset:
+		return fmt.Sprintf("MULTISET<%s>", t.Elem)
 	case Row:
 		parts := make([]string, len(t.Fields))
 		for i, f := range t.Fields {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -266,6 +267,8 @@ func (j *JSON) appendValue(buf []byte, v any, t types.Type) ([]byte, error) {
 		return j.appendList(buf, x, t)
 	case map[any]any:
 		return j.appendMap(buf, x, t)
+	case types.MultisetValue:
+		return appendJSONMultiset(buf, x), nil
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			// Jackson's WRITE_NAN_AS_STRINGS: "NaN", "Infinity".
@@ -312,6 +315,28 @@ func (j *JSON) appendList(buf []byte, x []any, t types.Type) ([]byte, error) {
 		}
 	}
 	return append(buf, ']'), nil
+}
+
+// appendJSONMultiset writes a MULTISET as Flink's json format does, an
+// object of element to count, the element as its text (Flink takes only
+// string elements there); entries in the order of their text.
+func appendJSONMultiset(buf []byte, m types.MultisetValue) []byte {
+	keys := make([]string, len(m))
+	counts := make(map[string]int64, len(m))
+	for i, e := range m {
+		keys[i] = FormatScalar(e.Elem)
+		counts[keys[i]] += e.Count
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	buf = append(buf, '{')
+	for i, k := range keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = strconv.AppendInt(append(appendJSONString(buf, k), ':'), counts[k], 10)
+	}
+	return append(buf, '}')
 }
 
 func (j *JSON) appendMap(buf []byte, x map[any]any, t types.Type) ([]byte, error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -171,6 +172,8 @@ func nested(v any, t *types.Type) string {
 		}
 		sort.Strings(parts)
 		return "{" + strings.Join(parts, ", ") + "}"
+	case types.MultisetValue:
+		return multiset(x, t)
 	}
 	if t == nil {
 		return format.FormatScalar(v)
@@ -233,3 +236,18 @@ func (w *writer) Flush(bool) error                                   { return ni
 func (w *writer) PrepareCommit(event.CheckpointID) ([][]byte, error) { return nil, nil }
 func (w *writer) SnapshotState(event.CheckpointID) ([]byte, error)   { return nil, nil }
 func (w *writer) Close() error                                       { return nil }
+
+// multiset prints a MULTISET as Flink prints its Map of element to count:
+// {a=2, b=1}, entries in the order of their text (Flink's is a HashMap's).
+func multiset(m types.MultisetValue, t *types.Type) string {
+	var et *types.Type
+	if t != nil && t.Kind == types.Multiset {
+		et = t.Elem
+	}
+	parts := make([]string, len(m))
+	for i, e := range m {
+		parts[i] = nested(e.Elem, et) + "=" + strconv.FormatInt(e.Count, 10)
+	}
+	sort.Strings(parts)
+	return "{" + strings.Join(parts, ", ") + "}"
+}

@@ -103,6 +103,19 @@ func TestPrintsNestedLikeFlink(t *testing.T) {
 	}
 }
 
+// A MULTISET prints as Flink prints its map of element to count.
+func TestPrintsMultisetLikeFlink(t *testing.T) {
+	integer := types.Type{Kind: types.Int, Nullable: true}
+	mt := types.Type{Kind: types.Multiset, Elem: &integer}
+	m := types.MultisetValue{{Elem: int64(2), Count: 1}, {Elem: int64(1), Count: 3}}
+	if got, want := JavaField(m, mt), "{1=3, 2=1}"; got != want {
+		t.Fatalf("printed %q, want %q", got, want)
+	}
+	if got, want := JavaField(types.MultisetValue{}, mt), "{}"; got != want {
+		t.Fatalf("printed %q, want %q", got, want)
+	}
+}
+
 // TestPrintsTimeAsLocalTime: a TIME prints as java.time.LocalTime's
 // toString, the object Flink's print sink converts it to: seconds only when
 // they or the fraction are not zero, the fraction in groups of three.

@@ -56,10 +56,14 @@ const (
 	// NULLs included, or Default when there are not that many rows
 	// (Flink's LagAggFunction). Insert-only input; OVER aggregation only.
 	Lag
+	// Collect is COLLECT(x): the MULTISET of the non-NULL values, each
+	// with how many rows hold it; a retraction takes one occurrence away.
+	// MULTISET<T> NOT NULL, empty when no value was aggregated.
+	Collect
 )
 
 var aggNames = [...]string{"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG", "FIRST_VALUE", "LAST_VALUE",
-	"LISTAGG", "VAR_POP", "VAR_SAMP", "STDDEV_POP", "STDDEV_SAMP", "LAG"}
+	"LISTAGG", "VAR_POP", "VAR_SAMP", "STDDEV_POP", "STDDEV_SAMP", "LAG", "COLLECT"}
 
 // String is the function's SQL name (COUNT, SUM, VAR_SAMP, …), as EXPLAIN
 // prints it; an unknown kind prints as AggKind(n).
@@ -117,7 +121,7 @@ func (c AggCall) String() string {
 
 func checkAggs(calls []AggCall, twoPhase bool) error {
 	for _, c := range calls {
-		if c.Kind > Lag {
+		if c.Kind > Collect {
 			return fmt.Errorf("%w: unknown aggregate kind %d", ErrInvalidOptions, c.Kind)
 		}
 		if c.Kind != CountStar && c.Arg < 0 {
@@ -392,6 +396,8 @@ func (a *aggregator) result(acc []any) []any {
 			out[i] = lagResult(c, v)
 		case c.Kind == CountStar || c.Kind == Count:
 			out[i] = n
+		case c.Kind == Collect:
+			out[i] = collectResult(v)
 		case n <= 0 || v == nil:
 			out[i] = nil
 		case c.Kind >= ListAgg || a.listKind(c.Kind):

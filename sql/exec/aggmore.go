@@ -16,6 +16,8 @@ import (
 //
 //	VAR_POP … STDDEV_SAMP            [Σx, Σx²] in the argument's arithmetic
 //	LISTAGG, FIRST/LAST (retracting)  [values in arrival order, pending retractions]
+//
+// COLLECT's running value is a types.MultisetValue, which RowCodec stores too.
 
 // listKind reports whether k keeps its values as a list.
 func (a *aggregator) listKind(k AggKind) bool {
@@ -33,6 +35,9 @@ func (a *aggregator) foldMore(acc []any, vi int, c AggCall, v any, sign int64) (
 		return true, err
 	case a.listKind(c.Kind):
 		acc[vi] = foldList(acc[vi], v, sign)
+		return true, nil
+	case c.Kind == Collect:
+		acc[vi] = multisetAdd(multisetOf(acc[vi]), v, sign)
 		return true, nil
 	case c.Kind == Lag:
 		if sign < 0 {
@@ -152,6 +157,9 @@ func (a *aggregator) mergeMore(acc []any, vi int, c AggCall, pv any) (ok bool, e
 		return true, err
 	case a.listKind(c.Kind):
 		acc[vi] = mergeLists(acc[vi], pv)
+		return true, nil
+	case c.Kind == Collect:
+		acc[vi] = mergeMultisets(multisetOf(acc[vi]), multisetOf(pv))
 		return true, nil
 	case c.Kind == Lag:
 		return true, fmt.Errorf("%w: %s cannot merge partial accumulators", ErrInvalidOptions, c)

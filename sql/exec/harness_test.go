@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/heap"
 	"github.com/weirstream/weir/state/pebble"
+	"github.com/weirstream/weir/types"
 )
 
 const maxPar = keygroup.DefaultMaxParallelism
@@ -358,6 +360,13 @@ func formatValue(v any) string {
 			return "'" + x + "'"
 		}
 		return x
+	case types.MultisetValue:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = fmt.Sprintf("%s=%d", formatValue(e.Elem), e.Count)
+		}
+		slices.Sort(parts)
+		return "{" + strings.Join(parts, ", ") + "}"
 	}
 	return fmt.Sprint(v)
 }

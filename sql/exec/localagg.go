@@ -40,7 +40,7 @@ func (o *LocalAggOptions) Validate() error {
 		return err
 	}
 	for _, c := range o.Agg.Aggs {
-		if c.Kind >= ListAgg {
+		if c.Kind >= ListAgg && c.Kind != Collect { // COLLECT merges its bags by adding counts
 			return fmt.Errorf("%w: %s cannot run in two phases; set 'table.optimizer.agg-phase-strategy' = 'ONE_PHASE'", ErrInvalidOptions, c)
 		}
 		if (c.Kind == Min || c.Kind == Max) && !o.Agg.InputInsertOnly {

@@ -1,6 +1,9 @@
 package exec
 
-import "github.com/weirstream/weir/state"
+import (
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/types"
+)
 
 var _ state.Copier[[]any] = RowCodec{}
 
@@ -32,6 +35,8 @@ func copyValue(v any) any {
 			m[copyValue(k)] = copyValue(e)
 		}
 		return m
+	case types.MultisetValue:
+		return copyMultiset(x)
 	}
 	return v
 }

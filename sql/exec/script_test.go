@@ -184,7 +184,7 @@ func msArg(t *testing.T, td *datadriven.TestData, key string) time.Duration {
 
 func aggsArg(t *testing.T, td *datadriven.TestData) []AggCall {
 	kinds := map[string]AggKind{"count": Count, "sum": Sum, "min": Min, "max": Max, "avg": Avg,
-		"first": FirstValue, "last": LastValue}
+		"first": FirstValue, "last": LastValue, "collect": Collect}
 	arg, _ := td.Arg("aggs")
 	var out []AggCall
 	for _, v := range arg.Vals {

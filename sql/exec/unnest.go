@@ -6,12 +6,14 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/types"
 )
 
 // UnnestOptions configure an Unnest.
 type UnnestOptions struct {
 	// Collection evaluates the UNNEST argument over the input row: an
-	// ARRAY ([]any) or a MAP (map[any]any); nil (SQL NULL) has no elements.
+	// ARRAY ([]any), a MAP (map[any]any) or a MULTISET
+	// (types.MultisetValue); nil (SQL NULL) has no elements.
 	Collection func(fields []any) (any, error)
 	// RowElems expands each element, a ROW ([]any), into its fields (an
 	// ARRAY of ROWs unnests into one column per field); default: the
@@ -103,8 +105,25 @@ func (u *Unnest) elements(c any) ([][]any, error) {
 			out[i] = []any{k, x[k]}
 		}
 		return out, nil
+	case types.MultisetValue:
+		return u.multisetElements(x), nil
 	}
-	return nil, fmt.Errorf("sql/exec: UNNEST of a %T: want an ARRAY or a MAP", c)
+	return nil, fmt.Errorf("sql/exec: UNNEST of a %T: want an ARRAY, a MAP or a MULTISET", c)
+}
+
+// multisetElements repeats each element of a MULTISET as often as the bag
+// holds it, the elements in value order (Flink's order is its HashMap's,
+// so any order is Flink's order of some run).
+func (u *Unnest) multisetElements(m types.MultisetValue) [][]any {
+	m = slices.Clone(m)
+	slices.SortFunc(m, func(a, b types.MultisetEntry) int { return compareValues(a.Elem, b.Elem) })
+	var out [][]any
+	for _, e := range m {
+		for range e.Count {
+			out = append(out, u.element(e.Elem))
+		}
+	}
+	return out
 }
 
 // element is the columns of one array element: a ROW's fields (NULL

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shopspring/decimal"
 	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/types"
 )
 
 // Type tags of the value encoding. They are part of the snapshot format:
@@ -28,6 +29,8 @@ const (
 	tagArray   = 9
 	tagMap     = 10
 	tagInt     = 11
+	// tagMultiset is a MULTISET: entries, then each element and its count.
+	tagMultiset = 12
 	// tagOther marks, in key encodings only, a value of a type the SQL
 	// layer does not produce, encoded as its Go-syntax representation.
 	tagOther = 255
@@ -72,6 +75,8 @@ func appendValue(buf []byte, v any, norm bool) []byte {
 		return buf
 	case map[any]any:
 		return appendMap(buf, x, norm)
+	case types.MultisetValue:
+		return appendMultiset(buf, x, norm)
 	}
 	return appendOther(buf, v, norm)
 }
@@ -96,7 +101,7 @@ func appendOther(buf []byte, v any, norm bool) []byte {
 		return appendValue(buf, float64(x), norm)
 	default:
 		if !norm {
-			panic(fmt.Sprintf("sql/exec: cannot encode a %T in state; SQL values are bool, int64, float64, decimal.Decimal, string, []byte, time.Time, []any and map[any]any", v))
+			panic(fmt.Sprintf("sql/exec: cannot encode a %T in state; SQL values are bool, int64, float64, decimal.Decimal, string, []byte, time.Time, []any, map[any]any and types.MultisetValue", v))
 		}
 		return appendBytes(append(buf, tagOther), fmt.Appendf(nil, "%#v", v))
 	}
@@ -263,6 +268,8 @@ func (r *reader) value(depth int) any {
 		return r.array(depth)
 	case tagMap:
 		return r.mapValue(depth)
+	case tagMultiset:
+		return r.multiset(depth)
 	default:
 		r.fail("unknown type tag %d", tag)
 		return nil
@@ -316,7 +323,7 @@ func (r *reader) mapValue(depth int) any {
 
 func isComparable(v any) bool {
 	switch v.(type) {
-	case []any, []byte, map[any]any:
+	case []any, []byte, map[any]any, types.MultisetValue:
 		return false
 	}
 	return true

@@ -152,7 +152,7 @@ func noopCast(from, to types.Type) bool {
 		return to.Precision >= min(from.Precision, types.MaxTimePrecision)
 	case from.Kind == to.Kind && (from.Kind == types.Boolean || from.Kind == types.Date || from.Kind == types.Bytes):
 		return from.Kind != types.Bytes || to.Precision <= 0 || to.Precision >= from.Precision && from.Precision > 0
-	case from.Kind == to.Kind && from.Kind == types.Array:
+	case from.Kind == to.Kind && (from.Kind == types.Array || from.Kind == types.Multiset):
 		return noopCast(*from.Elem, *to.Elem)
 	case from.Kind == to.Kind && from.Kind == types.Map:
 		return noopCast(*from.Key, *to.Key) && noopCast(*from.Elem, *to.Elem)

@@ -10,7 +10,7 @@ import (
 
 func init() {
 	register("ROW", 1, -1, "value, …", rowCtor)
-	register("CARDINALITY", 1, 1, "ARRAY or MAP", func(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
+	register("CARDINALITY", 1, 1, "ARRAY, MAP or MULTISET", func(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
 		if err := expect(call, a, famCollection); err != nil {
 			return nil, err
 		}
@@ -20,6 +20,8 @@ func init() {
 				return int64(len(x)), nil
 			case map[any]any:
 				return int64(len(x)), nil
+			case types.MultisetValue:
+				return x.Size(), nil
 			}
 			return nil, typeError(v[0], a[0].Type)
 		}), nil
@@ -129,7 +131,7 @@ func (c *compiler) mapCtor(x *parser.MapCtor) (*Compiled, error) {
 // hashableType reports key types whose Go values work as map keys.
 func hashableType(t types.Type) bool {
 	switch t.Kind {
-	case types.Array, types.Map, types.Row, types.Bytes:
+	case types.Array, types.Map, types.Row, types.Bytes, types.Multiset:
 		return false
 	}
 	return true

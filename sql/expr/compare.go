@@ -11,7 +11,7 @@ import (
 // equality only).
 func ordered(t types.Type) bool {
 	switch t.Kind {
-	case types.Array, types.Map, types.Row:
+	case types.Array, types.Map, types.Row, types.Multiset:
 		return false
 	}
 	return true

@@ -70,6 +70,15 @@ func ValueString(v any, t types.Type, loc *time.Location) string {
 			}
 			return "(" + strings.Join(parts, ", ") + ")"
 		}
+	case types.Multiset:
+		if m, ok := v.(types.MultisetValue); ok && t.Elem != nil {
+			parts := make([]string, len(m))
+			for i, e := range m {
+				parts[i] = ValueString(e.Elem, *t.Elem, loc) + "=" + strconv.FormatInt(e.Count, 10)
+			}
+			sort.Strings(parts) // Flink's order is its HashMap's; ours is made deterministic
+			return "{" + strings.Join(parts, ", ") + "}"
+		}
 	case types.Map:
 		if m, ok := v.(map[any]any); ok && t.Key != nil && t.Elem != nil {
 			parts := make([]string, 0, len(m))
@@ -115,6 +124,13 @@ func untypedString(v any) string {
 		parts := make([]string, 0, len(x))
 		for k, e := range x {
 			parts = append(parts, untypedString(k)+"="+untypedString(e))
+		}
+		sort.Strings(parts)
+		return "{" + strings.Join(parts, ", ") + "}"
+	case types.MultisetValue:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = untypedString(e.Elem) + "=" + strconv.FormatInt(e.Count, 10)
 		}
 		sort.Strings(parts)
 		return "{" + strings.Join(parts, ", ") + "}"

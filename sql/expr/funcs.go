@@ -261,7 +261,7 @@ const (
 	famStrOrBin
 	famArray
 	famMap
-	famCollection // ARRAY or MAP
+	famCollection // ARRAY, MAP or MULTISET
 	famTimeOrStr  // a temporal value or a string holding one
 	famClock      // DATE, TIME, TIMESTAMP, TIMESTAMP_LTZ (EXTRACT)
 )
@@ -269,7 +269,7 @@ const (
 var famNames = map[family]string{
 	famAny: "ANY", famNumeric: "NUMERIC", famInteger: "INTEGER", famString: "STRING", famBool: "BOOLEAN",
 	famTemporal: "DATE or TIMESTAMP", famTimestamp: "TIMESTAMP", famStrOrBin: "STRING or BYTES",
-	famArray: "ARRAY", famMap: "MAP", famCollection: "ARRAY or MAP", famTimeOrStr: "TIMESTAMP or STRING",
+	famArray: "ARRAY", famMap: "MAP", famCollection: "ARRAY, MAP or MULTISET", famTimeOrStr: "TIMESTAMP or STRING",
 	famClock: "DATE, TIME or TIMESTAMP",
 }
 
@@ -303,7 +303,7 @@ func (f family) accepts(x *Compiled) bool {
 	case famMap:
 		return t.Kind == types.Map
 	case famCollection:
-		return t.Kind == types.Array || t.Kind == types.Map
+		return t.Kind == types.Array || t.Kind == types.Map || t.Kind == types.Multiset
 	case famTimeOrStr:
 		return isTemporal(t) || t.IsString()
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -139,7 +140,8 @@ func cmp3(less, greater bool) int {
 }
 
 // valuesEqual is SQL equality of two non-NULL values of one domain,
-// structural for arrays, maps and rows (where NULL elements equal).
+// structural for arrays, maps, rows and multisets (where NULL elements
+// equal).
 func valuesEqual(a, b any) bool {
 	switch x := a.(type) {
 	case float64:
@@ -168,9 +170,27 @@ func valuesEqual(a, b any) bool {
 			}
 		}
 		return true
+	case types.MultisetValue:
+		y, ok := b.(types.MultisetValue)
+		return ok && multisetsEqual(x, y)
 	}
 	c, ok := compareValues(a, b)
 	return ok && c == 0
+}
+
+// multisetsEqual reports whether two bags hold the same elements the same
+// number of times, whatever the order of their entries.
+func multisetsEqual(x, y types.MultisetValue) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for _, e := range x {
+		i := slices.IndexFunc(y, func(f types.MultisetEntry) bool { return nullSafeEqual(e.Elem, f.Elem) })
+		if i < 0 || y[i].Count != e.Count {
+			return false
+		}
+	}
+	return true
 }
 
 func nullSafeEqual(a, b any) bool {

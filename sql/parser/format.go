@@ -334,8 +334,8 @@ func (f *formatter) typ(t types.Type) {
 		f.printf("DECIMAL(%d, %d)", t.Precision, t.Scale)
 	case types.Char, types.Varchar, types.Timestamp, types.TimestampLTZ, types.Time:
 		f.printf("%s(%d)", t.Kind, t.Precision)
-	case types.Array:
-		f.WriteString("ARRAY<")
+	case types.Array, types.Multiset:
+		f.WriteString(t.Kind.String() + "<")
 		f.typ(*t.Elem)
 		f.WriteString(">")
 	case types.Map:

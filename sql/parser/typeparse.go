@@ -22,7 +22,7 @@ const (
 
 var typeNames = []string{"BOOLEAN", "TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT", "FLOAT",
 	"REAL", "DOUBLE", "DECIMAL", "DEC", "NUMERIC", "CHAR", "CHARACTER", "VARCHAR", "STRING",
-	"BINARY", "VARBINARY", "BYTES", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "ARRAY", "MAP", "ROW"}
+	"BINARY", "VARBINARY", "BYTES", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "ARRAY", "MAP", "ROW", "MULTISET"}
 
 // parseType reads a data type and an optional NOT NULL / NULL, then any
 // postfix ARRAY (INT ARRAY is ARRAY<INT>).
@@ -93,12 +93,15 @@ func (p *parser) parseBaseType() types.Type {
 	case "TIMESTAMP_LTZ":
 		t.Kind = types.TimestampLTZ
 		t.Precision = p.parseLength("TIMESTAMP_LTZ precision", 0, 9, defaultTimestampPrecision)
-	case "ARRAY":
+	case "ARRAY", "MULTISET":
 		t.Kind = types.Array
-		open := p.expectAngle("ARRAY")
+		if tok.upper == "MULTISET" {
+			t.Kind = types.Multiset
+		}
+		open := p.expectAngle(tok.upper)
 		elem := p.parseType()
 		t.Elem = &elem
-		p.expectClose(">", open, "ARRAY<…>")
+		p.expectClose(">", open, tok.upper+"<…>")
 	case "MAP":
 		p.parseMap(&t)
 	case "ROW":
@@ -111,7 +114,7 @@ func (p *parser) parseBaseType() types.Type {
 
 func (p *parser) failUnknownType(tok token) {
 	switch tok.upper {
-	case "MULTISET", "RAW", "INTERVAL", "NULL", "SYMBOL", "STRUCTURED_TYPE", "VARIANT":
+	case "RAW", "INTERVAL", "NULL", "SYMBOL", "STRUCTURED_TYPE", "VARIANT":
 		p.fail(tok.pos, "", "type %s is not supported", tok.upper)
 	}
 	hint := ""

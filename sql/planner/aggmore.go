@@ -14,8 +14,7 @@ import (
 // unplannedAggregates explains the aggregate functions of Flink that Weir
 // does not plan.
 var unplannedAggregates = map[string]string{
-	"COLLECT":               "COLLECT returns a MULTISET, a type Weir does not have; ARRAY_AGG and LISTAGG are the nearest",
-	"ARRAY_AGG":             "use LISTAGG(x, sep) for strings",
+	"ARRAY_AGG":             "use COLLECT(x), a MULTISET, or LISTAGG(x, sep) for strings",
 	"JSON_OBJECTAGG":        "build the object with LISTAGG over JSON_OBJECT pieces",
 	"JSON_ARRAYAGG":         "build the array with LISTAGG over JSON strings",
 	"APPROX_COUNT_DISTINCT": "use COUNT(DISTINCT x)",
@@ -28,7 +27,7 @@ var unplannedAggregates = map[string]string{
 func unplannedAggregate(f *parser.FuncCall) error {
 	hint := unplannedAggregates[f.Name]
 	if hint == "" {
-		hint = "the aggregates Weir computes are COUNT, SUM, MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LISTAGG, " +
+		hint = "the aggregates Weir computes are COUNT, SUM, MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LISTAGG, COLLECT, " +
 			"VAR_POP, VAR_SAMP, VARIANCE, STDDEV_POP, STDDEV_SAMP, STDDEV"
 	}
 	return &Error{Pos: f.Pos, Msg: fmt.Sprintf("aggregate function %s is not supported", f.Name), Hint: hint}

@@ -13,6 +13,7 @@ import (
 
 var aggKinds = map[string]exec.AggKind{"COUNT": exec.Count, "SUM": exec.Sum, "MIN": exec.Min, "MAX": exec.Max,
 	"AVG": exec.Avg, "FIRST_VALUE": exec.FirstValue, "LAST_VALUE": exec.LastValue, "LISTAGG": exec.ListAgg,
+	"COLLECT": exec.Collect,
 	"VAR_POP": exec.VarPop, "VAR_SAMP": exec.VarSamp, "VARIANCE": exec.VarSamp,
 	"STDDEV_POP": exec.StddevPop, "STDDEV_SAMP": exec.StddevSamp, "STDDEV": exec.StddevSamp}
 
@@ -295,6 +296,8 @@ func aggResultType(c exec.AggCall, cols []expr.Column) types.Type {
 	switch c.Kind {
 	case exec.ListAgg:
 		return types.Type{Kind: types.String, Nullable: true}
+	case exec.Collect:
+		return types.Type{Kind: types.Multiset, Elem: &t}
 	case exec.Sum:
 		switch {
 		case t.IsInteger():

@@ -125,27 +125,27 @@ func (p *Planner) unnest(in *Rel, u *parser.Unnest, left bool) (*Rel, error) {
 
 // unnestColumns are the columns an element of a collection of type t
 // gives, named as Flink names them until an alias renames them: an
-// ARRAY of ROWs its fields, an ARRAY of anything else one column EXPR$0,
+// ARRAY (or MULTISET) of ROWs its fields, of anything else one column EXPR$0,
 // a MAP KEY and VALUE; WITH ORDINALITY appends ORDINALITY.
 func unnestColumns(u *parser.Unnest, t types.Type) (exec.UnnestOptions, []expr.Column, error) {
 	var opts exec.UnnestOptions
 	var cols []expr.Column
 	switch {
-	case t.Kind == types.Array && t.Elem.Kind == types.Row:
+	case (t.Kind == types.Array || t.Kind == types.Multiset) && t.Elem.Kind == types.Row:
 		opts.RowElems, opts.Width = true, len(t.Elem.Fields)
 		for _, f := range t.Elem.Fields {
 			ft := f.Type
 			ft.Nullable = ft.Nullable || t.Elem.Nullable
 			cols = append(cols, expr.Column{Name: f.Name, Type: ft})
 		}
-	case t.Kind == types.Array:
+	case t.Kind == types.Array || t.Kind == types.Multiset:
 		opts.Width = 1
 		cols = append(cols, expr.Column{Name: "EXPR$0", Type: *t.Elem})
 	case t.Kind == types.Map:
 		opts.Width = 2
 		cols = append(cols, expr.Column{Name: "KEY", Type: *t.Key}, expr.Column{Name: "VALUE", Type: *t.Elem})
 	default:
-		return opts, nil, &Error{Pos: u.Exprs[0].Position(), Msg: fmt.Sprintf("UNNEST takes an ARRAY or a MAP, not %s (%s)", t, parser.Format(u.Exprs[0])),
+		return opts, nil, &Error{Pos: u.Exprs[0].Position(), Msg: fmt.Sprintf("UNNEST takes an ARRAY, a MAP or a MULTISET, not %s (%s)", t, parser.Format(u.Exprs[0])),
 			Hint: "unnest a collection column, e.g. CROSS JOIN UNNEST(t.tags) AS x(tag)"}
 	}
 	for i := range cols {
