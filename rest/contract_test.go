@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -203,6 +204,16 @@ func checkJobDetails(t *testing.T, c *cluster, id string, jg *graph.JobGraph, wa
 	// pipeline.max-parallelism (-1: unset); each vertex has its key groups.
 	if d.MaxParallelism != -1 || d.Vertices[0].MaxParallelism != 128 {
 		t.Errorf("maxParallelism: job %d, first vertex %d; want -1 (unset) and 128", d.MaxParallelism, d.Vertices[0].MaxParallelism)
+	}
+	var st api.JobStatus
+	hasKeys(t, "status", get(t, c, "/jobs/"+id+"/status", &st), "status")
+	if st.Status != api.StateFinished {
+		t.Errorf("/jobs/:id/status: %+v, want FINISHED", st)
+	}
+	var plan api.JobPlan
+	hasKeys(t, "plan", get(t, c, "/v1/jobs/"+id+"/plan", &plan), "plan")
+	if !reflect.DeepEqual(plan.Plan, d.Plan) {
+		t.Errorf("/jobs/:id/plan: %+v, want the plan of /jobs/:id %+v", plan.Plan, d.Plan)
 	}
 	ids := map[string]bool{}
 	var sourceOut int64

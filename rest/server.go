@@ -155,6 +155,8 @@ var routes = []route{
 		"?subtasks=all adds each vertex's subtasks (Weir's; page them with /vertices/:vertexid?offset=&limit=).", nil, api.JobDetails{}},
 	{"PATCH", "/jobs/{jobid}", (*Server).cancelJob, "Cancel the job (?mode=cancel, optional). 409 if it is not running or being cancelled already.",
 		nil, struct{}{}},
+	{"GET", "/jobs/{jobid}/status", (*Server).jobStatus, "The job's state alone (what tools poll).", nil, api.JobStatus{}},
+	{"GET", "/jobs/{jobid}/plan", (*Server).jobPlan, "The job's dataflow plan (as in /jobs/{jobid}).", nil, api.JobPlan{}},
 	{"GET", "/jobs/{jobid}/exceptions", (*Server).exceptions, "The job's failures, newest first.", nil, api.JobExceptions{}},
 	{"GET", "/jobs/{jobid}/checkpoints", (*Server).checkpoints, "Checkpoint counts, summary, latest and history.", nil, api.CheckpointingStatistics{}},
 	{"GET", "/jobs/{jobid}/checkpoints/details/{checkpointid}", (*Server).checkpoint, "One checkpoint with its per-vertex parts.",
@@ -406,6 +408,18 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, struct{}{})
+}
+
+func (s *Server) jobStatus(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		writeJSON(w, http.StatusOK, api.JobStatus{Status: j.State()})
+	}
+}
+
+func (s *Server) jobPlan(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		writeJSON(w, http.StatusOK, api.JobPlan{Plan: j.Details().Plan})
+	}
 }
 
 func (s *Server) exceptions(w http.ResponseWriter, r *http.Request) {

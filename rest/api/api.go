@@ -168,6 +168,16 @@ type PlanInput struct {
 	Exchange     string `json:"exchange"`
 }
 
+// JobStatus is GET /jobs/:jobid/status (Flink's JobStatusInfo).
+type JobStatus struct {
+	Status string `json:"status"`
+}
+
+// JobPlan is GET /jobs/:jobid/plan (Flink's JobPlanInfo).
+type JobPlan struct {
+	Plan Plan `json:"plan"`
+}
+
 // Plan is the job's graph of vertices.
 type Plan struct {
 	JID   string     `json:"jid"`
