@@ -98,3 +98,7 @@ func failoverException(e runtime.Event, now time.Time) api.Exception {
 			"the job was recovered from checkpoint %d (%s)", e.Checkpoint, e.Path),
 		FailureLabels: map[string]string{"type": "JobManagerFailover"}, ConcurrentExceptions: []api.Exception{}}
 }
+
+// TaskManager is the JobManager's one TaskManager (its slots run in this
+// process): its id, as exceptions name it, and its location.
+func TaskManager() (id, location string) { return localTaskManager.id(), localTaskManager.location() }

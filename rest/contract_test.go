@@ -210,6 +210,15 @@ func checkJobDetails(t *testing.T, c *cluster, id string, jg *graph.JobGraph, wa
 	if st.Status != api.StateFinished {
 		t.Errorf("/jobs/:id/status: %+v, want FINISHED", st)
 	}
+	var ov api.Overview
+	get(t, c, "/overview", &ov)
+	var tms api.TaskManagers
+	hasKeys(t, "taskmanager", get(t, c, "/taskmanagers", &tms)["taskmanagers"].([]any)[0],
+		"id", "path", "dataPort", "jmxPort", "timeSinceLastHeartbeat", "slotsNumber", "freeSlots", "hardware")
+	if len(tms.TaskManagers) != ov.TaskManagers || tms.TaskManagers[0].SlotsNumber != ov.SlotsTotal ||
+		tms.TaskManagers[0].FreeSlots != ov.SlotsAvailable || tms.TaskManagers[0].ID == "" {
+		t.Errorf("/taskmanagers %+v disagrees with /overview %+v", tms, ov)
+	}
 	var plan api.JobPlan
 	hasKeys(t, "plan", get(t, c, "/v1/jobs/"+id+"/plan", &plan), "plan")
 	if !reflect.DeepEqual(plan.Plan, d.Plan) {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -147,6 +148,8 @@ var routes = []route{
 	{"GET", "/overview", (*Server).overview, "The cluster at a glance: slots and jobs by state.", nil, api.Overview{}},
 	{"GET", "/config", (*Server).config, "What the dashboard needs to know: version, time zone, features.", nil, api.Config{}},
 	{"GET", "/jobmanager/config", (*Server).jobManagerConfig, "The JobManager's configuration (secrets hidden).", nil, []configEntry{}},
+	{"GET", "/taskmanagers", (*Server).taskManagers, "The one TaskManager (its slots run in the JobManager's process), as /overview counts it.",
+		nil, api.TaskManagers{}},
 	{"GET", "/jobs", (*Server).listJobs, "Every job's id and state.", nil, api.JobIDsWithStatus{}},
 	{"POST", "/jobs", (*Server).submit, "Submit a Flink SQL script as a job (Weir's body; Flink's reply). Needs web.submit.enable and the token.",
 		api.JobSubmitRequest{}, api.JobSubmitResponse{}},
@@ -408,6 +411,14 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, struct{}{})
+}
+
+func (s *Server) taskManagers(w http.ResponseWriter, _ *http.Request) {
+	total, free := s.m.Slots()
+	id, path := jobmanager.TaskManager()
+	tm := api.TaskManagerInfo{ID: id, Path: path, JmxPort: -1, SlotsNumber: total, FreeSlots: free,
+		Hardware: api.TaskManagerHardware{CPUCores: goruntime.NumCPU()}}
+	writeJSON(w, http.StatusOK, api.TaskManagers{TaskManagers: []api.TaskManagerInfo{tm}})
 }
 
 func (s *Server) jobStatus(w http.ResponseWriter, r *http.Request) {

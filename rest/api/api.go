@@ -168,6 +168,33 @@ type PlanInput struct {
 	Exchange     string `json:"exchange"`
 }
 
+// TaskManagers is GET /taskmanagers (Flink's TaskManagersInfo).
+type TaskManagers struct {
+	TaskManagers []TaskManagerInfo `json:"taskmanagers"`
+}
+
+// TaskManagerInfo is one TaskManager: Weir's JobManager has one, whose
+// slots run in its own process (Path is its location, DataPort 0: its
+// subtasks exchange records in memory).
+type TaskManagerInfo struct {
+	ID                     string              `json:"id"`
+	Path                   string              `json:"path"`
+	DataPort               int                 `json:"dataPort"`
+	JmxPort                int                 `json:"jmxPort"`
+	TimeSinceLastHeartbeat int64               `json:"timeSinceLastHeartbeat"`
+	SlotsNumber            int                 `json:"slotsNumber"`
+	FreeSlots              int                 `json:"freeSlots"`
+	Hardware               TaskManagerHardware `json:"hardware"`
+}
+
+// TaskManagerHardware is Flink's HardwareDescription.
+type TaskManagerHardware struct {
+	CPUCores       int   `json:"cpuCores"`
+	PhysicalMemory int64 `json:"physicalMemory"`
+	FreeMemory     int64 `json:"freeMemory"`
+	ManagedMemory  int64 `json:"managedMemory"`
+}
+
 // JobStatus is GET /jobs/:jobid/status (Flink's JobStatusInfo).
 type JobStatus struct {
 	Status string `json:"status"`
