@@ -60,7 +60,7 @@ func writeCSV(path string, rows []Row) error {
 			head = append(head, "flink_process_cpu_s")
 		}
 		head = append(head, e+"_checkpoints", e+"_error", e+"_steady_events_per_core_s", e+"_state_backend", e+"_heap_cap_bytes",
-			e+"_checkpoint_mean_ms", e+"_checkpoint_max_ms", e+"_checkpoint_mean_bytes", e+"_checkpoint_max_bytes",
+			e+"_checkpoint_mean_ms", e+"_checkpoint_p50_ms", e+"_checkpoint_p99_ms", e+"_checkpoint_max_ms", e+"_checkpoint_mean_bytes", e+"_checkpoint_max_bytes",
 			e+"_rows", e+"_changes")
 	}
 	w.Write(append(head, "ratio", "steady_ratio", "rows_differ"))
@@ -99,7 +99,7 @@ func csvMeasured(m *Measured, events int64, process bool) []string {
 // csvExtra are the columns issue 16 added.
 func csvExtra(m *Measured, warmup int64) []string {
 	if m == nil {
-		return make([]string, 9)
+		return make([]string, 11)
 	}
 	c := m.checkpointSummary()
 	rows, changes := "", ""
@@ -107,7 +107,7 @@ func csvExtra(m *Measured, warmup int64) []string {
 		rows, changes = strconv.FormatInt(m.Rows, 10), strconv.FormatInt(m.Changes, 10)
 	}
 	return []string{fmtFloat(SteadyRate(m.Samples, warmup), 0), m.Backend, strconv.FormatInt(m.HeapCap, 10),
-		fmtFloat(c.MeanMs, 1), fmtFloat(c.MaxMs, 0), fmtFloat(c.MeanBytes, 0), fmtFloat(c.MaxBytes, 0), rows, changes}
+		fmtFloat(c.MeanMs, 1), fmtFloat(c.P50Ms, 0), fmtFloat(c.P99Ms, 0), fmtFloat(c.MaxMs, 0), fmtFloat(c.MeanBytes, 0), fmtFloat(c.MaxBytes, 0), rows, changes}
 }
 
 func fmtFloat(x float64, prec int) string {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +89,41 @@ func TestRowCountIsResultSize(t *testing.T) {
 				t.Errorf("last sample: %v events, want 5000", last.Events())
 			}
 		})
+	}
+}
+
+// TestCSVCheckpointPercentiles: results.csv carries each engine's
+// checkpoint p50 and p99 (nearest rank) beside mean and max, under the
+// header's names, and leaves them empty for an engine that did not run.
+func TestCSVCheckpointPercentiles(t *testing.T) {
+	var list []CheckpointInfo
+	for i, ms := range []int64{30, 10, 20, 400, 40} {
+		list = append(list, CheckpointInfo{ckID: int64(i + 1), ckMs: ms, ckBytes: 1000})
+	}
+	rows := []Row{{Query: "q18", Checkpoint: "1s", Events: 100, Backends: "pebble/rocksdb",
+		Weir: &Measured{CPUSeconds: 1, Checkpoints: 5, CheckpointList: list}}}
+	path := filepath.Join(t.TempDir(), "results.csv")
+	if err := writeCSV(path, rows); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("records %v, %v", recs, err)
+	}
+	col := map[string]string{}
+	for i, h := range recs[0] {
+		col[h] = recs[1][i]
+	}
+	want := map[string]string{"weir_checkpoint_p50_ms": "30", "weir_checkpoint_p99_ms": "400", "weir_checkpoint_max_ms": "400",
+		"weir_checkpoint_mean_ms": "100.0", "flink_checkpoint_p50_ms": "", "flink_checkpoint_p99_ms": ""}
+	for k, v := range want {
+		if got, ok := col[k]; !ok || got != v {
+			t.Errorf("%s = %q (present %v), want %q", k, got, ok, v)
+		}
 	}
 }
