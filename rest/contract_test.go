@@ -219,6 +219,10 @@ func checkJobDetails(t *testing.T, c *cluster, id string, jg *graph.JobGraph, wa
 		tms.TaskManagers[0].FreeSlots != ov.SlotsAvailable || tms.TaskManagers[0].ID == "" {
 		t.Errorf("/taskmanagers %+v disagrees with /overview %+v", tms, ov)
 	}
+	acc := get(t, c, "/jobs/"+id+"/accumulators", &api.JobAccumulators{})
+	if fmt.Sprint(acc) != "map[job-accumulators:[] serialized-user-task-accumulators:map[] user-task-accumulators:[]]" {
+		t.Errorf("/jobs/:id/accumulators: %v", acc)
+	}
 	var plan api.JobPlan
 	hasKeys(t, "plan", get(t, c, "/v1/jobs/"+id+"/plan", &plan), "plan")
 	if !reflect.DeepEqual(plan.Plan, d.Plan) {

@@ -159,6 +159,8 @@ var routes = []route{
 	{"PATCH", "/jobs/{jobid}", (*Server).cancelJob, "Cancel the job (?mode=cancel, optional). 409 if it is not running or being cancelled already.",
 		nil, struct{}{}},
 	{"GET", "/jobs/{jobid}/status", (*Server).jobStatus, "The job's state alone (what tools poll).", nil, api.JobStatus{}},
+	{"GET", "/jobs/{jobid}/accumulators", (*Server).accumulators, "The job's accumulators: none (Weir's counts are metrics), in Flink's shape.",
+		nil, api.JobAccumulators{}},
 	{"GET", "/jobs/{jobid}/plan", (*Server).jobPlan, "The job's dataflow plan (as in /jobs/{jobid}).", nil, api.JobPlan{}},
 	{"GET", "/jobs/{jobid}/exceptions", (*Server).exceptions, "The job's failures, newest first.", nil, api.JobExceptions{}},
 	{"GET", "/jobs/{jobid}/checkpoints", (*Server).checkpoints, "Checkpoint counts, summary, latest and history.", nil, api.CheckpointingStatistics{}},
@@ -419,6 +421,13 @@ func (s *Server) taskManagers(w http.ResponseWriter, _ *http.Request) {
 	tm := api.TaskManagerInfo{ID: id, Path: path, JmxPort: -1, SlotsNumber: total, FreeSlots: free,
 		Hardware: api.TaskManagerHardware{CPUCores: goruntime.NumCPU()}}
 	writeJSON(w, http.StatusOK, api.TaskManagers{TaskManagers: []api.TaskManagerInfo{tm}})
+}
+
+func (s *Server) accumulators(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.job(w, r); ok {
+		writeJSON(w, http.StatusOK, api.JobAccumulators{JobAccumulators: []any{}, UserTaskAccumulators: []any{},
+			SerializedUserTaskAccumulators: map[string]any{}})
+	}
 }
 
 func (s *Server) jobStatus(w http.ResponseWriter, r *http.Request) {

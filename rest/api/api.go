@@ -195,6 +195,15 @@ type TaskManagerHardware struct {
 	ManagedMemory  int64 `json:"managedMemory"`
 }
 
+// JobAccumulators is GET /jobs/:jobid/accumulators (Flink's
+// JobAccumulatorsInfo). Weir's operators have no user accumulators (their
+// counts are metrics): the lists are empty, for tools that read them.
+type JobAccumulators struct {
+	JobAccumulators                []any          `json:"job-accumulators"`
+	UserTaskAccumulators           []any          `json:"user-task-accumulators"`
+	SerializedUserTaskAccumulators map[string]any `json:"serialized-user-task-accumulators"`
+}
+
 // JobStatus is GET /jobs/:jobid/status (Flink's JobStatusInfo).
 type JobStatus struct {
 	Status string `json:"status"`
