@@ -278,3 +278,37 @@ func (m *Manager) RunningMetrics() []MetricJob {
 	}
 	return out
 }
+
+// jobMetrics are the job-scope metrics, by Flink's names, read from the
+// job's group.
+var jobMetrics = []struct {
+	id   string
+	read func(*metrics.Job) int64
+}{
+	{"numRestarts", func(g *metrics.Job) int64 { return g.NumRestarts.Load() }},
+	{"fullRestarts", func(g *metrics.Job) int64 { return g.NumRestarts.Load() }},
+	{"lastCheckpointRestoreTimestamp", func(g *metrics.Job) int64 { return g.LastRestoreTimestamp.Load() }},
+	{"numberOfCompletedCheckpoints", func(g *metrics.Job) int64 { return g.CompletedCheckpoints.Load() }},
+	{"numberOfFailedCheckpoints", func(g *metrics.Job) int64 { return g.FailedCheckpoints.Load() }},
+	{"lastCheckpointDuration", func(g *metrics.Job) int64 { return g.LastCheckpointDurationMs.Load() }},
+	{"lastCheckpointSize", func(g *metrics.Job) int64 { return g.LastCheckpointSize.Load() }},
+}
+
+// JobMetrics renders GET /jobs/:jobid/metrics: the job-scope metrics'
+// ids, or with get their values (ids it does not have are left out, as
+// Flink). A job known from the store only has none.
+func (j *Job) JobMetrics(get []string) []api.Metric {
+	out := []api.Metric{}
+	if j.group == nil {
+		return out
+	}
+	for _, m := range jobMetrics {
+		switch {
+		case len(get) == 0:
+			out = append(out, api.Metric{ID: m.id})
+		case slices.Contains(get, m.id):
+			out = append(out, api.Metric{ID: m.id, Value: strconv.FormatInt(m.read(j.group), 10)})
+		}
+	}
+	return out
+}

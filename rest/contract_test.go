@@ -223,6 +223,16 @@ func checkJobDetails(t *testing.T, c *cluster, id string, jg *graph.JobGraph, wa
 	if fmt.Sprint(acc) != "map[job-accumulators:[] serialized-user-task-accumulators:map[] user-task-accumulators:[]]" {
 		t.Errorf("/jobs/:id/accumulators: %v", acc)
 	}
+	var ms []api.Metric
+	get(t, c, "/jobs/"+id+"/metrics", &ms)
+	if fmt.Sprint(ms) != "[{numRestarts } {fullRestarts } {lastCheckpointRestoreTimestamp } {numberOfCompletedCheckpoints } "+
+		"{numberOfFailedCheckpoints } {lastCheckpointDuration } {lastCheckpointSize }]" {
+		t.Errorf("/jobs/:id/metrics: %v", ms)
+	}
+	get(t, c, "/jobs/"+id+"/metrics?get=numRestarts,noSuchMetric", &ms)
+	if len(ms) != 1 || ms[0] != (api.Metric{ID: "numRestarts", Value: "0"}) {
+		t.Errorf("/jobs/:id/metrics?get=numRestarts,noSuchMetric: %v", ms)
+	}
 	var plan api.JobPlan
 	hasKeys(t, "plan", get(t, c, "/v1/jobs/"+id+"/plan", &plan), "plan")
 	if !reflect.DeepEqual(plan.Plan, d.Plan) {

@@ -161,6 +161,8 @@ var routes = []route{
 	{"GET", "/jobs/{jobid}/status", (*Server).jobStatus, "The job's state alone (what tools poll).", nil, api.JobStatus{}},
 	{"GET", "/jobs/{jobid}/accumulators", (*Server).accumulators, "The job's accumulators: none (Weir's counts are metrics), in Flink's shape.",
 		nil, api.JobAccumulators{}},
+	{"GET", "/jobs/{jobid}/metrics", (*Server).jobMetrics, "The job-scope metrics (numRestarts, checkpoint counts, last checkpoint): " +
+		"their ids, or with ?get=id,id their values (ids it does not have are left out).", nil, []api.Metric{}},
 	{"GET", "/jobs/{jobid}/plan", (*Server).jobPlan, "The job's dataflow plan (as in /jobs/{jobid}).", nil, api.JobPlan{}},
 	{"GET", "/jobs/{jobid}/exceptions", (*Server).exceptions, "The job's failures, newest first.", nil, api.JobExceptions{}},
 	{"GET", "/jobs/{jobid}/checkpoints", (*Server).checkpoints, "Checkpoint counts, summary, latest and history.", nil, api.CheckpointingStatistics{}},
@@ -427,6 +429,12 @@ func (s *Server) accumulators(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.job(w, r); ok {
 		writeJSON(w, http.StatusOK, api.JobAccumulators{JobAccumulators: []any{}, UserTaskAccumulators: []any{},
 			SerializedUserTaskAccumulators: map[string]any{}})
+	}
+}
+
+func (s *Server) jobMetrics(w http.ResponseWriter, r *http.Request) {
+	if j, ok := s.job(w, r); ok {
+		writeJSON(w, http.StatusOK, j.JobMetrics(listParam(r, "get")))
 	}
 }
 
