@@ -229,9 +229,20 @@ func checkJobDetails(t *testing.T, c *cluster, id string, jg *graph.JobGraph, wa
 		"{numberOfFailedCheckpoints } {lastCheckpointDuration } {lastCheckpointSize }]" {
 		t.Errorf("/jobs/:id/metrics: %v", ms)
 	}
+	ms = nil
 	get(t, c, "/jobs/"+id+"/metrics?get=numRestarts,noSuchMetric", &ms)
 	if len(ms) != 1 || ms[0] != (api.Metric{ID: "numRestarts", Value: "0"}) {
 		t.Errorf("/jobs/:id/metrics?get=numRestarts,noSuchMetric: %v", ms)
+	}
+	ms = nil // json reuses a slice's elements
+	get(t, c, "/jobmanager/metrics", &ms)
+	if fmt.Sprint(ms) != "[{numRegisteredTaskManagers } {numRunningJobs } {taskSlotsTotal } {taskSlotsAvailable }]" {
+		t.Errorf("/jobmanager/metrics: %v", ms)
+	}
+	ms = nil
+	get(t, c, "/jobmanager/metrics?get=taskSlotsTotal,numRegisteredTaskManagers", &ms)
+	if fmt.Sprint(ms) != fmt.Sprintf("[{numRegisteredTaskManagers %d} {taskSlotsTotal %d}]", ov.TaskManagers, ov.SlotsTotal) {
+		t.Errorf("/jobmanager/metrics?get=taskSlotsTotal,numRegisteredTaskManagers: %v, /overview %+v", ms, ov)
 	}
 	var plan api.JobPlan
 	hasKeys(t, "plan", get(t, c, "/v1/jobs/"+id+"/plan", &plan), "plan")

@@ -150,6 +150,8 @@ var routes = []route{
 	{"GET", "/jobmanager/config", (*Server).jobManagerConfig, "The JobManager's configuration (secrets hidden).", nil, []configEntry{}},
 	{"GET", "/taskmanagers", (*Server).taskManagers, "The one TaskManager (its slots run in the JobManager's process), as /overview counts it.",
 		nil, api.TaskManagers{}},
+	{"GET", "/jobmanager/metrics", (*Server).jobManagerMetrics, "The JobManager's metrics by Flink's names (numRegisteredTaskManagers, " +
+		"numRunningJobs, taskSlotsTotal, taskSlotsAvailable): their ids, or with ?get=id,id their values.", nil, []api.Metric{}},
 	{"GET", "/jobs", (*Server).listJobs, "Every job's id and state.", nil, api.JobIDsWithStatus{}},
 	{"POST", "/jobs", (*Server).submit, "Submit a Flink SQL script as a job (Weir's body; Flink's reply). Needs web.submit.enable and the token.",
 		api.JobSubmitRequest{}, api.JobSubmitResponse{}},
@@ -436,6 +438,31 @@ func (s *Server) jobMetrics(w http.ResponseWriter, r *http.Request) {
 	if j, ok := s.job(w, r); ok {
 		writeJSON(w, http.StatusOK, j.JobMetrics(listParam(r, "get")))
 	}
+}
+
+// jobManagerMetrics serves Flink's JobManager-scope metrics that Weir
+// has, counted as /overview counts them.
+func (s *Server) jobManagerMetrics(w http.ResponseWriter, r *http.Request) {
+	total, free := s.m.Slots()
+	running := 0
+	for _, j := range s.m.Jobs() {
+		if !api.Terminal(j.State()) {
+			running++
+		}
+	}
+	all := []api.Metric{{ID: "numRegisteredTaskManagers", Value: "1"}, {ID: "numRunningJobs", Value: strconv.Itoa(running)},
+		{ID: "taskSlotsTotal", Value: strconv.Itoa(total)}, {ID: "taskSlotsAvailable", Value: strconv.Itoa(free)}}
+	get := listParam(r, "get")
+	out := []api.Metric{}
+	for _, m := range all {
+		switch {
+		case len(get) == 0:
+			out = append(out, api.Metric{ID: m.ID})
+		case slices.Contains(get, m.ID):
+			out = append(out, m)
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) jobStatus(w http.ResponseWriter, r *http.Request) {
