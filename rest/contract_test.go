@@ -244,6 +244,19 @@ func checkJobDetails(t *testing.T, c *cluster, id string, jg *graph.JobGraph, wa
 	if fmt.Sprint(ms) != fmt.Sprintf("[{numRegisteredTaskManagers %d} {taskSlotsTotal %d}]", ov.TaskManagers, ov.SlotsTotal) {
 		t.Errorf("/jobmanager/metrics?get=taskSlotsTotal,numRegisteredTaskManagers: %v, /overview %+v", ms, ov)
 	}
+	var sub api.Subtask
+	v0 := d.Vertices[0]
+	hasKeys(t, "subtask", get(t, c, "/jobs/"+id+"/vertices/"+v0.ID+"/subtasks/0", &sub), "subtask", "status", "attempt")
+	if !reflect.DeepEqual(sub, v0.Subtasks[0]) {
+		t.Errorf("/subtasks/0: %+v, want %+v", sub, v0.Subtasks[0])
+	}
+	if code, body := c.call("GET", fmt.Sprintf("/jobs/%s/vertices/%s/subtasks/%d", id, v0.ID, len(v0.Subtasks)), "", ""); code != http.StatusNotFound ||
+		!strings.Contains(string(body), fmt.Sprintf("has subtasks 0 to %d", len(v0.Subtasks)-1)) {
+		t.Errorf("a subtask past the last: %d %s", code, body)
+	}
+	if code, _ := c.call("GET", "/jobs/"+id+"/vertices/"+v0.ID+"/subtasks/x", "", ""); code != http.StatusBadRequest {
+		t.Errorf("subtask x: %d, want 400", code)
+	}
 	var plan api.JobPlan
 	hasKeys(t, "plan", get(t, c, "/v1/jobs/"+id+"/plan", &plan), "plan")
 	if !reflect.DeepEqual(plan.Plan, d.Plan) {

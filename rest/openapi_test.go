@@ -128,7 +128,7 @@ func writeOperation(b *strings.Builder, r route) {
 		b.WriteString("      parameters:\n")
 		for _, m := range params {
 			typ, pattern := "string", "^[0-9a-f]{32}$"
-			if m[1] == "checkpointid" {
+			if m[1] == "checkpointid" || m[1] == "subtaskindex" {
 				typ, pattern = "integer", ""
 			}
 			fmt.Fprintf(b, "        - name: %s\n          in: path\n          required: true\n          schema:\n            type: %s\n", m[1], typ)

@@ -184,6 +184,8 @@ var routes = []route{
 			"end to end) over the acknowledged subtasks, and those that did not acknowledge counted by the phase they reached " +
 			"(the first 20 listed). A few rows at any parallelism.", nil, api.CheckpointPhases{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}", (*Server).vertex, "A vertex's subtasks; Weir's ?offset= and ?limit= page them (subtasks-total counts all).", nil, api.VertexDetails{}},
+	{"GET", "/jobs/{jobid}/vertices/{vertexid}/subtasks/{subtaskindex}", (*Server).subtask,
+		"One subtask of the vertex (its current attempt), as /vertices/{vertexid} lists it.", nil, api.Subtask{}},
 	{"GET", "/jobs/{jobid}/vertices/{vertexid}/backpressure", (*Server).backPressure,
 		"Back-pressure of a vertex's subtasks: the share of the last 5 s each was back-pressured (ratio), idle and busy, " +
 			"and Flink's level (ok up to 0.1, low up to 0.5, high) over all of them. Status 'deprecated' until a subtask has measured 5 s. " +
@@ -274,6 +276,11 @@ func checkParams(r *http.Request) string {
 	for _, p := range []string{"jobid", "vertexid", "triggerid"} {
 		if v := r.PathValue(p); v != "" && !hexID.MatchString(v) {
 			return fmt.Sprintf("%s %q is not a valid id: want 32 hex digits", p, v)
+		}
+	}
+	if v := r.PathValue("subtaskindex"); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 0 {
+			return fmt.Sprintf("subtaskindex %q is not a subtask index: want a number from 0", v)
 		}
 	}
 	if v := r.PathValue("checkpointid"); v != "" {
@@ -555,6 +562,24 @@ func (s *Server) vertex(w http.ResponseWriter, r *http.Request) {
 			return d, err
 		})
 	}
+}
+
+func (s *Server) subtask(w http.ResponseWriter, r *http.Request) {
+	j, ok := s.job(w, r)
+	if !ok {
+		return
+	}
+	d, err := j.Vertex(r.PathValue("vertexid"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	i, _ := strconv.Atoi(r.PathValue("subtaskindex")) // checked by guard
+	if i >= len(d.Subtasks) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("subtaskindex %d: vertex %q has subtasks 0 to %d", i, d.Name, len(d.Subtasks)-1))
+		return
+	}
+	writeJSON(w, http.StatusOK, d.Subtasks[i])
 }
 
 func (s *Server) backPressure(w http.ResponseWriter, r *http.Request) {
