@@ -67,6 +67,12 @@ type incJob struct {
 // not nil.
 func newIncJob(t *testing.T, par int, s *checkpointstorage.FS, m *checkpointstorage.Metadata) *incJob {
 	t.Helper()
+	return newIncJobWith(t, par, s, m, func(*pebble.Options) {})
+}
+
+// newIncJobWith is newIncJob with the subtasks' options changed by tweak.
+func newIncJobWith(t *testing.T, par int, s *checkpointstorage.FS, m *checkpointstorage.Metadata, tweak func(*pebble.Options)) *incJob {
+	t.Helper()
 	j := &incJob{}
 	local := t.TempDir()
 	for i := range par {
@@ -75,6 +81,7 @@ func newIncJob(t *testing.T, par int, s *checkpointstorage.FS, m *checkpointstor
 		if m != nil {
 			o.RestoreFiles = task.RestoreFiles{Storage: s, ID: m.ID}
 		}
+		tweak(&o)
 		b, err := pebble.New(o)
 		if err != nil {
 			t.Fatal(err)

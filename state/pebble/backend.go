@@ -165,6 +165,12 @@ func openDB(opts *Options, dir string, readOnly bool) (*pebbledb.DB, error) {
 	// flush the memtables, so L0 holds several small SSTs between
 	// compactions, every one overlapping every key.
 	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	remoteOptions(opts, popts, readOnly)
+	if opts.ExperimentalRemote != nil && !readOnly {
+		if _, err := ensureCreator(dir); err != nil {
+			return nil, err
+		}
+	}
 	db, err := pebbledb.Open(dir, popts)
 	if err != nil {
 		return nil, fmt.Errorf("pebble: opening state backend in %s: %w", dir, err)

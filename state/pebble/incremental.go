@@ -75,6 +75,9 @@ type manifestState struct {
 type manifestFile struct {
 	Name   string           `json:"name"`
 	Handle state.FileHandle `json:"handle"`
+	// Remote: an object of the experimental disaggregated state (or one
+	// of its ref markers), read in place, never fetched (remote.go).
+	Remote bool `json:"remote,omitempty"`
 }
 
 func (m *manifest) keyGroups() keygroup.Range {
@@ -174,6 +177,7 @@ type localCheckpoint struct {
 	rng    keygroup.Range
 	up     *uploads
 	queues []manifestQueue // the timer queues when it was taken, by id
+	opts   *Options        // for the remote objects (remotecheckpoint.go)
 }
 
 var checkpointSeq atomic.Int64
@@ -190,7 +194,7 @@ func (b *Backend) checkpointLocal() (*localCheckpoint, error) {
 	if err := b.db.Checkpoint(dir); err != nil {
 		return nil, fmt.Errorf("pebble: checkpoint of the state backend into %s: %w", dir, err)
 	}
-	lc := &localCheckpoint{dir: dir, rng: b.opts.KeyGroupRange, up: b.up, queues: []manifestQueue{}}
+	lc := &localCheckpoint{dir: dir, rng: b.opts.KeyGroupRange, up: b.up, queues: []manifestQueue{}, opts: &b.opts}
 	for name, q := range b.queues {
 		lc.queues = append(lc.queues, manifestQueue{Name: name, ID: q.id})
 	}
@@ -253,6 +257,9 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 	}
 	for _, n := range slices.Sorted(maps.Keys(have)) {
 		m.Files = append(m.Files, manifestFile{Name: n, Handle: have[n]})
+	}
+	if err := s.local.nameRemote(m, loc); err != nil {
+		return nil, nil, err
 	}
 	s.local.up.written(loc, all)
 	for _, f := range m.Files {

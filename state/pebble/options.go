@@ -69,6 +69,12 @@ type Options struct {
 	// checkpoints are incremental (see incremental.go); savepoints are
 	// canonical either way.
 	DisableIncremental bool
+	// ExperimentalRemote, EXPERIMENTAL, turns on disaggregated state
+	// (Flink 2.0's ForSt): SSTs are created in checkpoint storage itself
+	// and read from there, a checkpoint names them instead of uploading
+	// them, a restore opens them in place (remote.go). Checkpoints must go
+	// to that storage, incremental. Default nil: every SST is local.
+	ExperimentalRemote *RemoteOptions
 	// RestoreFiles is where Restore fetches the files an incremental
 	// snapshot's manifest names: the storage of the checkpoint being
 	// restored. Nil when not restoring from files.
@@ -129,6 +135,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("pebble: state.backend.pebble.writebuffer.count is %d; want 2 or more", o.WriteBufferCount)
 	case o.MaxSizeLevelBase < 1<<20:
 		return fmt.Errorf("pebble: state.backend.pebble.compaction.level.max-size-level-base is %d; want 1 MiB or more", o.MaxSizeLevelBase)
+	case o.ExperimentalRemote != nil:
+		return o.ExperimentalRemote.validate()
 	}
 	return nil
 }

@@ -94,12 +94,17 @@ func (b *Backend) openBase(m *manifest) error {
 	if err != nil {
 		return err
 	}
-
+	if err := b.adoptRemote(m, dir); err != nil {
+		return err
+	}
 	db, err := openDB(&b.opts, dir, false)
 	if err != nil {
 		return fmt.Errorf("%w (restoring an incremental checkpoint)", err)
 	}
 	b.db, b.life.db = db, db
+	if err := b.protectRemote(); err != nil {
+		return fmt.Errorf("pebble: restoring: %w", err)
+	}
 	for _, ms := range m.States {
 		b.states[ms.Name] = &stateInfo{name: ms.Name, id: ms.ID, kind: ms.Kind, hasTS: ms.HasTS, stored: true}
 	}
@@ -168,9 +173,15 @@ func denseIDs(m *manifest) bool {
 // allows, and returns the shared ones by local name.
 func (b *Backend) fetch(m *manifest, dir string) (map[string]state.FileHandle, error) {
 	shared := map[string]state.FileHandle{}
+	if err := b.checkRemote(m); err != nil {
+		return nil, err
+	}
 	for _, f := range m.Files {
 		if f.Name != filepath.Base(f.Name) || f.Name == "." || f.Name == ".." {
 			return nil, corrupt("incremental snapshot manifest: file name %q", f.Name)
+		}
+		if f.Remote {
+			continue // read in place
 		}
 		if err := b.opts.RestoreFiles.Fetch(f.Handle, filepath.Join(dir, f.Name), sharedFile(f.Name)); err != nil {
 			return nil, fmt.Errorf("pebble: restoring %s of subtask state with key groups %v: %w", f.Name, m.keyGroups(), err)
@@ -220,7 +231,8 @@ func (b *Backend) copyFrom(m *manifest) (err error) {
 	if _, err := b.fetch(m, dir); err != nil {
 		return err
 	}
-	scratch := Options{BlockCacheSize: 1 << 20, WriteBufferSize: 1 << 20, WriteBufferCount: 2}
+	scratch := Options{BlockCacheSize: 1 << 20, WriteBufferSize: 1 << 20, WriteBufferCount: 2, ExperimentalRemote: b.opts.ExperimentalRemote}
+	b.adoptObjects(m)
 	src, err := openDB(&scratch, dir, true)
 	if err != nil {
 		return fmt.Errorf("%w (restoring an incremental checkpoint)", err)
