@@ -66,7 +66,14 @@ func NewChangelog(name string, fields []types.Field, opts map[string]string) (Ch
 	if err != nil {
 		return nil, err
 	}
-	c := cdc{name: name, fields: fields, json: &JSON{Fields: fields, PlainDecimals: plain}}
+	if err := checkJSONTypes(name, fields, ""); err != nil {
+		return nil, err
+	}
+	std, err := timestampStandardOption(opts, name+".timestamp-format.standard")
+	if err != nil {
+		return nil, fmt.Errorf("format %s: %w", name, err)
+	}
+	c := cdc{name: name, fields: fields, json: &JSON{Fields: fields, PlainDecimals: plain, TimestampStandard: std}}
 	switch name {
 	case "debezium-json":
 		d := &Debezium{cdc: c}
@@ -121,7 +128,7 @@ func (c *cdc) fastRow(data []byte, sp span) (row []any, ok bool) {
 	if !fieldSpans(data, sp, c.json.names.of(c.fields), spans) {
 		return nil, false
 	}
-	row, err := rowFromSpans(data, spans, c.fields, "")
+	row, err := c.json.TimestampStandard.rowFromSpans(data, spans, c.fields, "")
 	return row, err == nil
 }
 
@@ -141,7 +148,7 @@ func (c *cdc) fastBefore(data []byte, after []any, sp span) ([]any, bool) {
 		if spans[i].missing() {
 			continue
 		}
-		v, err := spanValue(data, spans[i], f.Type, "", f.Name)
+		v, err := c.json.TimestampStandard.spanValue(data, spans[i], f.Type, "", f.Name)
 		if err != nil {
 			return nil, false
 		}
@@ -181,7 +188,7 @@ func (c *cdc) rowOf(v any, path string) (row []any, ok bool, err error) {
 	if !isObj {
 		return nil, false, c.errorf("%q must be an object, got %s", path, jsonKind(v))
 	}
-	row, err = decodeFields(o, c.fields, path+".")
+	row, err = c.json.TimestampStandard.decodeFields(o, c.fields, path+".")
 	return row, true, c.rename(err)
 }
 
@@ -210,7 +217,7 @@ func (c *cdc) beforeOf(after []any, old any, path string) ([]any, error) {
 			continue
 		}
 		var err error
-		if before[i], err = fromJSON(v, f.Type, path+"."+f.Name); err != nil {
+		if before[i], err = c.json.TimestampStandard.fromJSON(v, f.Type, path+"."+f.Name); err != nil {
 			return nil, c.rename(err)
 		}
 	}

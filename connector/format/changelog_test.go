@@ -102,7 +102,7 @@ func parseRow(t *testing.T, line string) event.Row {
 	row := event.Row{Kind: kinds[kind], Fields: make([]any, len(vals))}
 	for i, v := range vals {
 		var err error
-		if row.Fields[i], err = fromJSON(v, products[i].Type, products[i].Name); err != nil {
+		if row.Fields[i], err = TimestampSQL.fromJSON(v, products[i].Type, products[i].Name); err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
 	}

@@ -47,15 +47,24 @@ func New(name string, fields []types.Field, opts map[string]string) (Format, err
 	switch strings.ToLower(name) {
 	case "json":
 		j := &JSON{Fields: fields}
-		var err error
+		err := checkJSONTypes("json", fields, "")
+		if err != nil {
+			return nil, err
+		}
 		if j.FailOnMissingField, err = boolOption(opts, "json.fail-on-missing-field", false); err != nil {
 			return nil, err
 		}
 		if j.PlainDecimals, err = boolOption(opts, "json.encode.decimal-as-plain-number", false); err != nil {
 			return nil, err
 		}
+		if j.TimestampStandard, err = timestampStandardOption(opts, "json.timestamp-format.standard"); err != nil {
+			return nil, fmt.Errorf("format json: %w", err)
+		}
 		return j, nil
 	case "csv":
+		if err := checkCSVTypes(fields); err != nil {
+			return nil, err
+		}
 		c := &CSV{Fields: fields, Delimiter: ','}
 		if d := opts["csv.field-delimiter"]; d != "" {
 			if len(d) != 1 {

@@ -28,6 +28,9 @@ type JSON struct {
 	// 'json.encode.decimal-as-plain-number'); default: as
 	// BigDecimal.toString ("1E+2").
 	PlainDecimals bool
+	// TimestampStandard is how TIMESTAMP and TIMESTAMP_LTZ values read and
+	// write (Flink's 'json.timestamp-format.standard'); default: SQL.
+	TimestampStandard TimestampStandard
 
 	names nameIndex
 }
@@ -40,7 +43,7 @@ func (j *JSON) Decode(data []byte) ([]any, error) {
 	var buf [16]span
 	spans := spansFor(buf[:], len(j.Fields))
 	if fieldSpans(data, span{}, j.names.of(j.Fields), spans) && j.hasFields(spans) {
-		if row, err := rowFromSpans(data, spans, j.Fields, ""); err == nil {
+		if row, err := j.TimestampStandard.rowFromSpans(data, spans, j.Fields, ""); err == nil {
 			return row, nil
 		}
 	}
@@ -75,15 +78,15 @@ func (j *JSON) decodeSlow(data []byte) ([]any, error) {
 			}
 		}
 	}
-	return decodeFields(obj, j.Fields, "")
+	return j.TimestampStandard.decodeFields(obj, j.Fields, "")
 }
 
 // decodeFields reads the fields of an object; path is where the object
 // lies ("" at the top, "address." inside a ROW column).
-func decodeFields(obj map[string]any, fields []types.Field, path string) ([]any, error) {
+func (std TimestampStandard) decodeFields(obj map[string]any, fields []types.Field, path string) ([]any, error) {
 	out := make([]any, len(fields))
 	for i, f := range fields {
-		v, err := fromJSON(obj[f.Name], f.Type, path+f.Name)
+		v, err := std.fromJSON(obj[f.Name], f.Type, path+f.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +96,7 @@ func decodeFields(obj map[string]any, fields []types.Field, path string) ([]any,
 }
 
 // fromJSON reads v, found at path, as type t.
-func fromJSON(v any, t types.Type, path string) (any, error) {
+func (std TimestampStandard) fromJSON(v any, t types.Type, path string) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -103,13 +106,15 @@ func fromJSON(v any, t types.Type, path string) (any, error) {
 		if !ok {
 			return nil, fieldError(path, t, fmt.Errorf("want an object, got %s", jsonKind(v)))
 		}
-		return decodeFields(obj, t.Fields, path+".")
+		return std.decodeFields(obj, t.Fields, path+".")
 	case types.Array:
-		return arrayFromJSON(v, t, path)
+		return std.arrayFromJSON(v, t, path)
 	case types.Map:
-		return mapFromJSON(v, t, path)
+		return std.mapFromJSON(v, t, path)
+	case types.Multiset:
+		return std.multisetFromJSON(v, t, path)
 	}
-	out, err := scalarFromJSON(v, t)
+	out, err := std.scalarFromJSON(v, t)
 	if err != nil {
 		return nil, fieldError(path, t, err)
 	}
@@ -120,7 +125,7 @@ func fieldError(path string, t types.Type, err error) error {
 	return &Error{Format: "json", Column: path, Type: t.String(), Err: err}
 }
 
-func arrayFromJSON(v any, t types.Type, path string) (any, error) {
+func (std TimestampStandard) arrayFromJSON(v any, t types.Type, path string) (any, error) {
 	arr, ok := v.([]any)
 	if !ok {
 		return nil, fieldError(path, t, fmt.Errorf("want an array, got %s", jsonKind(v)))
@@ -128,7 +133,7 @@ func arrayFromJSON(v any, t types.Type, path string) (any, error) {
 	out := make([]any, len(arr))
 	for i, e := range arr {
 		var err error
-		if out[i], err = fromJSON(e, *t.Elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+		if out[i], err = std.fromJSON(e, *t.Elem, fmt.Sprintf("%s[%d]", path, i)); err != nil {
 			return nil, err
 		}
 	}
@@ -137,7 +142,7 @@ func arrayFromJSON(v any, t types.Type, path string) (any, error) {
 
 // mapFromJSON reads an object as a MAP; its keys are read as the key
 // type, as Flink reads them (from their text).
-func mapFromJSON(v any, t types.Type, path string) (any, error) {
+func (std TimestampStandard) mapFromJSON(v any, t types.Type, path string) (any, error) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		return nil, fieldError(path, t, fmt.Errorf("want an object, got %s", jsonKind(v)))
@@ -154,13 +159,73 @@ func mapFromJSON(v any, t types.Type, path string) (any, error) {
 				return nil, fieldError(fmt.Sprintf("%s[%q]", path, k), *t.Key, fmt.Errorf("key: %w", err))
 			}
 		}
-		val, err := fromJSON(e, *t.Elem, fmt.Sprintf("%s[%q]", path, k))
+		val, err := std.fromJSON(e, *t.Elem, fmt.Sprintf("%s[%q]", path, k))
 		if err != nil {
 			return nil, err
 		}
 		out[key] = val
 	}
 	return out, nil
+}
+
+// multisetFromJSON reads an object of element to count as a MULTISET,
+// as Flink's json format reads it (a MAP of the element type to INT);
+// elements in the order of their text, as appendJSONMultiset writes them.
+func (std TimestampStandard) multisetFromJSON(v any, t types.Type, path string) (any, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fieldError(path, t, fmt.Errorf("want an object of element to count, got %s", jsonKind(v)))
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make(types.MultisetValue, 0, len(obj))
+	for _, k := range keys {
+		elem, err := std.fromJSON(k, *t.Elem, fmt.Sprintf("%s[%q]", path, k))
+		if err != nil {
+			return nil, err
+		}
+		n, err := std.fromJSON(obj[k], types.Type{Kind: types.Int, Nullable: true}, fmt.Sprintf("%s[%q]", path, k))
+		if err != nil {
+			return nil, err
+		}
+		if n == nil {
+			return nil, fieldError(fmt.Sprintf("%s[%q]", path, k), t, fmt.Errorf("the count of %q is null", k))
+		}
+		out = append(out, types.MultisetEntry{Elem: elem, Count: n.(int64)})
+	}
+	return out, nil
+}
+
+// checkJSONTypes refuses the types Flink's json format refuses when it is
+// created: a MULTISET (read and written as a MAP of element to count)
+// whose elements are not strings.
+func checkJSONTypes(format string, fields []types.Field, path string) error {
+	for _, f := range fields {
+		if err := checkJSONType(format, f.Type, path+f.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkJSONType(format string, t types.Type, path string) error {
+	switch t.Kind {
+	case types.Row:
+		return checkJSONTypes(format, t.Fields, path+".")
+	case types.Array, types.Map:
+		if t.Elem != nil {
+			return checkJSONType(format, *t.Elem, path+"[]")
+		}
+	case types.Multiset:
+		if t.Elem != nil && !t.Elem.IsString() {
+			return fmt.Errorf("format %s: column %q is %s: the %s format writes a MULTISET as an object of element to count, so its elements must be strings (STRING, VARCHAR or CHAR)",
+				format, path, t, format)
+		}
+	}
+	return nil
 }
 
 // jsonKind names the JSON kind of a decoded value, for errors.
@@ -178,14 +243,13 @@ func jsonKind(v any) string {
 	return "a number"
 }
 
-// utcOffset ends a timestamp with an offset such as +02:00. Flink's json
-// format ('json.timestamp-format.standard' SQL or ISO-8601) fails such a
-// value for a TIMESTAMP and a TIMESTAMP_LTZ alike, rather than shift it.
+// utcOffset ends a timestamp with an offset such as +02:00, which Flink's
+// json format takes for no timestamp (see TimestampStandard).
 var utcOffset = regexp.MustCompile(`[ T]\d{2}:\d{2}(:\d{2}(\.\d*)?)?[+-]\d{2}:\d{2}$`)
 
 // scalarFromJSON reads a JSON number, string or boolean as type t, as
 // Flink's JsonToRowDataConverters do.
-func scalarFromJSON(v any, t types.Type) (any, error) {
+func (std TimestampStandard) scalarFromJSON(v any, t types.Type) (any, error) {
 	switch x := v.(type) {
 	case json.Number:
 		switch t.Kind {
@@ -203,8 +267,8 @@ func scalarFromJSON(v any, t types.Type) (any, error) {
 			}
 			return b, nil
 		}
-		if (t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ) && utcOffset.MatchString(x) {
-			return nil, fmt.Errorf("%q has a UTC offset, which Flink's json format takes for no timestamp (a TIMESTAMP_LTZ ends in 'Z')", x)
+		if t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ {
+			return std.readTimestamp([]byte(x), t)
 		}
 		return ParseScalar(x, t)
 	case bool:
@@ -262,7 +326,7 @@ func (j *JSON) appendValue(buf []byte, v any, t types.Type) ([]byte, error) {
 	case decimal.Decimal:
 		return appendNumber(buf, x, j.PlainDecimals), nil
 	case time.Time:
-		return appendJSONTime(buf, x, t), nil
+		return j.TimestampStandard.appendTime(buf, x, t), nil
 	case []any:
 		return j.appendList(buf, x, t)
 	case map[any]any:
@@ -280,20 +344,6 @@ func (j *JSON) appendValue(buf []byte, v any, t types.Type) ([]byte, error) {
 		return nil, err
 	}
 	return append(buf, b...), nil
-}
-
-// appendJSONTime writes a DATE, TIME or TIMESTAMP as formatTime says, a
-// TIMESTAMP_LTZ with a "Z", in quotes.
-func appendJSONTime(buf []byte, x time.Time, t types.Type) []byte {
-	buf = append(buf, '"')
-	buf, ok := appendTimeText(buf, x, t)
-	switch {
-	case !ok:
-		buf = append(buf, FormatTimestamp(x)...)
-	case t.Kind == types.TimestampLTZ:
-		buf = append(buf, 'Z') // TimeFormats.SQL_TIMESTAMP_WITH_LOCAL_TIMEZONE_FORMAT
-	}
-	return append(buf, '"')
 }
 
 func (j *JSON) appendList(buf []byte, x []any, t types.Type) ([]byte, error) {

@@ -353,13 +353,13 @@ func spansFor(buf []span, n int) []span {
 
 // rowFromSpans reads the fields whose values lie at spans; path is where
 // the object lies, for errors.
-func rowFromSpans(data []byte, spans []span, fields []types.Field, path string) ([]any, error) {
+func (std TimestampStandard) rowFromSpans(data []byte, spans []span, fields []types.Field, path string) ([]any, error) {
 	out := make([]any, len(fields))
 	for i, f := range fields {
 		if spans[i].missing() {
 			continue
 		}
-		v, err := spanValue(data, spans[i], f.Type, path, f.Name)
+		v, err := std.spanValue(data, spans[i], f.Type, path, f.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -371,13 +371,17 @@ func rowFromSpans(data []byte, spans []span, fields []types.Field, path string) 
 // spanValue reads the value at sp as type t: plain scalars by the fast
 // readers, the rest as fromJSON reads encoding/json's value. The path
 // (path+name) is built only for an error.
-func spanValue(data []byte, sp span, t types.Type, path, name string) (any, error) {
+func (std TimestampStandard) spanValue(data []byte, sp span, t types.Type, path, name string) (any, error) {
 	switch c := data[sp.start]; {
 	case c == 'n':
 		return nil, nil
 	case t.Kind == types.Row || t.Kind == types.Array || t.Kind == types.Map || c == '{' || c == '[':
 	case c == '"':
-		if raw := data[sp.start+1 : sp.end-1]; plainString(raw) {
+		if raw := data[sp.start+1 : sp.end-1]; t.Kind == types.Timestamp || t.Kind == types.TimestampLTZ {
+			if v, ok := std.parseTimestamp(raw, t.Kind == types.TimestampLTZ); ok {
+				return v, nil
+			}
+		} else if plainString(raw) {
 			if v, ok := fastScalar(raw, t); ok {
 				return v, nil
 			}
@@ -391,7 +395,7 @@ func spanValue(data []byte, sp span, t types.Type, path, name string) (any, erro
 			return v, nil
 		}
 	}
-	return fromJSON(spanAny(data, sp), t, path+name)
+	return std.fromJSON(spanAny(data, sp), t, path+name)
 }
 
 // elements calls element for each value of the array at sp (its syntax
