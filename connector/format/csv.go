@@ -242,3 +242,15 @@ func (c *CSV) text(v any, t types.Type) string {
 	}
 	return FormatScalar(v)
 }
+
+// checkCSVTypes refuses a MULTISET column, which Flink's csv format has
+// no form for (its CsvRowSchemaConverter takes no MULTISET either).
+func checkCSVTypes(fields []types.Field) error {
+	for _, f := range fields {
+		if f.Type.Kind == types.Multiset {
+			return fmt.Errorf("format csv: column %q is %s, which the csv format cannot read or write (Flink's cannot either): use the json format",
+				f.Name, f.Type)
+		}
+	}
+	return nil
+}
