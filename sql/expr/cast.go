@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -199,6 +200,8 @@ func castFn(from, to types.Type, loc *time.Location) (caster, error) {
 		return castArray(*from.Elem, *to.Elem, loc)
 	case to.Kind == types.Map && from.Kind == types.Map:
 		return castMap(from, to, loc)
+	case to.Kind == types.Multiset && from.Kind == types.Multiset:
+		return castMultiset(*from.Elem, *to.Elem, loc)
 	case to.Kind == types.Row && from.Kind == types.Row && len(from.Fields) == len(to.Fields):
 		return castRow(from, to, loc)
 	}
@@ -541,6 +544,34 @@ func castArray(from, to types.Type, loc *time.Location) (caster, error) {
 				return nil, err
 			}
 			out[i] = r
+		}
+		return out, nil
+	}, nil
+}
+
+// castMultiset casts each element of a MULTISET (Flink's
+// MapToMapAndMultisetToMultisetCastRule). Elements that become equal
+// (1.2 and 1.4 as INT) are one element with their counts summed, where
+// Flink's map keeps one of the counts.
+func castMultiset(from, to types.Type, loc *time.Location) (caster, error) {
+	fn, err := castFn(from, to, loc)
+	if err != nil {
+		return nil, err
+	}
+	return func(v any) (any, error) {
+		var out types.MultisetValue
+		for _, e := range v.(types.MultisetValue) {
+			x := e.Elem
+			if x != nil {
+				if x, err = fn(x); err != nil {
+					return nil, err
+				}
+			}
+			if i := slices.IndexFunc(out, func(o types.MultisetEntry) bool { return nullSafeEqual(o.Elem, x) }); i >= 0 {
+				out[i].Count += e.Count
+				continue
+			}
+			out = append(out, types.MultisetEntry{Elem: x, Count: e.Count})
 		}
 		return out, nil
 	}, nil
