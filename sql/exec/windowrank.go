@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
@@ -25,6 +26,12 @@ type WindowRows struct {
 	// Start and End are the window_start and window_end fields without
 	// Assign.
 	Start, End int
+	// Zone, when set, is the session zone the windows follow (a
+	// TIMESTAMP_LTZ time attribute outside UTC, see windowZone): Assign
+	// cuts them in its wall clock, Start and End hold its wall clock, and
+	// a window fires when the watermark passes the instant of its end.
+	// Default nil: UTC.
+	Zone *time.Location
 }
 
 func (w WindowRows) validate() error {
@@ -62,11 +69,12 @@ func (w WindowRows) windows(fields []any) ([]windowRange, func(windowRange) []an
 	if err != nil {
 		return nil, nil, fmt.Errorf("rowtime field %d: %w", w.TimeField, err)
 	}
+	zone := newWindowZone(w.Zone)
 	withWindow := func(win windowRange) []any {
 		out := make([]any, 0, len(fields)+3)
-		return append(append(out, fields...), millisTime(win.Start), millisTime(win.End), millisTime(win.End-1))
+		return append(append(out, fields...), millisTime(win.Start), millisTime(win.End), millisTime(zone.instant(win.End-1)))
 	}
-	return w.Assign.assign(ts), withWindow, nil
+	return w.Assign.assign(zone.local(ts)), withWindow, nil
 }
 
 // windowRanker is what WindowRank and WindowDeduplicate share: the rows
@@ -84,6 +92,7 @@ type windowRanker struct {
 	reads []int
 	rows  state.MapState[string, []any]
 	wm    watermarkKeeper
+	zone  windowZone
 	// keep returns the rows kept for a window once row arrives, nil when
 	// they do not change.
 	keep func(kept []any, row []any) ([]any, error)
@@ -97,6 +106,7 @@ func (w *windowRanker) Open(ctx *operator.Context) error {
 		return err
 	}
 	ctx.Timers.SetTriggerable(w)
+	w.zone = newWindowZone(w.win.Zone)
 	w.rows = state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{Name: "window-rank-rows", ValueCodec: RowCodec{}})
 	var err error
 	w.wm, err = openWatermark(ctx)
@@ -128,7 +138,7 @@ func (w *windowRanker) ProcessElement(r event.Record) error {
 	setKey(w.Ctx, w.key(row.Fields))
 	wm, added := w.Ctx.Timers.CurrentWatermark(), false
 	for _, win := range wins {
-		if win.End-1 <= wm {
+		if w.zone.timer(win.End-1) <= wm {
 			continue // this window fired already
 		}
 		if err := w.add(win, rowIn(win)); err != nil {
@@ -146,7 +156,7 @@ func (w *windowRanker) add(win windowRange, row []any) error {
 	id := win.id()
 	kept, ok := w.rows.Get(id)
 	if !ok {
-		w.Ctx.Timers.Register(operator.EventTime, win.End-1, id)
+		w.Ctx.Timers.Register(operator.EventTime, w.zone.timer(win.End-1), id)
 	}
 	next, err := w.keep(kept, row)
 	if err != nil || next == nil {

@@ -89,3 +89,66 @@ func TestWindowAggregateZoneRestores(t *testing.T) {
 	}
 	checkRestartsChangeNothing(t, rand.New(rand.NewSource(1)), mk, steps, lines)
 }
+
+// TestWindowTableFunctionZone: the TVF on its own in Los Angeles emits a
+// HOP row once per window, bounds in the zone's wall clock, window_time
+// the instant of the window's last millisecond (toEpochMills: in the
+// repeated hour of 2021-11-07 its first occurrence), and drops a row
+// without a time.
+func TestWindowTableFunctionZone(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	opts := WindowTableFunctionOptions{Window: WindowSpec{Kind: Hop, Slide: time.Hour, Size: 2 * time.Hour}, TimeField: 1, Zone: la}
+	mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewWindowTableFunction(opts) })}
+	var steps []step
+	for i, ms := range []any{time.UnixMilli(1636273800000).UTC(), nil, time.UnixMilli(1636277400000).UTC()} {
+		steps = append(steps, step{input: 1, row: event.Row{Kind: event.Insert, Fields: []any{int64(i + 1), ms}}})
+	}
+	_, rows := runSteps(t, mk, steps, nil)
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprint(r.Fields[0], " ", time.UnixMilli(timeMs(r.Fields[2])).UTC().Format("15:04"), "-",
+			time.UnixMilli(timeMs(r.Fields[3])).UTC().Format("15:04"), " ", timeMs(r.Fields[4])))
+	}
+	// 08:30 UTC is 01:30 PDT and 09:30 UTC 01:30 PST: the same wall
+	// clock, so the same windows [01:00, 03:00) and [00:00, 02:00).
+	// 01:59:59.999 is 08:59:59.999 UTC (PDT, the first occurrence);
+	// 02:59:59.999 is PST, 10:59:59.999 UTC. Row 2 has no time.
+	want := fmt.Sprint([]string{"1 01:00-03:00 1636282799999", "1 00:00-02:00 1636275599999",
+		"3 01:00-03:00 1636282799999", "3 00:00-02:00 1636275599999"})
+	if fmt.Sprint(got) != want {
+		t.Fatalf("got %v\nwant %s", got, want)
+	}
+}
+
+// TestWindowRankZoneRestores: a window Top-1 over hourly windows in Los
+// Angeles across the repeated hour of 2021-11-07, with restores between
+// any two steps: the repeated hour's window fires only after its second
+// occurrence, so the row of 01:30 PST is ranked in it, not dropped late.
+func TestWindowRankZoneRestores(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	spec := WindowSpec{Kind: Tumble, Size: time.Hour}
+	opts := WindowRankOptions{Window: WindowRows{Assign: &spec, TimeField: 1, Zone: la},
+		OrderBy: []SortKey{{Field: 2, Desc: true}}, RankStart: 1, RankEnd: 1}
+	mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewWindowRank(opts) })}
+	var steps []step
+	for i, ms := range []int64{1636273800000, 1636277400000, 1636281000000} {
+		steps = append(steps, step{input: 1, row: event.Row{Kind: event.Insert, Fields: []any{"k", time.UnixMilli(ms).UTC(), int64(i + 1)}}})
+		steps = append(steps, step{wm: ms})
+	}
+	steps = append(steps, step{wm: event.MaxWatermark})
+	lines, rows := runSteps(t, mk, steps, nil)
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprint(r.Fields[2], " ", time.UnixMilli(timeMs(r.Fields[3])).UTC().Format("15:04")))
+	}
+	if want := "[2 01:00 3 02:00]"; fmt.Sprint(got) != want {
+		t.Fatalf("got %v, want %s", got, want)
+	}
+	checkRestartsChangeNothing(t, rand.New(rand.NewSource(1)), mk, steps, lines)
+}

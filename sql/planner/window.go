@@ -26,8 +26,8 @@ type tvfInfo struct {
 	partitionBy []parser.Expr
 	pos         parser.Pos
 	// zone is the session zone when the time attribute is a TIMESTAMP_LTZ
-	// and the zone is not UTC: windows align to its wall clock (only a
-	// window aggregation does that yet); nil otherwise.
+	// and the zone is not UTC: windows align to its wall clock (all but
+	// SESSION windows do that); nil otherwise.
 	zone *time.Location
 }
 
@@ -78,7 +78,7 @@ func (p *Planner) windowZoneOf(c expr.Column) *time.Location {
 
 // checkWindowZone refuses a window over a TIMESTAMP_LTZ time attribute in
 // a zone other than UTC where Weir's operator does not align to that
-// zone's wall clock (all but the window aggregation).
+// zone's wall clock (SESSION windows).
 func (p *Planner) checkWindowZone(pos parser.Pos, call string, c expr.Column) error {
 	if p.windowZoneOf(c) == nil {
 		return nil
@@ -87,8 +87,8 @@ func (p *Planner) checkWindowZone(pos parser.Pos, call string, c expr.Column) er
 }
 
 func (p *Planner) zoneRefusal(pos parser.Pos, call string, c expr.Column) error {
-	return &Error{Pos: pos, Msg: fmt.Sprintf("%s over the TIMESTAMP_LTZ time attribute %s with 'table.local-time-zone' = '%s' is supported only in a TUMBLE, HOP or CUMULATE window aggregation yet (Flink aligns its windows to that zone's local time)",
-		call, c.Name, p.Config.Location), Hint: "aggregate over the windows, SET 'table.local-time-zone' = 'UTC', or window over a TIMESTAMP(3) rowtime"}
+	return &Error{Pos: pos, Msg: fmt.Sprintf("%s windows over the TIMESTAMP_LTZ time attribute %s with 'table.local-time-zone' = '%s' are not supported yet (Flink aligns them to that zone's local time; TUMBLE, HOP and CUMULATE do)",
+		call, c.Name, p.Config.Location), Hint: "SET 'table.local-time-zone' = 'UTC', or window over a TIMESTAMP(3) rowtime"}
 }
 
 // isUTC reports whether loc is UTC or a zone always at offset 0 (checked
@@ -119,45 +119,27 @@ func (p *Planner) tvfRel(t *tvfInfo, alias string) *Rel {
 		}
 		cols = append(cols, expr.Column{Qualifier: q, Name: n, Type: ty})
 	}
+	if t.zone != nil {
+		cols[len(cols)-1].Type.Kind = types.TimestampLTZ // an instant; window_start and window_end are the zone's wall clock
+	}
 	r := &Rel{Op: "WindowTableFunction", Detail: t.call, Inputs: []*Rel{t.input}, Cols: cols,
 		RowTime: len(cols) - 1, InsertOnly: true, tvf: t}
-	if !t.procTime && t.zone == nil {
-		r.win = &windowCols{start: len(cols) - 3, end: len(cols) - 2}
+	if !t.procTime {
+		r.win = &windowCols{start: len(cols) - 3, end: len(cols) - 2, zone: t.zone}
 	}
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		if t.zone != nil {
-			return nil, p.zoneRefusal(t.pos, t.spec.Kind.String(), t.input.Cols[t.timeField])
-		}
 		if t.session {
 			return nil, &Error{Pos: t.pos, Msg: "the SESSION window TVF without a window aggregation is not supported yet",
 				Hint: "aggregate it: GROUP BY window_start, window_end (and the PARTITION BY keys)"}
 		}
 		if t.procTime {
-			return nil, fmt.Errorf("%s over a processing-time attribute without a window aggregation is not supported; GROUP BY window_start, window_end", t.spec.Kind)
+			return nil, &Error{Pos: t.pos, Msg: fmt.Sprintf("%s over a processing-time attribute without a window aggregation is not supported", t.spec.Kind),
+				Hint: "aggregate it: GROUP BY window_start, window_end"}
 		}
-		if t.spec.Kind != exec.Tumble {
-			return nil, fmt.Errorf("%s without a window aggregation is not supported yet; GROUP BY window_start, window_end", t.spec.Kind)
-		}
-		assign := tumbleAssigner(t.spec, t.timeField)
-		return b.calc("WindowTableFunction", ins[0], nil, assign), nil
+		opts := exec.WindowTableFunctionOptions{Window: t.spec, TimeField: t.timeField, Zone: t.zone}
+		return b.checkedChained("WindowTableFunction", ins[0], opOf(exec.NewWindowTableFunction, opts))
 	}
 	return r
-}
-
-// tumbleAssigner appends window_start, window_end and window_time to a row.
-func tumbleAssigner(spec exec.WindowSpec, timeField int) func([]any) ([]any, error) {
-	size, off := spec.Size.Milliseconds(), spec.Offset.Milliseconds()
-	return func(row []any) ([]any, error) {
-		ts, ok := row[timeField].(time.Time)
-		if !ok {
-			return nil, fmt.Errorf("window TVF: the time column holds %v, not a TIMESTAMP", row[timeField])
-		}
-		ms := ts.UnixMilli()
-		start := ms - ((ms-off)%size+size)%size
-		out := append(append([]any(nil), row...), time.UnixMilli(start).UTC(), time.UnixMilli(start+size).UTC(),
-			time.UnixMilli(start+size-1).UTC())
-		return out, nil
-	}
 }
 
 type tvfArguments struct {
@@ -314,11 +296,8 @@ func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
 	if t.procTime {
 		r.RowTime = -1
 		r.Cols[len(ap.keys)+2].Type.TimeAttr = "proctime"
-	} else if t.zone == nil {
-		// Window operators downstream compare window ends with watermarks:
-		// wall-clock ends of a zone are not instants, so they plan as
-		// regular operators over these columns.
-		r.win = &windowCols{start: len(ap.keys), end: len(ap.keys) + 1}
+	} else {
+		r.win = &windowCols{start: len(ap.keys), end: len(ap.keys) + 1, zone: t.zone}
 	}
 	key := exec.FieldKey(ap.keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"time"
+
 	"fmt"
 	"strings"
 
@@ -12,7 +14,12 @@ import (
 
 // windowCols are the window_start and window_end columns of a Rel that
 // come unchanged from an event-time window TVF or window aggregation.
-type windowCols struct{ start, end int }
+type windowCols struct {
+	start, end int
+	// zone is the session zone whose wall clock the window columns hold
+	// (windows over a TIMESTAMP_LTZ attribute outside UTC); nil: UTC.
+	zone *time.Location
+}
 
 // through maps w through a projection whose output column i copies input
 // column from[i] (-1: computed); nil unless both columns pass.
@@ -20,7 +27,7 @@ func (w *windowCols) through(from []int) *windowCols {
 	if w == nil {
 		return nil
 	}
-	out := windowCols{start: -1, end: -1}
+	out := windowCols{start: -1, end: -1, zone: w.zone}
 	for i, j := range from {
 		if j == w.start && out.start < 0 {
 			out.start = i
@@ -54,7 +61,7 @@ func windowRankOf(in *Rel, keys []int) *windowRankInput {
 	if w == nil || !in.InsertOnly {
 		return nil
 	}
-	wi := &windowRankInput{in: in, input: in, rows: exec.WindowRows{Start: w.start, End: w.end},
+	wi := &windowRankInput{in: in, input: in, rows: exec.WindowRows{Start: w.start, End: w.end, Zone: w.zone},
 		desc: in.Cols[w.start].Name + ", " + in.Cols[w.end].Name}
 	var hasStart, hasEnd bool
 	for _, k := range keys {
@@ -71,9 +78,6 @@ func windowRankOf(in *Rel, keys []int) *windowRankInput {
 		return nil
 	}
 	if t := in.tvf; t != nil {
-		if t.zone != nil {
-			return nil // planned over the TVF, which refuses the zone
-		}
 		// Directly over the TVF the operator assigns the windows itself
 		// (so HOP and CUMULATE work too), as Flink merges the TVF into its
 		// WindowRank. Its keys must then be columns of the TVF's input.
@@ -83,7 +87,7 @@ func windowRankOf(in *Rel, keys []int) *windowRankInput {
 			}
 		}
 		spec := t.spec
-		wi.input, wi.rows, wi.desc = t.input, exec.WindowRows{Assign: &spec, TimeField: t.timeField}, t.call
+		wi.input, wi.rows, wi.desc = t.input, exec.WindowRows{Assign: &spec, TimeField: t.timeField, Zone: t.zone}, t.call
 	}
 	return wi
 }

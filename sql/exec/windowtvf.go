@@ -1,0 +1,68 @@
+package exec
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+)
+
+// WindowTableFunctionOptions configure a WindowTableFunction.
+type WindowTableFunctionOptions struct {
+	// Window is the TVF: TUMBLE, HOP or CUMULATE.
+	Window WindowSpec
+	// TimeField is the event-time attribute's field.
+	TimeField int
+	// Zone, when set, aligns the windows to its wall clock (a TIMESTAMP_LTZ
+	// attribute in a 'table.local-time-zone' other than UTC); default nil:
+	// UTC.
+	Zone *time.Location
+}
+
+// WindowTableFunction is a window TVF read on its own (Flink's
+// AlignedWindowTableFunctionOperator): each row is emitted once per
+// window it falls in, with window_start, window_end (the zone's wall
+// clock) and window_time (the instant of the window's last millisecond)
+// appended. A row whose time attribute is NULL is dropped, as Flink
+// drops it. Late rows pass, as in Flink: the TVF keeps no state and
+// fires nothing, so it has nothing to checkpoint.
+type WindowTableFunction struct {
+	operator.Base
+	opts WindowTableFunctionOptions
+	zone windowZone
+}
+
+// NewWindowTableFunction returns a WindowTableFunction.
+func NewWindowTableFunction(opts WindowTableFunctionOptions) (*WindowTableFunction, error) {
+	if err := opts.Window.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.TimeField < 0 {
+		return nil, fmt.Errorf("%w: WindowTableFunction needs a time field", ErrInvalidOptions)
+	}
+	return &WindowTableFunction{opts: opts, zone: newWindowZone(opts.Zone)}, nil
+}
+
+// ProcessElement emits the row once per window.
+func (w *WindowTableFunction) ProcessElement(r event.Record) error {
+	row, err := rowOf(r.Value)
+	if err != nil {
+		return err
+	}
+	if row.Fields[w.opts.TimeField] == nil {
+		return nil // Flink's numNullRowTimeRecordsDropped; Weir has no such counter
+	}
+	ts, err := timeMillis(row.Fields[w.opts.TimeField])
+	if err != nil {
+		return fmt.Errorf("sql/exec: WindowTableFunction: rowtime field %d: %w", w.opts.TimeField, err)
+	}
+	for _, win := range w.opts.Window.assign(w.zone.local(ts)) {
+		out := make([]any, 0, len(row.Fields)+3)
+		out = append(out, row.Fields...)
+		out = append(out, time.UnixMilli(win.Start).UTC(), time.UnixMilli(win.End).UTC(),
+			time.UnixMilli(w.zone.instant(win.End-1)).UTC())
+		emit(w.Ctx, row.Kind, out, r.Timestamp)
+	}
+	return nil
+}
