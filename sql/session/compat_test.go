@@ -176,12 +176,20 @@ func (r *compatScript) cmd(t *testing.T, td *datadriven.TestData) string {
 	label := name + " (" + from + ")"
 	switch {
 	case td.HasArg("error"):
-		if err == nil && refusal == nil {
+		switch {
+		case err == nil && refusal == nil:
 			r.fail(t, td, label, "Flink fails this query; Weir returned rows:\n"+strings.Join(rows, "\n"))
-		} else {
+		case refusal != nil && checkRefusal(refusal.Error()) != nil:
+			r.fail(t, td, label, checkRefusal(refusal.Error()).Error())
+		case err != nil && goTypeName.MatchString(err.Error()):
+			r.fail(t, td, label, "the run-time error shows a Go name: "+err.Error())
+		default:
 			r.cat.pass++
 		}
 	case refusal != nil:
+		if cerr := checkRefusal(refusal.Error()); cerr != nil {
+			r.fail(t, td, label, cerr.Error())
+		}
 		r.cat.refused = append(r.cat.refused, label+": "+oneLine(refusal.Error()))
 	case err != nil:
 		r.fail(t, td, label, "failed at run time: "+err.Error())

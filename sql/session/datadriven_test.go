@@ -256,6 +256,9 @@ func (r *sqlScript) cmd(t *testing.T, td *datadriven.TestData) string {
 		if err == nil {
 			td.Fatalf(t, "expected an error, the statements succeeded with:\n%s", out)
 		}
+		if cerr := checkRefusal(err.Error()); cerr != nil {
+			td.Fatalf(t, "%v", cerr)
+		}
 		return "error: " + err.Error() + "\n"
 	case "show":
 		buf := r.session.Out.(*bytes.Buffer)
