@@ -53,6 +53,7 @@ var KnownSettings = []string{
 	"s3.secret-key",
 	"sql-client.execution.result-mode", // read by the SQL client (weir sql)
 	"state.backend",                    // Flink 1.x's state.backend.type, read by state/backends
+	"state.backend.changelog.enabled",
 	"state.backend.incremental",
 	"state.backend.local-dir",
 	"state.backend.pebble.block.cache-size",

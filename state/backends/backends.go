@@ -36,6 +36,11 @@ const (
 	// KeyMaxSizeLevelBase is the size of the level L0 compacts into
 	// (Flink's state.backend.rocksdb.compaction.level.max-size-level-base).
 	KeyMaxSizeLevelBase = "state.backend.pebble.compaction.level.max-size-level-base"
+	// KeyChangelog turns off the shipping of the Pebble backend's WAL by
+	// its incremental checkpoints ('false': each checkpoint flushes the
+	// memtables instead; default 'true' here, 'false' in Flink, whose
+	// changelog is a log of its own; see pebble.Options.DisableChangelog).
+	KeyChangelog = "state.backend.changelog.enabled"
 )
 
 // DefaultWriteBufferRatio is Flink's default share of the budget for
@@ -60,7 +65,7 @@ var aliases = map[string]string{
 // Keys are every key FromConfig reads, Weir's names and Flink's RocksDB
 // aliases.
 func Keys() []string {
-	ks := []string{KeyType, KeyLocalDir, KeyBlockCacheSize, KeyWriteBufferSize, KeyWriteBufferCount, KeyFixedPerSlot, KeyWriteBufferRatio, KeyIncremental, KeyMaxSizeLevelBase}
+	ks := []string{KeyType, KeyLocalDir, KeyBlockCacheSize, KeyWriteBufferSize, KeyWriteBufferCount, KeyFixedPerSlot, KeyWriteBufferRatio, KeyIncremental, KeyMaxSizeLevelBase, KeyChangelog}
 	for a := range aliases {
 		ks = append(ks, a)
 	}
@@ -118,12 +123,14 @@ func pebbleFactory(lookup func(string) (string, string, bool)) (state.BackendFac
 		}
 		o.WriteBufferCount = n
 	}
-	if k, v, ok := lookup(KeyIncremental); ok {
-		on, err := strconv.ParseBool(strings.TrimSpace(v))
-		if err != nil {
-			return nil, fmt.Errorf("'%s' = '%s': want 'true' or 'false'", k, v)
+	for key, dst := range map[string]*bool{KeyIncremental: &o.DisableIncremental, KeyChangelog: &o.DisableChangelog} {
+		if k, v, ok := lookup(key); ok {
+			on, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return nil, fmt.Errorf("'%s' = '%s': want 'true' or 'false'", k, v)
+			}
+			*dst = !on
 		}
-		o.DisableIncremental = !on
 	}
 	if err := fixedPerSlot(lookup, &o); err != nil {
 		return nil, err

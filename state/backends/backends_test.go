@@ -49,6 +49,9 @@ func TestFromConfig(t *testing.T) {
 		{map[string]string{KeyType: "pebble", KeyMaxSizeLevelBase: "100kb"},
 			"state.backend.pebble.compaction.level.max-size-level-base is 102400; want 1 MiB or more"},
 		{map[string]string{KeyType: "pebble", KeyIncremental: "sometimes"}, "'execution.checkpointing.incremental' = 'sometimes': want 'true' or 'false'"},
+		{map[string]string{KeyType: "pebble", KeyChangelog: "false"}, "pebble {LocalDir: cache:0 wb:0x0} flushing"},
+		{map[string]string{KeyType: "rocksdb", KeyChangelog: "TRUE"}, "pebble {LocalDir: cache:0 wb:0x0}"},
+		{map[string]string{KeyType: "pebble", KeyChangelog: "no"}, "'state.backend.changelog.enabled' = 'no': want 'true' or 'false'"},
 	} {
 		f, err := FromConfig(from(c.kv))
 		var got string
@@ -62,6 +65,9 @@ func TestFromConfig(t *testing.T) {
 			got = x.Type() + " {LocalDir:" + o.LocalDir + " cache:" + itoa(o.BlockCacheSize) + " wb:" + itoa(o.WriteBufferSize) + "x" + itoa(int64(o.WriteBufferCount)) + "}"
 			if o.DisableIncremental {
 				got += " full"
+			}
+			if o.DisableChangelog {
+				got += " flushing"
 			}
 			if o.MaxSizeLevelBase != 0 {
 				got += " lbase:" + itoa(o.MaxSizeLevelBase)

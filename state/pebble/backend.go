@@ -147,10 +147,12 @@ func openDB(opts *Options, dir string, readOnly bool) (*pebbledb.DB, error) {
 		MemTableSize:                uint64(opts.WriteBufferSize),
 		MemTableStopWritesThreshold: opts.WriteBufferCount,
 		LBaseMaxBytes:               opts.MaxSizeLevelBase,
-		// Checkpoints, not the WAL, make state durable (as Flink runs
-		// RocksDB): a failed subtask restores from a checkpoint into a
-		// fresh directory.
-		DisableWAL: true,
+		// Checkpoints make state durable (as Flink runs RocksDB): a
+		// failed subtask restores from a checkpoint into a fresh
+		// directory. The WAL, never fsynced (noSyncFS), is there only to
+		// be shipped by incremental checkpoints (changelog.go); a restore
+		// replays it whatever this option says.
+		DisableWAL: !opts.changelog(),
 		Merger:     listMerger, // ListState.Add appends by a merge
 		Logger:     quietLogger{},
 		ReadOnly:   readOnly,
@@ -161,9 +163,9 @@ func openDB(opts *Options, dir string, readOnly bool) (*pebbledb.DB, error) {
 	// A Bloom filter in every SST (RocksDB's, which Flink can turn on
 	// with state.backend.rocksdb.use-bloom-filter): a point read — most
 	// state accesses are one — skips the SSTs that do not hold its key
-	// instead of reading and decompressing one of their blocks. Checkpoints
-	// flush the memtables, so L0 holds several small SSTs between
-	// compactions, every one overlapping every key.
+	// instead of reading and decompressing one of their blocks. L0 holds
+	// several SSTs between compactions, every one overlapping every key
+	// (many small ones when checkpoints flush: DisableChangelog).
 	popts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	remoteOptions(opts, popts, readOnly)
 	if opts.ExperimentalRemote != nil && !readOnly {

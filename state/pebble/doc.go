@@ -5,8 +5,9 @@
 // block cache and memtables (Options.MemoryBudget).
 //
 // One database per subtask, in a new directory under Options.LocalDir
-// (state.backend.local-dir), opened without a WAL — checkpoints make state
-// durable, a failed subtask restores into a fresh directory — and removed
+// (state.backend.local-dir), with a WAL that is never fsynced —
+// checkpoints make state durable, a failed subtask restores into a fresh
+// directory; incremental checkpoints ship the WAL (changelog.go) — and removed
 // when the backend is closed and the last snapshot taken from it is
 // written. One per subtask rather than one per process with prefixes:
 // dropping a subtask's state is deleting a directory, a rescale never

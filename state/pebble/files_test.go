@@ -88,6 +88,9 @@ func (s *fakeStore) Fetch(h state.FileHandle, dst string, link bool) error {
 	if err != nil {
 		return err
 	}
+	if int64(len(data)) != h.Size || crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)) != h.CRC32C {
+		return fmt.Errorf("%s: size or checksum differs from the checkpoint's", h.Path)
+	}
 	return os.WriteFile(dst, data, 0o644)
 }
 
@@ -134,16 +137,26 @@ func sharedOf(hs []state.FileHandle) []string {
 	return out
 }
 
-func newIncremental(t *testing.T, local string, rng keygroup.Range, files state.RestoreFiles) *pebble.Backend {
+// newIncremental opens a backend with incremental checkpoints, its
+// options changed by mods.
+func newIncremental(t *testing.T, local string, rng keygroup.Range, files state.RestoreFiles, mods ...func(*pebble.Options)) *pebble.Backend {
 	t.Helper()
-	b, err := pebble.New(pebble.Options{LocalDir: local, KeyGroupRange: rng, MaxParallelism: metaMaxPar,
-		WriteBufferSize: 256 << 10, RestoreFiles: files})
+	o := pebble.Options{LocalDir: local, KeyGroupRange: rng, MaxParallelism: metaMaxPar,
+		WriteBufferSize: 256 << 10, RestoreFiles: files}
+	for _, m := range mods {
+		m(&o)
+	}
+	b, err := pebble.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	return b
 }
+
+// flushing makes each checkpoint flush the memtables instead of shipping
+// the WAL.
+func flushing(o *pebble.Options) { o.DisableChangelog = true }
 
 // fill writes n values of about 100 bytes each under keys from..from+n-1.
 func fill(b state.KeyedBackend, from, n int) {
@@ -154,8 +167,9 @@ func fill(b state.KeyedBackend, from, n int) {
 	}
 }
 
-// TestIncrementalUploadsOnlyNewSSTs: the second checkpoint uploads the one
-// SST flushed since the first and names the first's SSTs again; a third
+// TestIncrementalUploadsOnlyNewSSTs: checkpoints that flush
+// (DisableChangelog): the second checkpoint uploads the one SST flushed
+// since the first and names the first's SSTs again; a third
 // with no change uploads no SST at all.
 func TestIncrementalUploadsOnlyNewSSTs(t *testing.T) {
 	pebble.WithoutCompactions(func() { uploadsOnlyNew(t) })
@@ -163,7 +177,7 @@ func TestIncrementalUploadsOnlyNewSSTs(t *testing.T) {
 
 func uploadsOnlyNew(t *testing.T) {
 	store := newFakeStore(t)
-	b := newIncremental(t, t.TempDir(), keygroup.Range{Start: 0, End: metaMaxPar - 1}, nil)
+	b := newIncremental(t, t.TempDir(), keygroup.Range{Start: 0, End: metaMaxPar - 1}, nil, flushing)
 	fill(b, 0, 1000)
 	snap, _ := b.Snapshot(0)
 	_, id1, needs1 := store.writeFiles(t, snap)
@@ -191,7 +205,8 @@ func uploadsOnlyNew(t *testing.T) {
 	}
 }
 
-// TestIncrementalRestoreReusesFiles: a restore from the same storage
+// TestIncrementalRestoreReusesFiles: checkpoints that flush; a restore
+// from the same storage
 // names the restored SSTs again instead of uploading them; a restore
 // from another storage (no-claim) uploads everything to the new one.
 func TestIncrementalRestoreReusesFiles(t *testing.T) {
@@ -201,11 +216,11 @@ func TestIncrementalRestoreReusesFiles(t *testing.T) {
 func restoreReuses(t *testing.T) {
 	store := newFakeStore(t)
 	all := keygroup.Range{Start: 0, End: metaMaxPar - 1}
-	b := newIncremental(t, t.TempDir(), all, nil)
+	b := newIncremental(t, t.TempDir(), all, nil, flushing)
 	fill(b, 0, 500)
 	snap, _ := b.Snapshot(0)
 	m, _, needs := store.writeFiles(t, snap)
-	r := newIncremental(t, t.TempDir(), all, store)
+	r := newIncremental(t, t.TempDir(), all, store, flushing)
 	if err := r.Restore([][]byte{m}); err != nil {
 		t.Fatal(err)
 	}
@@ -317,8 +332,8 @@ func TestIncrementalRestoreTimers(t *testing.T) {
 	}
 }
 
-// TestIncrementalRestoreUploadsNothingUnchanged: the first checkpoint
-// after a restore at the same parallelism, from the same storage, with
+// TestIncrementalRestoreUploadsNothingUnchanged: checkpoints that flush;
+// the first checkpoint after a restore at the same parallelism, from the same storage, with
 // the timers added back and the state read but nothing changed, uploads
 // no SST and names the restored ones. It uploaded one before the timers
 // stayed in place: the restore's deletions of the timers and their
@@ -331,7 +346,7 @@ func TestIncrementalRestoreUploadsNothingUnchanged(t *testing.T) {
 func restoreUploadsNothing(t *testing.T) {
 	store := newFakeStore(t)
 	all := keygroup.Range{Start: 0, End: metaMaxPar - 1}
-	b := newIncremental(t, t.TempDir(), all, nil)
+	b := newIncremental(t, t.TempDir(), all, nil, flushing)
 	addTimers := func(b *pebble.Backend) {
 		q, _ := b.TimerQueue("event")
 		for kg := range metaMaxPar {
@@ -342,7 +357,7 @@ func restoreUploadsNothing(t *testing.T) {
 	fill(b, 0, 3000)
 	snap, _ := b.Snapshot(0)
 	m, _, needs := store.writeFiles(t, snap)
-	r := newIncremental(t, t.TempDir(), all, store)
+	r := newIncremental(t, t.TempDir(), all, store, flushing)
 	if err := r.Restore([][]byte{m}); err != nil {
 		t.Fatal(err)
 	}

@@ -13,18 +13,23 @@ import (
 	"sync"
 	"sync/atomic"
 
+	pebbledb "github.com/cockroachdb/pebble/v2"
+
 	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/internal/keyed"
 )
 
 // Incremental checkpoints (Flink's RocksDB incremental checkpoints, on
-// Pebble). The synchronous part of a checkpoint flushes the memtables and
-// takes a Pebble checkpoint (hard links of the SSTs, copies of the small
-// MANIFEST, OPTIONS and marker files) into a directory inside the
-// database's; the asynchronous part (WriteFiles) uploads the SSTs the
-// storage does not hold yet as shared files, and the small files as the
-// checkpoint's own, and returns a manifest naming all of them.
+// Pebble). The synchronous part of a checkpoint takes a Pebble checkpoint
+// (hard links of the SSTs, copies of the small MANIFEST, OPTIONS and
+// marker files, and of the WAL) into a directory inside the database's,
+// after flushing the WAL to its file or, without a WAL
+// (Options.DisableChangelog), the memtables into an SST; the asynchronous
+// part (WriteFiles) uploads the SSTs the storage does not hold yet as
+// shared files, the WAL bytes it does not hold yet as shared chunks
+// (changelog.go), and the small files as the checkpoint's own, and
+// returns a manifest naming all of them.
 //
 // A local SST has one shared name for the life of the backend:
 // "<group>/<file number>.sst", the group unique to this backend instance,
@@ -55,6 +60,9 @@ type manifest struct {
 	// keepTimers); nil in manifests written before they were listed,
 	// whose timers a restore deletes.
 	Queues []manifestQueue `json:"queues"`
+	// Logs are the WAL files (changelog.go); nil when checkpoints flush
+	// the memtables instead.
+	Logs []manifestLog `json:"logs,omitempty"`
 }
 
 // manifestQueue is one timer queue of the database.
@@ -119,7 +127,10 @@ type uploads struct {
 		sync.Mutex
 		// stored maps a local SST name to its handle in checkpoint
 		// storage at location (set on the first write, or by a restore).
-		stored   map[string]state.FileHandle
+		stored map[string]state.FileHandle
+		// logs maps a local WAL file's name to the chunks of it the
+		// storage at location holds, in order.
+		logs     map[string][]state.FileHandle
 		location string
 	}
 }
@@ -128,7 +139,7 @@ func newUploads(name string) *uploads {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	u := &uploads{group: fileSafe(name) + "-" + hex.EncodeToString(b[:])}
-	u.mu.stored = map[string]state.FileHandle{}
+	u.mu.stored, u.mu.logs = map[string]state.FileHandle{}, map[string][]state.FileHandle{}
 	return u
 }
 
@@ -141,14 +152,15 @@ func (u *uploads) restored(loc string, files map[string]state.FileHandle) {
 }
 
 // known returns the handles the storage at loc holds for the local SSTs
-// names; the others must be uploaded.
-func (u *uploads) known(loc string, names []string) map[string]state.FileHandle {
+// names, and the chunks it holds of the WAL files logs; the rest must be
+// uploaded.
+func (u *uploads) known(loc string, names, logs []string) (map[string]state.FileHandle, map[string][]state.FileHandle) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.mu.location != loc {
 		// Restored from elsewhere (Flink's no-claim mode): this storage
 		// holds none of them, and must never name the other's files.
-		u.mu.location, u.mu.stored = loc, map[string]state.FileHandle{}
+		u.mu.location, u.mu.stored, u.mu.logs = loc, map[string]state.FileHandle{}, map[string][]state.FileHandle{}
 	}
 	out := map[string]state.FileHandle{}
 	for _, n := range names {
@@ -156,17 +168,27 @@ func (u *uploads) known(loc string, names []string) map[string]state.FileHandle 
 			out[n] = h
 		}
 	}
-	return out
+	outLogs := map[string][]state.FileHandle{}
+	for _, n := range logs {
+		if cs, ok := u.mu.logs[n]; ok {
+			outLogs[n] = cs
+		}
+	}
+	return out, outLogs
 }
 
 // written records a checkpoint's SSTs (all of them: reused and uploaded)
-// as the ones the storage holds, forgetting the SSTs the database has
-// compacted away since.
-func (u *uploads) written(loc string, files map[string]state.FileHandle) {
+// and WAL chunks as the ones the storage holds, forgetting the SSTs the
+// database has compacted away and the WAL files it has deleted since.
+func (u *uploads) written(loc string, files map[string]state.FileHandle, logs []manifestLog) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.mu.location == loc {
 		u.mu.stored = files
+		u.mu.logs = map[string][]state.FileHandle{}
+		for _, l := range logs {
+			u.mu.logs[l.Name] = l.Chunks
+		}
 	}
 }
 
@@ -178,23 +200,31 @@ type localCheckpoint struct {
 	up     *uploads
 	queues []manifestQueue // the timer queues when it was taken, by id
 	opts   *Options        // for the remote objects (remotecheckpoint.go)
+	// shipLogs: its WAL files are uploaded in chunks (changelog.go), not
+	// as its own files (without a WAL they are empty).
+	shipLogs bool
 }
 
 var checkpointSeq atomic.Int64
 
-// checkpointLocal flushes the memtables (the database has no WAL, so a
-// Pebble checkpoint holds only what is in SSTs) and takes a Pebble
-// checkpoint into a directory inside the database's.
+// checkpointLocal takes a Pebble checkpoint into a directory inside the
+// database's: with the WAL written out to its file (changelog.go), or,
+// without a WAL, after flushing the memtables, so that it holds
+// everything.
 func (b *Backend) checkpointLocal() (*localCheckpoint, error) {
-	if err := b.db.Flush(); err != nil {
+	var opts []pebbledb.CheckpointOption
+	if b.opts.changelog() {
+		opts = append(opts, pebbledb.WithFlushedWAL())
+	} else if err := b.db.Flush(); err != nil {
 		return nil, fmt.Errorf("pebble: flushing for a checkpoint: %w", err)
 	}
 	// Inside the backend's directory (see copyFrom).
 	dir := filepath.Join(b.life.dir, fmt.Sprintf("checkpoint-%d", checkpointSeq.Add(1)))
-	if err := b.db.Checkpoint(dir); err != nil {
+	if err := b.db.Checkpoint(dir, opts...); err != nil {
 		return nil, fmt.Errorf("pebble: checkpoint of the state backend into %s: %w", dir, err)
 	}
-	lc := &localCheckpoint{dir: dir, rng: b.opts.KeyGroupRange, up: b.up, queues: []manifestQueue{}, opts: &b.opts}
+	lc := &localCheckpoint{dir: dir, rng: b.opts.KeyGroupRange, up: b.up, queues: []manifestQueue{}, opts: &b.opts,
+		shipLogs: b.opts.changelog()}
 	for name, q := range b.queues {
 		lc.queues = append(lc.queues, manifestQueue{Name: name, ID: q.id})
 	}
@@ -211,26 +241,33 @@ type incrementalSnapshot struct {
 var _ state.IncrementalSnapshot = (*incrementalSnapshot)(nil)
 
 // WriteFiles uploads the SSTs of the local checkpoint that files' storage
-// does not hold yet, and its small files, and returns the manifest. It
-// releases the snapshot.
+// does not hold yet, the WAL bytes it does not hold yet, and its small
+// files, and returns the manifest. It releases the snapshot.
 func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte, needs []state.FileHandle, err error) {
 	defer s.h.release()
 	ents, err := os.ReadDir(s.local.dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("pebble: reading local checkpoint: %w", err)
 	}
-	var ssts []string
+	var ssts, logs []string
 	for _, e := range ents {
-		if sharedFile(e.Name()) {
-			ssts = append(ssts, e.Name())
+		switch n := e.Name(); {
+		case sharedFile(n):
+			ssts = append(ssts, n)
+		case s.local.shipLogs && isLog(n):
+			logs = append(logs, n)
 		}
 	}
 	loc := files.Location()
-	have := s.local.up.known(loc, ssts)
+	have, haveLogs := s.local.up.known(loc, ssts, logs)
+	chunks, err := s.local.newChunks(logs, haveLogs)
+	if err != nil {
+		return nil, nil, err
+	}
 	var put []state.LocalFile
 	for _, e := range ents {
 		n := e.Name()
-		if _, ok := have[n]; ok {
+		if _, ok := have[n]; ok || slices.Contains(logs, n) {
 			continue
 		}
 		f := state.LocalFile{Name: n, Path: filepath.Join(s.local.dir, n), Shared: sharedFile(n)}
@@ -239,11 +276,18 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 		}
 		put = append(put, f)
 	}
+	for _, c := range chunks {
+		put = append(put, c.file)
+	}
 	hs, err := files.Put(put)
 	if err != nil {
 		return nil, nil, err
 	}
 	m := &manifest{MaxParallelism: s.maxPar, KeyGroups: [2]int{s.rng.Start, s.rng.End}, Queues: s.local.queues}
+	if s.local.shipLogs {
+		m.Logs = manifestLogs(logs, haveLogs, chunks, hs[len(put)-len(chunks):])
+	}
+	put, hs = put[:len(put)-len(chunks)], hs[:len(put)-len(chunks)]
 	for _, si := range s.states {
 		m.States = append(m.States, manifestState{Name: si.name, ID: si.id, Kind: si.kind, HasTS: si.hasTS})
 	}
@@ -261,9 +305,12 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 	if err := s.local.nameRemote(m, loc); err != nil {
 		return nil, nil, err
 	}
-	s.local.up.written(loc, all)
+	s.local.up.written(loc, all, m.Logs)
 	for _, f := range m.Files {
 		needs = append(needs, f.Handle)
+	}
+	for _, l := range m.Logs {
+		needs = append(needs, l.Chunks...)
 	}
 	blob, err = encodeManifest(m)
 	return blob, needs, err

@@ -1,12 +1,15 @@
 package pebble
 
 import (
+	"errors"
+	"io/fs"
+
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // noSyncFS is the file system of a backend's database: the operating
 // system's, with every fsync a no-op. A backend's files are never made
-// durable by the database: it has no WAL, a failed subtask restores from
+// durable by the database: its WAL is never synced, a failed subtask restores from
 // checkpoint storage into a fresh directory, and a local checkpoint's
 // files are read by the upload from the page cache. Pebble fsyncs each SST
 // it writes (and, with BytesPerSync, parts of it while writing), its
@@ -31,8 +34,18 @@ func (fs noSyncFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...v
 
 func (fs noSyncFS) OpenDir(name string) (vfs.File, error) { return noSync(fs.FS.OpenDir(name)) }
 
-func (fs noSyncFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	return noSync(fs.FS.ReuseForWrite(oldname, newname, c))
+// ReuseForWrite creates newname afresh and removes oldname, never reusing
+// its file (Pebble recycles an obsolete WAL file for a new WAL this way,
+// and the interface allows this). A WAL is shipped to checkpoint storage
+// by the bytes appended since the last checkpoint (changelog.go): a
+// recycled file would start at its old, full length, its new records
+// overwriting old ones in place, and a chunk uploaded from it would not
+// be what a replay reads.
+func (nfs noSyncFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	if err := nfs.FS.Remove(oldname); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return nfs.Create(newname, c)
 }
 
 // Unwrap returns the operating system's file system.

@@ -52,10 +52,11 @@ type Options struct {
 	WriteBufferCount int
 	// MaxSizeLevelBase is the size in bytes of the level L0 compacts into,
 	// Lbase (state.backend.rocksdb.compaction.level.max-size-level-base,
-	// or .pebble.; Pebble's LBaseMaxBytes). Every checkpoint flushes the
-	// memtables into a small L0 SST overlapping every key, and an L0
-	// compaction rewrites all of Lbase: files the next incremental
-	// checkpoint uploads again. A smaller Lbase bounds that rewrite, at the
+	// or .pebble.; Pebble's LBaseMaxBytes). An L0 compaction rewrites all
+	// of Lbase: files the next incremental checkpoint uploads again; with
+	// DisableChangelog every checkpoint flushes the memtables into a small
+	// L0 SST overlapping every key, so L0 compactions are frequent. The
+	// measurements below are of that mode. A smaller Lbase bounds that rewrite, at the
 	// price of more levels for reads to pass. Measured (Nexmark, 1 M
 	// events, 1 s checkpoints, 2 shared cores): q18 (36 MB of state)
 	// uploads 382–426 MB over the run at 64 MiB, 194–205 MB at 8 MiB, CPU
@@ -75,6 +76,17 @@ type Options struct {
 	// them, a restore opens them in place (remote.go). Checkpoints must go
 	// to that storage, incremental. Default nil: every SST is local.
 	ExperimentalRemote *RemoteOptions
+	// DisableChangelog makes each incremental checkpoint flush the
+	// memtables into an SST (state.backend.changelog.enabled = false),
+	// as before the WAL was shipped. Default false: the database keeps a
+	// WAL (never fsynced) and an incremental checkpoint uploads the WAL
+	// bytes written since the previous one instead of flushing, so
+	// memtables flush at their full size (changelog.go). Flink's key,
+	// whose default there is false: in Flink the changelog is a separate
+	// log written beside the backend, here it is Pebble's own WAL, so it
+	// costs little and is on by default. Ignored when DisableIncremental,
+	// and with ExperimentalRemote, whose checkpoints flush.
+	DisableChangelog bool
 	// RestoreFiles is where Restore fetches the files an incremental
 	// snapshot's manifest names: the storage of the checkpoint being
 	// restored. Nil when not restoring from files.
@@ -139,6 +151,15 @@ func (o *Options) Validate() error {
 		return o.ExperimentalRemote.validate()
 	}
 	return nil
+}
+
+// changelog reports whether the database keeps a WAL that incremental
+// checkpoints ship (see DisableChangelog). Disaggregated state
+// (ExperimentalRemote) keeps flushing at every checkpoint for now: its
+// checkpoint names the remote SSTs the flush made, and its tests and
+// measurements are of that.
+func (o *Options) changelog() bool {
+	return !o.DisableIncremental && !o.DisableChangelog && o.ExperimentalRemote == nil
 }
 
 // MemoryBudget is the memory the options give a backend's caches and

@@ -170,7 +170,7 @@ func denseIDs(m *manifest) bool {
 }
 
 // fetch puts m's files into dir, linking the SSTs where the storage
-// allows, and returns the shared ones by local name.
+// allows, and its WAL files, and returns the shared SSTs by local name.
 func (b *Backend) fetch(m *manifest, dir string) (map[string]state.FileHandle, error) {
 	shared := map[string]state.FileHandle{}
 	if err := b.checkRemote(m); err != nil {
@@ -190,7 +190,7 @@ func (b *Backend) fetch(m *manifest, dir string) (map[string]state.FileHandle, e
 			shared[f.Name] = f.Handle
 		}
 	}
-	return shared, nil
+	return shared, b.fetchLogs(m, dir)
 }
 
 // groupKey is the first Pebble key of key group kg.

@@ -20,7 +20,7 @@ type memEstimate struct {
 // EstimatedSize estimates the bytes the live keyed state takes: the live
 // SSTs' bytes on disk (as RocksDB's total-sst-files-size) plus the bytes
 // written since the last flush this subtask saw, which still sit in the
-// memtables (with the WAL off, nothing else holds them). Once a flush
+// memtables (the WAL, which holds them too, is not counted). Once a flush
 // completes, the bytes written so far are taken as being in SSTs: those
 // written while the flush ran are missed until the next one. A closed
 // backend answers its last estimate.

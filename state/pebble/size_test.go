@@ -12,15 +12,15 @@ import (
 
 // EstimatedSize of a Pebble backend: the bytes written while they sit in
 // the memtables (each entry its ~100-byte value and its key), then, once
-// a checkpoint flushed them, exactly the live SSTs' bytes in its
-// directory.
+// a checkpoint flushed them (DisableChangelog), exactly the live SSTs'
+// bytes in its directory.
 func TestEstimatedSizeMemtablesThenSSTs(t *testing.T) {
 	pebble.WithoutCompactions(func() { estimatedSize(t) })
 }
 
 func estimatedSize(t *testing.T) {
 	local := t.TempDir()
-	b := newIncremental(t, local, keygroup.Range{Start: 0, End: metaMaxPar - 1}, nil)
+	b := newIncremental(t, local, keygroup.Range{Start: 0, End: metaMaxPar - 1}, nil, flushing)
 	if n := b.EstimatedSize(); n != 0 {
 		t.Fatalf("empty backend: %d bytes, want 0", n)
 	}
