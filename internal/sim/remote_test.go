@@ -149,8 +149,10 @@ func remoteRetained(t *testing.T, st incStorage, all bool) {
 }
 
 // TestRemoteCheckpointNeedsRemoteOption: a checkpoint with remote SSTs
-// does not restore into a backend without disaggregated state: the error
-// says what to turn on instead of fetching the objects as local files.
+// does not restore into a backend without disaggregated state (the error
+// says what to turn on, instead of fetching the objects as local files),
+// nor into one whose remote storage is another (its checkpoints could not
+// name the objects).
 func TestRemoteCheckpointNeedsRemoteOption(t *testing.T) {
 	s := incStorages[0].open(t)
 	j, _ := remoteJob(t, 1, s, nil, true)
@@ -169,6 +171,22 @@ func TestRemoteCheckpointNeedsRemoteOption(t *testing.T) {
 	err = b.Restore(manifests(t, s, m))
 	if err == nil || !strings.Contains(err.Error(), remotePrefix) || !strings.Contains(err.Error(), "disaggregated state") {
 		t.Fatalf("restoring a remote checkpoint into a local backend: %v; want an error naming a remote object and the option", err)
+	}
+	other := incStorages[0].open(t)
+	ob, release, err := other.ObjectBucket()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	b2, err := pebble.New(pebble.Options{LocalDir: t.TempDir(), KeyGroupRange: keygroup.Range{Start: 0, End: incMaxPar - 1},
+		MaxParallelism: incMaxPar, RestoreFiles: task.RestoreFiles{Storage: s, ID: 1},
+		ExperimentalRemote: &pebble.RemoteOptions{Bucket: ob, Location: other.Dir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	if err := b2.Restore(manifests(t, s, m)); err == nil || !strings.Contains(err.Error(), "another storage") {
+		t.Fatalf("restoring remote SSTs of %s with the disaggregated state in %s: %v; want an error", s.Dir(), other.Dir(), err)
 	}
 	_, err = pebble.New(pebble.Options{LocalDir: t.TempDir(), ExperimentalRemote: &pebble.RemoteOptions{Location: s.Dir()}})
 	if err == nil || !strings.Contains(err.Error(), "RemoteOptions.Bucket") {

@@ -54,4 +54,9 @@
 // state.backend.rocksdb.timer-service.factory: ROCKSDB): the timer service
 // of operator stores each timer as an element that sorts in firing order,
 // under a queue id from the top of the id space, after the key group.
+//
+// Disaggregated state, EXPERIMENTAL (Options.ExperimentalRemote; Flink
+// 2.0's ForSt): SSTs created in checkpoint storage and read in place,
+// named by checkpoints instead of uploaded, opened in place by restores
+// (remote.go, remotecheckpoint.go).
 package pebble

@@ -165,11 +165,19 @@ func versionTables(opts *Options, dir string) (map[uint64]bool, error) {
 }
 
 // checkRemote checks a manifest against the backend's options: remote
-// objects need the remote storage they are in.
+// objects need the remote storage they are in, which is the storage
+// restored from (a restore from another job's checkpoint directory would
+// have to copy them first, Flink's no-claim mode: not done).
 func (b *Backend) checkRemote(m *manifest) error {
+	ro := b.opts.ExperimentalRemote
 	for _, f := range m.Files {
-		if f.Remote && b.opts.ExperimentalRemote == nil {
-			return fmt.Errorf("pebble: the checkpoint keeps its SSTs on remote storage (%s); restoring it needs the experimental disaggregated state on (state.backend.type: forst)", f.Handle.Path)
+		switch {
+		case !f.Remote:
+		case ro == nil:
+			return fmt.Errorf("pebble: the checkpoint keeps its SSTs on remote storage (%s); restoring it needs the experimental disaggregated state on (pebble.Options.ExperimentalRemote)", f.Handle.Path)
+		case b.opts.RestoreFiles.Location() != ro.Location:
+			return fmt.Errorf("pebble: the checkpoint's remote SSTs are in %s, the disaggregated state's storage is %s: restoring from another storage is not supported (its objects would have to be copied)",
+				b.opts.RestoreFiles.Location(), ro.Location)
 		}
 	}
 	return nil
