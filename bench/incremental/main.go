@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/weirstream/weir/checkpointstorage"
@@ -36,10 +38,42 @@ func main() {
 	dir := flag.String("dir", "", "checkpoint storage (a path or s3://…); default a temp dir")
 	restore := flag.Bool("restore", false, "then restore from the last checkpoint and repeat the rounds")
 	hot := flag.Int("hot-groups", 0, "update only keys of the first this many key groups (0: of all)")
+	mode := flag.String("mode", "local", "local, remote (experimental disaggregated state, L5–L6 remote) or remote-all (every SST remote)")
+	full := flag.Bool("full", true, "also measure the full (canonical) checkpoint's size each round (reads the whole state)")
+	s3 := flag.Bool("s3", false, "checkpoint to the S3 test server (WEIR_S3_* of scripts/services.sh env)")
 	flag.Parse()
-	if err := run(*keys, *value, *rounds, *update, *dir, *restore, *hot); err != nil {
+	opts, err := storageOptions(dir, *s3)
+	if err != nil {
 		log.Fatal(err)
 	}
+	cfg := config{keys: *keys, value: *value, rounds: *rounds, update: *update, dir: *dir, restore: *restore, hot: *hot,
+		mode: *mode, full: *full, storage: opts}
+	if err := run(cfg); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// config is the run's flags.
+type config struct {
+	keys, value, rounds, hot int
+	update                   float64
+	dir, mode                string
+	restore, full            bool
+	storage                  checkpointstorage.Options
+}
+
+// storageOptions points dir at the S3 test server for -s3.
+func storageOptions(dir *string, s3 bool) (checkpointstorage.Options, error) {
+	if !s3 {
+		return checkpointstorage.Options{}, nil
+	}
+	get := func(k string) string { return os.Getenv("WEIR_S3_" + k) }
+	if get("ENDPOINT") == "" {
+		return checkpointstorage.Options{}, fmt.Errorf("-s3: WEIR_S3_ENDPOINT is not set; run eval \"$(bash scripts/services.sh env)\" first")
+	}
+	*dir = fmt.Sprintf("s3://%s/bench-incremental/%d", get("BUCKET"), time.Now().UnixNano())
+	return checkpointstorage.Options{S3: checkpointstorage.S3Options{Endpoint: get("ENDPOINT"), Region: get("REGION"),
+		AccessKey: get("ACCESS_KEY"), SecretKey: get("SECRET_KEY")}}, nil
 }
 
 const maxPar = 128
@@ -55,40 +89,53 @@ type bench struct {
 	next         int // first key of the next update
 	id           event.CheckpointID
 	lastManifest []byte
+	full         bool
+	remote       *pebble.RemoteOptions // nil in local mode
+	remoteSeen   int64                 // remote bytes written before the last checkpoint
 }
 
-func run(keys, value, rounds int, update float64, dir string, restore bool, hot int) error {
+func run(c config) error {
 	local, err := os.MkdirTemp("", "bench-incremental-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(local)
-	if dir == "" {
-		dir = local + "/checkpoints"
+	if c.dir == "" {
+		c.dir = local + "/checkpoints"
 	}
-	fs, err := checkpointstorage.Open(dir, checkpointstorage.Options{})
+	fs, err := checkpointstorage.Open(c.dir, c.storage)
 	if err != nil {
 		return err
 	}
 	defer fs.Close()
-	bn := &bench{fs: fs, local: local, keys: keys, value: value, update: update, hot: hot}
+	bn := &bench{fs: fs, local: local, keys: c.keys, value: c.value, update: c.update, hot: c.hot, full: c.full}
+	if bn.remote, err = remoteOptions(fs, c.mode); err != nil {
+		return err
+	}
 	b, err := bn.backend(nil)
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
 	bn.hot = 0 // the whole state first
-	bn.put(b, 0, keys)
-	bn.hot = hot
-	fmt.Printf("state: %d keys × %d B random values written in %s; checkpoints to %s\n", keys, value, time.Since(t0).Round(time.Millisecond), dir)
-	fmt.Printf("%-10s %14s %14s %8s %14s %10s\n", "checkpoint", "full B", "incremental B", "ratio", "files uploaded", "inc time")
-	err = bn.rounds(b, rounds+1, false)
+	bn.put(b, 0, c.keys)
+	bn.hot = c.hot
+	fmt.Printf("state: %d keys × %d B random values written in %s; checkpoints to %s, mode %s\n", c.keys, c.value, time.Since(t0).Round(time.Millisecond), fs.Dir(), c.mode)
+	fmt.Printf("%-10s %14s %14s %8s %14s %10s %10s %14s\n", "checkpoint", "full B", "incremental B", "ratio", "files uploaded", "sync", "inc time", "remote B")
+	err = bn.rounds(b, c.rounds+1, false)
 	_ = b.Close()
-	if err != nil || !restore {
+	if err != nil || !c.restore {
 		return err
 	}
+	return bn.restoreAndRepeat(c.rounds)
+}
+
+// restoreAndRepeat restores the last checkpoint into a new backend,
+// reports the time to the restore and to the first read and the local
+// bytes, then repeats the rounds.
+func (bn *bench) restoreAndRepeat(rounds int) error {
 	t1 := time.Now()
-	r, err := bn.backend(task.RestoreFiles{Storage: fs, ID: bn.id})
+	r, err := bn.backend(task.RestoreFiles{Storage: bn.fs, ID: bn.id})
 	if err == nil {
 		err = r.Restore([][]byte{bn.lastManifest})
 	}
@@ -96,15 +143,62 @@ func run(keys, value, rounds int, update float64, dir string, restore bool, hot 
 		return err
 	}
 	defer r.Close()
-	fmt.Printf("restored checkpoint %d into a new backend in %s\n", bn.id, time.Since(t1).Round(time.Millisecond))
+	restored := time.Since(t1)
+	key := int64(bn.keys / 2)
+	r.SetCurrentKey(key, keygroup.ForKey(key, maxPar))
+	if _, ok := state.Value(r, state.ValueDescriptor[[]byte]{Name: "v"}).Value(); !ok {
+		return fmt.Errorf("restored state lacks key %d", key)
+	}
+	first := time.Since(t1)
+	t2 := time.Now()
+	v := state.Value(r, state.ValueDescriptor[[]byte]{Name: "v"})
+	for i := range 10_000 {
+		k := int64(i * 7919 % bn.keys)
+		r.SetCurrentKey(k, keygroup.ForKey(k, maxPar))
+		v.Value()
+	}
+	fmt.Printf("restored checkpoint %d into a new backend in %s, first read at %s, 10000 reads of spread keys then %s; %d B on local disk\n",
+		bn.id, restored.Round(time.Millisecond), first.Round(time.Millisecond), time.Since(t2).Round(time.Millisecond), du(r.Dir()))
 	return bn.rounds(r, rounds+1, true)
+}
+
+// remoteOptions is the experimental disaggregated state of mode, in fs.
+func remoteOptions(fs *checkpointstorage.FS, mode string) (*pebble.RemoteOptions, error) {
+	switch mode {
+	case "local":
+		return nil, nil
+	case "remote", "remote-all":
+		b, _, err := fs.ObjectBucket() // released with the process
+		if err != nil {
+			return nil, err
+		}
+		return &pebble.RemoteOptions{Bucket: b, Location: fs.Dir(), AllLevels: mode == "remote-all", CacheSize: 64 << 20}, nil
+	}
+	return nil, fmt.Errorf("-mode %q: want local, remote or remote-all", mode)
+}
+
+// du is the bytes the files under dir take on disk (a cache file is
+// sparse until filled).
+func du(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+					n += st.Blocks * 512
+				}
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // backend opens a backend over all key groups, restoring from files when
 // not nil.
 func (bn *bench) backend(files state.RestoreFiles) (*pebble.Backend, error) {
 	return pebble.New(pebble.Options{LocalDir: bn.local, MaxParallelism: maxPar,
-		KeyGroupRange: keygroup.Range{Start: 0, End: maxPar - 1}, RestoreFiles: files})
+		KeyGroupRange: keygroup.Range{Start: 0, End: maxPar - 1}, RestoreFiles: files, ExperimentalRemote: bn.remote})
 }
 
 // put writes n random values under keys from.., modulo the key count,
@@ -136,17 +230,30 @@ func (bn *bench) rounds(b *pebble.Backend, n int, updateFirst bool) error {
 			u := int(float64(bn.keys) * bn.update)
 			bn.next = bn.put(b, bn.next, u)
 		}
-		full, err := fullBytes(b)
-		if err != nil {
-			return err
+		var full int64 = -1
+		if bn.full {
+			var err error
+			if full, err = fullBytes(b); err != nil {
+				return err
+			}
+		}
+		var remote int64
+		if bn.remote != nil {
+			w := bn.remote.ObjectBytesWritten()
+			remote, bn.remoteSeen = w-bn.remoteSeen, w
 		}
 		bn.id++
 		t1 := time.Now()
-		inc, files, err := bn.incremental(b)
+		inc, files, sync, err := bn.incremental(b)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%-10d %14d %14d %7.1f%% %14d %10s\n", bn.id, full, inc, 100*float64(inc)/float64(full), files, time.Since(t1).Round(time.Millisecond))
+		fullCol, ratio := "-", "-"
+		if full >= 0 {
+			fullCol, ratio = fmt.Sprint(full), fmt.Sprintf("%.1f%%", 100*float64(inc)/float64(full))
+		}
+		fmt.Printf("%-10d %14s %14d %8s %14d %10s %10s %14d\n", bn.id, fullCol, inc, ratio, files,
+			sync.Round(time.Millisecond), time.Since(t1).Round(time.Millisecond), remote)
 		if _, err := bn.fs.Retain(1, 0); err != nil {
 			return err
 		}
@@ -165,30 +272,32 @@ func fullBytes(b *pebble.Backend) (int64, error) {
 }
 
 // incremental writes checkpoint bn.id incrementally and completes it; it
-// returns the bytes and files uploaded.
-func (bn *bench) incremental(b *pebble.Backend) (int64, int, error) {
+// returns the bytes and files uploaded, and the synchronous part's time.
+func (bn *bench) incremental(b *pebble.Backend) (int64, int, time.Duration, error) {
+	t0 := time.Now()
 	s, err := b.Snapshot(0)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
+	sync := time.Since(t0)
 	files := &counting{SnapshotFiles: &task.SnapshotFiles{Storage: bn.fs, ID: bn.id, Prefix: "op-0-keyed"}}
 	manifest, needs, err := s.(state.IncrementalSnapshot).WriteFiles(files)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	h, err := bn.fs.WriteState(bn.id, "op-0-keyed", manifest)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	m := checkpointstorage.Metadata{ID: bn.id, JobID: "bench", Tasks: map[string][]byte{}, Handles: []checkpointstorage.Handle{h}}
 	for _, n := range needs {
 		m.Handles = append(m.Handles, checkpointstorage.Handle(n))
 	}
 	if err := bn.fs.WriteMetadata(m); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	bn.lastManifest = manifest
-	return files.Written() + int64(len(manifest)), files.n, nil
+	return files.Written() + int64(len(manifest)), files.n, sync, nil
 }
 
 type counting struct {
