@@ -193,3 +193,40 @@ func TestRemoteCheckpointNeedsRemoteOption(t *testing.T) {
 		t.Fatalf("remote options without a bucket: %v; want an error naming RemoteOptions.Bucket", err)
 	}
 }
+
+// TestRemoteRestoredTwice: one checkpoint restored into two jobs that
+// then write different values and checkpoint: each restored database
+// creates objects under its own creator id, so neither overwrites the
+// other's (a restored database continues the original's file numbers),
+// and each checkpoint restores to what its job wrote.
+func TestRemoteRestoredTwice(t *testing.T) {
+	s := incStorages[0].open(t)
+	const keys = 800
+	j, _ := remoteJob(t, 1, s, nil, true)
+	j.put(0, keys, 1)
+	j.checkpoint(t, s, 1, false)
+	m1, err := s.ReadMetadata(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wants := map[event.CheckpointID]map[int]string{}
+	for i, id := range []event.CheckpointID{2, 3} {
+		r, _ := remoteJob(t, 1, s, &m1, true)
+		r.put(0, keys, 10+i)
+		r.checkpoint(t, s, id, false)
+		wants[id] = r.read(keys)
+	}
+	if maps.Equal(wants[2], wants[3]) {
+		t.Fatal("the two restored jobs wrote the same values: the test proves nothing")
+	}
+	for _, id := range []event.CheckpointID{2, 3} {
+		m, err := s.ReadMetadata(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := remoteJob(t, 1, s, &m, true)
+		if got := r.read(keys); !maps.Equal(got, wants[id]) {
+			t.Fatalf("checkpoint %d restored %d keys that differ from what its job wrote", id, diff(got, wants[id]))
+		}
+	}
+}
