@@ -25,6 +25,12 @@ type SessionAggOptions struct {
 	// sessions that merge merge those sets (Flink merges the distinct
 	// views of merging session windows).
 	Aggs []AggCall
+	// Zone, when set, makes sessions of the zone's wall clock (a
+	// TIMESTAMP_LTZ rowtime in a 'table.local-time-zone' other than UTC,
+	// as Flink's shiftTimeZone): start and end are local times and a
+	// session ends when the watermark passes the instant of its end − 1 ms
+	// (toEpochMillsForTimer), which is also its rowtime. Default nil: UTC.
+	Zone *time.Location
 }
 
 // Validate checks the options.
@@ -65,6 +71,7 @@ type SessionAggregate struct {
 	agg   aggregator
 	reads []int
 	gap   int64
+	zone  windowZone
 	state state.ValueState[[]any]
 }
 
@@ -112,7 +119,7 @@ func NewSessionAggregate(opts SessionAggOptions) (*SessionAggregate, error) {
 		return nil, err
 	}
 	return &SessionAggregate{opts: opts, key: opts.Key(), reads: concatInts(opts.GroupKeys, opts.TimeField),
-		agg: aggregator{calls: opts.Aggs, insertOnly: true}, gap: opts.Gap.Milliseconds()}, nil
+		agg: aggregator{calls: opts.Aggs, insertOnly: true}, gap: opts.Gap.Milliseconds(), zone: newWindowZone(opts.Zone)}, nil
 }
 
 // Open registers the state and makes the operator the timers' target.
@@ -141,6 +148,7 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 	if err != nil {
 		return fmt.Errorf("sql/exec: SessionAggregate: rowtime field %d: %w", s.opts.TimeField, err)
 	}
+	ts = s.zone.local(ts)
 	setKey(s.Ctx, s.key(row.Fields))
 	st := sessionState{keys: nil, timer: noTimer}
 	if v, ok := s.state.Value(); ok {
@@ -158,7 +166,7 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 			keep = append(keep, o)
 		}
 	}
-	if merged.end-1 <= s.Ctx.Timers.CurrentWatermark() {
+	if s.zone.timer(merged.end-1) <= s.Ctx.Timers.CurrentWatermark() {
 		s.Ctx.Metrics.LateDropped++
 		return nil
 	}
@@ -208,7 +216,7 @@ func (s *SessionAggregate) mergeSessions(merged *session, parts []session) error
 func (s *SessionAggregate) arm(st *sessionState) {
 	next := int64(math.MaxInt64)
 	for _, x := range st.sessions {
-		next = min(next, x.end-1)
+		next = min(next, s.zone.timer(x.end-1))
 	}
 	if len(st.sessions) == 0 || (st.timer != noTimer && st.timer <= next) {
 		return
@@ -232,14 +240,15 @@ func (s *SessionAggregate) OnTimer(t operator.Timer) error {
 	var open []session
 	sort.Slice(st.sessions, func(i, j int) bool { return st.sessions[i].start < st.sessions[j].start })
 	for _, x := range st.sessions {
-		if x.end-1 > wm {
+		fire := s.zone.timer(x.end - 1)
+		if fire > wm {
 			open = append(open, x)
 			continue
 		}
 		out := append([]any(nil), st.keys...)
-		out = append(out, millisTime(x.start), millisTime(x.end), millisTime(x.end-1))
+		out = append(out, millisTime(x.start), millisTime(x.end), millisTime(fire))
 		out = append(out, s.agg.result(x.acc)...)
-		emit(s.Ctx, event.Insert, out, x.end-1)
+		emit(s.Ctx, event.Insert, out, fire)
 	}
 	if len(open) == 0 {
 		s.state.Clear()

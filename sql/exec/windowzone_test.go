@@ -152,3 +152,33 @@ func TestWindowRankZoneRestores(t *testing.T) {
 	}
 	checkRestartsChangeNothing(t, rand.New(rand.NewSource(1)), mk, steps, lines)
 }
+
+// TestSessionAggregateZoneRestores: 30-minute sessions in Los Angeles
+// across the repeated hour of 2021-11-07, with restores between any two
+// steps: 01:30 PDT and 01:30 PST are one local time, so one session,
+// which ends (and carries the rowtime) at the second 01:59:59.999.
+func TestSessionAggregateZoneRestores(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	opts := SessionAggOptions{Gap: 30 * time.Minute, TimeField: 1, GroupKeys: []int{0}, Aggs: []AggCall{{Kind: CountStar}}, Zone: la}
+	mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewSessionAggregate(opts) })}
+	var steps []step
+	for _, ms := range []int64{1636273800000, 1636277400000, 1636281000000} {
+		steps = append(steps, step{input: 1, row: event.Row{Kind: event.Insert, Fields: []any{"k", time.UnixMilli(ms).UTC()}}})
+		steps = append(steps, step{wm: ms})
+	}
+	steps = append(steps, step{wm: event.MaxWatermark})
+	lines, rows := runSteps(t, mk, steps, nil)
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprint(time.UnixMilli(timeMs(r.Fields[1])).UTC().Format("15:04"), "-",
+			time.UnixMilli(timeMs(r.Fields[2])).UTC().Format("15:04"), " ", timeMs(r.Fields[3]), " ", r.Fields[4]))
+	}
+	want := fmt.Sprint([]string{"01:30-02:00 1636279199999 2", "02:30-03:00 1636282799999 1"})
+	if fmt.Sprint(got) != want {
+		t.Fatalf("got %v\nwant %s", got, want)
+	}
+	checkRestartsChangeNothing(t, rand.New(rand.NewSource(1)), mk, steps, lines)
+}

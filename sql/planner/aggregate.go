@@ -70,9 +70,6 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 		input = tvf.input
 	}
 	sess, groupBy, err := sessionKey(input, groupBy)
-	if err == nil && sess != nil {
-		err = p.checkWindowZone(sess.pos, "SESSION", input.Cols[sess.timeField])
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +128,7 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 	case sess != nil:
 		out, err = p.sessionAgg(input, sess, ap)
 		if err == nil && sessionTVF {
-			sessionTVFCols(out, len(ap.keys))
+			sessionTVFCols(out, len(ap.keys), p.windowZoneOf(input.Cols[sess.timeField]))
 		}
 	default:
 		out, err = p.groupAgg(input, ap.keys, ap.calls, p.aggOutputCols(input, ap, nil))

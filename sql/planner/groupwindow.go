@@ -104,10 +104,10 @@ func sessionTVFKey(t *tvfInfo, groupBy []parser.Expr) (*sessionInfo, error) {
 
 // sessionTVFCols names a session aggregation's window columns as the
 // SESSION TVF's: window_start, window_end, window_time.
-func sessionTVFCols(out *Rel, nk int) {
+func sessionTVFCols(out *Rel, nk int, zone *time.Location) {
 	out.Cols = slices.Clone(out.Cols)
 	for i, n := range []string{"window_start", "window_end", "window_time"} {
 		out.Cols[nk+i].Name = n
 	}
-	out.win = &windowCols{start: nk, end: nk + 1}
+	out.win = &windowCols{start: nk, end: nk + 1, zone: zone}
 }

@@ -64,12 +64,17 @@ func sessionOf(in *Rel, f *parser.FuncCall) (*sessionInfo, error) {
 // sessionAgg is exec.SessionAggregate. Its output row is [keys…,
 // session start, session end, rowtime, aggs…], like a window aggregate's.
 func (p *Planner) sessionAgg(in *Rel, s *sessionInfo, ap *aggPlan) (*Rel, error) {
-	opts := exec.SessionAggOptions{Gap: s.gap, TimeField: s.timeField, GroupKeys: ap.keys, Aggs: ap.calls}
+	zone := p.windowZoneOf(in.Cols[s.timeField])
+	opts := exec.SessionAggOptions{Gap: s.gap, TimeField: s.timeField, GroupKeys: ap.keys, Aggs: ap.calls, Zone: zone}
 	if _, err := exec.NewSessionAggregate(opts); err != nil {
 		return nil, err
 	}
+	rowtime := types.Type{Kind: types.Timestamp, Precision: 3, TimeAttr: "rowtime"}
+	if zone != nil {
+		rowtime.Kind = types.TimestampLTZ // an instant; the bounds are the zone's wall clock
+	}
 	wcols := []expr.Column{{Name: "$session_start", Type: windowColType}, {Name: "$session_end", Type: windowColType},
-		{Name: "$session_rowtime", Type: types.Type{Kind: types.Timestamp, Precision: 3, TimeAttr: "rowtime"}}}
+		{Name: "$session_rowtime", Type: rowtime}}
 	cols := p.aggOutputCols(in, ap, wcols)
 	r := &Rel{Op: "GroupWindowAggregate", Detail: fmt.Sprintf("window=[%s], select=[%s]", s.call, aggText(ap.calls, in.Cols)),
 		Inputs: []*Rel{in}, Cols: cols, InsertOnly: true, RowTime: len(ap.keys) + 2}

@@ -26,8 +26,8 @@ type tvfInfo struct {
 	partitionBy []parser.Expr
 	pos         parser.Pos
 	// zone is the session zone when the time attribute is a TIMESTAMP_LTZ
-	// and the zone is not UTC: windows align to its wall clock (all but
-	// SESSION windows do that); nil otherwise.
+	// and the zone is not UTC: windows align to its wall clock; nil
+	// otherwise.
 	zone *time.Location
 }
 
@@ -56,9 +56,7 @@ func (p *Planner) planWindowTVF(tf *parser.TableFunc) (*Rel, error) {
 		return nil, &Error{Pos: call.Pos, Msg: fmt.Sprintf("%s: column %s is not a time attribute", call.Name, args.timecol),
 			Hint: "declare it with WATERMARK FOR " + args.timecol + " AS … in the table"}
 	}
-	if tf2.zone = p.windowZoneOf(in.Cols[tf2.timeField]); tf2.zone != nil && tf2.session {
-		return nil, p.zoneRefusal(call.Pos, call.Name, in.Cols[tf2.timeField])
-	}
+	tf2.zone = p.windowZoneOf(in.Cols[tf2.timeField])
 	if tf2.spec, err = windowSpec(call, args); err != nil {
 		return nil, err
 	}
@@ -74,21 +72,6 @@ func (p *Planner) windowZoneOf(c expr.Column) *time.Location {
 		return nil
 	}
 	return p.Config.Location
-}
-
-// checkWindowZone refuses a window over a TIMESTAMP_LTZ time attribute in
-// a zone other than UTC where Weir's operator does not align to that
-// zone's wall clock (SESSION windows).
-func (p *Planner) checkWindowZone(pos parser.Pos, call string, c expr.Column) error {
-	if p.windowZoneOf(c) == nil {
-		return nil
-	}
-	return p.zoneRefusal(pos, call, c)
-}
-
-func (p *Planner) zoneRefusal(pos parser.Pos, call string, c expr.Column) error {
-	return &Error{Pos: pos, Msg: fmt.Sprintf("%s windows over the TIMESTAMP_LTZ time attribute %s with 'table.local-time-zone' = '%s' are not supported yet (Flink aligns them to that zone's local time; TUMBLE, HOP and CUMULATE do)",
-		call, c.Name, p.Config.Location), Hint: "SET 'table.local-time-zone' = 'UTC', or window over a TIMESTAMP(3) rowtime"}
 }
 
 // isUTC reports whether loc is UTC or a zone always at offset 0 (checked

@@ -65,7 +65,6 @@ CREATE TABLE out1 (a STRING, b BIGINT) WITH ('connector' = 'values', 'sink-inser
 		"INSERT INTO out1 SELECT k, JSON_VALUE(k, '$.a' RETURNING ARRAY<INT>) FROM t",
 		"INSERT INTO out1 SELECT k, v FROM TABLE(SESSION(TABLE t PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' MINUTE))",
 		"INSERT INTO out1 SELECT k, v FROM TABLE(TUMBLE(TABLE p, DESCRIPTOR(pt), INTERVAL '1' MINUTE))",
-		"SET 'table.local-time-zone' = 'Asia/Shanghai'; INSERT INTO out1 SELECT k, COUNT(*) FROM l GROUP BY SESSION(ltz, INTERVAL '1' MINUTE), k",
 		"INSERT INTO bags SELECT k, COLLECT(v) FROM t GROUP BY k",
 	} {
 		r := newSQLScript()
