@@ -75,11 +75,7 @@ func TestWindowAggregateZoneRestores(t *testing.T) {
 	}
 	steps = append(steps, step{wm: event.MaxWatermark})
 	lines, rows := runSteps(t, mk, steps, nil)
-	var got []string
-	for _, r := range rows {
-		got = append(got, fmt.Sprint(time.UnixMilli(timeMs(r.Fields[1])).UTC().Format("15:04"), "-",
-			time.UnixMilli(timeMs(r.Fields[2])).UTC().Format("15:04"), " ", timeMs(r.Fields[3]), " ", r.Fields[4]))
-	}
+	got := windowLines(rows)
 	// [00:00, 02:00) local holds 00:00 and 01:00; [02:00, 04:00) holds
 	// 03:00 PDT only (02:00 was skipped) and fires at the instant of
 	// 03:59:59.999 PDT; [04:00, 06:00) holds 04:00 and 05:00.
@@ -171,14 +167,21 @@ func TestSessionAggregateZoneRestores(t *testing.T) {
 	}
 	steps = append(steps, step{wm: event.MaxWatermark})
 	lines, rows := runSteps(t, mk, steps, nil)
-	var got []string
-	for _, r := range rows {
-		got = append(got, fmt.Sprint(time.UnixMilli(timeMs(r.Fields[1])).UTC().Format("15:04"), "-",
-			time.UnixMilli(timeMs(r.Fields[2])).UTC().Format("15:04"), " ", timeMs(r.Fields[3]), " ", r.Fields[4]))
-	}
+	got := windowLines(rows)
 	want := fmt.Sprint([]string{"01:30-02:00 1636279199999 2", "02:30-03:00 1636282799999 1"})
 	if fmt.Sprint(got) != want {
 		t.Fatalf("got %v\nwant %s", got, want)
 	}
 	checkRestartsChangeNothing(t, rand.New(rand.NewSource(1)), mk, steps, lines)
+}
+
+// windowLines shows rows [key, start, end, rowtime, count] as
+// "15:04-16:04 rowtime-ms count".
+func windowLines(rows []event.Row) []string {
+	var out []string
+	for _, r := range rows {
+		out = append(out, fmt.Sprint(time.UnixMilli(timeMs(r.Fields[1])).UTC().Format("15:04"), "-",
+			time.UnixMilli(timeMs(r.Fields[2])).UTC().Format("15:04"), " ", timeMs(r.Fields[3]), " ", r.Fields[4]))
+	}
+	return out
 }
