@@ -83,11 +83,12 @@ type StateSchema struct {
 	// Text is Types for people, with the column names
 	// ("key (k INT), state (SUM(v) BIGINT)").
 	Text string
-	// Legacy, when set, is what an older Weir recorded as Types for the
-	// same state (before aggregate functions, or a Top-N's binary rows,
-	// were part of it): a checkpoint that recorded it restores unchecked
-	// by the functions, and a Top-N converts its rows as it reads them.
-	Legacy string
+	// Legacy, when set, is what older Weirs recorded as Types for the
+	// same state (before aggregate functions, or binary rows, were part
+	// of it): a checkpoint that recorded one of them restores unchecked
+	// by the functions, and an operator that now keeps binary rows (a
+	// Top-N, a group aggregation) reads its rows of the older format.
+	Legacy []string
 }
 
 // IsSource reports whether n is a source.

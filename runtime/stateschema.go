@@ -68,7 +68,7 @@ func (j *job) checkSchemas(r *restoredState) error {
 	}
 	for _, n := range j.schemaNodes() {
 		old, ok := r.schemas[n.UID]
-		if !ok || old.Types == n.StateSchema.Types || old.Types == n.StateSchema.Legacy && old.Types != "" || r.parts[n.UID] == nil {
+		if !ok || old.Types == n.StateSchema.Types || slices.Contains(n.StateSchema.Legacy, old.Types) && old.Types != "" || r.parts[n.UID] == nil {
 			continue
 		}
 		e := &IncompatibleStateError{Checkpoint: j.startedFrom, UID: n.UID, Operator: n.StateSchema.Operator,

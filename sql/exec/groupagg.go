@@ -6,7 +6,9 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/binrow"
 	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/types"
 )
 
 // GroupAggOptions configures a GroupAggregate (and a GlobalAggregate).
@@ -49,6 +51,69 @@ type GroupAggOptions struct {
 	// first row after the time if that comes first. Default 0: no time
 	// limit.
 	MiniBatchLatency time.Duration
+	// Types, when set, are the input rows' field types, and each group's
+	// accumulator is kept as a binary row (package sql/binrow) when
+	// binrow holds every call's running value (AccTypes): Pebble stores
+	// and reads its bytes as they are instead of RowCodec's encoding; the
+	// heap keeps the values and encodes them only at a snapshot. A
+	// checkpoint of the earlier format is read as it is. Default nil:
+	// RowCodec values.
+	Types []types.Type
+}
+
+// AccTypes are the field types of a group's accumulator as a binary row
+// — [rows, n0, v0, n1, v1, …], see aggregator — and whether binrow holds
+// it: Types are set, and every call is a COUNT, SUM, AVG, MIN or MAX, or
+// a FIRST_VALUE or LAST_VALUE over insert-only input, of a type binrow
+// holds (the others keep lists, moments or multisets).
+func (o *GroupAggOptions) AccTypes() ([]types.Type, bool) {
+	if o.Types == nil {
+		return nil, false
+	}
+	count := types.Type{Kind: types.BigInt}
+	ts := []types.Type{count}
+	for _, c := range o.Aggs {
+		v, ok := accValueType(c, o.Types, o.InputInsertOnly)
+		if !ok {
+			return nil, false
+		}
+		ts = append(ts, count, v)
+	}
+	return ts, binrow.Supports(ts)
+}
+
+// accValueType is the type of call c's running value vi.
+func accValueType(c AggCall, in []types.Type, insertOnly bool) (types.Type, bool) {
+	null := types.Type{Kind: types.Null, Nullable: true}
+	if c.Kind == CountStar || c.Kind == Count {
+		return null, true // counts keep no value
+	}
+	if c.Arg >= len(in) {
+		return types.Type{}, false
+	}
+	t := in[c.Arg]
+	t.Nullable, t.TimeAttr = true, ""
+	switch c.Kind {
+	case Sum, Avg:
+		switch {
+		case t.Kind == types.Null:
+			return null, true
+		case t.IsInteger():
+			return types.Type{Kind: types.BigInt, Nullable: true}, true
+		case t.Kind == types.Float || t.Kind == types.Double:
+			return types.Type{Kind: types.Double, Nullable: true}, true
+		case t.Kind == types.Decimal:
+			// A sum at the argument's scale fits a slot up to 18 digits;
+			// binrow keeps a longer one exactly in the tail.
+			return types.Type{Kind: types.Decimal, Precision: 18, Scale: t.Scale, Nullable: true}, true
+		}
+		return types.Type{}, false
+	case Min, Max:
+		return t, true
+	case FirstValue, LastValue:
+		return t, insertOnly
+	}
+	return types.Type{}, false
 }
 
 // Validate checks the options.
@@ -76,8 +141,9 @@ type GroupAggregate struct {
 	key     KeyFunc
 	agg     aggregator
 	partial bool // input rows are LocalAggregate's partial accumulators
-	acc     state.ValueState[[]any]
-	sets    []valueSet // per call; the zero valueSet when unused
+	acc     state.ValueState[stateRow]
+	codec   stateRowCodec // acc's: binary rows when AccTypes holds
+	sets    []valueSet    // per call; the zero valueSet when unused
 	batch   miniBatch
 }
 
@@ -106,9 +172,17 @@ func NewGroupAggregate(opts GroupAggOptions) (*GroupAggregate, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &GroupAggregate{opts: opts, key: opts.Key(),
+	g := &GroupAggregate{opts: opts, key: opts.Key(),
 		agg:   aggregator{calls: opts.Aggs, insertOnly: opts.InputInsertOnly},
-		batch: miniBatch{deadline: batchDeadline{latency: opts.MiniBatchLatency}}}, nil
+		batch: miniBatch{deadline: batchDeadline{latency: opts.MiniBatchLatency}},
+		codec: stateRowCodec{what: "GroupAggregate accumulator"}}
+	if ts, ok := opts.AccTypes(); ok {
+		var err error
+		if g.codec.layout, err = binrow.NewLayout(ts); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
 }
 
 // Open registers the operator's state.
@@ -117,7 +191,7 @@ func (g *GroupAggregate) Open(ctx *operator.Context) error {
 		return err
 	}
 	ttl := ttlConfig(g.opts.StateTTL)
-	g.acc = state.Value(ctx.Keyed, state.ValueDescriptor[[]any]{Name: "group-acc", Codec: RowCodec{}, TTL: ttl})
+	g.acc = state.Value(ctx.Keyed, state.ValueDescriptor[stateRow]{Name: "group-acc", Codec: g.codec, TTL: ttl})
 	g.sets = make([]valueSet, len(g.opts.Aggs))
 	for i := range g.opts.Aggs {
 		if g.agg.needsSet(i) {
@@ -150,7 +224,7 @@ func (g *GroupAggregate) ProcessElement(r event.Record) error {
 	}
 	var acc, prev []any
 	if ok {
-		acc = append([]any(nil), stored...) // never modify state in place
+		acc = g.codec.fieldsCopy(stored) // never modify state in place
 		prev = g.agg.result(acc)
 	} else {
 		acc = g.agg.newAcc()
@@ -185,7 +259,7 @@ func (g *GroupAggregate) update(keys, acc, prev []any, hadPrev bool, ts event.Ti
 		g.clear()
 		return
 	}
-	g.acc.Update(acc)
+	g.acc.Update(stateRow{fields: acc})
 	next := g.agg.result(acc)
 	switch {
 	case !hadPrev:
@@ -222,7 +296,7 @@ func (g *GroupAggregate) batchElement(row event.Row, ts event.Timestamp) error {
 		}
 		bg = &batchGroup{key: k, keys: pick(row.Fields, g.opts.GroupKeys), hadPrev: ok}
 		if ok {
-			bg.acc = append([]any(nil), stored...)
+			bg.acc = g.codec.fieldsCopy(stored)
 			bg.prev = g.agg.result(bg.acc)
 		} else {
 			bg.acc = g.agg.newAcc()

@@ -40,19 +40,32 @@ func binaryTopNRows(rng *rand.Rand, n int) []event.Row {
 // restarts, and returns the output lines.
 func runTopNOn(t *testing.T, dir string, opts TopNOptions, rows []event.Row, restarts map[int]bool) []string {
 	t.Helper()
-	mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewTopN(opts) })}
+	return runStagesOn(t, dir, []newStage{keyedStage(func() (operator.Operator, error) { return NewTopN(opts) })}, rows, restarts)
+}
+
+// runStagesOn runs rows through the stages mk on a heap backend (dir "")
+// or a Pebble one, restoring from a snapshot before the steps in
+// restarts, and returns the output lines.
+func runStagesOn(t *testing.T, dir string, mk []newStage, rows []event.Row, restarts map[int]bool) []string {
+	t.Helper()
+	return runStepsOn(t, dir, mk, inputs(rows, 1), restarts)
+}
+
+// runStepsOn is runStagesOn with each row's input (1 or 2) given.
+func runStepsOn(t *testing.T, dir string, mk []newStage, steps []step, restarts map[int]bool) []string {
+	t.Helper()
 	all := keygroup.Range{Start: 0, End: maxPar - 1}
 	var clock int64
 	c := openSubtaskOn(t, dir, mk, &clock, nil, all)
 	var lines []string
-	for i, r := range rows {
+	for i, s := range steps {
 		if restarts[i] {
 			parts := c.snapshot(t, event.CheckpointID(i+1))
 			lines = append(lines, c.out.take()...)
 			c = openSubtaskOn(t, dir, mk, &clock, parts, all)
 		}
-		if err := c.process(t, 1, event.Record{Value: r, Timestamp: event.NoTimestamp}); err != nil {
-			t.Fatalf("row %d (%s): %v", i, formatRow(r), err)
+		if err := c.process(t, s.input, event.Record{Value: s.row, Timestamp: event.NoTimestamp}); err != nil {
+			t.Fatalf("row %d (%s): %v", i, formatRow(s.row), err)
 		}
 	}
 	c.finish(t)

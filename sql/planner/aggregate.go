@@ -361,7 +361,12 @@ func (p *Planner) aggResolver(out *Rel, ap *aggPlan, window bool) func(parser.Ex
 // while the group is still alive.
 func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []expr.Column) (*Rel, error) {
 	opts := exec.GroupAggOptions{GroupKeys: keys, Aggs: calls, InputInsertOnly: in.InsertOnly, StateTTL: p.Config.StateTTL,
-		EmitUnchanged: p.Config.StateTTL > 0, MiniBatchSize: p.Config.MiniBatchSize, MiniBatchLatency: p.Config.MiniBatchLatency}
+		EmitUnchanged: p.Config.StateTTL > 0, MiniBatchSize: p.Config.MiniBatchSize, MiniBatchLatency: p.Config.MiniBatchLatency,
+		Types: colTypes(in.Cols)}
+	format := "binary rows"
+	if _, ok := opts.AccTypes(); !ok {
+		opts.Types, format = nil, ""
+	}
 	if _, err := exec.NewGroupAggregate(opts); err != nil {
 		return nil, err
 	}
@@ -376,10 +381,10 @@ func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []exp
 	}
 	detail := fmt.Sprintf("%s, select=[%s]", groupBy, selected)
 	if p.twoPhase(opts) {
-		return p.twoPhaseAgg(in, opts, groupBy, detail, cols), nil
+		return p.twoPhaseAgg(in, opts, groupBy, detail, cols, format), nil
 	}
 	r := &Rel{Op: "GroupAggregate", Detail: detail, Inputs: []*Rel{in}, Cols: cols, RowTime: -1,
-		upsertKey: upTo(len(keys)), hashedBy: upTo(len(keys))}
+		upsertKey: upTo(len(keys)), hashedBy: upTo(len(keys)), stateFormat: format}
 	r.updating("GroupAggregate(" + groupBy + ")")
 	r.NoDeletes = in.InsertOnly
 	r.state = aggState(in, keys, calls, cols)

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/weirstream/weir/graph"
@@ -91,14 +92,18 @@ func stateSchema(r *Rel) *graph.StateSchema {
 		}
 		add("output", columns(r.Cols))
 	}
+	before := r.Op + ": " + strings.Join(types, ", ") // the fingerprint before binary rows
 	if r.stateFormat != "" {
-		// Not in legacy: the operator reads the format before it.
+		// Not in the older fingerprints: the operator reads the format
+		// before it.
 		types = append(types, "format ("+r.stateFormat+")")
 		text = append(text, "kept as "+r.stateFormat)
 	}
 	sc := &graph.StateSchema{Operator: op, Types: r.Op + ": " + strings.Join(types, ", "), Text: strings.Join(text, ", ")}
-	if l := r.Op + ": " + strings.Join(legacy, ", "); l != sc.Types {
-		sc.Legacy = l
+	for _, l := range []string{before, r.Op + ": " + strings.Join(legacy, ", ")} {
+		if l != sc.Types && !slices.Contains(sc.Legacy, l) {
+			sc.Legacy = append(sc.Legacy, l)
+		}
 	}
 	return sc
 }

@@ -55,14 +55,14 @@ func (p *Planner) localOptions(opts exec.GroupAggOptions) exec.LocalAggOptions {
 // group keys → GlobalGroupAggregate. The local phase emits only +I partial
 // rows ([keys…, accumulator…]), so it is insert-only whatever its input;
 // the global phase has the changelog mode of a one-phase aggregate.
-func (p *Planner) twoPhaseAgg(in *Rel, opts exec.GroupAggOptions, groupBy, detail string, cols []expr.Column) *Rel {
+func (p *Planner) twoPhaseAgg(in *Rel, opts exec.GroupAggOptions, groupBy, detail string, cols []expr.Column, format string) *Rel {
 	local := p.localOptions(opts)
 	lr := &Rel{Op: localAggOp, Detail: detail, Inputs: []*Rel{in}, Cols: partialCols(in, opts), InsertOnly: true, RowTime: -1}
 	lr.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedChained(localAggOp, ins[0], opOf(exec.NewLocalAggregate, local))
 	}
 	gr := &Rel{Op: globalAggOp, Detail: detail, Inputs: []*Rel{lr}, Cols: cols, RowTime: -1,
-		upsertKey: upTo(len(opts.GroupKeys)), hashedBy: upTo(len(opts.GroupKeys))}
+		upsertKey: upTo(len(opts.GroupKeys)), hashedBy: upTo(len(opts.GroupKeys)), stateFormat: format}
 	gr.updating(globalAggOp + "(" + groupBy + ")")
 	gr.NoDeletes = in.InsertOnly
 	gr.state = aggState(in, opts.GroupKeys, opts.Aggs, cols)
