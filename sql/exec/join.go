@@ -8,7 +8,9 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/binrow"
 	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/types"
 )
 
 // JoinType is the kind of a join.
@@ -68,7 +70,34 @@ type JoinOptions struct {
 	// encoding: no row is ever looked up to be retracted, so none is
 	// encoded. A retraction on it is an error. Default false.
 	LeftInsertOnly, RightInsertOnly bool
+	// LeftTypes and RightTypes, when set, are the field types of each
+	// side's rows, and a side kept as a list (insert-only, inner) keeps
+	// them as binary rows (package sql/binrow) when binrow holds the
+	// types: Pebble stores and reads their bytes as they are instead of
+	// RowCodec's encoding; the heap keeps the values and encodes them
+	// only at a snapshot. A checkpoint of the earlier format is read as
+	// it is. Default nil: RowCodec values.
+	LeftTypes, RightTypes []types.Type
 }
+
+// listLayout is the binary row layout of side s's list (nil: RowCodec
+// values, or a side kept as a map).
+func (o *JoinOptions) listLayout(s int) *binrow.Layout {
+	ts := [2][]types.Type{o.LeftTypes, o.RightTypes}[s]
+	insertOnly := [2]bool{o.LeftInsertOnly, o.RightInsertOnly}[s]
+	if ts == nil || !insertOnly || o.Type.outer(s) {
+		return nil
+	}
+	l, err := binrow.NewLayout(ts)
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// KeepsBinaryRows reports whether a side's state holds binary rows (see
+// LeftTypes), for the state fingerprint.
+func (o *JoinOptions) KeepsBinaryRows() bool { return o.listLayout(0) != nil || o.listLayout(1) != nil }
 
 // Validate checks the options.
 func (o *JoinOptions) Validate() error {
@@ -124,7 +153,8 @@ type Join struct {
 	reads [2][]int
 	side  [2]state.MapState[string, []any]
 	// list[s] is set for an insert-only inner side s: its rows in order.
-	list [2]state.ListState[[]any]
+	list  [2]state.ListState[stateRow]
+	codec [2]stateRowCodec // list[s]'s
 }
 
 var _ operator.TwoInput = (*Join)(nil)
@@ -135,8 +165,12 @@ func NewJoin(opts JoinOptions) (*Join, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Join{opts: opts, keys: [2]KeyFunc{opts.LeftKey(), opts.RightKey()},
-		reads: [2][]int{opts.LeftKeys, opts.RightKeys}}, nil
+	j := &Join{opts: opts, keys: [2]KeyFunc{opts.LeftKey(), opts.RightKey()},
+		reads: [2][]int{opts.LeftKeys, opts.RightKeys}}
+	for s, what := range []string{"Join left row", "Join right row"} {
+		j.codec[s] = stateRowCodec{layout: opts.listLayout(s), what: what}
+	}
+	return j, nil
 }
 
 // Open registers the state.
@@ -148,7 +182,7 @@ func (j *Join) Open(ctx *operator.Context) error {
 	insertOnly := [2]bool{j.opts.LeftInsertOnly, j.opts.RightInsertOnly}
 	for s, name := range []string{"join-left", "join-right"} {
 		if insertOnly[s] && !j.opts.Type.outer(s) {
-			j.list[s] = state.List(ctx.Keyed, state.ListDescriptor[[]any]{Name: name + "-rows", Codec: RowCodec{}, TTL: ttl})
+			j.list[s] = state.List(ctx.Keyed, state.ListDescriptor[stateRow]{Name: name + "-rows", Codec: j.codec[s], TTL: ttl})
 			continue
 		}
 		j.side[s] = state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{Name: name, ValueCodec: RowCodec{}, TTL: ttl})
@@ -257,7 +291,8 @@ func matchEntries(other state.MapState[string, []any], s int, row []any, cond fu
 // matchingList is matching over a side kept as a list, in arrival order.
 func (j *Join) matchingList(s int, row []any) ([]joinEntry, error) {
 	var out []joinEntry
-	for _, o := range j.list[1-s].Get() {
+	for _, kept := range j.list[1-s].Get() {
+		o := j.codec[1-s].fieldsOf(kept)
 		if j.opts.Condition != nil {
 			l, r := row, o
 			if s == 1 {
@@ -316,7 +351,7 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 		emit(j.Ctx, event.Insert, j.padded(s, row), ts)
 	}
 	if j.list[s] != nil {
-		j.list[s].Add(row)
+		j.list[s].Add(stateRow{fields: row})
 		return
 	}
 	k := valueKey(row)

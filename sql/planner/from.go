@@ -381,12 +381,17 @@ func (p *Planner) regularJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts *
 	jt := joinTypes[j.Kind]
 	opts := exec.JoinOptions{Type: jt, LeftKeys: parts.lkeys, RightKeys: parts.rkeys, NullSafe: parts.nullSafe, LeftArity: len(l.Cols),
 		RightArity: len(r.Cols), Condition: cond, StateTTL: p.Config.StateTTL,
-		LeftInsertOnly: l.InsertOnly, RightInsertOnly: r.InsertOnly}
+		LeftInsertOnly: l.InsertOnly, RightInsertOnly: r.InsertOnly, LeftTypes: colTypes(l.Cols), RightTypes: colTypes(r.Cols)}
+	format := "binary rows"
+	if !opts.KeepsBinaryRows() {
+		opts.LeftTypes, opts.RightTypes, format = nil, nil, ""
+	}
 	if _, err := exec.NewJoin(opts); err != nil {
 		return nil, err
 	}
 	out := &Rel{Op: "Join", Detail: fmt.Sprintf("joinType=[%s], where=[%s]", joinTypeName(j.Kind), parser.Format(on)),
-		Inputs: []*Rel{l, r}, Cols: cols, RowTime: -1, InsertOnly: l.InsertOnly && r.InsertOnly && jt == exec.InnerJoin}
+		Inputs: []*Rel{l, r}, Cols: cols, RowTime: -1, InsertOnly: l.InsertOnly && r.InsertOnly && jt == exec.InnerJoin,
+		stateFormat: format}
 	if !out.InsertOnly {
 		out.UpdatesFrom = firstNonEmpty(l.UpdatesFrom, r.UpdatesFrom, "Join(joinType=["+j.Kind.String()+"])")
 	}

@@ -68,8 +68,11 @@ func TestStateSchemaFingerprint(t *testing.T) {
 	}
 
 	join := schemaOf(t, "SELECT * FROM (VALUES (1, 'a')) AS l(a, b) JOIN (VALUES (1, 2.5)) AS r(c, d) ON a = c", "Join")
-	if want := "left input (a INT, b CHAR(1)), right input (c INT, d DECIMAL(2, 1)), output (a INT, b CHAR(1), c INT, d DECIMAL(2, 1))"; join.Text != want {
+	if want := "left input (a INT, b CHAR(1)), right input (c INT, d DECIMAL(2, 1)), output (a INT, b CHAR(1), c INT, d DECIMAL(2, 1)), kept as binary rows"; join.Text != want {
 		t.Errorf("join: %s\nwant %s", join.Text, want)
+	}
+	if l := join.Legacy; len(l) != 1 || l[0]+", format (binary rows)" != join.Types {
+		t.Errorf("join: legacy %q of %q, want the fingerprint before binary rows", l, join.Types)
 	}
 	// LISTAGG keeps a list: RowCodec values, the fingerprint of before.
 	list := schemaOf(t, "SELECT k, LISTAGG(v) FROM (VALUES (1, 'a')) AS t(k, v) GROUP BY k", "GroupAggregate")
