@@ -179,10 +179,10 @@ func TestStateRowCodec(t *testing.T) {
 	}
 	for name, bad := range map[string][]byte{
 		"truncated":  enc[1 : len(enc)-1],
-		"no length":  {binaryRowTag},
-		"short row":  {binaryRowTag, 2, 0, 0},
+		"no length":  {binaryRowTag, 1, 0},
+		"short row":  {binaryRowTag, 2, 0, 0, 0, 0, 0},
 		"not a row":  {200},
-		"wrong tail": append([]byte{binaryRowTag, byte(len(enc) - 3)}, enc[3:]...),
+		"wrong tail": append([]byte{binaryRowTag, byte(len(enc) - 7), 0, 0, 0}, enc[7:]...),
 	} {
 		if _, _, err := c.Decode(bad); !errors.Is(err, state.ErrCorrupt) {
 			t.Errorf("%s: got %v, want state.ErrCorrupt", name, err)
@@ -202,3 +202,22 @@ type nopSet struct{}
 
 func (nopSet) add(any, int64) (int64, int64) { return 0, 1 }
 func (nopSet) each(func(any))                {}
+
+// A row whose values do not fit the layout (a value's Go type against
+// the planner's types) is written as RowCodec's encoding and read back.
+func TestStateRowCodecFallsBackToRowCodec(t *testing.T) {
+	l, err := NewJoin(JoinOptions{LeftKeys: []int{0}, RightKeys: []int{0}, LeftInsertOnly: true, LeftTypes: binaryJoinTypes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := l.codec[0]
+	odd := []any{"not a BIGINT", nil, nil, time.UnixMilli(1).UTC()}
+	enc := c.Encode([]byte("x"), stateRow{fields: odd})
+	if enc[1] == binaryRowTag {
+		t.Fatal("encoded as a binary row")
+	}
+	r, rest, err := c.Decode(enc[1:])
+	if err != nil || len(rest) != 0 || !sameRow(c.fieldsOf(r), odd) {
+		t.Fatalf("decode: %v, rest %q, %v", err, rest, r)
+	}
+}

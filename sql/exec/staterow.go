@@ -27,9 +27,9 @@ type stateRow struct {
 const binaryRowTag = 0x82
 
 // stateRowCodec is the codec of a stateRow. With a layout a row is
-// binaryRowTag, its length and its bytes (package binrow), which Pebble
-// keeps as they are: reading a row copies its bytes once instead of
-// decoding each field. Without a layout it is RowCodec's encoding of the
+// binaryRowTag, its length (uint32, little-endian) and its bytes (package
+// binrow), which Pebble keeps as they are: reading a row copies its bytes
+// once instead of decoding each field. Without a layout it is RowCodec's encoding of the
 // fields, the format before binary rows, which Decode with a layout also
 // reads (a checkpoint of an older Weir). what names the state in errors.
 type stateRowCodec struct {
@@ -42,38 +42,28 @@ var (
 	_ state.Copier[stateRow] = stateRowCodec{}
 )
 
-// Encode appends r's encoding. A field that does not fit the layout
-// panics, which the backends turn into the error of the write or
-// checkpoint; the layouts come from the planner's types, which the
-// values follow.
+// Encode appends r's encoding. Fields that do not fit the layout (the
+// layouts come from the planner's types, which the values follow, so this
+// is a mismatch of a value's Go type) are written as RowCodec's encoding,
+// which Decode reads too, rather than failing the write.
 func (c stateRowCodec) Encode(buf []byte, r stateRow) []byte {
 	if c.layout == nil {
 		return RowCodec{}.Encode(buf, r.fields)
 	}
-	buf = append(buf, binaryRowTag)
 	if r.fields == nil {
-		return append(binary.AppendUvarint(buf, uint64(len(r.bin))), r.bin...)
+		buf = binary.LittleEndian.AppendUint32(append(buf, binaryRowTag), uint32(len(r.bin)))
+		return append(buf, r.bin...)
 	}
-	return appendSized(buf, func(b []byte) []byte {
-		b, err := c.layout.Append(b, r.fields)
-		if err != nil {
-			panic(fmt.Sprintf("sql/exec: %s state: %v", c.what, err))
-		}
-		return b
-	})
-}
-
-// appendSized appends a uvarint length and what add appends, whose
-// length is known only after: it leaves room for the longest length,
-// then moves the bytes down behind the length (a binary row's offsets
-// are from its own start, so it may move).
-func appendSized(buf []byte, add func([]byte) []byte) []byte {
+	// The length is a fixed uint32 (binrow rows are shorter), written
+	// once the row is: the row is built in place, never moved.
 	start := len(buf)
-	buf = add(append(buf, make([]byte, binary.MaxVarintLen64)...))
-	n := len(buf) - start - binary.MaxVarintLen64
-	k := binary.PutUvarint(buf[start:], uint64(n))
-	copy(buf[start+k:], buf[start+binary.MaxVarintLen64:])
-	return buf[:start+k+n]
+	buf = append(buf, binaryRowTag, 0, 0, 0, 0)
+	buf, err := c.layout.Append(buf, r.fields)
+	if err != nil {
+		return RowCodec{}.Encode(buf[:start], r.fields)
+	}
+	binary.LittleEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-5))
+	return buf
 }
 
 // Decode decodes one row: its bytes copied out of b, or, in the format
@@ -83,12 +73,11 @@ func (c stateRowCodec) Decode(b []byte) (stateRow, []byte, error) {
 		fields, rest, err := RowCodec{}.Decode(b)
 		return stateRow{fields: fields}, rest, err
 	}
-	size, k := binary.Uvarint(b[1:])
-	if k <= 0 || size > uint64(len(b)-1-k) {
+	if len(b) < 5 || uint64(binary.LittleEndian.Uint32(b[1:])) > uint64(len(b)-5) {
 		return stateRow{}, b, fmt.Errorf("%w: sql/exec: %s state: a binary row's length is cut", state.ErrCorrupt, c.what)
 	}
-	end := 1 + k + int(size)
-	bin := binrow.Row(bytes.Clone(b[1+k : end]))
+	end := 5 + int(binary.LittleEndian.Uint32(b[1:]))
+	bin := binrow.Row(bytes.Clone(b[5:end]))
 	if err := c.layout.Validate(bin); err != nil {
 		return stateRow{}, b, fmt.Errorf("%w: sql/exec: %s state: %v", state.ErrCorrupt, c.what, err)
 	}
