@@ -12,6 +12,10 @@ import (
 // of SQL must never see.
 var goTypeName = regexp.MustCompile(`\*?\b[a-z]+\.[A-Z][A-Za-z]+\b|%!|<nil>|\bmap\[|\[\]any\b|\binterface \{`)
 
+// filePath matches a file path in a message (a UDF module's, which may
+// hold any name, such as a clone in /tmp/ci.RFhz); it is not a Go name.
+var filePath = regexp.MustCompile(`\S*/\S*`)
+
 // linecol is the place a refusal names: "line 2:31".
 var linecol = regexp.MustCompile(`\bline \d+:\d+\b`)
 
@@ -20,7 +24,7 @@ var linecol = regexp.MustCompile(`\bline \d+:\d+\b`)
 // names no place: the statement's line:col, or the option it is about.
 // A run-time failure names its subtask instead.
 func checkRefusal(msg string) error {
-	if m := goTypeName.FindString(msg); m != "" {
+	if m := goTypeName.FindString(filePath.ReplaceAllString(msg, "")); m != "" {
 		return fmt.Errorf("the message shows the Go name %q: %s", m, msg)
 	}
 	switch {
