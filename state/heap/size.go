@@ -1,6 +1,9 @@
 package heap
 
-import "github.com/weirstream/weir/state"
+import (
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/wire"
+)
 
 // sizeSample is how many entries of each state EstimatedSize encodes.
 const sizeSample = 32
@@ -22,13 +25,22 @@ func (b *Backend) EstimatedSize() int64 {
 	return n
 }
 
+// entrySizer is implemented by the entry kinds whose one entry may hold
+// any number of elements (a key's whole map or list): it estimates an
+// entry's encoded size from up to sample of its elements, so that an
+// estimate never encodes a large entry whole.
+type entrySizer[E any] interface {
+	estimateEntry(e E, now int64, sample int) int64
+}
+
 // estimate counts the entries of every key group and encodes the first
 // sample it meets (in Go's randomised map order: a fresh sample at every
-// call).
+// call); an entry of many elements is itself sampled (entrySizer).
 func (c *core[E]) estimate(keys state.Codec[any], sample int) int64 {
 	var count, seen, bytes int64
 	var buf []byte
 	now := c.now()
+	sizer, sampled := c.ops.(entrySizer[E])
 	for _, m := range c.data.maps {
 		count += int64(len(m))
 		for k, e := range m {
@@ -36,6 +48,11 @@ func (c *core[E]) estimate(keys state.Codec[any], sample int) int64 {
 				break
 			}
 			buf = appendPrefixed(buf[:0], keys, k)
+			if sampled {
+				bytes += int64(len(buf)) + sizer.estimateEntry(e, now, sample)
+				seen++
+				continue
+			}
 			buf, _ = c.ops.encode(buf, e, now)
 			bytes += int64(len(buf))
 			seen++
@@ -45,4 +62,57 @@ func (c *core[E]) estimate(keys state.Codec[any], sample int) int64 {
 		return 0
 	}
 	return count * bytes / seen
+}
+
+// scaled extrapolates the encoded size of n elements from the bytes of
+// the seen ones sampled, with the entry's count header.
+func scaled(bytes int64, seen, n int) int64 {
+	if seen == 0 {
+		return 0
+	}
+	return uvarintLen(n) + bytes*int64(n)/int64(seen)
+}
+
+func (t *mapTable) estimateEntry(e mapEntry, now int64, sample int) int64 {
+	var buf []byte
+	var bytes int64
+	seen := 0
+	for uk, el := range e.m {
+		if seen == sample {
+			break
+		}
+		buf = buf[:0]
+		if t.ttl.Enabled() {
+			buf = wire.AppendVarint(buf, el.ts)
+		}
+		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
+		buf = appendPrefixed(buf, t.sp.Codec, el.v)
+		bytes += int64(len(buf))
+		seen++
+	}
+	return scaled(bytes, seen, len(e.m))
+}
+
+func (t *listTable) estimateEntry(items []elem, now int64, sample int) int64 {
+	var buf []byte
+	var bytes int64
+	n := min(sample, len(items))
+	for _, el := range items[:n] {
+		buf = buf[:0]
+		if t.ttl.Enabled() {
+			buf = wire.AppendVarint(buf, el.ts)
+		}
+		buf = appendPrefixed(buf, t.sp.Codec, el.v)
+		bytes += int64(len(buf))
+	}
+	return scaled(bytes, n, len(items))
+}
+
+// uvarintLen is the length of n's uvarint encoding.
+func uvarintLen(n int) int64 {
+	l := int64(1)
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
 }

@@ -40,3 +40,46 @@ func TestEstimatedSizeOfUniformEntries(t *testing.T) {
 		t.Errorf("after deleting half: %d, want %d", n, 500*perEntry)
 	}
 }
+
+// One key holding a large map or list (Nexmark q15's distinct sets: one
+// key, a growing map) is estimated from a sample of its elements, not
+// encoded whole at every estimate; elements of one size make the
+// estimate exact.
+func TestEstimatedSizeOfOneLargeEntry(t *testing.T) {
+	b := newSubtask(t, 1, 0, nil)
+	values := &sizeCountingCodec{Codec: state.CodecFor[string]()}
+	m := state.Map(b, state.MapDescriptor[string, string]{Name: "m", ValueCodec: values})
+	l := state.List(b, state.ListDescriptor[string]{Name: "l", Codec: values})
+	at(b, "k")
+	const n = 10_000
+	value := strings.Repeat("y", 50)
+	for i := range n {
+		m.Put(fmt.Sprintf("u%05d", i), value)
+		l.Add(value)
+	}
+	key := int64(len(state.AnyCodec{}.Encode(nil, "k")))
+	str := state.CodecFor[string]()
+	uk := int64(len(str.Encode(nil, "u00000")))
+	v := int64(len(str.Encode(nil, value)))
+	header := uvarintLen(n)
+	wantMap := 1 + key + header + n*(1+uk+1+v)
+	wantList := 1 + key + header + n*(1+v)
+	values.n = 0
+	if got := b.EstimatedSize(); got != wantMap+wantList {
+		t.Errorf("one key, a map and a list of %d: estimated %d, want %d", n, got, wantMap+wantList)
+	}
+	if values.n > 2*sizeSample {
+		t.Errorf("the estimate encoded %d values; want at most %d (a sample of each)", values.n, 2*sizeSample)
+	}
+}
+
+// sizeCountingCodec counts the values it encodes.
+type sizeCountingCodec struct {
+	state.Codec[string]
+	n int
+}
+
+func (c *sizeCountingCodec) Encode(buf []byte, v string) []byte {
+	c.n++
+	return c.Codec.Encode(buf, v)
+}
