@@ -75,8 +75,18 @@ func (e *Endpoint) Collector() *prom.Collector { return e.rest.Collector() }
 // results of the savepoint operations they started (Server.AwaitFetched).
 func (e *Endpoint) AwaitFetched(ctx context.Context) { e.rest.AwaitFetched(ctx) }
 
-// Close stops serving.
+// closeGrace bounds how long Close lets requests in flight finish.
+const closeGrace = 2 * time.Second
+
+// Close stops serving. Requests in flight get their answers first (for
+// up to closeGrace): the client that fetched a stopped job's savepoint
+// must read the reply, not a closed connection.
 func (e *Endpoint) Close() error {
 	e.rest.Close()
-	return e.srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
+	defer cancel()
+	if err := e.srv.Shutdown(ctx); err != nil {
+		return e.srv.Close()
+	}
+	return nil
 }

@@ -828,15 +828,19 @@ func (s *Server) savepointStatus(w http.ResponseWriter, r *http.Request) {
 	var out api.SavepointStatus
 	if ok {
 		out = o.status()
-		o.fetched = o.done
 	}
 	s.mu.Unlock()
-	s.nudge()
 	if !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no savepoint operation %q for job %q", r.PathValue("triggerid"), r.PathValue("jobid")))
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+	// Fetched once the answer is written: AwaitFetched's caller may close
+	// the endpoint as soon as it learns this.
+	s.mu.Lock()
+	o.fetched = o.fetched || out.Status.ID == "COMPLETED"
+	s.mu.Unlock()
+	s.nudge()
 }
 
 // savepointFailureClass is the class Flink reports for a savepoint that
