@@ -177,6 +177,16 @@ type querier interface {
 
 // showRow is the first row of a SHOW statement, as text.
 func showRow(ctx context.Context, q querier, query string) ([]string, error) {
+	rows, err := showRows(ctx, q, query)
+	if err != nil {
+		return nil, err
+	}
+	return rows[0], nil
+}
+
+// showRows are the rows of a SHOW statement, as text; none is an error
+// (the statements asked about the binlog are empty only when it is off).
+func showRows(ctx context.Context, q querier, query string) ([][]string, error) {
 	rows, err := q.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
@@ -186,22 +196,29 @@ func showRow(ctx context.Context, q querier, query string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !rows.Next() {
-		return nil, fmt.Errorf("mysql-cdc: %s is empty: the binlog is off", query)
+	var out [][]string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		dest := make([]any, len(cols))
+		for i := range vals {
+			dest[i] = &vals[i]
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = v.String
+		}
+		out = append(out, row)
 	}
-	vals := make([]sql.NullString, len(cols))
-	dest := make([]any, len(cols))
-	for i := range vals {
-		dest[i] = &vals[i]
-	}
-	if err := rows.Scan(dest...); err != nil {
+	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]string, len(vals))
-	for i, v := range vals {
-		out[i] = v.String
+	if len(out) == 0 {
+		return nil, fmt.Errorf("mysql-cdc: %s is empty: the binlog is off", query)
 	}
-	return out, rows.Close()
+	return out, nil
 }
 
 // masterPos is the server's current binlog end.
@@ -212,15 +229,6 @@ func masterPos(ctx context.Context, q querier) (BinlogPos, error) {
 	}
 	pos, err := strconv.ParseUint(r[1], 10, 32)
 	return BinlogPos{File: r[0], Pos: uint32(pos)}, err
-}
-
-// firstBinlog is the start of the oldest binlog file the server still has.
-func firstBinlog(ctx context.Context, q querier) (BinlogPos, error) {
-	r, err := showRow(ctx, q, "SHOW BINARY LOGS")
-	if err != nil {
-		return BinlogPos{}, err
-	}
-	return BinlogPos{File: r[0], Pos: 4}, nil
 }
 
 // consistentSnapshot starts a transaction on c that reads the tables as

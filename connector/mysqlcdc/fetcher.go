@@ -148,7 +148,7 @@ func (f *fetcher) prepare(ctx context.Context, db *sql.DB) error {
 				return err
 			}
 		case fresh && f.o.StartupMode == "timestamp":
-			pos, err := firstBinlog(ctx, db)
+			pos, err := f.binlogAt(ctx, db, f.o.StartupTimestamp.Unix())
 			if err == nil {
 				err = f.send(ctx, item{kind: streamStart, split: s.id, pos: pos, after: f.o.StartupTimestamp.Unix()})
 			}

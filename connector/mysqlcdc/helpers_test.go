@@ -275,3 +275,13 @@ func (f *fixture) source() (*Source, []operator.SplitState) {
 	}
 	return s, splits
 }
+
+// masterFile is the binlog file the server writes now.
+func (f *fixture) masterFile() string {
+	f.t.Helper()
+	pos, err := masterPos(context.Background(), f.db)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return pos.File
+}

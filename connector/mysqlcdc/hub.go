@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/replication"
 )
@@ -176,10 +175,7 @@ func (h *hub) fail(err error) {
 // ctx ends or the stream fails.
 func (h *hub) read(ctx context.Context, from BinlogPos, gtids string, serverID uint32, flavor string) error {
 	o := h.o
-	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{ServerID: serverID, Flavor: flavor,
-		Host: o.Hostname, Port: uint16(o.Port), User: o.Username, Password: o.Password,
-		UseDecimal: true, TimestampStringLocation: time.UTC, DisableRetrySync: true, HeartbeatPeriod: 10 * time.Second,
-		Logger: slog.New(quiet{h.log.Handler()}).With("component", "go-mysql")})
+	syncer := replication.NewBinlogSyncer(o.syncerConfig(serverID, flavor, h.log))
 	defer syncer.Close()
 	st, g, err := h.start(ctx, syncer, from, gtids, flavor)
 	if err != nil {
