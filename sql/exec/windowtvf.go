@@ -14,6 +14,10 @@ type WindowTableFunctionOptions struct {
 	Window WindowSpec
 	// TimeField is the event-time attribute's field.
 	TimeField int
+	// ProcTime assigns each row to the windows of the processing time it
+	// arrives at (DESCRIPTOR of a PROCTIME() attribute); TimeField is not
+	// read.
+	ProcTime bool
 	// Zone, when set, aligns the windows to its wall clock (a TIMESTAMP_LTZ
 	// attribute in a 'table.local-time-zone' other than UTC); default nil:
 	// UTC.
@@ -26,7 +30,9 @@ type WindowTableFunctionOptions struct {
 // clock) and window_time (the instant of the window's last millisecond)
 // appended. A row whose time attribute is NULL is dropped, as Flink
 // drops it. Late rows pass, as in Flink: the TVF keeps no state and
-// fires nothing, so it has nothing to checkpoint.
+// fires nothing, so it has nothing to checkpoint. Over processing time a
+// row falls in the windows of the moment it arrives, as in Flink
+// (FLINK-24001).
 type WindowTableFunction struct {
 	operator.Base
 	opts WindowTableFunctionOptions
@@ -38,7 +44,7 @@ func NewWindowTableFunction(opts WindowTableFunctionOptions) (*WindowTableFuncti
 	if err := opts.Window.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.TimeField < 0 {
+	if opts.TimeField < 0 && !opts.ProcTime {
 		return nil, fmt.Errorf("%w: WindowTableFunction needs a time field", ErrInvalidOptions)
 	}
 	return &WindowTableFunction{opts: opts, zone: newWindowZone(opts.Zone)}, nil
@@ -50,12 +56,9 @@ func (w *WindowTableFunction) ProcessElement(r event.Record) error {
 	if err != nil {
 		return err
 	}
-	if row.Fields[w.opts.TimeField] == nil {
-		return nil // Flink's numNullRowTimeRecordsDropped; Weir has no such counter
-	}
-	ts, err := timeMillis(row.Fields[w.opts.TimeField])
-	if err != nil {
-		return fmt.Errorf("sql/exec: WindowTableFunction: rowtime field %d: %w", w.opts.TimeField, err)
+	ts, ok, err := w.rowTime(row.Fields)
+	if !ok || err != nil {
+		return err
 	}
 	for _, win := range w.opts.Window.assign(w.zone.local(ts)) {
 		out := make([]any, 0, len(row.Fields)+3)
@@ -65,4 +68,22 @@ func (w *WindowTableFunction) ProcessElement(r event.Record) error {
 		emit(w.Ctx, row.Kind, out, r.Timestamp)
 	}
 	return nil
+}
+
+// rowTime is the instant that places a row in windows: its rowtime field,
+// or the processing time for processing-time windows; not ok for a NULL
+// rowtime (Flink's numNullRowTimeRecordsDropped; Weir has no such
+// counter).
+func (w *WindowTableFunction) rowTime(fields []any) (ts int64, ok bool, err error) {
+	if w.opts.ProcTime {
+		return w.Ctx.Now(), true, nil
+	}
+	if fields[w.opts.TimeField] == nil {
+		return 0, false, nil
+	}
+	ts, err = timeMillis(fields[w.opts.TimeField])
+	if err != nil {
+		return 0, false, fmt.Errorf("sql/exec: WindowTableFunction: rowtime field %d: %w", w.opts.TimeField, err)
+	}
+	return ts, true, nil
 }

@@ -185,3 +185,43 @@ func windowLines(rows []event.Row) []string {
 	}
 	return out
 }
+
+// TestWindowTableFunctionProcTime: over processing time each row falls in
+// the windows of the moment it arrives (its own time field is not read,
+// NULL or not), in the zone's wall clock; window_time is the instant of
+// the window's last millisecond.
+func TestWindowTableFunctionProcTime(t *testing.T) {
+	la, err := time.LoadLocation("America/Los_Angeles")
+	if err != nil {
+		t.Skip("no time zone database:", err)
+	}
+	for _, tc := range []struct {
+		zone *time.Location
+		want []string
+	}{
+		// 08:30 UTC (01:30 PDT) and 09:59:59.999 UTC: [08:00, 10:00) UTC in both; 10:00 UTC starts the next.
+		{nil, []string{"1 08:00-10:00 1636279199999", "2 08:00-10:00 1636279199999", "3 10:00-12:00 1636286399999"}},
+		// in Los Angeles the same instants are 01:30 PDT, 01:59:59.999 PST and 02:00 PST: [00:00, 02:00) local
+		// holds both occurrences of 01:xx; window_time 01:59:59.999 local is its first occurrence (PDT).
+		{la, []string{"1 00:00-02:00 1636275599999", "2 00:00-02:00 1636275599999", "3 02:00-04:00 1636286399999"}},
+	} {
+		opts := WindowTableFunctionOptions{Window: WindowSpec{Kind: Tumble, Size: 2 * time.Hour}, TimeField: -1, ProcTime: true, Zone: tc.zone}
+		clock := int64(0)
+		c := openChain(t, []newStage{keyedStage(func() (operator.Operator, error) { return NewWindowTableFunction(opts) })}, &clock, nil)
+		for i, now := range []int64{1636273800000, 1636279199999, 1636279200000} {
+			clock = now
+			if err := c.process(t, 1, event.Record{Value: event.Row{Kind: event.Insert, Fields: []any{int64(i + 1), nil}}, Timestamp: event.NoTimestamp}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.finish(t)
+		var got []string
+		for _, r := range c.out.rows() {
+			got = append(got, fmt.Sprint(r.Fields[0], " ", time.UnixMilli(timeMs(r.Fields[2])).UTC().Format("15:04"), "-",
+				time.UnixMilli(timeMs(r.Fields[3])).UTC().Format("15:04"), " ", timeMs(r.Fields[4])))
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Fatalf("zone %v: got %v\nwant %v", tc.zone, got, tc.want)
+		}
+	}
+}

@@ -107,7 +107,10 @@ func (p *Planner) tvfRel(t *tvfInfo, alias string) *Rel {
 	}
 	r := &Rel{Op: "WindowTableFunction", Detail: t.call, Inputs: []*Rel{t.input}, Cols: cols,
 		RowTime: len(cols) - 1, InsertOnly: true, tvf: t}
-	if !t.procTime {
+	if t.procTime { // window_time is a processing-time attribute, as the DESCRIPTOR's column
+		r.RowTime = -1
+		cols[len(cols)-1].Type.Kind, cols[len(cols)-1].Type.TimeAttr = types.TimestampLTZ, "proctime"
+	} else {
 		r.win = &windowCols{start: len(cols) - 3, end: len(cols) - 2, zone: t.zone}
 	}
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
@@ -115,11 +118,7 @@ func (p *Planner) tvfRel(t *tvfInfo, alias string) *Rel {
 			return nil, &Error{Pos: t.pos, Msg: "the SESSION window TVF without a window aggregation is not supported yet",
 				Hint: "aggregate it: GROUP BY window_start, window_end (and the PARTITION BY keys)"}
 		}
-		if t.procTime {
-			return nil, &Error{Pos: t.pos, Msg: fmt.Sprintf("%s over a processing-time attribute without a window aggregation is not supported", t.spec.Kind),
-				Hint: "aggregate it: GROUP BY window_start, window_end"}
-		}
-		opts := exec.WindowTableFunctionOptions{Window: t.spec, TimeField: t.timeField, Zone: t.zone}
+		opts := exec.WindowTableFunctionOptions{Window: t.spec, TimeField: t.timeField, ProcTime: t.procTime, Zone: t.zone}
 		return b.checkedChained("WindowTableFunction", ins[0], opOf(exec.NewWindowTableFunction, opts))
 	}
 	return r
