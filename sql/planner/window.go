@@ -95,6 +95,11 @@ func formatName(n parser.Name) string { return strings.Join(n, ".") }
 func (p *Planner) tvfRel(t *tvfInfo, alias string) *Rel {
 	cols := append([]expr.Column(nil), t.input.Cols...)
 	q := alias
+	if alias != "" {
+		// TABLE(TUMBLE(TABLE t, …)) AS a names every column a.x, the
+		// input's too.
+		cols = requalify(t.input.Cols, alias)
+	}
 	for _, n := range []string{"window_start", "window_end", "window_time"} {
 		ty := windowColType
 		if n == "window_time" {
