@@ -18,6 +18,11 @@ import (
 
 // planTableName resolves a name in FROM: a CTE, a view, or a table.
 func (p *Planner) planTableName(t *parser.TableName) (*Rel, error) {
+	if t.ForSystemTime != nil { // a temporal or lookup join takes it off before it plans its table
+		return nil, &Error{Pos: t.ForSystemTime.Position(), Msg: fmt.Sprintf("FOR SYSTEM_TIME AS OF %s on %s read on its own (time travel) "+
+			"is not supported: Weir's catalog keeps no past versions of a table", parser.Format(t.ForSystemTime), formatName(t.Name)),
+			Hint: "as the right side of a JOIN … ON it is a temporal join (AS OF a rowtime) or a lookup join (AS OF a PROCTIME() attribute)"}
+	}
 	name := t.Name[len(t.Name)-1]
 	alias := name
 	if t.Alias != "" {
