@@ -65,3 +65,19 @@ func (e *SkippedError) Error() string { return fmt.Sprintf("checkpoint %d skippe
 
 // Unwrap returns the reason.
 func (e *SkippedError) Unwrap() error { return e.Err }
+
+// RestoreError reports a restore of checkpoint ID that failed reading one
+// of its files (a *CorruptError when the file is corrupt): a subtask's state
+// backend fetching the files of an incremental snapshot returns it, so that
+// the job can tell a corrupt checkpoint from any other failure of the
+// attempt and restore an older one.
+type RestoreError struct {
+	ID  event.CheckpointID
+	Err error
+}
+
+// Error reads "checkpoint N: reason".
+func (e *RestoreError) Error() string { return fmt.Sprintf("checkpoint %d: %v", e.ID, e.Err) }
+
+// Unwrap returns the reason.
+func (e *RestoreError) Unwrap() error { return e.Err }

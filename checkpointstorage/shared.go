@@ -102,10 +102,14 @@ func (s *FS) writeFile(id event.CheckpointID, f LocalFile) (Handle, error) {
 }
 
 // FetchFile puts the file h names at dst, a new local file, and checks its
-// size (and, when copied, its checksum). From a local directory with link
-// set it hard-links the file instead of copying it (falling back to a copy
-// across filesystems): the caller must then never write to dst. A missing
-// file is a *CorruptError naming it.
+// size and checksum. From a local directory with link set it hard-links the
+// file instead of copying it (falling back to a copy across filesystems):
+// the caller must then never write to dst. A link is read once to check its
+// checksum: Pebble checks its blocks only as it reads them, and a flipped
+// byte in a restored SST surfaced as a panic in a background goroutine
+// (table statistics), killing the process, instead of an error naming the
+// checkpoint's file. A missing file, or one of the wrong size or checksum,
+// is a *CorruptError naming it.
 func (s *FS) FetchFile(h Handle, dst string, link bool) error {
 	if !filepath.IsLocal(filepath.FromSlash(h.Path)) {
 		return corrupt(h.Path, "handle path is not inside the checkpoint directory %s", s.loc)
@@ -143,7 +147,12 @@ func (s *FS) checkFetched(h Handle, dst string, sum *hashCount) error {
 	if fi.Size() != h.Size {
 		return corrupt(p, "size %d bytes, want %d", fi.Size(), h.Size)
 	}
-	if sum != nil && sum.h.Sum32() != h.CRC32C {
+	if sum == nil {
+		if sum, err = fileSum(dst); err != nil {
+			return err
+		}
+	}
+	if sum.h.Sum32() != h.CRC32C {
 		return corrupt(p, "checksum %#08x, want %#08x", sum.h.Sum32(), h.CRC32C)
 	}
 	return nil
@@ -157,6 +166,50 @@ func copyToFile(name string, r io.Reader) error {
 	}
 	_, err = io.Copy(f, r)
 	return errors.Join(err, f.Close())
+}
+
+// VerifyFile reads the file h names, keeping nothing, and checks its size
+// and checksum: a restore verifies the files its subtasks will fetch
+// before any of them starts (see runtime's loadState). A missing file, or
+// one of the wrong size or checksum, is a *CorruptError naming it.
+func (s *FS) VerifyFile(h Handle) error {
+	if !filepath.IsLocal(filepath.FromSlash(h.Path)) {
+		return corrupt(h.Path, "handle path is not inside the checkpoint directory %s", s.loc)
+	}
+	p := s.Where(h.Path)
+	var sum hashCount
+	err := s.retry(h.Path, func(ctx context.Context) error {
+		sum = newHashCount()
+		return s.obj.getStream(ctx, h.Path, func(r io.Reader) error {
+			_, err := io.Copy(&sum, r)
+			return err
+		})
+	})
+	if err = unwrapUpload(err); errors.Is(err, fs.ErrNotExist) {
+		return &CorruptError{Path: p, Reason: "file referenced by the checkpoint is missing", Err: err}
+	}
+	if err != nil {
+		return fmt.Errorf("checkpointstorage: reading %s: %w", p, err)
+	}
+	if sum.n != h.Size {
+		return corrupt(p, "size %d bytes, want %d", sum.n, h.Size)
+	}
+	if sum.h.Sum32() != h.CRC32C {
+		return corrupt(p, "checksum %#08x, want %#08x", sum.h.Sum32(), h.CRC32C)
+	}
+	return nil
+}
+
+// fileSum returns the checksum of the local file name.
+func fileSum(name string) (*hashCount, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sum := newHashCount()
+	_, err = io.Copy(&sum, f)
+	return &sum, err
 }
 
 // hashCount is an io.Writer that keeps the CRC32C and length of what is

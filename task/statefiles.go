@@ -1,7 +1,6 @@
 package task
 
 import (
-	"fmt"
 	"sync/atomic"
 
 	"github.com/weirstream/weir/checkpointstorage"
@@ -67,7 +66,7 @@ func (f RestoreFiles) Location() string { return f.Storage.Dir() }
 // Fetch copies, or links, the file h names to dst.
 func (f RestoreFiles) Fetch(h state.FileHandle, dst string, link bool) error {
 	if err := f.Storage.FetchFile(checkpointstorage.Handle(h), dst, link); err != nil {
-		return fmt.Errorf("checkpoint %d: %w", f.ID, err)
+		return &checkpointstorage.RestoreError{ID: f.ID, Err: err}
 	}
 	return nil
 }
