@@ -46,7 +46,7 @@ func Start(ctx context.Context, jg *graph.JobGraph, opts Options) (*JobClient, e
 	if err != nil {
 		return nil, err
 	}
-	j := &job{jg: jg, opts: &opts, fs: fs, res: &Result{Metrics: map[string]operator.Metrics{}}, positions: newPositions(),
+	j := &job{jg: jg, opts: &opts, fs: fs, res: &Result{Metrics: map[string]operator.Metrics{}}, positions: newPositions(), verified: map[string]bool{},
 		rnd: rand.New(rand.NewPCG(uint64(opts.Clock.Now().UnixNano()), 0)), requests: make(chan *savepointRequest),
 		savepoints: newSavepointDirs()}
 	j.registerMetrics()

@@ -23,7 +23,9 @@ import (
 // restoredState is the state of a checkpoint regrouped by operator UID and
 // part name, each list in old subtask order.
 type restoredState struct {
-	id    event.CheckpointID
+	id event.CheckpointID
+	// loc is the checkpoint's location (storage.Location(id)).
+	loc   string
 	parts map[string]map[string][][]byte
 	// complete is true for a checkpoint or savepoint, which holds every
 	// operator the job had: an operator missing from it is new. Source
@@ -61,20 +63,54 @@ func (r *restoredState) of(uid string) map[string][][]byte {
 	return map[string][][]byte{}
 }
 
-// loadState reads every state file of checkpoint m.
-func loadState(fs *checkpointstorage.FS, m checkpointstorage.Metadata) (*restoredState, error) {
-	r := &restoredState{id: m.ID, parts: map[string]map[string][][]byte{}, complete: true,
+// loadState reads every state file of checkpoint m, and verifies the
+// files its subtasks' keyed backends will fetch (the SSTs and WAL chunks of
+// incremental snapshots) that verified (nil: none) does not hold, adding
+// them. A state file that is missing or corrupt is a
+// *checkpointstorage.RestoreError around a *CorruptError.
+//
+// The files are verified here, before anything is deployed, because a
+// restore has side effects: every sink commits the transactions the
+// checkpoint recorded as it opens. Found only as a subtask fetched it, a
+// corrupt file failed that subtask after the others had committed, and the
+// older checkpoint restored then replayed their output (610 duplicates in
+// internal/sim's TestChangedSharedFileFallsBack). The cost is one more
+// read of each file, once per file and job: shared files never change, so
+// a failover verifies only those uploaded since.
+func loadState(fs *checkpointstorage.FS, m checkpointstorage.Metadata, verified map[string]bool) (*restoredState, error) {
+	r := &restoredState{id: m.ID, loc: fs.Location(m.ID), parts: map[string]map[string][][]byte{}, complete: true,
 		files: task.RestoreFiles{Storage: fs, ID: m.ID}, schemas: m.StateSchemas}
 	for _, key := range sortedTaskKeys(m.Tasks) {
 		ts, err := task.DecodeTaskState(m.Tasks[key])
-		if err != nil {
-			return nil, fmt.Errorf("checkpoint %d, task %s: %w", m.ID, key, err)
+		if err == nil {
+			err = r.add(fs, ts)
 		}
-		if err := r.add(fs, ts); err != nil {
-			return nil, fmt.Errorf("checkpoint %d, task %s: %w", m.ID, key, err)
+		if err != nil {
+			return nil, &checkpointstorage.RestoreError{ID: m.ID, Err: fmt.Errorf("task %s: %w", key, err)}
+		}
+		if err := verifyFiles(fs, ts.Files, verified); err != nil {
+			return nil, &checkpointstorage.RestoreError{ID: m.ID, Err: err} // shared by tasks: the file says it
 		}
 	}
 	return r, nil
+}
+
+// verifyFiles checks the size and checksum of each file of hs that verified
+// does not hold, and adds it.
+func verifyFiles(fs *checkpointstorage.FS, hs []checkpointstorage.Handle, verified map[string]bool) error {
+	for _, h := range hs {
+		where := fs.Where(h.Path)
+		if verified[where] {
+			continue
+		}
+		if err := fs.VerifyFile(h); err != nil {
+			return err
+		}
+		if verified != nil {
+			verified[where] = true
+		}
+	}
+	return nil
 }
 
 func (r *restoredState) add(fs *checkpointstorage.FS, ts task.TaskState) error {

@@ -258,6 +258,7 @@ func (dr *driver) persist(a checkpoint.PersistCheckpoint) []checkpoint.Action {
 
 func (dr *driver) complete(ctx context.Context, id event.CheckpointID) error {
 	dr.j.lastOwn = id
+	dr.j.own = append(dr.j.own, id)
 	dr.lastDone = dr.j.opts.Now()
 	dr.checkpointCompletedMetrics(id)
 	dr.j.emit(Event{Kind: EventCheckpointCompleted, Checkpoint: int64(id), Stats: dr.stats(id)})

@@ -84,6 +84,18 @@ type job struct {
 	startedFrom string
 	lastOwn     event.CheckpointID
 	pinned      bool
+	// started is what the run first restored, by id when it lies in fs
+	// (0: elsewhere, or nothing), and whether a "latest" restore chose it;
+	// own lists the checkpoints this run completed, oldest first; corrupt
+	// holds the locations of checkpoints found corrupt as they were
+	// restored, never tried again (see fallback.go).
+	startedID     event.CheckpointID
+	startedLatest bool
+	own           []event.CheckpointID
+	corrupt       map[string]error
+	// verified holds the files of incremental snapshots whose checksums a
+	// restore verified (by location), never read again (see loadState).
+	verified map[string]bool
 	// stoppedAt is the savepoint of a stop-with-savepoint that completed:
 	// a failover while the job finishes restores it, not an older
 	// checkpoint whose replay its sinks already committed.
@@ -108,8 +120,15 @@ func (j *job) emit(e Event) {
 func (j *job) run(ctx context.Context) error {
 	which := j.opts.Restore
 	backoff := j.opts.Restart.NewBackoff()
-	for attempt := 0; ; attempt++ {
+	for attempt := 0; ; {
 		restore, err := j.pickRestore(which)
+		if bad, ok := corruptRestore(err, which, restore); ok && j.pinned {
+			// A failover's checkpoint whose state files fail as read (a
+			// first restore of a path the user named fails instead).
+			if which, err = j.fallBack(bad); err == nil {
+				continue
+			}
+		}
 		if err == nil && attempt == 0 {
 			err = j.checkUnclaimed(restore)
 		}
@@ -128,6 +147,17 @@ func (j *job) run(ctx context.Context) error {
 			}
 			return err
 		}
+		if bad, ok := corruptRestore(err, "", restore); ok {
+			// A subtask found a file of the restored checkpoint corrupt:
+			// restoring it again would fail again, whatever the restart
+			// strategy; an older checkpoint is restored at once.
+			j.res.Restarts++
+			if which, err = j.fallBack(bad); err != nil {
+				j.gc()
+				return err
+			}
+			continue
+		}
 		j.res.Failures = append(j.res.Failures, err)
 		delay, err := j.decide(backoff, attempt, err)
 		if err != nil {
@@ -135,11 +165,15 @@ func (j *job) run(ctx context.Context) error {
 			return err
 		}
 		j.opts.Logger.Warn("job failed; restarting from the latest completed checkpoint",
-			"attempt", attempt+1, "delay", delay, "err", j.res.Failures[attempt])
-		j.emit(Event{Kind: EventFailover, Err: j.res.Failures[attempt], Attempt: attempt + 1})
+			"attempt", attempt+1, "delay", delay, "err", j.res.Failures[len(j.res.Failures)-1])
+		j.emit(Event{Kind: EventFailover, Err: j.res.Failures[len(j.res.Failures)-1], Attempt: attempt + 1})
+		attempt++
 		j.res.Restarts++
 		j.restartMetrics()
-		which = j.failoverPoint()
+		if which, err = j.failoverPoint(); err != nil {
+			j.gc()
+			return err
+		}
 		if !clock.Sleep(ctx, j.opts.Clock, delay) {
 			return ctx.Err()
 		}
@@ -197,19 +231,6 @@ func (e *RecurringFailureError) Error() string {
 // Unwrap returns the underlying error, for errors.Is and errors.As.
 func (e *RecurringFailureError) Unwrap() error { return e.Err }
 
-// failoverPoint is what a failover restores: this run's latest completed
-// checkpoint, or else what the run started from (a checkpoint, or nothing)
-// — never a newer checkpoint of another run in the same directory.
-func (j *job) failoverPoint() string {
-	if j.stoppedAt != "" {
-		return j.stoppedAt
-	}
-	if j.lastOwn > 0 {
-		return j.fs.Location(j.lastOwn)
-	}
-	return j.startedFrom
-}
-
 // gc removes what no retained checkpoint references (aborted checkpoints
 // whose late writers recreated files, crashes mid-checkpoint) and moves
 // corrupt checkpoints aside. Every subtask has stopped, so nothing is being
@@ -264,8 +285,12 @@ func (j *job) pickRestore(which string) (*restoredState, error) {
 		return j.positions.restored(), nil
 	}
 	r, path, err := j.resolve(which)
-	if !j.pinned {
+	if !j.pinned && err == nil {
 		j.startedFrom, j.pinned = path, true
+		j.startedLatest = which == RestoreLatest || which == RestoreLatestOrEmpty
+		if r != nil && path == j.fs.Location(r.id) {
+			j.startedID = r.id
+		}
 	}
 	return r, err
 }
@@ -285,7 +310,7 @@ func (j *job) resolve(which string) (*restoredState, string, error) {
 		}
 		return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
 	}
-	r, err := loadState(storage, m)
+	r, err := loadState(storage, m, j.verified)
 	if err != nil {
 		if other {
 			_ = storage.Close()
@@ -324,8 +349,12 @@ func (j *job) resolveLatest(which string) (*restoredState, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("runtime: restore %q: %w", which, err)
 		}
-		r, err := loadState(j.fs, m)
+		r, err := loadState(j.fs, m, j.verified)
 		if errors.Is(err, checkpointstorage.ErrCorrupt) {
+			var re *checkpointstorage.RestoreError
+			if errors.As(err, &re) {
+				err = re.Err // the id is said once, by SkippedError
+			}
 			skipped = append(skipped, &checkpointstorage.SkippedError{ID: m.ID, Err: err})
 			unreadable = append(unreadable, checkpointstorage.MovedAside{ID: m.ID, Err: err})
 			before = m.ID

@@ -43,29 +43,31 @@ var corruptStores = []struct {
 	name string
 	make func(t *testing.T) corruptStore
 }{
-	{"file", func(t *testing.T) corruptStore {
-		dir := filepath.Join(t.TempDir(), "checkpoints")
-		abs := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
-		return corruptStore{loc: dir,
-			get: func(t *testing.T, rel string) ([]byte, bool) {
-				b, err := os.ReadFile(abs(rel))
-				if err != nil && !errors.Is(err, os.ErrNotExist) {
-					t.Fatal(err)
-				}
-				return b, err == nil
-			},
-			put: func(t *testing.T, rel string, b []byte) {
-				if err := os.WriteFile(abs(rel), b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			},
-			remove: func(t *testing.T, rel string) {
-				if err := os.Remove(abs(rel)); err != nil {
-					t.Fatal(err)
-				}
-			}}
-	}},
+	{"file", func(t *testing.T) corruptStore { return fileCorruptStore(filepath.Join(t.TempDir(), "checkpoints")) }},
 	{"s3", s3CorruptStore},
+}
+
+// fileCorruptStore is the checkpoint directory dir.
+func fileCorruptStore(dir string) corruptStore {
+	abs := func(rel string) string { return filepath.Join(dir, filepath.FromSlash(rel)) }
+	return corruptStore{loc: dir,
+		get: func(t *testing.T, rel string) ([]byte, bool) {
+			b, err := os.ReadFile(abs(rel))
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Fatal(err)
+			}
+			return b, err == nil
+		},
+		put: func(t *testing.T, rel string, b []byte) {
+			if err := os.WriteFile(abs(rel), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		remove: func(t *testing.T, rel string) {
+			if err := os.Remove(abs(rel)); err != nil {
+				t.Fatal(err)
+			}
+		}}
 }
 
 func s3CorruptStore(t *testing.T) corruptStore {

@@ -370,7 +370,7 @@ func sourcePositions(t *testing.T, dir string, id event.CheckpointID, src *SeqSo
 // is committed yet).
 type stopAt struct {
 	id    event.CheckpointID
-	dir   string // copy of the checkpoint directory
+	dir   string // copy of the checkpoint directory (a bucket's location: itself)
 	store *Store // clone of the store
 	ev    *events
 }
@@ -398,7 +398,11 @@ func runUntil(t *testing.T, jg *graph.JobGraph, opts runtime.Options, store *Sto
 			// the completion to any subtask: nothing of this checkpoint is
 			// committed, and no newer one is being written.
 			at.id, at.store = event.CheckpointID(e.Checkpoint), store.Clone()
-			copyErr = copyDir(opts.CheckpointDir, at.dir)
+			if _, local := checkpointstorage.LocalPath(opts.CheckpointDir); local {
+				copyErr = copyDir(opts.CheckpointDir, at.dir)
+			} else {
+				at.dir = opts.CheckpointDir // a bucket: used in place
+			}
 			cancel()
 		}
 	})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -26,51 +25,80 @@ import (
 // "latest" reports n as corrupt, naming the checkpoint and the file (event
 // and error log), and restores n-1, with exact output.
 func TestMissingSharedSSTFallsBack(t *testing.T) {
-	sharedFileFallsBack(t, func(string) bool { return true }, os.Remove,
-		func(string) string { return "state file referenced by the checkpoint is missing" })
+	sharedFileFallsBack(t, corruptStores[0].make, sstFile, removeFile)
 }
 
 // The same with a WAL chunk that checkpoint n uploaded (its database
 // ships the WAL: pebble.Options.DisableChangelog false): the restore names
-// n and the chunk and restores n-1. (A chunk whose bytes changed, size
-// kept, is found only when a subtask fetches it, which fails naming the
-// checkpoint and the chunk, as for an SST: see state/pebble's
-// TestChangelogBadChunk.)
+// n and the chunk and restores n-1.
 func TestMissingWALChunkFallsBack(t *testing.T) {
-	sharedFileFallsBack(t, func(p string) bool { return strings.Contains(path.Base(p), ".log.") }, os.Remove,
-		func(string) string { return "state file referenced by the checkpoint is missing" })
+	sharedFileFallsBack(t, corruptStores[0].make, walChunk, removeFile)
 }
 
-// sharedFileFallsBack runs the job to its 4th checkpoint n, spoils a
-// shared file n uploaded that pick accepts, and checks that a restore
-// names n, the file and reason(file), and restores n-1 exactly.
-func sharedFileFallsBack(t *testing.T, pick func(string) bool, spoil func(string) error, reason func(file string) string) {
+// sharedKind is a kind of shared file and the backend options that make
+// a checkpoint upload one.
+type sharedKind struct {
+	name string
+	pick func(string) bool
+	opts pebble.Options
+}
+
+// sstFile: with the changelog off every checkpoint flushes into an SST (the
+// job's state is too small for a flush of its own); walChunk: the
+// default, where a checkpoint ships the WAL written since the last one.
+var (
+	sstFile  = sharedKind{"sst", func(p string) bool { return strings.HasSuffix(p, ".sst") }, pebble.Options{DisableChangelog: true}}
+	walChunk = sharedKind{"wal chunk", func(p string) bool { return strings.Contains(path.Base(p), ".log.") }, pebble.Options{}}
+)
+
+// backend returns the pebble factory for kind with its own local directory.
+func (k sharedKind) backend(t *testing.T) pebble.Factory {
+	o := k.opts
+	o.LocalDir = t.TempDir()
+	return pebble.Factory{Options: o}
+}
+
+// removeFile deletes a shared file and returns the reason a restore must give.
+func removeFile(t *testing.T, cs corruptStore, rel string) string {
+	cs.remove(t, rel)
+	return "state file referenced by the checkpoint is missing"
+}
+
+// sharedFileFallsBack runs the job to its 4th checkpoint n on the storage
+// store makes, spoils a shared file of kind that n uploaded, and
+// checks that a restore names n, the file and the reason spoil returns,
+// and restores n-1 exactly.
+func sharedFileFallsBack(t *testing.T, store func(*testing.T) corruptStore, kind sharedKind,
+	spoil func(*testing.T, corruptStore, string) string) {
 	const keys, perKey = 4, 1500
-	store := NewStore()
+	cs := store(t)
+	cs.store = NewStore()
 	src := &SeqSource{Keys: keys, PerKey: perKey, Splits: 2, Burst: 10, Pause: time.Millisecond, Unbounded: true}
-	jg := seqJob{Source: src, SourcePar: 2, KeyedPar: 2, V: &Violations{}, Sink: &TxSink{Store: store}}.jobGraph(t)
-	opts := testOptions(t.TempDir(), 10*time.Millisecond)
-	opts.Retained = 2
-	opts.StateBackend = pebble.Factory{Options: pebble.Options{LocalDir: t.TempDir()}}
-	at := runUntil(t, jg, opts, store, 4)
+	jg := seqJob{Source: src, SourcePar: 2, KeyedPar: 2, V: &Violations{}, Sink: &TxSink{Store: cs.store}}.jobGraph(t)
+	opts := testOptions(cs.loc, 10*time.Millisecond)
+	opts.CheckpointStorage, opts.Retained = cs.opts, 2
+	opts.StateBackend = kind.backend(t)
+	at := runUntil(t, jg, opts, cs.store, 4)
+	if at.dir != cs.loc {
+		cs = fileCorruptStore(at.dir)
+	}
 	completed := at.ev.ids(runtime.EventCheckpointCompleted)
 	prev := completed[slices.Index(completed, int64(at.id))-1]
-	gone := newSharedFile(t, at.dir, at.id, event.CheckpointID(prev), pick)
-	fs, err := checkpointstorage.OpenFS(at.dir)
+	fs, err := checkpointstorage.Open(at.dir, cs.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := spoil(fs.Where(gone)); err != nil {
-		t.Fatal(err)
-	}
+	defer fs.Close()
+	gone := newSharedFile(t, fs, at.id, event.CheckpointID(prev), kind.pick)
+	reason := spoil(t, cs, gone)
 
 	st, v, ev, logs := at.store.Clone(), &Violations{}, &events{}, &syncBuffer{}
 	bounded := *src
 	bounded.Unbounded = false
 	jg = seqJob{Source: &bounded, SourcePar: 2, KeyedPar: 2, V: v, Sink: &TxSink{Store: st}}.jobGraph(t)
 	opts = testOptions(at.dir, 10*time.Millisecond)
-	opts.Retained = 2
-	opts.StateBackend = pebble.Factory{Options: pebble.Options{LocalDir: t.TempDir()}}
+	opts.CheckpointStorage, opts.Retained = cs.opts, 2
+	opts.StateBackend = kind.backend(t)
 	opts.Restore = "latest"
 	opts.Listener = ev.listener(nil)
 	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
@@ -83,17 +111,19 @@ func sharedFileFallsBack(t *testing.T, pick func(string) bool, spoil func(string
 		t.Fatalf("events %s; want checkpoint %d skipped as corrupt, once", ev, at.id)
 	}
 	file := fs.Where(gone)
-	cause := fmt.Sprintf("checkpointstorage: corrupt file %s: %s", file, reason(file))
+	cause := fmt.Sprintf("checkpointstorage: corrupt file %s: %s", file, reason)
 	wantErr := fmt.Sprintf("checkpoint %d skipped: %s", at.id, cause)
 	if c := corrupt[0].Err; !errors.Is(c, checkpointstorage.ErrCorrupt) || c.Error() != wantErr {
 		t.Errorf("corrupt event error %q; want ErrCorrupt %q", c, wantErr)
 	}
+	// The catalog sees a missing file or a wrong size; a wrong checksum
+	// shows as the restore verifies the files before anything is deployed.
 	if r := ev.ids(runtime.EventRestored); !slices.Equal(r, []int64{prev}) || res.Restarts != 0 || res.RestoredFrom != event.CheckpointID(prev) {
 		t.Errorf("restored %v (result: from %d, %d restarts), want [%d]; events: %s", r, res.RestoredFrom, res.Restarts, prev, ev)
 	}
 	wantLogs := []string{
 		fmt.Sprintf(`level=ERROR msg="CORRUPT CHECKPOINT skipped; restoring older checkpoint %d" job=scenario checkpoint=%d file=%s reason=%q err=%q`,
-			prev, at.id, file, reason(file), wantErr),
+			prev, at.id, file, reason, wantErr),
 		fmt.Sprintf(`level=ERROR msg="CORRUPT CHECKPOINT moved aside (not deleted; inspect or delete it)" job=scenario checkpoint=%d to=%s err=%q`,
 			at.id, fs.Where(fmt.Sprintf("chk-%d.corrupt", at.id)), cause),
 		fmt.Sprintf(`level=INFO msg="restoring checkpoint" job=scenario checkpoint=%d dir=%s`, prev, at.dir),
@@ -112,12 +142,8 @@ func sharedFileFallsBack(t *testing.T, pick func(string) bool, spoil func(string
 
 // newSharedFile returns a shared file that checkpoint n names and prev
 // does not, one that pick accepts.
-func newSharedFile(t *testing.T, dir string, n, prev event.CheckpointID, pick func(string) bool) string {
+func newSharedFile(t *testing.T, fs *checkpointstorage.FS, n, prev event.CheckpointID, pick func(string) bool) string {
 	t.Helper()
-	fs, err := checkpointstorage.OpenFS(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	named := func(id event.CheckpointID) []string {
 		m, err := fs.ReadMetadata(id)
 		if err != nil {
