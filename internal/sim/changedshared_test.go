@@ -58,18 +58,21 @@ func appendByte(t *testing.T, cs corruptStore, rel string) string {
 // deploying anything, names it, and restores n-1 instead of trying n
 // again; output stays exact. The listener, on the driver goroutine as
 // checkpoint n (the 4th) completes and before any subtask hears of it,
-// flips a byte of a WAL chunk n uploaded and arms a crash in the sink's
-// commit of n, so n's transaction is never committed.
+// flips a byte of a file of n — on Pebble a WAL chunk n uploaded, on the
+// heap backend one of n's full snapshot blobs — and arms a crash in the
+// sink's commit of n, so n's transaction is never committed.
 func TestCorruptCheckpointAtFailoverFallsBack(t *testing.T) {
 	for _, st := range corruptStores {
-		t.Run(st.name, func(t *testing.T) {
-			t.Parallel()
-			corruptAtFailover(t, st.make(t))
-		})
+		for _, backend := range []string{"pebble", "heap"} {
+			t.Run(st.name+"/"+backend, func(t *testing.T) {
+				t.Parallel()
+				corruptAtFailover(t, st.make(t), backend == "pebble")
+			})
+		}
 	}
 }
 
-func corruptAtFailover(t *testing.T, cs corruptStore) {
+func corruptAtFailover(t *testing.T, cs corruptStore, pebble bool) {
 	const keys, perKey = 4, 1500
 	store, v, ev, logs := NewStore(), &Violations{}, &events{}, &syncBuffer{}
 	commits := NewFaults(0, 0, nil) // armed by the listener
@@ -77,7 +80,9 @@ func corruptAtFailover(t *testing.T, cs corruptStore) {
 	jg := seqJob{Source: src, SourcePar: 2, KeyedPar: 1, V: v, Sink: &TxSink{Store: store, Faults: commits}}.jobGraph(t)
 	opts := testOptions(cs.loc, 10*time.Millisecond)
 	opts.CheckpointStorage, opts.Retained = cs.opts, 2
-	opts.StateBackend = walChunk.backend(t)
+	if pebble {
+		opts.StateBackend = walChunk.backend(t)
+	}
 	noCommitRetries(&opts)
 	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	fs, err := checkpointstorage.Open(cs.loc, cs.opts)
@@ -94,7 +99,10 @@ func corruptAtFailover(t *testing.T, cs corruptStore) {
 		}
 		if done = append(done, event.CheckpointID(e.Checkpoint)); len(done) == 4 {
 			bad, prev = done[3], done[2]
-			rel := newSharedFile(t, fs, bad, prev, walChunk.pick)
+			rel := heapFile(t, fs, bad)
+			if pebble {
+				rel = newSharedFile(t, fs, bad, prev, walChunk.pick)
+			}
 			spoiled = fs.Where(rel) + ": " + flipByte(t, cs, rel)
 			commits.mu.Lock()
 			commits.plan = &plan{steps: []Step{Crash("commit", 1)}, calls: map[string]int{}}
@@ -131,4 +139,13 @@ func corruptAtFailover(t *testing.T, cs corruptStore) {
 	if res.Restarts != 1 {
 		t.Errorf("%d restarts; want 1 (the crash; the corrupt checkpoint is passed over before deploying)", res.Restarts)
 	}
+}
+
+// heapFile is a full snapshot blob of checkpoint id.
+func heapFile(t *testing.T, fs *checkpointstorage.FS, id event.CheckpointID) string {
+	m, err := fs.ReadMetadata(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ownStateFile(t, m)
 }
