@@ -629,6 +629,32 @@ s3_install() {
 	touch "$MOTO_VENV/.complete"
 }
 
+# s3_serialized_server prints moto's server with one request handled at a
+# time. moto 5.2.5 lists a bucket by iterating its keys while other
+# threads delete them: concurrent tests (checkpoint GC in one package, a
+# listing in another) got HTTP 500 "KeyError" from ListObjectsV2. Requests
+# are short on loopback; connections are still served by threads.
+s3_serialized_server() {
+	cat <<'EOF'
+import sys
+import threading
+
+import moto.server as server
+
+_one_at_a_time = threading.Lock()
+
+
+class SerializedApplication(server.DomainDispatcherApplication):
+    def __call__(self, environ, start_response):
+        with _one_at_a_time:
+            return list(super().__call__(environ, start_response))
+
+
+server.DomainDispatcherApplication = SerializedApplication
+sys.exit(server.main())
+EOF
+}
+
 s3_start() {
 	if ! s3_alive; then
 		port_open "$S3_PORT" && die "s3: port $S3_PORT is taken by another process (set WEIR_S3_PORT)"
@@ -638,8 +664,10 @@ s3_start() {
 		# In a subshell, as kafka and mariadb: no job control there, so the
 		# child is never a process-group leader and setsid execs in place
 		# (it forks otherwise, and $! would be a setsid that has exited).
+		s3_serialized_server >"$S3_DIR/moto_server_serialized.py"
 		(
-			setsid "$MOTO_VENV/bin/moto_server" -H "$HOST" -p "$S3_PORT" >"$S3_DIR/moto.log" 2>&1 </dev/null &
+			setsid "$MOTO_VENV/bin/python" "$S3_DIR/moto_server_serialized.py" -H "$HOST" -p "$S3_PORT" \
+				>"$S3_DIR/moto.log" 2>&1 </dev/null &
 			echo $! >"$S3_DIR/moto.pid"
 		)
 	fi
