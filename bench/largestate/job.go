@@ -245,10 +245,12 @@ type childConfig struct {
 //
 //	EVENT checkpoint <id> <duration ms> <bytes> <records emitted>
 //	EVENT restored <checkpoint id> <ms since start>
+//	EVENT restore-phases <ms since start> key=value … (phases.go)
 //	EVENT first-record <ms since start>
 //	EVENT finished
 func runChild(c childConfig) error {
 	start := time.Now()
+	watchRestorePhases(start)
 	keysFlag, payloadFlag = c.Keys, c.Payload
 	conf := map[string]string{
 		backends.KeyType:     "rocksdb",

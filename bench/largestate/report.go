@@ -141,6 +141,9 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "  attempts: %d, SIGKILLs: %d, wall %s\n", len(r.Attempts), r.kills(), r.Wall.Round(time.Second))
 	for i, a := range r.Attempts {
 		fmt.Fprintf(w, "    %d: %s, %d checkpoints, peak RSS %s%s\n", i, a.outcome(), len(a.Checkpoints), mb(a.PeakRSS), restoreText(a))
+		for _, p := range a.Phases {
+			fmt.Fprintf(w, "       restore: %s\n", p)
+		}
 		if a.Restored && len(a.Checkpoints) > 0 {
 			fmt.Fprintf(w, "       first checkpoint after the restore uploaded %s (the attempt's median %s)\n",
 				mb(a.Checkpoints[0].Bytes), mb(medianBytes(a.Checkpoints)))

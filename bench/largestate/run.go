@@ -127,6 +127,7 @@ type Attempt struct {
 	Duration     time.Duration
 	RestoredAt   time.Duration // EventRestored, from process start
 	FirstRecord  time.Duration // first record in the keyed function, from process start
+	Phases       []Phases      // of each keyed subtask's restore
 	PeakRSS      int64
 	Checkpoints  []Checkpoint
 	KilledAtRecs int64
@@ -183,6 +184,8 @@ func runAttempt(ctx context.Context, cfg Config, cc childConfig, env []string, r
 			}
 		case "restored":
 			a.RestoredAt = time.Duration(atoi(f, 3)) * time.Millisecond
+		case "restore-phases":
+			a.Phases = append(a.Phases, parsePhases(f))
 		case "first-record":
 			a.FirstRecord = time.Duration(atoi(f, 2)) * time.Millisecond
 		case "finished":

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	pebbledb "github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -44,6 +45,9 @@ type Backend struct {
 	sweeps    []*sweep    // by state id, for the states with a TTL (cleanup.go)
 	sweeping  bool        // in CleanupExpired: its deletions are not counted
 	mem       memEstimate // for EstimatedSize
+	// restoreStats is what restoring an incremental checkpoint took
+	// (nil without one), for tests.
+	restoreStats *restoreStats
 }
 
 var _ state.KeyedBackend = (*Backend)(nil)
@@ -125,7 +129,7 @@ func open(opts *Options) (*pebbledb.DB, string, error) {
 		_ = os.RemoveAll(dir)
 		return nil, "", fmt.Errorf("pebble: marking a directory in state.backend.local-dir %s: %w", opts.LocalDir, err)
 	}
-	db, err := openDB(opts, dir, false)
+	db, err := openDB(opts, dir, false, nil)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, "", err
@@ -138,8 +142,9 @@ func open(opts *Options) (*pebbledb.DB, string, error) {
 var noCompactions atomic.Bool
 
 // openDB opens the database in dir, new or restored from a checkpoint's
-// files; readOnly for a restore's other sources.
-func openDB(opts *Options, dir string, readOnly bool) (*pebbledb.DB, error) {
+// files; readOnly for a restore's other sources. st, when not nil, gets
+// what Open did and how long it took.
+func openDB(opts *Options, dir string, readOnly bool, st *openStats) (*pebbledb.DB, error) {
 	cache := pebbledb.NewCache(opts.BlockCacheSize)
 	defer cache.Unref() // the database holds its own reference
 	popts := &pebbledb.Options{
@@ -172,6 +177,13 @@ func openDB(opts *Options, dir string, readOnly bool) (*pebbledb.DB, error) {
 		if _, err := ensureCreator(dir); err != nil {
 			return nil, err
 		}
+	}
+	if st != nil {
+		st.sched = newPausedScheduler(!readOnly)
+		popts.Experimental.CompactionScheduler = st.sched
+		popts.EventListener = st.listener()
+		defer st.opening.Store(false)
+		defer func(t time.Time) { st.open = time.Since(t) }(time.Now())
 	}
 	db, err := pebbledb.Open(dir, popts)
 	if err != nil {

@@ -146,7 +146,7 @@ func remoteFiles(opts *Options, dir string) ([]manifestFile, error) {
 func versionTables(opts *Options, dir string) (map[uint64]bool, error) {
 	ro := *opts
 	ro.BlockCacheSize, ro.WriteBufferSize, ro.WriteBufferCount = 1<<20, 1<<20, 2
-	db, err := openDB(&ro, dir, true)
+	db, err := openDB(&ro, dir, true, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"time"
 
 	pebbledb "github.com/cockroachdb/pebble/v2"
 	"github.com/weirstream/weir/keygroup"
@@ -36,15 +36,19 @@ func (b *Backend) restoreFiles(ms []*manifest) error {
 	if base >= 0 && b.opts.RestoreFiles == nil {
 		return errors.New("pebble: restoring an incremental checkpoint needs the checkpoint's storage (Options.RestoreFiles)")
 	}
+	st := &restoreStats{keyGroups: own.String(), sources: len(ms)}
+	b.restoreStats = st
+	start := time.Now()
 	if base >= 0 {
-		if err := b.openBase(ms[base]); err != nil {
+		if err := b.openBase(ms[base], st); err != nil {
 			return err
 		}
 	}
 	for i, m := range ms {
 		var err error
 		if i != base && overlap(m, own) > 0 {
-			err = b.copyFrom(m)
+			st.copied++
+			err = b.copyFrom(m, st)
 		} else {
 			_, err = b.manifestStates(m)
 		}
@@ -52,6 +56,8 @@ func (b *Backend) restoreFiles(ms []*manifest) error {
 			return err
 		}
 	}
+	st.total = time.Since(start)
+	st.log(b.life.dir)
 	return nil
 }
 
@@ -80,7 +86,7 @@ func (b *Backend) manifestStates(m *manifest) (map[uint16]uint16, error) {
 // openBase replaces the backend's empty database by the one m's files
 // hold, keeping only this backend's key groups, and adopts m's states
 // with their ids.
-func (b *Backend) openBase(m *manifest) error {
+func (b *Backend) openBase(m *manifest, st *restoreStats) error {
 	err := b.db.Close()
 	b.life.db = nil // until the restored one is open: Close must not close it again
 	if err != nil {
@@ -90,17 +96,18 @@ func (b *Backend) openBase(m *manifest) error {
 	if err := errors.Join(os.RemoveAll(dir), os.Mkdir(dir, 0o755), writeOwner(dir)); err != nil {
 		return fmt.Errorf("pebble: restoring into %s: %w", dir, err)
 	}
-	shared, err := b.fetch(m, dir)
+	shared, err := b.fetch(m, dir, st)
 	if err != nil {
 		return err
 	}
 	if err := b.adoptRemote(m, dir); err != nil {
 		return err
 	}
-	db, err := openDB(&b.opts, dir, false)
+	db, err := openDB(&b.opts, dir, false, &st.open)
 	if err != nil {
 		return fmt.Errorf("%w (restoring an incremental checkpoint)", err)
 	}
+	st.open.sched.resume() // see pausedScheduler
 	b.db, b.life.db = db, db
 	if err := b.protectRemote(); err != nil {
 		return fmt.Errorf("pebble: restoring: %w", err)
@@ -112,9 +119,11 @@ func (b *Backend) openBase(m *manifest) error {
 		return corrupt("incremental snapshot manifest: state ids %v are not 0..%d, one per name", m.States, len(m.States)-1)
 	}
 	b.up.restored(b.opts.RestoreFiles.Location(), shared)
+	clip := time.Now()
 	if err := b.clip(m.keyGroups()); err != nil {
 		return err
 	}
+	st.clip = time.Since(clip)
 	if m.Queues == nil {
 		return b.dropTimers()
 	}
@@ -169,30 +178,6 @@ func denseIDs(m *manifest) bool {
 	return true
 }
 
-// fetch puts m's files into dir, linking the SSTs where the storage
-// allows, and its WAL files, and returns the shared SSTs by local name.
-func (b *Backend) fetch(m *manifest, dir string) (map[string]state.FileHandle, error) {
-	shared := map[string]state.FileHandle{}
-	if err := b.checkRemote(m); err != nil {
-		return nil, err
-	}
-	for _, f := range m.Files {
-		if f.Name != filepath.Base(f.Name) || f.Name == "." || f.Name == ".." {
-			return nil, corrupt("incremental snapshot manifest: file name %q", f.Name)
-		}
-		if f.Remote {
-			continue // read in place
-		}
-		if err := b.opts.RestoreFiles.Fetch(f.Handle, filepath.Join(dir, f.Name), sharedFile(f.Name)); err != nil {
-			return nil, fmt.Errorf("pebble: restoring %s of subtask state with key groups %v: %w", f.Name, m.keyGroups(), err)
-		}
-		if sharedFile(f.Name) {
-			shared[f.Name] = f.Handle
-		}
-	}
-	return shared, b.fetchLogs(m, dir)
-}
-
 // groupKey is the first Pebble key of key group kg.
 func groupKey(kg int) []byte { return []byte{byte(kg >> 8), byte(kg)} }
 
@@ -216,7 +201,7 @@ func (b *Backend) clip(had keygroup.Range) error {
 
 // copyFrom copies the entries of m in this backend's key groups into the
 // database, mapping m's state ids to this backend's.
-func (b *Backend) copyFrom(m *manifest) (err error) {
+func (b *Backend) copyFrom(m *manifest, st *restoreStats) (err error) {
 	ids, err := b.manifestStates(m)
 	if err != nil {
 		return err
@@ -228,12 +213,12 @@ func (b *Backend) copyFrom(m *manifest) (err error) {
 		return fmt.Errorf("pebble: restoring: scratch directory in %s: %w", b.life.dir, err)
 	}
 	defer os.RemoveAll(dir)
-	if _, err := b.fetch(m, dir); err != nil {
+	if _, err := b.fetch(m, dir, st); err != nil {
 		return err
 	}
 	scratch := Options{BlockCacheSize: 1 << 20, WriteBufferSize: 1 << 20, WriteBufferCount: 2, ExperimentalRemote: b.opts.ExperimentalRemote}
 	b.adoptObjects(m)
-	src, err := openDB(&scratch, dir, true)
+	src, err := openDB(&scratch, dir, true, nil)
 	if err != nil {
 		return fmt.Errorf("%w (restoring an incremental checkpoint)", err)
 	}
