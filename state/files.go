@@ -61,6 +61,7 @@ type RestoreFiles interface {
 	// Fetch puts the file h names at dst, a new local file, checking its
 	// size and checksum. With link it may hard-link the stored file
 	// instead of copying it: dst must then never be written to. A missing
-	// file is an error naming it.
+	// file is an error naming it. A restore calls it from several
+	// goroutines at once, for different files.
 	Fetch(h FileHandle, dst string, link bool) error
 }
