@@ -37,6 +37,12 @@ func (b *Backend) fetch(m *manifest, dir string, st *restoreStats) (map[string]s
 		if f.Remote {
 			continue // read in place
 		}
+		if f.Inline {
+			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+				return nil, fmt.Errorf("pebble: restoring %s of subtask state with key groups %v: %w", f.Name, m.keyGroups(), err)
+			}
+			continue
+		}
 		jobs = append(jobs, func() error {
 			if err := b.opts.RestoreFiles.Fetch(f.Handle, filepath.Join(dir, f.Name), sharedFile(f.Name)); err != nil {
 				return fmt.Errorf("pebble: restoring %s of subtask state with key groups %v: %w", f.Name, m.keyGroups(), err)

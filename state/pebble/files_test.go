@@ -182,8 +182,8 @@ func uploadsOnlyNew(t *testing.T) {
 	snap, _ := b.Snapshot(0)
 	_, id1, needs1 := store.writeFiles(t, snap)
 	up1, own1 := store.uploaded(id1)
-	if len(up1) != 1 || !slices.Equal(up1, sharedOf(needs1)) || len(own1) == 0 {
-		t.Fatalf("checkpoint 1 uploaded shared %v and own %v, needs %v; want one SST and the small files", up1, own1, needs1)
+	if len(up1) != 1 || !slices.Equal(up1, sharedOf(needs1)) || len(own1) != 0 || len(needs1) != 1 {
+		t.Fatalf("checkpoint 1 uploaded shared %v and own %v, needs %v; want one SST (the small files inline)", up1, own1, needs1)
 	}
 	fill(b, 1000, 1000)
 	snap, _ = b.Snapshot(0)
@@ -195,8 +195,8 @@ func uploadsOnlyNew(t *testing.T) {
 	if want := slices.Sorted(slices.Values(append(slices.Clone(up1), up2...))); !slices.Equal(sharedOf(needs2), want) {
 		t.Fatalf("checkpoint 2 needs %v, want %v", sharedOf(needs2), want)
 	}
-	if len(own2) != len(own1) {
-		t.Fatalf("checkpoint 2 wrote own files %v, checkpoint 1 %v", own2, own1)
+	if len(own2) != 0 {
+		t.Fatalf("checkpoint 2 wrote own files %v; want them inline", own2)
 	}
 	snap, _ = b.Snapshot(0)
 	_, id3, needs3 := store.writeFiles(t, snap)
@@ -246,6 +246,49 @@ func isSubset(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestIncrementalSmallFilesInline: a checkpoint carries Pebble's small
+// files (MANIFEST, OPTIONS, markers) in its manifest instead of writing
+// each to storage, and restores from it; a manifest of the older form,
+// those files stored apart, restores too.
+func TestIncrementalSmallFilesInline(t *testing.T) {
+	for _, older := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stored apart %v", older), func(t *testing.T) {
+			store := newFakeStore(t)
+			all := keygroup.Range{Start: 0, End: metaMaxPar - 1}
+			b := newIncremental(t, t.TempDir(), all, nil, flushing)
+			fill(b, 0, 500)
+			snap, _ := b.Snapshot(0)
+			m, id, _ := store.writeFiles(t, snap)
+			inline, err := pebble.InlineFiles(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(inline, func(n string) bool { return strings.HasPrefix(n, "MANIFEST-") }) ||
+				!slices.ContainsFunc(inline, func(n string) bool { return strings.HasPrefix(n, "OPTIONS-") }) {
+				t.Fatalf("inline files %v; want the MANIFEST and OPTIONS among them", inline)
+			}
+			if _, own := store.uploaded(id); len(own) != 0 {
+				t.Fatalf("checkpoint wrote own files %v; want them inline", own)
+			}
+			if older {
+				f, _ := store.checkpoint()
+				if m, err = pebble.StoreInlineApart(m, f, t.TempDir()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := newIncremental(t, t.TempDir(), all, store, flushing)
+			if err := r.Restore([][]byte{m}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[int]string{}
+			for k := range 500 {
+				want[k] = fmt.Sprintf("%0100d", k)
+			}
+			checkRestored(t, r, all, want, "restored")
+		})
+	}
 }
 
 // TestIncrementalMissingFile: a restore whose shared SST is gone fails,

@@ -28,8 +28,8 @@ import (
 // (Options.DisableChangelog), the memtables into an SST; the asynchronous
 // part (WriteFiles) uploads the SSTs the storage does not hold yet as
 // shared files, the WAL bytes it does not hold yet as shared chunks
-// (changelog.go), and the small files as the checkpoint's own, and
-// returns a manifest naming all of them.
+// (changelog.go), and returns a manifest naming all of them that carries
+// the small files (MANIFEST, OPTIONS, markers) inline.
 //
 // A local SST has one shared name for the life of the backend:
 // "<group>/<file number>.sst", the group unique to this backend instance,
@@ -86,7 +86,21 @@ type manifestFile struct {
 	// Remote: an object of the experimental disaggregated state (or one
 	// of its ref markers), read in place, never fetched (remote.go).
 	Remote bool `json:"remote,omitempty"`
+	// Inline: a small file of the checkpoint's own (MANIFEST, OPTIONS,
+	// markers) carried in the manifest as Data, with no Handle; see
+	// inlineLimit. Manifests written before had every file stored apart,
+	// which a restore still fetches.
+	Inline bool   `json:"inline,omitempty"`
+	Data   []byte `json:"data,omitempty"`
 }
+
+// inlineLimit is the size up to which a file of the checkpoint's own
+// travels inside the manifest rather than as a file of the checkpoint:
+// each of those is a storage write with its own temporary file and fsync
+// (or a PUT on S3), and Pebble's checkpoint has four or five of them, most
+// under a few KiB (the MANIFEST grows with the number of SSTs, about 100
+// bytes each). The manifest is itself a state file with a checksum.
+const inlineLimit = 64 << 10
 
 func (m *manifest) keyGroups() keygroup.Range {
 	return keygroup.Range{Start: m.KeyGroups[0], End: m.KeyGroups[1]}
@@ -109,6 +123,17 @@ func decodeManifest(blob []byte) (*manifest, error) {
 		return nil, corrupt("incremental snapshot manifest: %v", err)
 	}
 	return &m, nil
+}
+
+// readSmall returns the content of the file at path when it is at most
+// inlineLimit bytes long.
+func readSmall(path string) ([]byte, bool, error) {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() > inlineLimit {
+		return nil, false, err
+	}
+	b, err := os.ReadFile(path)
+	return b, err == nil, err
 }
 
 // sharedFile tells the files a checkpoint shares (immutable: SSTs and
@@ -265,6 +290,7 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 		return nil, nil, err
 	}
 	var put []state.LocalFile
+	var inline []manifestFile
 	for _, e := range ents {
 		n := e.Name()
 		if _, ok := have[n]; ok || slices.Contains(logs, n) {
@@ -273,6 +299,11 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 		f := state.LocalFile{Name: n, Path: filepath.Join(s.local.dir, n), Shared: sharedFile(n)}
 		if f.Shared {
 			f.Name = s.local.up.group + "/" + n
+		} else if data, ok, err := readSmall(f.Path); err != nil {
+			return nil, nil, err
+		} else if ok {
+			inline = append(inline, manifestFile{Name: n, Inline: true, Data: data})
+			continue
 		}
 		put = append(put, f)
 	}
@@ -302,12 +333,15 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 	for _, n := range slices.Sorted(maps.Keys(have)) {
 		m.Files = append(m.Files, manifestFile{Name: n, Handle: have[n]})
 	}
+	m.Files = append(m.Files, inline...)
 	if err := s.local.nameRemote(m, loc); err != nil {
 		return nil, nil, err
 	}
 	s.local.up.written(loc, all, m.Logs)
 	for _, f := range m.Files {
-		needs = append(needs, f.Handle)
+		if !f.Inline {
+			needs = append(needs, f.Handle)
+		}
 	}
 	for _, l := range m.Logs {
 		needs = append(needs, l.Chunks...)
