@@ -37,7 +37,7 @@
 // Fields in place.
 //
 // Each operator says which changelog it takes. One that takes only
-// inserts (WindowAggregate, WindowRank, WindowDeduplicate, IntervalJoin, OverAggregate,
+// inserts (WindowAggregate, WindowRank, WindowDeduplicate, WindowJoin, IntervalJoin, OverAggregate,
 // keep-first Deduplicate, and any with InputInsertOnly set) fails with
 // ErrUpdatesUnsupported on a -U, +U or -D row: the planner must know the
 // changelog mode of every input.
@@ -47,6 +47,6 @@
 // All state is keyed state (so checkpoints capture it and rescaling moves
 // it by key group), encoded with RowCodec. StateTTL in the options is
 // Flink's table.exec.state.ttl: it becomes the TTL of every descriptor.
-// WindowAggregate, WindowRank, WindowDeduplicate and IntervalJoin clean
+// WindowAggregate, WindowRank, WindowDeduplicate, WindowJoin and IntervalJoin clean
 // up with event-time timers and take no TTL.
 package exec

@@ -39,38 +39,7 @@ func TestRescaleKeepsWindowState(t *testing.T) {
 		"interval-join":    {func() (operator.Operator, error) { return NewIntervalJoin(ij) }, 2},
 	} {
 		t.Run(name, func(t *testing.T) {
-			mk := []newStage{keyedStage(o.mk)}
-			steps := eventTimeSteps(rng, o.sides)
-			var clock int64
-			whole := openChain(t, mk, &clock, nil)
-			feedTimed(t, whole, steps)
-			want, wantLate := whole.out.rows(), whole.head().ctx.Metrics.LateDropped
-
-			half := len(steps) / 2
-			one := openChain(t, mk, &clock, nil)
-			feedTimed(t, one, steps[:half])
-			parts := one.snapshot(t, 1)
-			got, late := one.out.rows(), one.head().ctx.Metrics.LateDropped
-			const p = 3
-			subtasks := make([]*chain, p)
-			for i := range subtasks {
-				subtasks[i] = openSubtask(t, mk, &clock, parts, keygroup.RangeFor(maxPar, p, i))
-			}
-			for _, s := range steps[half:] {
-				to := subtasks
-				if s.input != 0 {
-					k := byField0(s.row.Fields)
-					to = subtasks[keygroup.OperatorIndex(keygroup.ForKey(k, maxPar), maxPar, p):][:1]
-				}
-				for _, c := range to {
-					feedTimed(t, c, []step{s})
-					got = append(got, c.out.rows()...)
-					c.out.records = nil
-				}
-			}
-			for _, c := range subtasks {
-				late += c.head().ctx.Metrics.LateDropped
-			}
+			want, got, wantLate, late := rescaleHalfway(t, []newStage{keyedStage(o.mk)}, eventTimeSteps(rng, o.sides), byField0)
 			if g, w := perRowKey(got), perRowKey(want); g != w {
 				t.Fatalf("after rescaling, output per key differs:\n%s\nwant\n%s", g, w)
 			}
@@ -79,6 +48,46 @@ func TestRescaleKeepsWindowState(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rescaleHalfway feeds steps to mk on one subtask, and again on one
+// subtask that is checkpointed halfway through and restored on three,
+// which take the rest: rows to the subtask of their key, watermarks to
+// all. It returns the rows and the late rows counted of the first run
+// (want) and of the second (got).
+func rescaleHalfway(t *testing.T, mk []newStage, steps []step, key KeyFunc) (want, got []event.Row, wantLate, late int64) {
+	t.Helper()
+	var clock int64
+	whole := openChain(t, mk, &clock, nil)
+	feedTimed(t, whole, steps)
+	want, wantLate = whole.out.rows(), whole.head().ctx.Metrics.LateDropped
+
+	half := len(steps) / 2
+	one := openChain(t, mk, &clock, nil)
+	feedTimed(t, one, steps[:half])
+	parts := one.snapshot(t, 1)
+	got, late = one.out.rows(), one.head().ctx.Metrics.LateDropped
+	const p = 3
+	subtasks := make([]*chain, p)
+	for i := range subtasks {
+		subtasks[i] = openSubtask(t, mk, &clock, parts, keygroup.RangeFor(maxPar, p, i))
+	}
+	for _, s := range steps[half:] {
+		to := subtasks
+		if s.input != 0 {
+			k := key(s.row.Fields)
+			to = subtasks[keygroup.OperatorIndex(keygroup.ForKey(k, maxPar), maxPar, p):][:1]
+		}
+		for _, c := range to {
+			feedTimed(t, c, []step{s})
+			got = append(got, c.out.rows()...)
+			c.out.records = nil
+		}
+	}
+	for _, c := range subtasks {
+		late += c.head().ctx.Metrics.LateDropped
+	}
+	return want, got, wantLate, late
 }
 
 // perRowKey is perKey by the key of the row's side: a right row padded

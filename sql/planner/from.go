@@ -229,15 +229,24 @@ func (p *Planner) joinRels(j *parser.Join, l, r *Rel, on parser.Expr) (*Rel, err
 		return nil, err
 	}
 	var out *Rel
-	if parts.lower != nil && parts.upper != nil && l.InsertOnly && r.InsertOnly && l.RowTime >= 0 && r.RowTime >= 0 {
+	wk, window := windowJoinKeys(l, r, parts.lkeys, parts.rkeys, parts.nullSafe)
+	window = window && parts.lower == nil && parts.upper == nil
+	switch {
+	case window:
+		out, err = p.windowJoin(j, on, lx, rx, wk, cols, cond)
+	case parts.lower != nil && parts.upper != nil && l.InsertOnly && r.InsertOnly && l.RowTime >= 0 && r.RowTime >= 0:
 		out, err = p.intervalJoin(j, on, lx, rx, parts, cols, cond)
-	} else {
+	default:
 		out, err = p.regularJoin(j, on, lx, rx, parts, cols, cond)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return p.withoutKeys(out, l, r, lx), nil
+	out = p.withoutKeys(out, l, r, lx)
+	if window {
+		out.win = joinedWindow(j.Kind, l, r)
+	}
+	return out, nil
 }
 
 // filterAll filters in by the conjunction of conds (none: in itself).

@@ -114,7 +114,7 @@ func (p *Planner) withKeys(in *Rel, exts []parser.Expr, prefix string) (*Rel, er
 		cols = append(cols, expr.Column{Name: fmt.Sprintf("%s%d", prefix, i), Type: c.Type})
 	}
 	out := p.calcOver(in, evals, cols)
-	out.RowTime = in.RowTime
+	out.RowTime, out.win = in.RowTime, in.win
 	return out, nil
 }
 

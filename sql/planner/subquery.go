@@ -336,7 +336,7 @@ func withColumn(p *Planner, in *Rel, c *expr.Compiled, src parser.Expr) (*Rel, i
 	}
 	cols := append(append([]expr.Column(nil), in.Cols...), expr.Column{Name: "$subquery_key", Type: c.Type})
 	out := p.calcOver(in, append(evals, c), cols)
-	out.upsertKey = in.upsertKey
+	out.upsertKey, out.win = in.upsertKey, in.win
 	return out, len(in.Cols)
 }
 
@@ -497,6 +497,9 @@ func andCond(a, b func(l, r []any) (bool, error)) func(l, r []any) (bool, error)
 // semiJoin builds the SemiJoin node of left and right; its rows are the
 // first width columns of left.
 func (p *Planner) semiJoin(left, right *Rel, width int, opts exec.SemiJoinOptions, detail string) *Rel {
+	if w := p.windowSemiJoin(left, right, width, opts, detail); w != nil {
+		return w
+	}
 	opts.LeftWidth, opts.StateTTL = width, p.Config.StateTTL
 	out := &Rel{Op: opts.Mode.String(), Detail: detail, Inputs: []*Rel{left, right}, Cols: left.Cols[:width:width], RowTime: -1,
 		InsertOnly: opts.Mode == exec.Semi && left.InsertOnly && right.InsertOnly}

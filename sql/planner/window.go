@@ -117,6 +117,9 @@ func (p *Planner) tvfRel(t *tvfInfo, alias string) *Rel {
 		cols[len(cols)-1].Type.Kind, cols[len(cols)-1].Type.TimeAttr = types.TimestampLTZ, "proctime"
 	} else {
 		r.win = &windowCols{start: len(cols) - 3, end: len(cols) - 2, zone: t.zone}
+		if !t.session {
+			r.win.spec = &t.spec
+		}
 	}
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		if t.session {
@@ -284,7 +287,7 @@ func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
 		r.RowTime = -1
 		r.Cols[len(ap.keys)+2].Type.TimeAttr = "proctime"
 	} else {
-		r.win = &windowCols{start: len(ap.keys), end: len(ap.keys) + 1, zone: t.zone}
+		r.win = &windowCols{start: len(ap.keys), end: len(ap.keys) + 1, zone: t.zone, spec: &t.spec}
 	}
 	key := exec.FieldKey(ap.keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {

@@ -19,6 +19,10 @@ type windowCols struct {
 	// zone is the session zone whose wall clock the window columns hold
 	// (windows over a TIMESTAMP_LTZ attribute outside UTC); nil: UTC.
 	zone *time.Location
+	// spec is the window TVF (TUMBLE, HOP, CUMULATE) the columns come
+	// from, so that two sides windowed alike plan a window join; nil for
+	// other windows (a legacy GROUP BY TUMBLE's, a SESSION TVF's).
+	spec *exec.WindowSpec
 }
 
 // through maps w through a projection whose output column i copies input
@@ -27,7 +31,7 @@ func (w *windowCols) through(from []int) *windowCols {
 	if w == nil {
 		return nil
 	}
-	out := windowCols{start: -1, end: -1, zone: w.zone}
+	out := windowCols{start: -1, end: -1, zone: w.zone, spec: w.spec}
 	for i, j := range from {
 		if j == w.start && out.start < 0 {
 			out.start = i
