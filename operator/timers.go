@@ -149,11 +149,11 @@ func (s *TimerService) onWake(now event.Timestamp) error {
 // NextProcessingTimer is the earliest processing-time timer, or
 // event.MaxWatermark when there is none.
 func (s *TimerService) NextProcessingTimer() event.Timestamp {
-	t, ok := s.queue(ProcessingTime).peek()
+	ts, ok := s.queue(ProcessingTime).nextTime()
 	if !ok {
 		return event.MaxWatermark
 	}
-	return t.Timestamp
+	return ts
 }
 
 // AdvanceWatermark fires, in time order, every event-time timer at or below wm.
@@ -172,11 +172,11 @@ func (s *TimerService) AdvanceProcessingTime(now event.Timestamp) error {
 func (s *TimerService) fireUpTo(domain TimeDomain, limit event.Timestamp) error {
 	q := s.queue(domain)
 	for {
-		t, ok := q.peek()
-		if !ok || t.Timestamp > limit {
+		if ts, ok := q.nextTime(); !ok || ts > limit {
 			return nil
 		}
-		q.remove(t)
+		t, _ := q.peek()
+		q.pop(t)
 		s.keyed.SetCurrentKey(t.Key, t.KeyGroup)
 		if s.target == nil {
 			return errors.New("operator: timer fired but no Triggerable is set")
