@@ -202,6 +202,7 @@ type WindowAggregate struct {
 	// sliced: the accumulators merge, so rows go to slices (windowslice.go).
 	sliced bool
 	buf    windowBuffer
+	scan   sliceScan // fireSliced's, reused
 	zone   windowZone
 }
 

@@ -129,6 +129,9 @@ func (t *mapTable) Range(f func(uk, v any) bool) {
 // snapshot in flight may be encoding by a copy (see private), so that Range
 // hands out none of them.
 func (t *mapTable) privateAll(i int, k any, e mapEntry) mapEntry {
+	if t.b.inFlight.Load() == 0 {
+		return e // no snapshot to share a value with (see shared): spare the walk
+	}
 	for uk, el := range e.m {
 		if v, copied := t.private(el.v, el.ver); copied {
 			e = t.own(i, k, e)
