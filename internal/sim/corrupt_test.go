@@ -159,8 +159,11 @@ func TestRestoreLatestSkipsCorruptCheckpoint(t *testing.T) {
 				older, newer := twoCheckpoints(t, &cs)
 				file := d.do(t, cs, newer)
 				res, logs, err := restoreBounded(t, cs, runtime.RestoreLatest)
-				if err != nil || res.RestoredFrom != older.ID {
-					t.Fatalf("restore latest: %v, restored %d; want checkpoint %d", err, res.RestoredFrom, older.ID)
+				if err != nil {
+					t.Fatalf("restore latest: %v; want checkpoint %d", err, older.ID)
+				}
+				if res.RestoredFrom != older.ID {
+					t.Fatalf("restore latest restored %d; want checkpoint %d", res.RestoredFrom, older.ID)
 				}
 				// One line says both, whatever other attributes (job) it has.
 				msg := fmt.Sprintf(`level=ERROR msg="CORRUPT CHECKPOINT skipped; restoring older checkpoint %d" `, older.ID)
@@ -195,8 +198,11 @@ func TestRestoreLatestSkipsCorruptCheckpoint(t *testing.T) {
 				}
 			}
 			res, logs, err := restoreBounded(t, cs, runtime.RestoreLatestOrEmpty)
-			if err != nil || res.RestoredFrom != 0 || !strings.Contains(logs, "starting empty") {
-				t.Fatalf("restore latest-or-empty: %v, restored %d; want an empty start, said:\n%s", err, res.RestoredFrom, logs)
+			if err != nil {
+				t.Fatalf("restore latest-or-empty: %v; want an empty start, said:\n%s", err, logs)
+			}
+			if res.RestoredFrom != 0 || !strings.Contains(logs, "starting empty") {
+				t.Fatalf("restore latest-or-empty restored %d; want an empty start, said:\n%s", res.RestoredFrom, logs)
 			}
 			for _, m := range []checkpointstorage.Metadata{newer, older} {
 				if _, ok := cs.get(t, fmt.Sprintf("chk-%d.corrupt/_metadata", m.ID)); !ok {
