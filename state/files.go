@@ -36,7 +36,8 @@ type SnapshotFiles interface {
 	// restored from the storage it now writes to.
 	Location() string
 	// Put uploads files (in parallel, as the storage allows) and returns
-	// their handles in order; a failure names the file.
+	// their handles in order; a failure names the file. A backend may
+	// call it from several goroutines at once, for different files.
 	Put(files []LocalFile) ([]FileHandle, error)
 }
 

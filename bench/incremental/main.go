@@ -19,6 +19,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -297,15 +298,17 @@ func (bn *bench) incremental(b *pebble.Backend) (int64, int, time.Duration, erro
 		return 0, 0, 0, err
 	}
 	bn.lastManifest = manifest
-	return files.Written() + int64(len(manifest)), files.n, sync, nil
+	return files.Written() + int64(len(manifest)), int(files.n.Load()), sync, nil
 }
 
+// counting counts the files put; the backend calls Put from several
+// goroutines at once.
 type counting struct {
 	*task.SnapshotFiles
-	n int
+	n atomic.Int64
 }
 
 func (c *counting) Put(files []state.LocalFile) ([]state.FileHandle, error) {
-	c.n += len(files)
+	c.n.Add(int64(len(files)))
 	return c.SnapshotFiles.Put(files)
 }

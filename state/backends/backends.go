@@ -41,6 +41,11 @@ const (
 	// memtables instead; default 'true' here, 'false' in Flink, whose
 	// changelog is a log of its own; see pebble.Options.DisableChangelog).
 	KeyChangelog = "state.backend.changelog.enabled"
+	// KeyTransferThreads bounds how many files one subtask's backend
+	// uploads (a checkpoint's new files) or fetches (a restore) at once
+	// (Flink's state.backend.rocksdb.checkpoint.transfer.thread.num;
+	// default 8 here, 4 in Flink: see pebble.Options.TransferThreads).
+	KeyTransferThreads = "state.backend.pebble.checkpoint.transfer.thread.num"
 )
 
 // DefaultWriteBufferRatio is Flink's default share of the budget for
@@ -60,12 +65,13 @@ var aliases = map[string]string{
 	"state.backend.incremental":                                  KeyIncremental, // Flink 1.x's name
 	"state.backend":                                              KeyType,        // Flink 1.x's name
 	"state.backend.rocksdb.compaction.level.max-size-level-base": KeyMaxSizeLevelBase,
+	"state.backend.rocksdb.checkpoint.transfer.thread.num":       KeyTransferThreads,
 }
 
 // Keys are every key FromConfig reads, Weir's names and Flink's RocksDB
 // aliases.
 func Keys() []string {
-	ks := []string{KeyType, KeyLocalDir, KeyBlockCacheSize, KeyWriteBufferSize, KeyWriteBufferCount, KeyFixedPerSlot, KeyWriteBufferRatio, KeyIncremental, KeyMaxSizeLevelBase, KeyChangelog}
+	ks := []string{KeyType, KeyLocalDir, KeyBlockCacheSize, KeyWriteBufferSize, KeyWriteBufferCount, KeyFixedPerSlot, KeyWriteBufferRatio, KeyIncremental, KeyMaxSizeLevelBase, KeyChangelog, KeyTransferThreads}
 	for a := range aliases {
 		ks = append(ks, a)
 	}
@@ -122,6 +128,13 @@ func pebbleFactory(lookup func(string) (string, string, bool)) (state.BackendFac
 			return nil, fmt.Errorf("'%s' = '%s': not an integer", k, v)
 		}
 		o.WriteBufferCount = n
+	}
+	if k, v, ok := lookup(KeyTransferThreads); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("'%s' = '%s': want a whole number of files transferred at once per subtask, 1 or more (default %d)", k, v, pebble.DefaultTransferThreads)
+		}
+		o.TransferThreads = n
 	}
 	for key, dst := range map[string]*bool{KeyIncremental: &o.DisableIncremental, KeyChangelog: &o.DisableChangelog} {
 		if k, v, ok := lookup(key); ok {

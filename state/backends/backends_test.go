@@ -52,6 +52,14 @@ func TestFromConfig(t *testing.T) {
 		{map[string]string{KeyType: "pebble", KeyChangelog: "false"}, "pebble {LocalDir: cache:0 wb:0x0} flushing"},
 		{map[string]string{KeyType: "rocksdb", KeyChangelog: "TRUE"}, "pebble {LocalDir: cache:0 wb:0x0}"},
 		{map[string]string{KeyType: "pebble", KeyChangelog: "no"}, "'state.backend.changelog.enabled' = 'no': want 'true' or 'false'"},
+		{map[string]string{KeyType: "rocksdb", "state.backend.rocksdb.checkpoint.transfer.thread.num": "4"}, "pebble {LocalDir: cache:0 wb:0x0} threads:4"},
+		{map[string]string{KeyType: "pebble", KeyTransferThreads: " 1 "}, "pebble {LocalDir: cache:0 wb:0x0} threads:1"},
+		{map[string]string{KeyType: "pebble", KeyTransferThreads: "0"},
+			"'state.backend.pebble.checkpoint.transfer.thread.num' = '0': want a whole number of files transferred at once per subtask, 1 or more (default 8)"},
+		{map[string]string{KeyType: "pebble", "state.backend.rocksdb.checkpoint.transfer.thread.num": "-2"},
+			"'state.backend.rocksdb.checkpoint.transfer.thread.num' = '-2': want a whole number"},
+		{map[string]string{KeyType: "pebble", KeyTransferThreads: "four"}, "'state.backend.pebble.checkpoint.transfer.thread.num' = 'four': want a whole number"},
+		{map[string]string{KeyType: "pebble", KeyTransferThreads: "2.5"}, "'state.backend.pebble.checkpoint.transfer.thread.num' = '2.5': want a whole number"},
 	} {
 		f, err := FromConfig(from(c.kv))
 		var got string
@@ -71,6 +79,9 @@ func TestFromConfig(t *testing.T) {
 			}
 			if o.MaxSizeLevelBase != 0 {
 				got += " lbase:" + itoa(o.MaxSizeLevelBase)
+			}
+			if o.TransferThreads != 0 {
+				got += " threads:" + itoa(int64(o.TransferThreads))
 			}
 		}
 		if !strings.HasPrefix(got, c.want) && !strings.Contains(got, c.want) {

@@ -12,16 +12,9 @@ import (
 	"github.com/weirstream/weir/state"
 )
 
-// fetchConcurrency bounds how many files one restore fetches at once
-// (Flink's state.backend.rocksdb.checkpoint.transfer.thread.num, the
-// threads of RocksDB's incremental restore; Weir's uploads use the
-// storage's UploadConcurrency, 8). One at a time, a restore from S3 waits
-// for every request's round trip in turn.
-const fetchConcurrency = 8
-
 // fetch puts m's files into dir, linking the SSTs where the storage
 // allows, and its WAL files, every file and WAL chunk fetched in parallel
-// (fetchConcurrency at once), and returns the shared SSTs by local name.
+// (Options.TransferThreads at once), and returns the shared SSTs by local name.
 // st counts what it fetched and how long it took.
 func (b *Backend) fetch(m *manifest, dir string, st *restoreStats) (map[string]state.FileHandle, error) {
 	if err := b.checkRemote(m); err != nil {
@@ -59,7 +52,7 @@ func (b *Backend) fetch(m *manifest, dir string, st *restoreStats) (map[string]s
 	if err != nil {
 		return nil, err
 	}
-	if err := inParallel(fetchConcurrency, append(jobs, logJobs...)); err != nil {
+	if err := inParallel(b.opts.TransferThreads, append(jobs, logJobs...)); err != nil {
 		return nil, err
 	}
 	if err := joinLogs(m, dir); err != nil {

@@ -310,7 +310,7 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 	for _, c := range chunks {
 		put = append(put, c.file)
 	}
-	hs, err := files.Put(put)
+	hs, err := putAll(files, put, s.local.opts.TransferThreads)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -348,4 +348,28 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 	}
 	blob, err = encodeManifest(m)
 	return blob, needs, err
+}
+
+// putAll uploads files, each by a Put of its own, at most threads at once
+// (Options.TransferThreads), and returns their handles in order or the
+// first failure in that order.
+func putAll(files state.SnapshotFiles, put []state.LocalFile, threads int) ([]state.FileHandle, error) {
+	hs := make([]state.FileHandle, len(put))
+	jobs := make([]func() error, len(put))
+	for i, f := range put {
+		jobs[i] = func() error {
+			h, err := files.Put([]state.LocalFile{f})
+			if err == nil && len(h) != 1 {
+				err = fmt.Errorf("pebble: uploading %s: the storage returned %d handles for one file", f.Name, len(h))
+			}
+			if err == nil {
+				hs[i] = h[0]
+			}
+			return err
+		}
+	}
+	if err := inParallel(threads, jobs); err != nil {
+		return nil, err
+	}
+	return hs, nil
 }
