@@ -41,6 +41,8 @@ test:
 	$(LINT_STEPS)
 	echo "==> go test -race -count=1 -timeout 40m ./..."
 	$(GO) test -race -count=1 -timeout 40m ./...
+	echo "==> Flink compatibility suite (TestFlinkCompat passed, so these counts are this run's)"
+	grep -v '^#' sql/session/testdata/compat/summary
 
 lint:
 	@$(LINT_STEPS)
