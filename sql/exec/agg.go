@@ -182,20 +182,23 @@ func (s valueSet) each(f func(v any)) {
 }
 
 // clear removes the set's entries.
-func (s valueSet) clear() {
-	if s.prefix == "" {
-		s.m.Clear()
+func (s valueSet) clear() { clearPrefix(s.m, s.prefix) }
+
+// clearPrefix removes the entries of m whose key starts with prefix.
+func clearPrefix[V any](m state.MapState[string, V], prefix string) {
+	if prefix == "" {
+		m.Clear()
 		return
 	}
 	var ks []string
-	s.m.Range(func(k string, _ []any) bool {
-		if strings.HasPrefix(k, s.prefix) {
+	m.Range(func(k string, _ V) bool {
+		if strings.HasPrefix(k, prefix) {
 			ks = append(ks, k)
 		}
 		return true
 	})
 	for _, k := range ks {
-		s.m.Remove(k)
+		m.Remove(k)
 	}
 }
 
@@ -209,6 +212,12 @@ type aggregator struct {
 	// insertOnly: the input never retracts, so MIN and MAX keep only the
 	// extreme, not every value.
 	insertOnly bool
+	// groups are the DISTINCT calls sharing a map by argument, inGroup
+	// marks their calls, and groupSet gives group g's map of the current
+	// key; all unset unless shareDistinct was called (see distinct.go).
+	groups   []distinctGroup
+	inGroup  []bool
+	groupSet func(g int) *distinctSet
 }
 
 func (a *aggregator) newAcc() []any {
@@ -226,6 +235,9 @@ func rows(acc []any) int64 { return acc[0].(int64) }
 // needsSet reports whether call i keeps a multiset of values.
 func (a *aggregator) needsSet(i int) bool {
 	c := a.calls[i]
+	if a.inGroup != nil && a.inGroup[i] {
+		return false // its group's shared map counts its values
+	}
 	return c.Distinct || (!a.insertOnly && (c.Kind == Min || c.Kind == Max))
 }
 
@@ -241,13 +253,15 @@ func (a *aggregator) accumulate(acc, fields []any, retract bool, set func(i int)
 	}
 	acc[0] = rows(acc) + sign
 	for i, c := range a.calls {
-		if c.HasFilter {
-			if c.FilterField >= len(fields) {
-				return fmt.Errorf("%w: %s reads field %d of a row of %d fields", ErrType, c, c.FilterField, len(fields))
-			}
-			if b, _ := fields[c.FilterField].(bool); !b {
-				continue // FILTER (WHERE …) is not TRUE for this row
-			}
+		if a.inGroup != nil && a.inGroup[i] {
+			continue // folded by foldGroups, below
+		}
+		ok, err := passes(c, fields)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue // FILTER (WHERE …) is not TRUE for this row
 		}
 		var v any = true
 		if c.Kind != CountStar {
@@ -261,6 +275,9 @@ func (a *aggregator) accumulate(acc, fields []any, retract bool, set func(i int)
 		if err := a.fold(acc, i, v, sign, set); err != nil {
 			return err
 		}
+	}
+	if len(a.groups) > 0 {
+		return a.foldGroups(acc, fields, sign, a.groupSet)
 	}
 	return nil
 }
@@ -279,6 +296,14 @@ func (a *aggregator) fold(acc []any, i int, v any, sign int64, set func(int) mul
 			return nil // a DISTINCT aggregate sees each value once
 		}
 	}
+	return a.foldValue(acc, i, v, sign, ms, after)
+}
+
+// foldValue folds v into call i past its DISTINCT check; ms is its
+// multiset (nil when it keeps none) and after v's count in it after the
+// row.
+func (a *aggregator) foldValue(acc []any, i int, v any, sign int64, ms multiset, after int64) error {
+	c := a.calls[i]
 	ni, vi := 1+2*i, 2+2*i
 	n := acc[ni].(int64) + sign
 	acc[ni] = n

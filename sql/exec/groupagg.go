@@ -142,8 +142,9 @@ type GroupAggregate struct {
 	agg     aggregator
 	partial bool // input rows are LocalAggregate's partial accumulators
 	acc     state.ValueState[stateRow]
-	codec   stateRowCodec // acc's: binary rows when AccTypes holds
-	sets    []valueSet    // per call; the zero valueSet when unused
+	codec   stateRowCodec  // acc's: binary rows when AccTypes holds
+	sets    []valueSet     // per call; the zero valueSet when unused
+	groups  []*distinctSet // per distinct group (aggregator.groups)
 	batch   miniBatch
 }
 
@@ -176,6 +177,8 @@ func NewGroupAggregate(opts GroupAggOptions) (*GroupAggregate, error) {
 		agg:   aggregator{calls: opts.Aggs, insertOnly: opts.InputInsertOnly},
 		batch: miniBatch{deadline: batchDeadline{latency: opts.MiniBatchLatency}},
 		codec: stateRowCodec{what: "GroupAggregate accumulator"}}
+	g.agg.shareDistinct()
+	g.agg.groupSet = func(i int) *distinctSet { return g.groups[i] }
 	if ts, ok := opts.AccTypes(); ok {
 		var err error
 		if g.codec.layout, err = binrow.NewLayout(ts); err != nil {
@@ -197,6 +200,32 @@ func (g *GroupAggregate) Open(ctx *operator.Context) error {
 		if g.agg.needsSet(i) {
 			g.sets[i] = valueSet{m: state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{
 				Name: fmt.Sprintf("group-values-%d", i), ValueCodec: RowCodec{}, TTL: ttl})}
+		}
+	}
+	g.groups = make([]*distinctSet, len(g.agg.groups))
+	for gi, dg := range g.agg.groups {
+		g.groups[gi] = &distinctSet{insertOnly: g.opts.InputInsertOnly, refresh: ttl != nil,
+			m: state.Map(ctx.Keyed, state.MapDescriptor[string, *distinctEntry]{
+				Name: fmt.Sprintf("group-distinct-%d", dg.calls[0]), ValueCodec: distinctEntryCodec{}, TTL: ttl})}
+	}
+	if ctx.Restored {
+		return g.refuseUnsharedDistinct(ctx.Keyed)
+	}
+	return nil
+}
+
+// refuseUnsharedDistinct fails a restore of a checkpoint from before
+// shared distinct maps (one "group-values-<call>" map per DISTINCT call),
+// whose values the operator would otherwise not see: its DISTINCT results
+// would restart from nothing.
+func (g *GroupAggregate) refuseUnsharedDistinct(keyed state.KeyedBackend) error {
+	for _, dg := range g.agg.groups {
+		for _, i := range dg.calls {
+			if name := fmt.Sprintf("group-values-%d", i); len(keyed.Keys(name)) > 0 {
+				return fmt.Errorf("%w: GroupAggregate: the checkpoint keeps the values of %s in state %q, the format before DISTINCT calls over one field shared a map; "+
+					"this Weir cannot read it: start the query without state, or restore it with the Weir that wrote the checkpoint",
+					state.ErrIncompatible, g.opts.Aggs[i], name)
+			}
 		}
 	}
 	return nil
@@ -280,6 +309,9 @@ func (g *GroupAggregate) clear() {
 		if s.m != nil {
 			s.clear()
 		}
+	}
+	for _, s := range g.groups {
+		s.clear()
 	}
 }
 

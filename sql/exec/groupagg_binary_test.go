@@ -158,6 +158,7 @@ func TestStateRowCodec(t *testing.T) {
 	}
 	c := g.codec
 	acc := g.agg.newAcc()
+	g.agg.groups, g.agg.inGroup = nil, nil // unopened: no shared distinct maps, every set a nopSet
 	if err := g.agg.accumulate(acc, []any{"g", int64(700), decimal.New(15, -1), "s", time.UnixMilli(9).UTC(), 2.5, true}, false,
 		func(int) multiset { return nopSet{} }); err != nil {
 		t.Fatal(err)

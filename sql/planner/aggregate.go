@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/weirstream/weir/graph"
@@ -366,6 +367,9 @@ func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []exp
 	format := "binary rows"
 	if _, ok := opts.AccTypes(); !ok {
 		opts.Types, format = nil, ""
+	}
+	if slices.ContainsFunc(calls, func(c exec.AggCall) bool { return c.Distinct }) {
+		format = strings.TrimPrefix(format+", "+sharedDistinctFormat, ", ")
 	}
 	if _, err := exec.NewGroupAggregate(opts); err != nil {
 		return nil, err

@@ -62,6 +62,12 @@ func aggFunction(c exec.AggCall) string {
 	return f
 }
 
+// sharedDistinctFormat is the part of a group aggregation's stateFormat
+// saying that its DISTINCT calls over one field share a map (see
+// sql/exec/distinct.go): a checkpoint of one map per call, recorded without
+// it, is refused, as the operator cannot read it.
+const sharedDistinctFormat = "shared distinct maps"
+
 // stateSchema describes the state of r's keyed operator for restore's
 // compatibility check (graph.StateSchema): the operator kind, and the
 // types of its key and of what it keeps — r.state when the planner says,
@@ -100,6 +106,9 @@ func stateSchema(r *Rel) *graph.StateSchema {
 		text = append(text, "kept as "+r.stateFormat)
 	}
 	sc := &graph.StateSchema{Operator: op, Types: r.Op + ": " + strings.Join(types, ", "), Text: strings.Join(text, ", ")}
+	if strings.Contains(r.stateFormat, sharedDistinctFormat) {
+		return sc // no older Weir wrote this state in a format it reads
+	}
 	for _, l := range []string{before, r.Op + ": " + strings.Join(legacy, ", ")} {
 		if l != sc.Types && !slices.Contains(sc.Legacy, l) {
 			sc.Legacy = append(sc.Legacy, l)

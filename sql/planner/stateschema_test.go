@@ -59,12 +59,14 @@ func TestStateSchemaFingerprint(t *testing.T) {
 		}
 	}
 
-	distinct := func(v string) string {
+	distinct := func(v string) *graph.StateSchema {
 		return schemaOf(t, "SELECT k, COUNT(DISTINCT v) FROM (VALUES (1, CAST(2 AS "+v+"))) AS t(k, v) GROUP BY k",
-			"GroupAggregate").Text
+			"GroupAggregate")
 	}
-	if got, want := distinct("STRING"), "key (k INT), state (COUNT(DISTINCT v) BIGINT of distinct STRING), kept as binary rows"; got != want {
-		t.Errorf("COUNT(DISTINCT v): %s, want %s", got, want)
+	// DISTINCT calls share maps (issue 16): no older fingerprint restores,
+	// as the older per-call maps cannot be read.
+	if got, want := distinct("STRING"), "key (k INT), state (COUNT(DISTINCT v) BIGINT of distinct STRING), kept as binary rows, shared distinct maps"; got.Text != want || got.Legacy != nil {
+		t.Errorf("COUNT(DISTINCT v): %s, legacy %q, want %s and no legacy", got.Text, got.Legacy, want)
 	}
 
 	join := schemaOf(t, "SELECT * FROM (VALUES (1, 'a')) AS l(a, b) JOIN (VALUES (1, 2.5)) AS r(c, d) ON a = c", "Join")
