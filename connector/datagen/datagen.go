@@ -241,9 +241,13 @@ func (r *reader) AddSplits(ss []operator.SplitState) error {
 	return nil
 }
 
-// Poll emits one row of the first split with rows left. A split of a
-// bounded source is reported finished (operator.SplitListener) right after
-// its last row.
+// Poll emits the lowest-numbered row left among the reader's splits, so a
+// reader emits its rows in row order (at parallelism 1 a sequence comes
+// out 1, 2, 3, … as Flink's does) and every split advances: one split read
+// to its end before the next starts would hold each split's watermark, and
+// so the source's, at its minimum until the last split starts (never, for
+// an unbounded source). A split of a bounded source is reported finished
+// (operator.SplitListener) right after its last row.
 func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) {
 	if wait := r.throttle(); wait > 0 {
 		r.ready = make(chan struct{})
@@ -251,21 +255,27 @@ func (r *reader) Poll(out operator.ReaderOutput) (operator.ReaderStatus, error) 
 		time.AfterFunc(wait, func() { close(c) })
 		return operator.NothingAvailable, nil
 	}
-	for _, id := range r.ids {
-		n := r.next[id]
-		if r.ended(n) {
-			r.done.Finish(out, id) // a no-op unless it had no rows when added
+	id, n := "", int64(-1)
+	for _, s := range r.ids {
+		m := r.next[s]
+		if r.ended(m) {
+			r.done.Finish(out, s) // a no-op unless it had no rows when added
 			continue
 		}
-		out.Collect(id, event.Record{Value: event.Row{Kind: event.Insert, Fields: r.s.Row(n)}, Timestamp: event.NoTimestamp})
-		r.next[id] = n + Splits
-		r.emitted++
-		if r.ended(n + Splits) {
-			r.done.Finish(out, id)
+		if n < 0 || m < n {
+			id, n = s, m
 		}
-		return operator.MoreAvailable, nil
 	}
-	return operator.EndOfInput, nil
+	if n < 0 {
+		return operator.EndOfInput, nil
+	}
+	out.Collect(id, event.Record{Value: event.Row{Kind: event.Insert, Fields: r.s.Row(n)}, Timestamp: event.NoTimestamp})
+	r.next[id] = n + Splits
+	r.emitted++
+	if r.ended(n + Splits) {
+		r.done.Finish(out, id)
+	}
+	return operator.MoreAvailable, nil
 }
 
 // ended reports whether a split whose next row is n has no more rows; a

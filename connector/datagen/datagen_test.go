@@ -103,7 +103,8 @@ func TestOptionErrorsNameTheOption(t *testing.T) {
 // last row, and a split with no rows left when it comes to it (here: one
 // restored at its end) without any.
 func TestReaderReportsFinishedSplits(t *testing.T) {
-	// Ids 1..6 over the 4 splits: split i holds rows i and i+4.
+	// Ids 1..6 over the 4 splits: split i holds rows i and i+4, emitted in
+	// row order.
 	s, err := FromOptions(schema[:1], map[string]string{"rows-per-second": "0",
 		"fields.id.kind": "sequence", "fields.id.start": "1", "fields.id.end": "6"})
 	if err != nil {
@@ -111,10 +112,9 @@ func TestReaderReportsFinishedSplits(t *testing.T) {
 	}
 	got := sourcetest.Drain(t, sourcetest.Open(t, s, nil), &sourcetest.Output{})
 	want := []string{
-		"0: +I[1]", "0: +I[5]", "finished 0",
-		"1: +I[2]", "1: +I[6]", "finished 1",
-		"2: +I[3]", "finished 2",
-		"3: +I[4]", "finished 3",
+		"0: +I[1]", "1: +I[2]", "2: +I[3]", "finished 2",
+		"3: +I[4]", "finished 3", "0: +I[5]", "finished 0",
+		"1: +I[6]", "finished 1",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("reader output:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
@@ -129,20 +129,56 @@ func TestReaderReportsFinishedSplits(t *testing.T) {
 	}
 }
 
+// One reader of every split emits a sequence in order, as Flink's datagen
+// at parallelism 1 does, and so every split advances: a reader that drained
+// one split before starting the next held the source's watermark (the
+// minimum over its splits) at its start until the last split began, and
+// for ever on an unbounded source, so event-time windows over datagen did
+// not fire while it ran. Also after a restore at uneven positions.
+func TestReaderEmitsRowsInOrder(t *testing.T) {
+	s, err := FromOptions(schema[:1], map[string]string{"rows-per-second": "0",
+		"fields.id.kind": "sequence", "fields.id.start": "1", "fields.id.end": "1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := pollN(t, sourcetest.Open(t, s, nil), 10)
+	want := []string{"0: +I[1]", "1: +I[2]", "2: +I[3]", "3: +I[4]", "0: +I[5]",
+		"1: +I[6]", "2: +I[7]", "3: +I[8]", "0: +I[9]", "1: +I[10]"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("reader output %q, want %q", got, want)
+	}
+
+	// Restored with split 2 behind the others: it catches up first.
+	pos := func(id string, n uint64) operator.SplitState {
+		return operator.SplitState{ID: id, Position: binary.AppendUvarint(nil, n)}
+	}
+	got = pollN(t, sourcetest.Open(t, s, []operator.SplitState{pos("0", 12), pos("1", 13), pos("2", 2), pos("3", 11)}), 6)
+	want = []string{"2: +I[3]", "2: +I[7]", "2: +I[11]", "3: +I[12]", "0: +I[13]", "1: +I[14]"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("restored reader output %q, want %q", got, want)
+	}
+}
+
+// pollN polls r n times, each expected to give MoreAvailable, and returns
+// what it emitted.
+func pollN(t *testing.T, r operator.SourceReader, n int) []string {
+	t.Helper()
+	out := &sourcetest.Output{}
+	for range n {
+		if st, err := r.Poll(out); err != nil || st != operator.MoreAvailable {
+			t.Fatalf("Poll = %v, %v; want MoreAvailable", st, err)
+		}
+	}
+	return out.Lines
+}
+
 // An unbounded source's splits never finish.
 func TestUnboundedReaderFinishesNothing(t *testing.T) {
 	s, err := FromOptions(schema[:1], map[string]string{"rows-per-second": "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := sourcetest.Open(t, s, nil)
-	out := &sourcetest.Output{}
-	for range 100 {
-		if st, err := r.Poll(out); err != nil || st != operator.MoreAvailable {
-			t.Fatalf("Poll = %v, %v; want MoreAvailable", st, err)
-		}
-	}
-	for _, l := range out.Lines {
+	for _, l := range pollN(t, sourcetest.Open(t, s, nil), 100) {
 		if strings.HasPrefix(l, "finished") {
 			t.Fatalf("an unbounded reader reported %q", l)
 		}
