@@ -27,6 +27,9 @@ type Backend struct {
 	// inFlight counts the snapshots taken and not yet written (see
 	// private); their Write decrements it on another goroutine.
 	inFlight atomic.Int64
+	// blobSize is the size of the last snapshot blob written, which sizes
+	// the next one's buffer (snapshot.Write).
+	blobSize atomic.Int64
 
 	tables    map[string]table
 	ttlTables []table              // tables with a TTL, in registration order, for CleanupExpired
@@ -182,6 +185,7 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 		start:          b.opts.KeyGroupRange.Start,
 		keyCodec:       b.opts.KeyCodec,
 		now:            now,
+		size:           &b.blobSize,
 	}
 	for _, t := range b.tables {
 		s.states = append(s.states, t.capture())

@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"encoding/binary"
 	"fmt"
 	"sync/atomic"
 
@@ -62,6 +63,9 @@ type snapshot struct {
 	now            int64
 	states         []captured // sorted by name
 	flight         *flight
+	// size is the backend's record of its last blob's size: Write sizes
+	// its buffer from it and stores its own (see Write).
+	size *atomic.Int64
 }
 
 // flight is a snapshot's place in its backend's count of snapshots in
@@ -91,6 +95,12 @@ type writer struct {
 // goroutine that runs it. Write is called once: when it returns, reads of
 // the live state stop copying the values it captured, so a second Write
 // could see them modified.
+//
+// The blob is built in one buffer sized from the backend's last blob (a
+// state changes little between checkpoints), which grows by doubling when
+// that is not enough: appending to a buffer of hundreds of MB let Go's
+// append grow it by 1.25× at a time, and the copies and their garbage were
+// most of a snapshot's cost (Nexmark q20 at 2 M events, issue 16).
 func (s *snapshot) Write() (blob []byte, err error) {
 	defer s.flight.land()
 	defer func() {
@@ -99,33 +109,64 @@ func (s *snapshot) Write() (blob []byte, err error) {
 		}
 	}()
 	w := &writer{keyCodec: s.keyCodec, now: s.now}
+	if last := s.size.Load(); last > 0 {
+		blob = make([]byte, 0, last+last/8)
+	}
 	blob = append(blob, blobMagic...)
 	blob = wire.AppendUvarint(blob, uint64(s.maxParallelism))
 	blob = wire.AppendUvarint(blob, uint64(len(s.states)))
 	for _, c := range s.states {
 		blob = w.appendState(blob, c, s.start)
 	}
+	s.size.Store(int64(len(blob)))
 	return blob, nil
 }
 
+// groupCountRoom is the room appendState leaves for a state's number of
+// key groups, which it knows only at the end: the uvarint of at most
+// keyed.MaxMaxParallelism (2^15) takes 3 bytes.
+const groupCountRoom = 3
+
+// appendState appends state c: its header, then each key group with live
+// entries, encoded into w.grp (a scratch buffer as large as the largest
+// group) and copied into blob once.
 func (w *writer) appendState(blob []byte, c captured, start int) []byte {
 	h := c.header()
 	blob = wire.AppendString(blob, h.name)
 	blob = append(blob, byte(h.kind), boolByte(h.hasTTL))
-	var body []byte
+	at := len(blob)
+	blob = append(blob, make([]byte, groupCountRoom)...)
 	groups := 0
 	for i := range c.groupCount() {
 		var n int
 		if w.grp, n = c.appendGroup(w.grp[:0], i, w); n == 0 {
 			continue
 		}
-		body = wire.AppendUvarint(body, uint64(start+i))
-		body = wire.AppendUvarint(body, uint64(n))
-		body = append(body, w.grp...)
+		blob = grow(blob, 2*binary.MaxVarintLen64+len(w.grp))
+		blob = wire.AppendUvarint(blob, uint64(start+i))
+		blob = wire.AppendUvarint(blob, uint64(n))
+		blob = append(blob, w.grp...)
 		groups++
 	}
-	blob = wire.AppendUvarint(blob, uint64(groups))
-	return append(blob, body...)
+	// Put the count in its room and close the gap it leaves, moving the
+	// state's groups once (a few ms for 100 MB, against encoding them).
+	var hdr [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(groups))
+	copy(blob[at:], hdr[:n])
+	copy(blob[at+n:], blob[at+groupCountRoom:])
+	return blob[:len(blob)-(groupCountRoom-n)]
+}
+
+// grow returns b with room for n more bytes, at least doubling its
+// capacity when it must reallocate, so that building a blob copies it
+// about once in all, not a few times over as append's 1.25× does.
+func grow(b []byte, n int) []byte {
+	if cap(b)-len(b) >= n {
+		return b
+	}
+	nb := make([]byte, len(b), max(2*cap(b), len(b)+n))
+	copy(nb, b)
+	return nb
 }
 
 func (c *capturedGroups[E]) groupCount() int { return len(c.maps) }

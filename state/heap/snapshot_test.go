@@ -317,3 +317,36 @@ func FuzzRestore(f *testing.F) {
 		}
 	})
 }
+
+// TestSnapshotAsStateGrowsAndShrinks writes snapshots of a state that
+// grows from one key group to all 128 (the group count's uvarint from one
+// byte to two, which Write places after encoding the groups) and shrinks
+// back, so that each blob outgrows, then undershoots, the buffer sized
+// from the one before; each must restore to exactly what was written.
+func TestSnapshotAsStateGrowsAndShrinks(t *testing.T) {
+	b := newSubtask(t, 1, 0, nil)
+	h := register(b)
+	all := span(0, 2000)
+	groups := map[int]bool{}
+	for _, k := range all {
+		groups[keyGroupOf(k)] = true
+	}
+	if len(groups) != maxPar {
+		t.Fatalf("keys 0..1999 fall in %d key groups, the test needs all %d", len(groups), maxPar)
+	}
+	for _, keys := range [][]int{span(0, 1), all, span(0, 1), span(0, 3)} {
+		for _, k := range all {
+			at(b, k)
+			h.v.Clear()
+			h.l.Clear()
+			h.m.Clear()
+			h.a.Clear()
+		}
+		populate(b, h, keys)
+		r := restored(t, nil, snapshotBlob(t, b, 0))
+		want := expected(keys, func(int) bool { return true })
+		if got := dump(r, register(r)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d keys: restored %d values, want %d (exact contents differ)", len(keys), len(got.V), len(want.V))
+		}
+	}
+}
