@@ -25,6 +25,8 @@ type captured interface {
 	header() stateHeader
 	// groupCount is the number of key groups captured.
 	groupCount() int
+	// groupLen is the number of entries of group index i, live or not.
+	groupLen(i int) int
 	// appendGroup appends the entries of group index i and returns how
 	// many it appended.
 	appendGroup(body []byte, i int, w *writer) ([]byte, int)
@@ -40,19 +42,42 @@ type capturedGroups[E any] struct {
 
 func (c *capturedGroups[E]) header() stateHeader { return c.hdr }
 
+func (c *capturedGroups[E]) groupLen(i int) int { return len(c.maps[i]) }
+
 func (c *capturedGroups[E]) appendGroup(body []byte, i int, w *writer) ([]byte, int) {
 	n := 0
 	for k, e := range c.maps[i] {
-		var live bool
-		if w.payload, live = c.encode(w.payload[:0], e, w.now); !live {
-			continue
-		}
+		start := len(body)
 		w.key = w.keyCodec.Encode(w.key[:0], k)
 		body = wire.AppendBytes(body, w.key)
-		body = wire.AppendBytes(body, w.payload)
+		var live bool
+		if body, live = appendEntry(body, c.encode, e, w.now); !live {
+			body = body[:start]
+			continue
+		}
 		n++
 	}
 	return body, n
+}
+
+// appendEntry appends entry e's payload behind its uvarint length, or
+// nothing and false when nothing of e is live at now. The payload is
+// encoded in place and moved to make room for the length (as
+// appendPrefixed does), so that it is not encoded into a scratch buffer
+// and copied.
+func appendEntry[E any](buf []byte, encode func([]byte, E, int64) ([]byte, bool), e E, now int64) ([]byte, bool) {
+	start := len(buf)
+	buf, live := encode(buf, e, now)
+	if !live {
+		return buf[:start], false
+	}
+	n := len(buf) - start
+	var hdr [binary.MaxVarintLen64]byte
+	h := binary.PutUvarint(hdr[:], uint64(n))
+	buf = append(buf, hdr[:h]...)
+	copy(buf[start+h:], buf[start:start+n])
+	copy(buf[start:], hdr[:h])
+	return buf, true
 }
 
 // snapshot is the asynchronous part of a keyed checkpoint.
@@ -83,11 +108,14 @@ func (f *flight) land() {
 	}
 }
 
-// writer holds the scratch buffers of one Write call.
+// writer holds the scratch buffer and state of one Write call.
 type writer struct {
-	keyCodec          state.Codec[any]
-	now               int64
-	key, payload, grp []byte
+	keyCodec state.Codec[any]
+	now      int64
+	key      []byte
+	// lastGroup is the size of the last group appended, which sizes the
+	// room made before the next (key groups hash alike, so sizes are).
+	lastGroup int
 }
 
 // Write encodes the captured state (see the package doc for the format).
@@ -128,8 +156,7 @@ func (s *snapshot) Write() (blob []byte, err error) {
 const groupCountRoom = 3
 
 // appendState appends state c: its header, then each key group with live
-// entries, encoded into w.grp (a scratch buffer as large as the largest
-// group) and copied into blob once.
+// entries, encoded in place in blob.
 func (w *writer) appendState(blob []byte, c captured, start int) []byte {
 	h := c.header()
 	blob = wire.AppendString(blob, h.name)
@@ -139,22 +166,49 @@ func (w *writer) appendState(blob []byte, c captured, start int) []byte {
 	groups := 0
 	for i := range c.groupCount() {
 		var n int
-		if w.grp, n = c.appendGroup(w.grp[:0], i, w); n == 0 {
-			continue
+		if blob, n = w.appendGroup(blob, c, start+i, i); n > 0 {
+			groups++
 		}
-		blob = grow(blob, 2*binary.MaxVarintLen64+len(w.grp))
-		blob = wire.AppendUvarint(blob, uint64(start+i))
-		blob = wire.AppendUvarint(blob, uint64(n))
-		blob = append(blob, w.grp...)
-		groups++
 	}
-	// Put the count in its room and close the gap it leaves, moving the
-	// state's groups once (a few ms for 100 MB, against encoding them).
+	return closeRoom(blob, at, groupCountRoom, groups)
+}
+
+// appendGroup appends group index i of c as key group kg: kg, the number
+// of live entries and the entries, or nothing when none is live. The
+// entries are encoded in place behind room for the largest count they can
+// have (all live), which is their count unless some expired.
+func (w *writer) appendGroup(blob []byte, c captured, kg, i int) ([]byte, int) {
+	all := c.groupLen(i)
+	if all == 0 {
+		return blob, 0
+	}
+	blob = grow(blob, 2*w.lastGroup+2*binary.MaxVarintLen64)
+	mark := len(blob)
+	blob = wire.AppendUvarint(blob, uint64(kg))
+	at := len(blob)
+	room := int(uvarintLen(all))
+	blob = append(blob, make([]byte, room)...)
+	blob, n := c.appendGroup(blob, i, w)
+	if n == 0 {
+		return blob[:mark], 0
+	}
+	blob = closeRoom(blob, at, room, n)
+	w.lastGroup = len(blob) - mark
+	return blob, n
+}
+
+// closeRoom puts the uvarint of n, at most room bytes long, into the room
+// of that many bytes at blob[at:] and closes the gap it leaves (if any) by
+// moving what follows.
+func closeRoom(blob []byte, at, room, n int) []byte {
 	var hdr [binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(hdr[:], uint64(groups))
-	copy(blob[at:], hdr[:n])
-	copy(blob[at+n:], blob[at+groupCountRoom:])
-	return blob[:len(blob)-(groupCountRoom-n)]
+	h := binary.PutUvarint(hdr[:], uint64(n))
+	copy(blob[at:], hdr[:h])
+	if h == room {
+		return blob
+	}
+	copy(blob[at+h:], blob[at+room:])
+	return blob[:len(blob)-(room-h)]
 }
 
 // grow returns b with room for n more bytes, at least doubling its

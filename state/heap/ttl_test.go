@@ -262,3 +262,56 @@ func TestCleanupExpiredWithoutTTLStates(t *testing.T) {
 		t.Fatalf("removed %d", n)
 	}
 }
+
+// TestSnapshotOfGroupsPartlyExpired: Write leaves room for a key group's
+// entry count as if all its entries were live, and closes it when some
+// expired. Key group g holds 150 keys written at 0 and 5 at 50 (room for
+// 155 takes 2 bytes, 5 live take 1); key group h holds 3 keys written at 0
+// only. At 120 with a TTL of 100 the blob holds exactly the 5 keys.
+func TestSnapshotOfGroupsPartlyExpired(t *testing.T) {
+	clock := &fakeClock{}
+	b := newSubtask(t, 1, 0, clock)
+	desc := state.ValueDescriptor[int]{Name: "v", TTL: ttlOf(100, state.OnCreateAndWrite)}
+	v := state.Value(b, desc)
+	g, h := keyGroupOf(0), -1
+	var old, fresh []int
+	for k := 1; len(old) < 150 || len(fresh) < 5 || h < 0; k++ {
+		switch kg := keyGroupOf(k); {
+		case kg == g && len(old) < 150:
+			old = append(old, k)
+		case kg == g && len(fresh) < 5:
+			fresh = append(fresh, k)
+		case kg != g && h < 0:
+			h = kg
+		}
+	}
+	put := func(keys []int) {
+		for _, k := range keys {
+			at(b, k)
+			v.Update(-k)
+		}
+	}
+	put(old)
+	for k, n := 0, 0; n < 3; k++ {
+		if keyGroupOf(k) == h {
+			put([]int{k})
+			n++
+		}
+	}
+	clock.ms = 50
+	put(fresh)
+	r := restored(t, &fakeClock{ms: 120}, snapshotBlob(t, b, 120))
+	rv := state.Value(r, desc)
+	got := map[int]int{}
+	for _, k := range r.Keys("v") {
+		at(r, k)
+		got[k.(int)], _ = rv.Value()
+	}
+	want := map[int]int{}
+	for _, k := range fresh {
+		want[k] = -k
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("restored %v, want %v", got, want)
+	}
+}
