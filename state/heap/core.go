@@ -138,12 +138,17 @@ func readTS(r *wire.Reader, hasTS bool, t ttl, now int64) int64 {
 }
 
 // appendPrefixed appends c's encoding of v behind its uvarint length. It
-// encodes in place and shifts the bytes to make room for the length, so
-// that it needs no scratch buffer (Write may run concurrently for two
-// snapshots, so tables hold no shared buffers).
+// encodes in place (see prefixLength), so that it needs no scratch buffer
+// (Write may run concurrently for two snapshots, so tables hold no shared
+// buffers).
 func appendPrefixed(buf []byte, c state.Codec[any], v any) []byte {
 	start := len(buf)
-	buf = c.Encode(buf, v)
+	return prefixLength(c.Encode(buf, v), start)
+}
+
+// prefixLength puts the uvarint length of buf[start:] before it, shifting
+// those bytes to make room.
+func prefixLength(buf []byte, start int) []byte {
 	n := len(buf) - start
 	var hdr [binary.MaxVarintLen64]byte
 	h := binary.PutUvarint(hdr[:], uint64(n))

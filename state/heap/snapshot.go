@@ -61,23 +61,15 @@ func (c *capturedGroups[E]) appendGroup(body []byte, i int, w *writer) ([]byte, 
 }
 
 // appendEntry appends entry e's payload behind its uvarint length, or
-// nothing and false when nothing of e is live at now. The payload is
-// encoded in place and moved to make room for the length (as
-// appendPrefixed does), so that it is not encoded into a scratch buffer
-// and copied.
+// nothing and false when nothing of e is live at now. It encodes in place
+// (see prefixLength), not into a scratch buffer copied in.
 func appendEntry[E any](buf []byte, encode func([]byte, E, int64) ([]byte, bool), e E, now int64) ([]byte, bool) {
 	start := len(buf)
 	buf, live := encode(buf, e, now)
 	if !live {
 		return buf[:start], false
 	}
-	n := len(buf) - start
-	var hdr [binary.MaxVarintLen64]byte
-	h := binary.PutUvarint(hdr[:], uint64(n))
-	buf = append(buf, hdr[:h]...)
-	copy(buf[start+h:], buf[start:start+n])
-	copy(buf[start:], hdr[:h])
-	return buf, true
+	return prefixLength(buf, start), true
 }
 
 // snapshot is the asynchronous part of a keyed checkpoint.
