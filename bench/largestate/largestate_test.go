@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -57,5 +58,39 @@ func TestLargeStateSmall(t *testing.T) {
 		if !a.Restored || a.RestoredAt == 0 {
 			t.Errorf("attempt %+v did not restore a checkpoint", a)
 		}
+	}
+}
+
+// -rescale-to: state checkpointed at parallelism 2 is restored at 3 and
+// the output is still exact. Of the three new subtasks (128 key groups:
+// 0..42, 43..85, 86..127) only the middle one overlaps both old ones
+// (0..63, 64..127): it opens one in place and copies the other's entries
+// in; the outer two each open one old subtask's files in place.
+func TestLargeStateRescale(t *testing.T) {
+	var log bytes.Buffer
+	cfg, err := parseFlags([]string{"-records", "2000", "-rate", "1500", "-payload", "256", "-keys", "40", "-parallelism", "2",
+		"-rescale-to", "3", "-budget", "2mb", "-kills", "1", "-interval", "100ms", "-dir", t.TempDir(), "-timeout", "3m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Log = &log
+	rep, err := Run(context.Background(), cfg)
+	var sum bytes.Buffer
+	if rep != nil {
+		rep.Print(&sum)
+	}
+	t.Logf("%s%s", log.String(), sum.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.kills() != 1 || len(rep.Attempts) != 2 {
+		t.Fatalf("%d attempts with %d SIGKILLs, verdict OK %v; want 2 with 1, OK", len(rep.Attempts), rep.kills(), rep.OK())
+	}
+	copied := map[string]int64{}
+	for _, p := range rep.Attempts[1].Phases {
+		copied[p.KeyGroups] = p.Values["copied"]
+	}
+	if want := map[string]int64{"[0..42]": 0, "[43..85]": 1, "[86..127]": 0}; !maps.Equal(copied, want) {
+		t.Errorf("restore at parallelism 3: sources copied by key groups %v, want %v", copied, want)
 	}
 }

@@ -91,6 +91,7 @@ func parseFlags(args []string) (Config, error) {
 	fs.IntVar(&c.Keys, "keys", 10000, "number of keys")
 	fs.IntVar(&c.Payload, "payload", 1000, "payload bytes per record (each is kept in state)")
 	fs.IntVar(&c.Parallelism, "parallelism", 1, "parallelism of the job")
+	fs.IntVar(&c.RescaleTo, "rescale-to", 0, "restore every killed attempt at this parallelism (0: -parallelism)")
 	fs.StringVar(&budget, "budget", "64mb", "state.backend.rocksdb.memory.fixed-per-slot: memory budget of each keyed subtask's backend")
 	fs.IntVar(&c.Rate, "rate", 0, "records per second the source emits at most (0: unthrottled)")
 	fs.IntVar(&c.Kills, "kills", 4, "how many times to SIGKILL the job")
@@ -104,6 +105,9 @@ func parseFlags(args []string) (Config, error) {
 	fs.DurationVar(&c.Timeout, "timeout", 2*time.Hour, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.RescaleTo < 0 || c.Parallelism < 1 {
+		return c, fmt.Errorf("-parallelism %d, -rescale-to %d: want 1 or more (-rescale-to 0: no rescale)", c.Parallelism, c.RescaleTo)
 	}
 	bytes, err := backends.ParseMemorySize(size)
 	if err != nil {

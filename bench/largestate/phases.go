@@ -42,8 +42,11 @@ func (h *phaseHandler) Handle(ctx context.Context, r slog.Record) error {
 		var b strings.Builder
 		fmt.Fprintf(&b, "EVENT restore-phases %d", time.Since(h.start).Milliseconds())
 		r.Attrs(func(a slog.Attr) bool {
-			if a.Value.Kind() == slog.KindInt64 {
+			switch {
+			case a.Value.Kind() == slog.KindInt64:
 				fmt.Fprintf(&b, " %s=%d", a.Key, a.Value.Int64())
+			case a.Key == "key_groups":
+				fmt.Fprintf(&b, " %s=%s", a.Key, a.Value.String())
 			}
 			return true
 		})
@@ -61,11 +64,12 @@ func (h *phaseHandler) WithGroup(name string) slog.Handler {
 }
 
 // Phases is one keyed subtask's restore: when it ended (from process
-// start) and the backend's counters and durations by name (fetch_ms,
-// open_ms, bytes, …).
+// start), its key groups, and the backend's counters and durations by
+// name (fetch_ms, open_ms, bytes, copy_ms, …).
 type Phases struct {
-	At     time.Duration
-	Values map[string]int64
+	At        time.Duration
+	KeyGroups string // e.g. "[0..42]"
+	Values    map[string]int64
 }
 
 // parsePhases reads the fields after "EVENT restore-phases".
@@ -73,6 +77,10 @@ func parsePhases(f []string) Phases {
 	p := Phases{At: time.Duration(atoi(f, 2)) * time.Millisecond, Values: map[string]int64{}}
 	for _, kv := range f[min(3, len(f)):] {
 		k, v, ok := strings.Cut(kv, "=")
+		if k == "key_groups" {
+			p.KeyGroups = v
+			continue
+		}
 		if n, err := strconv.ParseInt(v, 10, 64); ok && err == nil {
 			p.Values[k] = n
 		}
@@ -84,7 +92,11 @@ func parsePhases(f []string) Phases {
 func (p Phases) String() string {
 	v := p.Values
 	ms := func(k string) string { return (time.Duration(v[k]) * time.Millisecond).String() }
-	return fmt.Sprintf("fetch %s (%d files %s, WAL %d chunks %s), open %s (of it flush %s, compactions %s), clip %s; total %s, done at %s",
-		ms("fetch_ms"), v["files"], mb(v["bytes"]), v["wal_chunks"], mb(v["wal_bytes"]),
-		ms("open_ms"), ms("open_flush_ms"), ms("open_compaction_ms"), ms("clip_ms"), ms("total_ms"), p.At)
+	copied := ""
+	if v["copied"] > 0 {
+		copied = fmt.Sprintf(", copy of %d of %d sources %s (%s of entries)", v["copied"], v["sources"], ms("copy_ms"), mb(v["copied_bytes"]))
+	}
+	return fmt.Sprintf("key groups %s: fetch %s (%d files %s, WAL %d chunks %s), open %s (of it flush %s, compactions %s), clip %s%s; total %s, done at %s",
+		p.KeyGroups, ms("fetch_ms"), v["files"], mb(v["bytes"]), v["wal_chunks"], mb(v["wal_bytes"]),
+		ms("open_ms"), ms("open_flush_ms"), ms("open_compaction_ms"), ms("clip_ms"), copied, ms("total_ms"), p.At)
 }

@@ -126,8 +126,12 @@ func (r *Report) checkFile(path string, want map[int64]string, got map[int64]int
 // Print writes the report.
 func (r *Report) Print(w io.Writer) {
 	c := r.Cfg
-	fmt.Fprintf(w, "largestate: %d records × %d B payload, %d keys, parallelism %d, checkpoints every %s to %s (incremental %v)\n",
-		c.Records, c.Payload, c.Keys, c.Parallelism, c.Interval, r.CheckpointTo, c.Incremental)
+	rescale := ""
+	if c.RescaleTo > 0 {
+		rescale = fmt.Sprintf(" (restores at %d)", c.RescaleTo)
+	}
+	fmt.Fprintf(w, "largestate: %d records × %d B payload, %d keys, parallelism %d%s, checkpoints every %s to %s (incremental %v)\n",
+		c.Records, c.Payload, c.Keys, c.Parallelism, rescale, c.Interval, r.CheckpointTo, c.Incremental)
 	budget := c.BudgetBytes * int64(c.Parallelism)
 	var peakRSS int64
 	var cps []Checkpoint
@@ -143,6 +147,15 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "    %d: %s, %d checkpoints, peak RSS %s%s\n", i, a.outcome(), len(a.Checkpoints), mb(a.PeakRSS), restoreText(a))
 		for _, p := range a.Phases {
 			fmt.Fprintf(w, "       restore: %s\n", p)
+		}
+		if a.Restored {
+			for _, io := range []struct {
+				when string
+				FirstRecordIO
+			}{{"the first record", a.AtFirst}, {"the last subtask's restore", a.AtRestored}} {
+				fmt.Fprintf(w, "       by %s: read %s (from disk %s), wrote %s (to disk %s); local state %s, of it not linked %s\n",
+					io.when, mb(io.RChar), mb(io.ReadBytes), mb(io.WChar), mb(io.WriteBytes), mb(io.Disk), mb(io.DiskOwn))
+			}
 		}
 		if a.Restored && len(a.Checkpoints) > 0 {
 			fmt.Fprintf(w, "       first checkpoint after the restore uploaded %s (the attempt's median %s)\n",

@@ -26,6 +26,9 @@ type Config struct {
 	Keys        int
 	Payload     int
 	Parallelism int
+	// RescaleTo, when set, is the parallelism of every attempt after the
+	// first: each restore rescales the checkpoint.
+	RescaleTo   int
 	Budget      string // fixed-per-slot, as given
 	BudgetBytes int64
 	Kills       int
@@ -72,6 +75,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
 		cc.Restore = attempt > 0
+		if cc.Restore && cfg.RescaleTo > 0 {
+			cc.Parallelism = cfg.RescaleTo // the splits stay: 4 × the first parallelism
+		}
 		a, err := runAttempt(ctx, cfg, cc, env, rep, rng)
 		rep.Attempts = append(rep.Attempts, a)
 		if err != nil {
@@ -129,6 +135,8 @@ type Attempt struct {
 	FirstRecord  time.Duration // first record in the keyed function, from process start
 	Phases       []Phases      // of each keyed subtask's restore
 	PeakRSS      int64
+	AtFirst      FirstRecordIO // what the process had done by its first record
+	AtRestored   FirstRecordIO // … and when every keyed subtask had restored
 	Checkpoints  []Checkpoint
 	KilledAtRecs int64
 }
@@ -186,8 +194,12 @@ func runAttempt(ctx context.Context, cfg Config, cc childConfig, env []string, r
 			a.RestoredAt = time.Duration(atoi(f, 3)) * time.Millisecond
 		case "restore-phases":
 			a.Phases = append(a.Phases, parsePhases(f))
+			if len(a.Phases) == cc.Parallelism {
+				a.AtRestored = firstRecordIO(cmd.Process.Pid, cc.LocalDir)
+			}
 		case "first-record":
 			a.FirstRecord = time.Duration(atoi(f, 2)) * time.Millisecond
+			a.AtFirst = firstRecordIO(cmd.Process.Pid, cc.LocalDir)
 		case "finished":
 			a.Finished = true
 		}
@@ -284,10 +296,48 @@ func vmRSS(pid int) int64 {
 	return 0
 }
 
+// FirstRecordIO is the job process's I/O from its start to its first
+// record, or to the end of its last keyed subtask's restore (/proc/<pid>/io: rchar/wchar count every read and write call,
+// read_bytes/write_bytes what reached the block device), and its local
+// state directory then: all of it, and the part not hard-linked from
+// elsewhere (a restore links the SSTs of a local checkpoint, which then
+// take no new disk space).
+type FirstRecordIO struct {
+	RChar, WChar, ReadBytes, WriteBytes int64
+	Disk, DiskOwn                       int64
+}
+
+func firstRecordIO(pid int, dir string) FirstRecordIO {
+	var io FirstRecordIO
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid)); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(line, ": ")
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			switch k {
+			case "rchar":
+				io.RChar = n
+			case "wchar":
+				io.WChar = n
+			case "read_bytes":
+				io.ReadBytes = n
+			case "write_bytes":
+				io.WriteBytes = n
+			}
+		}
+	}
+	io.Disk, io.DiskOwn = dirSizes(dir)
+	return io
+}
+
 // dirSize adds up the sizes of the regular files under dir, each inode
 // once (a Pebble checkpoint hard-links the database's SSTs next to it).
 func dirSize(dir string) int64 {
-	var n int64
+	n, _ := dirSizes(dir)
+	return n
+}
+
+// dirSizes is dirSize and, of it, the files with one link only.
+func dirSizes(dir string) (n, own int64) {
 	seen := map[uint64]bool{}
 	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
@@ -302,11 +352,14 @@ func dirSize(dir string) int64 {
 				return nil
 			}
 			seen[st.Ino] = true
+			if st.Nlink == 1 {
+				own += info.Size()
+			}
 		}
 		n += info.Size()
 		return nil
 	})
-	return n
+	return n, own
 }
 
 // tail keeps the last 8 KiB written to it.

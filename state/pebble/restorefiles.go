@@ -227,10 +227,12 @@ func (b *Backend) copyFrom(m *manifest, st *restoreStats) (err error) {
 	lo, hi := max(own.Start, had.Start), min(own.End, had.End)
 	w := newBatchWriter(b.db)
 	var ferr error
+	start := time.Now()
 	defer func() {
 		if r := recover(); r != nil { // scan panics on an I/O failure
 			err = fmt.Errorf("pebble: restoring: %v", r)
 		}
+		st.copy += time.Since(start)
 	}()
 	scan(src, groupKey(lo), groupKey(hi+1), func(k, v []byte) bool {
 		if len(k) < groupStateLen {
@@ -247,6 +249,7 @@ func (b *Backend) copyFrom(m *manifest, st *restoreStats) (err error) {
 			return false
 		}
 		nk := appendGroupState(nil, int(k[0])<<8|int(k[1]), id)
+		st.copiedBytes += int64(len(k) + len(v))
 		ferr = w.set(append(nk, k[groupStateLen:]...), v)
 		return ferr == nil
 	})

@@ -19,6 +19,11 @@ type restoreStats struct {
 	clip, total     time.Duration
 	keyGroups       string
 	sources, copied int // manifests restored; of them copied in (rescale)
+	// copy is the time copyFrom spent scanning the copied sources and
+	// writing their entries in range (their fetch is in fetch);
+	// copiedBytes the keys and values it wrote.
+	copy        time.Duration
+	copiedBytes int64
 }
 
 // openStats is what Pebble's Open did: the whole call, and of it the
@@ -60,5 +65,6 @@ func (s *restoreStats) log(dir string) {
 		"sources", s.sources, "copied", s.copied,
 		"files", s.files, "bytes", s.bytes, "wal_chunks", s.chunks, "wal_bytes", s.wal,
 		"fetch_ms", ms(s.fetch), "open_ms", ms(s.open.open), "open_flush_ms", ms(time.Duration(s.open.flush.Load())),
-		"open_compaction_ms", ms(time.Duration(s.open.compactions.Load())), "open_compactions", s.open.compacted.Load(), "clip_ms", ms(s.clip), "total_ms", ms(s.total))
+		"open_compaction_ms", ms(time.Duration(s.open.compactions.Load())), "open_compactions", s.open.compacted.Load(), "clip_ms", ms(s.clip),
+		"copy_ms", ms(s.copy), "copied_bytes", s.copiedBytes, "total_ms", ms(s.total))
 }
