@@ -10,6 +10,11 @@
 //
 //	go run ./bench/largestate -state-size 4g -budget 64mb -kills 4
 //	go run ./bench/largestate -state-size 2g -budget 64mb -kills 3 -s3
+//	go run ./bench/largestate -state-size 2g -parallelism 2 -kills 1 -rescale-to 3
+//
+// With -rescale-to every restore is at that parallelism: the key groups
+// of the old subtasks are split or merged (the report gives each new
+// subtask's restore phases, the copy of merged sources among them).
 //
 // The job (see job.go) keeps per key a count, a sum and a MapState of
 // every record's payload (incompressible), so its state on disk is about

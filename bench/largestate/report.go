@@ -132,7 +132,7 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "largestate: %d records × %d B payload, %d keys, parallelism %d%s, checkpoints every %s to %s (incremental %v)\n",
 		c.Records, c.Payload, c.Keys, c.Parallelism, rescale, c.Interval, r.CheckpointTo, c.Incremental)
-	budget := c.BudgetBytes * int64(c.Parallelism)
+	budget := c.BudgetBytes * int64(max(c.Parallelism, c.RescaleTo)) // the larger of the attempts' parallelisms
 	var peakRSS int64
 	var cps []Checkpoint
 	for _, a := range r.Attempts {
