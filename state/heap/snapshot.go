@@ -142,19 +142,18 @@ func (s *snapshot) Write() (blob []byte, err error) {
 	return blob, nil
 }
 
-// groupCountRoom is the room appendState leaves for a state's number of
-// key groups, which it knows only at the end: the uvarint of at most
-// keyed.MaxMaxParallelism (2^15) takes 3 bytes.
-const groupCountRoom = 3
-
 // appendState appends state c: its header, then each key group with live
-// entries, encoded in place in blob.
+// entries, encoded in place in blob. The number of those groups comes
+// first but is known only at the end: it goes into room left for the
+// largest it can be (every captured group), which takes as many bytes
+// unless groups are empty, so the groups rarely move.
 func (w *writer) appendState(blob []byte, c captured, start int) []byte {
 	h := c.header()
 	blob = wire.AppendString(blob, h.name)
 	blob = append(blob, byte(h.kind), boolByte(h.hasTTL))
 	at := len(blob)
-	blob = append(blob, make([]byte, groupCountRoom)...)
+	room := int(uvarintLen(c.groupCount()))
+	blob = append(blob, make([]byte, room)...)
 	groups := 0
 	for i := range c.groupCount() {
 		var n int
@@ -162,7 +161,7 @@ func (w *writer) appendState(blob []byte, c captured, start int) []byte {
 			groups++
 		}
 	}
-	return closeRoom(blob, at, groupCountRoom, groups)
+	return closeRoom(blob, at, room, groups)
 }
 
 // appendGroup appends group index i of c as key group kg: kg, the number
