@@ -357,6 +357,13 @@ type Sink struct {
 	// Rolling rolls part files between checkpoints; the zero value rolls
 	// only at checkpoints.
 	Rolling RollingPolicy
+	// Name is the table's name, for errors ("" outside SQL).
+	Name string
+	// AllowReplay is `sink.allow-replay` (Weir's): accept a restore of a
+	// checkpoint older than the newest one whose part files the sink
+	// already committed, writing their rows again (a warning). Without it
+	// such a restore fails with an operator.ReplayError (see replay.go).
+	AllowReplay bool
 }
 
 // RollingPolicy is Flink's 'sink.rolling-policy.*' for row formats: a part
@@ -410,9 +417,13 @@ func (s *Sink) partition(row event.Row) (string, []string, event.Row) {
 	return partitionDir(s.PartitionCols, strs), strs, event.Row{Kind: row.Kind, Fields: data}
 }
 
-// CreateWriter removes this subtask's leftovers — in-progress files, and
+// CreateWriter refuses a restore older than the committed output (see
+// replay.go), removes this subtask's leftovers — in-progress files, and
 // pending files of checkpoints newer than the restored one — and starts.
 func (s *Sink) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter, error) {
+	if err := s.checkNotAhead(ctx); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("filesystem sink: %w", err)
 	}
@@ -430,8 +441,8 @@ func (s *Sink) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter, er
 }
 
 // CreateCommitter implements operator.Sink.
-func (s *Sink) CreateCommitter(operator.WriterContext) (operator.Committer, error) {
-	c := committer{dir: s.Dir}
+func (s *Sink) CreateCommitter(ctx operator.WriterContext) (operator.Committer, error) {
+	c := committer{dir: s.Dir, job: ctx.JobID, subtask: ctx.Subtask.Index}
 	if s.Commit != nil {
 		c.successFile = s.Commit.SuccessFile
 	}
@@ -740,12 +751,26 @@ func (w *fileWriter) Close() error {
 
 type committer struct {
 	dir         string
+	job         string // the job id, naming its committed-checkpoint markers
+	subtask     int
 	successFile string // the success-file policy's file name
 }
 
-// Commit renames each pending file to its final name; a file already
+// Commit records checkpoint id in the subtask's committed-checkpoint
+// marker, then renames each pending file to its final name; a file already
 // finished is a success, a pending file that vanished is data loss.
-func (c committer) Commit(_ context.Context, _ event.CheckpointID, cs [][]byte) error {
+func (c committer) Commit(_ context.Context, id event.CheckpointID, cs [][]byte) error {
+	// Before the renames: after a crash between the two the marker may
+	// name a checkpoint whose files are still pending (a restore of it
+	// commits them), never the other way round.
+	if err := writeMarker(c.dir, c.job, c.subtask, id); err != nil {
+		return err
+	}
+	return c.commitFiles(cs)
+}
+
+// commitFiles renames the pending files and commits the partitions of cs.
+func (c committer) commitFiles(cs [][]byte) error {
 	for _, p := range cs {
 		if rel, ok := strings.CutPrefix(string(p), successMark); ok {
 			if err := c.commitPartition(rel); err != nil {

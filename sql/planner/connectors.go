@@ -209,10 +209,14 @@ func fileSink(t *catalog.Table) (SinkSpec, error) {
 	if err != nil {
 		return SinkSpec{}, err
 	}
+	replay, err := allowReplay(t)
+	if err != nil {
+		return SinkSpec{}, err
+	}
 	if len(t.PartitionedBy) == 0 {
 		ff, err := fileFormat(t)
-		return SinkSpec{Sink: &filesystem.Sink{Dir: ff.path, Format: ff.row, Changelog: ff.changelog, Bulk: ff.bulk, Rolling: rolling},
-			AcceptsUpdates: ff.changelog != nil}, err
+		return SinkSpec{Sink: &filesystem.Sink{Dir: ff.path, Format: ff.row, Changelog: ff.changelog, Bulk: ff.bulk, Rolling: rolling,
+			Name: t.Name, AllowReplay: replay}, AcceptsUpdates: ff.changelog != nil}, err
 	}
 	data, cols, order, err := partitionedData(t)
 	if err != nil {
@@ -232,7 +236,24 @@ func fileSink(t *catalog.Table) (SinkSpec, error) {
 		return SinkSpec{}, err
 	}
 	return SinkSpec{Sink: &filesystem.Sink{Dir: ff.path, Format: ff.row, Bulk: ff.bulk, PartitionCols: cols, PartitionIdx: order,
-		DefaultPartition: t.Options["partition.default-name"], Commit: commit, Rolling: rolling}}, nil
+		DefaultPartition: t.Options["partition.default-name"], Commit: commit, Rolling: rolling, Name: t.Name, AllowReplay: replay}}, nil
+}
+
+// allowReplay reads a filesystem table's 'sink.allow-replay' (Weir's, as
+// the JDBC and Kafka sinks'): accept a restore older than the sink's
+// committed output.
+func allowReplay(t *catalog.Table) (bool, error) {
+	v, ok := t.Options["sink.allow-replay"]
+	if !ok {
+		return false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, &Error{Pos: t.OptionAt("sink.allow-replay"), Msg: fmt.Sprintf("table %q: 'sink.allow-replay' = '%s': want true or false", t.Name, v)}
 }
 
 // partitionParser reads a partition directory's value into its column's

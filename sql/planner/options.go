@@ -31,7 +31,7 @@ var connectorOptions = map[string]func(t *catalog.Table) []string{
 		"sink.partition-commit.delay", "sink.partition-commit.watermark-time-zone", "sink.partition-commit.policy.kind",
 		"sink.partition-commit.success-file.name", "partition.time-extractor.kind", "partition.time-extractor.timestamp-pattern",
 		"partition.time-extractor.timestamp-formatter", "sink.rolling-policy.file-size", "sink.rolling-policy.rollover-interval",
-		"sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval"),
+		"sink.rolling-policy.check-interval", "sink.rolling-policy.inactivity-interval", "sink.allow-replay"),
 	"print":     fixed("connector", "print-identifier", "standard-error"),
 	"blackhole": fixed("connector"),
 	"datagen":   datagenOptions,

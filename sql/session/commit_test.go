@@ -81,7 +81,9 @@ func TestFilesystemSinkWithoutCheckpointing(t *testing.T) {
 	}
 	var names []string
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if e.Name() != ".weir-committed" { // the sink's committed-checkpoint markers
+			names = append(names, e.Name())
+		}
 	}
 	if len(names) != 1 || !strings.HasPrefix(names[0], "part-") || !strings.HasSuffix(names[0], "-0-1") {
 		t.Fatalf("output files %v, want one part-<run>-0-1 (committed, nothing pending)", names)
