@@ -129,7 +129,10 @@ func (s *FS) WriteState(id event.CheckpointID, name string, data []byte) (Handle
 		return Handle{}, fmt.Errorf("%w: %q (want a plain file name such as \"map-0-keyed\")", ErrInvalidName, name)
 	}
 	rel := path.Join(s.chkDir(id), name)
-	err := s.retry(rel, func(ctx context.Context) error { return s.obj.put(ctx, rel, data, putState) })
+	err := s.fault("upload", rel)
+	if err == nil {
+		err = s.retry(rel, func(ctx context.Context) error { return s.obj.put(ctx, rel, data, putState) })
+	}
 	if err != nil {
 		return Handle{}, fmt.Errorf("checkpointstorage: writing state of checkpoint %d: %w", id, s.unwritable(err))
 	}

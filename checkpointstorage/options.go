@@ -26,6 +26,18 @@ type Options struct {
 	// another host blocks the directory this long. Default 1 min. Local
 	// directories are locked by the kernel and need no lease.
 	LockLease time.Duration
+	// Faults is for fault-injection tests (internal/sim) only: Flink has
+	// no such option and no configuration sets it. If set, it is called
+	// before each object this storage writes or deletes, with op "upload"
+	// (a state or shared file), "metadata" (the _metadata that completes a
+	// checkpoint), "write" (a file replaced in place: the id counter),
+	// "rename" (a checkpoint moved aside; key is its directory) or
+	// "delete" (one object; a directory is deleted object by object, each
+	// with its own call), and key the object's slash-separated path
+	// relative to the storage. An error it returns fails that operation,
+	// without retries, as the store's own error would. The lock is not
+	// subject to it. Default nil: no call.
+	Faults func(op, key string) error
 	// sleep waits between retries; tests replace it. Default time.Sleep.
 	sleep func(time.Duration)
 }

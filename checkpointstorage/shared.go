@@ -84,6 +84,9 @@ func (s *FS) writeFile(id event.CheckpointID, f LocalFile) (Handle, error) {
 		return Handle{}, err
 	}
 	var sum hashCount
+	if err := s.fault("upload", rel); err != nil {
+		return Handle{}, fmt.Errorf("checkpointstorage: writing file of checkpoint %d: %w", id, err)
+	}
 	err = s.retry(rel, func(ctx context.Context) error {
 		src, err := os.Open(f.Src)
 		if err != nil {

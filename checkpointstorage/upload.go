@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"path"
 	"sync"
 	"sync/atomic"
 
@@ -72,7 +74,58 @@ func (s *FS) list(dir string) (es []entry, err error) {
 
 func (s *FS) remove(rel string, dir bool) error {
 	s.known.forget(rel, dir)
+	if s.opts.Faults != nil && dir {
+		if err := s.removeEach(rel); err != nil {
+			return err
+		}
+	}
+	if err := s.fault("delete", rel); err != nil {
+		return &UploadError{Path: s.Where(rel), Attempts: 1, Err: err}
+	}
 	return s.retry(rel, func(ctx context.Context) error { return s.obj.remove(ctx, rel, dir) })
+}
+
+// removeEach deletes the files under directory rel one by one, as a
+// bucket does, so that Options.Faults sees (and may stop) each delete.
+func (s *FS) removeEach(rel string) error {
+	es, err := s.list(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		child := path.Join(rel, e.name)
+		if e.dir {
+			err = s.removeEach(child)
+		} else {
+			err = s.remove(child, false)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// op names a put of mode for Options.Faults.
+func (m putMode) op() string {
+	switch m {
+	case putState:
+		return "upload"
+	case putExclusive:
+		return "metadata"
+	}
+	return "write"
+}
+
+// fault calls Options.Faults, if set, before op on key.
+func (s *FS) fault(op, key string) error {
+	if s.opts.Faults == nil {
+		return nil
+	}
+	return s.opts.Faults(op, key)
 }
 
 func (s *FS) exists(rel string) (ok bool, err error) {
@@ -82,10 +135,16 @@ func (s *FS) exists(rel string) (ok bool, err error) {
 
 func (s *FS) rename(from, to string) error {
 	s.known.forget(from, true)
+	if err := s.fault("rename", from); err != nil {
+		return &UploadError{Path: s.Where(from), Attempts: 1, Err: err}
+	}
 	return s.retry(from, func(ctx context.Context) error { return s.obj.rename(ctx, from, to) })
 }
 
 func (s *FS) put(rel string, data []byte, mode putMode) error {
+	if err := s.fault(mode.op(), rel); err != nil {
+		return &UploadError{Path: s.Where(rel), Attempts: 1, Err: err}
+	}
 	unanswered := false // an attempt failed without saying whether it was stored
 	err := s.retry(rel, func(ctx context.Context) error {
 		err := s.obj.put(ctx, rel, data, mode)
