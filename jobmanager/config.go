@@ -126,7 +126,7 @@ func join(prefix, k string) string {
 
 func (c Config) validate() error {
 	var errs []error
-	if _, err := c.Int(KeyRestPort, DefaultRestPort); err != nil {
+	if _, err := c.RestPort(); err != nil {
 		errs = append(errs, err)
 	}
 	if _, err := c.Int(KeySlots, DefaultSlots); err != nil {
@@ -162,6 +162,28 @@ func (c Config) Int(key string, def int) (int, error) {
 		return 0, fmt.Errorf("jobmanager: config %s: %q is not a number", key, v)
 	}
 	return n, nil
+}
+
+// RestPort returns rest.port (default 8081; 0 picks a free port),
+// refusing a number that is no TCP port.
+func (c Config) RestPort() (int, error) {
+	n, err := c.Int(KeyRestPort, DefaultRestPort)
+	if err != nil {
+		return 0, err
+	}
+	if err := CheckPort(n); err != nil {
+		return 0, fmt.Errorf("jobmanager: config %s: %w", KeyRestPort, err)
+	}
+	return n, nil
+}
+
+// CheckPort refuses a number that is no TCP port: ports are 0..65535,
+// 0 asking for any free one.
+func CheckPort(n int) error {
+	if n < 0 || n > 65535 {
+		return fmt.Errorf("%d is not a port (0..65535; 0 picks a free one)", n)
+	}
+	return nil
 }
 
 // Bool returns key's value as a bool, or def when unset.

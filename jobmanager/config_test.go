@@ -48,6 +48,8 @@ weir.rest.auth-token: hush
 	}
 	for _, tc := range []struct{ kv, want string }{
 		{"rest.port=http", `rest.port: "http" is not a number`},
+		{"rest.port=99999", "rest.port: 99999 is not a port (0..65535; 0 picks a free one)"},
+		{"rest.port=-1", "rest.port: -1 is not a port (0..65535; 0 picks a free one)"},
 		{"security.ssl.rest.enabled=yes please", `security.ssl.rest.enabled: "yes please" is not true or false`},
 		{"security.ssl.rest.enabled=true", "set security.ssl.rest.certificate and security.ssl.rest.key"},
 		{"novalue", "want key=value"},

@@ -211,12 +211,32 @@ func (m *Manager) startSQL(r record, restore string) (*Job, error) {
 		opts.CheckpointDir = m.checkpointDir(s.Settings, r)
 	}
 	r.CheckpointDir = opts.CheckpointDir
-	opts.Restore = restore
+	from := "'execution.savepoint.path'"
+	if restore != "" {
+		opts.Restore, from = restore, "savepointPath"
+	}
+	if err := RestoreNeedsCheckpointing(opts, from); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadJob, err)
+	}
 	j, err := m.start(r, jg, opts)
 	if err != nil && !errors.Is(err, ErrBadJob) {
 		err = fmt.Errorf("%w: %w", ErrBadJob, err) // a submission the job cannot start with
 	}
 	return j, err
+}
+
+// RestoreNeedsCheckpointing refuses a restore of a job that takes no
+// checkpoints: such a job runs without checkpoint storage and would start
+// empty, silently dropping the state of the checkpoint or savepoint the
+// user named (from names where: --restore, 'execution.savepoint.path').
+// latest-or-empty asks for nothing in particular: it starts empty.
+func RestoreNeedsCheckpointing(opts runtime.Options, from string) error {
+	if opts.Restore == "" || opts.Restore == runtime.RestoreLatestOrEmpty || opts.CheckpointDir != "" {
+		return nil
+	}
+	return fmt.Errorf("%s %q: checkpointing is off, so the job would start empty and ignore it; "+
+		"turn it on to restore (SET 'execution.checkpointing.interval' = '10 s', or -D execution.checkpointing.interval=10s)",
+		from, opts.Restore)
 }
 
 // checkpointDir is where job r keeps its checkpoints: <base>/<job id>, as

@@ -32,7 +32,7 @@ func Listen(m *jobmanager.Manager, c jobmanager.Config) (*Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	port, err := c.Int(jobmanager.KeyRestPort, jobmanager.DefaultRestPort)
+	port, err := c.RestPort()
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func Listen(m *jobmanager.Manager, c jobmanager.Config) (*Endpoint, error) {
 	addr := net.JoinHostPort(c.String(jobmanager.KeyRestBindAddress, jobmanager.DefaultBindAddress), strconv.Itoa(port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("rest: listen on %s: %w (set %s or %s)", addr, err, jobmanager.KeyRestPort, jobmanager.KeyRestBindAddress)
+		return nil, &ListenError{Addr: addr, Err: err}
 	}
 	if tc != nil {
 		ln = tls.NewListener(ln, tc)
@@ -90,3 +90,17 @@ func (e *Endpoint) Close() error {
 	}
 	return nil
 }
+
+// ListenError is Listen's failure to listen on Addr; its message names the
+// options that choose the address (a command with flags of its own for
+// them names those instead, from Addr and Err).
+type ListenError struct {
+	Addr string
+	Err  error
+}
+
+func (e *ListenError) Error() string {
+	return fmt.Sprintf("rest: listen on %s: %v (set %s or %s)", e.Addr, e.Err, jobmanager.KeyRestPort, jobmanager.KeyRestBindAddress)
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirstream/weir/jobmanager"
 	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/metrics/prom"
 	"github.com/weirstream/weir/runtime"
@@ -96,6 +97,9 @@ func loadScript(cmd *cobra.Command, path string, settings []string) (*session.Se
 }
 
 func runScript(cmd *cobra.Command, path string, f runFlags) error {
+	if err := jobmanager.CheckPort(f.restPort); err != nil {
+		return fmt.Errorf("--rest-port: %w", err)
+	}
 	s, err := loadScript(cmd, path, f.settings)
 	if err != nil {
 		return err
@@ -113,7 +117,11 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 	if f.restore != "" {
 		opts.Restore = f.restore
 	}
-	if err := restoreNeedsCheckpointing(opts, f.restore != ""); err != nil {
+	from := "'execution.savepoint.path'"
+	if f.restore != "" {
+		from = "--restore"
+	}
+	if err := jobmanager.RestoreNeedsCheckpointing(opts, from); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	opts.IgnoreUnclaimedState = opts.IgnoreUnclaimedState || f.allowNonRestored
@@ -335,22 +343,4 @@ func explain(w io.Writer, s *session.Session, path string) error {
 	plan.WriteString("\n" + jg.Explain())
 	_, err = w.Write(plan.Bytes())
 	return err
-}
-
-// restoreNeedsCheckpointing refuses a restore of a job that takes no
-// checkpoints: such a job runs without checkpoint storage and would start
-// empty, silently dropping the state of the checkpoint or savepoint the
-// user named. latest-or-empty asks for nothing in particular: it starts
-// empty.
-func restoreNeedsCheckpointing(opts runtime.Options, flag bool) error {
-	if opts.Restore == "" || opts.Restore == runtime.RestoreLatestOrEmpty || opts.CheckpointDir != "" {
-		return nil
-	}
-	from := "'execution.savepoint.path'"
-	if flag {
-		from = "--restore"
-	}
-	return fmt.Errorf("%s %q: checkpointing is off, so the job would start empty and ignore it; "+
-		"turn it on to restore (SET 'execution.checkpointing.interval' = '10 s', or -D execution.checkpointing.interval=10s)",
-		from, opts.Restore)
 }

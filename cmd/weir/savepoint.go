@@ -48,17 +48,21 @@ func runJob(jg *graph.JobGraph, opts runtime.Options, port int, log *slog.Logger
 	if err != nil {
 		return nil, nil, err
 	}
-	j, err := m.SubmitGraph(jg, opts)
+	// Listen before the job starts: a port in use fails the run before any
+	// record is read or written.
+	ep, err := rest.Listen(m, cfg)
+	if le := (*rest.ListenError)(nil); errors.As(err, &le) {
+		return nil, nil, fmt.Errorf("--rest-port %d: %w (choose another --rest-port; 0 picks a free one)", port, le.Err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	started(j.Client())
-	ep, err := rest.Listen(m, cfg)
+	j, err := m.SubmitGraph(jg, opts)
 	if err != nil {
-		j.Client().Cancel()
-		_, _ = j.Client().Wait()
-		return nil, nil, fmt.Errorf("%w (choose another --rest-port)", err)
+		_ = ep.Close()
+		return nil, nil, err
 	}
+	started(j.Client())
 	ctl := &control{ep: ep}
 	log.Info("REST endpoint", "address", ep.URL(), "jid", j.ID())
 	if local, ok := checkpointstorage.LocalPath(opts.CheckpointDir); ok && opts.CheckpointDir != "" {
