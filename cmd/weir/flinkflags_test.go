@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,8 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/weirstream/weir/jobmanager"
-	"github.com/weirstream/weir/rest"
 	"github.com/weirstream/weir/rest/api"
 )
 
@@ -136,17 +133,7 @@ INSERT INTO out SELECT k FROM gen;
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := jobmanager.Config{jobmanager.KeySlots: "-1", jobmanager.KeyRestPort: "0", jobmanager.KeyRestBindAddress: "127.0.0.1"}
-	m, err := jobmanager.Open(jobmanager.Options{Dir: dir, Config: cfg, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	ep, err := rest.Listen(m, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ep.Close()
+	m, ep := testJobManager(t, dir)
 	sp := filepath.Join(dir, "savepoint-1")
 	for _, c := range []struct {
 		args []string

@@ -24,17 +24,7 @@ INSERT INTO out SELECT n FROM gen;`), 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := jobmanager.Config{jobmanager.KeySlots: "-1", jobmanager.KeyRestPort: "0", jobmanager.KeyRestBindAddress: "127.0.0.1"}
-	m, err := jobmanager.Open(jobmanager.Options{Dir: dir, Config: cfg, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	ep, err := rest.Listen(m, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ep.Close()
+	m, ep := testJobManager(t, dir)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -64,4 +54,22 @@ INSERT INTO out SELECT n FROM gen;`), 0o644)
 		j.Client().Cancel()
 		_, _ = j.Client().Wait()
 	}
+}
+
+// testJobManager opens a JobManager on dir with its REST endpoint on a free
+// loopback port, both closed when the test ends.
+func testJobManager(t *testing.T, dir string) (*jobmanager.Manager, *rest.Endpoint) {
+	t.Helper()
+	cfg := jobmanager.Config{jobmanager.KeySlots: "-1", jobmanager.KeyRestPort: "0", jobmanager.KeyRestBindAddress: "127.0.0.1"}
+	m, err := jobmanager.Open(jobmanager.Options{Dir: dir, Config: cfg, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	ep, err := rest.Listen(m, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ep.Close() })
+	return m, ep
 }
