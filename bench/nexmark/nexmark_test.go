@@ -23,6 +23,9 @@ func testSuite(t testing.TB) *Suite {
 	}
 	s, err := LoadSuite(path)
 	if err != nil {
+		if os.Getenv("CI") == "true" { // CI has ../shared beside the clone: a skip here would hide the suite
+			t.Fatalf("no query definitions: %v (clone the repository beside shared/, or set WEIR_NEXMARK_QUERIES)", err)
+		}
 		t.Skipf("no query definitions: %v", err)
 	}
 	return s
