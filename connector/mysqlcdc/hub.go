@@ -51,10 +51,16 @@ type subscription struct {
 	from      BinlogPos // the reader's start: events before it are not its
 	fromGTIDs string    // the GTID position at from, when known
 	delivered BinlogPos // end of the last event handed on (zero: none)
-	serverID  uint32
-	flavor    string
-	events    chan hubEvent
-	done      <-chan struct{}
+	// attached: the current connection has not read past where s needs
+	// the stream, so it hands s every event from there on. A subscriber
+	// that joins behind the connection waits for the restart at its
+	// start: taking the connection's next event would mark everything
+	// before it delivered, and s would never get the events in between.
+	attached bool
+	serverID uint32
+	flavor   string
+	events   chan hubEvent
+	done     <-chan struct{}
 }
 
 func newHub(o Options, log *slog.Logger) *hub {
@@ -73,8 +79,12 @@ func (h *hub) subscribe(ctx context.Context, from BinlogPos, gtids string, serve
 	switch {
 	case !h.mu.running:
 		h.mu.running = true
-		go h.run()
-	case !h.mu.pos.IsZero() && from.Compare(h.mu.pos) < 0:
+		go h.run() // attaches s when it connects
+	case h.mu.pos.IsZero():
+		// run is about to connect, and attaches s then.
+	case from.Compare(h.mu.pos) >= 0:
+		s.attached = true
+	default:
 		// Behind the stream: the next connection goes back to from.
 		if h.mu.from.IsZero() || from.Compare(h.mu.from) < 0 {
 			h.mu.from = from
@@ -86,16 +96,21 @@ func (h *hub) subscribe(ctx context.Context, from BinlogPos, gtids string, serve
 	return s
 }
 
+// need is where s's stream goes on: its start, or the end of the last
+// event it had.
+func (s *subscription) need() BinlogPos {
+	if s.delivered.Compare(s.from) > 0 {
+		return s.delivered
+	}
+	return s.from
+}
+
 // needLocked is where the next connection must start: the earliest place
 // a subscriber still needs.
 func (h *hub) needLocked() BinlogPos {
 	var m BinlogPos
 	for s := range h.mu.subs {
-		need := s.from
-		if s.delivered.Compare(need) > 0 {
-			need = s.delivered
-		}
-		if m.IsZero() || need.Compare(m) < 0 {
+		if need := s.need(); m.IsZero() || need.Compare(m) < 0 {
 			m = need
 		}
 	}
@@ -136,17 +151,7 @@ func (h *hub) run() {
 			cancel()
 			return
 		}
-		from := h.needLocked()
-		if !h.mu.from.IsZero() && h.mu.from.Compare(from) < 0 {
-			from = h.mu.from
-		}
-		h.mu.from, h.mu.pos, h.mu.restart = BinlogPos{}, from, cancel
-		gtids := h.gtidsAtLocked(from)
-		var any *subscription
-		for s := range h.mu.subs {
-			any = s
-			break
-		}
+		from, gtids, any := h.connectLocked(cancel)
 		h.mu.Unlock()
 		err := h.read(ctx, from, gtids, any.serverID, any.flavor)
 		stopped := ctx.Err() != nil // a restart or nobody left, not a failure
@@ -155,6 +160,23 @@ func (h *hub) run() {
 			h.fail(err)
 		}
 	}
+}
+
+// connectLocked starts a connection (stopped by cancel): at the earliest
+// place a subscriber needs, with every subscriber attached. It returns
+// where, the GTID position there when known, and a subscriber whose
+// server id and flavor it uses.
+func (h *hub) connectLocked(cancel context.CancelFunc) (BinlogPos, string, *subscription) {
+	from := h.needLocked()
+	if !h.mu.from.IsZero() && h.mu.from.Compare(from) < 0 {
+		from = h.mu.from
+	}
+	h.mu.from, h.mu.pos, h.mu.restart = BinlogPos{}, from, cancel
+	var any *subscription
+	for s := range h.mu.subs {
+		s.attached, any = from.Compare(s.need()) <= 0, s
+	}
+	return from, h.gtidsAtLocked(from), any
 }
 
 // fail hands err to every subscriber and drops them.
@@ -207,8 +229,8 @@ func (h *hub) read(ctx context.Context, from BinlogPos, gtids string, serverID u
 	}
 }
 
-// deliver hands e to every subscriber whose start it is at or past and
-// that did not have it already. Only the hub's goroutine writes
+// deliver hands e to every attached subscriber whose start it is at or
+// past and that did not have it already. Only the hub's goroutine writes
 // delivered, after the subscriber took the event: a restart computes its
 // start from what was really handed on.
 func (h *hub) deliver(ctx context.Context, e hubEvent) error {
@@ -218,7 +240,7 @@ func (h *hub) deliver(ctx context.Context, e hubEvent) error {
 	h.mu.pos = end
 	var to []*subscription
 	for s := range h.mu.subs {
-		if start.Compare(s.from) >= 0 && end.Compare(s.delivered) > 0 {
+		if start.Compare(s.from) >= 0 && end.Compare(s.delivered) > 0 && s.attached {
 			to = append(to, s)
 		}
 	}
