@@ -84,7 +84,7 @@ starts from a savepoint.`,
 			for _, kv := range settings {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok {
-					return fmt.Errorf("--set %q: want key=value", kv)
+					return fmt.Errorf("-D/--set %q: want key=value", kv)
 				}
 				req.Settings[k] = v
 			}

@@ -80,3 +80,22 @@ INSERT INTO out SELECT k, SUM(`+sum+`) FROM gen GROUP BY k;`), 0o644)
 	}
 	return script
 }
+
+// A setting without '=' or with a bad value is named as -D/--set, the two
+// spellings of the flag, whichever the user typed.
+func TestBadSettingNamesTheFlag(t *testing.T) {
+	script := planScript(t, "job.sql", "n")
+	for _, c := range []struct{ arg, want string }{
+		{"parallelism.default", `-D/--set "parallelism.default": want key=value`},
+		{"parallelism.default=zero", "-D/--set parallelism.default=zero: "},
+	} {
+		root := newRootCommand()
+		root.SetOut(&bytes.Buffer{})
+		root.SetErr(&bytes.Buffer{})
+		root.SetArgs([]string{"explain", script, "-D", c.arg})
+		err := root.Execute()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("-D %s: got %v, want an error containing %q", c.arg, err, c.want)
+		}
+	}
+}

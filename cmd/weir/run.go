@@ -87,10 +87,10 @@ func loadScript(cmd *cobra.Command, path string, settings []string) (*session.Se
 	for _, kv := range settings {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return nil, fmt.Errorf("--set %q: want key=value", kv)
+			return nil, fmt.Errorf("-D/--set %q: want key=value", kv)
 		}
 		if err := s.Set(k, v); err != nil {
-			return nil, fmt.Errorf("--set %s: %w", kv, err)
+			return nil, fmt.Errorf("-D/--set %s: %w", kv, err)
 		}
 	}
 	return s, nil

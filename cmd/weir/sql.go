@@ -55,7 +55,7 @@ func runSQLClient(cmd *cobra.Command, f sqlFlags) error {
 	for _, kv := range f.settings {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return fmt.Errorf("--set %q: want key=value", kv)
+			return fmt.Errorf("-D/--set %q: want key=value", kv)
 		}
 		settings[k] = v
 	}
