@@ -16,6 +16,7 @@ import (
 	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/rest"
 	"github.com/weirstream/weir/rest/api"
+	"github.com/weirstream/weir/runtime"
 	"github.com/weirstream/weir/sql/session"
 )
 
@@ -92,6 +93,10 @@ starts from a savepoint.`,
 				// --name is -D pipeline.name=NAME: like every -D, it
 				// overrides the script's SET 'pipeline.name'.
 				req.Settings["pipeline.name"] = name
+			}
+			if restore == runtime.RestoreLatest || restore == runtime.RestoreLatestOrEmpty {
+				return fmt.Errorf("--restore %q is weir run's: a job submitted to a JobManager gets a new job id and checkpoint directory, "+
+					"so it has no latest checkpoint; give the path of a savepoint or of a chk-N directory (weir list, then weir checkpoints JOB-ID)", restore)
 			}
 			if restore != "" && !strings.Contains(restore, "://") {
 				if req.SavepointPath, err = filepath.Abs(restore); err != nil {

@@ -99,3 +99,20 @@ func TestBadSettingNamesTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// weir submit --restore latest is refused before anything is sent: a job
+// submitted to a JobManager has a new checkpoint directory, so "latest"
+// would find nothing (it used to become the path ./latest).
+func TestSubmitRestoreLatestRefused(t *testing.T) {
+	script := planScript(t, "job.sql", "n")
+	for _, restore := range []string{"latest", "latest-or-empty"} {
+		root := newRootCommand()
+		root.SetOut(&bytes.Buffer{})
+		root.SetErr(&bytes.Buffer{})
+		root.SetArgs([]string{"submit", script, "--restore", restore, "--jobmanager", "http://127.0.0.1:1"})
+		err := root.Execute()
+		if err == nil || !strings.Contains(err.Error(), "is weir run's") {
+			t.Errorf("--restore %s: got %v, want the refusal", restore, err)
+		}
+	}
+}
