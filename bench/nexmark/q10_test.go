@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirstream/weir/checkpoint"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/runtime"
 )
 
 // TestQ10WritesCommittedPartitions runs q10 with its own filesystem sink
@@ -74,6 +78,45 @@ func TestQ10WritesCommittedPartitions(t *testing.T) {
 	for p := range parts {
 		if !success[p] {
 			t.Errorf("%s has no _SUCCESS", p)
+		}
+	}
+}
+
+// A run's checkpoint list holds every completed checkpoint, not only the
+// newest checkpoint.HistorySize the coordinator keeps (a 10 M-event run at
+// 1 s checkpoints takes hundreds): the listener keeps them as they
+// complete, after any listener the options had.
+func TestWeirRunListsEveryCheckpoint(t *testing.T) {
+	var opts runtime.Options
+	earlier := 0
+	opts.Listener = func(runtime.Event) { earlier++ }
+	all := collectCheckpoints(&opts)
+	n := checkpoint.HistorySize + 50
+	for id := 1; id <= n; id++ {
+		st := checkpoint.CheckpointStats{ID: event.CheckpointID(id), Status: checkpoint.StatusCompleted}
+		opts.Listener(runtime.Event{Kind: runtime.EventCheckpointCompleted, Checkpoint: int64(id), Stats: &st})
+		opts.Listener(runtime.Event{Kind: runtime.EventCheckpointPending, Checkpoint: int64(id + 1), Stats: &checkpoint.CheckpointStats{ID: event.CheckpointID(id + 1)}})
+	}
+	got := completedCheckpoints(all())
+	if len(got) != n || got[0][ckID] != 1 || got[n-1][ckID] != int64(n) || earlier != 2*n {
+		t.Fatalf("%d checkpoints kept (first %v), the earlier listener called %d times; want %d, 1…%d, %d", len(got), got[0][ckID], earlier, n, n, 2*n)
+	}
+}
+
+// A real run lists the checkpoints the runtime reports completed.
+func TestWeirRunListsItsCheckpoints(t *testing.T) {
+	s := testSuite(t)
+	cfg := RunConfig{Params: Params{Events: 200_000, Dir: t.TempDir()}, Checkpoint: 20 * time.Millisecond}
+	run, err := runWeir(context.Background(), s, "q0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Checkpoints == 0 || len(run.CheckpointList) != run.Checkpoints {
+		t.Fatalf("%d checkpoints listed, %d counted; want some", len(run.CheckpointList), run.Checkpoints)
+	}
+	for i, c := range run.CheckpointList {
+		if i > 0 && c[ckID] <= run.CheckpointList[i-1][ckID] {
+			t.Fatalf("checkpoint %d listed after %d", c[ckID], run.CheckpointList[i-1][ckID])
 		}
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/weirstream/weir/checkpoint"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/runtime"
@@ -130,6 +132,7 @@ func runWeir(ctx context.Context, suite *Suite, q string, cfg RunConfig) (*WeirR
 		return nil, err
 	}
 	opts.Metrics = metrics.NewRegistry()
+	all := collectCheckpoints(&opts)
 	smp := newSampler(opts.Metrics, cfg.Sample)
 	go smp.run()
 	res, err := runtime.Run(ctx, jg, opts)
@@ -137,11 +140,35 @@ func runWeir(ctx context.Context, suite *Suite, q string, cfg RunConfig) (*WeirR
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", q, err)
 	}
-	cks := completedCheckpoints(res.Checkpoints)
+	cks := completedCheckpoints(all()) // every one: res.Checkpoints holds the newest checkpoint.HistorySize
 	out := &WeirRun{WallSeconds: time.Since(smp.start).Seconds(), Checkpoints: len(cks), Restarts: res.Restarts,
 		CheckpointList: cks, Samples: samples, Rows: rows.rows.Load(), Changes: rows.changes.Load()}
 	if !strings.Contains(sc.Text(), "'blackhole'") {
 		out.Rows, out.Changes = -1, -1
 	}
 	return out, nil
+}
+
+// collectCheckpoints makes opts's listener keep every completed
+// checkpoint's statistics as it completes; the returned function gives
+// them once the run has ended.
+func collectCheckpoints(opts *runtime.Options) func() []checkpoint.CheckpointStats {
+	var mu sync.Mutex
+	var all []checkpoint.CheckpointStats
+	prev := opts.Listener
+	opts.Listener = func(e runtime.Event) {
+		if prev != nil {
+			prev(e)
+		}
+		if e.Kind == runtime.EventCheckpointCompleted && e.Stats != nil {
+			mu.Lock()
+			all = append(all, *e.Stats)
+			mu.Unlock()
+		}
+	}
+	return func() []checkpoint.CheckpointStats {
+		mu.Lock()
+		defer mu.Unlock()
+		return all
+	}
 }
