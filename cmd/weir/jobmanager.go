@@ -71,6 +71,13 @@ func runJobManager(cmd *cobra.Command, configFile string, settings []string) err
 		return err
 	}
 	log := logger(false)
+	mem, err := applyProcessMemory(cfg)
+	if err != nil {
+		return err
+	}
+	if mem != "" {
+		log.Info(mem)
+	}
 	dir := cfg.String(jobmanager.KeyDir, jobmanager.DefaultDir)
 	// Open locks dir before anything else; the port is bound before any
 	// job resumes, so a JobManager that cannot serve touches no job.

@@ -126,6 +126,13 @@ func runScript(cmd *cobra.Command, path string, f runFlags) error {
 	}
 	opts.IgnoreUnclaimedState = opts.IgnoreUnclaimedState || f.allowNonRestored
 	opts.Logger = logger(f.quiet)
+	mem, err := applyProcessMemory(s.Settings)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if mem != "" {
+		opts.Logger.Info(mem)
+	}
 	var status *statusLine
 	if isTerminal(os.Stderr) {
 		status = newStatusLine(cmd.ErrOrStderr())

@@ -85,6 +85,7 @@ var KnownSettings = []string{
 	"table.exec.state.ttl",
 	"table.local-time-zone",
 	"table.optimizer.agg-phase-strategy",
+	"taskmanager.memory.process.size", // read by weir run and weir jobmanager (the Go soft memory limit)
 	"taskmanager.network.memory.buffer-debloat.enabled",
 	"taskmanager.network.memory.buffer-debloat.period",
 	"taskmanager.network.memory.buffer-debloat.samples",
