@@ -185,7 +185,7 @@ func (e *demoEnv) follow(cmd *exec.Cmd, stdout io.Reader, kill bool) (bool, erro
 			e.step("  restored checkpoint %s: sources rewound to its offsets, state and pending commits restored", fields[1])
 		case "checkpoint":
 			checkpoints++
-			e.step("  checkpoint %s completed (%s bills read so far)", fields[1], fields[2])
+			e.step("  checkpoint %s completed (%s bills read by this run)", fields[1], fields[2])
 			if kill && checkpoints >= 2 && !killed {
 				killed = true
 				_ = cmd.Process.Signal(syscall.SIGKILL)
