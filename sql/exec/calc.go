@@ -18,24 +18,57 @@ type Calc struct {
 	// Project computes the output fields (SELECT). Default nil: the input
 	// fields.
 	Project func(fields []any) ([]any, error)
+	// ProjectInto, when set with Project, does what Project does but
+	// writes the Width output fields into out, and never keeps fields or
+	// returns a value sharing its memory. A fused Calc (FuseCalcs) then
+	// projects a stage whose output only a later ProjectInto reads into
+	// one buffer reused row after row, instead of a new slice per row.
+	// Default nil.
+	ProjectInto func(out, fields []any) error
+	// Width is the number of fields ProjectInto writes.
+	Width int
 	// stages, when set (FuseCalcs), replace Filter and Project: each stage
 	// filters and projects the previous stage's output.
 	stages []*Calc
+	// scratch, when set, is the buffer this stage projects into: the next
+	// stage that projects reads it and copies what it keeps (ProjectInto).
+	scratch []any
 }
 
 // FuseCalcs returns one Calc that does what each of calcs does, in order,
 // as Flink merges adjacent Calcs: a row is handed over and boxed once
 // instead of once per Calc.
+//
+// A stage's output that only the next projecting stage reads, when that
+// stage copies it (ProjectInto), goes into a buffer of the returned Calc's
+// own: call FuseCalcs once per operator instance.
 func FuseCalcs(calcs ...*Calc) *Calc {
 	var stages []*Calc
 	for _, c := range calcs {
-		if len(c.stages) > 0 {
-			stages = append(stages, c.stages...)
-		} else {
-			stages = append(stages, &Calc{Filter: c.Filter, Project: c.Project})
+		for _, s := range c.flat() {
+			stages = append(stages, &Calc{Filter: s.Filter, Project: s.Project, ProjectInto: s.ProjectInto, Width: s.Width})
 		}
 	}
+	var next *Calc // the nearest later stage that projects
+	for i := len(stages) - 1; i >= 0; i-- {
+		s := stages[i]
+		if s.Project == nil {
+			continue
+		}
+		if s.ProjectInto != nil && next != nil && next.ProjectInto != nil {
+			s.scratch = make([]any, s.Width)
+		}
+		next = s
+	}
 	return &Calc{stages: stages}
+}
+
+// flat returns c's stages, or c itself when it has none.
+func (c *Calc) flat() []*Calc {
+	if len(c.stages) > 0 {
+		return c.stages
+	}
+	return []*Calc{c}
 }
 
 // apply filters and projects fields; keep is false for a filtered row.
@@ -49,7 +82,13 @@ func (c *Calc) apply(fields []any) (out []any, keep bool, err error) {
 			return nil, false, nil
 		}
 	}
-	if c.Project != nil {
+	switch {
+	case c.scratch != nil:
+		if err = c.ProjectInto(c.scratch, fields); err != nil {
+			return nil, false, fmt.Errorf("sql/exec: Calc projection: %w", err)
+		}
+		fields = c.scratch
+	case c.Project != nil:
 		if fields, err = c.Project(fields); err != nil {
 			return nil, false, fmt.Errorf("sql/exec: Calc projection: %w", err)
 		}

@@ -102,3 +102,39 @@ func TestOptionsValidate(t *testing.T) {
 }
 
 func errOf[T any](_ T, err error) error { return err }
+
+// A fused Calc projects a stage into a buffer of its own only when the
+// next projecting stage copies its input (ProjectInto); the rows it emits
+// never share that buffer, and each instance has its own.
+func TestFusedCalcReusesBuffersOnlyBetweenCopyingStages(t *testing.T) {
+	swap := func() *Calc { // [x, y] → [y, x]
+		return &Calc{
+			Project:     func(f []any) ([]any, error) { return []any{f[1], f[0]}, nil },
+			ProjectInto: func(out, f []any) error { out[0], out[1] = f[1], f[0]; return nil },
+			Width:       2,
+		}
+	}
+	odd := &Calc{Filter: func(f []any) (bool, error) { return f[0].(int64)%2 == 1, nil }}
+	same := &Calc{Project: func(f []any) ([]any, error) { return f, nil }} // keeps its input: no buffer before it
+	stages := []*Calc{swap(), odd, swap(), swap(), same}
+	fused, other := FuseCalcs(stages...), FuseCalcs(stages...)
+	for i, want := range []bool{true, false, true, false, false} {
+		if got := fused.stages[i].scratch != nil; got != want {
+			t.Fatalf("stage %d has a buffer: %v, want %v", i, got, want)
+		}
+	}
+	if &fused.stages[0].scratch[0] == &other.stages[0].scratch[0] {
+		t.Fatal("two fused Calcs share a buffer")
+	}
+	var clock int64
+	c := openChain(t, []newStage{func() (operator.Operator, bool) { return fused, false }}, &clock, nil)
+	for _, r := range mustRows(t, "+I[a, 1]", "+I[b, 2]", "-U[c, 3]", "+I[d, 5]") {
+		if err := c.process(t, 1, event.Record{Value: r, Timestamp: 7}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := strings.Join(c.out.take(), " ")
+	if want := "+I[1, a] @7 -U[3, c] @7 +I[5, d] @7"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}

@@ -17,8 +17,7 @@ type calcNode struct {
 // a Calc that nothing reads yet, the two fuse into one node (Flink's
 // FlinkCalcMergeRule): a row then crosses one operator instead of a
 // chain of them, and is boxed and allocated once.
-func (b *builder) calc(name string, in *graph.Node, filter func([]any) (bool, error), project func([]any) ([]any, error)) *graph.Node {
-	stage := &exec.Calc{Filter: filter, Project: project}
+func (b *builder) calc(name string, in *graph.Node, stage *exec.Calc) *graph.Node {
 	if prev, ok := b.calcs[in]; ok && !prev.read {
 		prev.stages = append(prev.stages, stage)
 		stages := append([]*exec.Calc(nil), prev.stages...)

@@ -218,7 +218,7 @@ func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl tim
 		if err != nil {
 			return nil, err
 		}
-		return b.calc("Calc", n, nil, withRN), nil
+		return b.calc("Calc", n, &exec.Calc{Project: withRN}), nil
 	}
 	return r
 }

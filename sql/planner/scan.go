@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/catalog"
+	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/types"
@@ -101,6 +102,10 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 		physCols[i] = expr.Column{Qualifier: alias, Name: f.Name, Type: f.Type}
 	}
 	cols, evals, computed, err := p.tableColumns(t, alias, physCols)
+	var stage *exec.Calc
+	if computed != nil {
+		stage = projectStage(evals)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +128,7 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 	}
 	r.reuseKey = "scan:" + t.Name
 	r.build = func(b *builder, _ []*graph.Node) (*graph.Node, error) {
-		return p.buildScan(b, t, wm, computed)
+		return p.buildScan(b, t, wm, stage)
 	}
 	return r, nil
 }
@@ -176,17 +181,33 @@ func fieldRef(i int, t types.Type) *expr.Compiled {
 
 // projector evaluates each expression over a row.
 func projector(evals []*expr.Compiled) func([]any) ([]any, error) {
+	into := projectorInto(evals)
 	return func(row []any) ([]any, error) {
 		out := make([]any, len(evals))
-		for i, e := range evals {
-			v, err := e.Eval(row)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = v
+		if err := into(out, row); err != nil {
+			return nil, err
 		}
 		return out, nil
 	}
+}
+
+// projectorInto evaluates each expression over a row into out.
+func projectorInto(evals []*expr.Compiled) func(out, row []any) error {
+	return func(out, row []any) error {
+		for i, e := range evals {
+			v, err := e.Eval(row)
+			if err != nil {
+				return err
+			}
+			out[i] = v
+		}
+		return nil
+	}
+}
+
+// projectStage is a Calc stage that projects each row through evals.
+func projectStage(evals []*expr.Compiled) *exec.Calc {
+	return &exec.Calc{Project: projector(evals), ProjectInto: projectorInto(evals), Width: len(evals)}
 }
 
 // wmSpec is a table's watermark: the rowtime column, how to read it from a
@@ -243,7 +264,7 @@ func watermarkDelay(w *parser.Watermark) (time.Duration, error) {
 	return 0, errAt(w.Pos, "unsupported watermark expression: use %s or %s - INTERVAL 'n' unit", w.Column, w.Column)
 }
 
-func (p *Planner) buildScan(b *builder, t *catalog.Table, wm *wmSpec, computed func([]any) ([]any, error)) (*graph.Node, error) {
+func (p *Planner) buildScan(b *builder, t *catalog.Table, wm *wmSpec, computed *exec.Calc) (*graph.Node, error) {
 	if err := checkOptions(t); err != nil {
 		return nil, err
 	}
@@ -259,7 +280,7 @@ func (p *Planner) buildScan(b *builder, t *catalog.Table, wm *wmSpec, computed f
 	if computed == nil {
 		return n, nil
 	}
-	return b.calc("Calc", n, nil, computed), nil
+	return b.calc("Calc", n, computed), nil
 }
 
 // rowTimestamp reads a row's event time in ms; a NULL or unreadable time

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/types"
@@ -137,7 +138,7 @@ func (p *Planner) filter(in *Rel, cond parser.Expr, resolve func(parser.Expr) (*
 		win: in.win, upsertKey: in.upsertKey, uniqueKey: in.uniqueKey, hashedBy: in.hashedBy}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.calc("Calc", ins[0], pred, nil), nil
+		return b.calc("Calc", ins[0], &exec.Calc{Filter: pred}), nil
 	}
 	return r, nil
 }
@@ -190,13 +191,12 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 		evals = append(evals, c)
 		cols = append(cols, expr.Column{Name: name, Type: c.Type})
 	}
-	proj := projector(evals)
 	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: rowtime,
 		win: in.win.through(from), upsertKey: keyThrough(in.upsertKey, from),
 		uniqueKey: keyThrough(in.uniqueKey, from), hashedBy: keyThrough(in.hashedBy, from)}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.calc("Calc", ins[0], nil, proj), nil
+		return b.calc("Calc", ins[0], projectStage(evals)), nil
 	}
 	return r, nil
 }
@@ -255,11 +255,10 @@ func (p *Planner) distinct(in *Rel) (*Rel, error) {
 
 // calcOver projects in through evals into cols.
 func (p *Planner) calcOver(in *Rel, evals []*expr.Compiled, cols []expr.Column) *Rel {
-	proj := projector(evals)
 	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.calc("Calc", ins[0], nil, proj), nil
+		return b.calc("Calc", ins[0], projectStage(evals)), nil
 	}
 	return r
 }

@@ -139,7 +139,7 @@ func (p *Planner) windowDedup(wi *windowRankInput, order exec.SortKey) (*Rel, er
 		if err != nil {
 			return nil, err
 		}
-		return b.calc("Calc", n, nil, withRN), nil
+		return b.calc("Calc", n, &exec.Calc{Project: withRN}), nil
 	}
 	return r, nil
 }
