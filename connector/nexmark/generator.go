@@ -97,7 +97,11 @@ func (g *Generator) Timestamp(k int64) int64 {
 
 // Event returns the k-th event (k from 0) of a split. It panics if split or
 // k is out of range.
-func (g *Generator) Event(split int, k int64) Event {
+func (g *Generator) Event(split int, k int64) Event { return g.draw(split, k, nil) }
+
+// draw returns the k-th event of a split; a bid is drawn into *b, or a new
+// Bid when b is nil.
+func (g *Generator) draw(split int, k int64, b *Bid) Event {
 	if split < 0 || split >= len(g.splitLen) || k < 0 || k >= g.splitLen[split] {
 		panic(fmt.Sprintf("nexmark: event %d of split %d out of range", k, split))
 	}
@@ -110,7 +114,11 @@ func (g *Generator) Event(split int, k int64) Event {
 	case rem < int64(g.cfg.PersonProportion+g.cfg.AuctionProportion):
 		return Event{Type: AuctionEvent, Auction: g.auction(&r, id, k, ts)}
 	default:
-		return Event{Type: BidEvent, Bid: g.bid(&r, id, ts)}
+		if b == nil {
+			b = new(Bid)
+		}
+		g.bid(&r, id, ts, b)
+		return Event{Type: BidEvent, Bid: b}
 	}
 }
 
@@ -201,8 +209,8 @@ func (g *Generator) auction(r *rng, id, k, ts int64) *Auction {
 	return a
 }
 
-func (g *Generator) bid(r *rng, id, ts int64) *Bid {
-	b := &Bid{DateTime: millis(ts)}
+func (g *Generator) bid(r *rng, id, ts int64, b *Bid) {
+	*b = Bid{DateTime: millis(ts)}
 	if r.intn(g.cfg.HotAuctionRatio) > 0 {
 		b.Auction = g.lastAuction0(id) / hotBlock * hotBlock
 	} else {
@@ -227,5 +235,4 @@ func (g *Generator) bid(r *rng, id, ts int64) *Bid {
 		b.Channel, b.URL = t.channelNames[c], t.channelURLs[c]
 	}
 	b.Extra = r.extra(32, g.cfg.AvgBidSize)
-	return b
 }

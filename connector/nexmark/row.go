@@ -3,6 +3,8 @@ package nexmark
 import (
 	"time"
 	"unsafe"
+
+	"github.com/weirstream/weir/event"
 )
 
 // Row boxes an event's values into the []any the SQL layer reads. Boxing
@@ -14,7 +16,11 @@ import (
 // boxed one by one, so that a string kept in state keeps only its own
 // bytes alive; the fixed block holds only integers, times and strings
 // shared by every event, so keeping one of its values keeps at most its
-// neighbours' few bytes alive.
+// neighbours' few bytes alive. A bid, most of the stream, takes two
+// allocations in all (newBidRow): its fixed block (whose extra is a
+// substring of the generator's text, so shared too) and one block with
+// the row, the bid ROW's slice header and the event.Row a row source's
+// record carries.
 
 // eface is the layout of an interface value (the Go runtime's).
 type eface struct {
@@ -25,11 +31,13 @@ var (
 	int64Word  = any(int64(0))
 	timeWord   = any(time.Time{})
 	stringWord = any("")
+	sliceWord  = any([]any(nil))
+	rowWord    = any(event.Row{})
 )
 
 // boxAt returns an interface of template's dynamic type (int64,
-// time.Time or string: non-pointer-shaped types, whose interfaces point to their
-// value) whose value is *p. The value at p must never change afterwards:
+// time.Time, string, []any or event.Row: non-pointer-shaped types, whose
+// interfaces point to their value) whose value is *p. The value at p must never change afterwards:
 // interfaces are immutable.
 func boxAt(template any, p unsafe.Pointer) any {
 	v := template
@@ -40,6 +48,8 @@ func boxAt(template any, p unsafe.Pointer) any {
 func boxInt(p *int64) any      { return boxAt(int64Word, unsafe.Pointer(p)) }
 func boxTime(p *time.Time) any { return boxAt(timeWord, unsafe.Pointer(p)) }
 func boxString(p *string) any  { return boxAt(stringWord, unsafe.Pointer(p)) }
+func boxSlice(p *[]any) any    { return boxAt(sliceWord, unsafe.Pointer(p)) }
+func boxRow(p *event.Row) any  { return boxAt(rowWord, unsafe.Pointer(p)) }
 
 type personFixed struct {
 	id int64
@@ -51,13 +61,37 @@ type auctionFixed struct {
 	dt, expires                               time.Time
 }
 
-// bidFixed also holds the bid's channel and URL: they come from the
-// generator's tables, shared by every bid, so keeping one alive keeps no
-// bytes of this event alive. The extra string is the event's own.
+// bidFixed also holds the bid's channel, URL and extra: they come from
+// the generator's tables (extra is a substring of its text, see
+// rng.extra), shared by every bid, so keeping one alive keeps no bytes of
+// this event alive.
 type bidFixed struct {
 	auction, bidder, price int64
 	dt                     time.Time
-	channel, url           string
+	channel, url, extra    string
+}
+
+// bidRow is a bid as the source table's row, vals[:4], whose bid column
+// is the ROW vals[4:] (nested is that slice, for its interface to point
+// to), and as the record value of a row source (row).
+type bidRow struct {
+	row    event.Row
+	nested []any
+	vals   [4 + 7]any
+}
+
+// newBidRow returns b's row in two allocations (see above).
+func newBidRow(b *Bid) *bidRow {
+	f := &bidFixed{auction: b.Auction, bidder: b.Bidder, price: b.Price, dt: b.DateTime, channel: b.Channel, url: b.URL, extra: b.Extra}
+	r := &bidRow{}
+	v := &r.vals
+	v[0] = int64(BidEvent)
+	r.nested = v[4:len(v):len(v)]
+	v[3] = boxSlice(&r.nested)
+	v[4], v[5], v[6], v[7], v[8], v[9], v[10] = boxInt(&f.auction), boxInt(&f.bidder), boxInt(&f.price),
+		boxString(&f.channel), boxString(&f.url), boxTime(&f.dt), boxString(&f.extra)
+	r.row = event.Row{Kind: event.Insert, Fields: v[:4:4]}
+	return r
 }
 
 // Row returns the event as a row of the Nexmark source table's columns
@@ -81,12 +115,7 @@ func (e Event) Row() []any {
 		buf[9], buf[10], buf[11], buf[12], buf[13] = boxTime(&f.dt), boxTime(&f.expires), boxInt(&f.seller), boxInt(&f.category), a.Extra
 		return eventRow(buf, e.Type)
 	case BidEvent:
-		b := e.Bid
-		f := &bidFixed{auction: b.Auction, bidder: b.Bidder, price: b.Price, dt: b.DateTime, channel: b.Channel, url: b.URL}
-		buf := make([]any, 4+7)
-		buf[4], buf[5], buf[6], buf[7], buf[8], buf[9], buf[10] = boxInt(&f.auction), boxInt(&f.bidder), boxInt(&f.price),
-			boxString(&f.channel), boxString(&f.url), boxTime(&f.dt), b.Extra
-		return eventRow(buf, e.Type)
+		return newBidRow(e.Bid).row.Fields
 	}
 	return []any{int64(e.Type), nil, nil, nil}
 }
@@ -99,4 +128,16 @@ func eventRow(buf []any, typ int) []any {
 	row[0] = int64(typ)
 	row[typ+1] = buf[4:len(buf):len(buf)]
 	return row
+}
+
+// rowValue returns the k-th event of a split as a row source emits it: an
+// event.Row (+I) of Row's fields. A bid takes the two allocations of
+// newBidRow: its Bid is drawn on the stack.
+func (g *Generator) rowValue(split int, k int64) any {
+	var b Bid
+	e := g.draw(split, k, &b)
+	if e.Type == BidEvent {
+		return boxRow(&newBidRow(e.Bid).row)
+	}
+	return event.Row{Kind: event.Insert, Fields: e.Row()}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -327,5 +328,50 @@ func TestReaderReportsFinishedSplits(t *testing.T) {
 	got = sourcetest.Drain(t, r2, &sourcetest.Output{Value: eventLine})
 	if want := []string{"finished 0", "3: bid on 1000 @1704067200001", "finished 3"}; !slices.Equal(got, want) {
 		t.Fatalf("restored reader output %q, want %q", got, want)
+	}
+}
+
+// The row source (Rows) emits what the event source emits, each event as
+// the +I row of its Row(), with the same splits, timestamps, order and
+// finished splits; its rows are independent of one another.
+func TestRowsSourceEmitsEventRows(t *testing.T) {
+	cfg := nexmark.Config{EventsNum: 3000, Splits: 4}
+	s := newSource(t, cfg)
+	events := drain(t, readers(t, s, 1)[0], 1<<20)
+	rows := drain(t, readers(t, s.Rows(), 1)[0], 1<<20)
+	if len(rows.recs) != 3000 || len(events.recs) != 3000 {
+		t.Fatalf("%d rows and %d events, want 3000 each", len(rows.recs), len(events.recs))
+	}
+	kinds := map[int]int{}
+	for i, ev := range events.recs {
+		e := ev.Value.(nexmark.Event)
+		kinds[e.Type]++
+		want := event.Row{Kind: event.Insert, Fields: e.Row()}
+		got, ok := rows.recs[i].Value.(event.Row)
+		if !ok || !reflect.DeepEqual(got, want) || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("record %d: row %v (%T), want %v", i, rows.recs[i].Value, rows.recs[i].Value, want)
+		}
+		if rows.splits[i] != events.splits[i] || rows.recs[i].Timestamp != ev.Timestamp {
+			t.Fatalf("record %d: split %s @%d, want split %s @%d", i, rows.splits[i], rows.recs[i].Timestamp, events.splits[i], ev.Timestamp)
+		}
+	}
+	if kinds[nexmark.PersonEvent] == 0 || kinds[nexmark.AuctionEvent] == 0 || kinds[nexmark.BidEvent] == 0 {
+		t.Fatalf("events by type %v: want every type", kinds)
+	}
+	// Overwriting one row's fields, its entity's and appending to either
+	// leaves every other row as generated.
+	r := rows.recs[7].Value.(event.Row).Fields
+	entity := r[r[0].(int64)+1].([]any)
+	_ = append(r, "x")
+	_ = append(entity, "y")
+	entity[0], r[0] = "changed", "changed"
+	for i, ev := range events.recs {
+		if i != 7 && !reflect.DeepEqual(rows.recs[i].Value.(event.Row).Fields, ev.Value.(nexmark.Event).Row()) {
+			t.Fatalf("row %d changed by writing row 7", i)
+		}
+	}
+	got := sourcetest.Drain(t, readers(t, newSource(t, nexmark.Config{EventsNum: 10, Splits: 4}).Rows(), 1)[0], &sourcetest.Output{})
+	if n := len(slices.DeleteFunc(got, func(l string) bool { return !strings.HasPrefix(l, "finished ") })); n != 4 {
+		t.Fatalf("the row source reported %d finished splits, want 4: %q", n, got)
 	}
 }

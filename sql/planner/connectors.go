@@ -107,7 +107,7 @@ func BuiltinConnectors() *Connectors {
 		if err != nil {
 			return nil, fmt.Errorf("table %q: %w", t.Name, err)
 		}
-		return mappedSource{Source: src, toRow: func(v any) []any { return v.(nexmark.Event).Row() }}, nil
+		return src.Rows(), nil
 	}
 	c.Sources["filesystem"] = fileSource
 	c.Sinks["filesystem"] = fileSink
