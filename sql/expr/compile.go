@@ -95,6 +95,18 @@ type Compiled struct {
 	// Const reports a value that depends on no column and no clock; Eval
 	// then ignores its row and returns the same value every time.
 	Const bool
+	// guarded, set by guard, is what guard wrapped: ProjectInto evaluates
+	// it under one recover per row instead of Eval's one per call.
+	guarded *guarded
+}
+
+// guarded is an evaluator without guard's recover, and the Compiled guard
+// returned: a copy of that Compiled (whose Eval may have been replaced)
+// is not it, and evaluates by its Eval.
+type guarded struct {
+	self  *Compiled
+	inner func(row []any) (any, error)
+	pos   parser.Pos
 }
 
 // Compile type-checks e against s and returns its evaluator. Errors are
@@ -124,12 +136,49 @@ func guard(out *Compiled) *Compiled {
 	g.Eval = func(row []any) (v any, err error) {
 		defer func() {
 			if r := recover(); r != nil {
-				v, err = nil, evalErr(pos, "cannot evaluate the expression on row %s: %v", untypedString(row), r)
+				v, err = nil, panicErr(pos, row, r)
 			}
 		}()
 		return inner(row)
 	}
+	g.guarded = &guarded{self: &g, inner: inner, pos: pos}
 	return &g
+}
+
+func panicErr(pos parser.Pos, row []any, r any) error {
+	return evalErr(pos, "cannot evaluate the expression on row %s: %v", untypedString(row), r)
+}
+
+// ProjectInto returns what evaluates each of evals over a row into out
+// (len(evals) long): out[i] is evals[i].Eval(row), and the first error
+// is returned. Expressions Compile returned are evaluated under one
+// recover for the row rather than one per expression, with the same
+// error as their Eval's for a row that makes one panic.
+func ProjectInto(evals []*Compiled) func(out, row []any) error {
+	fns := make([]func([]any) (any, error), len(evals))
+	pos := make([]parser.Pos, len(evals))
+	for i, e := range evals {
+		fns[i] = e.Eval
+		if g := e.guarded; g != nil && g.self == e {
+			fns[i], pos[i] = g.inner, g.pos
+		}
+	}
+	return func(out, row []any) (err error) {
+		i := 0
+		defer func() {
+			if r := recover(); r != nil {
+				err = panicErr(pos[i], row, r)
+			}
+		}()
+		for ; i < len(fns); i++ {
+			v, err := fns[i](row)
+			if err != nil {
+				return err
+			}
+			out[i] = v
+		}
+		return nil
+	}
 }
 
 // InferType returns the type of e in s without keeping the evaluator.

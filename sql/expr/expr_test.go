@@ -1,6 +1,9 @@
 package expr_test
 
 import (
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -373,4 +376,44 @@ func TestNegativeLiterals(t *testing.T) {
 		{"-1e3", "-1000.0", "DOUBLE NOT NULL"},
 		{"- -1", "1", "INT NOT NULL"},
 	})
+}
+
+// ProjectInto gives each expression's Eval: its values, its first error,
+// and for a row of the wrong Go types the error Eval reports rather than
+// a panic. A copy of a compiled expression whose Eval was replaced
+// evaluates by the replacement.
+func TestProjectIntoIsEval(t *testing.T) {
+	compile := func(src string) *expr.Compiled {
+		e, err := parser.ParseExpr(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := expr.Compile(e, scope())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	copied := *compile("b + 1")
+	copied.Eval = func([]any) (any, error) { return "replaced", nil }
+	evals := []*expr.Compiled{compile("i * 2"), compile("UPPER(s)"), compile("CASE WHEN i = 7 THEN B.price END"), &copied, compile("r.y")}
+	out := make([]any, len(evals))
+	if err := expr.ProjectInto(evals)(out, row); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range evals {
+		if want, _ := e.Eval(row); !reflect.DeepEqual(out[i], want) {
+			t.Errorf("field %d: %#v, Eval gives %#v", i, out[i], want)
+		}
+	}
+	if out[3] != "replaced" || out[0] != int64(14) {
+		t.Errorf("fields %#v", out)
+	}
+	bad := slices.Clone(row)
+	bad[4] = int64(3) // s must be a string: UPPER's evaluation panics
+	_, want := evals[1].Eval(bad)
+	err := expr.ProjectInto(evals)(out, bad)
+	if err == nil || want == nil || err.Error() != want.Error() || !strings.Contains(err.Error(), "cannot evaluate") {
+		t.Fatalf("error %v, Eval's %v", err, want)
+	}
 }

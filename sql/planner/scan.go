@@ -193,16 +193,7 @@ func projector(evals []*expr.Compiled) func([]any) ([]any, error) {
 
 // projectorInto evaluates each expression over a row into out.
 func projectorInto(evals []*expr.Compiled) func(out, row []any) error {
-	return func(out, row []any) error {
-		for i, e := range evals {
-			v, err := e.Eval(row)
-			if err != nil {
-				return err
-			}
-			out[i] = v
-		}
-		return nil
-	}
+	return expr.ProjectInto(evals)
 }
 
 // projectStage is a Calc stage that projects each row through evals.
