@@ -141,7 +141,51 @@ func (c *compiler) comparison(op parser.BinaryOp, l, r *Compiled, at parser.Node
 	}
 	out.Type = boolType(l.Type.Nullable || r.Type.Nullable)
 	out.Eval = strict2(pos, l, r, func(x, y any) (any, error) { return applyCmp(op, x, y) })
+	if l.Type.IsInteger() && r.Type.IsInteger() {
+		out.Eval = intComparison(pos, op, l, r)
+	}
 	return out, nil
+}
+
+// intComparison is strict2's comparison for two integers (int64 values,
+// see package types) without applyCmp's dispatch on the values' types,
+// which it leaves to applyCmp for values of other types (a caller's bug).
+// It writes strict2's steps out: the call through strict2's f per row is
+// part of what it saves.
+func intComparison(pos parser.Pos, op parser.BinaryOp, l, r *Compiled) func([]any) (any, error) {
+	cmp := func(a, b int64) bool {
+		switch op {
+		case parser.Eq:
+			return a == b
+		case parser.Ne:
+			return a != b
+		case parser.Lt:
+			return a < b
+		case parser.Le:
+			return a <= b
+		case parser.Gt:
+			return a > b
+		}
+		return a >= b
+	}
+	le, re := l.Eval, r.Eval
+	return func(row []any) (any, error) {
+		x, err := le(row)
+		if err != nil || x == nil {
+			return nil, err
+		}
+		y, err := re(row)
+		if err != nil || y == nil {
+			return nil, err
+		}
+		a, ok1 := x.(int64)
+		b, ok2 := y.(int64)
+		if !ok1 || !ok2 {
+			v, err := applyCmp(op, x, y)
+			return v, wrapEval(pos, err)
+		}
+		return cmp(a, b), nil
+	}
 }
 
 // applyCmp compares two non-NULL values of one domain. Doubles compare as
