@@ -128,6 +128,13 @@ func (m *Multi) Splits(dst []SplitStatus) []SplitStatus {
 	return dst
 }
 
+// find is a loop rather than slices.IndexFunc: it runs once per record,
+// and the call per split it saves was 2 % of a pass-through query's CPU.
 func (m *Multi) find(id string) int {
-	return slices.IndexFunc(m.splits, func(s splitGen) bool { return s.id == id })
+	for i := range m.splits {
+		if m.splits[i].id == id {
+			return i
+		}
+	}
+	return -1
 }
