@@ -348,6 +348,41 @@ func fn(call *parser.FuncCall, args []*Compiled, t types.Type, f func(v []any) (
 	return &Compiled{Type: t, Const: allConst(args), Eval: strict(call.Pos, args, f)}
 }
 
+// fnOverFirst is fn for a call whose arguments after the first are
+// constants (LOWER(s), SPLIT_INDEX(s, '/', 3), REGEXP_EXTRACT(s, 'p', 2)):
+// mk gets those constants once and returns what computes the result from
+// the first argument's value alone, so that no []any of arguments is made
+// per row (one passed through fn's f escapes). It returns nil, for the
+// caller to use fn, when a later argument is not a constant or is NULL
+// (the call is then NULL, as fn has it) or mk returns nil.
+func fnOverFirst(call *parser.FuncCall, args []*Compiled, t types.Type, mk func(consts []any) func(x any) (any, error)) *Compiled {
+	if len(args) == 0 {
+		return nil
+	}
+	consts := make([]any, len(args)-1)
+	for i := range consts {
+		v, ok := constArg(args, i+1)
+		if !ok || v == nil {
+			return nil
+		}
+		consts[i] = v
+	}
+	f := mk(consts)
+	if f == nil {
+		return nil
+	}
+	t.Nullable = t.Nullable || anyNullable(args)
+	x, pos := args[0].Eval, call.Pos
+	return &Compiled{Type: t, Const: args[0].Const, Eval: func(row []any) (any, error) {
+		v, err := x(row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		r, err := f(v)
+		return r, wrapEval(pos, err)
+	}}
+}
+
 // constArg returns the value of argument i when it is a constant.
 func constArg(args []*Compiled, i int) (any, bool) {
 	if i >= len(args) || args[i] == nil || !args[i].Const {

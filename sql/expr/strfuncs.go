@@ -16,6 +16,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/language"
@@ -178,7 +179,22 @@ func caseFunc(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, err
 	default:
 		f = initCap
 	}
+	if c := fnOverFirst(call, a, t, func([]any) func(any) (any, error) {
+		return func(v any) (any, error) { return sameOrNew(v, f(v.(string))), nil }
+	}); c != nil {
+		return c, nil
+	}
 	return fn(call, a, t, func(v []any) (any, error) { return f(v[0].(string)), nil }), nil
+}
+
+// sameOrNew is s, or v itself when s is v's string unchanged (a mapping
+// that changed nothing returns its argument), which then needs no new
+// interface value.
+func sameOrNew(v any, s string) any {
+	if old := v.(string); len(old) == len(s) && unsafe.StringData(old) == unsafe.StringData(s) {
+		return v
+	}
+	return s
 }
 
 // javaUpper and javaLower are Java's String.toUpperCase and toLowerCase,
@@ -404,28 +420,42 @@ func splitIndex(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, e
 	if err := expect(call, a, famString, famString, famInteger); err != nil {
 		return nil, err
 	}
+	if c := fnOverFirst(call, a, stringType(true), func(consts []any) func(any) (any, error) {
+		sep, ok1 := consts[0].(string)
+		i, ok2 := consts[1].(int64)
+		if !ok1 || !ok2 {
+			return nil
+		}
+		return func(v any) (any, error) { return splitPiece(v.(string), sep, i), nil }
+	}); c != nil {
+		return c, nil
+	}
 	return fn(call, a, stringType(true), func(v []any) (any, error) {
-		s, sep, i := v[0].(string), v[1].(string), v[2].(int64)
-		if i < 0 || s == "" {
-			return nil, nil
-		}
-		if sep == "" {
-			sep = " "
-		}
-		for n := int64(0); ; n++ {
-			j := strings.Index(s, sep)
-			if n == i {
-				if j < 0 {
-					return s, nil
-				}
-				return s[:j], nil
-			}
-			if j < 0 {
-				return nil, nil
-			}
-			s = s[j+len(sep):]
-		}
+		return splitPiece(v[0].(string), v[1].(string), v[2].(int64)), nil
 	}), nil
+}
+
+// splitPiece is SPLIT_INDEX's value: piece i of s, or nil.
+func splitPiece(s, sep string, i int64) any {
+	if i < 0 || s == "" {
+		return nil
+	}
+	if sep == "" {
+		sep = " "
+	}
+	for n := int64(0); ; n++ {
+		j := strings.Index(s, sep)
+		if n == i {
+			if j < 0 {
+				return s
+			}
+			return s[:j]
+		}
+		if j < 0 {
+			return nil
+		}
+		s = s[j+len(sep):]
+	}
 }
 
 func regexpFunc(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, error) {
@@ -460,20 +490,36 @@ func regexpExtract(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled
 	if err != nil {
 		return nil, err
 	}
+	extract := func(s, pattern string, g int64) any {
+		if p.simple != nil {
+			var buf [8]int
+			return extractGroup(s, g, p.simple.ncap, func(s string) []int { return p.simple.submatch(s, buf[:0]) })
+		}
+		re, err := p.get(pattern)
+		if err != nil {
+			return nil
+		}
+		return extractGroup(s, g, re.NumSubexp(), re.FindStringSubmatchIndex)
+	}
+	if c := fnOverFirst(call, a, stringType(true), func(consts []any) func(any) (any, error) {
+		pattern, ok := consts[0].(string)
+		g, ok2 := int64(0), true
+		if len(consts) == 2 {
+			g, ok2 = consts[1].(int64)
+		}
+		if !ok || !ok2 {
+			return nil
+		}
+		return func(v any) (any, error) { return extract(v.(string), pattern, g), nil }
+	}); c != nil {
+		return c, nil
+	}
 	return fn(call, a, stringType(true), func(v []any) (any, error) {
 		g := int64(0)
 		if len(v) == 3 {
 			g = v[2].(int64)
 		}
-		if p.simple != nil {
-			var buf [8]int
-			return extractGroup(v[0].(string), g, p.simple.ncap, func(s string) []int { return p.simple.submatch(s, buf[:0]) }), nil
-		}
-		re, err := p.get(v[1].(string))
-		if err != nil {
-			return nil, nil
-		}
-		return extractGroup(v[0].(string), g, re.NumSubexp(), re.FindStringSubmatchIndex), nil
+		return extract(v[0].(string), v[1].(string), g), nil
 	}), nil
 }
 
