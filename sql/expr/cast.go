@@ -116,7 +116,7 @@ func (c *compiler) coerce(x *Compiled, to types.Type, pos parser.Pos) (*Compiled
 		return nil, &Error{Pos: pos, Msg: fmt.Sprintf("cannot convert %s to %s", typeName(x.Type), typeName(to)), Class: ErrInvalid}
 	}
 	inner := x.Eval
-	return &Compiled{Type: to, Src: x.Src, Const: x.Const, Eval: func(row []any) (any, error) {
+	out := &Compiled{Type: to, Src: x.Src, Const: x.Const, Eval: func(row []any) (any, error) {
 		v, err := inner(row)
 		if err != nil || v == nil {
 			return nil, err
@@ -126,7 +126,16 @@ func (c *compiler) coerce(x *Compiled, to types.Type, pos parser.Pos) (*Compiled
 			return nil, evalErr(pos, "cannot convert %s to %s: %v", showValue(v), typeName(to), err)
 		}
 		return r, nil
-	}}, nil
+	}}
+	// A constant converted once, not per row (q14's 0.908 * price >
+	// 1000000 made a DECIMAL of 1000000 for every bid). One that fails to
+	// convert keeps failing where it is evaluated.
+	if out.Const {
+		if v, err := out.Eval(nil); err == nil {
+			return constant(x.Src, to, v), nil
+		}
+	}
+	return out, nil
 }
 
 // noopCast reports conversions that leave every value unchanged.
