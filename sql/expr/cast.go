@@ -109,7 +109,11 @@ func (c *compiler) coerce(x *Compiled, to types.Type, pos parser.Pos) (*Compiled
 		if sameType(x.Type, to) && x.Type.TimeAttr == "" {
 			return x, nil
 		}
-		return &Compiled{Type: to, Eval: x.Eval, Src: x.Src, Const: x.Const}, nil
+		out := &Compiled{Type: to, Eval: x.Eval, Src: x.Src, Const: x.Const}
+		if i, ok := x.Column(); ok {
+			out.column = &columnRef{self: out, index: i}
+		}
+		return out, nil
 	}
 	fn, err := castFn(x.Type, to, c.loc())
 	if err != nil {

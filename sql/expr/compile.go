@@ -98,6 +98,35 @@ type Compiled struct {
 	// guarded, set by guard, is what guard wrapped: ProjectInto evaluates
 	// it under one recover per row instead of Eval's one per call.
 	guarded *guarded
+	// column, when set, says that Eval returns one input column as is
+	// (see Column).
+	column *columnRef
+}
+
+// columnRef is the column a Compiled reads as is, and that Compiled: a
+// copy of it (whose Eval may have been replaced) is not it.
+type columnRef struct {
+	self  *Compiled
+	index int
+}
+
+// ColumnRef returns the expression that reads column i of its row as is,
+// of type t.
+func ColumnRef(i int, t types.Type) *Compiled {
+	c := &Compiled{Type: t, Eval: func(row []any) (any, error) { return row[i], nil }}
+	c.column = &columnRef{self: c, index: i}
+	return c
+}
+
+// Column reports whether c reads one column of its row as is (a column
+// reference compiled from a name, or ColumnRef), and which: a projection
+// of such expressions over another projection can read that one's
+// expressions instead.
+func (c *Compiled) Column() (int, bool) {
+	if c.column == nil || c.column.self != c {
+		return 0, false
+	}
+	return c.column.index, true
 }
 
 // guarded is an evaluator without guard's recover, and the Compiled guard
@@ -142,6 +171,9 @@ func guard(out *Compiled) *Compiled {
 		return inner(row)
 	}
 	g.guarded = &guarded{self: &g, inner: inner, pos: pos}
+	if i, ok := out.Column(); ok {
+		g.column = &columnRef{self: &g, index: i}
+	}
 	return &g
 }
 

@@ -22,6 +22,9 @@ func (c *compiler) ident(id *parser.Ident) (*Compiled, error) {
 		}
 		return row[idx], nil
 	}}
+	if len(rest) == 0 {
+		out.column = &columnRef{self: out, index: idx}
+	}
 	for _, f := range rest {
 		if out, err = c.field(out, f, id); err != nil {
 			return nil, err

@@ -102,9 +102,9 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 		physCols[i] = expr.Column{Qualifier: alias, Name: f.Name, Type: f.Type}
 	}
 	cols, evals, computed, err := p.tableColumns(t, alias, physCols)
-	var stage *exec.Calc
+	var computedEvals []*expr.Compiled // the projection to the full row, if any
 	if computed != nil {
-		stage = projectStage(evals)
+		computedEvals = evals
 	}
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (p *Planner) scan(t *catalog.Table, alias string) (*Rel, error) {
 	}
 	r.reuseKey = "scan:" + t.Name
 	r.build = func(b *builder, _ []*graph.Node) (*graph.Node, error) {
-		return p.buildScan(b, t, wm, stage)
+		return p.buildScan(b, t, wm, computedEvals)
 	}
 	return r, nil
 }
@@ -175,9 +175,7 @@ func (p *Planner) tableColumns(t *catalog.Table, alias string, phys []expr.Colum
 	return cols, evals, projector(evals), nil
 }
 
-func fieldRef(i int, t types.Type) *expr.Compiled {
-	return &expr.Compiled{Type: t, Eval: func(row []any) (any, error) { return row[i], nil }}
-}
+func fieldRef(i int, t types.Type) *expr.Compiled { return expr.ColumnRef(i, t) }
 
 // projector evaluates each expression over a row.
 func projector(evals []*expr.Compiled) func([]any) ([]any, error) {
@@ -255,7 +253,7 @@ func watermarkDelay(w *parser.Watermark) (time.Duration, error) {
 	return 0, errAt(w.Pos, "unsupported watermark expression: use %s or %s - INTERVAL 'n' unit", w.Column, w.Column)
 }
 
-func (p *Planner) buildScan(b *builder, t *catalog.Table, wm *wmSpec, computed *exec.Calc) (*graph.Node, error) {
+func (p *Planner) buildScan(b *builder, t *catalog.Table, wm *wmSpec, computed []*expr.Compiled) (*graph.Node, error) {
 	if err := checkOptions(t); err != nil {
 		return nil, err
 	}
@@ -271,7 +269,7 @@ func (p *Planner) buildScan(b *builder, t *catalog.Table, wm *wmSpec, computed *
 	if computed == nil {
 		return n, nil
 	}
-	return b.calc("Calc", n, computed), nil
+	return b.project("Calc", n, computed), nil
 }
 
 // rowTimestamp reads a row's event time in ms; a NULL or unreadable time

@@ -196,7 +196,7 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 		uniqueKey: keyThrough(in.uniqueKey, from), hashedBy: keyThrough(in.hashedBy, from)}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.calc("Calc", ins[0], projectStage(evals)), nil
+		return b.project("Calc", ins[0], evals), nil
 	}
 	return r, nil
 }
@@ -258,7 +258,7 @@ func (p *Planner) calcOver(in *Rel, evals []*expr.Compiled, cols []expr.Column) 
 	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: -1}
 	r.withMode(in)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.calc("Calc", ins[0], projectStage(evals)), nil
+		return b.project("Calc", ins[0], evals), nil
 	}
 	return r
 }

@@ -1,0 +1,69 @@
+package planner
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/sql/exec"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
+	"github.com/weirstream/weir/types"
+)
+
+// A projection that only picks columns of the projection below it (a
+// query's SELECT of a view's columns, a sink's columns as the query gives
+// them) becomes one projection evaluating only the expressions picked;
+// after a filter, or of a computed expression, it stays a stage of its
+// own. Every form gives the rows of projecting stage by stage.
+func TestProjectionOfColumnsFusesIntoTheOneBelow(t *testing.T) {
+	bigint := types.Type{Kind: types.BigInt, Nullable: true}
+	cols := []expr.Column{{Name: "a", Type: bigint}, {Name: "b", Type: bigint}}
+	compile := func(src string, cols []expr.Column) *expr.Compiled {
+		e, err := parser.ParseExpr(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := expr.Compile(e, &expr.Scope{Columns: cols})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	calls := 0
+	counted := &expr.Compiled{Type: bigint, Eval: func(row []any) (any, error) { calls++; return row[1], nil }}
+	// Stage 1: [a + 1, b * 10, counted(b)]; stage 2 picks columns 1 and 0
+	// (names: x, y, z); stage 3 picks its column 1 then 0 (a ColumnRef, as
+	// the sink's conversion makes).
+	xyz := []expr.Column{{Name: "x", Type: bigint}, {Name: "y", Type: bigint}, {Name: "z", Type: bigint}}
+	stage1 := []*expr.Compiled{compile("a + 1", cols), compile("b * 10", cols), counted}
+	stage2 := []*expr.Compiled{compile("y", xyz), compile("x", xyz)}
+	stage3 := []*expr.Compiled{fieldRef(1, bigint), fieldRef(0, bigint)}
+
+	b := &builder{g: &graph.StreamGraph{}, parallelism: 1}
+	src := b.g.AddNode(&graph.Node{Name: "src", UID: "src", Parallelism: 1})
+	n := b.project("Calc", src, stage1)
+	if b.project("Calc", n, stage2) != n || b.project("Calc", n, stage3) != n {
+		t.Fatal("a projection did not fuse into the Calc below")
+	}
+	if got := len(b.calcs[n].stages); got != 1 {
+		t.Fatalf("%d stages, want the three projections as one", got)
+	}
+	row := []any{int64(4), int64(5)}
+	got, err := b.calcs[n].stages[0].Project(row)
+	// Stage by stage: [5, 50, 5] → [50, 5] → [5, 50].
+	if err != nil || !reflect.DeepEqual(got, []any{int64(5), int64(50)}) || calls != 0 {
+		t.Fatalf("fused projection %v, %v (%d calls of the unpicked expression), want [5 50] and none", got, err, calls)
+	}
+
+	// A filter between, or a computed expression, keeps a stage apart.
+	b2 := &builder{g: &graph.StreamGraph{}, parallelism: 1}
+	src2 := b2.g.AddNode(&graph.Node{Name: "src", UID: "src", Parallelism: 1})
+	m := b2.project("Calc", src2, stage1)
+	b2.calc("Calc", m, &exec.Calc{Filter: func([]any) (bool, error) { return true, nil }})
+	b2.project("Calc", m, stage2)
+	b2.project("Calc", m, []*expr.Compiled{compile("x + y", xyz)})
+	if got := len(b2.calcs[m].stages); got != 4 {
+		t.Fatalf("%d stages, want 4 (projection, filter, projection, projection)", got)
+	}
+}
