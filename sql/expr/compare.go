@@ -1,7 +1,9 @@
 package expr
 
 import (
+	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/types"
@@ -141,32 +143,39 @@ func (c *compiler) comparison(op parser.BinaryOp, l, r *Compiled, at parser.Node
 	}
 	out.Type = boolType(l.Type.Nullable || r.Type.Nullable)
 	out.Eval = strict2(pos, l, r, func(x, y any) (any, error) { return applyCmp(op, x, y) })
-	if l.Type.IsInteger() && r.Type.IsInteger() {
-		out.Eval = intComparison(pos, op, l, r)
+	switch {
+	case l.Type.IsInteger() && r.Type.IsInteger():
+		out.Eval = typedComparison[int64](pos, op, l, r, cmp.Compare[int64])
+	case l.Type.IsString() && r.Type.IsString():
+		out.Eval = typedComparison[string](pos, op, l, r, strings.Compare)
 	}
 	return out, nil
 }
 
-// intComparison is strict2's comparison for two integers (int64 values,
-// see package types) without applyCmp's dispatch on the values' types,
-// which it leaves to applyCmp for values of other types (a caller's bug).
+// typedComparison is strict2's comparison for two integers (int64 values,
+// see package types) or two strings (compared as compareValues does)
+// without applyCmp's dispatch on the values' types, which it leaves to
+// applyCmp for values of other types (a caller's bug).
 // It writes strict2's steps out: the call through strict2's f per row is
 // part of what it saves.
-func intComparison(pos parser.Pos, op parser.BinaryOp, l, r *Compiled) func([]any) (any, error) {
-	cmp := func(a, b int64) bool {
+func typedComparison[T int64 | string](pos parser.Pos, op parser.BinaryOp, l, r *Compiled, compare func(a, b T) int) func([]any) (any, error) {
+	cmp := func(a, b T) bool {
 		switch op {
 		case parser.Eq:
 			return a == b
 		case parser.Ne:
 			return a != b
-		case parser.Lt:
-			return a < b
-		case parser.Le:
-			return a <= b
-		case parser.Gt:
-			return a > b
 		}
-		return a >= b
+		n := compare(a, b)
+		switch op {
+		case parser.Lt:
+			return n < 0
+		case parser.Le:
+			return n <= 0
+		case parser.Gt:
+			return n > 0
+		}
+		return n >= 0
 	}
 	le, re := l.Eval, r.Eval
 	return func(row []any) (any, error) {
@@ -178,8 +187,8 @@ func intComparison(pos parser.Pos, op parser.BinaryOp, l, r *Compiled) func([]an
 		if err != nil || y == nil {
 			return nil, err
 		}
-		a, ok1 := x.(int64)
-		b, ok2 := y.(int64)
+		a, ok1 := x.(T)
+		b, ok2 := y.(T)
 		if !ok1 || !ok2 {
 			v, err := applyCmp(op, x, y)
 			return v, wrapEval(pos, err)

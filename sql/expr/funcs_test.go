@@ -109,7 +109,7 @@ func TestStringFunctions(t *testing.T) {
 		{"SPLIT_INDEX('', ',', 0)", "NULL", ""},
 		{"SPLIT_INDEX(s, ' ', 1)", "World", "STRING"}, {"SPLIT_INDEX(s, SUBSTR(s, 6, 2), i - 6)", "World", "STRING"},
 		{"SPLIT_INDEX(s, ' ', n)", "NULL", "STRING"}, {"SPLIT_INDEX(s, ns, 0)", "NULL", "STRING"}, {"SPLIT_INDEX(s, ' ', NULL)", "NULL", ""},
-		{"SPLIT_INDEX(ns, ' ', 0)", "NULL", "STRING"},
+		{"SPLIT_INDEX(ns, ' ', 0)", "NULL", "STRING"}, {"SPLIT_INDEX('a::b::c', '::', 2)", "c", ""}, {"SPLIT_INDEX('a::b', '::', 2)", "NULL", ""},
 		{"REGEXP(s, 'W.r')", "TRUE", "BOOLEAN"},
 		{"REGEXP('abc', '^b')", "FALSE", ""},
 		{"REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2)", "1234", "STRING"},

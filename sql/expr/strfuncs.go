@@ -444,7 +444,12 @@ func splitPiece(s, sep string, i int64) any {
 		sep = " "
 	}
 	for n := int64(0); ; n++ {
-		j := strings.Index(s, sep)
+		var j int
+		if len(sep) == 1 { // the usual '/': IndexByte without Index's dispatch on the length
+			j = strings.IndexByte(s, sep[0])
+		} else {
+			j = strings.Index(s, sep)
+		}
 		if n == i {
 			if j < 0 {
 				return s
