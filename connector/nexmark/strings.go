@@ -82,7 +82,12 @@ func baseURL(r *rng) string {
 // trimmed of spaces at both ends.
 func (r *rng) str(maxLen int, special byte) string {
 	n := 3 + r.intn(maxLen-3)
-	b := make([]byte, n)
+	var buf [128]byte // on the stack: the string below is the one copy
+	b := buf[:0]
+	if n > len(buf) {
+		b = make([]byte, 0, n)
+	}
+	b = b[:n]
 	for i := range b {
 		if r.intn(13) == 0 {
 			b[i] = special
