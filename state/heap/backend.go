@@ -184,7 +184,7 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 		maxParallelism: b.opts.MaxParallelism,
 		start:          b.opts.KeyGroupRange.Start,
 		keyCodec:       b.opts.KeyCodec,
-		at:             snapAt{now: now, keep: true},
+		now:            now,
 		size:           &b.blobSize,
 	}
 	for _, t := range b.tables {

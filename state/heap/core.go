@@ -3,7 +3,6 @@ package heap
 import (
 	"encoding/binary"
 	"fmt"
-	"reflect"
 
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/internal/keyed"
@@ -34,9 +33,9 @@ type table interface {
 // type E are never modified in place once stored, except as the kind's file
 // explains.
 type entryOps[E any] interface {
-	// encode appends e's payload, leaving out parts expired at at.now;
-	// false when nothing of e is live. It runs on the snapshot's goroutine.
-	encode(buf []byte, e E, at snapAt) ([]byte, bool)
+	// encode appends e's payload, leaving out parts expired at now; false
+	// when nothing of e is live. It runs on the snapshot's goroutine.
+	encode(buf []byte, e E, now int64) ([]byte, bool)
 	// decode parses a payload; false when it is wholly expired at now.
 	decode(p []byte, hasTS bool, now int64) (E, bool, error)
 	// sweep returns e without its parts expired at now (a new entry when
@@ -51,10 +50,6 @@ type core[E any] struct {
 	ttl  ttl
 	data groups[E]
 	ops  entryOps[E]
-	// cellType is the type of the value last stored, and cellWorth
-	// whether values of that type get an encCell (see cellFor).
-	cellType  reflect.Type
-	cellWorth bool
 }
 
 func newCore[E any](b *Backend, sp state.StateSpec) core[E] {

@@ -24,20 +24,6 @@
 // by type (numbers, strings, time.Time, decimals, structs of them) are
 // never copied, and when no snapshot is in flight nothing is.
 //
-// A snapshot keeps the encoding of each value it encodes (list element,
-// map value, value) whose type is mutable — rows, pointers, slices — in a
-// cell that the value's elem points to (encCell), and later snapshots copy
-// those bytes instead of encoding the value again, as long as it is not
-// replaced: storing a value (Update, Put, Add, a restore) gives it a new,
-// empty cell, and only a deep copy made on read (which encodes alike), a
-// TTL refresh or a version change keeps the cell. So a checkpoint of a
-// state that changed little since the last costs little more than copying
-// its bytes (Flink's heap backend stores serialized rows to the same
-// end). It relies on Flink's contract that a value modified in place is
-// written back; a change never written back stays out of checkpoints, as
-// on the Pebble backend. The cost is memory: a cell of 32 bytes per stored
-// value of a mutable type, and its encoding once a snapshot made it.
-//
 // Snapshot blob format (all integers uvarint unless noted):
 //
 //	"WHK1" maxParallelism nStates

@@ -44,7 +44,7 @@ func (t *listTable) Get() []any {
 			if fresh == nil {
 				fresh = slices.Clone(items)
 			}
-			fresh[j] = elem{v, e.ts, t.b.version, e.enc} // a copy encodes alike
+			fresh[j] = elem{v, e.ts, t.b.version}
 			e.v = v
 		}
 		out[j] = e.v
@@ -66,7 +66,7 @@ func (t *listTable) refresh(i int, k any, items []elem, now int64) []elem {
 	case t.ttl.OnRead:
 		fresh := make([]elem, len(items))
 		for j, e := range items {
-			fresh[j] = elem{e.v, now, e.ver, e.enc}
+			fresh[j] = elem{e.v, now, e.ver}
 		}
 		items = fresh
 	case n == 0:
@@ -79,7 +79,7 @@ func (t *listTable) refresh(i int, k any, items []elem, now int64) []elem {
 func (t *listTable) Add(v any) {
 	k, i := t.b.current()
 	items, _ := t.data.get(i, k)
-	t.data.put(i, k, append(items, elem{v, t.now(), t.b.version, t.cellFor(v)}), t.b.version)
+	t.data.put(i, k, append(items, elem{v, t.now(), t.b.version}), t.b.version)
 }
 
 func (t *listTable) AddAll(vs []any) {
@@ -90,7 +90,7 @@ func (t *listTable) AddAll(vs []any) {
 	items, _ := t.data.get(i, k)
 	now := t.now()
 	for _, v := range vs {
-		items = append(items, elem{v, now, t.b.version, t.cellFor(v)})
+		items = append(items, elem{v, now, t.b.version})
 	}
 	t.data.put(i, k, items, t.b.version)
 }
@@ -104,7 +104,7 @@ func (t *listTable) Update(vs []any) {
 	now := t.now()
 	items := make([]elem, len(vs))
 	for j, v := range vs {
-		items[j] = elem{v, now, t.b.version, t.cellFor(v)}
+		items[j] = elem{v, now, t.b.version}
 	}
 	t.data.put(i, k, items, t.b.version)
 }
@@ -114,10 +114,10 @@ func (t *listTable) Delete() {
 	t.data.del(i, k, t.b.version)
 }
 
-func (t *listTable) encode(buf []byte, items []elem, at snapAt) ([]byte, bool) {
+func (t *listTable) encode(buf []byte, items []elem, now int64) ([]byte, bool) {
 	live := 0
 	for _, e := range items {
-		if !t.ttl.Expired(e.ts, at.now) {
+		if !t.ttl.Expired(e.ts, now) {
 			live++
 		}
 	}
@@ -126,13 +126,13 @@ func (t *listTable) encode(buf []byte, items []elem, at snapAt) ([]byte, bool) {
 	}
 	buf = wire.AppendUvarint(buf, uint64(live))
 	for _, e := range items {
-		if t.ttl.Expired(e.ts, at.now) {
+		if t.ttl.Expired(e.ts, now) {
 			continue
 		}
 		if t.ttl.Enabled() {
 			buf = wire.AppendVarint(buf, e.ts)
 		}
-		buf = appendPrefixedValue(buf, t.sp.Codec, e, at)
+		buf = appendPrefixed(buf, t.sp.Codec, e.v)
 	}
 	return buf, true
 }
@@ -152,7 +152,7 @@ func (t *listTable) decode(p []byte, hasTS bool, now int64) ([]elem, bool, error
 			return nil, false, err
 		}
 		if !t.ttl.Expired(ts, now) {
-			items = append(items, elem{v, ts, t.b.version, t.cellFor(v)})
+			items = append(items, elem{v, ts, t.b.version})
 		}
 	}
 	if r.Err() != nil || r.Len() != 0 {

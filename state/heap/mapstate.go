@@ -100,7 +100,7 @@ func (t *mapTable) Put(uk, v any) {
 		e = mapEntry{make(map[any]elem), t.b.version}
 		t.data.put(i, k, e, t.b.version)
 	}
-	e.m[uk] = elem{v, t.now(), t.b.version, t.cellFor(v)}
+	e.m[uk] = elem{v, t.now(), t.b.version}
 }
 
 func (t *mapTable) Remove(uk any) {
@@ -135,7 +135,7 @@ func (t *mapTable) privateAll(i int, k any, e mapEntry) mapEntry {
 	for uk, el := range e.m {
 		if v, copied := t.private(el.v, el.ver); copied {
 			e = t.own(i, k, e)
-			e.m[uk] = elem{v, el.ts, t.b.version, el.enc} // a copy encodes alike
+			e.m[uk] = elem{v, el.ts, t.b.version}
 		}
 	}
 	return e
@@ -176,10 +176,10 @@ func (t *mapTable) Delete() {
 	t.data.del(i, k, t.b.version)
 }
 
-func (t *mapTable) encode(buf []byte, e mapEntry, at snapAt) ([]byte, bool) {
+func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
 	live := 0
 	for _, el := range e.m {
-		if !t.ttl.Expired(el.ts, at.now) {
+		if !t.ttl.Expired(el.ts, now) {
 			live++
 		}
 	}
@@ -188,14 +188,14 @@ func (t *mapTable) encode(buf []byte, e mapEntry, at snapAt) ([]byte, bool) {
 	}
 	buf = wire.AppendUvarint(buf, uint64(live))
 	for uk, el := range e.m {
-		if t.ttl.Expired(el.ts, at.now) {
+		if t.ttl.Expired(el.ts, now) {
 			continue
 		}
 		if t.ttl.Enabled() {
 			buf = wire.AppendVarint(buf, el.ts)
 		}
 		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
-		buf = appendPrefixedValue(buf, t.sp.Codec, el, at)
+		buf = appendPrefixed(buf, t.sp.Codec, el.v)
 	}
 	return buf, true
 }
@@ -219,7 +219,7 @@ func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, erro
 			return mapEntry{}, false, err
 		}
 		if !t.ttl.Expired(ts, now) {
-			m[uk] = elem{v, ts, t.b.version, t.cellFor(v)}
+			m[uk] = elem{v, ts, t.b.version}
 		}
 	}
 	if r.Err() != nil || r.Len() != 0 {

@@ -32,7 +32,7 @@ func (r *rawState) capture(name string) captured {
 	return &capturedGroups[[]byte]{
 		hdr:    stateHeader{name: name, kind: r.kind, hasTTL: r.hasTTL},
 		maps:   r.maps,
-		encode: func(buf, p []byte, _ snapAt) ([]byte, bool) { return append(buf, p...), true },
+		encode: func(buf, p []byte, _ int64) ([]byte, bool) { return append(buf, p...), true },
 	}
 }
 

@@ -53,7 +53,7 @@ func (c *core[E]) estimate(keys state.Codec[any], sample int) int64 {
 				seen++
 				continue
 			}
-			buf, _ = c.ops.encode(buf, e, snapAt{now: now})
+			buf, _ = c.ops.encode(buf, e, now)
 			bytes += int64(len(buf))
 			seen++
 		}

@@ -37,7 +37,7 @@ type captured interface {
 type capturedGroups[E any] struct {
 	hdr    stateHeader
 	maps   []map[any]E
-	encode func(buf []byte, e E, at snapAt) ([]byte, bool)
+	encode func(buf []byte, e E, now int64) ([]byte, bool)
 }
 
 func (c *capturedGroups[E]) header() stateHeader { return c.hdr }
@@ -51,7 +51,7 @@ func (c *capturedGroups[E]) appendGroup(body []byte, i int, w *writer) ([]byte, 
 		w.key = w.keyCodec.Encode(w.key[:0], k)
 		body = wire.AppendBytes(body, w.key)
 		var live bool
-		if body, live = appendEntry(body, c.encode, e, w.at); !live {
+		if body, live = appendEntry(body, c.encode, e, w.now); !live {
 			body = body[:start]
 			continue
 		}
@@ -61,11 +61,11 @@ func (c *capturedGroups[E]) appendGroup(body []byte, i int, w *writer) ([]byte, 
 }
 
 // appendEntry appends entry e's payload behind its uvarint length, or
-// nothing and false when nothing of e is live at at.now. It encodes in
-// place (see prefixLength), not into a scratch buffer copied in.
-func appendEntry[E any](buf []byte, encode func([]byte, E, snapAt) ([]byte, bool), e E, at snapAt) ([]byte, bool) {
+// nothing and false when nothing of e is live at now. It encodes in place
+// (see prefixLength), not into a scratch buffer copied in.
+func appendEntry[E any](buf []byte, encode func([]byte, E, int64) ([]byte, bool), e E, now int64) ([]byte, bool) {
 	start := len(buf)
-	buf, live := encode(buf, e, at)
+	buf, live := encode(buf, e, now)
 	if !live {
 		return buf[:start], false
 	}
@@ -77,7 +77,7 @@ type snapshot struct {
 	maxParallelism int
 	start          int // key group of group index 0
 	keyCodec       state.Codec[any]
-	at             snapAt
+	now            int64
 	states         []captured // sorted by name
 	flight         *flight
 	// size is the backend's record of its last blob's size: Write sizes
@@ -103,7 +103,7 @@ func (f *flight) land() {
 // writer holds the scratch buffer and state of one Write call.
 type writer struct {
 	keyCodec state.Codec[any]
-	at       snapAt
+	now      int64
 	key      []byte
 	// lastGroup is the size of the last group appended, which sizes the
 	// room made before the next (key groups hash alike, so sizes are).
@@ -128,7 +128,7 @@ func (s *snapshot) Write() (blob []byte, err error) {
 			blob, err = nil, fmt.Errorf("heap: writing keyed state snapshot: %v", r)
 		}
 	}()
-	w := &writer{keyCodec: s.keyCodec, at: s.at}
+	w := &writer{keyCodec: s.keyCodec, now: s.now}
 	if last := s.size.Load(); last > 0 {
 		blob = make([]byte, 0, last+last/8)
 	}

@@ -59,14 +59,6 @@ func BenchmarkSnapshot(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			be := newSubtask(b, 1, 0, nil)
 			fillRows(be, kind, entries)
-			// A checkpoint before the measured ones: a state unchanged
-			// since, as most of a large state is between checkpoints a
-			// second apart (it keeps the values' encodings).
-			s, err := be.Snapshot(0)
-			if err != nil {
-				b.Fatal(err)
-			}
-			write(b, s)
 			b.ReportAllocs()
 			var size int
 			runtime.GC()

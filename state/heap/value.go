@@ -53,7 +53,7 @@ func (t *valueTable) Get() (any, bool) {
 
 func (t *valueTable) Put(v any) {
 	k, i := t.b.current()
-	t.data.put(i, k, elem{v, t.now(), t.b.version, t.cellFor(v)}, t.b.version)
+	t.data.put(i, k, elem{v, t.now(), t.b.version}, t.b.version)
 }
 
 func (t *valueTable) Delete() {
@@ -61,14 +61,14 @@ func (t *valueTable) Delete() {
 	t.data.del(i, k, t.b.version)
 }
 
-func (t *valueTable) encode(buf []byte, e elem, at snapAt) ([]byte, bool) {
-	if t.ttl.Expired(e.ts, at.now) {
+func (t *valueTable) encode(buf []byte, e elem, now int64) ([]byte, bool) {
+	if t.ttl.Expired(e.ts, now) {
 		return buf, false
 	}
 	if t.ttl.Enabled() {
 		buf = wire.AppendVarint(buf, e.ts)
 	}
-	return appendValue(buf, t.sp.Codec, e, at), true
+	return t.sp.Codec.Encode(buf, e.v), true
 }
 
 func (t *valueTable) decode(p []byte, hasTS bool, now int64) (elem, bool, error) {
@@ -81,7 +81,7 @@ func (t *valueTable) decode(p []byte, hasTS bool, now int64) (elem, bool, error)
 	if err != nil {
 		return elem{}, false, err
 	}
-	return elem{v, ts, t.b.version, t.cellFor(v)}, !t.ttl.Expired(ts, now), nil
+	return elem{v, ts, t.b.version}, !t.ttl.Expired(ts, now), nil
 }
 
 func (t *valueTable) sweep(e elem, now int64) (elem, int, bool) {

@@ -39,48 +39,11 @@ func countedTallies(b *Backend, n *atomic.Int64, ttl *state.TTLConfig) tallies {
 	}
 }
 
-// TestSnapshotReusesEncodings checks that a value a snapshot encoded is
-// encoded no more: the first snapshot encodes every value and keeps the
-// encodings, the next ones none, and their blobs restore the same values. Reads while a snapshot is in flight,
-// which replace the values by copies, keep the encodings too.
-func TestSnapshotReusesEncodings(t *testing.T) {
-	for _, readInFlight := range []bool{false, true} {
-		t.Run(fmt.Sprintf("reads in flight %v", readInFlight), func(t *testing.T) {
-			var n atomic.Int64
-			b := newSubtask(t, 1, 0, nil)
-			h := countedTallies(b, &n, nil)
-			for k := range 10 {
-				h.put(b, k)
-			}
-			const values = 10 * 5 // a value, 2 list elements, 2 map values per key
-			for i, want := range []int64{values, 0, 0} {
-				n.Store(0)
-				s := snapshotOf(t, b)
-				if readInFlight {
-					for k := range 10 {
-						h.read(b, k)
-					}
-				}
-				blob := write(t, s)
-				if got := n.Load(); got != want {
-					t.Fatalf("snapshot %d encoded %d values, want %d", i+1, got, want)
-				}
-				r := restored(t, nil, blob)
-				rh := registerTallies(r)
-				for k := range 10 {
-					if got := rh.read(r, k); !reflect.DeepEqual(got, initial()) {
-						t.Fatalf("snapshot %d, key %d: restored %s, want %s", i+1, k, show(got), show(initial()))
-					}
-				}
-			}
-		})
-	}
-}
-
-// TestChangedValueIsEncodedAgain changes values whose encodings the
-// snapshots keep, in every way a value can change, and requires the next
-// snapshot to hold the new values: a kept encoding reused after its value
-// changed would restore the old ones.
+// TestChangedValueIsEncodedAgain changes values that earlier snapshots
+// encoded, in every way a value can change, and requires the next
+// snapshot to hold the new values: a cache of encodings across snapshots
+// (issue 16 tried one, state/heap/doc.go) that reused an encoding after
+// its value changed would restore the old ones.
 func TestChangedValueIsEncodedAgain(t *testing.T) {
 	bumped := func(c int, seen ...string) *tally { return &tally{Count: c, Seen: seen} }
 	cases := []struct {
@@ -129,7 +92,7 @@ func TestChangedValueIsEncodedAgain(t *testing.T) {
 				b := newSubtask(t, 1, 0, nil)
 				h := countedTallies(b, &n, nil)
 				h.put(b, 1)
-				snapshotBlob(t, b, 0) // keeps the encodings
+				snapshotBlob(t, b, 0) // encodes the values once
 				var s state.Snapshot
 				if inFlight { // reads copy the values the snapshot holds
 					s = snapshotOf(t, b)
@@ -151,10 +114,10 @@ func TestChangedValueIsEncodedAgain(t *testing.T) {
 	}
 }
 
-// TestKeptEncodingsAndTTL checks that entries with kept encodings still
-// expire, and carry the timestamps of their last refresh, which are not
-// part of the kept bytes.
-func TestKeptEncodingsAndTTL(t *testing.T) {
+// TestEncodedEntriesExpireLater checks that entries a snapshot encoded still
+// expire in later ones, with the timestamps of their last refresh (which
+// a cache of value encodings must not keep).
+func TestEncodedEntriesExpireLater(t *testing.T) {
 	var n atomic.Int64
 	clock := &fakeClock{}
 	b := newSubtask(t, 1, 0, clock)
@@ -165,7 +128,7 @@ func TestKeptEncodingsAndTTL(t *testing.T) {
 	at(b, 1)
 	h.l.Add(&tally{Count: 3})
 	h.m.Put("z", &tally{Count: 4})
-	snapshotBlob(t, b, clock.ms) // keeps the encodings
+	snapshotBlob(t, b, clock.ms) // encodes the entries once
 	clock.ms = 120               // the entries of 0 expired, those of 60 live until 160
 	want := tallyContents{L: []*tally{{Count: 3}}, M: map[string]*tally{"z": {Count: 4}}}
 	blob := snapshotBlob(t, b, clock.ms)
@@ -192,14 +155,14 @@ func TestKeptEncodingsAndTTL(t *testing.T) {
 	}
 }
 
-// TestKeptEncodingsRandomized runs random changes of mutable values —
+// TestSnapshotsOfMutatedValuesRandomized runs random changes of mutable values —
 // stores, in-place read-modify-writes, list appends and replacements, map
 // puts and removals — with snapshots written at once or after later
 // changes, and requires each snapshot to restore a model of the state as
 // of its Snapshot call.
-func TestKeptEncodingsRandomized(t *testing.T) {
+func TestSnapshotsOfMutatedValuesRandomized(t *testing.T) {
 	for seed := range uint64(20) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { randomKept(t, seed) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { randomMutations(t, seed) })
 	}
 }
 
@@ -252,7 +215,7 @@ func modelOf(b *Backend, h tallies, keys int) model {
 	return m
 }
 
-func randomKept(t *testing.T, seed uint64) {
+func randomMutations(t *testing.T, seed uint64) {
 	const keys = 6
 	rng := rand.New(rand.NewPCG(seed, 7))
 	b := newSubtask(t, 1, 0, nil)
