@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weirstream/weir/durable"
 	"github.com/weirstream/weir/jobmanager"
 	"github.com/weirstream/weir/metrics/prom"
 	"github.com/weirstream/weir/rest"
@@ -106,7 +107,7 @@ func runJobManager(cmd *cobra.Command, configFile string, settings []string) err
 		log.Info("serving Prometheus metrics", "url", "http://"+srv.Addr().String()+"/metrics")
 	}
 	addrFile := filepath.Join(dir, jobManagerAddressFile)
-	if err := writeFileAtomic(addrFile, []byte(ep.URL()+"\n")); err != nil {
+	if err := durable.WriteFile(addrFile, []byte(ep.URL()+"\n")); err != nil {
 		return err
 	}
 	defer os.Remove(addrFile)
@@ -121,16 +122,4 @@ func runJobManager(cmd *cobra.Command, configFile string, settings []string) err
 	case <-cmd.Context().Done():
 	}
 	return nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it into place, so a reader that sees path sees all of data: os.WriteFile
-// creates the file empty first, and a client (or test) waiting for the
-// address file could read "" and fall back to 127.0.0.1:8081.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }

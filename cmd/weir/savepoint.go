@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirstream/weir/checkpointstorage"
+	"github.com/weirstream/weir/durable"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/jobmanager"
 	"github.com/weirstream/weir/rest"
@@ -67,7 +68,7 @@ func runJob(jg *graph.JobGraph, opts runtime.Options, port int, log *slog.Logger
 	log.Info("REST endpoint", "address", ep.URL(), "jid", j.ID())
 	if local, ok := checkpointstorage.LocalPath(opts.CheckpointDir); ok && opts.CheckpointDir != "" {
 		ctl.addrFile = filepath.Join(local, restAddressFile)
-		if err := writeFileAtomic(ctl.addrFile, []byte(ep.URL()+"\n")); err != nil {
+		if err := durable.WriteFile(ctl.addrFile, []byte(ep.URL()+"\n")); err != nil {
 			log.Warn("cannot write the REST address for weir savepoint; pass it --address", "file", ctl.addrFile, "err", err)
 			ctl.addrFile = ""
 		}

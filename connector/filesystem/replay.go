@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/weirstream/weir/durable"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 )
@@ -62,22 +63,7 @@ func writeMarker(dir, job string, subtask int, id event.CheckpointID) error {
 		return fmt.Errorf("filesystem sink: committed-checkpoint marker: %w", err)
 	}
 	final := filepath.Join(d, markerName(subtask))
-	tmp := filepath.Join(d, "."+markerName(subtask)+".tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("filesystem sink: committed-checkpoint marker: %w", err)
-	}
-	_, err = f.WriteString(strconv.FormatInt(int64(id), 10) + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, final)
-	}
-	if err != nil {
+	if err := durable.WriteFile(final, []byte(strconv.FormatInt(int64(id), 10)+"\n")); err != nil {
 		return fmt.Errorf("filesystem sink: committed-checkpoint marker %s: %w", final, err)
 	}
 	return nil

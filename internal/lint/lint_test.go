@@ -23,7 +23,7 @@ type layer struct {
 }
 
 var (
-	leaves     = []string{"event", "keygroup", "delivery", "duration", "types", "clock"}
+	leaves     = []string{"event", "keygroup", "delivery", "duration", "types", "clock", "durable"}
 	primitives = append([]string{"metrics", "barrier", "debloat", "watermark", "state", "checkpointstorage", "checkpoint", "restart"}, leaves...)
 	runtime    = append([]string{"operator", "graph", "task", "runtime"}, primitives...)
 	api        = append([]string{"."}, runtime...)
