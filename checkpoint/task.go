@@ -51,7 +51,11 @@ type TaskMetrics struct {
 	AlignmentDuration time.Duration // first barrier to last barrier
 	SyncDuration      time.Duration // synchronous snapshot
 	AsyncDuration     time.Duration // asynchronous upload
-	Bytes             int64         // bytes written to checkpoint storage
+	Bytes             int64         // bytes written to checkpoint storage (Flink's checkpointed_size)
+	// StateBytes is the size of the whole state the checkpoint names: what
+	// it wrote and the shared files of earlier checkpoints it reuses
+	// (Flink's state_size; equal to Bytes for a full checkpoint).
+	StateBytes int64
 	// AlignmentBuffered counts the records held back on blocked input
 	// channels when the barriers were aligned (what alignment buffered).
 	AlignmentBuffered int64

@@ -77,7 +77,7 @@ func addSubtask(av *api.AnalyzedVertex, v *graph.Vertex, g *metrics.Subtask, fir
 	av.BackPressuredRatio += bp
 	av.IdleRatio += g.IdleMsPerSecond.Load() / 1000
 	av.MaxBusyRatio, av.MaxBackPressuredRatio = max(av.MaxBusyRatio, busy), max(av.MaxBackPressuredRatio, bp)
-	av.StateSize += g.CheckpointSize.Load()
+	av.StateSize += g.CheckpointFullSize.Load()
 	av.Watermark = lowest(av.Watermark, inputWatermark(v, g), first)
 	av.SourceLag += sourceLag(v, g)
 	for k, o := range g.Operators {

@@ -23,18 +23,19 @@ func (j *Job) Checkpoints() api.CheckpointingStatistics {
 	inProgress := h.inProgress()
 	out.Counts = api.CheckpointCounts{Restored: h.restoredN, Completed: h.nCompleted, Failed: h.nFailed,
 		InProgress: inProgress, Total: h.nCompleted + h.nFailed + inProgress}
-	var sizes, durations, persisted []int64
+	var sizes, checkpointed, durations, persisted []int64
 	for i := len(h.stats) - 1; i >= 0; i-- {
 		s := &h.stats[i]
 		cs := j.statsLocked(s, false)
 		out.History = append(out.History, cs)
 		if s.Status == checkpoint.StatusCompleted {
 			sizes, durations = append(sizes, cs.StateSize), append(durations, cs.EndToEndDuration)
+			checkpointed = append(checkpointed, cs.CheckpointedSize)
 			persisted = append(persisted, cs.PersistedData)
 		}
 	}
 	out.Latest = j.latestLocked(out.History)
-	out.Summary.StateSize, out.Summary.CheckpointedSize = summarize(sizes), summarize(sizes)
+	out.Summary.StateSize, out.Summary.CheckpointedSize = summarize(sizes), summarize(checkpointed)
 	out.Summary.EndToEndDuration = summarize(durations)
 	out.Summary.PersistedData = summarize(persisted)
 	return out
@@ -79,7 +80,8 @@ func (j *Job) statsLocked(s *checkpoint.CheckpointStats, tasks bool) api.Checkpo
 		c.ClassName, c.Status = ".PendingCheckpointStatistics", api.CheckpointInProgress
 	}
 	for _, t := range s.Tasks {
-		c.StateSize += t.Metrics.Bytes
+		c.StateSize += t.Metrics.StateBytes
+		c.CheckpointedSize += t.Metrics.Bytes
 		c.PersistedData += t.Metrics.PersistedBytes
 		if t.Metrics.Unaligned && c.CheckpointType == api.TypeCheckpoint {
 			c.CheckpointType = api.TypeUnaligned // as Flink: some subtask took it unaligned
@@ -88,7 +90,6 @@ func (j *Job) statsLocked(s *checkpoint.CheckpointStats, tasks bool) api.Checkpo
 			c.LatestAckTimestamp = max(c.LatestAckTimestamp, s.TriggerTime.Add(t.AckLatency).UnixMilli())
 		}
 	}
-	c.CheckpointedSize = c.StateSize
 	if s.Status == checkpoint.StatusPending && c.LatestAckTimestamp > 0 {
 		// Flink's pending end-to-end duration: up to the latest ack.
 		c.EndToEndDuration = c.LatestAckTimestamp - c.TriggerTimestamp
@@ -120,12 +121,12 @@ func taskStats(s *checkpoint.CheckpointStats, vertex string, parallelism int) ap
 			continue
 		}
 		ts.NumAcknowledgedSubtasks++
-		ts.StateSize += t.Metrics.Bytes
+		ts.StateSize += t.Metrics.StateBytes
+		ts.CheckpointedSize += t.Metrics.Bytes
 		ts.PersistedData += t.Metrics.PersistedBytes
 		ts.EndToEndDuration = max(ts.EndToEndDuration, t.AckLatency.Milliseconds())
 		ts.LatestAckTimestamp = max(ts.LatestAckTimestamp, s.TriggerTime.Add(t.AckLatency).UnixMilli())
 	}
-	ts.CheckpointedSize = ts.StateSize
 	return ts
 }
 
@@ -176,7 +177,7 @@ func (j *Job) CheckpointSubtasks(id int64, vertexID string) (api.TaskCheckpointD
 	}
 	d := api.TaskCheckpointDetails{TaskCheckpointStatistics: taskStats(s, v.Name, v.Parallelism),
 		Subtasks: make([]api.SubtaskCheckpointStatistics, v.Parallelism)}
-	var e2e, size, syncs, asyncs, aligns, delays, persisted []int64
+	var e2e, size, checkpointed, syncs, asyncs, aligns, delays, persisted []int64
 	for i := range d.Subtasks {
 		d.Subtasks[i] = api.SubtaskCheckpointStatistics{Index: i, Status: "pending_or_failed"}
 	}
@@ -187,19 +188,20 @@ func (j *Job) CheckpointSubtasks(id int64, vertexID string) (api.TaskCheckpointD
 		m := t.Metrics
 		st := api.SubtaskCheckpointStatistics{Index: t.Task.Index, Status: "completed",
 			AckTimestamp: s.TriggerTime.Add(t.AckLatency).UnixMilli(), EndToEndDuration: t.AckLatency.Milliseconds(),
-			StateSize: m.Bytes, CheckpointedSize: m.Bytes,
+			StateSize: m.StateBytes, CheckpointedSize: m.Bytes,
 			Checkpoint: &api.CheckpointDuration{Sync: m.SyncDuration.Milliseconds(), Async: m.AsyncDuration.Milliseconds()},
 			Alignment: &api.CheckpointAlignment{Duration: m.AlignmentDuration.Milliseconds(),
 				Persisted: m.PersistedBytes},
 			StartDelay: m.StartDelay.Milliseconds(), UnalignedCheckpoint: m.Unaligned}
 		d.Subtasks[t.Task.Index] = st
 		e2e, size = append(e2e, st.EndToEndDuration), append(size, st.StateSize)
+		checkpointed = append(checkpointed, st.CheckpointedSize)
 		syncs, asyncs = append(syncs, st.Checkpoint.Sync), append(asyncs, st.Checkpoint.Async)
 		aligns, delays = append(aligns, st.Alignment.Duration), append(delays, st.StartDelay)
 		persisted = append(persisted, m.PersistedBytes)
 	}
 	d.Summary.Alignment.Persisted = summarize(persisted)
-	d.Summary.EndToEndDuration, d.Summary.StateSize, d.Summary.CheckpointedSize = summarize(e2e), summarize(size), summarize(size)
+	d.Summary.EndToEndDuration, d.Summary.StateSize, d.Summary.CheckpointedSize = summarize(e2e), summarize(size), summarize(checkpointed)
 	d.Summary.CheckpointDuration.Sync, d.Summary.CheckpointDuration.Async = summarize(syncs), summarize(asyncs)
 	d.Summary.Alignment.Duration, d.Summary.StartDelay = summarize(aligns), summarize(delays)
 	return d, nil
@@ -255,7 +257,7 @@ func (j *Job) timelineEntry(t checkpoint.TaskStats, completed int64) api.Timelin
 	e.SyncDone = (barrier + m.AlignmentDuration + m.SyncDuration).Milliseconds()
 	e.AsyncDone = t.AckLatency.Milliseconds()
 	e.Acknowledged = t.AckLatency.Milliseconds()
-	e.StateSize = m.Bytes
+	e.StateSize = m.StateBytes
 	return e
 }
 

@@ -92,7 +92,7 @@ func (j *Job) vertexPhases(s *checkpoint.CheckpointStats, name string) api.Verte
 		}
 		m := t.Metrics
 		vp.NumAcknowledgedSubtasks++
-		vp.StateSize += m.Bytes
+		vp.StateSize += m.StateBytes
 		delays, aligns = append(delays, m.StartDelay.Milliseconds()), append(aligns, m.AlignmentDuration.Milliseconds())
 		syncs, asyncs = append(syncs, m.SyncDuration.Milliseconds()), append(asyncs, m.AsyncDuration.Milliseconds())
 		e2e = append(e2e, t.AckLatency.Milliseconds())

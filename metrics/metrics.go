@@ -72,11 +72,14 @@ type Job struct {
 	// Checkpoint counts and the last completed checkpoint, as Flink's
 	// numberOfCompletedCheckpoints, numberOfFailedCheckpoints,
 	// lastCompletedCheckpointId, lastCheckpointDuration (ms),
-	// lastCheckpointSize (bytes written by every subtask).
+	// lastCheckpointSize (bytes written by every subtask),
+	// lastCheckpointFullSize (the whole state it names, with the shared
+	// files of incremental checkpoints it reuses).
 	CompletedCheckpoints, FailedCheckpoints atomic.Int64
 	LastCompletedCheckpointID               atomic.Int64
 	LastCheckpointDurationMs                atomic.Int64
 	LastCheckpointSize                      atomic.Int64
+	LastCheckpointFullSize                  atomic.Int64
 	// LastCheckpointAlignmentBuffered is the records every subtask held
 	// back on blocked channels while aligning the last completed
 	// checkpoint's barriers (Flink's lastCheckpointAlignmentBuffered, which
@@ -175,9 +178,10 @@ type Subtask struct {
 	// CheckpointStartDelayNanos the time from its trigger to its first
 	// barrier at the subtask, as the subtask measured it (Flink's
 	// checkpointStartDelayNanos); CheckpointSize the bytes the subtask
-	// wrote for it: its state size (Flink's REST checkpointed_size, as a
-	// metric).
+	// wrote for it (Flink's REST checkpointed_size, as a metric);
+	// CheckpointFullSize the whole state it names (REST state_size).
 	CheckpointAlignmentNanos, CheckpointStartDelayNanos, CheckpointSize atomic.Int64
+	CheckpointFullSize                                                  atomic.Int64
 	// Tail samples the rows of the vertex for GET …/vertices/:vid/tail:
 	// those its chain emits downstream, or those its last operator
 	// received when that is a sink (its chain emits nothing).

@@ -87,7 +87,7 @@ func checkAnalyzedVertex(t testing.TB, c *cluster, j *runningJob, dv api.JobVert
 		want.BusyRatio, want.BackPressuredRatio = want.BusyRatio+busy, want.BackPressuredRatio+bp
 		want.IdleRatio += g.IdleMsPerSecond.Load() / 1000
 		want.MaxBusyRatio, want.MaxBackPressuredRatio = max(want.MaxBusyRatio, busy), max(want.MaxBackPressuredRatio, bp)
-		want.StateSize += g.CheckpointSize.Load()
+		want.StateSize += g.CheckpointFullSize.Load()
 	}
 	n := float64(len(gs))
 	want.BusyRatio, want.BackPressuredRatio, want.IdleRatio = want.BusyRatio/n, want.BackPressuredRatio/n, want.IdleRatio/n

@@ -312,9 +312,7 @@ func checkRunningCheckpoints(t *testing.T, c *cluster, j *runningJob, d api.JobD
 		if l == nil || len(onDisk) != 1 || onDisk[0] != fmt.Sprintf("chk-%d", l.ID) || l.ExternalPath != filepath.Join(j.ckDir, onDisk[0]) {
 			t.Fatalf("latest completed %+v; on disk %v", l, onDisk)
 		}
-		if size := dirSize(t, l.ExternalPath); size != l.StateSize {
-			t.Errorf("checkpoint %d: state_size %d, its files hold %d bytes besides _metadata", l.ID, l.StateSize, size)
-		}
+		checkSizes(t, l.ExternalPath, l.ID, l.StateSize, l.CheckpointedSize)
 		for _, h := range st.History {
 			if h.Status == api.CheckpointCompleted && h.ID == l.ID {
 				checkCompleted(t, c, j.id, d, h, total)

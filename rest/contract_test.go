@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/rest/api"
 	"github.com/weirstream/weir/sql/session"
@@ -360,9 +361,7 @@ func checkCheckpoints(t *testing.T, c *cluster, id string, d api.JobDetails, tot
 		t.Fatalf("latest completed %+v; on disk %v", l.Completed, onDisk)
 	}
 	checkStartDelays(t, c, id, d, l.Completed.ID)
-	if size := dirSize(t, l.Completed.ExternalPath); size != l.Completed.StateSize {
-		t.Errorf("checkpoint %d: state_size %d, its files hold %d bytes besides _metadata", l.Completed.ID, l.Completed.StateSize, size)
-	}
+	checkSizes(t, l.Completed.ExternalPath, l.Completed.ID, l.Completed.StateSize, l.Completed.CheckpointedSize)
 	if st.Summary.StateSize.Max < l.Completed.StateSize || st.Summary.EndToEndDuration.Min < 0 {
 		t.Errorf("summary %+v", st.Summary)
 	}
@@ -406,6 +405,29 @@ func chkDirs(t testing.TB, dir string) []string {
 		}
 	}
 	return out
+}
+
+// checkSizes checks a completed checkpoint's state_size against the
+// files it names — its own in chk-N (besides _metadata) and the shared files
+// of incremental checkpoints — and that its checkpointed_size (what it
+// wrote) is some of that.
+func checkSizes(t testing.TB, chkDir string, id, stateSize, checkpointed int64) {
+	t.Helper()
+	m, _, err := checkpointstorage.Resolve("", chkDir)
+	if err != nil {
+		t.Errorf("checkpoint %d: %v", id, err)
+		return
+	}
+	own, shared := dirSize(t, chkDir), int64(0)
+	for _, h := range m.Handles {
+		if strings.HasPrefix(h.Path, "shared/") {
+			shared += h.Size
+		}
+	}
+	if own+shared != stateSize || checkpointed <= 0 || checkpointed > stateSize {
+		t.Errorf("checkpoint %d: state_size %d, checkpointed_size %d; its files hold %d bytes besides _metadata, and the shared files it names %d",
+			id, stateSize, checkpointed, own, shared)
+	}
 }
 
 func dirSize(t testing.TB, dir string) int64 {

@@ -263,13 +263,15 @@ func checkCheckpointMetrics(t *testing.T, p *promJob) {
 	id := int64(one(idQ))
 	dur := one(fmt.Sprintf(`weir_jobmanager_job_lastCheckpointDuration{job_id=%q}`, p.id))
 	size := one(fmt.Sprintf(`weir_jobmanager_job_lastCheckpointSize{job_id=%q}`, p.id))
+	full := one(fmt.Sprintf(`weir_jobmanager_job_lastCheckpointFullSize{job_id=%q}`, p.id))
 	get(t, p.c, "/v1/jobs/"+p.id+"/checkpoints", &after)
 	if before.Latest.Completed == nil || id < before.Latest.Completed.ID || id > after.Latest.Completed.ID {
 		t.Fatalf("Prometheus: last completed checkpoint %d; REST before %+v, after %d", id, before.Latest.Completed, after.Latest.Completed.ID)
 	}
 	for _, h := range after.History {
-		if h.ID == id && (float64(h.EndToEndDuration) != dur || float64(h.StateSize) != size) {
-			t.Errorf("checkpoint %d: Prometheus duration %v ms, size %v; REST %d ms, %d bytes", id, dur, size, h.EndToEndDuration, h.StateSize)
+		if h.ID == id && (float64(h.EndToEndDuration) != dur || float64(h.CheckpointedSize) != size || float64(h.StateSize) != full) {
+			t.Errorf("checkpoint %d: Prometheus duration %v ms, size %v, full size %v; REST %d ms, checkpointed_size %d, state_size %d",
+				id, dur, size, full, h.EndToEndDuration, h.CheckpointedSize, h.StateSize)
 		}
 	}
 	t.Logf("checkpoint %d (REST: %d to %d), %v ms, %v bytes", id, before.Latest.Completed.ID, after.Latest.Completed.ID, dur, size)

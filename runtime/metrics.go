@@ -67,17 +67,20 @@ func (dr *driver) checkpointCompletedMetrics(id event.CheckpointID) {
 		return
 	}
 	m.LastCheckpointDurationMs.Store(s.Duration.Milliseconds())
-	var size, buffered int64
+	var size, full, buffered int64
 	for _, t := range s.Tasks {
 		size += t.Metrics.Bytes
+		full += t.Metrics.StateBytes
 		buffered += t.Metrics.AlignmentBuffered
 		if g := m.Subtask(t.Task.Vertex, t.Task.Index); g != nil {
 			g.CheckpointAlignmentNanos.Store(t.Metrics.AlignmentDuration.Nanoseconds())
 			g.CheckpointStartDelayNanos.Store(t.Metrics.StartDelay.Nanoseconds())
 			g.CheckpointSize.Store(t.Metrics.Bytes)
+			g.CheckpointFullSize.Store(t.Metrics.StateBytes)
 		}
 	}
 	m.LastCheckpointSize.Store(size)
+	m.LastCheckpointFullSize.Store(full)
 	m.LastCheckpointAlignmentBuffered.Store(buffered)
 }
 

@@ -172,6 +172,10 @@ func (t *Subtask) writeAsync(id event.CheckpointID, storage *checkpointstorage.F
 		files[i] = checkpointstorage.StateFile{Name: t.fileName(p), Data: data}
 		st.Files = append(st.Files, needs...)
 		m.Bytes += int64(len(data)) + written
+		m.StateBytes += int64(len(data))
+		for _, h := range needs {
+			m.StateBytes += h.Size
+		}
 		switch p.part.Name {
 		case PartChannelState:
 			m.PersistedBytes += int64(len(data))

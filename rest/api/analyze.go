@@ -40,8 +40,9 @@ type AnalyzedVertex struct {
 	MaxBackPressuredRatio float64 `json:"maxBackPressuredRatio"`
 	IdleRatio             float64 `json:"idleRatio"`
 	BackpressureLevel     string  `json:"backpressureLevel"`
-	// StateSize is the bytes the subtasks wrote for the last completed
-	// checkpoint (their lastCheckpointSize): the vertex's state size.
+	// StateSize is the vertex's state in the last completed checkpoint:
+	// the whole state its subtasks' parts name (REST state_size), with the
+	// shared files of earlier incremental checkpoints they reuse.
 	StateSize int64 `json:"state-size"`
 	// LiveStateSize is its operators' live keyed state now, as their
 	// state backends estimate it (their stateSize metrics summed).
