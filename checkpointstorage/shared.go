@@ -34,10 +34,31 @@ type LocalFile struct {
 	Name string
 	// Src is the local file's path.
 	Src string
+	// Write, when set instead of Src, produces the content: it writes it
+	// all to w and returns nil, or an error that fails the upload. It may
+	// be called again when a transient failure is retried: it then writes
+	// the content again, whole.
+	Write func(w io.Writer) error
 	// Shared puts the file under shared/ instead of chk-<id>. Writing a
 	// shared name again replaces the file: callers give a name to one
 	// content only.
 	Shared bool
+}
+
+// open returns the content: the local file, or a pipe Write writes into
+// on a goroutine of its own. Closing it early (an upload that failed)
+// makes Write's next write fail, so the goroutine ends.
+func (f LocalFile) open() (io.ReadCloser, error) {
+	if f.Write == nil {
+		src, err := os.Open(f.Src)
+		if err != nil {
+			return nil, err
+		}
+		return src, nil
+	}
+	pr, pw := io.Pipe()
+	go func() { pw.CloseWithError(f.Write(pw)) }()
+	return pr, nil
 }
 
 // validSharedName accepts "group/file" with two plain names.
@@ -88,7 +109,7 @@ func (s *FS) writeFile(id event.CheckpointID, f LocalFile) (Handle, error) {
 		return Handle{}, fmt.Errorf("checkpointstorage: writing file of checkpoint %d: %w", id, err)
 	}
 	err = s.retry(rel, func(ctx context.Context) error {
-		src, err := os.Open(f.Src)
+		src, err := f.open()
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package checkpointstorage
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -189,6 +190,44 @@ func TestVerifyFiles(t *testing.T) {
 		err = s.VerifyFiles(hs[8:])
 		if !errors.As(err, &ce) || !strings.Contains(ce.Reason, "missing") || ce.Path != s.Where("shared/g/15.sst") {
 			t.Fatalf("got %v, want a CorruptError naming the missing %s", err, s.Where("shared/g/15.sst"))
+		}
+	})
+}
+
+// TestWriteFilesFromWriter: a file produced by its Write function, not
+// read from disk, is stored whole with its size and checksum (fetched back
+// and checked), and a Write that fails fails the upload, naming the file,
+// with no goroutine left writing.
+func TestWriteFilesFromWriter(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := b.open(t)
+		content := strings.Repeat("0123456789", 300_000) // several pipe writes
+		produce := func(w io.Writer) error {
+			for i := 0; i < len(content); i += 7_000 {
+				if _, err := io.WriteString(w, content[i:min(i+7_000, len(content))]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		hs := commit(t, s, 1, []LocalFile{{Name: "g/1.base", Write: produce, Shared: true}})
+		if hs[0].Size != int64(len(content)) {
+			t.Fatalf("stored %d bytes, want %d", hs[0].Size, len(content))
+		}
+		dst := filepath.Join(t.TempDir(), "x")
+		if err := s.FetchFile(hs[0], dst, false); err != nil { // checks size and CRC32C
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(dst); string(got) != content {
+			t.Fatalf("fetched %d bytes that differ from the %d written", len(got), len(content))
+		}
+		broken := func(w io.Writer) error {
+			_, _ = io.WriteString(w, "partial")
+			return errors.New("codec panicked")
+		}
+		_, err := s.WriteFiles(2, []LocalFile{{Name: "g/2.delta", Write: broken, Shared: true}})
+		if err == nil || !strings.Contains(err.Error(), "codec panicked") || !strings.Contains(err.Error(), "2.delta") {
+			t.Fatalf("got %v, want the producer's error naming g/2.delta", err)
 		}
 	})
 }

@@ -1,5 +1,7 @@
 package state
 
+import "io"
+
 // FileHandle names one file in checkpoint storage: what an incremental
 // snapshot lists and a restore fetches. It mirrors
 // checkpointstorage.Handle, which this package may not import.
@@ -22,6 +24,10 @@ type LocalFile struct {
 	Name string
 	// Path is the local file.
 	Path string
+	// Write, when set instead of Path, produces the content: it writes it
+	// all to w. It may be called again to retry a failed upload: it then
+	// writes the content again, whole.
+	Write func(w io.Writer) error
 	// Shared puts the file where checkpoints share it (Flink's shared/):
 	// a later checkpoint that still needs it names it again instead of
 	// uploading it. A private file belongs to this checkpoint only.

@@ -30,7 +30,7 @@ func (f *SnapshotFiles) Location() string { return f.Storage.Dir() }
 func (f *SnapshotFiles) Put(files []state.LocalFile) ([]state.FileHandle, error) {
 	lfs := make([]checkpointstorage.LocalFile, len(files))
 	for i, lf := range files {
-		lfs[i] = checkpointstorage.LocalFile{Name: lf.Name, Src: lf.Path, Shared: lf.Shared}
+		lfs[i] = checkpointstorage.LocalFile{Name: lf.Name, Src: lf.Path, Write: lf.Write, Shared: lf.Shared}
 		if !lf.Shared {
 			lfs[i].Name = f.Prefix + "." + lf.Name
 		}
