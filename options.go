@@ -146,8 +146,8 @@ func Restarts(s RestartStrategy) EnvOpt {
 }
 
 // StateBackend chooses the keyed state backend (Flink's state.backend.type):
-// heap.Factory{} — the default, Flink's 'hashmap' — or pebble.Factory{…} to
-// keep state on local disk.
+// heap.Factory{Incremental: true} — the default, Flink's 'hashmap', with
+// incremental checkpoints — or pebble.Factory{…} to keep state on local disk.
 func StateBackend(f state.BackendFactory) EnvOpt {
 	return envOpt(func(e *Environment) { e.opts.StateBackend = f })
 }

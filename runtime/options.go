@@ -108,8 +108,10 @@ type Options struct {
 	// task.SourceSpec.StallWarning.
 	WatermarkStallWarning time.Duration
 	// StateBackend creates the keyed state backend of each subtask of a
-	// keyed operator (Flink's state.backend.type). Default heap.Factory{}
-	// ('hashmap'); pebble.Factory keeps state on local disk.
+	// keyed operator (Flink's state.backend.type). Default
+	// heap.Factory{Incremental: true} ('hashmap' with incremental
+	// checkpoints, as the configuration's default); pebble.Factory keeps
+	// state on local disk.
 	StateBackend state.BackendFactory
 	// Clock is the source of time of everything on the runtime's path:
 	// the driver's tick, the subtasks' processing-time wake-ups and time
@@ -197,7 +199,7 @@ func (o *Options) EnsureDefaults(jobName string) {
 		o.Logger = slog.Default()
 	}
 	if o.StateBackend == nil {
-		o.StateBackend = heap.Factory{}
+		o.StateBackend = heap.Factory{Incremental: true}
 	}
 	o.Clock = clock.Or(o.Clock)
 	if o.Now == nil {

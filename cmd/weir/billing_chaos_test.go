@@ -199,7 +199,7 @@ func TestBillingSQLUnalignedThrough10Kills(t *testing.T) {
 func TestBillingSQLAlignedTimeoutThrough10Kills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	r := newBillingRun(t, 100000, "mysql")
+	r := newBillingRun(t, 150000, "mysql") // enough input that 10 kills come before the end
 	r.produce(ctx)
 	r.chaos(ctx, 10, "execution.checkpointing.unaligned.enabled=true",
 		"execution.checkpointing.aligned-checkpoint-timeout=5ms")

@@ -29,9 +29,10 @@ const (
 	// a Weir subtask is a Flink slot's share).
 	KeyFixedPerSlot     = "state.backend.pebble.memory.fixed-per-slot"
 	KeyWriteBufferRatio = "state.backend.pebble.memory.write-buffer-ratio"
-	// KeyIncremental turns the Pebble backend's incremental checkpoints
-	// off ('false'; default 'true'). The heap backend's checkpoints are
-	// always full.
+	// KeyIncremental turns incremental checkpoints off ('false'; default
+	// 'true'): the Pebble backend's (new SSTs and WAL bytes) and the heap
+	// backend's (a delta of the keys changed since the last checkpoint,
+	// state/heap/incremental.go). Savepoints are always full.
 	KeyIncremental = "execution.checkpointing.incremental"
 	// KeyMaxSizeLevelBase is the size of the level L0 compacts into
 	// (Flink's state.backend.rocksdb.compaction.level.max-size-level-base).
@@ -96,8 +97,7 @@ func FromConfig(get func(key string) (string, bool)) (state.BackendFactory, erro
 	k, typ, _ := lookup(KeyType)
 	switch t := strings.ToLower(strings.TrimSpace(typ)); t {
 	case "", "hashmap", "heap", "filesystem", "jobmanager": // the last two: Flink 1.x's names of the heap backend
-
-		return heap.Factory{}, nil
+		return heapFactory(lookup)
 	case "pebble", "rocksdb":
 		return pebbleFactory(lookup)
 	}
@@ -154,6 +154,18 @@ func pebbleFactory(lookup func(string) (string, string, bool)) (state.BackendFac
 		return nil, err
 	}
 	return pebble.Factory{Options: o}, nil
+}
+
+func heapFactory(lookup func(string) (string, string, bool)) (state.BackendFactory, error) {
+	f := heap.Factory{Incremental: true}
+	if k, v, ok := lookup(KeyIncremental); ok {
+		on, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return nil, fmt.Errorf("'%s' = '%s': want 'true' or 'false'", k, v)
+		}
+		f.Incremental = on
+	}
+	return f, nil
 }
 
 // fixedPerSlot splits a fixed-per-slot budget, if set, into memtables

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/keyed"
 )
 
 // Backend is the keyed heap state backend of one subtask (Flink's
@@ -31,6 +32,13 @@ type Backend struct {
 	// the next one's buffer (snapshot.Write).
 	blobSize atomic.Int64
 
+	// inc is the incremental checkpoints' record of what checkpoint
+	// storage holds (incremental.go); nil when checkpoints are full.
+	inc *chain
+	// captured: Snapshot has run (tables created from now on track their
+	// changed keys from the start; see groups).
+	captured bool
+
 	tables    map[string]table
 	ttlTables []table              // tables with a TTL, in registration order, for CleanupExpired
 	pending   map[string]*rawState // restored, not yet registered
@@ -46,13 +54,17 @@ func New(opts Options) (*Backend, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Backend{
+	b := &Backend{
 		opts:    opts,
 		version: 1,
 		tables:  make(map[string]table),
 		pending: make(map[string]*rawState),
 		cursor:  cleanupCursor{group: -1},
-	}, nil
+	}
+	if opts.Incremental {
+		b.inc = newChain()
+	}
+	return b, nil
 }
 
 // SetCurrentKey scopes state access to key in key group keyGroup. It panics
@@ -130,6 +142,9 @@ func (b *Backend) register(spec state.StateSpec, mk func() table, kinds ...state
 	if err := b.loadPending(t); err != nil {
 		return nil, err
 	}
+	// The entries loaded are the ones snapshots already hold (as the
+	// restored bytes they wrote back verbatim): no delta needs them.
+	t.forget()
 	b.tables[spec.Name] = t
 	if spec.TTL != nil {
 		b.ttlTables = append(b.ttlTables, t)
@@ -153,6 +168,9 @@ func (b *Backend) loadPending(t table) error {
 	}
 	if err := t.load(raw, now); err != nil {
 		return err
+	}
+	if b.inc != nil && raw.hasTTL != keyed.NewTTL(sp.TTL).Enabled() {
+		b.inc.reset()
 	}
 	delete(b.pending, sp.Name)
 	return nil
@@ -187,13 +205,19 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 		now:            now,
 		size:           &b.blobSize,
 	}
+	changed := map[string][]map[any]struct{}{}
 	for _, t := range b.tables {
-		s.states = append(s.states, t.capture())
+		c, dirty := t.capture()
+		s.states = append(s.states, c)
+		if dirty != nil {
+			changed[t.spec().Name] = dirty
+		}
 	}
 	for name, raw := range b.pending {
 		s.states = append(s.states, raw.capture(name))
 	}
 	slices.SortFunc(s.states, func(x, y captured) int { return strings.Compare(x.header().name, y.header().name) })
+	b.captured = true
 	// From now on, every write to a captured map or inner map clones it,
 	// and until s is written, every read of a captured value copies it.
 	b.version++
@@ -202,7 +226,11 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 	// A snapshot dropped unwritten (its checkpoint failed first) can never
 	// read the state again: it leaves the count when it is garbage.
 	runtime.AddCleanup(s, (*flight).land, s.flight)
-	return s, nil
+	if b.inc == nil {
+		return s, nil
+	}
+	b.inc.captured(b.version-1, changed)
+	return &incrementalSnapshot{snapshot: s, chain: b.inc, version: b.version - 1}, nil
 }
 
 // shared reports whether a snapshot in flight may be encoding a value

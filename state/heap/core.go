@@ -13,8 +13,11 @@ import (
 // kind.
 type table interface {
 	spec() state.StateSpec
-	// capture takes the synchronous part of a snapshot.
-	capture() captured
+	// capture takes the synchronous part of a snapshot, and the keys of
+	// each group changed since the last (nil unless incremental).
+	capture() (captured, []map[any]struct{})
+	// forget drops the record of changed keys.
+	forget()
 	// keys returns the keys with a live entry at now.
 	keys(now int64) []any
 	// groupKeys returns every key of group index i, live or not.
@@ -53,7 +56,7 @@ type core[E any] struct {
 }
 
 func newCore[E any](b *Backend, sp state.StateSpec) core[E] {
-	return core[E]{b: b, sp: sp, ttl: keyed.NewTTL(sp.TTL), data: newGroups[E](b.groupCount())}
+	return core[E]{b: b, sp: sp, ttl: keyed.NewTTL(sp.TTL), data: newGroups[E](b.groupCount(), b.inc != nil, b.inc != nil && b.captured)}
 }
 
 func (c *core[E]) spec() state.StateSpec { return c.sp }
@@ -66,13 +69,16 @@ func (c *core[E]) now() int64 {
 	return c.b.opts.Clock()
 }
 
-func (c *core[E]) capture() captured {
+func (c *core[E]) capture() (captured, []map[any]struct{}) {
+	maps, dirty := c.data.capture()
 	return &capturedGroups[E]{
 		hdr:    stateHeader{name: c.sp.Name, kind: c.sp.Kind, hasTTL: c.ttl.Enabled()},
-		maps:   c.data.capture(),
+		maps:   maps,
 		encode: c.ops.encode,
-	}
+	}, dirty
 }
+
+func (c *core[E]) forget() { c.data.forget() }
 
 func (c *core[E]) keys(now int64) []any {
 	var ks []any

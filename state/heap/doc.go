@@ -36,4 +36,8 @@
 // A state restored but not (yet) registered keeps its payloads as bytes
 // and is written back verbatim by later snapshots, so no state is lost when
 // an operator registers its states lazily.
+//
+// With Options.Incremental a checkpoint writes only the keys changed since
+// the last one, as a delta in a shared file, and names a chain of such
+// files after a full base (incremental.go); savepoints stay canonical.
 package heap

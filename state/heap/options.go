@@ -24,6 +24,14 @@ type Options struct {
 	// is called only by accesses to states with a TTL. Default
 	// time.Now().UnixMilli.
 	Clock func() int64
+	// Incremental makes Snapshot return a state.IncrementalSnapshot whose
+	// checkpoints write only the entries changed since the last one
+	// (incremental.go; execution.checkpointing.incremental). Savepoints
+	// stay full and canonical.
+	Incremental bool
+	// RestoreFiles is the checkpoint storage Restore fetches the files of
+	// incremental checkpoints from; nil when not restoring one.
+	RestoreFiles state.RestoreFiles
 }
 
 // EnsureDefaults fills in the defaults of unset fields.
@@ -49,7 +57,10 @@ func (o *Options) Validate() error {
 
 // Factory creates heap backends: state.backend.type 'hashmap', Flink's
 // HashMapStateBackend and Weir's default.
-type Factory struct{}
+type Factory struct {
+	// Incremental: see Options.Incremental.
+	Incremental bool
+}
 
 var _ state.BackendFactory = Factory{}
 
@@ -57,9 +68,9 @@ var _ state.BackendFactory = Factory{}
 func (Factory) Type() string { return "hashmap" }
 
 // NewKeyedBackend returns an empty heap Backend for spec.
-func (Factory) NewKeyedBackend(spec state.BackendSpec) (state.KeyedBackend, error) {
+func (f Factory) NewKeyedBackend(spec state.BackendSpec) (state.KeyedBackend, error) {
 	b, err := New(Options{KeyGroupRange: spec.KeyGroupRange, MaxParallelism: spec.MaxParallelism,
-		KeyCodec: spec.KeyCodec, Clock: spec.Clock})
+		KeyCodec: spec.KeyCodec, Clock: spec.Clock, Incremental: f.Incremental, RestoreFiles: spec.Files})
 	if err != nil {
 		return nil, err
 	}

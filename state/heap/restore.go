@@ -51,6 +51,12 @@ func (b *Backend) Restore(blobs [][]byte) error {
 		if len(blob) == 0 {
 			continue
 		}
+		if bytes.HasPrefix(blob, []byte(manifestMagic)) {
+			if err := b.restoreChain(blob); err != nil {
+				return fmt.Errorf("heap: restoring incremental snapshot %d of %d: %w", i, len(blobs), err)
+			}
+			continue
+		}
 		if err := keyed.ReadBlob(blob, b.opts.MaxParallelism, b.opts.KeyGroupRange.Contains, &restorer{b: b}); err != nil {
 			return fmt.Errorf("heap: restoring snapshot blob %d of %d: %w", i, len(blobs), err)
 		}

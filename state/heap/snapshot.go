@@ -30,6 +30,9 @@ type captured interface {
 	// appendGroup appends the entries of group index i and returns how
 	// many it appended.
 	appendGroup(body []byte, i int, w *writer) ([]byte, int)
+	// appendKeys appends the delta entries of keys in group index i
+	// (incremental.go).
+	appendKeys(body []byte, i int, keys map[any]struct{}, w *writer) []byte
 }
 
 // capturedGroups is a captured state: the group maps as they were at

@@ -22,6 +22,10 @@ const Magic = "WHK1"
 // Pebble backend, which names files instead of holding entries.
 const IncrementalMagic = "WPI1"
 
+// HeapIncrementalMagic starts the manifest of an incremental checkpoint of
+// the heap backend, which names a base and deltas in shared files.
+const HeapIncrementalMagic = "WHI1"
+
 // Corrupt returns an error wrapping state.ErrCorrupt.
 func Corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{state.ErrCorrupt}, args...)...)
@@ -45,6 +49,10 @@ func ReadBlob(blob []byte, maxParallelism int, own func(kg int) bool, v BlobVisi
 	if strings.HasPrefix(string(blob), IncrementalMagic) {
 		return fmt.Errorf("%w: the checkpoint is an incremental checkpoint of the pebble state backend; "+
 			"restore it with state.backend.type 'pebble' (or take a savepoint, which any backend restores)", state.ErrIncompatible)
+	}
+	if strings.HasPrefix(string(blob), HeapIncrementalMagic) {
+		return fmt.Errorf("%w: the checkpoint is an incremental checkpoint of the hashmap state backend; "+
+			"restore it with state.backend.type 'hashmap' (or take a savepoint, which any backend restores)", state.ErrIncompatible)
 	}
 	if magic := r.Fixed(len(Magic)); string(magic) != Magic {
 		return Corrupt("bad magic %q, want %q", magic, Magic)

@@ -1,0 +1,352 @@
+package heap
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/state"
+)
+
+// memStore is checkpoint storage in memory for these tests (state may not
+// import checkpointstorage; the runtime's tests run the backend against
+// the real one): shared files by name, each written once.
+type memStore struct {
+	loc   string
+	mu    sync.Mutex
+	files map[string][]byte
+	// fail makes the next Put fail, as a full disk would.
+	fail bool
+	puts []string
+}
+
+func newMemStore(loc string) *memStore { return &memStore{loc: loc, files: map[string][]byte{}} }
+
+func (s *memStore) Location() string { return s.loc }
+
+func (s *memStore) Put(files []state.LocalFile) ([]state.FileHandle, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail {
+		s.fail = false
+		return nil, errors.New("disk full")
+	}
+	var hs []state.FileHandle
+	for _, f := range files {
+		if !f.Shared {
+			return nil, fmt.Errorf("%s: the heap backend's files are shared", f.Name)
+		}
+		var buf bytes.Buffer
+		if err := f.Write(&buf); err != nil {
+			return nil, err
+		}
+		data := buf.Bytes()
+		p := "shared/" + f.Name
+		if _, dup := s.files[p]; dup {
+			return nil, fmt.Errorf("%s written twice", p)
+		}
+		s.files[p] = data
+		s.puts = append(s.puts, p)
+		hs = append(hs, state.FileHandle{Path: p, Size: int64(len(data))})
+	}
+	return hs, nil
+}
+
+func (s *memStore) Fetch(h state.FileHandle, dst string, _ bool) error {
+	s.mu.Lock()
+	data, ok := s.files[h.Path]
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%s is missing", h.Path)
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
+
+// incModel is what the states of incBackend hold, as plain maps.
+type incModel struct {
+	late map[int]int64    // a value state registered after the first snapshots
+	t    map[int][2]int64 // the TTL'd value: value, time written
+	v    map[int]int64
+	l    map[int][]string
+	m    map[int]map[string]int64
+}
+
+func newIncModel() incModel {
+	return incModel{late: map[int]int64{}, t: map[int][2]int64{}, v: map[int]int64{}, l: map[int][]string{}, m: map[int]map[string]int64{}}
+}
+
+func (m incModel) clone() incModel {
+	c := newIncModel()
+	maps.Copy(c.v, m.v)
+	maps.Copy(c.t, m.t)
+	maps.Copy(c.late, m.late)
+	for k, l := range m.l {
+		c.l[k] = slices.Clone(l)
+	}
+	for k, mm := range m.m {
+		c.m[k] = maps.Clone(mm)
+	}
+	return c
+}
+
+// incStates are a value, a list and a map state of one backend.
+type incStates struct {
+	b     *Backend
+	clock *fakeClock
+	t     state.ValueState[int64]
+	late  state.ValueState[int64] // nil until registered
+	v     state.ValueState[int64]
+	l     state.ListState[string]
+	m     state.MapState[string, int64]
+}
+
+// incTTL is the TTL'd value's time-to-live, in ms of the fake clock.
+const incTTL = 40
+
+func newIncStates(t *testing.T, r keygroup.Range, clock *fakeClock, files state.RestoreFiles, blobs [][]byte) incStates {
+	t.Helper()
+	b, err := New(Options{KeyGroupRange: r, Incremental: true, RestoreFiles: files, Clock: clock.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blobs != nil {
+		if err := b.Restore(blobs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := incStates{
+		b:     b,
+		clock: clock,
+		t: state.Value(b, state.ValueDescriptor[int64]{Name: "t", Codec: state.Int64Codec{},
+			TTL: &state.TTLConfig{TTL: incTTL * time.Millisecond}}),
+		v: state.Value(b, state.ValueDescriptor[int64]{Name: "v", Codec: state.Int64Codec{}}),
+		l: state.List(b, state.ListDescriptor[string]{Name: "l", Codec: state.StringCodec{}}),
+		m: state.Map(b, state.MapDescriptor[string, int64]{Name: "m", KeyCodec: state.StringCodec{}, ValueCodec: state.Int64Codec{}}),
+	}
+	if blobs != nil {
+		s.registerLate()
+	}
+	return s
+}
+
+func (s *incStates) registerLate() {
+	s.late = state.Value(s.b, state.ValueDescriptor[int64]{Name: "late", Codec: state.Int64Codec{}})
+}
+
+// step applies one random operation to the states and the model.
+func (s incStates) step(rng *rand.Rand, model incModel, keys int) {
+	k := rng.IntN(keys)
+	at(s.b, k)
+	n := rng.Int64N(1000)
+	uk := fmt.Sprint("u", rng.IntN(4))
+	s.clock.ms++
+	if s.late != nil && rng.IntN(8) == 0 {
+		s.late.Update(n)
+		model.late[k] = n
+		return
+	}
+	switch rng.IntN(11) {
+	case 10:
+		s.t.Update(n)
+		model.t[k] = [2]int64{n, s.clock.ms}
+	case 0, 1:
+		s.v.Update(n)
+		model.v[k] = n
+	case 2:
+		s.v.Clear()
+		delete(model.v, k)
+	case 3, 4:
+		s.l.Add(fmt.Sprint(n))
+		model.l[k] = append(model.l[k], fmt.Sprint(n))
+	case 5:
+		s.l.Update([]string{"x", fmt.Sprint(n)})
+		model.l[k] = []string{"x", fmt.Sprint(n)}
+	case 6:
+		s.l.Clear()
+		delete(model.l, k)
+	case 7, 8:
+		s.m.Put(uk, n)
+		if model.m[k] == nil {
+			model.m[k] = map[string]int64{}
+		}
+		model.m[k][uk] = n
+	case 9:
+		s.m.Remove(uk)
+		delete(model.m[k], uk)
+		if len(model.m[k]) == 0 {
+			delete(model.m, k)
+		}
+	}
+}
+
+// check compares the states, for keys in range r, with the model.
+func (s incStates) check(t *testing.T, model incModel, keys int, r keygroup.Range, what string) {
+	t.Helper()
+	for k := range keys {
+		if !r.Contains(keyGroupOf(k)) {
+			continue
+		}
+		at(s.b, k)
+		if s.late != nil {
+			if lv, ok := s.late.Value(); model.late[k] != lv || ok != hasKey(model.late, k) {
+				t.Fatalf("%s: key %d: late value %v/%v, want %v", what, k, lv, ok, model.late[k])
+			}
+		}
+		tv, ok := s.t.Value()
+		w, has := model.t[k]
+		if has = has && s.clock.ms-w[1] < incTTL; ok != has || tv != w[0] && has {
+			t.Fatalf("%s: key %d: TTL'd value %v/%v at %d ms, want %v/%v", what, k, tv, ok, s.clock.ms, w, has)
+		}
+		v, ok := s.v.Value()
+		if want, has := model.v[k]; ok != has || v != want {
+			t.Fatalf("%s: key %d: value %v/%v, want %v/%v", what, k, v, ok, want, has)
+		}
+		if l, want := s.l.Get(), model.l[k]; !slices.Equal(l, want) {
+			t.Fatalf("%s: key %d: list %v, want %v", what, k, l, want)
+		}
+		got := map[string]int64{}
+		s.m.Range(func(uk string, v int64) bool {
+			got[uk] = v
+			return true
+		})
+		if want := model.m[k]; len(got) != len(want) || (len(want) > 0 && !maps.Equal(got, want)) {
+			t.Fatalf("%s: key %d: map %v, want %v", what, k, got, want)
+		}
+	}
+}
+
+// TestIncrementalMatchesModel runs random writes against a model,
+// checkpointing as a runtime would — some snapshots written at once, some
+// later and out of order, some dropped, some failing to upload, some
+// written full as savepoints — and restores every checkpoint written, at
+// the same and at another parallelism, comparing with the model as it was
+// at the snapshot. It also requires the chains to hold deltas, and a new
+// base once the deltas outgrow the last.
+func TestIncrementalMatchesModel(t *testing.T) {
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { incrementalRun(t, seed) })
+	}
+}
+
+type writtenCheckpoint struct {
+	manifest []byte
+	model    incModel
+	at       int64 // the clock at the snapshot
+}
+
+type heldSnapshot struct {
+	snap  state.Snapshot
+	model incModel
+	at    int64
+}
+
+func incrementalRun(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 16))
+	const keys = 300
+	whole := keygroup.RangeFor(maxPar, 1, 0)
+	store := newMemStore("mem://a")
+	clock := &fakeClock{}
+	s := newIncStates(t, whole, clock, nil, nil)
+	model := newIncModel()
+	var done []writtenCheckpoint
+	var held []heldSnapshot
+	var mu sync.Mutex // guards done: two snapshots may be written at once
+	writeFiles := func(h heldSnapshot) {
+		man, needs, err := h.snap.(state.IncrementalSnapshot).WriteFiles(store)
+		if err != nil {
+			if !strings.Contains(err.Error(), "disk full") {
+				t.Error(err)
+			}
+			return
+		}
+		if len(needs) == 0 {
+			t.Error("an incremental snapshot names no files")
+		}
+		mu.Lock()
+		done = append(done, writtenCheckpoint{man, h.model, h.at})
+		mu.Unlock()
+	}
+	for round := range 60 {
+		for range 20 + rng.IntN(200) {
+			s.step(rng, model, keys)
+		}
+		snap, err := s.b.Snapshot(clock.ms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := heldSnapshot{snap, model.clone(), clock.ms}
+		switch rng.IntN(8) {
+		case 0: // held, written after later ones
+			held = append(held, h)
+		case 1: // dropped: its checkpoint failed before the write
+		case 2: // the upload fails
+			store.fail = true
+			writeFiles(h)
+		case 3: // a savepoint: full and canonical
+			if blob := write(t, snap); !strings.HasPrefix(string(blob), blobMagic) {
+				t.Fatalf("savepoint blob starts %q", blob[:4])
+			}
+		default:
+			writeFiles(h)
+		}
+		switch {
+		case len(held) > 1 && rng.IntN(3) == 0: // two written at once, as concurrent checkpoints are
+			var wg sync.WaitGroup
+			for _, h := range held[:2] {
+				wg.Go(func() { writeFiles(h) })
+			}
+			wg.Wait()
+			held = held[2:]
+		case len(held) > 0 && rng.IntN(3) == 0:
+			writeFiles(held[0])
+			held = held[1:]
+		}
+		if t.Failed() {
+			return
+		}
+		if round == 5 { // an operator registers a state after the first snapshots
+			s.registerLate()
+		}
+		if round == 30 { // the job restarts from its latest checkpoint
+			last := done[len(done)-1]
+			s = newIncStates(t, whole, clock, store, [][]byte{last.manifest})
+			model = last.model.clone()
+			s.check(t, model, keys, whole, "after the restart")
+		}
+	}
+	for j, c := range done {
+		clock.ms = c.at // restored at once: the TTL'd values written in the last incTTL ms live
+		r := newIncStates(t, whole, clock, store, [][]byte{c.manifest})
+		r.check(t, c.model, keys, whole, fmt.Sprintf("checkpoint %d of %d", j+1, len(done)))
+		for i := range 3 { // rescaled to 3 subtasks
+			rr := keygroup.RangeFor(maxPar, 3, i)
+			newIncStates(t, rr, clock, store, [][]byte{c.manifest}).check(t, c.model, keys, rr, fmt.Sprintf("checkpoint %d, subtask %d of 3", j+1, i))
+		}
+	}
+	var bases, deltas int
+	for _, p := range store.puts {
+		switch {
+		case strings.HasSuffix(p, ".base"):
+			bases++
+		case strings.HasSuffix(p, ".delta"):
+			deltas++
+		}
+	}
+	if bases < 3 || deltas < 10 {
+		t.Fatalf("%d bases and %d deltas written, want at least 3 and 10 (one base per restart and when deltas outgrow it)", bases, deltas)
+	}
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
+}

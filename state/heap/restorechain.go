@@ -1,0 +1,149 @@
+package heap
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/keyed"
+	"github.com/weirstream/weir/state/internal/wire"
+)
+
+// restoreChain restores an incremental checkpoint's manifest: it fetches
+// the base and the deltas it names, in order, loads the base and applies
+// the deltas (incremental.go).
+func (b *Backend) restoreChain(blob []byte) error {
+	var m manifest
+	if err := json.Unmarshal(blob[len(manifestMagic):], &m); err != nil {
+		return corrupt("incremental snapshot manifest: %v", err)
+	}
+	switch {
+	case m.MaxParallelism != b.opts.MaxParallelism:
+		return fmt.Errorf("%w: snapshot has max parallelism %d, backend %d; max parallelism cannot change across restores",
+			state.ErrIncompatible, m.MaxParallelism, b.opts.MaxParallelism)
+	case len(m.Files) == 0:
+		return corrupt("incremental snapshot manifest names no files")
+	case b.opts.RestoreFiles == nil:
+		return fmt.Errorf("%w: the snapshot is incremental (its state is in files of checkpoint storage) "+
+			"and the backend was given no checkpoint storage to fetch them from", state.ErrIncompatible)
+	}
+	dir, err := os.MkdirTemp("", "weir-heap-restore-*")
+	if err != nil {
+		return fmt.Errorf("a local directory for the restore: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	for j, h := range m.Files {
+		data, err := b.fetch(h, filepath.Join(dir, fmt.Sprint(j)))
+		if err != nil {
+			return err
+		}
+		if j == 0 {
+			err = keyed.ReadBlob(data, b.opts.MaxParallelism, b.opts.KeyGroupRange.Contains, &restorer{b: b})
+		} else {
+			err = b.applyDelta(data)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", h.Path, err)
+		}
+	}
+	return nil
+}
+
+// fetch reads the stored file h names, through a local file at dst.
+func (b *Backend) fetch(h state.FileHandle, dst string) ([]byte, error) {
+	if err := b.opts.RestoreFiles.Fetch(h, dst, true); err != nil {
+		return nil, err
+	}
+	defer os.Remove(dst)
+	data, err := os.ReadFile(dst)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s fetched from %s: %w", dst, h.Path, err)
+	}
+	return data, nil
+}
+
+// applyDelta applies a delta file to the restored entries: an entry
+// replaces the key's payload, a delete removes it.
+func (b *Backend) applyDelta(data []byte) error {
+	r := wire.NewReader(data)
+	if magic := r.Fixed(len(deltaMagic)); string(magic) != deltaMagic {
+		return corrupt("bad delta magic %q, want %q", magic, deltaMagic)
+	}
+	if mp := r.Uvarint(); r.Err() == nil && mp != uint64(b.opts.MaxParallelism) {
+		return corrupt("delta has max parallelism %d, backend %d", mp, b.opts.MaxParallelism)
+	}
+	n := r.Count(4)
+	for s := 0; s < n && r.Err() == nil; s++ {
+		if err := b.applyDeltaState(r); err != nil {
+			return err
+		}
+	}
+	if r.Err() != nil || r.Len() != 0 {
+		return corrupt("delta: %v, %d trailing bytes", r.Err(), r.Len())
+	}
+	return nil
+}
+
+func (b *Backend) applyDeltaState(r *wire.Reader) error {
+	name, kind, flags := string(r.Bytes()), state.Kind(r.Byte()), r.Byte()
+	groups := r.Count(2)
+	if r.Err() != nil {
+		return nil // reported by applyDelta
+	}
+	if kind < state.KindValue || kind > state.KindAggregating || flags > 1 {
+		return corrupt("delta: state %q: kind %d, flags %d", name, kind, flags)
+	}
+	raw, err := b.pendingState(name, kind, flags == 1)
+	if err != nil {
+		return err
+	}
+	for g := 0; g < groups && r.Err() == nil; g++ {
+		if err := b.applyDeltaGroup(r, name, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Backend) applyDeltaGroup(r *wire.Reader, name string, raw *rawState) error {
+	kg, n := r.Uvarint(), r.Count(2)
+	if r.Err() != nil {
+		return nil
+	}
+	if kg >= uint64(b.opts.MaxParallelism) {
+		return corrupt("delta: state %q: key group %d ≥ max parallelism %d", name, kg, b.opts.MaxParallelism)
+	}
+	own := b.opts.KeyGroupRange.Contains(int(kg))
+	i := int(kg) - b.opts.KeyGroupRange.Start
+	for e := 0; e < n && r.Err() == nil; e++ {
+		kb, op := r.Bytes(), r.Byte()
+		var p []byte
+		switch {
+		case r.Err() != nil:
+			return nil
+		case op == 0:
+			p = r.Bytes()
+		case op != 1:
+			return corrupt("delta: state %q: op %d", name, op)
+		}
+		if !own || r.Err() != nil {
+			continue
+		}
+		k, err := decodeKey(b.opts.KeyCodec, kb)
+		if err != nil {
+			return fmt.Errorf("state %q: key: %w", name, err)
+		}
+		if op == 1 {
+			delete(raw.maps[i], k)
+			continue
+		}
+		if raw.maps[i] == nil {
+			raw.maps[i] = make(map[any][]byte)
+		}
+		raw.maps[i][k] = bytes.Clone(p)
+	}
+	return nil
+}
