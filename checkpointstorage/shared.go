@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"gocloud.dev/blob"
 
@@ -46,8 +47,7 @@ type LocalFile struct {
 }
 
 // open returns the content: the local file, or a pipe Write writes into
-// on a goroutine of its own. Closing it early (an upload that failed)
-// makes Write's next write fail, so the goroutine ends.
+// on a goroutine of its own.
 func (f LocalFile) open() (io.ReadCloser, error) {
 	if f.Write == nil {
 		src, err := os.Open(f.Src)
@@ -57,9 +57,47 @@ func (f LocalFile) open() (io.ReadCloser, error) {
 		return src, nil
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(f.Write(pw)) }()
-	return pr, nil
+	p := &produced{PipeReader: pr, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		err := f.Write(pw)
+		if err != nil {
+			p.err.Store(&err)
+		}
+		pw.CloseWithError(err)
+	}()
+	return p, nil
 }
+
+// produced is the read end of a LocalFile's Write. Close returns only when
+// Write has: an upload that stops early (it failed) makes Write's next
+// write fail, and its caller may rely on Write no longer reading what it
+// produces from (a state backend's snapshot, released when its upload
+// returns).
+type produced struct {
+	*io.PipeReader
+	done chan struct{}
+	// err is Write's error, set before the reader sees it.
+	err atomic.Pointer[error]
+}
+
+// failed returns Write's error once the upload has seen it: a failure of
+// the producer (a codec that panicked), not of the store, so retrying the
+// upload would only fail again.
+func (p *produced) failed() error {
+	if e := p.err.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+func (p *produced) Close() error {
+	err := p.CloseWithError(errUploadStopped)
+	<-p.done
+	return err
+}
+
+var errUploadStopped = errors.New("checkpointstorage: the upload stopped reading")
 
 // validSharedName accepts "group/file" with two plain names.
 func validSharedName(name string) bool {
@@ -115,7 +153,11 @@ func (s *FS) writeFile(id event.CheckpointID, f LocalFile) (Handle, error) {
 		}
 		defer src.Close()
 		sum = newHashCount()
-		return s.obj.putStream(ctx, rel, io.TeeReader(src, &sum))
+		err = s.obj.putStream(ctx, rel, io.TeeReader(src, &sum))
+		if p, ok := src.(*produced); ok && err != nil && p.failed() != nil {
+			return permanent{p.failed()}
+		}
+		return err
 	})
 	if err != nil {
 		return Handle{}, fmt.Errorf("checkpointstorage: writing file of checkpoint %d: %w", id, s.unwritable(err))

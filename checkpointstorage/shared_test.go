@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/weirstream/weir/event"
@@ -221,13 +222,42 @@ func TestWriteFilesFromWriter(t *testing.T) {
 		if got, _ := os.ReadFile(dst); string(got) != content {
 			t.Fatalf("fetched %d bytes that differ from the %d written", len(got), len(content))
 		}
+		calls := 0
 		broken := func(w io.Writer) error {
+			calls++
 			_, _ = io.WriteString(w, "partial")
 			return errors.New("codec panicked")
 		}
 		_, err := s.WriteFiles(2, []LocalFile{{Name: "g/2.delta", Write: broken, Shared: true}})
 		if err == nil || !strings.Contains(err.Error(), "codec panicked") || !strings.Contains(err.Error(), "2.delta") {
 			t.Fatalf("got %v, want the producer's error naming g/2.delta", err)
+		}
+		if calls != 1 { // the producer's failure is not the store's: retrying cannot help
+			t.Fatalf("the failing producer was called %d times, want 1", calls)
+		}
+		// An upload that stops reading early closes its source, and the close
+		// returns only after the producer has: no Write is still running
+		// when WriteFiles returns.
+		var running atomic.Int32
+		endless := func(w io.Writer) error {
+			running.Add(1)
+			defer running.Add(-1)
+			for {
+				if _, err := io.WriteString(w, content[:4096]); err != nil {
+					return err
+				}
+			}
+		}
+		src, err := LocalFile{Name: "g/3.base", Write: endless, Shared: true}.open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(src, make([]byte, 10_000)); err != nil {
+			t.Fatal(err)
+		}
+		_ = src.Close()
+		if n := running.Load(); n != 0 {
+			t.Fatalf("%d producers still running after the source was closed", n)
 		}
 	})
 }

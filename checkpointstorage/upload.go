@@ -48,12 +48,17 @@ func (s *FS) retry(rel string, op func(ctx context.Context) error) error {
 		}
 		failed++
 		delay, again := s.opts.Retry.Next(failed)
-		if !again || !s.obj.retryable(err) {
+		if !again || errors.As(err, new(permanent)) || !s.obj.retryable(err) {
 			return &UploadError{Path: s.Where(rel), Attempts: failed, Err: err}
 		}
 		s.opts.sleep(delay)
 	}
 }
+
+// permanent is an error retrying cannot help: not the store's.
+type permanent struct{ error }
+
+func (p permanent) Unwrap() error { return p.error }
 
 // get reads rel, retrying transient failures; the error is the store's own
 // (matching fs.ErrNotExist when rel is missing), since callers classify it.

@@ -229,8 +229,8 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 	if b.inc == nil {
 		return s, nil
 	}
-	b.inc.captured(b.version-1, changed)
-	return &incrementalSnapshot{snapshot: s, chain: b.inc, version: b.version - 1}, nil
+	epoch := b.inc.captured(b.version-1, changed)
+	return &incrementalSnapshot{snapshot: s, chain: b.inc, version: b.version - 1, epoch: epoch}, nil
 }
 
 // shared reports whether a snapshot in flight may be encoding a value

@@ -2,11 +2,13 @@ package heap
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/weirstream/weir/state"
@@ -63,28 +65,39 @@ const (
 )
 
 // chain is what checkpoint storage holds of the backend's state, for the
-// next incremental checkpoint. Snapshots write on other goroutines, so it
-// has a lock.
+// next incremental checkpoints. Snapshots write on other goroutines, in
+// any order, so it has a lock.
 type chain struct {
 	// group is this backend's directory under shared/: random, so that
 	// backends of other subtasks and attempts never name the same file.
 	group string
-	// writing serializes WriteFiles (see there).
-	writing sync.Mutex
-	mu      sync.Mutex
-	// loc is the storage the files are in; version the capture version
-	// they hold (0: none); files the base, then the deltas.
-	loc       string
+	mu    sync.Mutex
+	// loc is the storage the links' files are in.
+	loc string
+	// links are the chains of the newest snapshots written, by capture
+	// version, oldest first (at most maxLinks).
+	links []link
+	// pend holds the changed keys of every capture after the oldest
+	// link's, oldest first.
+	pend []capture
+	// epoch counts resets; a snapshot captured before one is written as
+	// a base that no later snapshot extends.
+	epoch int
+}
+
+// link is what storage holds of the state at one capture version: the
+// files of its chain, the base first.
+type link struct {
 	version   uint64
 	files     []state.FileHandle
 	baseSize  int64
 	deltaSize int64
-	// pend holds the changed keys of every capture after version, oldest
-	// first.
-	pend []capture
-	// epoch counts resets: a snapshot planned before one is not recorded.
-	epoch int
 }
+
+// maxLinks is how many written chains the backend remembers: a snapshot
+// written late, after newer ones, extends the newest chain older than
+// itself, if one is still remembered.
+const maxLinks = 4
 
 // capture is the keys one snapshot found changed: per state, per group.
 type capture struct {
@@ -98,70 +111,93 @@ func newChain() *chain {
 	return &chain{group: "heap-" + hex.EncodeToString(b[:])}
 }
 
-// captured records the keys changed up to capture version v.
-func (c *chain) captured(v uint64, changed map[string][]map[any]struct{}) {
+// captured records the keys changed up to capture version v and returns
+// the epoch v belongs to.
+func (c *chain) captured(v uint64, changed map[string][]map[any]struct{}) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.pend = append(c.pend, capture{version: v, changed: changed})
+	return c.epoch
 }
 
-// plan is what a snapshot at capture version v writes into storage loc:
-// a base (full), or a delta over changed after the files of the chain.
+// plan is what a snapshot writes: a base (full), or a delta over changed
+// after the files of the link it extends.
 type plan struct {
 	epoch   int
 	full    bool
-	files   []state.FileHandle
+	from    link
 	changed []map[string][]map[any]struct{}
 }
 
-func (c *chain) plan(loc string, v uint64) plan {
+// plan returns what the snapshot at capture version v, of epoch epoch,
+// writes into storage loc. A snapshot extends the newest chain written
+// for an older capture — never a newer one's, so that checkpoints complete
+// in capture order name chains that only grow or start afresh, and the
+// retention of shared files (a checkpoint completing retires the older
+// ones and deletes the files only they named) never deletes a file a newer
+// checkpoint names.
+func (c *chain) plan(loc string, v uint64, epoch int) plan {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.version == 0 || c.loc != loc || c.deltaSize > c.baseSize || len(c.files) > maxDeltas || c.version >= v {
-		return plan{epoch: c.epoch, full: true}
+	full := plan{epoch: epoch, full: true}
+	if epoch != c.epoch || loc != c.loc {
+		return full
 	}
-	p := plan{epoch: c.epoch, files: append([]state.FileHandle(nil), c.files...)}
+	i := len(c.links) - 1
+	for i >= 0 && c.links[i].version >= v {
+		i--
+	}
+	if i < 0 {
+		return full
+	}
+	l := c.links[i]
+	if l.deltaSize > l.baseSize || len(l.files) > maxDeltas {
+		return full
+	}
+	p := plan{epoch: epoch, from: l}
 	for _, cp := range c.pend {
-		if cp.version > c.version && cp.version <= v {
+		if cp.version > l.version && cp.version <= v {
 			p.changed = append(p.changed, cp.changed)
 		}
 	}
 	return p
 }
 
-// written records that storage loc now holds the state at capture
-// version v in files (p's, then the one just written), unless a newer
-// snapshot's files got there first.
-func (c *chain) written(loc string, v uint64, p plan, h state.FileHandle) {
+// written records that storage loc holds the state at capture version v
+// in p's files and h, the file just written.
+func (c *chain) written(loc string, v uint64, p plan, h state.FileHandle) []state.FileHandle {
+	l := link{version: v, files: []state.FileHandle{h}, baseSize: h.Size}
+	if !p.full {
+		l = link{version: v, files: append(slices.Clone(p.from.files), h), baseSize: p.from.baseSize,
+			deltaSize: p.from.deltaSize + h.Size}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p.epoch != c.epoch || c.loc == loc && c.version >= v {
-		return
+	if p.epoch != c.epoch {
+		return l.files
 	}
-	c.loc, c.version = loc, v
-	if p.full {
-		c.files, c.baseSize, c.deltaSize = []state.FileHandle{h}, h.Size, 0
-	} else {
-		c.files, c.deltaSize = append(p.files, h), c.deltaSize+h.Size
+	if loc != c.loc {
+		c.loc, c.links = loc, nil
 	}
-	keep := c.pend[:0]
-	for _, cp := range c.pend {
-		if cp.version > v {
-			keep = append(keep, cp)
-		}
+	i, _ := slices.BinarySearchFunc(c.links, v, func(x link, v uint64) int { return cmp.Compare(x.version, v) })
+	c.links = slices.Insert(c.links, i, l)
+	if n := len(c.links) - maxLinks; n > 0 {
+		c.links = slices.Delete(c.links, 0, n)
 	}
-	clear(c.pend[len(keep):])
-	c.pend = keep
+	oldest := c.links[0].version
+	c.pend = slices.DeleteFunc(c.pend, func(cp capture) bool { return cp.version <= oldest })
+	return l.files
 }
 
 // reset makes the next checkpoint write a base: a state registered since
 // the last snapshots changed the format of its entries (its TTL setting
 // differs from the restored one's, which they wrote back verbatim).
+// Snapshots captured before write bases that nothing extends.
 func (c *chain) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.epoch++
-	c.loc, c.version, c.files, c.baseSize, c.deltaSize = "", 0, nil, 0, 0
+	c.loc, c.links = "", nil
 }
 
 // incrementalSnapshot is a snapshot that a checkpoint writes as a base or
@@ -170,6 +206,7 @@ type incrementalSnapshot struct {
 	*snapshot
 	chain   *chain
 	version uint64 // the capture version
+	epoch   int    // the chain's epoch at the capture
 }
 
 var _ state.IncrementalSnapshot = (*incrementalSnapshot)(nil)
@@ -183,19 +220,10 @@ type manifest struct {
 // WriteFiles writes a base or a delta (see the top of this file) into a
 // shared file of files' storage and returns the manifest naming the
 // chain.
-//
-// Writes are serialized, so that each plans on the chain the one before
-// wrote (or, if that failed, on the chain before it): with two in flight
-// at once (execution.checkpointing.max-concurrent-checkpoints above 1),
-// the second could otherwise extend a chain the first replaced by a new
-// base, and when the first completed, retention would delete the files
-// of the old chain the second names.
 func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte, needs []state.FileHandle, err error) {
 	defer s.flight.land()
-	s.chain.writing.Lock()
-	defer s.chain.writing.Unlock()
 	loc := files.Location()
-	p := s.chain.plan(loc, s.version)
+	p := s.chain.plan(loc, s.version, s.epoch)
 	kind := "delta"
 	if p.full {
 		kind = "base"
@@ -205,8 +233,7 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 	if err != nil {
 		return nil, nil, err
 	}
-	s.chain.written(loc, s.version, p, hs[0])
-	needs = append(p.files, hs[0])
+	needs = s.chain.written(loc, s.version, p, hs[0])
 	m, err := json.Marshal(manifest{MaxParallelism: s.maxParallelism, Files: needs})
 	if err != nil {
 		return nil, nil, err

@@ -34,12 +34,17 @@ func (t *mapTable) entry() (k any, i int, e mapEntry, ok bool) {
 }
 
 // own returns e with an inner map the owner may write, cloning (and
-// storing) it if a snapshot may share it.
+// storing) it if a snapshot may share it. Either way it records the key as
+// changed (groups.touch): the caller writes the inner map in place, which
+// an entry stored at this version — a new one, or one a restore loaded —
+// lets it do without a put.
 func (t *mapTable) own(i int, k any, e mapEntry) mapEntry {
 	if e.ver != t.b.version {
 		e = mapEntry{maps.Clone(e.m), t.b.version}
 		t.data.put(i, k, e, t.b.version)
+		return e
 	}
+	t.data.touch(i, k)
 	return e
 }
 

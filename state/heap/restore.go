@@ -53,7 +53,7 @@ func (b *Backend) Restore(blobs [][]byte) error {
 		}
 		if bytes.HasPrefix(blob, []byte(manifestMagic)) {
 			if err := b.restoreChain(blob); err != nil {
-				return fmt.Errorf("heap: restoring incremental snapshot %d of %d: %w", i, len(blobs), err)
+				return fmt.Errorf("heap: restoring incremental snapshot %d of %d: %w", i+1, len(blobs), err)
 			}
 			continue
 		}
