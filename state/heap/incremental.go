@@ -136,23 +136,32 @@ type plan struct {
 // retention of shared files (a checkpoint completing retires the older
 // ones and deletes the files only they named) never deletes a file a newer
 // checkpoint names.
-func (c *chain) plan(loc string, v uint64, epoch int) plan {
+//
+// Two snapshots that extend one link both write a delta or both a base
+// (the choice depends on the link only), so neither's completion retires
+// files the other names. A snapshot older than every link remembered,
+// written after maxLinks newer ones, could break that and is refused: its
+// checkpoint is declined (the newer ones subsume it anyway).
+func (c *chain) plan(loc string, v uint64, epoch int) (plan, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	full := plan{epoch: epoch, full: true}
 	if epoch != c.epoch || loc != c.loc {
-		return full
+		return full, nil
 	}
 	i := len(c.links) - 1
 	for i >= 0 && c.links[i].version >= v {
 		i--
 	}
-	if i < 0 {
-		return full
+	switch {
+	case i < 0 && len(c.links) == maxLinks:
+		return plan{}, fmt.Errorf("heap: the snapshot of capture %d is written after %d newer ones; its checkpoint is declined", v, maxLinks)
+	case i < 0:
+		return full, nil
 	}
 	l := c.links[i]
 	if l.deltaSize > l.baseSize || len(l.files) > maxDeltas {
-		return full
+		return full, nil
 	}
 	p := plan{epoch: epoch, from: l}
 	for _, cp := range c.pend {
@@ -160,7 +169,7 @@ func (c *chain) plan(loc string, v uint64, epoch int) plan {
 			p.changed = append(p.changed, cp.changed)
 		}
 	}
-	return p
+	return p, nil
 }
 
 // written records that storage loc holds the state at capture version v
@@ -223,7 +232,10 @@ type manifest struct {
 func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte, needs []state.FileHandle, err error) {
 	defer s.flight.land()
 	loc := files.Location()
-	p := s.chain.plan(loc, s.version, s.epoch)
+	p, err := s.chain.plan(loc, s.version, s.epoch)
+	if err != nil {
+		return nil, nil, err
+	}
 	kind := "delta"
 	if p.full {
 		kind = "base"
