@@ -135,6 +135,9 @@ func (j *job) run(ctx context.Context) error {
 		if err == nil {
 			err = j.checkSchemas(restore)
 		}
+		if err == nil {
+			err = j.checkBackend(restore)
+		}
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,9 @@ import (
 
 	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/heap"
+	"github.com/weirstream/weir/state/pebble"
 	"github.com/weirstream/weir/task"
 )
 
@@ -55,5 +58,37 @@ func TestCheckSchemas(t *testing.T) {
 	}
 	if want := map[string][][]byte{task.PartChannelState: {[]byte("c")}}; !reflect.DeepEqual(r.parts["agg"], want) {
 		t.Fatalf("after dropping: %v, want %v", r.parts["agg"], want)
+	}
+}
+
+// A restore of an incremental checkpoint into another state backend than
+// the one that wrote it fails before any task runs, naming both and the
+// way out; canonical blobs and the same backend restore.
+func TestCheckBackend(t *testing.T) {
+	restored := func(blob string) *restoredState {
+		return &restoredState{id: 9, complete: true, parts: map[string]map[string][][]byte{
+			"plain": {task.PartChannelState: {[]byte("c")}}, "agg": {"keyed": {[]byte("WHK1..."), []byte(blob)}}}}
+	}
+	for _, c := range []struct {
+		backend state.BackendFactory
+		blob    string
+		want    string // "" when it restores
+	}{
+		{heap.Factory{Incremental: true}, "WHI1{}", ""},
+		{heap.Factory{}, "WHK1...", ""},
+		{pebble.Factory{}, "WPI1{}", ""},
+		{pebble.Factory{}, "WHK1...", ""},
+		{pebble.Factory{}, "WHI1{}", "checkpoint 9 is an incremental checkpoint of state.backend.type 'hashmap' (state of operator uid agg); this job runs 'pebble'"},
+		{heap.Factory{Incremental: true}, "WPI1{}", "checkpoint 9 is an incremental checkpoint of state.backend.type 'pebble' (state of operator uid agg); this job runs 'hashmap'"},
+	} {
+		j := &job{jg: &graph.JobGraph{}, opts: &Options{StateBackend: c.backend}}
+		err := j.checkBackend(restored(c.blob))
+		var me *BackendMismatchError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s restoring %q: %v", c.backend.Type(), c.blob, err)
+		case c.want != "" && (!errors.As(err, &me) || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s restoring %q: got %v, want %q", c.backend.Type(), c.blob, err, c.want)
+		}
 	}
 }

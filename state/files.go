@@ -1,6 +1,30 @@
 package state
 
-import "io"
+import (
+	"bytes"
+	"io"
+)
+
+// The first bytes of the manifest of an incremental checkpoint, which only
+// the backend that wrote it restores (savepoints and full checkpoints are
+// canonical: every backend restores them).
+const (
+	HeapIncrementalMagic   = "WHI1"
+	PebbleIncrementalMagic = "WPI1"
+)
+
+// IncrementalBackend returns the state.backend.type that wrote blob when
+// blob is the manifest of an incremental checkpoint ("hashmap" or
+// "pebble"), "" for any other blob.
+func IncrementalBackend(blob []byte) string {
+	switch {
+	case bytes.HasPrefix(blob, []byte(HeapIncrementalMagic)):
+		return "hashmap"
+	case bytes.HasPrefix(blob, []byte(PebbleIncrementalMagic)):
+		return "pebble"
+	}
+	return ""
+}
 
 // FileHandle names one file in checkpoint storage: what an incremental
 // snapshot lists and a restore fetches. It mirrors

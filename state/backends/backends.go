@@ -138,7 +138,7 @@ func pebbleFactory(lookup func(string) (string, string, bool)) (state.BackendFac
 	}
 	for key, dst := range map[string]*bool{KeyIncremental: &o.DisableIncremental, KeyChangelog: &o.DisableChangelog} {
 		if k, v, ok := lookup(key); ok {
-			on, err := strconv.ParseBool(strings.TrimSpace(v))
+			on, err := parseBool(v)
 			if err != nil {
 				return nil, fmt.Errorf("'%s' = '%s': want 'true' or 'false'", k, v)
 			}
@@ -159,13 +159,26 @@ func pebbleFactory(lookup func(string) (string, string, bool)) (state.BackendFac
 func heapFactory(lookup func(string) (string, string, bool)) (state.BackendFactory, error) {
 	f := heap.Factory{Incremental: true}
 	if k, v, ok := lookup(KeyIncremental); ok {
-		on, err := strconv.ParseBool(strings.TrimSpace(v))
+		on, err := parseBool(v)
 		if err != nil {
 			return nil, fmt.Errorf("'%s' = '%s': want 'true' or 'false'", k, v)
 		}
 		f.Incremental = on
 	}
 	return f, nil
+}
+
+// parseBool reads a boolean option as Flink does: 'true' or 'false', in
+// any case ('1', 't' and the like, which strconv.ParseBool takes, are
+// refused: Flink refuses them).
+func parseBool(v string) (bool, error) {
+	switch v = strings.TrimSpace(v); {
+	case strings.EqualFold(v, "true"):
+		return true, nil
+	case strings.EqualFold(v, "false"):
+		return false, nil
+	}
+	return false, fmt.Errorf("not a boolean: %q", v)
 }
 
 // fixedPerSlot splits a fixed-per-slot budget, if set, into memtables

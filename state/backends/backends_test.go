@@ -18,8 +18,7 @@ func TestFromConfig(t *testing.T) {
 		kv   map[string]string
 		want string // factory type and options, or the error
 	}{
-		{nil, "hashmap"},
-		{map[string]string{KeyType: "HashMap"}, "hashmap"},
+		{map[string]string{KeyType: "HashMap"}, "hashmap incremental"},
 		{map[string]string{KeyType: "pebble"}, "pebble {LocalDir: cache:0 wb:0x0}"},
 		{map[string]string{KeyType: "rocksdb", "state.backend.rocksdb.block.cache-size": "64 mb",
 			"state.backend.rocksdb.writebuffer.size": "32mb", "state.backend.rocksdb.writebuffer.count": "3",
@@ -36,14 +35,19 @@ func TestFromConfig(t *testing.T) {
 		{map[string]string{KeyType: "rocksdb", KeyFixedPerSlot: "100kb"}, "under the 64 KiB minimum"},
 		{map[string]string{KeyType: "rocks"}, "'state.backend.type' = 'rocks': unknown state backend"},
 		{map[string]string{"state.backend": "rocksdb"}, "pebble {LocalDir: cache:0 wb:0x0}"}, // Flink 1.x's key
-		{map[string]string{"state.backend": "filesystem"}, "hashmap"},
+		{map[string]string{"state.backend": "filesystem"}, "hashmap incremental"},
 		{map[string]string{"state.backend": "rocks"}, "'state.backend' = 'rocks': unknown state backend"},
 		{map[string]string{KeyType: "pebble", KeyWriteBufferSize: "12 parsecs"}, "'state.backend.pebble.writebuffer.size' = '12 parsecs': \"12 parsecs\" has an unknown unit"},
 		{map[string]string{KeyType: "pebble", KeyWriteBufferCount: "1"}, "state.backend.pebble.writebuffer.count is 1; want 2 or more"},
 		{map[string]string{KeyType: "pebble", KeyIncremental: "false"}, "pebble {LocalDir: cache:0 wb:0x0} full"},
 		{map[string]string{KeyType: "rocksdb", "state.backend.incremental": "FALSE"}, "pebble {LocalDir: cache:0 wb:0x0} full"},
 		{map[string]string{KeyType: "pebble", KeyIncremental: "true"}, "pebble {LocalDir: cache:0 wb:0x0}"},
-		{map[string]string{KeyType: "hashmap", KeyIncremental: "true"}, "hashmap"},
+		{map[string]string{KeyType: "hashmap", KeyIncremental: "true"}, "hashmap incremental"},
+		{nil, "hashmap incremental"},
+		{map[string]string{KeyIncremental: " False "}, "hashmap"},
+		{map[string]string{"state.backend.incremental": "false"}, "hashmap"},
+		{map[string]string{KeyIncremental: "1"}, "'execution.checkpointing.incremental' = '1': want 'true' or 'false'"},
+		{map[string]string{KeyType: "pebble", KeyIncremental: "t"}, "'execution.checkpointing.incremental' = 't': want 'true' or 'false'"},
 		{map[string]string{KeyType: "rocksdb", "state.backend.rocksdb.compaction.level.max-size-level-base": "256mb"},
 			"pebble {LocalDir: cache:0 wb:0x0} lbase:268435456"},
 		{map[string]string{KeyType: "pebble", KeyMaxSizeLevelBase: "100kb"},
@@ -68,6 +72,9 @@ func TestFromConfig(t *testing.T) {
 			got = err.Error()
 		case heap.Factory:
 			got = x.Type()
+			if x.Incremental {
+				got += " incremental"
+			}
 		case pebble.Factory:
 			o := x.Options
 			got = x.Type() + " {LocalDir:" + o.LocalDir + " cache:" + itoa(o.BlockCacheSize) + " wb:" + itoa(o.WriteBufferSize) + "x" + itoa(int64(o.WriteBufferCount)) + "}"

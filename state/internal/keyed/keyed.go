@@ -20,11 +20,11 @@ const Magic = "WHK1"
 
 // IncrementalMagic starts the manifest of an incremental snapshot of the
 // Pebble backend, which names files instead of holding entries.
-const IncrementalMagic = "WPI1"
+const IncrementalMagic = state.PebbleIncrementalMagic
 
 // HeapIncrementalMagic starts the manifest of an incremental checkpoint of
 // the heap backend, which names a base and deltas in shared files.
-const HeapIncrementalMagic = "WHI1"
+const HeapIncrementalMagic = state.HeapIncrementalMagic
 
 // Corrupt returns an error wrapping state.ErrCorrupt.
 func Corrupt(format string, args ...any) error {
