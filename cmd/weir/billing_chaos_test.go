@@ -113,12 +113,14 @@ func (r *billingRun) chaos(ctx context.Context, kills int, sets ...string) strin
 	self, _ := os.Executable()
 	var out bytes.Buffer
 	f := r.flags
-	// Kills come 0.2–0.7 s after each start; one subtask per operator and
+	// Kills come 0.1–0.45 s after each start; one subtask per operator and
 	// checkpoints every 250 ms keep the job long enough for all of them
-	// (0.3–1 s let a fast machine without -race finish after 18 kills).
+	// (0.3–1 s let a fast machine without -race finish after 18 kills;
+	// 0.2–0.7 s did too once the heap backend's checkpoints became
+	// incremental, cheaper at 250 ms: the job finished after 2 of 10).
 	// A test may set other delays and interval (r.minDelay, …) and
 	// parallelisms (r.flags.parallelism, appended after these settings).
-	f.kills, f.minDelay, f.maxDelay = kills, cmp.Or(r.minDelay, 200*time.Millisecond), cmp.Or(r.maxDelay, 700*time.Millisecond)
+	f.kills, f.minDelay, f.maxDelay = kills, cmp.Or(r.minDelay, 100*time.Millisecond), cmp.Or(r.maxDelay, 450*time.Millisecond)
 	args := []string{self, "run", r.script(),
 		"--set", "execution.checkpointing.interval=" + cmp.Or(r.interval, "250ms"), "--set", "parallelism.default=1"}
 	if f.logs == "" {
@@ -199,7 +201,7 @@ func TestBillingSQLUnalignedThrough10Kills(t *testing.T) {
 func TestBillingSQLAlignedTimeoutThrough10Kills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
-	r := newBillingRun(t, 150000, "mysql") // enough input that 10 kills come before the end
+	r := newBillingRun(t, 100000, "mysql")
 	r.produce(ctx)
 	r.chaos(ctx, 10, "execution.checkpointing.unaligned.enabled=true",
 		"execution.checkpointing.aligned-checkpoint-timeout=5ms")

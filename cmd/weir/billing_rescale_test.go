@@ -47,7 +47,7 @@ func TestBillingSQLUnalignedRescaleThroughKills(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 			defer cancel()
 			r := newBillingRun(t, 150000, "mysql")
-			r.interval, r.minDelay, r.maxDelay = "100ms", 300*time.Millisecond, 900*time.Millisecond
+			r.interval, r.minDelay, r.maxDelay = "100ms", 150*time.Millisecond, 500*time.Millisecond
 			r.flags.parallelism = []int{2, 3, 1}
 			r.flags.logs = filepath.Join(r.dir, "logs")
 			r.flags.killWhen = killOnceRescalable(r.flags, filepath.Join(r.dir, "checkpoints"), 2*time.Second)
