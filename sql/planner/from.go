@@ -143,6 +143,7 @@ func (p *Planner) planJoinWhere(j *parser.Join, where []parser.Expr) (*Rel, []pa
 		return nil, nil, &Error{Pos: j.Pos, Msg: fmt.Sprintf("%s without a join condition is not supported on streams", j.Kind),
 			Hint: "use JOIN … ON left.key = right.key"}
 	}
+	l, r = p.pruned(l), p.pruned(r)
 	out, err := p.joinRels(j, l, r, andAll(cond))
 	if err != nil || len(j.Using) == 0 {
 		return out, rest, err

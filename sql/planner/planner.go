@@ -110,6 +110,9 @@ type Planner struct {
 	// valuesTarget are the sink's column types while the VALUES of an
 	// INSERT is planned (see planInsertValues).
 	valuesTarget []types.Type
+	// needs is what the query block being planned can read, for column
+	// pruning (prune.go); nil outside a block.
+	needs *colNeeds
 }
 
 // Error is a planning error at a position of the SQL text: the one

@@ -16,6 +16,7 @@ func (p *Planner) planSelect(s *parser.Select) (*Rel, error) {
 	if s.From == nil {
 		return p.planSelectNoFrom(s)
 	}
+	defer p.withNeeds(s)()
 	in, err := p.planFromWhere(s)
 	if err != nil {
 		return nil, err

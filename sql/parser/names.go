@@ -1,0 +1,31 @@
+package parser
+
+import "strings"
+
+// Names is what a node's SQL text can name: every identifier and
+// keyword-like word (each part of a qualified name counts), and the
+// tables whose every column a t.* takes. The planner prunes the columns
+// a query names nowhere (column pruning): reading the canonical text,
+// which Format prints for every construct, it misses no place a name
+// can stand in.
+type Names struct {
+	// Words are the identifiers and words, lower-cased.
+	Words map[string]bool
+	// StarOf are the qualifiers of t.* (its last part), lower-cased.
+	StarOf map[string]bool
+}
+
+// NamesOf returns the names n's SQL text holds.
+func NamesOf(n Node) Names {
+	out := Names{Words: map[string]bool{}, StarOf: map[string]bool{}}
+	toks := lex(Format(n))
+	for i, t := range toks {
+		switch {
+		case t.kind == tIdent || t.kind == tQuoted:
+			out.Words[strings.ToLower(t.text)] = true
+		case t.kind == tPunct && t.text == "." && i > 0 && i+1 < len(toks) && toks[i+1].kind == tPunct && toks[i+1].text == "*":
+			out.StarOf[strings.ToLower(toks[i-1].text)] = true
+		}
+	}
+	return out
+}

@@ -1,0 +1,114 @@
+package planner
+
+import (
+	"strings"
+
+	"github.com/weirstream/weir/graph"
+	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/sql/parser"
+)
+
+// Column pruning below joins (Flink's ProjectJoinTransposeRule and
+// friends): a join keeps every row of its sides in state, so each side
+// first drops the columns its query block never names. Nexmark q4 joins
+// auctions and bids and reads four of their seventeen columns; without
+// pruning the join state held all of them, long free-text ones included.
+//
+// What a block can name is read from its canonical SQL text
+// (parser.NamesOf): a column stays when any identifier anywhere in the
+// block — its select list, WHERE, ON, GROUP BY, HAVING, windows, nested
+// subqueries — has its name (case aside), when a t.* of the block names
+// its table, or when it is the rowtime, a window column or one the plan
+// added ($…). An unqualified * keeps them all. Names match more than they
+// need to (a table alias, a nested field or a word of another scope keeps
+// a column of that name), never less.
+
+// colNeeds is what the query block being planned can read.
+type colNeeds struct {
+	all bool // SELECT *: every column
+	parser.Names
+}
+
+// needsOf returns what block s can read.
+func needsOf(s *parser.Select) *colNeeds {
+	for _, it := range s.Items {
+		if st, ok := it.Expr.(*parser.Star); ok && len(st.Qualifier) == 0 {
+			return &colNeeds{all: true}
+		}
+	}
+	shallow := *s
+	shallow.From = withoutDerived(s.From)
+	return &colNeeds{Names: parser.NamesOf(&shallow)}
+}
+
+// placeholder stands for a derived table's query in the text pruning
+// reads: the block cannot name what is inside one (a LATERAL one aside),
+// and its aliases there would keep the columns they name.
+var placeholder = &parser.Query{Body: &parser.Select{Items: []*parser.SelectItem{{Expr: &parser.Ident{Parts: []string{"_"}}}}}}
+
+// withoutDerived returns t with each derived table's query, unless it is
+// LATERAL, replaced by a placeholder, and its column list dropped.
+func withoutDerived(t parser.TableExpr) parser.TableExpr {
+	switch t := t.(type) {
+	case *parser.DerivedTable:
+		if t.Lateral {
+			return t
+		}
+		return &parser.DerivedTable{Pos: t.Pos, Query: placeholder, Alias: t.Alias}
+	case *parser.Join:
+		j := *t
+		j.Left, j.Right = withoutDerived(t.Left), withoutDerived(t.Right)
+		return &j
+	}
+	return t
+}
+
+// withNeeds makes s the block whose names pruning reads, until the
+// returned function restores the enclosing block's.
+func (p *Planner) withNeeds(s *parser.Select) func() {
+	outer := p.needs
+	p.needs = needsOf(s)
+	return func() { p.needs = outer }
+}
+
+// keeps reports whether column i of in can be read.
+func (n *colNeeds) keeps(in *Rel, i int) bool {
+	c := in.Cols[i]
+	return n.all || n.Words[strings.ToLower(c.Name)] || (c.Qualifier != "" && n.StarOf[strings.ToLower(c.Qualifier)]) ||
+		strings.HasPrefix(c.Name, "$") || i == in.RowTime || (in.win != nil && (i == in.win.start || i == in.win.end))
+}
+
+// pruned returns in projected onto the columns the block being planned
+// can read (see the top of this file), or in itself when it reads them
+// all (or none: a side must keep its width for the join's keys).
+func (p *Planner) pruned(in *Rel) *Rel {
+	if p.needs == nil || p.needs.all || in.tvf != nil {
+		return in
+	}
+	var from []int
+	for i := range in.Cols {
+		if p.needs.keeps(in, i) {
+			from = append(from, i)
+		}
+	}
+	if len(from) == 0 || len(from) == len(in.Cols) {
+		return in
+	}
+	cols := make([]expr.Column, len(from))
+	evals := make([]*expr.Compiled, len(from))
+	rowtime := -1
+	for k, i := range from {
+		cols[k], evals[k] = in.Cols[i], fieldRef(i, in.Cols[i].Type)
+		if i == in.RowTime {
+			rowtime = k
+		}
+	}
+	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: rowtime,
+		win: in.win.through(from), upsertKey: keyThrough(in.upsertKey, from),
+		uniqueKey: keyThrough(in.uniqueKey, from), hashedBy: keyThrough(in.hashedBy, from)}
+	r.withMode(in)
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		return b.project("Calc", ins[0], evals), nil
+	}
+	return r
+}
