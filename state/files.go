@@ -84,6 +84,16 @@ type IncrementalSnapshot interface {
 	WriteFiles(files SnapshotFiles) (manifest []byte, needs []FileHandle, err error)
 }
 
+// SnapshotPurpose is a KeyedBackend that captures less for a checkpoint
+// than for a savepoint. The runtime calls SnapshotFor right before each
+// Snapshot it takes: with checkpoint true, the snapshot will be written by
+// WriteFiles, never Write (the heap backend then captures only what
+// changed since its last incremental checkpoint). A Snapshot not preceded
+// by SnapshotFor(true) can be written either way.
+type SnapshotPurpose interface {
+	SnapshotFor(checkpoint bool)
+}
+
 // RestoreFiles is the checkpoint storage a restore fetches the files of
 // incremental snapshots from (BackendSpec.Files).
 type RestoreFiles interface {

@@ -56,7 +56,7 @@ func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration,
 		}
 	}
 	ov := t.forwardBarrier(b, unaligned)
-	parts, err := t.capture(b.ID)
+	parts, err := t.capture(b.ID, !b.Type.IsSavepoint())
 	if err != nil {
 		t.setErr(fmt.Errorf("checkpoint %d: synchronous snapshot: %w", b.ID, err))
 		return
@@ -127,7 +127,10 @@ func (t *Subtask) storageFor(b event.CheckpointBarrier) (*checkpointstorage.FS, 
 	return nil, fmt.Errorf("%s %d: no savepoint directory registered for it", b.Type, b.ID)
 }
 
-func (t *Subtask) capture(id event.CheckpointID) ([]uidPart, error) {
+// capture takes the synchronous snapshot of every operator of the chain
+// (and the source), telling each keyed state backend first whether it is
+// for a checkpoint, which encode writes incrementally, or a savepoint.
+func (t *Subtask) capture(id event.CheckpointID, checkpoint bool) ([]uidPart, error) {
 	var out []uidPart
 	if t.src != nil {
 		p, err := t.src.snapshot(id)
@@ -137,6 +140,9 @@ func (t *Subtask) capture(id event.CheckpointID) ([]uidPart, error) {
 		out = append(out, uidPart{t.spec.Source.UID, p})
 	}
 	for _, c := range t.spec.Chain {
+		if p, ok := keyedOf(c).(state.SnapshotPurpose); ok {
+			p.SnapshotFor(checkpoint)
+		}
 		parts, err := c.Op.SnapshotState(id)
 		if err != nil {
 			return nil, fmt.Errorf("operator %s: %w", c.UID, err)
@@ -146,6 +152,13 @@ func (t *Subtask) capture(id event.CheckpointID) ([]uidPart, error) {
 		}
 	}
 	return out, nil
+}
+
+func keyedOf(c ChainedOperator) state.KeyedBackend {
+	if c.Ctx == nil {
+		return nil
+	}
+	return c.Ctx.Keyed
 }
 
 // writeAsync runs off the task goroutine: it encodes each captured part,

@@ -23,8 +23,15 @@ type Backend struct {
 	idx    int // current key group minus the range's start
 	hasKey bool
 
-	// version is bumped by every Snapshot; see groups for copy-on-write.
+	// version is bumped by every Snapshot: values and inner maps stored
+	// at an older one may be shared with a snapshot (see private).
 	version uint64
+	// mapVersion is bumped by a Snapshot that captures the group maps
+	// themselves (see groups for copy-on-write).
+	mapVersion uint64
+	// forCheckpoint: the next Snapshot is for a checkpoint, written by
+	// WriteFiles, and may capture a delta (SnapshotFor).
+	forCheckpoint bool
 	// inFlight counts the snapshots taken and not yet written (see
 	// private); their Write decrements it on another goroutine.
 	inFlight atomic.Int64
@@ -55,11 +62,12 @@ func New(opts Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{
-		opts:    opts,
-		version: 1,
-		tables:  make(map[string]table),
-		pending: make(map[string]*rawState),
-		cursor:  cleanupCursor{group: -1},
+		opts:       opts,
+		version:    1,
+		mapVersion: 1,
+		tables:     make(map[string]table),
+		pending:    make(map[string]*rawState),
+		cursor:     cleanupCursor{group: -1},
 	}
 	if opts.Incremental {
 		b.inc = newChain()
@@ -193,10 +201,20 @@ func (b *Backend) Keys(stateName string) []any {
 	return nil
 }
 
+// SnapshotFor tells the backend what its next Snapshot is for: a
+// checkpoint (written by WriteFiles) or a savepoint (Write, in full). The
+// runtime calls it before each; without it a Snapshot captures in full.
+func (b *Backend) SnapshotFor(checkpoint bool) { b.forCheckpoint = checkpoint }
+
 // Snapshot captures every state as of now (ms): the map references of
 // registered states and the bytes of restored, unregistered ones. It costs
 // O(states × key groups) and encodes nothing; entries expired at now are
 // left out when the snapshot is written.
+//
+// A snapshot for an incremental checkpoint that will extend a chain
+// (chain.captured decides) captures less: the entries of the keys changed
+// since the newest chain written, which is all its delta can need. It
+// leaves the group maps uncaptured, so no write after it clones one.
 func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 	s := &snapshot{
 		maxParallelism: b.opts.MaxParallelism,
@@ -205,22 +223,33 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 		now:            now,
 		size:           &b.blobSize,
 	}
-	changed := map[string][]map[any]struct{}{}
-	for _, t := range b.tables {
-		c, dirty := t.capture()
-		s.states = append(s.states, c)
-		if dirty != nil {
-			changed[t.spec().Name] = dirty
+	cp := capture{version: b.version, changed: map[string][]map[any]struct{}{}, from: map[string][]map[any]int{}}
+	for name, t := range b.tables {
+		if dirty, from := t.takeDirty(); dirty != nil {
+			cp.changed[name], cp.from[name] = dirty, from
 		}
+	}
+	v, epoch, delta := b.version, 0, false
+	var keys map[string][]map[any]struct{}
+	if b.inc != nil {
+		epoch, keys, delta = b.inc.captured(cp, b.forCheckpoint)
+	}
+	b.forCheckpoint = false
+	for name, t := range b.tables {
+		s.states = append(s.states, t.capture(delta, keys[name]))
 	}
 	for name, raw := range b.pending {
 		s.states = append(s.states, raw.capture(name))
 	}
 	slices.SortFunc(s.states, func(x, y captured) int { return strings.Compare(x.header().name, y.header().name) })
 	b.captured = true
-	// From now on, every write to a captured map or inner map clones it,
-	// and until s is written, every read of a captured value copies it.
+	// From now on, until s is written, every read of a value stored
+	// before copies it, and every write to an inner map clones it; with
+	// the group maps captured, every write to one clones it too.
 	b.version++
+	if !delta {
+		b.mapVersion = b.version
+	}
 	b.inFlight.Add(1)
 	s.flight = &flight{count: &b.inFlight}
 	// A snapshot dropped unwritten (its checkpoint failed first) can never
@@ -229,8 +258,7 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 	if b.inc == nil {
 		return s, nil
 	}
-	epoch := b.inc.captured(b.version-1, changed)
-	return &incrementalSnapshot{snapshot: s, chain: b.inc, version: b.version - 1, epoch: epoch}, nil
+	return &incrementalSnapshot{snapshot: s, chain: b.inc, version: v, epoch: epoch, delta: delta}, nil
 }
 
 // shared reports whether a snapshot in flight may be encoding a value

@@ -13,9 +13,13 @@ import (
 // kind.
 type table interface {
 	spec() state.StateSpec
-	// capture takes the synchronous part of a snapshot, and the keys of
-	// each group changed since the last (nil unless incremental).
-	capture() (captured, []map[any]struct{})
+	// takeDirty returns the keys of each group changed since the last
+	// snapshot (nil unless incremental), and the appends among them
+	// (groups.from), and starts a new record.
+	takeDirty() ([]map[any]struct{}, []map[any]int)
+	// capture takes the synchronous part of a snapshot: every entry, or
+	// for a delta only the entries of keys (per group).
+	capture(delta bool, keys []map[any]struct{}) captured
 	// forget drops the record of changed keys.
 	forget()
 	// keys returns the keys with a live entry at now.
@@ -46,6 +50,14 @@ type entryOps[E any] interface {
 	sweep(e E, now int64) (E, int, bool)
 }
 
+// tailEncoder is an entryOps whose entries grow by appends (lists): a
+// delta can hold only the elements appended (groups.touchAppend).
+type tailEncoder[E any] interface {
+	// encodeTail appends the payload of e's elements from index from on,
+	// as encode appends all of them; false when e has fewer.
+	encodeTail(buf []byte, e E, from int) ([]byte, bool)
+}
+
 // core implements table for entries of type E.
 type core[E any] struct {
 	b    *Backend
@@ -56,7 +68,7 @@ type core[E any] struct {
 }
 
 func newCore[E any](b *Backend, sp state.StateSpec) core[E] {
-	return core[E]{b: b, sp: sp, ttl: keyed.NewTTL(sp.TTL), data: newGroups[E](b.groupCount(), b.inc != nil, b.inc != nil && b.captured)}
+	return core[E]{b: b, sp: sp, ttl: keyed.NewTTL(sp.TTL), data: newGroups[E](b.groupCount(), &b.mapVersion, b.inc != nil, b.inc != nil && b.captured)}
 }
 
 func (c *core[E]) spec() state.StateSpec { return c.sp }
@@ -69,13 +81,19 @@ func (c *core[E]) now() int64 {
 	return c.b.opts.Clock()
 }
 
-func (c *core[E]) capture() (captured, []map[any]struct{}) {
-	maps, dirty := c.data.capture()
-	return &capturedGroups[E]{
-		hdr:    stateHeader{name: c.sp.Name, kind: c.sp.Kind, hasTTL: c.ttl.Enabled()},
-		maps:   maps,
-		encode: c.ops.encode,
-	}, dirty
+func (c *core[E]) takeDirty() ([]map[any]struct{}, []map[any]int) { return c.data.takeDirty() }
+
+func (c *core[E]) capture(delta bool, keys []map[any]struct{}) captured {
+	out := &capturedGroups[E]{hdr: stateHeader{name: c.sp.Name, kind: c.sp.Kind, hasTTL: c.ttl.Enabled()}, encode: c.ops.encode}
+	if t, ok := c.ops.(tailEncoder[E]); ok {
+		out.tail = t.encodeTail
+	}
+	if delta {
+		out.maps = c.data.captureKeys(keys)
+	} else {
+		out.maps = c.data.capture()
+	}
+	return out
 }
 
 func (c *core[E]) forget() { c.data.forget() }
@@ -104,9 +122,9 @@ func (c *core[E]) cleanup(i int, k any, now int64) int {
 	switch {
 	case n == 0:
 	case live:
-		c.data.put(i, k, e, c.b.version)
+		c.data.put(i, k, e)
 	default:
-		c.data.del(i, k, c.b.version)
+		c.data.del(i, k)
 	}
 	return n
 }
@@ -119,7 +137,7 @@ func (c *core[E]) load(raw *rawState, now int64) error {
 				return fmt.Errorf("restoring state %q, key %v: %w (did its codec change?)", c.sp.Name, k, err)
 			}
 			if live {
-				c.data.put(i, k, e, c.b.version)
+				c.data.put(i, k, e)
 			}
 		}
 	}

@@ -57,6 +57,13 @@ import (
 //	group:  keyGroup nEntries (key(len+bytes) op)*
 //	op:     0 payload(len+bytes)  (the key's entry, as a blob holds it)
 //	      | 1                     (the key has none)
+//	      | 2 n payload(len+bytes) (a list without TTL: the elements
+//	                               appended to its first n, as a list
+//	                               payload of those only)
+//
+// A list only appended to (ListState.Add) since the chain's last file
+// gets op 2: a hot key of a join's list state gains a few rows a second,
+// and writing its whole list each time was most of a delta's bytes.
 const (
 	manifestMagic = keyed.HeapIncrementalMagic
 	deltaMagic    = "WHD1"
@@ -83,6 +90,9 @@ type chain struct {
 	// epoch counts resets; a snapshot captured before one is written as
 	// a base that no later snapshot extends.
 	epoch int
+	// needBase: a delta capture found no chain to extend when written;
+	// the next capture takes every entry.
+	needBase bool
 }
 
 // link is what storage holds of the state at one capture version: the
@@ -99,10 +109,13 @@ type link struct {
 // itself, if one is still remembered.
 const maxLinks = 4
 
-// capture is the keys one snapshot found changed: per state, per group.
+// capture is the keys one snapshot found changed: per state, per group;
+// and among them those only appended to, with their length before
+// (groups.from).
 type capture struct {
 	version uint64
 	changed map[string][]map[any]struct{}
+	from    map[string][]map[any]int
 }
 
 func newChain() *chain {
@@ -112,41 +125,72 @@ func newChain() *chain {
 }
 
 // captured records the keys changed up to capture version v and returns
-// the epoch v belongs to.
-func (c *chain) captured(v uint64, changed map[string][]map[any]struct{}) int {
+// the epoch v belongs to. For a checkpoint (forCheckpoint) that will
+// extend a chain it returns delta true and the keys its capture must hold:
+// those changed since the newest chain written (a delta extends it or a
+// newer one, whose keys are fewer). It does so when the newest chain
+// remembered is of the current epoch and will not be followed by a base
+// (see plan), and no delta capture was refused since (needBase).
+func (c *chain) captured(cp capture, forCheckpoint bool) (epoch int, keys map[string][]map[any]struct{}, delta bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.pend = append(c.pend, capture{version: v, changed: changed})
-	return c.epoch
+	c.pend = append(c.pend, cp)
+	n := len(c.links)
+	if !forCheckpoint || c.needBase || n == 0 || c.links[n-1].wantsBase() {
+		c.needBase = false
+		return c.epoch, nil, false
+	}
+	var since []map[string][]map[any]struct{}
+	for _, cp := range c.pend {
+		if cp.version > c.links[n-1].version {
+			since = append(since, cp.changed)
+		}
+	}
+	return c.epoch, union(since), true
 }
+
+// wantsBase reports whether the snapshot after l writes a base: its
+// deltas add up to more than its base, or are too many.
+func (l link) wantsBase() bool { return l.deltaSize > l.baseSize || len(l.files) > maxDeltas }
 
 // plan is what a snapshot writes: a base (full), or a delta over changed
 // after the files of the link it extends.
 type plan struct {
-	epoch   int
-	full    bool
-	from    link
-	changed []map[string][]map[any]struct{}
+	epoch int
+	full  bool
+	from  link
+	// changes are the captures after from's, up to the snapshot's.
+	changes []capture
 }
 
 // plan returns what the snapshot at capture version v, of epoch epoch,
-// writes into storage loc. A snapshot extends the newest chain written
-// for an older capture — never a newer one's, so that checkpoints complete
-// in capture order name chains that only grow or start afresh, and the
-// retention of shared files (a checkpoint completing retires the older
-// ones and deletes the files only they named) never deletes a file a newer
-// checkpoint names.
+// writes into storage loc; delta says it captured only changed keys (see
+// captured), so it can only write a delta. A snapshot extends the newest
+// chain written for an older capture — never a newer one's, so that
+// checkpoints complete in capture order name chains that only grow or
+// start afresh, and the retention of shared files (a checkpoint completing
+// retires the older ones and deletes the files only they named) never
+// deletes a file a newer checkpoint names.
 //
 // Two snapshots that extend one link both write a delta or both a base
 // (the choice depends on the link only), so neither's completion retires
 // files the other names. A snapshot older than every link remembered,
 // written after maxLinks newer ones, could break that and is refused: its
-// checkpoint is declined (the newer ones subsume it anyway).
-func (c *chain) plan(loc string, v uint64, epoch int) (plan, error) {
+// checkpoint is declined (the newer ones subsume it anyway). So is a delta
+// capture with no chain left to extend (a reset, another storage), and the
+// next capture takes every entry. A delta capture extends its link even
+// when the link wants a base: a full capture behind it writes that one.
+func (c *chain) plan(loc string, v uint64, epoch int, delta bool) (plan, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	full := plan{epoch: epoch, full: true}
+	gone := fmt.Errorf("heap: the snapshot of capture %d holds the changes since a chain of checkpoint storage %q that is not there any more; "+
+		"its checkpoint is declined and the next one is written in full", v, loc)
 	if epoch != c.epoch || loc != c.loc {
+		if delta {
+			c.needBase = true
+			return plan{}, gone
+		}
 		return full, nil
 	}
 	i := len(c.links) - 1
@@ -156,17 +200,20 @@ func (c *chain) plan(loc string, v uint64, epoch int) (plan, error) {
 	switch {
 	case i < 0 && len(c.links) == maxLinks:
 		return plan{}, fmt.Errorf("heap: the snapshot of capture %d is written after %d newer ones; its checkpoint is declined", v, maxLinks)
+	case i < 0 && delta:
+		c.needBase = true
+		return plan{}, gone
 	case i < 0:
 		return full, nil
 	}
 	l := c.links[i]
-	if l.deltaSize > l.baseSize || len(l.files) > maxDeltas {
+	if !delta && l.wantsBase() {
 		return full, nil
 	}
 	p := plan{epoch: epoch, from: l}
 	for _, cp := range c.pend {
 		if cp.version > l.version && cp.version <= v {
-			p.changed = append(p.changed, cp.changed)
+			p.changes = append(p.changes, cp)
 		}
 	}
 	return p, nil
@@ -216,6 +263,9 @@ type incrementalSnapshot struct {
 	chain   *chain
 	version uint64 // the capture version
 	epoch   int    // the chain's epoch at the capture
+	// delta: only the entries of changed keys were captured (see
+	// Backend.Snapshot); the snapshot can only be written as a delta.
+	delta bool
 }
 
 var _ state.IncrementalSnapshot = (*incrementalSnapshot)(nil)
@@ -232,7 +282,7 @@ type manifest struct {
 func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte, needs []state.FileHandle, err error) {
 	defer s.flight.land()
 	loc := files.Location()
-	p, err := s.chain.plan(loc, s.version, s.epoch)
+	p, err := s.chain.plan(loc, s.version, s.epoch, s.delta)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -257,7 +307,11 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 // storage, streaming, a key group at a time. A codec that panics makes it
 // return an error, as Write does.
 func (s *incrementalSnapshot) producer(p plan) func(io.Writer) error {
-	changed := union(p.changed)
+	var all []map[string][]map[any]struct{}
+	for _, cp := range p.changes {
+		all = append(all, cp.changed)
+	}
+	changed, from := union(all), appends(p.changes)
 	return func(w io.Writer) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -268,7 +322,7 @@ func (s *incrementalSnapshot) producer(p plan) func(io.Writer) error {
 		if p.full {
 			err = s.writeFull(bw)
 		} else {
-			err = s.writeDelta(bw, changed)
+			err = s.writeDelta(bw, changed, from)
 		}
 		if err == nil {
 			err = bw.Flush()
@@ -335,9 +389,58 @@ func union(cs []map[string][]map[any]struct{}) map[string][]map[any]struct{} {
 	return out
 }
 
+// appends returns, of the keys the captures cps (in capture order) found
+// changed, those only appended to in every capture that found them, with
+// their length before the first: a delta holds only what was appended
+// since.
+func appends(cps []capture) map[string][]map[any]int {
+	out := map[string][]map[any]int{}
+	seen := map[string][]map[any]struct{}{}
+	for _, cp := range cps {
+		for name, groups := range cp.changed {
+			if out[name] == nil {
+				out[name], seen[name] = make([]map[any]int, len(groups)), make([]map[any]struct{}, len(groups))
+			}
+			for i, keys := range groups {
+				appendsOf(keys, cp.from[name], i, out[name], seen[name])
+			}
+		}
+	}
+	return out
+}
+
+// appendsOf adds to out[i] the keys of group i a capture found changed:
+// a key seen first keeps its length before if it was only appended to; a
+// key seen before keeps its record only if it was only appended to again.
+func appendsOf(keys map[any]struct{}, from []map[any]int, i int, out []map[any]int, seen []map[any]struct{}) {
+	var f map[any]int
+	if from != nil {
+		f = from[i]
+	}
+	for k := range keys {
+		n, appended := f[k]
+		if _, ok := seen[i][k]; ok {
+			if !appended {
+				delete(out[i], k)
+			}
+			continue
+		}
+		if seen[i] == nil {
+			seen[i] = make(map[any]struct{})
+		}
+		seen[i][k] = struct{}{}
+		if appended {
+			if out[i] == nil {
+				out[i] = make(map[any]int)
+			}
+			out[i][k] = n
+		}
+	}
+}
+
 // writeDelta writes the entries of the changed keys (the format at the top
-// of this file).
-func (s *snapshot) writeDelta(out io.Writer, changed map[string][]map[any]struct{}) error {
+// of this file): of those only appended to (from), the elements appended.
+func (s *snapshot) writeDelta(out io.Writer, changed map[string][]map[any]struct{}, from map[string][]map[any]int) error {
 	w := &writer{keyCodec: s.keyCodec, now: s.now}
 	var states []captured
 	for _, c := range s.states {
@@ -356,7 +459,11 @@ func (s *snapshot) writeDelta(out io.Writer, changed map[string][]map[any]struct
 			}
 			buf = wire.AppendUvarint(buf, uint64(s.start+i))
 			buf = wire.AppendUvarint(buf, uint64(len(keys)))
-			buf = c.appendKeys(buf, i, keys, w)
+			var f map[any]int
+			if fs := from[c.header().name]; fs != nil {
+				f = fs[i]
+			}
+			buf = c.appendKeys(buf, i, keys, f, w)
 			if _, err := out.Write(buf); err != nil {
 				return err
 			}
@@ -379,13 +486,21 @@ func changedGroups(groups []map[any]struct{}) int {
 
 // appendKeys appends, for each key of keys, the key and its op: its
 // payload, or a delete when group i holds no live entry under it.
-func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys map[any]struct{}, w *writer) []byte {
+func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, w *writer) []byte {
 	m := c.maps[i]
 	for k := range keys {
 		w.key = w.keyCodec.Encode(w.key[:0], k)
 		body = wire.AppendBytes(body, w.key)
 		e, ok := m[k]
 		mark := len(body)
+		if n, appended := from[k]; ok && appended && c.tail != nil {
+			body = wire.AppendUvarint(append(body, 2), uint64(n))
+			var full bool
+			if body, full = appendEntry(body, func(buf []byte, e E, _ int64) ([]byte, bool) { return c.tail(buf, e, n) }, e, w.now); full {
+				continue
+			}
+			body = body[:mark]
+		}
 		body = append(body, 0)
 		if ok {
 			var live bool
@@ -396,4 +511,15 @@ func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys map[any]struct{}
 		body = append(body[:mark], 1)
 	}
 	return body
+}
+
+// Write writes the snapshot in full, as a savepoint does; a delta capture
+// (captured after SnapshotFor(true)) holds too little for that.
+func (s *incrementalSnapshot) Write() ([]byte, error) {
+	if s.delta {
+		s.flight.land()
+		return nil, fmt.Errorf("heap: the snapshot of capture %d was taken for an incremental checkpoint and holds only the changed entries; "+
+			"it cannot be written in full", s.version)
+	}
+	return s.snapshot.Write()
 }

@@ -259,6 +259,7 @@ func incrementalRun(t *testing.T, seed uint64) {
 	model := newIncModel()
 	var done []writtenCheckpoint
 	var held []heldSnapshot
+	deltaCaptures := 0
 	var mu sync.Mutex // guards done: two snapshots may be written at once
 	writeFiles := func(h heldSnapshot) {
 		man, needs, err := h.snap.(state.IncrementalSnapshot).WriteFiles(store)
@@ -266,7 +267,8 @@ func incrementalRun(t *testing.T, seed uint64) {
 			// A failed upload, or a snapshot older than every chain the
 			// backend remembers (refused, see chain.plan): the checkpoint
 			// is declined.
-			if !strings.Contains(err.Error(), "disk full") && !strings.Contains(err.Error(), "newer ones; its checkpoint is declined") {
+			if !strings.Contains(err.Error(), "disk full") && !strings.Contains(err.Error(), "newer ones; its checkpoint is declined") &&
+				!strings.Contains(err.Error(), "not there any more") {
 				t.Error(err)
 			}
 			return
@@ -282,12 +284,17 @@ func incrementalRun(t *testing.T, seed uint64) {
 		for range 20 + rng.IntN(200) {
 			s.step(rng, model, keys)
 		}
+		fate := rng.IntN(8)
+		s.b.SnapshotFor(fate != 3) // a savepoint (3) is written in full
 		snap, err := s.b.Snapshot(clock.ms)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if snap.(*incrementalSnapshot).delta {
+			deltaCaptures++
+		}
 		h := heldSnapshot{snap, model.clone(), clock.ms}
-		switch rng.IntN(8) {
+		switch fate {
 		case 0: // held, written after later ones
 			held = append(held, h)
 		case 1: // dropped: its checkpoint failed before the write
@@ -346,6 +353,9 @@ func incrementalRun(t *testing.T, seed uint64) {
 	}
 	if bases < 3 || deltas < 10 {
 		t.Fatalf("%d bases and %d deltas written, want at least 3 and 10 (one base per restart and when deltas outgrow it)", bases, deltas)
+	}
+	if deltaCaptures < 10 {
+		t.Fatalf("%d snapshots captured only changed keys, want at least 10", deltaCaptures)
 	}
 }
 

@@ -50,7 +50,7 @@ func (t *listTable) Get() []any {
 		out[j] = e.v
 	}
 	if fresh != nil {
-		t.data.put(i, k, fresh, t.b.version)
+		t.data.put(i, k, fresh)
 	}
 	return out
 }
@@ -61,7 +61,7 @@ func (t *listTable) refresh(i int, k any, items []elem, now int64) []elem {
 	items, n, live := t.sweep(items, now)
 	switch {
 	case !live:
-		t.data.del(i, k, t.b.version)
+		t.data.del(i, k)
 		return nil
 	case t.ttl.OnRead:
 		fresh := make([]elem, len(items))
@@ -72,14 +72,26 @@ func (t *listTable) refresh(i int, k any, items []elem, now int64) []elem {
 	case n == 0:
 		return items
 	}
-	t.data.put(i, k, items, t.b.version)
+	t.data.put(i, k, items)
 	return items
 }
 
 func (t *listTable) Add(v any) {
 	k, i := t.b.current()
 	items, _ := t.data.get(i, k)
-	t.data.put(i, k, append(items, elem{v, t.now(), t.b.version}), t.b.version)
+	t.store(i, k, append(items, elem{v, t.now(), t.b.version}), len(items))
+}
+
+// store stores items, the list of k after appends to its first n
+// elements: a delta then holds only the appended ones, unless the state
+// has a TTL (its snapshots leave expired elements out, so an older
+// snapshot's list is no prefix).
+func (t *listTable) store(i int, k any, items []elem, n int) {
+	if t.ttl.Enabled() {
+		t.data.put(i, k, items)
+		return
+	}
+	t.data.putAppend(i, k, items, n)
 }
 
 func (t *listTable) AddAll(vs []any) {
@@ -88,11 +100,11 @@ func (t *listTable) AddAll(vs []any) {
 	}
 	k, i := t.b.current()
 	items, _ := t.data.get(i, k)
-	now := t.now()
+	n, now := len(items), t.now()
 	for _, v := range vs {
 		items = append(items, elem{v, now, t.b.version})
 	}
-	t.data.put(i, k, items, t.b.version)
+	t.store(i, k, items, n)
 }
 
 func (t *listTable) Update(vs []any) {
@@ -106,12 +118,12 @@ func (t *listTable) Update(vs []any) {
 	for j, v := range vs {
 		items[j] = elem{v, now, t.b.version}
 	}
-	t.data.put(i, k, items, t.b.version)
+	t.data.put(i, k, items)
 }
 
 func (t *listTable) Delete() {
 	k, i := t.b.current()
-	t.data.del(i, k, t.b.version)
+	t.data.del(i, k)
 }
 
 func (t *listTable) encode(buf []byte, items []elem, now int64) ([]byte, bool) {
@@ -132,6 +144,19 @@ func (t *listTable) encode(buf []byte, items []elem, now int64) ([]byte, bool) {
 		if t.ttl.Enabled() {
 			buf = wire.AppendVarint(buf, e.ts)
 		}
+		buf = appendPrefixed(buf, t.sp.Codec, e.v)
+	}
+	return buf, true
+}
+
+// encodeTail appends the payload of items[from:], as encode does (a list
+// without TTL).
+func (t *listTable) encodeTail(buf []byte, items []elem, from int) ([]byte, bool) {
+	if from > len(items) || t.ttl.Enabled() {
+		return buf, false
+	}
+	buf = wire.AppendUvarint(buf, uint64(len(items)-from))
+	for _, e := range items[from:] {
 		buf = appendPrefixed(buf, t.sp.Codec, e.v)
 	}
 	return buf, true

@@ -41,7 +41,7 @@ func (t *mapTable) entry() (k any, i int, e mapEntry, ok bool) {
 func (t *mapTable) own(i int, k any, e mapEntry) mapEntry {
 	if e.ver != t.b.version {
 		e = mapEntry{maps.Clone(e.m), t.b.version}
-		t.data.put(i, k, e, t.b.version)
+		t.data.put(i, k, e)
 		return e
 	}
 	t.data.touch(i, k)
@@ -91,7 +91,7 @@ func (t *mapTable) get(uk any, handOut bool) (any, bool) {
 // remove deletes uk, which e holds, and the whole entry if it was the last.
 func (t *mapTable) remove(i int, k any, e mapEntry, uk any) {
 	if len(e.m) == 1 {
-		t.data.del(i, k, t.b.version)
+		t.data.del(i, k)
 		return
 	}
 	delete(t.own(i, k, e).m, uk)
@@ -103,7 +103,7 @@ func (t *mapTable) Put(uk, v any) {
 		e = t.own(i, k, e)
 	} else {
 		e = mapEntry{make(map[any]elem), t.b.version}
-		t.data.put(i, k, e, t.b.version)
+		t.data.put(i, k, e)
 	}
 	e.m[uk] = elem{v, t.now(), t.b.version}
 }
@@ -161,10 +161,10 @@ func (t *mapTable) purge(i int, k any, e mapEntry, read bool) (mapEntry, bool) {
 	e, n, live := t.sweep(e, now)
 	switch {
 	case !live:
-		t.data.del(i, k, t.b.version)
+		t.data.del(i, k)
 		return e, false
 	case n > 0:
-		t.data.put(i, k, e, t.b.version)
+		t.data.put(i, k, e)
 	}
 	if read && t.ttl.OnRead {
 		e = t.own(i, k, e)
@@ -178,7 +178,7 @@ func (t *mapTable) purge(i int, k any, e mapEntry, read bool) (mapEntry, bool) {
 
 func (t *mapTable) Delete() {
 	k, i := t.b.current()
-	t.data.del(i, k, t.b.version)
+	t.data.del(i, k)
 }
 
 func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {

@@ -121,13 +121,16 @@ func (b *Backend) applyDeltaGroup(r *wire.Reader, name string, raw *rawState) er
 	for e := 0; e < n && r.Err() == nil; e++ {
 		kb, op := r.Bytes(), r.Byte()
 		var p []byte
+		var from uint64
 		switch {
 		case r.Err() != nil:
 			return nil
 		case op == 0:
 			p = r.Bytes()
+		case op == 2 && raw.kind == state.KindList && !raw.hasTTL:
+			from, p = r.Uvarint(), r.Bytes()
 		case op != 1:
-			return corrupt("delta: state %q: op %d", name, op)
+			return corrupt("delta: state %q (kind %d): op %d", name, raw.kind, op)
 		}
 		if !own || r.Err() != nil {
 			continue
@@ -143,7 +146,35 @@ func (b *Backend) applyDeltaGroup(r *wire.Reader, name string, raw *rawState) er
 		if raw.maps[i] == nil {
 			raw.maps[i] = make(map[any][]byte)
 		}
+		if op == 2 {
+			if p, err = appendList(raw.maps[i][k], from, p); err != nil {
+				return fmt.Errorf("delta: state %q, key group %d, key %v: %w", name, kg, k, err)
+			}
+			raw.maps[i][k] = p
+			continue
+		}
 		raw.maps[i][k] = bytes.Clone(p)
 	}
 	return nil
+}
+
+// appendList returns the list payload of old (nil: no list) followed by
+// the elements of tail, a list payload written after from elements.
+func appendList(old []byte, from uint64, tail []byte) ([]byte, error) {
+	var n uint64
+	r := wire.NewReader(old)
+	if old != nil {
+		n = r.Uvarint()
+	}
+	t := wire.NewReader(tail)
+	m := t.Uvarint()
+	switch {
+	case r.Err() != nil || t.Err() != nil:
+		return nil, corrupt("list payload: %v %v", r.Err(), t.Err())
+	case n != from:
+		return nil, corrupt("appends to a list of %d elements, the chain holds %d", from, n)
+	}
+	out := wire.AppendUvarint(make([]byte, 0, len(old)+len(tail)), n+m)
+	out = append(out, old[len(old)-r.Len():]...)
+	return append(out, tail[len(tail)-t.Len():]...), nil
 }

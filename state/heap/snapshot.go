@@ -31,8 +31,9 @@ type captured interface {
 	// many it appended.
 	appendGroup(body []byte, i int, w *writer) ([]byte, int)
 	// appendKeys appends the delta entries of keys in group index i
-	// (incremental.go).
-	appendKeys(body []byte, i int, keys map[any]struct{}, w *writer) []byte
+	// (incremental.go); from holds the keys only appended to, and their
+	// length before.
+	appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, w *writer) []byte
 }
 
 // capturedGroups is a captured state: the group maps as they were at
@@ -41,6 +42,8 @@ type capturedGroups[E any] struct {
 	hdr    stateHeader
 	maps   []map[any]E
 	encode func(buf []byte, e E, now int64) ([]byte, bool)
+	// tail, for a list, encodes the elements from an index on.
+	tail func(buf []byte, e E, from int) ([]byte, bool)
 }
 
 func (c *capturedGroups[E]) header() stateHeader { return c.hdr }

@@ -28,11 +28,11 @@ func (t *valueTable) lookup() (k any, i int, e elem, ok bool) {
 	now := t.b.opts.Clock()
 	switch {
 	case t.ttl.Expired(e.ts, now):
-		t.data.del(i, k, t.b.version)
+		t.data.del(i, k)
 		return k, i, elem{}, false
 	case t.ttl.OnRead:
 		e.ts = now
-		t.data.put(i, k, e, t.b.version)
+		t.data.put(i, k, e)
 	}
 	return k, i, e, true
 }
@@ -46,19 +46,19 @@ func (t *valueTable) Get() (any, bool) {
 	}
 	if v, copied := t.private(e.v, e.ver); copied {
 		e.v, e.ver = v, t.b.version
-		t.data.put(i, k, e, t.b.version)
+		t.data.put(i, k, e)
 	}
 	return e.v, true
 }
 
 func (t *valueTable) Put(v any) {
 	k, i := t.b.current()
-	t.data.put(i, k, elem{v, t.now(), t.b.version}, t.b.version)
+	t.data.put(i, k, elem{v, t.now(), t.b.version})
 }
 
 func (t *valueTable) Delete() {
 	k, i := t.b.current()
-	t.data.del(i, k, t.b.version)
+	t.data.del(i, k)
 }
 
 func (t *valueTable) encode(buf []byte, e elem, now int64) ([]byte, bool) {
