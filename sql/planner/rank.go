@@ -137,7 +137,9 @@ func rankBound(e parser.Expr, rn string) (lo, hi int, ok bool) {
 }
 
 func (p *Planner) planRank(s *parser.Select, rp *rankPattern) (*Rel, error) {
+	restore := p.withNeeds(rp.inner) // the inner block's FROM, pruned by its own names
 	in, err := p.planSourceWhere(rp.inner.From, rp.inner.Where)
+	restore()
 	if err != nil {
 		return nil, err
 	}

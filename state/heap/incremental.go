@@ -93,6 +93,9 @@ type chain struct {
 	// needBase: a delta capture found no chain to extend when written;
 	// the next capture takes every entry.
 	needBase bool
+	// pruned: pend no longer holds the captures at or below it (written
+	// drops them), so no delta can extend a link older than it.
+	pruned uint64
 }
 
 // link is what storage holds of the state at one capture version: the
@@ -130,14 +133,15 @@ func newChain() *chain {
 // those changed since the newest chain written (a delta extends it or a
 // newer one, whose keys are fewer). It does so when the newest chain
 // remembered is of the current epoch and will not be followed by a base
-// (see plan), and no delta capture was refused since (needBase).
+// (see plan), and no delta capture was refused since the last full
+// capture for a checkpoint (needBase).
 func (c *chain) captured(cp capture, forCheckpoint bool) (epoch int, keys map[string][]map[any]struct{}, delta bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.pend = append(c.pend, cp)
 	n := len(c.links)
 	if !forCheckpoint || c.needBase || n == 0 || c.links[n-1].wantsBase() {
-		c.needBase = false
+		c.needBase = c.needBase && !forCheckpoint // a savepoint's full capture writes no chain
 		return c.epoch, nil, false
 	}
 	var since []map[string][]map[any]struct{}
@@ -207,6 +211,13 @@ func (c *chain) plan(loc string, v uint64, epoch int, delta bool) (plan, error) 
 		return full, nil
 	}
 	l := c.links[i]
+	if l.version < c.pruned { // a late snapshot's base: the changes after it are no longer recorded
+		if delta {
+			c.needBase = true
+			return plan{}, gone
+		}
+		return full, nil
+	}
 	if !delta && l.wantsBase() {
 		return full, nil
 	}
@@ -241,6 +252,7 @@ func (c *chain) written(loc string, v uint64, p plan, h state.FileHandle) []stat
 		c.links = slices.Delete(c.links, 0, n)
 	}
 	oldest := c.links[0].version
+	c.pruned = max(c.pruned, oldest)
 	c.pend = slices.DeleteFunc(c.pend, func(cp capture) bool { return cp.version <= oldest })
 	return l.files
 }
