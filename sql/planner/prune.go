@@ -3,7 +3,6 @@ package planner
 import (
 	"strings"
 
-	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
 )
@@ -103,12 +102,5 @@ func (p *Planner) pruned(in *Rel) *Rel {
 			rowtime = k
 		}
 	}
-	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: rowtime,
-		win: in.win.through(from), upsertKey: keyThrough(in.upsertKey, from),
-		uniqueKey: keyThrough(in.uniqueKey, from), hashedBy: keyThrough(in.hashedBy, from)}
-	r.withMode(in)
-	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
-		return b.project("Calc", ins[0], evals), nil
-	}
-	return r
+	return projectRel(in, evals, cols, from, rowtime)
 }

@@ -192,6 +192,14 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 		evals = append(evals, c)
 		cols = append(cols, expr.Column{Name: name, Type: c.Type})
 	}
+	return projectRel(in, evals, cols, from, rowtime), nil
+}
+
+// projectRel is a Calc projecting in through evals into cols, whose
+// column i copies input column from[i] (-1: computed), with the rowtime at
+// rowtime (-1: none): the window columns and keys that pass through keep
+// their meaning.
+func projectRel(in *Rel, evals []*expr.Compiled, cols []expr.Column, from []int, rowtime int) *Rel {
 	r := &Rel{Op: "Calc", Detail: "select=[" + colNames(cols) + "]", Inputs: []*Rel{in}, Cols: cols, RowTime: rowtime,
 		win: in.win.through(from), upsertKey: keyThrough(in.upsertKey, from),
 		uniqueKey: keyThrough(in.uniqueKey, from), hashedBy: keyThrough(in.hashedBy, from)}
@@ -199,7 +207,7 @@ func (p *Planner) project(in *Rel, items []*parser.SelectItem, resolve func(pars
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.project("Calc", ins[0], evals), nil
 	}
-	return r, nil
+	return r
 }
 
 // itemName is an output column's name: its alias, the column it reads, or

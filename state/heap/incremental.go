@@ -188,12 +188,14 @@ func (c *chain) plan(loc string, v uint64, epoch int, delta bool) (plan, error) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	full := plan{epoch: epoch, full: true}
-	gone := fmt.Errorf("heap: the snapshot of capture %d holds the changes since a chain of checkpoint storage %q that is not there any more; "+
-		"its checkpoint is declined and the next one is written in full", v, loc)
+	gone := func() error {
+		c.needBase = true
+		return fmt.Errorf("heap: the snapshot of capture %d holds the changes since a chain of checkpoint storage %q that is not there any more; "+
+			"its checkpoint is declined and the next one is written in full", v, loc)
+	}
 	if epoch != c.epoch || loc != c.loc {
 		if delta {
-			c.needBase = true
-			return plan{}, gone
+			return plan{}, gone()
 		}
 		return full, nil
 	}
@@ -205,16 +207,14 @@ func (c *chain) plan(loc string, v uint64, epoch int, delta bool) (plan, error) 
 	case i < 0 && len(c.links) == maxLinks:
 		return plan{}, fmt.Errorf("heap: the snapshot of capture %d is written after %d newer ones; its checkpoint is declined", v, maxLinks)
 	case i < 0 && delta:
-		c.needBase = true
-		return plan{}, gone
+		return plan{}, gone()
 	case i < 0:
 		return full, nil
 	}
 	l := c.links[i]
 	if l.version < c.pruned { // a late snapshot's base: the changes after it are no longer recorded
 		if delta {
-			c.needBase = true
-			return plan{}, gone
+			return plan{}, gone()
 		}
 		return full, nil
 	}
@@ -507,8 +507,9 @@ func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys map[any]struct{}
 		mark := len(body)
 		if n, appended := from[k]; ok && appended && c.tail != nil {
 			body = wire.AppendUvarint(append(body, 2), uint64(n))
-			var full bool
-			if body, full = appendEntry(body, func(buf []byte, e E, _ int64) ([]byte, bool) { return c.tail(buf, e, n) }, e, w.now); full {
+			at := len(body)
+			if tail, full := c.tail(body, e, n); full {
+				body = prefixLength(tail, at)
 				continue
 			}
 			body = body[:mark]
