@@ -376,21 +376,23 @@ func TestTopNDifferential(t *testing.T) {
 
 // TestWindowAggregateDifferential: insert-only rows [k, ts] with ts out of
 // order and watermarks; each window's count is that of its rows that
-// arrived before the watermark passed the window's end.
+// arrived before the watermark passed the window's end. Attached: rows [k,
+// window_start, window_end, v] carry one of the windows of their ts (as a
+// window aggregation's output does), and each window's SUM(v) is that of
+// its rows that arrived before the watermark passed its end.
 func TestWindowAggregateDifferential(t *testing.T) {
 	specs := []WindowSpec{
 		{Kind: Tumble, Size: 10e6},
 		{Kind: Hop, Size: 20e6, Slide: 5e6},
 		{Kind: Cumulate, Size: 30e6, Step: 10e6, Offset: 3e6},
 	}
-	for seed := int64(1); seed <= 30; seed++ {
+	for seed := int64(1); seed <= 60; seed++ {
 		rng := rand.New(rand.NewSource(seed))
-		spec := specs[seed%3]
-		want := map[string]int64{} // "k start end" → count
+		spec, attached := specs[seed%3], seed > 30
+		want := map[string]int64{} // "k start end" → count or sum
 		var steps []step
 		wm, maxTS := int64(-1000), int64(0)
-		late := int64(0)
-		for range 300 {
+		for i := range 300 {
 			if rng.Intn(10) == 0 {
 				wm = max(wm, maxTS-int64(rng.Intn(15)))
 				steps = append(steps, step{wm: wm})
@@ -398,21 +400,24 @@ func TestWindowAggregateDifferential(t *testing.T) {
 			}
 			ts := maxTS + int64(rng.Intn(12)-6)
 			maxTS = max(maxTS, ts)
-			k := fmt.Sprint("k", rng.Intn(3))
-			steps = append(steps, step{input: 1, row: event.Row{Fields: []any{k, ts}}})
-			counted := false
-			for _, w := range bruteWindows(spec, ts) {
-				if w.End-1 > wm {
-					want[fmt.Sprint(k, " ", w.Start, " ", w.End)]++
-					counted = true
-				}
+			k, wins := fmt.Sprint("k", rng.Intn(3)), bruteWindows(spec, ts)
+			row, add := []any{k, ts}, int64(1)
+			if attached {
+				w := wins[rng.Intn(len(wins))]
+				wins, row, add = []windowRange{w}, []any{k, millisTime(w.Start), millisTime(w.End), int64(i)}, int64(i)
 			}
-			if !counted {
-				late++
+			steps = append(steps, step{input: 1, row: event.Row{Fields: row}})
+			for _, w := range wins {
+				if w.End-1 > wm {
+					want[fmt.Sprint(k, " ", w.Start, " ", w.End)] += add
+				}
 			}
 		}
 		steps = append(steps, step{wm: event.MaxWatermark})
 		opts := WindowAggOptions{Window: spec, TimeField: 1, GroupKeys: []int{0}, Aggs: []AggCall{{Kind: CountStar}}}
+		if attached {
+			opts.Attached, opts.Aggs = &WindowColumns{Start: 1, End: 2}, []AggCall{{Kind: Sum, Arg: 3}}
+		}
 		mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewWindowAggregate(opts) })}
 		lines, out := runSteps(t, mk, steps, nil)
 		got := map[string]int64{}
@@ -421,7 +426,7 @@ func TestWindowAggregateDifferential(t *testing.T) {
 			got[fmt.Sprint(f[0], " ", timeMs(f[1]), " ", timeMs(f[2]))] += f[3].(int64)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("seed %d (%s): windows\n%v\nwant\n%v", seed, spec.Kind, got, want)
+			t.Fatalf("seed %d (%s, attached %v): windows\n%v\nwant\n%v", seed, spec.Kind, attached, got, want)
 		}
 		checkRestartsChangeNothing(t, rng, mk, steps, lines)
 	}

@@ -159,11 +159,21 @@ type WindowAggOptions struct {
 	// instant of its end, and window_time is that instant (see
 	// windowZone). Default nil: UTC.
 	Zone *time.Location
+	// Attached, when set, takes each row's window from its window_start
+	// and window_end fields instead of assigning windows by TimeField,
+	// which is then not read: an aggregation grouped by the window
+	// columns of an upstream window aggregation, rank or join (Flink's
+	// cascaded window aggregation, its windows attached to the rows).
+	// Window says what those windows are. Default nil.
+	Attached *WindowColumns
 	// Project, if set, maps each result row [keys…, window_start,
 	// window_end, (window_time,) aggs…] to the output row (the SELECT
 	// list's order). Default: that row as it is.
 	Project func(fields []any) ([]any, error)
 }
+
+// WindowColumns are the fields where rows carry their window.
+type WindowColumns struct{ Start, End int }
 
 // Validate checks the options.
 func (o *WindowAggOptions) Validate() error {
@@ -173,10 +183,22 @@ func (o *WindowAggOptions) Validate() error {
 	if len(o.Aggs) == 0 {
 		return fmt.Errorf("%w: WindowAggregate has no aggregate calls", ErrInvalidOptions)
 	}
-	if err := checkFields("GroupKeys and TimeField", concatInts(o.GroupKeys, o.TimeField), 0); err != nil {
+	if o.Attached != nil && o.ProcTime {
+		return fmt.Errorf("%w: WindowAggregate: attached windows follow event time", ErrInvalidOptions)
+	}
+	if err := checkFields("GroupKeys and the window fields", o.reads(), 0); err != nil {
 		return err
 	}
 	return checkAggs(o.Aggs, false)
+}
+
+// reads are the fields a row must have: the keys and the time field, or
+// the keys and the attached window's fields.
+func (o *WindowAggOptions) reads() []int {
+	if o.Attached != nil {
+		return concatInts(concatInts(o.GroupKeys, o.Attached.Start), o.Attached.End)
+	}
+	return concatInts(o.GroupKeys, o.TimeField)
 }
 
 // Key is the KeyFunc the operator's input must be partitioned by.
@@ -212,8 +234,8 @@ func NewWindowAggregate(opts WindowAggOptions) (*WindowAggregate, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	w := &WindowAggregate{opts: opts, key: opts.Key(), reads: concatInts(opts.GroupKeys, opts.TimeField),
-		agg: aggregator{calls: opts.Aggs, insertOnly: true}, sliced: true, zone: newWindowZone(opts.Zone)}
+	w := &WindowAggregate{opts: opts, key: opts.Key(), reads: opts.reads(),
+		agg: aggregator{calls: opts.Aggs, insertOnly: true}, sliced: opts.Attached == nil, zone: newWindowZone(opts.Zone)}
 	for i := range opts.Aggs {
 		w.sliced = w.sliced && !w.agg.needsSet(i)
 	}
@@ -265,6 +287,9 @@ func (w *WindowAggregate) ProcessElement(r event.Record) error {
 	}
 	if err := checkWidth("WindowAggregate", row.Fields, w.reads...); err != nil {
 		return err
+	}
+	if w.opts.Attached != nil {
+		return w.addAttached(row.Fields)
 	}
 	ts, err := w.rowTime(row.Fields)
 	if err != nil {
@@ -325,6 +350,25 @@ func (w *WindowAggregate) Finish() error {
 	}
 	if w.opts.ProcTime {
 		return w.Ctx.Timers.AdvanceProcessingTime(math.MaxInt64)
+	}
+	return nil
+}
+
+// addAttached adds the row to the window it carries, unless that window
+// has fired.
+func (w *WindowAggregate) addAttached(fields []any) error {
+	a := w.opts.Attached
+	wins, _, err := WindowRows{Start: a.Start, End: a.End}.windows(fields)
+	if err != nil {
+		return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
+	}
+	if w.fireAt(wins[0]) <= w.Ctx.Timers.CurrentWatermark() {
+		w.Ctx.Metrics.LateDropped++
+		return nil
+	}
+	setKey(w.Ctx, w.key(fields))
+	if err := w.add(wins[0], fields); err != nil {
+		return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
 	}
 	return nil
 }

@@ -162,8 +162,7 @@ func (j *WindowJoin) process(s int, r event.Record) error {
 			continue // this window fired already
 		}
 		id := win.id()
-		rows, _ := j.buf[s].Get(id)
-		j.buf[s].Put(id, append(append(make([]any, 0, len(rows)+1), rows...), rowIn(win)))
+		windowRowBuffer{j.buf[s]}.add(id, rowIn(win))
 		j.Ctx.Timers.Register(operator.EventTime, at, id)
 		added = true
 	}
@@ -178,8 +177,7 @@ func (j *WindowJoin) process(s int, r event.Record) error {
 func (j *WindowJoin) OnTimer(t operator.Timer) error {
 	var rows [2][]any
 	for s := range rows {
-		rows[s], _ = j.buf[s].Get(t.Namespace)
-		j.buf[s].Remove(t.Namespace)
+		rows[s] = windowRowBuffer{j.buf[s]}.take(t.Namespace)
 	}
 	if err := j.fire(rows[0], rows[1], t.Timestamp); err != nil {
 		return fmt.Errorf("sql/exec: WindowJoin condition: %w", err)

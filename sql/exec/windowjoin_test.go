@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"slices"
 	"strings"
@@ -293,4 +294,47 @@ func sortedRows(rows []event.Row) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestWindowJoinManyRowsPerWindow: with one key and dense rows, a window
+// holds more rows than a chunk of the row buffer (windowRowBuffer), on
+// both sides; the output is still what windowJoinExpected computes, on
+// the heap and on Pebble, with and without restores.
+func TestWindowJoinManyRowsPerWindow(t *testing.T) {
+	for seed := int64(1); seed <= 2; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		opts, sparse := randomWindowJoin(rng, FullJoin, false, false)
+		var steps []step
+		perWindow := map[string]int{}
+		for _, s := range sparse {
+			if s.input == 0 {
+				if s.wm != event.MaxWatermark {
+					s.wm /= 64
+				}
+				steps = append(steps, s)
+				continue
+			}
+			ts, _ := timeMillis(s.row.Fields[1])
+			for c := range 3 { // each row thrice, told apart by its third field
+				fields := []any{"k", time.UnixMilli(ts / 64).UTC(), s.row.Fields[2].(int64)*3 + int64(c)}
+				steps = append(steps, step{input: s.input, row: event.Row{Kind: event.Insert, Fields: fields}})
+				for _, w := range opts.LeftWindow.Assign.assign(ts / 64) {
+					perWindow[fmt.Sprint(s.input, w.id())]++
+				}
+			}
+		}
+		if most := slices.Max(slices.Collect(maps.Values(perWindow))); most < 2*windowChunkRows {
+			t.Fatalf("seed %d: at most %d rows in a window and side; the test needs over %d", seed, most, 2*windowChunkRows)
+		}
+		want := windowJoinExpected(opts, steps)
+		mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewWindowJoin(opts) })}
+		restarts := randomRestarts(rng, len(steps), 4)
+		for name, dir := range map[string]string{"heap": "", "pebble": t.TempDir()} {
+			for _, rs := range []map[int]bool{nil, restarts} {
+				if got := runTimedStepsOn(t, dir, mk, steps, rs); !slices.Equal(got, want) {
+					t.Fatalf("seed %d on %s (restarts %v): %s", seed, name, rs != nil, diffLines(want, got))
+				}
+			}
+		}
+	}
 }

@@ -84,6 +84,11 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 			tvf, legacy = win, strings.TrimSuffix(win.call[:strings.IndexByte(win.call, '(')], " ")
 		}
 	}
+	if tvf == nil && sess == nil {
+		if win, rest := attachedWindow(in, groupBy); win != nil && !hasGroupingSets(rest) {
+			tvf, groupBy = win, rest
+		}
+	}
 	sessionTVF := tvf != nil && tvf.session
 	if sessionTVF {
 		if sess, err = sessionTVFKey(tvf, groupBy); err != nil {

@@ -29,6 +29,9 @@ type tvfInfo struct {
 	// and the zone is not UTC: windows align to its wall clock; nil
 	// otherwise.
 	zone *time.Location
+	// attached: the rows carry their windows in these columns (a
+	// cascaded window aggregation, see attachedWindow); there is no TVF.
+	attached *windowCols
 }
 
 var windowColType = types.Type{Kind: types.Timestamp, Precision: 3}
@@ -266,6 +269,41 @@ func splitWindowKeys(pos parser.Pos, in *Rel, groupBy []parser.Expr) (*tvfInfo, 
 	return in.tvf, rest, nil
 }
 
+// attachedWindow recognises GROUP BY over rows that carry the windows of
+// a window TVF (the output of a window aggregation, rank or join, its
+// window columns passed through projections, renamed or not) when the
+// keys name both window columns: a window aggregation over those windows
+// (Flink's cascaded window aggregation), with the other keys left over.
+// Nil when it is not one: the aggregation stays a GROUP BY.
+func attachedWindow(in *Rel, groupBy []parser.Expr) (*tvfInfo, []parser.Expr) {
+	w := in.win
+	if w == nil || w.spec == nil || !in.InsertOnly {
+		return nil, groupBy
+	}
+	var rest []parser.Expr
+	var start, end bool
+	for _, g := range groupBy {
+		switch identIndex(in, g) {
+		case w.start:
+			start = true
+		case w.end:
+			end = true
+		default:
+			rest = append(rest, g)
+		}
+	}
+	if !start || !end {
+		return nil, groupBy
+	}
+	return &tvfInfo{input: in, spec: *w.spec, zone: w.zone, call: joinWindowText(in), attached: w}, rest
+}
+
+// hasGroupingSets reports whether GROUP BY keys hold GROUPING SETS, ROLLUP
+// or CUBE.
+func hasGroupingSets(groupBy []parser.Expr) bool {
+	return planGroupingSets(groupBy).expanded
+}
+
 // windowAgg is exec.WindowAggregate: insert-only output, one row per
 // window and key once the watermark passes the window's end.
 func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
@@ -280,6 +318,14 @@ func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
 	}
 	wcols := []expr.Column{{Name: "window_start", Type: windowColType}, {Name: "window_end", Type: windowColType},
 		{Name: "window_time", Type: wtime}}
+	if a := t.attached; a != nil {
+		// The window columns keep their names (the select list reads
+		// them as grouped columns); window_time, not grouped, is hidden.
+		opts.Attached = &exec.WindowColumns{Start: a.start, End: a.end}
+		wcols[0], wcols[1] = in.Cols[a.start], in.Cols[a.end]
+		wcols[0].Type.TimeAttr, wcols[1].Type.TimeAttr = "", ""
+		wcols[2].Name = "$window_time"
+	}
 	cols := p.aggOutputCols(in, ap, wcols)
 	r := &Rel{Op: "WindowAggregate", Detail: fmt.Sprintf("window=[%s], select=[%s]", t.call, aggText(ap.calls, in.Cols)),
 		Inputs: []*Rel{in}, Cols: cols, InsertOnly: true, RowTime: len(ap.keys) + 2}
