@@ -420,15 +420,45 @@ func TestWindowAggregateDifferential(t *testing.T) {
 		}
 		mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewWindowAggregate(opts) })}
 		lines, out := runSteps(t, mk, steps, nil)
-		got := map[string]int64{}
-		for _, r := range out {
-			f := r.Fields
-			got[fmt.Sprint(f[0], " ", timeMs(f[1]), " ", timeMs(f[2]))] += f[3].(int64)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("seed %d (%s, attached %v): windows\n%v\nwant\n%v", seed, spec.Kind, attached, got, want)
-		}
+		checkWindowSums(t, fmt.Sprintf("seed %d (%s, attached %v)", seed, spec.Kind, attached), out, want)
 		checkRestartsChangeNothing(t, rng, mk, steps, lines)
+		if attached { // and in two phases, with restores
+			_, out = runSteps(t, twoPhaseWindowAgg(opts, 1+rng.Intn(5)), steps, randomRestarts(rng, len(steps), 3))
+			checkWindowSums(t, fmt.Sprintf("seed %d (%s, two phases)", seed, spec.Kind), out, want)
+		}
+	}
+}
+
+// twoPhaseWindowAgg is opts (attached windows) as LocalAggregate, flushing
+// every batch groups, and a partial WindowAggregate.
+func twoPhaseWindowAgg(opts WindowAggOptions, batch int) []newStage {
+	keys := append(slices.Clone(opts.GroupKeys), opts.Attached.Start, opts.Attached.End)
+	local := LocalAggOptions{Agg: GroupAggOptions{GroupKeys: keys, Aggs: opts.Aggs, InputInsertOnly: true}, BatchSize: batch}
+	n := len(opts.GroupKeys)
+	opts.GroupKeys, opts.Attached, opts.Partial = firstN(n), &WindowColumns{Start: n, End: n + 1}, true
+	return []newStage{
+		func() (operator.Operator, bool) {
+			op, err := NewLocalAggregate(local)
+			if err != nil {
+				panic(err)
+			}
+			return op, false
+		},
+		keyedStage(func() (operator.Operator, error) { return NewWindowAggregate(opts) }),
+	}
+}
+
+// checkWindowSums checks rows [k, window_start, window_end, n] against
+// want ("k start end" → n).
+func checkWindowSums(t *testing.T, what string, out []event.Row, want map[string]int64) {
+	t.Helper()
+	got := map[string]int64{}
+	for _, r := range out {
+		f := r.Fields
+		got[fmt.Sprint(f[0], " ", timeMs(f[1]), " ", timeMs(f[2]))] += f[3].(int64)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s: windows\n%v\nwant\n%v", what, got, want)
 	}
 }
 

@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -166,6 +167,13 @@ type WindowAggOptions struct {
 	// cascaded window aggregation, its windows attached to the rows).
 	// Window says what those windows are. Default nil.
 	Attached *WindowColumns
+	// Partial: the rows are a LocalAggregate's partials [keys…,
+	// window_start, window_end, accumulator…] (the second phase of a
+	// two-phase cascaded window aggregation, Flink's
+	// GlobalWindowAggregate): GroupKeys are 0…n-1 and Attached is n, n+1,
+	// and the accumulators are merged. Every call must merge (see
+	// LocalAggOptions). Default false.
+	Partial bool
 	// Project, if set, maps each result row [keys…, window_start,
 	// window_end, (window_time,) aggs…] to the output row (the SELECT
 	// list's order). Default: that row as it is.
@@ -189,7 +197,15 @@ func (o *WindowAggOptions) Validate() error {
 	if err := checkFields("GroupKeys and the window fields", o.reads(), 0); err != nil {
 		return err
 	}
-	return checkAggs(o.Aggs, false)
+	if err := checkAggs(o.Aggs, false); err != nil || !o.Partial {
+		return err
+	}
+	n := len(o.GroupKeys)
+	if o.Attached == nil || !slices.Equal(o.GroupKeys, firstN(n)) || *o.Attached != (WindowColumns{n, n + 1}) {
+		return fmt.Errorf("%w: a partial WindowAggregate reads [keys…, window_start, window_end, accumulator…]", ErrInvalidOptions)
+	}
+	local := LocalAggOptions{Agg: GroupAggOptions{GroupKeys: o.reads(), Aggs: o.Aggs, InputInsertOnly: true}, BatchSize: 1}
+	return local.Validate()
 }
 
 // reads are the fields a row must have: the keys and the time field, or
@@ -382,8 +398,11 @@ func (w *WindowAggregate) add(win windowRange, fields []any) error {
 		acc = w.agg.newAcc()
 		w.Ctx.Timers.Register(w.domain(), w.fireAt(win), id)
 	}
-	set := func(i int) multiset { return w.valueSet(i, win) }
-	if err := w.agg.accumulate(acc, fields, false, set); err != nil {
+	if w.opts.Partial {
+		if err := w.agg.merge(acc, fields[len(w.opts.GroupKeys)+2:]); err != nil {
+			return err
+		}
+	} else if err := w.agg.accumulate(acc, fields, false, func(i int) multiset { return w.valueSet(i, win) }); err != nil {
 		return err
 	}
 	w.accs.Put(id, []any{pick(fields, w.opts.GroupKeys), acc})

@@ -99,3 +99,58 @@ func partialCols(in *Rel, opts exec.GroupAggOptions) []expr.Column {
 	}
 	return cols
 }
+
+const (
+	localWindowAggOp  = "LocalWindowAggregate"
+	globalWindowAggOp = "GlobalWindowAggregate"
+)
+
+// twoPhaseWindow decides whether a cascaded window aggregation (over
+// windows the rows carry) runs in two phases, as Flink's
+// TwoStageOptimizedWindowAggregateRule decides for it: the strategy is not
+// ONE_PHASE and every call merges (as for group aggregation). Window
+// aggregation needs no mini-batches for it: the local phase flushes before
+// each watermark, which is what fires windows. A window TVF's own
+// aggregation stays in one phase: its operator combines rows per key and
+// slice before they reach state.
+func (p *Planner) twoPhaseWindow(opts exec.WindowAggOptions) bool {
+	if opts.Attached == nil || p.Config.AggPhase == AggPhaseOne {
+		return false
+	}
+	for _, c := range opts.Aggs {
+		if c.Kind == exec.FirstValue || c.Kind == exec.LastValue {
+			return false
+		}
+	}
+	_, err := exec.NewLocalAggregate(localWindowOptions(opts))
+	return err == nil
+}
+
+// localWindowOptions are the local phase's: the group keys and the two
+// window columns are its keys.
+func localWindowOptions(opts exec.WindowAggOptions) exec.LocalAggOptions {
+	keys := append(append([]int(nil), opts.GroupKeys...), opts.Attached.Start, opts.Attached.End)
+	return exec.LocalAggOptions{Agg: exec.GroupAggOptions{GroupKeys: keys, Aggs: opts.Aggs, InputInsertOnly: true}}
+}
+
+// twoPhaseWindowAgg turns the one-phase plan r of opts over in into
+// LocalWindowAggregate (chained to the input: [keys…, window_start,
+// window_end, accumulator…] per key and window, flushed before every
+// watermark and checkpoint barrier) → exchange by the keys →
+// GlobalWindowAggregate (merges the partials; r's output).
+func (p *Planner) twoPhaseWindowAgg(in *Rel, r *Rel, opts exec.WindowAggOptions) *Rel {
+	local := localWindowOptions(opts)
+	lr := &Rel{Op: localWindowAggOp, Detail: r.Detail, Inputs: []*Rel{in}, Cols: partialCols(in, local.Agg), InsertOnly: true, RowTime: -1}
+	lr.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		return b.checkedChained(localWindowAggOp, ins[0], opOf(exec.NewLocalAggregate, local))
+	}
+	n := len(opts.GroupKeys)
+	global := opts
+	global.GroupKeys, global.Attached, global.Partial = upTo(n), &exec.WindowColumns{Start: n, End: n + 1}, true
+	r.Op, r.Inputs = globalWindowAggOp, []*Rel{lr}
+	key := exec.FieldKey(upTo(n)...).Selector()
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		return b.checkedKeyed(globalWindowAggOp, ins[0], key, opOf(exec.NewWindowAggregate, global))
+	}
+	return r
+}

@@ -309,9 +309,6 @@ func hasGroupingSets(groupBy []parser.Expr) bool {
 func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
 	opts := exec.WindowAggOptions{Window: t.spec, TimeField: t.timeField, GroupKeys: ap.keys, Aggs: ap.calls, WindowTime: true,
 		ProcTime: t.procTime, Zone: t.zone}
-	if _, err := exec.NewWindowAggregate(opts); err != nil {
-		return nil, err
-	}
 	wtime := types.Type{Kind: types.Timestamp, Precision: 3, TimeAttr: "rowtime"}
 	if t.zone != nil {
 		wtime.Kind = types.TimestampLTZ // an instant; window_start and window_end are the zone's wall clock
@@ -326,14 +323,20 @@ func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
 		wcols[0].Type.TimeAttr, wcols[1].Type.TimeAttr = "", ""
 		wcols[2].Name = "$window_time"
 	}
+	if _, err := exec.NewWindowAggregate(opts); err != nil {
+		return nil, err
+	}
 	cols := p.aggOutputCols(in, ap, wcols)
-	r := &Rel{Op: "WindowAggregate", Detail: fmt.Sprintf("window=[%s], select=[%s]", t.call, aggText(ap.calls, in.Cols)),
-		Inputs: []*Rel{in}, Cols: cols, InsertOnly: true, RowTime: len(ap.keys) + 2}
+	detail := fmt.Sprintf("window=[%s], select=[%s]", t.call, aggText(ap.calls, in.Cols))
+	r := &Rel{Op: "WindowAggregate", Detail: detail, Inputs: []*Rel{in}, Cols: cols, InsertOnly: true, RowTime: len(ap.keys) + 2}
 	if t.procTime {
 		r.RowTime = -1
 		r.Cols[len(ap.keys)+2].Type.TimeAttr = "proctime"
 	} else {
 		r.win = &windowCols{start: len(ap.keys), end: len(ap.keys) + 1, zone: t.zone, spec: &t.spec}
+	}
+	if p.twoPhaseWindow(opts) {
+		return p.twoPhaseWindowAgg(in, r, opts), nil
 	}
 	key := exec.FieldKey(ap.keys...).Selector()
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
