@@ -15,6 +15,35 @@ import (
 // G y Y M L w W D d F E u a H k K h m s S z Z X.
 type dateFormat struct {
 	toks []dfTok
+	// unit is how coarse the pattern is, in ms: what it prints of a UTC
+	// time is the same all through each day, hour, minute or second since
+	// the epoch (UTC has no offset changes); 0 when it prints fractions.
+	unit int64
+	// memo is the last UTC time printed by formatTime: [lo, lo+unit) in
+	// ms prints s. Rows mostly come in time order, so DATE_FORMAT(ts,
+	// 'yyyy-MM-dd') renders once a day, not once a row.
+	memo atomic.Pointer[formatMemo]
+}
+
+type formatMemo struct {
+	lo int64
+	s  string
+}
+
+// letterUnits is the finest unit each pattern letter prints (ms); zones
+// (z, Z, X) print the same all day in UTC, the only zone memoised.
+var letterUnits = map[byte]int64{'a': 3_600_000, 'H': 3_600_000, 'k': 3_600_000, 'K': 3_600_000, 'h': 3_600_000,
+	'm': 60_000, 's': 1000, 'S': 0}
+
+// patternUnit is the unit of f's tokens (see dateFormat.unit).
+func patternUnit(toks []dfTok) int64 {
+	unit := int64(86_400_000)
+	for _, tk := range toks {
+		if u, ok := letterUnits[tk.letter]; ok {
+			unit = min(unit, u)
+		}
+	}
+	return unit
 }
 
 // dfTok is a run of one pattern letter, or literal text when letter is 0.
@@ -75,6 +104,7 @@ func compileDateFormat(p string) (*dateFormat, error) {
 			i++
 		}
 	}
+	f.unit = patternUnit(f.toks)
 	return f, nil
 }
 
@@ -113,7 +143,19 @@ func (f *dateFormat) format(t time.Time) string { return f.render(t, false) }
 // more digit of the fraction of the second (truncated: SSSSSS of .123456
 // is 123456, SSS of it is 123), and u is the year. The other letters print
 // as in format.
-func (f *dateFormat) formatTime(t time.Time) string { return f.render(t, true) }
+func (f *dateFormat) formatTime(t time.Time) string {
+	if f.unit == 0 || t.Location() != time.UTC {
+		return f.render(t, true)
+	}
+	ms := t.UnixMilli()
+	lo := ms - ((ms%f.unit)+f.unit)%f.unit
+	if m := f.memo.Load(); m != nil && m.lo == lo {
+		return m.s
+	}
+	s := f.render(t, true)
+	f.memo.Store(&formatMemo{lo, s})
+	return s
+}
 
 // fraction is the first n digits of the nanosecond ns (after 9, zeros).
 func fraction(ns, n int) string {
