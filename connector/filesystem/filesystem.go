@@ -395,9 +395,9 @@ func (s *Sink) encode(line []byte, row event.Row) ([]byte, error) {
 // partition splits row into its partition directory (relative to Dir, ""
 // when unpartitioned), the directory values, and the row of the other
 // columns.
-func (s *Sink) partition(row event.Row) (string, []string, event.Row) {
+func (s *Sink) partition(row event.Row) ([]string, event.Row) {
 	if len(s.PartitionIdx) == 0 {
-		return "", nil, row
+		return nil, row
 	}
 	values := make([]any, len(s.PartitionIdx))
 	for i, ix := range s.PartitionIdx {
@@ -413,8 +413,20 @@ func (s *Sink) partition(row event.Row) (string, []string, event.Row) {
 	if def == "" {
 		def = DefaultPartitionName
 	}
-	strs := partitionStrings(values, def)
-	return partitionDir(s.PartitionCols, strs), strs, event.Row{Kind: row.Kind, Fields: data}
+	return partitionStrings(values, def), event.Row{Kind: row.Kind, Fields: data}
+}
+
+// partitionDir is the directory of a row's partition values (nil: the
+// table is not partitioned), remembered for the next row: rows mostly
+// come to the partition of the row before.
+func (w *fileWriter) partitionDir(values []string) string {
+	if values == nil {
+		return ""
+	}
+	if w.lastValues == nil || !slices.Equal(values, w.lastValues) {
+		w.lastValues, w.lastDir = values, partitionDir(w.s.PartitionCols, values)
+	}
+	return w.lastDir
 }
 
 // CreateWriter refuses a restore older than the committed output (see
@@ -456,6 +468,9 @@ type fileWriter struct {
 	open    map[string]*partFile // the in-progress file of each partition directory
 	rows    int
 	line    []byte // the last line written, whose memory the next one reuses
+	// lastValues and lastDir are the partition of the last row written.
+	lastValues []string
+	lastDir    string
 
 	rolled    []rolledFile
 	rolls     int              // counter of rolled files, for their names
@@ -610,7 +625,8 @@ func (w *fileWriter) Write(r event.Record) error {
 	if err := w.checkRolling(now); err != nil {
 		return err
 	}
-	rel, values, row := w.s.partition(row)
+	values, row := w.s.partition(row)
+	rel := w.partitionDir(values)
 	if w.s.Commit != nil {
 		if err := w.commits.Written(rel, values, now); err != nil {
 			return fmt.Errorf("filesystem sink: partition %s: %w", rel, err)

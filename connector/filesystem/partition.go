@@ -14,6 +14,13 @@ const DefaultPartitionName = "__DEFAULT_PARTITION__"
 // does: control characters and "#%'*/:=?\{[]^ and DEL become %XX (upper
 // case hex); everything else stays.
 func escapePathName(s string) string {
+	i := 0
+	for i < len(s) && !escapedByte[s[i]] {
+		i++
+	}
+	if i == len(s) {
+		return s // most values: nothing to escape, nothing to allocate
+	}
 	var b strings.Builder
 	for _, r := range s {
 		if needsEscaping(r) {
@@ -26,8 +33,19 @@ func escapePathName(s string) string {
 }
 
 func needsEscaping(r rune) bool {
-	return r < ' ' || r == 0x7F || strings.ContainsRune("\"#%'*/:=?\\{[]^", r)
+	return r < ' ' || r == 0x7F || strings.ContainsRune(escapedSpecials, r)
 }
+
+const escapedSpecials = "\"#%'*/:=?\\{[]^"
+
+// escapedByte says which bytes needsEscaping escapes (none of a multi-byte
+// rune's: they are all 0x80 or more).
+var escapedByte = func() (t [256]bool) {
+	for c := range 0x80 {
+		t[c] = needsEscaping(rune(c))
+	}
+	return t
+}()
 
 // PartitionPath returns the Hive-style relative directory of one row's
 // partition values: col=value/… in the order of cols, names and values

@@ -1,8 +1,20 @@
 package filesystem
 
 import (
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirstream/weir/connector/format"
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/types"
 )
 
 // TestPartitionPath checks Hive-style directories as Flink's
@@ -27,5 +39,55 @@ func TestPartitionPath(t *testing.T) {
 		if got := PartitionPath(c.cols, c.values, c.def); got != c.want {
 			t.Errorf("PartitionPath(%q, %q) = %q, want %q", c.cols, c.values, got, c.want)
 		}
+	}
+}
+
+// TestPartitionedRowsInterleaved: rows that switch partitions row by row
+// (the writer remembers the last row's directory) each land in their
+// own partition's file: the committed files of each directory hold
+// exactly the ids of its rows.
+func TestPartitionedRowsInterleaved(t *testing.T) {
+	dir := t.TempDir()
+	fields := []types.Field{{Name: "id", Type: types.Type{Kind: types.BigInt}}, {Name: "dt", Type: types.Type{Kind: types.String}},
+		{Name: "hm", Type: types.Type{Kind: types.String}}}
+	s := &Sink{Dir: dir, Format: &format.CSV{Fields: fields[:1], Delimiter: ','},
+		PartitionCols: []string{"dt", "hm"}, PartitionIdx: []int{1, 2}}
+	wc := replayCtx("job-a", 0, 1, 0)
+	w, err := s.CreateWriter(wc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := [][]any{{"2024-01-01", "10:15"}, {"2024-01-01", "10:16"}, {"2024-01-02", "10:15"}, {nil, "10:15"}}
+	want := map[string][]string{}
+	rng := rand.New(rand.NewSource(1))
+	for id := range 200 {
+		p := parts[rng.Intn(len(parts))]
+		if id%3 == 0 {
+			p = parts[id%len(parts)]
+		}
+		writeRows(t, w, event.Row{Kind: event.Insert, Fields: []any{int64(id), p[0], p[1]}})
+		rel := PartitionPath(s.PartitionCols, p, DefaultPartitionName)
+		want[rel] = append(want[rel], strconv.Itoa(id))
+	}
+	checkpoint(t, s, wc, w, 1)
+	got := map[string][]string{}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.Contains(p, ".weir-committed") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, filepath.Dir(p))
+		got[rel] = append(got[rel], strings.Fields(string(b))...)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rel := range got {
+		slices.Sort(got[rel])
+		slices.Sort(want[rel])
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ids by partition directory:\n%v\nwant\n%v", got, want)
 	}
 }

@@ -188,8 +188,14 @@ func (c *CSV) needsQuotes(f []byte) bool {
 	if len(f) == 0 {
 		return false
 	}
-	if string(f) == `\.` || bytes.IndexByte(f, byte(c.Delimiter)) >= 0 || bytes.IndexAny(f, "\"\r\n") >= 0 {
+	if string(f) == `\.` {
 		return true
+	}
+	d := byte(c.Delimiter)
+	for _, b := range f { // one pass; bytes.IndexAny's set lookup cost more per field
+		if b == d || b == '"' || b == '\r' || b == '\n' {
+			return true
+		}
 	}
 	r, _ := utf8.DecodeRune(f)
 	return unicode.IsSpace(r)
