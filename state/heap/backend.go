@@ -223,10 +223,11 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 		now:            now,
 		size:           &b.blobSize,
 	}
-	cp := capture{version: b.version, changed: map[string][]map[any]struct{}{}, from: map[string][]map[any]int{}}
+	cp := capture{version: b.version, changed: map[string][]map[any]struct{}{}, from: map[string][]map[any]int{},
+		uks: map[string][]map[any]map[any]struct{}{}}
 	for name, t := range b.tables {
-		if dirty, from := t.takeDirty(); dirty != nil {
-			cp.changed[name], cp.from[name] = dirty, from
+		if dirty, from, uks := t.takeDirty(); dirty != nil {
+			cp.changed[name], cp.from[name], cp.uks[name] = dirty, from, uks
 		}
 	}
 	v, epoch, delta := b.version, 0, false

@@ -14,9 +14,10 @@ import (
 type table interface {
 	spec() state.StateSpec
 	// takeDirty returns the keys of each group changed since the last
-	// snapshot (nil unless incremental), and the appends among them
-	// (groups.from), and starts a new record.
-	takeDirty() ([]map[any]struct{}, []map[any]int)
+	// snapshot (nil unless incremental), the appends among them
+	// (groups.from) and the maps changed in some user keys only
+	// (groups.uks), and starts a new record.
+	takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]map[any]struct{})
 	// capture takes the synchronous part of a snapshot: every entry, or
 	// for a delta only the entries of keys (per group).
 	capture(delta bool, keys []map[any]struct{}) captured
@@ -58,6 +59,14 @@ type tailEncoder[E any] interface {
 	encodeTail(buf []byte, e E, from int) ([]byte, bool)
 }
 
+// ukEncoder is an entryOps whose entries are maps (map state): a delta
+// can hold only the user keys written or removed (groups.touchUK).
+type ukEncoder[E any] interface {
+	// encodeUKs appends the changes of e's user keys uks: each one's
+	// value, or its removal; false when it cannot (a TTL).
+	encodeUKs(buf []byte, e E, uks map[any]struct{}) ([]byte, bool)
+}
+
 // core implements table for entries of type E.
 type core[E any] struct {
 	b    *Backend
@@ -81,12 +90,17 @@ func (c *core[E]) now() int64 {
 	return c.b.opts.Clock()
 }
 
-func (c *core[E]) takeDirty() ([]map[any]struct{}, []map[any]int) { return c.data.takeDirty() }
+func (c *core[E]) takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]map[any]struct{}) {
+	return c.data.takeDirty()
+}
 
 func (c *core[E]) capture(delta bool, keys []map[any]struct{}) captured {
 	out := &capturedGroups[E]{hdr: stateHeader{name: c.sp.Name, kind: c.sp.Kind, hasTTL: c.ttl.Enabled()}, encode: c.ops.encode}
 	if t, ok := c.ops.(tailEncoder[E]); ok {
 		out.tail = t.encodeTail
+	}
+	if u, ok := c.ops.(ukEncoder[E]); ok {
+		out.uks = u.encodeUKs
 	}
 	if delta {
 		out.maps = c.data.captureKeys(keys)

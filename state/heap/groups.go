@@ -33,6 +33,10 @@ type groups[E any] struct {
 	// without TTL), holds their length before: the next delta then holds
 	// only the elements appended (see touchAppend).
 	from []map[any]int
+	// uks[i], for keys of dirty[i] whose map had only some user keys
+	// written or removed (a map without TTL), holds those user keys: the
+	// next delta then holds only their changes (see touchUK).
+	uks []map[any]map[any]struct{}
 }
 
 // newGroups returns n empty groups, tracking changed keys from now on when
@@ -40,7 +44,7 @@ type groups[E any] struct {
 func newGroups[E any](n int, mapVer *uint64, track, tracking bool) groups[E] {
 	g := groups[E]{maps: make([]map[any]E, n), vers: make([]uint64, n), mapVer: mapVer, track: track}
 	if tracking {
-		g.dirty, g.from = make([]map[any]struct{}, n), make([]map[any]int, n)
+		g.dirty, g.from, g.uks = make([]map[any]struct{}, n), make([]map[any]int, n), make([]map[any]map[any]struct{}, n)
 	}
 	return g
 }
@@ -94,6 +98,40 @@ func (g *groups[E]) touch(i int, k any) {
 	if f := g.from[i]; f != nil {
 		delete(f, k)
 	}
+	if u := g.uks[i]; u != nil {
+		delete(u, k)
+	}
+}
+
+// putUK stores e, the entry of k after its user key uk was written or
+// removed, and records that (touchUK).
+func (g *groups[E]) putUK(i int, k any, e E, uk any) {
+	g.writable(i)[k] = e
+	g.touchUK(i, k, uk)
+}
+
+// touchUK records, when tracking, that user key uk of key k's map in
+// group i was written or removed: unless k changed otherwise since the
+// last capture (touch), the next delta holds only the user keys so
+// recorded. A key changed wholly earlier stays so.
+func (g *groups[E]) touchUK(i int, k any, uk any) {
+	if g.dirty == nil {
+		return
+	}
+	d := g.dirtyOf(i)
+	if _, ok := d[k]; ok {
+		if u, partial := g.uks[i][k]; partial {
+			u[uk] = struct{}{}
+		}
+		return
+	}
+	d[k] = struct{}{}
+	u := g.uks[i]
+	if u == nil {
+		u = make(map[any]map[any]struct{})
+		g.uks[i] = u
+	}
+	u[k] = map[any]struct{}{uk: {}}
 }
 
 // touchAppend records, when tracking, that elements were appended to the
@@ -128,14 +166,15 @@ func (g *groups[E]) dirtyOf(i int) map[any]struct{} {
 }
 
 // takeDirty returns the keys changed since the last capture (nil when not
-// tracking yet), and the appends among them (see from), and starts a new
-// record.
-func (g *groups[E]) takeDirty() ([]map[any]struct{}, []map[any]int) {
-	d, f := g.dirty, g.from
+// tracking yet), the appends among them (see from) and the maps changed
+// in some user keys only (see uks), and starts a new record.
+func (g *groups[E]) takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]map[any]struct{}) {
+	d, f, u := g.dirty, g.from, g.uks
 	if g.track {
-		g.dirty, g.from = make([]map[any]struct{}, len(g.maps)), make([]map[any]int, len(g.maps))
+		n := len(g.maps)
+		g.dirty, g.from, g.uks = make([]map[any]struct{}, n), make([]map[any]int, n), make([]map[any]map[any]struct{}, n)
 	}
-	return d, f
+	return d, f, u
 }
 
 // capture returns the current map references, for a snapshot of every
@@ -167,6 +206,7 @@ func (g *groups[E]) forget() {
 	if g.dirty != nil {
 		clear(g.dirty)
 		clear(g.from)
+		clear(g.uks)
 	}
 }
 

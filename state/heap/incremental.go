@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sync"
 
@@ -60,10 +61,20 @@ import (
 //	      | 2 n payload(len+bytes) (a list without TTL: the elements
 //	                               appended to its first n, as a list
 //	                               payload of those only)
+//	      | 3 changes(len+bytes)  (a map without TTL: n, then n times a
+//	                               user key(len+bytes) and 1 value
+//	                               (len+bytes), or 0: removed)
 //
 // A list only appended to (ListState.Add) since the chain's last file
 // gets op 2: a hot key of a join's list state gains a few rows a second,
-// and writing its whole list each time was most of a delta's bytes.
+// and writing its whole list each time was most of a delta's bytes. A map
+// whose writes since were puts and removes of user keys (MapState.Put,
+// Remove; groups.touchUK) gets op 3 with those user keys alone: Nexmark
+// q15's one group keeps COUNT DISTINCT maps of millions of entries, of
+// which a second changes a fraction, and rewriting them whole every
+// checkpoint made its throughput fall as they grew. A restore applies op
+// 3 to the map's payload (changeMap); a key created or deleted in the
+// interval, or written otherwise, is written whole.
 const (
 	manifestMagic = keyed.HeapIncrementalMagic
 	deltaMagic    = "WHD1"
@@ -113,12 +124,14 @@ type link struct {
 const maxLinks = 4
 
 // capture is the keys one snapshot found changed: per state, per group;
-// and among them those only appended to, with their length before
-// (groups.from).
+// among them those only appended to, with their length before
+// (groups.from), and the maps changed in some user keys only, with those
+// (groups.uks).
 type capture struct {
 	version uint64
 	changed map[string][]map[any]struct{}
 	from    map[string][]map[any]int
+	uks     map[string][]map[any]map[any]struct{}
 }
 
 func newChain() *chain {
@@ -323,7 +336,7 @@ func (s *incrementalSnapshot) producer(p plan) func(io.Writer) error {
 	for _, cp := range p.changes {
 		all = append(all, cp.changed)
 	}
-	changed, from := union(all), appends(p.changes)
+	changed, from, uks := union(all), appends(p.changes), userKeyChanges(p.changes)
 	return func(w io.Writer) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -334,7 +347,7 @@ func (s *incrementalSnapshot) producer(p plan) func(io.Writer) error {
 		if p.full {
 			err = s.writeFull(bw)
 		} else {
-			err = s.writeDelta(bw, changed, from)
+			err = s.writeDelta(bw, changed, from, uks)
 		}
 		if err == nil {
 			err = bw.Flush()
@@ -450,9 +463,65 @@ func appendsOf(keys map[any]struct{}, from []map[any]int, i int, out []map[any]i
 	}
 }
 
+// userKeyChanges returns, of the keys the captures cps (in capture order)
+// found changed, the maps changed in some user keys only in every capture
+// that found them, with the union of those user keys: a delta holds only
+// their changes.
+func userKeyChanges(cps []capture) map[string][]map[any]map[any]struct{} {
+	out := map[string][]map[any]map[any]struct{}{}
+	seen := map[string][]map[any]struct{}{}
+	for _, cp := range cps {
+		for name, groups := range cp.changed {
+			if out[name] == nil {
+				out[name], seen[name] = make([]map[any]map[any]struct{}, len(groups)), make([]map[any]struct{}, len(groups))
+			}
+			for i, keys := range groups {
+				var uks map[any]map[any]struct{}
+				if u := cp.uks[name]; u != nil {
+					uks = u[i]
+				}
+				userKeysOf(keys, uks, out[name], seen[name], i)
+			}
+		}
+	}
+	return out
+}
+
+// userKeysOf adds to out[i] the keys of group i a capture found changed:
+// a key seen first keeps its user keys if only those changed; a key seen
+// before keeps its record, with these user keys added, only if again only
+// user keys changed.
+func userKeysOf(keys map[any]struct{}, uks map[any]map[any]struct{}, out []map[any]map[any]struct{}, seen []map[any]struct{}, i int) {
+	for k := range keys {
+		u, partial := uks[k]
+		if _, ok := seen[i][k]; ok {
+			if prev, kept := out[i][k]; kept && partial {
+				for uk := range u {
+					prev[uk] = struct{}{}
+				}
+			} else if kept {
+				delete(out[i], k)
+			}
+			continue
+		}
+		if seen[i] == nil {
+			seen[i] = make(map[any]struct{})
+		}
+		seen[i][k] = struct{}{}
+		if partial {
+			if out[i] == nil {
+				out[i] = make(map[any]map[any]struct{})
+			}
+			out[i][k] = maps.Clone(u)
+		}
+	}
+}
+
 // writeDelta writes the entries of the changed keys (the format at the top
-// of this file): of those only appended to (from), the elements appended.
-func (s *snapshot) writeDelta(out io.Writer, changed map[string][]map[any]struct{}, from map[string][]map[any]int) error {
+// of this file): of those only appended to (from), the elements appended;
+// of maps changed in some user keys only (uks), those user keys' changes.
+func (s *snapshot) writeDelta(out io.Writer, changed map[string][]map[any]struct{}, from map[string][]map[any]int,
+	uks map[string][]map[any]map[any]struct{}) error {
 	w := &writer{keyCodec: s.keyCodec, now: s.now}
 	var states []captured
 	for _, c := range s.states {
@@ -475,7 +544,11 @@ func (s *snapshot) writeDelta(out io.Writer, changed map[string][]map[any]struct
 			if fs := from[c.header().name]; fs != nil {
 				f = fs[i]
 			}
-			buf = c.appendKeys(buf, i, keys, f, w)
+			var u map[any]map[any]struct{}
+			if us := uks[c.header().name]; us != nil {
+				u = us[i]
+			}
+			buf = c.appendKeys(buf, i, keys, f, u, w)
 			if _, err := out.Write(buf); err != nil {
 				return err
 			}
@@ -497,14 +570,24 @@ func changedGroups(groups []map[any]struct{}) int {
 }
 
 // appendKeys appends, for each key of keys, the key and its op: its
-// payload, or a delete when group i holds no live entry under it.
-func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, w *writer) []byte {
+// payload, or a delete when group i holds no live entry under it; the
+// elements appended, or the user keys changed, when only those changed.
+func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, uks map[any]map[any]struct{},
+	w *writer) []byte {
 	m := c.maps[i]
 	for k := range keys {
 		w.key = w.keyCodec.Encode(w.key[:0], k)
 		body = wire.AppendBytes(body, w.key)
 		e, ok := m[k]
 		mark := len(body)
+		if u, partial := uks[k]; ok && partial && c.uks != nil {
+			at := len(body) + 1
+			if changes, done := c.uks(append(body, 3), e, u); done {
+				body = prefixLength(changes, at)
+				continue
+			}
+			body = body[:mark]
+		}
 		if n, appended := from[k]; ok && appended && c.tail != nil {
 			body = wire.AppendUvarint(append(body, 2), uint64(n))
 			at := len(body)

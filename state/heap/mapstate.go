@@ -48,6 +48,19 @@ func (t *mapTable) own(i int, k any, e mapEntry) mapEntry {
 	return e
 }
 
+// ownUK is own for a write of user key uk alone: unless key k changed
+// otherwise since the last capture, the next delta holds only the change
+// of the user keys so written (groups.touchUK, encodeUKs).
+func (t *mapTable) ownUK(i int, k any, e mapEntry, uk any) mapEntry {
+	if e.ver != t.b.version {
+		e = mapEntry{maps.Clone(e.m), t.b.version}
+		t.data.putUK(i, k, e, uk)
+		return e
+	}
+	t.data.touchUK(i, k, uk)
+	return e
+}
+
 // Get returns the value under uk, copied if a snapshot in flight may be
 // encoding it (see private).
 func (t *mapTable) Get(uk any) (any, bool) { return t.get(uk, true) }
@@ -83,7 +96,7 @@ func (t *mapTable) get(uk any, handOut bool) (any, bool) {
 		}
 	}
 	if changed {
-		t.own(i, k, e).m[uk] = el
+		t.ownUK(i, k, e, uk).m[uk] = el
 	}
 	return el.v, true
 }
@@ -94,13 +107,13 @@ func (t *mapTable) remove(i int, k any, e mapEntry, uk any) {
 		t.data.del(i, k)
 		return
 	}
-	delete(t.own(i, k, e).m, uk)
+	delete(t.ownUK(i, k, e, uk).m, uk)
 }
 
 func (t *mapTable) Put(uk, v any) {
 	k, i, e, ok := t.entry()
 	if ok {
-		e = t.own(i, k, e)
+		e = t.ownUK(i, k, e, uk)
 	} else {
 		e = mapEntry{make(map[any]elem), t.b.version}
 		t.data.put(i, k, e)
@@ -201,6 +214,26 @@ func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
 		}
 		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
 		buf = appendPrefixed(buf, t.sp.Codec, el.v)
+	}
+	return buf, true
+}
+
+// encodeUKs appends the changes of user keys uks of e, for a delta (op 3
+// in incremental.go): their number, then each user key and a byte 1 and
+// its value, or a byte 0 when e holds none. A map with a TTL is written
+// whole (false): its entries' timestamps would need writing too.
+func (t *mapTable) encodeUKs(buf []byte, e mapEntry, uks map[any]struct{}) ([]byte, bool) {
+	if t.ttl.Enabled() {
+		return buf, false
+	}
+	buf = wire.AppendUvarint(buf, uint64(len(uks)))
+	for uk := range uks {
+		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
+		if el, ok := e.m[uk]; ok {
+			buf = appendPrefixed(append(buf, 1), t.sp.Codec, el.v)
+		} else {
+			buf = append(buf, 0)
+		}
 	}
 	return buf, true
 }

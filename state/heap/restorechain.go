@@ -129,6 +129,8 @@ func (b *Backend) applyDeltaGroup(r *wire.Reader, name string, raw *rawState) er
 			p = r.Bytes()
 		case op == 2 && raw.kind == state.KindList && !raw.hasTTL:
 			from, p = r.Uvarint(), r.Bytes()
+		case op == 3 && raw.kind == state.KindMap && !raw.hasTTL:
+			p = r.Bytes()
 		case op != 1:
 			return corrupt("delta: state %q (kind %d): op %d", name, raw.kind, op)
 		}
@@ -153,9 +155,79 @@ func (b *Backend) applyDeltaGroup(r *wire.Reader, name string, raw *rawState) er
 			raw.maps[i][k] = p
 			continue
 		}
+		if op == 3 {
+			if p, err = changeMap(raw.maps[i][k], p); err != nil {
+				return fmt.Errorf("delta: state %q, key group %d, key %v: %w", name, kg, k, err)
+			}
+			if p == nil {
+				delete(raw.maps[i], k)
+			} else {
+				raw.maps[i][k] = p
+			}
+			continue
+		}
 		raw.maps[i][k] = bytes.Clone(p)
 	}
 	return nil
+}
+
+// changeMap returns the map payload (without TTL) of old with the user
+// key changes of op 3 applied (see mapTable.encodeUKs): each user key set
+// to its value, or removed; nil when none is left.
+func changeMap(old []byte, changes []byte) ([]byte, error) {
+	if old == nil {
+		return nil, corrupt("changes to %d bytes of a map the chain holds none of", len(changes))
+	}
+	type kv struct{ k, v []byte }
+	r := wire.NewReader(old)
+	n := r.Count(2)
+	entries := make([]kv, 0, n)
+	at := make(map[string]int, n)
+	for j := 0; j < n && r.Err() == nil; j++ {
+		k, v := r.Bytes(), r.Bytes()
+		at[string(k)] = len(entries)
+		entries = append(entries, kv{k, v})
+	}
+	c := wire.NewReader(changes)
+	m := c.Count(2)
+	for j := 0; j < m && c.Err() == nil; j++ {
+		k, set := c.Bytes(), c.Byte()
+		var v []byte
+		switch set {
+		case 1:
+			v = c.Bytes()
+		case 0:
+		default:
+			return nil, corrupt("map change of a user key: byte %d", set)
+		}
+		if j, ok := at[string(k)]; ok {
+			entries[j].v = v // nil: removed
+			continue
+		}
+		if v != nil {
+			at[string(k)] = len(entries)
+			entries = append(entries, kv{k, v})
+		}
+	}
+	if r.Err() != nil || r.Len() != 0 || c.Err() != nil || c.Len() != 0 {
+		return nil, corrupt("map payload or its changes: %v %v, %d and %d bytes left", r.Err(), c.Err(), r.Len(), c.Len())
+	}
+	live := 0
+	for _, e := range entries {
+		if e.v != nil {
+			live++
+		}
+	}
+	if live == 0 {
+		return nil, nil
+	}
+	out := wire.AppendUvarint(make([]byte, 0, len(old)+len(changes)), uint64(live))
+	for _, e := range entries {
+		if e.v != nil {
+			out = wire.AppendBytes(wire.AppendBytes(out, e.k), e.v)
+		}
+	}
+	return out, nil
 }
 
 // appendList returns the list payload of old (nil: no list) followed by

@@ -32,8 +32,9 @@ type captured interface {
 	appendGroup(body []byte, i int, w *writer) ([]byte, int)
 	// appendKeys appends the delta entries of keys in group index i
 	// (incremental.go); from holds the keys only appended to, and their
-	// length before.
-	appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, w *writer) []byte
+	// length before; uks the maps changed in some user keys only, and
+	// those.
+	appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, uks map[any]map[any]struct{}, w *writer) []byte
 }
 
 // capturedGroups is a captured state: the group maps as they were at
@@ -44,6 +45,8 @@ type capturedGroups[E any] struct {
 	encode func(buf []byte, e E, now int64) ([]byte, bool)
 	// tail, for a list, encodes the elements from an index on.
 	tail func(buf []byte, e E, from int) ([]byte, bool)
+	// uks, for a map, encodes the changes of some user keys.
+	uks func(buf []byte, e E, uks map[any]struct{}) ([]byte, bool)
 }
 
 func (c *capturedGroups[E]) header() stateHeader { return c.hdr }
