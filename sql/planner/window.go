@@ -298,6 +298,23 @@ func attachedWindow(in *Rel, groupBy []parser.Expr) (*tvfInfo, []parser.Expr) {
 	return &tvfInfo{input: in, spec: *w.spec, zone: w.zone, call: joinWindowText(in), attached: w}, rest
 }
 
+// keepWindowTime makes a grouped window_time of a cascaded window
+// aggregation r the output's rowtime, as in Flink: the input's rowtime,
+// over rows that carry windows, is their window_time (window_end - 1 ms),
+// so grouping by it keeps one value per window, and a window TVF can
+// follow over it.
+func keepWindowTime(r, in *Rel, keys []int) {
+	if in.RowTime < 0 {
+		return
+	}
+	for j, k := range keys {
+		if k == in.RowTime {
+			r.Cols[j].Type.TimeAttr, r.RowTime = "rowtime", j
+			return
+		}
+	}
+}
+
 // hasGroupingSets reports whether GROUP BY keys hold GROUPING SETS, ROLLUP
 // or CUBE.
 func hasGroupingSets(groupBy []parser.Expr) bool {
@@ -334,6 +351,9 @@ func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
 		r.Cols[len(ap.keys)+2].Type.TimeAttr = "proctime"
 	} else {
 		r.win = &windowCols{start: len(ap.keys), end: len(ap.keys) + 1, zone: t.zone, spec: &t.spec}
+	}
+	if t.attached != nil {
+		keepWindowTime(r, t.input, ap.keys)
 	}
 	if p.twoPhaseWindow(opts) {
 		return p.twoPhaseWindowAgg(in, r, opts), nil
