@@ -109,10 +109,20 @@ func (p *Planner) planFromWhere(s *parser.Select) (*Rel, error) {
 	return p.planSourceWhere(s.From, s.Where)
 }
 
+// readsInputOnly reports whether cond reads only columns of in (a window
+// TVF's input, not the window columns the TVF adds).
+func (p *Planner) readsInputOnly(cond parser.Expr, in *Rel) bool {
+	_, err := expr.Compile(cond, p.scope(in.Cols))
+	return err == nil
+}
+
 // filter keeps rows whose condition is TRUE.
 func (p *Planner) filter(in *Rel, cond parser.Expr, resolve func(parser.Expr) (*expr.Compiled, error)) (*Rel, error) {
-	if in.tvf != nil && resolve == nil {
-		// Filter below the window TVF, so a window aggregation still sees it.
+	if in.tvf != nil && resolve == nil && p.readsInputOnly(cond, in.tvf.input) {
+		// Filter below the window TVF, so a window aggregation still sees
+		// it. A condition on the window columns filters the TVF's rows,
+		// which still carry their windows (Rel.win): a window aggregation
+		// over them reads each row's window (attachedWindow).
 		f, err := p.filter(in.tvf.input, cond, nil)
 		if err != nil {
 			return nil, err
