@@ -373,17 +373,16 @@ func (w *WindowAggregate) Finish() error {
 // addAttached adds the row to the window it carries, unless that window
 // has fired.
 func (w *WindowAggregate) addAttached(fields []any) error {
-	a := w.opts.Attached
-	wins, _, err := WindowRows{Start: a.Start, End: a.End}.windows(fields)
+	win, err := carriedWindow(fields, w.opts.Attached.Start, w.opts.Attached.End)
 	if err != nil {
 		return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
 	}
-	if w.fireAt(wins[0]) <= w.Ctx.Timers.CurrentWatermark() {
+	if w.fireAt(win) <= w.Ctx.Timers.CurrentWatermark() {
 		w.Ctx.Metrics.LateDropped++
 		return nil
 	}
 	setKey(w.Ctx, w.key(fields))
-	if err := w.add(wins[0], fields); err != nil {
+	if err := w.add(win, fields); err != nil {
 		return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
 	}
 	return nil

@@ -51,19 +51,28 @@ func (w WindowRows) reads() []int {
 	return []int{w.Start, w.End}
 }
 
+// carriedWindow is the window a row carries in its fields start and end.
+func carriedWindow(fields []any, start, end int) (windowRange, error) {
+	s, err := timeMillis(fields[start])
+	if err != nil {
+		return windowRange{}, fmt.Errorf("window_start field %d: %w", start, err)
+	}
+	e, err := timeMillis(fields[end])
+	if err != nil {
+		return windowRange{}, fmt.Errorf("window_end field %d: %w", end, err)
+	}
+	return windowRange{s, e}, nil
+}
+
 // windows returns the windows of a row and the row as it is ranked in
 // each: with Assign, the row with the window's columns appended.
 func (w WindowRows) windows(fields []any) ([]windowRange, func(windowRange) []any, error) {
 	if w.Assign == nil {
-		start, err := timeMillis(fields[w.Start])
+		win, err := carriedWindow(fields, w.Start, w.End)
 		if err != nil {
-			return nil, nil, fmt.Errorf("window_start field %d: %w", w.Start, err)
+			return nil, nil, err
 		}
-		end, err := timeMillis(fields[w.End])
-		if err != nil {
-			return nil, nil, fmt.Errorf("window_end field %d: %w", w.End, err)
-		}
-		return []windowRange{{start, end}}, func(windowRange) []any { return fields }, nil
+		return []windowRange{win}, func(windowRange) []any { return fields }, nil
 	}
 	ts, err := timeMillis(fields[w.TimeField])
 	if err != nil {

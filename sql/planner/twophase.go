@@ -35,16 +35,22 @@ const (
 // and puts an exchange before every keyed operator, so it has no such
 // case to tell apart.
 func (p *Planner) twoPhase(opts exec.GroupAggOptions) bool {
-	if p.Config.MiniBatchSize <= 0 || p.Config.AggPhase == AggPhaseOne {
+	if p.Config.MiniBatchSize <= 0 || p.Config.AggPhase == AggPhaseOne || hasFirstOrLastValue(opts.Aggs) {
 		return false
-	}
-	for _, c := range opts.Aggs {
-		if c.Kind == exec.FirstValue || c.Kind == exec.LastValue {
-			return false
-		}
 	}
 	_, err := exec.NewLocalAggregate(p.localOptions(opts))
 	return err == nil
+}
+
+// hasFirstOrLastValue reports whether calls hold FIRST_VALUE or
+// LAST_VALUE, which Flink keeps in one phase (see twoPhase).
+func hasFirstOrLastValue(calls []exec.AggCall) bool {
+	for _, c := range calls {
+		if c.Kind == exec.FirstValue || c.Kind == exec.LastValue {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Planner) localOptions(opts exec.GroupAggOptions) exec.LocalAggOptions {
@@ -114,13 +120,8 @@ const (
 // aggregation stays in one phase: its operator combines rows per key and
 // slice before they reach state.
 func (p *Planner) twoPhaseWindow(opts exec.WindowAggOptions) bool {
-	if opts.Attached == nil || p.Config.AggPhase == AggPhaseOne {
+	if opts.Attached == nil || p.Config.AggPhase == AggPhaseOne || hasFirstOrLastValue(opts.Aggs) {
 		return false
-	}
-	for _, c := range opts.Aggs {
-		if c.Kind == exec.FirstValue || c.Kind == exec.LastValue {
-			return false
-		}
 	}
 	_, err := exec.NewLocalAggregate(localWindowOptions(opts))
 	return err == nil
