@@ -41,19 +41,24 @@ type timerQueue interface {
 // in one bucket per time: a heap of the times with a bucket says which
 // bucket is next, and a bucket is sorted only when it becomes next, once.
 // A window operator's timers mostly share a few times (every key's window
-// ends at once), so firing costs a sort per time and a map lookup per
-// timer, not a heap removal over every timer with a key comparison at each
-// level. Removing a timer that is not next marks it deleted (a ghost) and
-// leaves it in its bucket until its turn or a compaction; adding it again
-// revives it in place.
+// ends at once), so firing costs a sort per time, not a heap removal over
+// every timer with a key comparison at each level.
+//
+// Each bucket finds its own timers (to keep them unique): a small one by a
+// scan, a large one by a registry map. Firing a timer does not touch the
+// registry: in a sorted bucket every timer before the head has fired, so an
+// entry for one is stale, and the registry goes whole with its bucket —
+// q5's end of input fires millions of timers, and a delete each was a
+// quarter of the queue's cost. Removing a timer from a large bucket marks
+// it deleted (a ghost) and leaves it in place until its turn or a
+// compaction; adding it again revives it in place. A small bucket removes
+// it outright.
 type heapQueue struct {
 	codec   state.Codec[any]
 	times   timeHeap
 	buckets map[event.Timestamp]*timerBucket
-	// reg holds every timer in a bucket: registered, or removed (a ghost).
-	reg    timerRegistry
-	n      int // registered timers
-	ghosts int
+	n       int // registered timers
+	ghosts  int
 }
 
 // timerBucket is the timers of one time. Until it is the next bucket its
@@ -65,57 +70,62 @@ type timerBucket struct {
 	next   int // ts[:next] have fired
 	sorted bool
 	late   timerHeap
+	// reg holds the bucket's timers once it has more than smallBucket:
+	// registered (true) or ghosts (false), and in a sorted bucket stale
+	// entries of fired ones.
+	reg *timerRegistry
 }
+
+// smallBucket is the number of timers a bucket finds by a scan (a
+// variable for tests).
+var smallBucket = 8
 
 func newHeapQueue(codec state.Codec[any]) *heapQueue {
-	return &heapQueue{codec: codec, buckets: map[event.Timestamp]*timerBucket{},
-		reg: timerRegistry{byString: map[stringTimerID]bool{}, byAny: map[timerID]bool{}}}
+	return &heapQueue{codec: codec, buckets: map[event.Timestamp]*timerBucket{}}
 }
 
-func idOf(t Timer) timerID { return timerID{t.Domain, t.Timestamp, t.Key, t.Namespace} }
-
-// timerRegistry maps the timers of one domain to whether they are
-// registered (true) or ghosts (false). Timers of string keys (every SQL
-// operator's) go to a map whose key hashes without the interface's
+// timerRegistry maps the timers of one bucket (one time) to whether they
+// are registered (true) or ghosts (false). Timers of string keys (every
+// SQL operator's) go to a map whose key hashes without the interface's
 // dynamic type hash, which took 70 % of a lookup.
 type timerRegistry struct {
 	byString map[stringTimerID]bool
 	byAny    map[timerID]bool
 }
 
-type stringTimerID struct {
-	ts      event.Timestamp
-	key, ns string
+type stringTimerID struct{ key, ns string }
+
+func newTimerRegistry() *timerRegistry {
+	return &timerRegistry{byString: map[stringTimerID]bool{}, byAny: map[timerID]bool{}}
 }
 
 func (r *timerRegistry) get(t Timer) (live, ok bool) {
 	if k, isString := t.Key.(string); isString {
-		live, ok = r.byString[stringTimerID{t.Timestamp, k, t.Namespace}]
+		live, ok = r.byString[stringTimerID{k, t.Namespace}]
 		return live, ok
 	}
-	live, ok = r.byAny[idOf(t)]
+	live, ok = r.byAny[timerID{t.Key, t.Namespace}]
 	return live, ok
 }
 
 func (r *timerRegistry) set(t Timer, live bool) {
 	if k, isString := t.Key.(string); isString {
-		r.byString[stringTimerID{t.Timestamp, k, t.Namespace}] = live
+		r.byString[stringTimerID{k, t.Namespace}] = live
 		return
 	}
-	r.byAny[idOf(t)] = live
+	r.byAny[timerID{t.Key, t.Namespace}] = live
 }
 
 func (r *timerRegistry) del(t Timer) {
 	if k, isString := t.Key.(string); isString {
-		delete(r.byString, stringTimerID{t.Timestamp, k, t.Namespace})
+		delete(r.byString, stringTimerID{k, t.Namespace})
 		return
 	}
-	delete(r.byAny, idOf(t))
+	delete(r.byAny, timerID{t.Key, t.Namespace})
 }
 
 // insert registers t and reports whether the registry did not hold it:
-// one map operation, for a registry without ghosts (a ghost would come
-// back registered, uncounted).
+// one map operation, for a registry without ghosts or stale entries.
 func (r *timerRegistry) insert(t Timer) bool {
 	n := r.len()
 	r.set(t, true)
@@ -124,30 +134,34 @@ func (r *timerRegistry) insert(t Timer) bool {
 
 func (r *timerRegistry) len() int { return len(r.byString) + len(r.byAny) }
 
-func (r *timerRegistry) live(t Timer) bool {
-	live, _ := r.get(t)
-	return live
-}
-
 func (q *heapQueue) add(t Timer) bool {
-	if q.ghosts == 0 { // one map operation: a timer there is registered
-		if !q.reg.insert(t) {
+	b := q.bucket(t.Timestamp)
+	switch {
+	case b.reg == nil:
+		if b.index(t) >= 0 {
 			return false
 		}
-		q.bucket(t.Timestamp).push(t)
-		q.n++
-		return true
-	}
-	live, ok := q.reg.get(t)
-	switch {
-	case live:
-		return false
-	case ok: // a ghost: it still has its place in its bucket
-		q.ghosts--
+		b.push(t)
+		if b.pending() > smallBucket {
+			b.indexAll()
+		}
+	case q.ghosts == 0 && !b.sorted: // one map operation: a timer there is registered
+		if !b.reg.insert(t) {
+			return false
+		}
+		b.push(t)
 	default:
-		q.bucket(t.Timestamp).push(t)
+		live, ok := b.lookup(t, q.codec)
+		switch {
+		case live:
+			return false
+		case ok: // a ghost: it still has its place in the bucket
+			q.ghosts--
+		default:
+			b.push(t)
+		}
+		b.reg.set(t, true)
 	}
-	q.reg.set(t, true)
 	q.n++
 	return true
 }
@@ -171,11 +185,72 @@ func (b *timerBucket) push(t Timer) {
 	b.ts = append(b.ts, t)
 }
 
+// pending is the number of timers in the bucket not fired yet, ghosts
+// included.
+func (b *timerBucket) pending() int { return len(b.ts) - b.next + len(b.late.ts) }
+
+// index finds t among the pending timers of a small bucket: its index in
+// ts, or len(ts) + its index in late, or -1.
+func (b *timerBucket) index(t Timer) int {
+	for i := b.next; i < len(b.ts); i++ {
+		if sameTimer(b.ts[i], t) {
+			return i
+		}
+	}
+	for i, u := range b.late.ts {
+		if sameTimer(u, t) {
+			return len(b.ts) + i
+		}
+	}
+	return -1
+}
+
+// sameTimer compares two timers of one bucket (one domain and time).
+func sameTimer(a, b Timer) bool {
+	return a.KeyGroup == b.KeyGroup && a.Namespace == b.Namespace && a.Key == b.Key
+}
+
+// indexAll gives a small bucket, whose timers are all registered, its
+// registry.
+func (b *timerBucket) indexAll() {
+	b.reg = newTimerRegistry()
+	for _, part := range [][]Timer{b.ts[b.next:], b.late.ts} {
+		for _, t := range part {
+			b.reg.set(t, true)
+		}
+	}
+}
+
+// lookup is what the registry of a large bucket says of t, leaving out a
+// stale entry: a timer of a sorted bucket ordered before its head has fired.
+func (b *timerBucket) lookup(t Timer, codec state.Codec[any]) (live, ok bool) {
+	live, ok = b.reg.get(t)
+	if ok && b.sorted {
+		if h, pending := b.head(codec); !pending || timerCompare(t, h, codec) < 0 {
+			return false, false
+		}
+	}
+	return live, ok
+}
+
 func (q *heapQueue) remove(t Timer) bool {
-	if !q.reg.live(t) {
+	b := q.buckets[t.Timestamp]
+	if b == nil {
 		return false
 	}
-	q.reg.set(t, false)
+	if b.reg == nil {
+		i := b.index(t)
+		if i < 0 {
+			return false
+		}
+		b.drop(i)
+		q.n--
+		return true
+	}
+	if live, _ := b.lookup(t, q.codec); !live {
+		return false
+	}
+	b.reg.set(t, false)
 	q.n--
 	q.ghosts++
 	if q.ghosts > compactGhosts && q.ghosts > q.n {
@@ -184,10 +259,24 @@ func (q *heapQueue) remove(t Timer) bool {
 	return true
 }
 
+// drop removes the pending timer at index i (as index returns it) from a
+// small bucket, keeping the order of a sorted one.
+func (b *timerBucket) drop(i int) {
+	switch {
+	case i >= len(b.ts):
+		heap.Remove(&b.late, i-len(b.ts))
+	case b.sorted:
+		b.ts = slices.Delete(b.ts, i, i+1)
+	default: // unsorted: nothing has fired, order is free
+		last := len(b.ts) - 1
+		b.ts[i], b.ts[last] = b.ts[last], Timer{}
+		b.ts = b.ts[:last]
+	}
+}
+
 // pop removes the first timer, which peek has just returned.
 func (q *heapQueue) pop(t Timer) {
 	q.buckets[t.Timestamp].take(q.codec)
-	q.reg.del(t)
 	q.n--
 }
 
@@ -201,7 +290,7 @@ func (q *heapQueue) nextTime() (event.Timestamp, bool) {
 		if q.buckets[ts].hasLive(q) {
 			return ts, true
 		}
-		delete(q.buckets, ts) // hasLive dropped its ghosts
+		delete(q.buckets, ts) // with its registry; hasLive dropped its ghosts
 		heap.Pop(&q.times)
 	}
 	return 0, false
@@ -210,17 +299,20 @@ func (q *heapQueue) nextTime() (event.Timestamp, bool) {
 // hasLive reports whether the bucket holds a registered timer. It drops
 // the ghosts it meets first, so that asking again costs nothing more.
 func (b *timerBucket) hasLive(q *heapQueue) bool {
-	if q.ghosts == 0 { // every timer in a bucket is registered
-		return b.next < len(b.ts) || len(b.late.ts) > 0
+	if q.ghosts == 0 || b.reg == nil { // every pending timer is registered
+		return b.pending() > 0
 	}
 	if b.sorted {
 		for {
 			t, ok := b.head(q.codec)
-			if !ok || q.reg.live(t) {
-				return ok
+			if !ok {
+				return false
+			}
+			if live, _ := b.reg.get(t); live { // the head is pending: not stale
+				return true
 			}
 			b.take(q.codec)
-			q.reg.del(t)
+			b.reg.del(t)
 			q.ghosts--
 		}
 	}
@@ -228,13 +320,11 @@ func (b *timerBucket) hasLive(q *heapQueue) bool {
 	// swapped out.
 	for len(b.ts) > 0 {
 		t := b.ts[0]
-		if q.reg.live(t) {
+		if live, _ := b.reg.get(t); live {
 			return true
 		}
-		last := len(b.ts) - 1
-		b.ts[0], b.ts[last] = b.ts[last], Timer{}
-		b.ts = b.ts[:last]
-		q.reg.del(t)
+		b.drop(0)
+		b.reg.del(t)
 		q.ghosts--
 	}
 	return false
@@ -284,22 +374,25 @@ func (b *timerBucket) take(codec state.Codec[any]) {
 var compactGhosts = 1024
 
 // compact drops every ghost, so that timers registered and removed before
-// their time (a timeout moved on every access) do not pile up.
+// their time (a timeout moved on every access) do not pile up. A sorted
+// bucket's registry keeps its stale entries (they go with the bucket).
 func (q *heapQueue) compact() {
-	keep := func(t Timer) bool {
-		if q.reg.live(t) {
-			return true
-		}
-		q.reg.del(t)
-		return false
-	}
 	q.times = q.times[:0]
 	for ts, b := range q.buckets {
-		b.ts = slices.DeleteFunc(b.ts[b.next:], func(t Timer) bool { return !keep(t) })
-		b.next = 0
-		b.late.ts = slices.DeleteFunc(b.late.ts, func(t Timer) bool { return !keep(t) })
-		heap.Init(&b.late)
-		if len(b.ts)+len(b.late.ts) == 0 {
+		if b.reg != nil {
+			keep := func(t Timer) bool {
+				if live, _ := b.reg.get(t); live {
+					return true
+				}
+				b.reg.del(t)
+				return false
+			}
+			b.ts = slices.DeleteFunc(b.ts[b.next:], func(t Timer) bool { return !keep(t) })
+			b.next = 0
+			b.late.ts = slices.DeleteFunc(b.late.ts, func(t Timer) bool { return !keep(t) })
+			heap.Init(&b.late)
+		}
+		if b.pending() == 0 {
 			delete(q.buckets, ts)
 			continue
 		}
@@ -311,6 +404,17 @@ func (q *heapQueue) compact() {
 
 func (q *heapQueue) len() int { return q.n }
 
+// registered counts the registry entries of every bucket (for tests).
+func (q *heapQueue) registered() int {
+	n := 0
+	for _, b := range q.buckets {
+		if b.reg != nil {
+			n += b.reg.len()
+		}
+	}
+	return n
+}
+
 // snapshot copies the registered timers now (the owner goes on changing
 // the buckets).
 func (q *heapQueue) snapshot() func(f func(Timer)) error {
@@ -319,8 +423,12 @@ func (q *heapQueue) snapshot() func(f func(Timer)) error {
 	for _, ts := range times {
 		b := q.buckets[ts]
 		for _, part := range [][]Timer{b.ts[b.next:], b.late.ts} {
+			if q.ghosts == 0 || b.reg == nil {
+				all = append(all, part...)
+				continue
+			}
 			for _, t := range part {
-				if q.reg.live(t) {
+				if live, _ := b.reg.get(t); live {
 					all = append(all, t)
 				}
 			}

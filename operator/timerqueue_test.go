@@ -29,7 +29,7 @@ func TestHeapQueueDropsDeletedTimers(t *testing.T) {
 	if q.len() != 10 {
 		t.Fatalf("len %d, want 10", q.len())
 	}
-	if held := q.reg.len(); held > 2*compactGhosts+20 {
+	if held := q.registered(); held > 2*compactGhosts+20 {
 		t.Fatalf("the queue holds %d timers (registered or deleted) for 10 registered", held)
 	}
 	var fired []string
@@ -46,7 +46,7 @@ func TestHeapQueueDropsDeletedTimers(t *testing.T) {
 	if fmt.Sprint(fired) != fmt.Sprint(want) {
 		t.Fatalf("fired %v, want %v", fired, want)
 	}
-	if q.reg.len() != 0 || len(q.buckets) != 0 || q.len() != 0 {
-		t.Fatalf("after firing everything: %d in the registry, %d buckets, len %d", q.reg.len(), len(q.buckets), q.len())
+	if q.registered() != 0 || len(q.buckets) != 0 || q.len() != 0 {
+		t.Fatalf("after firing everything: %d in the registry, %d buckets, len %d", q.registered(), len(q.buckets), q.len())
 	}
 }

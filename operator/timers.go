@@ -30,11 +30,10 @@ type Timer struct {
 	Namespace string // e.g. a window's "start:end"; "" for plain keyed timers
 }
 
+// timerID is a timer within its bucket (one domain and time).
 type timerID struct {
-	domain TimeDomain
-	ts     event.Timestamp
-	key    any
-	ns     string
+	key any
+	ns  string
 }
 
 // Triggerable is called when a timer fires, with the timer's key already set

@@ -31,6 +31,7 @@ type timerWorld struct {
 	dir    string
 	subs   []*timerSub
 	log    *strings.Builder
+	again  map[string]bool // timers registered again as they fired
 }
 
 type timerSub struct {
@@ -42,7 +43,9 @@ type timerSub struct {
 // multiple of 7 registers another 3 ms later; one whose time is a multiple
 // of 11 another at its own time, and of 13 another 2 ms before it (both
 // due at once: the heap queue's bucket being fired takes the first, a new
-// earlier bucket the second).
+// earlier bucket the second). A timer whose time is a multiple of 5
+// registers itself again the first time it fires (it fires once more), and
+// one of a multiple of 3 deletes itself (a no-op: it has fired).
 type fireLog struct {
 	sub   int
 	w     *timerWorld
@@ -56,6 +59,13 @@ func (f *fireLog) OnTimer(t Timer) error {
 	}
 	if t.Timestamp%7 == 0 {
 		f.inner.Register(t.Domain, t.Timestamp+3, t.Namespace+"+")
+	}
+	if id := fmt.Sprintf("%d %d %T:%v %q", t.Domain, t.Timestamp, t.Key, t.Key, t.Namespace); t.Timestamp%5 == 0 && !f.w.again[id] {
+		f.w.again[id] = true
+		f.inner.Register(t.Domain, t.Timestamp, t.Namespace)
+	}
+	if t.Timestamp%3 == 0 {
+		f.inner.Delete(t.Domain, t.Timestamp, t.Namespace)
 	}
 	if strings.ContainsAny(t.Namespace, "=-") {
 		return nil
@@ -197,15 +207,18 @@ func (w *timerWorld) apply(t *testing.T, op timerOp, blobs [][]byte) {
 }
 
 func TestTimersMetamorphicHeapPebble(t *testing.T) {
-	defer func(n int) { compactGhosts = n }(compactGhosts)
-	for seed := range uint64(12) {
+	defer func(n, m int) { compactGhosts, smallBucket = n, m }(compactGhosts, smallBucket)
+	for seed := range uint64(24) {
 		// Odd seeds have the heap queue drop its ghosts (removed timers
-		// left in their buckets) as soon as there are more than 2.
+		// left in their buckets) as soon as there are more than 2. Seeds
+		// 12 and up give every bucket of more than one timer a registry
+		// (ghosts, stale entries of fired timers), the others scan theirs.
 		compactGhosts = map[bool]int{true: 2, false: 1024}[seed%2 == 1]
+		smallBucket = map[bool]int{true: 1, false: 8}[seed >= 12]
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
-			heapW := &timerWorld{log: &strings.Builder{}}
-			pebW := &timerWorld{pebble: true, dir: t.TempDir(), log: &strings.Builder{}}
+			heapW := &timerWorld{log: &strings.Builder{}, again: map[string]bool{}}
+			pebW := &timerWorld{pebble: true, dir: t.TempDir(), log: &strings.Builder{}, again: map[string]bool{}}
 			par := 1 + rng.IntN(3)
 			heapW.open(t, par, nil)
 			pebW.open(t, par, nil)

@@ -96,6 +96,7 @@ type WindowJoin struct {
 	buf   [2]state.MapState[string, []any]
 	wm    watermarkKeeper
 	zone  windowZone
+	ids   windowIDs
 }
 
 var _ operator.TwoInput = (*WindowJoin)(nil)
@@ -161,7 +162,7 @@ func (j *WindowJoin) process(s int, r event.Record) error {
 		if at <= wm {
 			continue // this window fired already
 		}
-		id := win.id()
+		id := j.ids.of(win)
 		windowRowBuffer{j.buf[s]}.add(id, rowIn(win))
 		j.Ctx.Timers.Register(operator.EventTime, at, id)
 		added = true

@@ -102,6 +102,7 @@ type windowRanker struct {
 	rows  state.MapState[string, []any]
 	wm    watermarkKeeper
 	zone  windowZone
+	ids   windowIDs
 	// keep returns the rows kept for a window once row arrives, nil when
 	// they do not change.
 	keep func(kept []any, row []any) ([]any, error)
@@ -162,7 +163,7 @@ func (w *windowRanker) ProcessElement(r event.Record) error {
 }
 
 func (w *windowRanker) add(win windowRange, row []any) error {
-	id := win.id()
+	id := w.ids.of(win)
 	kept, ok := w.rows.Get(id)
 	if !ok {
 		w.Ctx.Timers.Register(operator.EventTime, w.zone.timer(win.End-1), id)

@@ -176,7 +176,7 @@ func (w *WindowAggregate) flushSlices() error {
 func (w *WindowAggregate) armFirst(ss int64, wm event.Timestamp) bool {
 	for _, win := range w.opts.Window.windowsOfSlice(ss) {
 		if w.fireAt(win) > wm || w.opts.ProcTime {
-			w.Ctx.Timers.Register(w.domain(), w.fireAt(win), win.id())
+			w.Ctx.Timers.Register(w.domain(), w.fireAt(win), w.ids.of(win))
 			return true
 		}
 	}
@@ -263,7 +263,7 @@ func (w *WindowAggregate) armNext(next, from int64) {
 		size := w.opts.Window.Size.Milliseconds()
 		win.Start = from - floorMod(from-w.opts.Window.Offset.Milliseconds(), size)
 	}
-	w.Ctx.Timers.Register(w.domain(), w.fireAt(win), win.id())
+	w.Ctx.Timers.Register(w.domain(), w.fireAt(win), w.ids.of(win))
 }
 
 // emitWindow emits one window's result row.
