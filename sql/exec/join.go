@@ -155,6 +155,7 @@ type Join struct {
 	// list[s] is set for an insert-only inner side s: its rows in order.
 	list  [2]state.ListState[stateRow]
 	codec [2]stateRowCodec // list[s]'s
+	build binrow.Builder   // list rows are built here, then copied out
 }
 
 var _ operator.TwoInput = (*Join)(nil)
@@ -351,7 +352,7 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 		emit(j.Ctx, event.Insert, j.padded(s, row), ts)
 	}
 	if j.list[s] != nil {
-		j.list[s].Add(stateRow{fields: row})
+		j.list[s].Add(j.codec[s].stored(&j.build, row))
 		return
 	}
 	k := valueKey(row)

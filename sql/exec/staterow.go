@@ -84,6 +84,21 @@ func (c stateRowCodec) Decode(b []byte) (stateRow, []byte, error) {
 	return stateRow{bin: bin}, b[end:], nil
 }
 
+// stored is row as state keeps it: its binary row when the codec has a
+// layout — one allocation without pointers, which the collector does not
+// scan and a snapshot copies as it is, not re-encoding it each time — or
+// its fields. b is a scratch builder.
+func (c stateRowCodec) stored(b *binrow.Builder, row []any) stateRow {
+	if c.layout == nil {
+		return stateRow{fields: row}
+	}
+	bin, err := b.Build(c.layout, row)
+	if err != nil {
+		return stateRow{fields: row}
+	}
+	return stateRow{bin: binrow.Row(bytes.Clone(bin))}
+}
+
 // Copy returns r itself: state rows are never modified, only replaced.
 func (stateRowCodec) Copy(r stateRow) stateRow { return r }
 
