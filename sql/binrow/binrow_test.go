@@ -201,6 +201,35 @@ func TestAppendFieldsSharesOneTail(t *testing.T) {
 	same(t, got, []any{"channel", "https://example.com/x", "extra", true})
 }
 
+// FieldsOfImmutable decodes every type as Fields does, NULLs too, with
+// its strings in the row's own bytes (no tail copy).
+func TestFieldsOfImmutable(t *testing.T) {
+	ts, in, want := everyRow()
+	l := mustLayout(t, ts)
+	r, err := l.Append(nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, l.FieldsOfImmutable(r), want)
+	nulls := make([]any, len(in))
+	rn, err := l.Append(nil, nulls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, l.FieldsOfImmutable(rn), nulls)
+
+	ls := mustLayout(t, []types.Type{{Kind: types.String}, {Kind: types.BigInt}})
+	rs, err := ls.Append(nil, []any{"a long description", int64(7)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ls.FieldsOfImmutable(rs)
+	rs[len(rs)-1] = 'X' // the string is the row's bytes
+	if got[0] != "a long descriptioX" {
+		t.Errorf("string %q does not share the row's bytes", got[0])
+	}
+}
+
 func TestEqualAndHashOnBytes(t *testing.T) {
 	l := mustLayout(t, []types.Type{{Kind: types.BigInt}, {Kind: types.String, Nullable: true}})
 	a, _ := l.Append(nil, []any{int64(1), "x"})

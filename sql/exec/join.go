@@ -156,6 +156,11 @@ type Join struct {
 	list  [2]state.ListState[stateRow]
 	codec [2]stateRowCodec // list[s]'s
 	build binrow.Builder   // list rows are built here, then copied out
+	// probed[s] counts the rows of list[s] probes read, added[s] the rows
+	// added to it: a side read more often than added to (a lookup side,
+	// each row read by many probes) keeps its rows boxed, the others
+	// binary (see stateRowCodec.stored).
+	probed, added [2]int64
 }
 
 var _ operator.TwoInput = (*Join)(nil)
@@ -292,7 +297,9 @@ func matchEntries(other state.MapState[string, []any], s int, row []any, cond fu
 // matchingList is matching over a side kept as a list, in arrival order.
 func (j *Join) matchingList(s int, row []any) ([]joinEntry, error) {
 	var out []joinEntry
-	for _, kept := range j.list[1-s].Get() {
+	kept := j.list[1-s].Get()
+	j.probed[1-s] += int64(len(kept))
+	for _, kept := range kept {
 		o := j.codec[1-s].fieldsOf(kept)
 		if j.opts.Condition != nil {
 			l, r := row, o
@@ -352,7 +359,12 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 		emit(j.Ctx, event.Insert, j.padded(s, row), ts)
 	}
 	if j.list[s] != nil {
-		j.list[s].Add(j.codec[s].stored(&j.build, row))
+		j.added[s]++
+		if j.probed[s] > j.added[s] {
+			j.list[s].Add(stateRow{fields: row})
+		} else {
+			j.list[s].Add(j.codec[s].stored(&j.build, row))
+		}
 		return
 	}
 	k := valueKey(row)

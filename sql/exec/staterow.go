@@ -111,10 +111,11 @@ func (c stateRowCodec) fieldsCopy(r stateRow) []any {
 	return c.layout.Fields(r.bin)
 }
 
-// fieldsOf is r's fields, to read, not to modify: fields, or bin decoded.
+// fieldsOf is r's fields, to read, not to modify: fields, or bin decoded
+// (its strings share the row's bytes, which state never changes).
 func (c stateRowCodec) fieldsOf(r stateRow) []any {
 	if r.fields != nil || c.layout == nil {
 		return r.fields
 	}
-	return c.layout.Fields(r.bin)
+	return c.layout.FieldsOfImmutable(r.bin)
 }
