@@ -143,6 +143,10 @@ func (c *compiler) comparison(op parser.BinaryOp, l, r *Compiled, at parser.Node
 	}
 	out.Type = boolType(l.Type.Nullable || r.Type.Nullable)
 	out.Eval = strict2(pos, l, r, func(x, y any) (any, error) { return applyCmp(op, x, y) })
+	if f := caseMappedEq(op, l, r); f != nil {
+		out.Eval = f
+		return out, nil
+	}
 	switch {
 	case l.Type.IsInteger() && r.Type.IsInteger():
 		out.Eval = typedComparison[int64](pos, op, l, r, cmp.Compare[int64])
@@ -150,6 +154,26 @@ func (c *compiler) comparison(op parser.BinaryOp, l, r *Compiled, at parser.Node
 		out.Eval = typedComparison[string](pos, op, l, r, strings.Compare)
 	}
 	return out, nil
+}
+
+// caseMappedEq compiles UPPER/LOWER(x) = or <> a constant (either side),
+// or returns nil.
+func caseMappedEq(op parser.BinaryOp, l, r *Compiled) func([]any) (any, error) {
+	if op != parser.Eq && op != parser.Ne {
+		return nil
+	}
+	if caseMappedOf(l) == nil {
+		l, r = r, l
+	}
+	m := caseMappedOf(l)
+	if m == nil || !r.Const {
+		return nil
+	}
+	v, err := r.Eval(nil)
+	if err != nil {
+		return nil
+	}
+	return m.equalsAny([]any{v}, op == parser.Ne)
 }
 
 // typedComparison is strict2's comparison for two integers (int64 values,
@@ -311,6 +335,17 @@ func (c *compiler) inList(in *parser.InList) (*Compiled, error) {
 	}
 	not := in.Not
 	x, list := xs[0], xs[1:]
+	if m := caseMappedOf(x); m != nil && allConst(list) {
+		consts := make([]any, len(list))
+		for i, e := range list {
+			if consts[i], err = e.Eval(nil); err != nil {
+				return nil, err
+			}
+		}
+		if f := m.equalsAny(consts, not); f != nil {
+			return &Compiled{Type: boolType(anyNullable(xs)), Const: x.Const, Eval: f}, nil
+		}
+	}
 	return &Compiled{Type: boolType(anyNullable(xs)), Const: allConst(xs), Eval: func(row []any) (any, error) {
 		v, err := x.Eval(row)
 		if err != nil || v == nil {

@@ -101,6 +101,10 @@ type Compiled struct {
 	// column, when set, says that Eval returns one input column as is
 	// (see Column).
 	column *columnRef
+	// caseMapped, when set, says that Eval is UPPER or LOWER of an
+	// argument: = and IN against constants compare without building the
+	// mapped string (see caseMapping).
+	caseMapped *caseMapping
 }
 
 // columnRef is the column a Compiled reads as is, and that Compiled: a

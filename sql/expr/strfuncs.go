@@ -182,9 +182,90 @@ func caseFunc(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compiled, err
 	if c := fnOverFirst(call, a, t, func([]any) func(any) (any, error) {
 		return func(v any) (any, error) { return sameOrNew(v, f(v.(string))), nil }
 	}); c != nil {
+		if call.Name != "INITCAP" {
+			c.caseMapped = &caseMapping{self: c, arg: a[0], upper: call.Name == "UPPER", f: f}
+		}
 		return c, nil
 	}
 	return fn(call, a, t, func(v []any) (any, error) { return f(v[0].(string)), nil }), nil
+}
+
+// caseMapping is what a Compiled that is UPPER(arg) or LOWER(arg) maps
+// (self: a copy of that Compiled, whose Eval may differ, is not it).
+// Nexmark q21 compares LOWER(channel) with four constants per row, each a
+// new lowered string.
+type caseMapping struct {
+	self, arg *Compiled
+	upper     bool
+	f         func(string) string
+}
+
+// caseMappedOf is x's caseMapping, or nil.
+func caseMappedOf(x *Compiled) *caseMapping {
+	if m := x.caseMapped; m != nil && m.self == x {
+		return m
+	}
+	return nil
+}
+
+// equal reports whether the mapping of s is want, without building it
+// when s is ASCII (where UPPER and LOWER map byte by byte).
+func (m *caseMapping) equal(s, want string) bool {
+	if !isASCII(s) {
+		return m.f(s) == want
+	}
+	if len(s) != len(want) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case m.upper && 'a' <= b && b <= 'z':
+			b -= 'a' - 'A'
+		case !m.upper && 'A' <= b && b <= 'Z':
+			b += 'a' - 'A'
+		}
+		if b != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// equalsAny compiles UPPER/LOWER(arg) [NOT] IN (consts...) or = / <>
+// one constant: consts are the constants' values (nil for NULL), not the
+// negation. It returns nil when consts hold a value that is no string.
+func (m *caseMapping) equalsAny(consts []any, not bool) func(row []any) (any, error) {
+	var want []string
+	sawNull := false
+	for _, v := range consts {
+		s, ok := v.(string)
+		switch {
+		case v == nil:
+			sawNull = true
+		case !ok:
+			return nil
+		default:
+			want = append(want, s)
+		}
+	}
+	arg := m.arg.Eval
+	return func(row []any) (any, error) {
+		v, err := arg(row)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		s := v.(string)
+		for _, w := range want {
+			if m.equal(s, w) {
+				return !not, nil
+			}
+		}
+		if sawNull {
+			return nil, nil
+		}
+		return not, nil
+	}
 }
 
 // sameOrNew is s, or v itself when s is v's string unchanged (a mapping
