@@ -231,13 +231,13 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 		}
 	}
 	v, epoch, delta := b.version, 0, false
-	var keys map[string][]map[any]struct{}
+	var d deltaKeys
 	if b.inc != nil {
-		epoch, keys, delta = b.inc.captured(cp, b.forCheckpoint)
+		epoch, d, delta = b.inc.captured(cp, b.forCheckpoint)
 	}
 	b.forCheckpoint = false
 	for name, t := range b.tables {
-		s.states = append(s.states, t.capture(delta, keys[name]))
+		s.states = append(s.states, t.capture(delta, d.keys[name], d.uks[name]))
 	}
 	for name, raw := range b.pending {
 		s.states = append(s.states, raw.capture(name))

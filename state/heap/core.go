@@ -20,7 +20,7 @@ type table interface {
 	takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]map[any]struct{})
 	// capture takes the synchronous part of a snapshot: every entry, or
 	// for a delta only the entries of keys (per group).
-	capture(delta bool, keys []map[any]struct{}) captured
+	capture(delta bool, keys []map[any]struct{}, uks []map[any]map[any]struct{}) captured
 	// forget drops the record of changed keys.
 	forget()
 	// keys returns the keys with a live entry at now.
@@ -67,6 +67,14 @@ type ukEncoder[E any] interface {
 	encodeUKs(buf []byte, e E, uks map[any]struct{}) ([]byte, bool)
 }
 
+// detacher is an entryOps whose entries hold maps the owner writes in
+// place between full captures (map state): a delta capture replaces each
+// captured entry by what its delta reads, copied now (uks: the user keys
+// of maps changed in those only).
+type detacher[E any] interface {
+	detach(captured []map[any]E, uks []map[any]map[any]struct{})
+}
+
 // core implements table for entries of type E.
 type core[E any] struct {
 	b    *Backend
@@ -94,7 +102,7 @@ func (c *core[E]) takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]map[
 	return c.data.takeDirty()
 }
 
-func (c *core[E]) capture(delta bool, keys []map[any]struct{}) captured {
+func (c *core[E]) capture(delta bool, keys []map[any]struct{}, uks []map[any]map[any]struct{}) captured {
 	out := &capturedGroups[E]{hdr: stateHeader{name: c.sp.Name, kind: c.sp.Kind, hasTTL: c.ttl.Enabled()}, encode: c.ops.encode}
 	if t, ok := c.ops.(tailEncoder[E]); ok {
 		out.tail = t.encodeTail
@@ -104,6 +112,9 @@ func (c *core[E]) capture(delta bool, keys []map[any]struct{}) captured {
 	}
 	if delta {
 		out.maps = c.data.captureKeys(keys)
+		if d, ok := c.ops.(detacher[E]); ok {
+			d.detach(out.maps, uks)
+		}
 	} else {
 		out.maps = c.data.capture()
 	}

@@ -7,9 +7,13 @@
 // CopyOnWriteStateMap does the same job): Snapshot copies only the slice of
 // per-key-group map references of each state and bumps the backend's
 // version. A map, or a per-key inner map of MapState, is cloned the first
-// time the owner writes it after a snapshot (its version is older than the
-// backend's), so Snapshot.Write on another goroutine reads maps nobody
-// writes any more. List elements are only ever appended in place — beyond
+// time the owner writes it after a snapshot that holds it (its version is
+// older than the backend's map version), so Snapshot.Write on another
+// goroutine reads maps nobody writes any more. A delta of an incremental
+// checkpoint holds neither: it captures the changed keys' entries, and of
+// a MapState entry a copy of what it writes (the changed user keys'
+// values, or the whole inner map), so between full captures the owner
+// writes the maps in place. List elements are only ever appended in place — beyond
 // the length a snapshot captured — every other list change builds a new
 // slice.
 //

@@ -148,22 +148,32 @@ func newChain() *chain {
 // remembered is of the current epoch and will not be followed by a base
 // (see plan), and no delta capture was refused since the last full
 // capture for a checkpoint (needBase).
-func (c *chain) captured(cp capture, forCheckpoint bool) (epoch int, keys map[string][]map[any]struct{}, delta bool) {
+func (c *chain) captured(cp capture, forCheckpoint bool) (epoch int, d deltaKeys, delta bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.pend = append(c.pend, cp)
 	n := len(c.links)
 	if !forCheckpoint || c.needBase || n == 0 || c.links[n-1].wantsBase() {
 		c.needBase = c.needBase && !forCheckpoint // a savepoint's full capture writes no chain
-		return c.epoch, nil, false
+		return c.epoch, deltaKeys{}, false
 	}
 	var since []map[string][]map[any]struct{}
+	var cps []capture
 	for _, cp := range c.pend {
 		if cp.version > c.links[n-1].version {
-			since = append(since, cp.changed)
+			since, cps = append(since, cp.changed), append(cps, cp)
 		}
 	}
-	return c.epoch, union(since), true
+	return c.epoch, deltaKeys{keys: union(since), uks: userKeyChanges(cps)}, true
+}
+
+// deltaKeys is what a delta capture holds: the keys changed since the
+// newest chain written, and among them the maps changed in some user keys
+// only, with those (a delta written later extends that chain or a newer
+// one, and needs a subset of both).
+type deltaKeys struct {
+	keys map[string][]map[any]struct{}
+	uks  map[string][]map[any]map[any]struct{}
 }
 
 // wantsBase reports whether the snapshot after l writes a base: its
@@ -469,11 +479,11 @@ func appendsOf(keys map[any]struct{}, from []map[any]int, i int, out []map[any]i
 // their changes.
 func userKeyChanges(cps []capture) map[string][]map[any]map[any]struct{} {
 	out := map[string][]map[any]map[any]struct{}{}
-	seen := map[string][]map[any]struct{}{}
+	seen := map[string][]map[any]bool{}
 	for _, cp := range cps {
 		for name, groups := range cp.changed {
 			if out[name] == nil {
-				out[name], seen[name] = make([]map[any]map[any]struct{}, len(groups)), make([]map[any]struct{}, len(groups))
+				out[name], seen[name] = make([]map[any]map[any]struct{}, len(groups)), make([]map[any]bool, len(groups))
 			}
 			for i, keys := range groups {
 				var uks map[any]map[any]struct{}
@@ -490,12 +500,18 @@ func userKeyChanges(cps []capture) map[string][]map[any]map[any]struct{} {
 // userKeysOf adds to out[i] the keys of group i a capture found changed:
 // a key seen first keeps its user keys if only those changed; a key seen
 // before keeps its record, with these user keys added, only if again only
-// user keys changed.
-func userKeysOf(keys map[any]struct{}, uks map[any]map[any]struct{}, out []map[any]map[any]struct{}, seen []map[any]struct{}, i int) {
+// user keys changed. A record is the capture's own set until a second
+// capture adds to it (seen[i][k]: out[i][k] is a copy), so one capture
+// costs no copy of its sets.
+func userKeysOf(keys map[any]struct{}, uks map[any]map[any]struct{}, out []map[any]map[any]struct{}, seen []map[any]bool, i int) {
 	for k := range keys {
 		u, partial := uks[k]
-		if _, ok := seen[i][k]; ok {
+		if copied, ok := seen[i][k]; ok {
 			if prev, kept := out[i][k]; kept && partial {
+				if !copied {
+					prev = maps.Clone(prev)
+					out[i][k], seen[i][k] = prev, true
+				}
 				for uk := range u {
 					prev[uk] = struct{}{}
 				}
@@ -505,14 +521,14 @@ func userKeysOf(keys map[any]struct{}, uks map[any]map[any]struct{}, out []map[a
 			continue
 		}
 		if seen[i] == nil {
-			seen[i] = make(map[any]struct{})
+			seen[i] = make(map[any]bool)
 		}
-		seen[i][k] = struct{}{}
+		seen[i][k] = false
 		if partial {
 			if out[i] == nil {
 				out[i] = make(map[any]map[any]struct{})
 			}
-			out[i][k] = maps.Clone(u)
+			out[i][k] = u
 		}
 	}
 }
