@@ -6,7 +6,9 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/binrow"
 	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/types"
 )
 
 // DedupOptions configures a Deduplicate: the query
@@ -33,6 +35,10 @@ type DedupOptions struct {
 	// deduplication needs it, or its state grows with every new key.
 	// Default 0: keep state forever.
 	StateTTL time.Duration
+	// Types are the input's column types: with them (every type a binary
+	// row takes) the kept row is stored as a binary row, built once, not
+	// as boxed fields encoded again by every full snapshot.
+	Types []types.Type
 }
 
 // Validate checks the options.
@@ -64,10 +70,12 @@ func (o *DedupOptions) Key() KeyFunc { return FieldKey(o.PartitionKeys...) }
 // key's row (-D), as Flink's deduplication on a changelog does.
 type Deduplicate struct {
 	operator.Base
-	opts DedupOptions
-	key  KeyFunc
-	seen state.ValueState[bool]  // first row on proctime
-	last state.ValueState[[]any] // the kept row, otherwise
+	opts  DedupOptions
+	key   KeyFunc
+	seen  state.ValueState[bool]     // first row on proctime
+	last  state.ValueState[stateRow] // the kept row, otherwise
+	codec stateRowCodec              // last's
+	build binrow.Builder
 }
 
 // NewDeduplicate returns a Deduplicate; its input must be keyed by
@@ -88,7 +96,8 @@ func (d *Deduplicate) Open(ctx *operator.Context) error {
 	if !d.opts.KeepLast && !d.opts.RowTime {
 		d.seen = state.Value(ctx.Keyed, state.ValueDescriptor[bool]{Name: "dedup-seen", TTL: ttl})
 	} else {
-		d.last = state.Value(ctx.Keyed, state.ValueDescriptor[[]any]{Name: "dedup-row", Codec: RowCodec{}, TTL: ttl})
+		d.codec = stateRowCodec{layout: rowLayout(d.opts.Types), what: "Deduplicate"}
+		d.last = state.Value(ctx.Keyed, state.ValueDescriptor[stateRow]{Name: "dedup-row", Codec: d.codec, TTL: ttl})
 	}
 	return nil
 }
@@ -113,14 +122,18 @@ func (d *Deduplicate) ProcessElement(r event.Record) error {
 		}
 		return nil
 	}
-	prev, ok := d.last.Value()
+	kept, ok := d.last.Value()
+	var prev []any
+	if ok {
+		prev = d.codec.fieldsOf(kept)
+	}
 	if ok && d.opts.RowTime {
 		newer, err := d.replaces(prev, row.Fields)
 		if err != nil || !newer {
 			return err
 		}
 	}
-	d.last.Update(row.Fields)
+	d.last.Update(d.codec.stored(&d.build, row.Fields))
 	if !ok {
 		emit(d.Ctx, event.Insert, row.Fields, r.Timestamp)
 		return nil
@@ -173,10 +186,11 @@ func (d *Deduplicate) replaces(prev, cur []any) (bool, error) {
 // retract handles a -U or -D row (keep-last only): it deletes the key's
 // row.
 func (d *Deduplicate) retract(_ event.Row, ts event.Timestamp) error {
-	prev, ok := d.last.Value()
+	kept, ok := d.last.Value()
 	if !ok {
 		return nil
 	}
+	prev := d.codec.fieldsOf(kept)
 	d.last.Clear()
 	emit(d.Ctx, event.Delete, prev, ts)
 	return nil

@@ -58,18 +58,53 @@ func TestJoinBinaryRowsSameOutput(t *testing.T) {
 		if !opts.KeepsBinaryRows() {
 			t.Fatal("no binary rows")
 		}
-		half := len(steps) / 2
-		for name, got := range map[string][]string{
-			"heap":                       runStepsOn(t, "", mk(opts), steps, nil),
-			"heap, restored":             runStepsOn(t, "", mk(opts), steps, restarts),
-			"pebble":                     runStepsOn(t, t.TempDir(), mk(opts), steps, nil),
-			"pebble, restored":           runStepsOn(t, t.TempDir(), mk(opts), steps, restarts),
-			"heap, from RowCodec rows":   runUpgraded(t, "", mk(old), mk(opts), steps, half),
-			"pebble, from RowCodec rows": runUpgraded(t, t.TempDir(), mk(old), mk(opts), steps, half),
-		} {
-			if !slices.Equal(got, want) {
-				t.Fatalf("seed %d, binary rows on %s: %s", seed, name, diffLines(want, got))
-			}
+		sameOnEveryBackend(t, seed, want, mk(old), mk(opts), steps, restarts)
+	}
+}
+
+// TestDedupBinaryRowsSameOutput: keep-last Deduplicate (by arrival and by
+// rowtime) keeping its rows as binary rows emits exactly what one keeping
+// RowCodec values does, on the heap and on Pebble, with and without
+// restores, and a checkpoint of RowCodec rows restores into it.
+func TestDedupBinaryRowsSameOutput(t *testing.T) {
+	for seed := int64(1); seed <= 6; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		steps := binaryJoinSteps(rng, 160)
+		for i := range steps {
+			steps[i].input = 1
+		}
+		opts := DedupOptions{PartitionKeys: []int{0}, KeepLast: true, RowTime: seed%2 == 0, TimeField: 3}
+		mk := func(o DedupOptions) []newStage {
+			return []newStage{keyedStage(func() (operator.Operator, error) { return NewDeduplicate(o) })}
+		}
+		restarts := randomRestarts(rng, len(steps), 4)
+		want := runStepsOn(t, "", mk(opts), steps, nil)
+		old := opts
+		opts.Types = binaryJoinTypes
+		if rowLayout(opts.Types) == nil {
+			t.Fatal("no binary rows")
+		}
+		sameOnEveryBackend(t, seed, want, mk(old), mk(opts), steps, restarts)
+	}
+}
+
+// sameOnEveryBackend fails unless the stages of next (keeping binary rows)
+// emit want — the output of old's, which keep RowCodec values — on the
+// heap and on Pebble, with and without restores, and restored from old's
+// checkpoint halfway.
+func sameOnEveryBackend(t *testing.T, seed int64, want []string, old, next []newStage, steps []step, restarts map[int]bool) {
+	t.Helper()
+	half := len(steps) / 2
+	for name, got := range map[string][]string{
+		"heap":                       runStepsOn(t, "", next, steps, nil),
+		"heap, restored":             runStepsOn(t, "", next, steps, restarts),
+		"pebble":                     runStepsOn(t, t.TempDir(), next, steps, nil),
+		"pebble, restored":           runStepsOn(t, t.TempDir(), next, steps, restarts),
+		"heap, from RowCodec rows":   runUpgraded(t, "", old, next, steps, half),
+		"pebble, from RowCodec rows": runUpgraded(t, t.TempDir(), old, next, steps, half),
+	} {
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d, binary rows on %s: %s", seed, name, diffLines(want, got))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirstream/weir/sql/binrow"
 	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/types"
 )
 
 // stateRow is one row that a keyed state keeps (a group's accumulator):
@@ -82,6 +83,20 @@ func (c stateRowCodec) Decode(b []byte) (stateRow, []byte, error) {
 		return stateRow{}, b, fmt.Errorf("%w: sql/exec: %s state: %v", state.ErrCorrupt, c.what, err)
 	}
 	return stateRow{bin: bin}, b[end:], nil
+}
+
+// rowLayout is the binary row layout of rows of types ts, or nil (none
+// given, or a type binary rows do not take): the codec then keeps RowCodec
+// values.
+func rowLayout(ts []types.Type) *binrow.Layout {
+	if ts == nil {
+		return nil
+	}
+	l, err := binrow.NewLayout(ts)
+	if err != nil {
+		return nil
+	}
+	return l
 }
 
 // stored is row as state keeps it: its binary row when the codec has a

@@ -191,7 +191,7 @@ func (p *Planner) rankOp(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 // when timeCol is -1.
 func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl time.Duration) *Rel {
 	opts := exec.DedupOptions{PartitionKeys: keys, KeepLast: keepLast, RowTime: timeCol >= 0 && timeCol == in.RowTime,
-		TimeField: max(timeCol, 0), StateTTL: ttl}
+		TimeField: max(timeCol, 0), StateTTL: ttl, Types: colTypes(in.Cols)}
 	order := "PROCTIME()"
 	if timeCol >= 0 {
 		order = in.Cols[timeCol].Name
