@@ -150,8 +150,14 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 	}
 	ts = s.zone.local(ts)
 	setKey(s.Ctx, s.key(row.Fields))
+	v, ok := s.state.Value()
+	if ok {
+		if done, err := s.extendOnly(v, row.Fields, ts); done || err != nil {
+			return err
+		}
+	}
 	st := sessionState{keys: nil, timer: noTimer}
-	if v, ok := s.state.Value(); ok {
+	if ok {
 		st = decodeSessions(v)
 	} else {
 		st.keys = pick(row.Fields, s.opts.GroupKeys)
@@ -180,6 +186,56 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 	s.arm(&st)
 	s.state.Update(st.encode())
 	return nil
+}
+
+// extendOnly adds a row at ts to the key's state v when v holds one
+// session, which the row's extends or falls in, and no call is DISTINCT:
+// the common case (a key's rows close together) updates v in place (a
+// value read from state is the owner's to change) instead of decoding the
+// sessions and encoding them again for every row. It reports whether it
+// did; the general path handles the rest.
+func (s *SessionAggregate) extendOnly(v []any, fields []any, ts int64) (bool, error) {
+	if len(v) != 3 || s.distinct() || !sessionsInPlace {
+		return false, nil
+	}
+	e := v[2].([]any)
+	start, end := e[0].(int64), e[1].(int64)
+	if start > ts+s.gap || ts > end { // a new session beside it
+		return false, nil
+	}
+	nstart, nend := min(start, ts), max(end, ts+s.gap)
+	if s.zone.timer(nend-1) <= s.Ctx.Timers.CurrentWatermark() {
+		s.Ctx.Metrics.LateDropped++
+		return true, nil
+	}
+	if err := s.agg.accumulate(e[2].([]any), fields, false, nil); err != nil {
+		return true, fmt.Errorf("sql/exec: SessionAggregate: %w", err)
+	}
+	if nstart != start {
+		e[0] = nstart
+	}
+	if nend != end {
+		e[1] = nend
+	}
+	if next, timer := s.zone.timer(nend-1), v[1].(int64); timer == noTimer || timer > next {
+		s.Ctx.Timers.Register(operator.EventTime, next, "")
+		v[1] = next
+	}
+	s.state.Update(v)
+	return true, nil
+}
+
+// sessionsInPlace turns extendOnly on (a variable for tests).
+var sessionsInPlace = true
+
+// distinct reports whether a call is DISTINCT (keeps a set per session).
+func (s *SessionAggregate) distinct() bool {
+	for i := range s.opts.Aggs {
+		if s.agg.needsSet(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // mergeSessions gives merged the accumulator and distinct sets of parts
