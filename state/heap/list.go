@@ -79,7 +79,16 @@ func (t *listTable) refresh(i int, k any, items []elem, now int64) []elem {
 func (t *listTable) Add(v any) {
 	k, i := t.b.current()
 	items, _ := t.data.get(i, k)
-	t.store(i, k, append(items, elem{v, t.now(), t.b.version}), len(items))
+	n := len(items)
+	items = append(items, elem{v, t.now(), t.b.version})
+	if n > 0 && items[n-1].ver == t.b.version && !t.ttl.Enabled() {
+		// An element stored since the last capture: the key's change is
+		// recorded already (every write at this version was), so only
+		// the slice is stored — a join's hot key gains rows all second.
+		t.data.writable(i)[k] = items
+		return
+	}
+	t.store(i, k, items, n)
 }
 
 // store stores items, the list of k after appends to its first n
