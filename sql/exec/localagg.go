@@ -22,6 +22,20 @@ type LocalAggOptions struct {
 	// GroupAggOptions.MiniBatchLatency ends a batch, even when no more rows
 	// come. Default 0: no time limit.
 	Latency time.Duration
+	// Slice, when set, makes the operator the local phase of a window
+	// TVF's aggregation (Flink's LocalWindowAggregate): rows group by
+	// Agg.GroupKeys and the slice of Slice.Window their rowtime falls in,
+	// and a partial is [keys…, slice start, accumulator…] (see
+	// WindowAggOptions.Slices). Default nil.
+	Slice *SliceOptions
+}
+
+// SliceOptions place a row in a slice of a window TVF, as the
+// WindowAggregate of the same options does.
+type SliceOptions struct {
+	Window    WindowSpec
+	TimeField int
+	Zone      *time.Location
 }
 
 // EnsureDefaults fills in the defaults of unset fields.
@@ -70,9 +84,16 @@ type LocalAggregate struct {
 	opts     LocalAggOptions
 	key      KeyFunc
 	agg      aggregator
-	order    []string // groups in the order they first appeared, for a stable output
-	groups   map[string]*localGroup
+	order    []localKey // groups in the order they first appeared, for a stable output
+	groups   map[localKey]*localGroup
 	deadline batchDeadline
+	zone     windowZone // Slice's
+}
+
+// localKey is a group's key, and its slice with LocalAggOptions.Slice.
+type localKey struct {
+	key   string
+	slice int64
 }
 
 // localGroup is one group's partial accumulator, and the timestamp of its
@@ -89,9 +110,13 @@ func NewLocalAggregate(opts LocalAggOptions) (*LocalAggregate, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &LocalAggregate{opts: opts, key: opts.Agg.Key(),
+	var zone windowZone
+	if opts.Slice != nil {
+		zone = newWindowZone(opts.Slice.Zone)
+	}
+	return &LocalAggregate{opts: opts, key: opts.Agg.Key(), zone: zone,
 		agg:      aggregator{calls: opts.Agg.Aggs, insertOnly: opts.Agg.InputInsertOnly},
-		groups:   map[string]*localGroup{},
+		groups:   map[localKey]*localGroup{},
 		deadline: batchDeadline{latency: opts.Latency}}, nil
 }
 
@@ -104,10 +129,18 @@ func (l *LocalAggregate) ProcessElement(r event.Record) error {
 	if err := checkWidth("LocalAggregate", row.Fields, l.opts.Agg.GroupKeys...); err != nil {
 		return err
 	}
-	k := l.key(row.Fields)
+	k := localKey{key: l.key(row.Fields)}
+	if l.opts.Slice != nil {
+		if k.slice, err = l.sliceOf(row.Fields); err != nil {
+			return err
+		}
+	}
 	g := l.groups[k]
 	if g == nil {
 		g = &localGroup{keys: pick(row.Fields, l.opts.Agg.GroupKeys), acc: l.agg.newAcc()}
+		if l.opts.Slice != nil {
+			g.keys = append(g.keys, k.slice)
+		}
 		if len(l.order) == 0 {
 			l.deadline.begin(l.Ctx, l.flush)
 		}
@@ -123,6 +156,19 @@ func (l *LocalAggregate) ProcessElement(r event.Record) error {
 		l.flush()
 	}
 	return nil
+}
+
+// sliceOf is the start of the slice a row's rowtime falls in.
+func (l *LocalAggregate) sliceOf(fields []any) (int64, error) {
+	s := l.opts.Slice
+	if err := checkWidth("LocalWindowAggregate", fields, s.TimeField); err != nil {
+		return 0, err
+	}
+	ts, err := timeMillis(fields[s.TimeField])
+	if err != nil {
+		return 0, fmt.Errorf("sql/exec: LocalWindowAggregate: rowtime field %d: %w", s.TimeField, err)
+	}
+	return s.Window.sliceStart(l.zone.local(ts)), nil
 }
 
 // flush emits every buffered partial and empties the buffer.

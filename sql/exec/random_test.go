@@ -422,20 +422,27 @@ func TestWindowAggregateDifferential(t *testing.T) {
 		lines, out := runSteps(t, mk, steps, nil)
 		checkWindowSums(t, fmt.Sprintf("seed %d (%s, attached %v)", seed, spec.Kind, attached), out, want)
 		checkRestartsChangeNothing(t, rng, mk, steps, lines)
-		if attached { // and in two phases, with restores
-			_, out = runSteps(t, twoPhaseWindowAgg(opts, 1+rng.Intn(5)), steps, randomRestarts(rng, len(steps), 3))
-			checkWindowSums(t, fmt.Sprintf("seed %d (%s, two phases)", seed, spec.Kind), out, want)
-		}
+		// and in two phases, with restores
+		_, out = runSteps(t, twoPhaseWindowAgg(opts, 1+rng.Intn(5)), steps, randomRestarts(rng, len(steps), 3))
+		checkWindowSums(t, fmt.Sprintf("seed %d (%s, attached %v, two phases)", seed, spec.Kind, attached), out, want)
 	}
 }
 
-// twoPhaseWindowAgg is opts (attached windows) as LocalAggregate, flushing
-// every batch groups, and a partial WindowAggregate.
+// twoPhaseWindowAgg is opts as LocalAggregate, flushing every batch
+// groups, and a partial WindowAggregate: of windows the rows carry
+// (attached), or of slices.
 func twoPhaseWindowAgg(opts WindowAggOptions, batch int) []newStage {
-	keys := append(slices.Clone(opts.GroupKeys), opts.Attached.Start, opts.Attached.End)
-	local := LocalAggOptions{Agg: GroupAggOptions{GroupKeys: keys, Aggs: opts.Aggs, InputInsertOnly: true}, BatchSize: batch}
 	n := len(opts.GroupKeys)
-	opts.GroupKeys, opts.Attached, opts.Partial = firstN(n), &WindowColumns{Start: n, End: n + 1}, true
+	var local LocalAggOptions
+	if opts.Attached == nil {
+		local = LocalAggOptions{Agg: GroupAggOptions{GroupKeys: opts.GroupKeys, Aggs: opts.Aggs, InputInsertOnly: true}, BatchSize: batch,
+			Slice: &SliceOptions{Window: opts.Window, TimeField: opts.TimeField, Zone: opts.Zone}}
+		opts.GroupKeys, opts.Slices, opts.TimeField = firstN(n), true, n
+	} else {
+		keys := append(slices.Clone(opts.GroupKeys), opts.Attached.Start, opts.Attached.End)
+		local = LocalAggOptions{Agg: GroupAggOptions{GroupKeys: keys, Aggs: opts.Aggs, InputInsertOnly: true}, BatchSize: batch}
+		opts.GroupKeys, opts.Attached, opts.Partial = firstN(n), &WindowColumns{Start: n, End: n + 1}, true
+	}
 	return []newStage{
 		func() (operator.Operator, bool) {
 			op, err := NewLocalAggregate(local)

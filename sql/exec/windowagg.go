@@ -189,6 +189,12 @@ type WindowAggOptions struct {
 	// and the accumulators are merged. Every call must merge (see
 	// LocalAggOptions). Default false.
 	Partial bool
+	// Slices: the rows are a LocalAggregate's slice partials [keys…,
+	// slice start, accumulator…] (LocalAggOptions.Slice; the second phase
+	// of a window TVF's two-phase aggregation): GroupKeys are 0…n-1 and
+	// TimeField is n, the slice start (an int64 of ms), and the
+	// accumulators merge into their slices. Default false.
+	Slices bool
 	// Project, if set, maps each result row [keys…, window_start,
 	// window_end, (window_time,) aggs…] to the output row (the SELECT
 	// list's order). Default: that row as it is.
@@ -211,6 +217,14 @@ func (o *WindowAggOptions) Validate() error {
 	}
 	if err := checkFields("GroupKeys and the window fields", o.reads(), 0); err != nil {
 		return err
+	}
+	if o.Slices {
+		n := len(o.GroupKeys)
+		if o.Partial || o.Attached != nil || o.ProcTime || !slices.Equal(o.GroupKeys, firstN(n)) || o.TimeField != n {
+			return fmt.Errorf("%w: a WindowAggregate of slice partials reads [keys…, slice start, accumulator…] in event time", ErrInvalidOptions)
+		}
+		local := LocalAggOptions{Agg: GroupAggOptions{GroupKeys: o.GroupKeys, Aggs: o.Aggs, InputInsertOnly: true}, BatchSize: 1}
+		return local.Validate()
 	}
 	if err := checkAggs(o.Aggs, false); err != nil || !o.Partial {
 		return err
@@ -322,6 +336,9 @@ func (w *WindowAggregate) ProcessElement(r event.Record) error {
 	}
 	if w.opts.Attached != nil {
 		return w.addAttached(row.Fields)
+	}
+	if w.opts.Slices {
+		return w.addSlicePartial(w.key(row.Fields), row.Fields)
 	}
 	ts, err := w.rowTime(row.Fields)
 	if err != nil {

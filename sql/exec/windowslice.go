@@ -112,10 +112,29 @@ func sliceID(ss int64) string { return strconv.FormatInt(ss, 10) }
 
 // addSliced folds a row at ts into its slice's buffer entry.
 func (w *WindowAggregate) addSliced(k string, fields []any, ts int64) error {
-	ss := w.opts.Window.sliceStart(ts)
+	return w.addToSlice(k, w.opts.Window.sliceStart(ts), fields, 1, func(acc []any) error {
+		return w.agg.accumulate(acc, fields, false, nil)
+	})
+}
+
+// addSlicePartial merges a local phase's partial [keys…, slice start,
+// accumulator…] into its slice's buffer entry (WindowAggOptions.Slices).
+func (w *WindowAggregate) addSlicePartial(k string, fields []any) error {
+	n := len(w.opts.GroupKeys)
+	ss, ok := fields[n].(int64)
+	if !ok {
+		return fmt.Errorf("sql/exec: WindowAggregate: a slice partial's slice start is a %T", fields[n])
+	}
+	rows, _ := fields[n+1].(int64) // a partial's accumulator counts its rows first
+	return w.addToSlice(k, ss, fields, rows, func(acc []any) error { return w.agg.merge(acc, fields[n+1:]) })
+}
+
+// addToSlice folds a row, which stands for rows input rows, into the
+// buffer entry of key k and slice ss.
+func (w *WindowAggregate) addToSlice(k string, ss int64, fields []any, rows int64, fold func(acc []any) error) error {
 	wins := w.opts.Window.windowsOfSlice(ss)
 	if last := wins[len(wins)-1]; w.fireAt(last) <= w.Ctx.Timers.CurrentWatermark() && !w.opts.ProcTime {
-		w.Ctx.Metrics.LateDropped++ // every window of the row has fired
+		w.Ctx.Metrics.LateDropped += rows // every window of the row has fired
 		return nil
 	}
 	sk := sliceKey{k, ss}
@@ -128,10 +147,10 @@ func (w *WindowAggregate) addSliced(k string, fields []any, ts int64) error {
 		w.buf.m[sk] = b
 		w.buf.order = append(w.buf.order, sk)
 	}
-	if err := w.agg.accumulate(b.acc, fields, false, nil); err != nil {
+	if err := fold(b.acc); err != nil {
 		return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
 	}
-	b.rows++
+	b.rows += rows
 	if len(w.buf.order) >= windowBufferSize {
 		return w.flushSlices()
 	}
