@@ -61,6 +61,11 @@ func (o *LocalAggOptions) Validate() error {
 			return fmt.Errorf("%w: %s over an updating input cannot run in two phases; set 'table.optimizer.agg-phase-strategy' = 'ONE_PHASE'", ErrInvalidOptions, c)
 		}
 	}
+	if o.Slice != nil {
+		if err := o.Slice.Window.Validate(); err != nil {
+			return err
+		}
+	}
 	if o.BatchSize < 1 {
 		return fmt.Errorf("%w: BatchSize is %d; use at least 1", ErrInvalidOptions, o.BatchSize)
 	}

@@ -73,6 +73,8 @@ type SessionAggregate struct {
 	gap   int64
 	zone  windowZone
 	state state.ValueState[[]any]
+	// distinct: a call is DISTINCT (keeps a set per session).
+	distinct bool
 }
 
 // sessionState is the decoded value of one key.
@@ -118,8 +120,12 @@ func NewSessionAggregate(opts SessionAggOptions) (*SessionAggregate, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &SessionAggregate{opts: opts, key: opts.Key(), reads: concatInts(opts.GroupKeys, opts.TimeField),
-		agg: aggregator{calls: opts.Aggs, insertOnly: true}, gap: opts.Gap.Milliseconds(), zone: newWindowZone(opts.Zone)}, nil
+	s := &SessionAggregate{opts: opts, key: opts.Key(), reads: concatInts(opts.GroupKeys, opts.TimeField),
+		agg: aggregator{calls: opts.Aggs, insertOnly: true}, gap: opts.Gap.Milliseconds(), zone: newWindowZone(opts.Zone)}
+	for i := range opts.Aggs {
+		s.distinct = s.distinct || s.agg.needsSet(i)
+	}
+	return s, nil
 }
 
 // Open registers the state and makes the operator the timers' target.
@@ -195,7 +201,7 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 // sessions and encoding them again for every row. It reports whether it
 // did; the general path handles the rest.
 func (s *SessionAggregate) extendOnly(v []any, fields []any, ts int64) (bool, error) {
-	if len(v) != 3 || s.distinct() || !sessionsInPlace {
+	if len(v) != 3 || s.distinct || !sessionsInPlace {
 		return false, nil
 	}
 	e := v[2].([]any)
@@ -227,16 +233,6 @@ func (s *SessionAggregate) extendOnly(v []any, fields []any, ts int64) (bool, er
 
 // sessionsInPlace turns extendOnly on (a variable for tests).
 var sessionsInPlace = true
-
-// distinct reports whether a call is DISTINCT (keeps a set per session).
-func (s *SessionAggregate) distinct() bool {
-	for i := range s.opts.Aggs {
-		if s.agg.needsSet(i) {
-			return true
-		}
-	}
-	return false
-}
 
 // mergeSessions gives merged the accumulator and distinct sets of parts
 // (the sessions it absorbs). Accumulators merge, except a DISTINCT call's:

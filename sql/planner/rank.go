@@ -191,7 +191,11 @@ func (p *Planner) rankOp(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 // when timeCol is -1.
 func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl time.Duration) *Rel {
 	opts := exec.DedupOptions{PartitionKeys: keys, KeepLast: keepLast, RowTime: timeCol >= 0 && timeCol == in.RowTime,
-		TimeField: max(timeCol, 0), StateTTL: ttl, Types: colTypes(in.Cols)}
+		TimeField: max(timeCol, 0), StateTTL: ttl}
+	format := ""
+	if ts := colTypes(in.Cols); (keepLast || opts.RowTime) && binrow.Supports(ts) {
+		opts.Types, format = ts, "binary rows" // the kept row; first row on proctime keeps a flag
+	}
 	order := "PROCTIME()"
 	if timeCol >= 0 {
 		order = in.Cols[timeCol].Name
@@ -202,7 +206,8 @@ func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl tim
 		which = "last"
 	}
 	r := &Rel{Op: "Deduplicate", Detail: fmt.Sprintf("keep=[%s], key=[%s], order=[%s]", which, keyNames(in, keys), order),
-		Inputs: []*Rel{in}, Cols: cols, RowTime: -1, InsertOnly: !keepLast && !opts.RowTime && in.InsertOnly, uniqueKey: keys}
+		Inputs: []*Rel{in}, Cols: cols, RowTime: -1, InsertOnly: !keepLast && !opts.RowTime && in.InsertOnly, uniqueKey: keys,
+		stateFormat: format}
 	// Only first-row deduplication on processing time is append-only: on
 	// event time an earlier row arriving later replaces the kept one.
 	if !r.InsertOnly {
