@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"math/bits"
@@ -121,7 +122,10 @@ func (c *compiler) arithOf(op byte, l, r *Compiled, at parser.Expr) (*Compiled, 
 			return decimalOp(op, toDecimal(x), toDecimal(y), p, s)
 		})
 		if op == '*' {
-			out.Eval = mulByConst(pos, l, r, p, s, out.Eval)
+			out.Eval, out.scaled = mulByConst(pos, l, r, p, s, out.Eval)
+			if out.scaled != nil {
+				out.scaled.self = out
+			}
 		}
 	default:
 		k := wider(lt.Kind, rt.Kind)
@@ -216,44 +220,126 @@ func decimalOp(op byte, x, y decimal.Decimal, p, s int) (any, error) {
 // is -s nothing is rounded and the product is k's coefficient times n at
 // that exponent. A product that overflows int64 or precision p goes
 // through decimalOp.
-func mulByConst(at parser.Pos, l, r *Compiled, p, s int, slow func([]any) (any, error)) func([]any) (any, error) {
+func mulByConst(at parser.Pos, l, r *Compiled, p, s int, slow func([]any) (any, error)) (func([]any) (any, error), *scaledProduct) {
 	k, n := l, r
 	if !k.Const {
 		k, n = r, l
 	}
 	if !k.Const || !n.Type.IsInteger() || p-s < 0 {
-		return slow
+		return slow, nil
 	}
 	kv, err := k.Eval(nil)
 	d, ok := kv.(decimal.Decimal)
 	if err != nil || !ok || d.Exponent() != int32(-s) || !d.Coefficient().IsInt64() {
-		return slow
+		return slow, nil
 	}
-	coef, limit := d.CoefficientInt64(), uint64(math.MaxInt64)
+	sp := &scaledProduct{read: n.Eval, coef: d.CoefficientInt64(), limit: uint64(math.MaxInt64), scale: s}
 	if p-s < 19 {
-		limit = 1
+		sp.limit = 1
 		for range p - s {
-			limit *= 10
+			sp.limit *= 10
 		}
-		limit-- // the largest magnitude of p-s integer digits
+		sp.limit-- // the largest magnitude of p-s integer digits
 	}
-	read := n.Eval
 	return func(row []any) (any, error) {
-		v, err := read(row)
-		if err != nil || v == nil {
+		prod, v, ok, err := sp.eval(row)
+		if v == nil {
 			return nil, err
 		}
-		x, ok := v.(int64)
-		hi, lo := bits.Mul64(absUint(coef), absUint(x))
-		if !ok || hi != 0 || lo > limit {
+		if !ok {
 			r, err := decimalOp('*', d, toDecimal(v), p, s)
 			return r, wrapEval(at, err)
 		}
-		prod := int64(lo)
-		if (coef < 0) != (x < 0) {
-			prod = -prod
-		}
 		return decimal.New(prod, int32(-s)), nil
+	}, sp
+}
+
+// scaledProduct says that a Compiled (self) is a DECIMAL(p, scale)
+// constant times an integer expression: its value is coef × the integer,
+// unscaled, as long as that stays within limit. A comparison with a
+// constant then compares the unscaled integers and builds no DECIMAL
+// (q14's WHERE 0.908 * price > 1000000 AND 0.908 * price < 50000000).
+type scaledProduct struct {
+	self  *Compiled
+	read  func([]any) (any, error) // the integer operand
+	coef  int64
+	limit uint64 // the largest magnitude of the unscaled product
+	scale int
+}
+
+// eval reads the integer operand's value v (nil with an error, or for
+// NULL) and returns the unscaled product of it, if product takes it.
+func (sp *scaledProduct) eval(row []any) (prod int64, v any, ok bool, err error) {
+	if v, err = sp.read(row); err != nil || v == nil {
+		return 0, nil, false, err
+	}
+	prod, ok = sp.product(v)
+	return prod, v, ok, nil
+}
+
+// product returns the unscaled product of the integer operand's value v;
+// false when v is not an int64 or the product exceeds limit (the DECIMAL
+// arithmetic then decides: an overflow error or a rounded value).
+func (sp *scaledProduct) product(v any) (int64, bool) {
+	x, ok := v.(int64)
+	hi, lo := bits.Mul64(absUint(sp.coef), absUint(x))
+	if !ok || hi != 0 || lo > sp.limit {
+		return 0, false
+	}
+	prod := int64(lo)
+	if (sp.coef < 0) != (x < 0) {
+		prod = -prod
+	}
+	return prod, true
+}
+
+// ScaledProduct reports whether c is a DECIMAL constant times an integer,
+// which comparisons with constants compute as integers without building
+// the DECIMAL.
+func (c *Compiled) ScaledProduct() bool { return scaledOf(c) != nil }
+
+func scaledOf(x *Compiled) *scaledProduct {
+	if sp := x.scaled; sp != nil && sp.self == x {
+		return sp
+	}
+	return nil
+}
+
+// scaledComparison compiles a scaledProduct compared (=, <>, <, <=, >,
+// >=) with a constant DECIMAL or integer, either side, whose value is a
+// whole number of the product's units (10^-scale) within an int64; or
+// returns nil. A product the fast path cannot take goes to slow, the
+// comparison as compiled without it. l and r are the operands before
+// unify: comparing values, the common type's scale only widens.
+func scaledComparison(op parser.BinaryOp, l, r *Compiled, slow func([]any) (any, error)) func([]any) (any, error) {
+	if op < parser.Eq || op > parser.Ge {
+		return nil
+	}
+	if scaledOf(l) == nil {
+		l, r, op = r, l, op.Swapped()
+	}
+	sp := scaledOf(l)
+	if sp == nil || !r.Const || !(r.Type.Kind == types.Decimal || r.Type.IsInteger()) {
+		return nil
+	}
+	kv, err := r.Eval(nil)
+	if err != nil || kv == nil {
+		return nil
+	}
+	k := toDecimal(kv).Shift(int32(sp.scale))
+	if !k.IsInteger() || !k.BigInt().IsInt64() {
+		return nil
+	}
+	want := k.BigInt().Int64()
+	return func(row []any) (any, error) {
+		prod, v, ok, err := sp.eval(row)
+		if v == nil {
+			return nil, err
+		}
+		if !ok {
+			return slow(row)
+		}
+		return cmpHolds(op, cmp.Compare(prod, want)), nil
 	}
 }
 

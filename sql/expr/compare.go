@@ -114,6 +114,7 @@ func (c *compiler) compare(b *parser.Binary) (*Compiled, error) {
 
 // comparison compiles l op r for compiled operands.
 func (c *compiler) comparison(op parser.BinaryOp, l, r *Compiled, at parser.Node) (*Compiled, error) {
+	l0, r0 := l, r
 	l, r, err := c.unify(l, r, at, op.String())
 	if err != nil {
 		return nil, err
@@ -144,6 +145,10 @@ func (c *compiler) comparison(op parser.BinaryOp, l, r *Compiled, at parser.Node
 	out.Type = boolType(l.Type.Nullable || r.Type.Nullable)
 	out.Eval = strict2(pos, l, r, func(x, y any) (any, error) { return applyCmp(op, x, y) })
 	if f := caseMappedEq(op, l, r); f != nil {
+		out.Eval = f
+		return out, nil
+	}
+	if f := scaledComparison(op, l0, r0, out.Eval); f != nil {
 		out.Eval = f
 		return out, nil
 	}
@@ -252,15 +257,25 @@ func applyCmp(op parser.BinaryOp, a, b any) (bool, error) {
 	if !ok {
 		return false, fmt.Errorf("cannot compare %s with %s", showValue(a), showValue(b))
 	}
+	return cmpHolds(op, n), nil
+}
+
+// cmpHolds reports whether op (=, <>, <, <=, >, >=) holds for two values
+// that compare as n (negative, zero, positive).
+func cmpHolds(op parser.BinaryOp, n int) bool {
 	switch op {
+	case parser.Eq:
+		return n == 0
+	case parser.Ne:
+		return n != 0
 	case parser.Lt:
-		return n < 0, nil
+		return n < 0
 	case parser.Le:
-		return n <= 0, nil
+		return n <= 0
 	case parser.Gt:
-		return n > 0, nil
+		return n > 0
 	}
-	return n >= 0, nil
+	return n >= 0
 }
 
 // between compiles x [NOT] BETWEEN lo AND hi as x >= lo AND x <= hi (or its

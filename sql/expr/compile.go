@@ -105,6 +105,10 @@ type Compiled struct {
 	// argument: = and IN against constants compare without building the
 	// mapped string (see caseMapping).
 	caseMapped *caseMapping
+	// scaled, when set, says that Eval is a DECIMAL constant times an
+	// integer: comparisons with constants compare integers (see
+	// scaledProduct).
+	scaled *scaledProduct
 }
 
 // columnRef is the column a Compiled reads as is, and that Compiled: a
@@ -177,6 +181,11 @@ func guard(out *Compiled) *Compiled {
 	g.guarded = &guarded{self: &g, inner: inner, pos: pos}
 	if i, ok := out.Column(); ok {
 		g.column = &columnRef{self: &g, index: i}
+	}
+	if sp := scaledOf(out); sp != nil {
+		c := *sp
+		c.self = &g
+		g.scaled = &c
 	}
 	return &g
 }

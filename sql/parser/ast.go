@@ -614,6 +614,22 @@ const (
 	Concat // ||
 )
 
+// Swapped returns the comparison that holds for (b, a) when o holds for
+// (a, b): < for >, >= for <=; any other operator itself.
+func (o BinaryOp) Swapped() BinaryOp {
+	switch o {
+	case Lt:
+		return Gt
+	case Le:
+		return Ge
+	case Gt:
+		return Lt
+	case Ge:
+		return Le
+	}
+	return o
+}
+
 // String is the operator as written ("OR", "=", "IS DISTINCT FROM", "||",
 // …); Ne prints as "<>".
 func (o BinaryOp) String() string {

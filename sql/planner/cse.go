@@ -12,7 +12,8 @@ import (
 // Common sub-expressions of a SELECT's WHERE and SELECT list are computed
 // once per row (as Flink's code generator reuses equal expressions of a
 // Calc): `REGEXP_EXTRACT(url, …)` in both the WHERE and a CASE (Nexmark
-// q21), `0.908 * price` three times (q14).
+// q21). Not `0.908 * price` (three times in q14): comparisons compute it
+// as integers (worthSharing).
 //
 // An expression is computed ahead only where that cannot raise an error
 // the query would not raise: before the filter, when the WHERE evaluates
@@ -61,6 +62,10 @@ func (p *Planner) planHoisted(s *parser.Select) (*Rel, error) {
 	if err != nil || in.tvf != nil {
 		return nil, err // a window TVF's filter goes below it: plan as usual
 	}
+	before, after = p.worthSharing(before, in.Cols), p.worthSharing(after, in.Cols)
+	if len(before) == 0 && len(after) == 0 {
+		return nil, nil
+	}
 	h := hoisted{}
 	if in, err = p.hoist(in, before, h); err != nil {
 		return nil, err
@@ -104,6 +109,22 @@ func (p *Planner) hoist(in *Rel, es []parser.Expr, h hoisted) (*Rel, error) {
 	out.Op, out.Detail = "Calc", "common=["+colNames(cols[len(in.Cols):])+"]"
 	out.RowTime = in.RowTime
 	return out, nil
+}
+
+// worthSharing returns es without the ones cheaper to compute where they
+// are used: a DECIMAL constant times an integer column (q14's 0.908 *
+// price), which comparisons with constants compute as integers
+// (expr.Compiled.ScaledProduct); shared, it would be a DECIMAL built for
+// every row, most of which the filter drops.
+func (p *Planner) worthSharing(es []parser.Expr, cols []expr.Column) []parser.Expr {
+	var out []parser.Expr
+	for _, e := range es {
+		if c, err := expr.Compile(e, p.scope(cols)); err == nil && c.ScaledProduct() {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // pickCommon returns the candidate sub-expressions of exprs that occur at

@@ -532,7 +532,7 @@ func compareBound(l, r *Rel, x parser.Expr, op parser.BinaryOp, y parser.Expr) (
 	// x + xo op y + yo  ⇔  x - y op yo - xo; with sign, (right-left) op' c.
 	c := time.Duration(sign*(yo-xo)) * time.Millisecond
 	if sign < 0 {
-		op = flip(op)
+		op = op.Swapped()
 	}
 	switch op {
 	case parser.Ge:
@@ -549,20 +549,6 @@ func compareBound(l, r *Rel, x parser.Expr, op parser.BinaryOp, y parser.Expr) (
 		return &c, &c, true
 	}
 	return nil, nil, false
-}
-
-func flip(op parser.BinaryOp) parser.BinaryOp {
-	switch op {
-	case parser.Ge:
-		return parser.Le
-	case parser.Gt:
-		return parser.Lt
-	case parser.Le:
-		return parser.Ge
-	case parser.Lt:
-		return parser.Gt
-	}
-	return op
 }
 
 func tighter(cur, next *time.Duration, lower bool) *time.Duration {
