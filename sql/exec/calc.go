@@ -119,6 +119,16 @@ func (c *Calc) ProcessElement(r event.Record) error {
 		c.Ctx.Metrics.Filtered++
 		return nil
 	}
+	if sameSlice(fields, row.Fields) {
+		c.Ctx.Output.Collect(r) // filtered only: the record as it came
+		return nil
+	}
 	emit(c.Ctx, row.Kind, fields, r.Timestamp)
 	return nil
+}
+
+// sameSlice reports whether a and b are one slice: a stage that only
+// filters (or passes rows through) returns its input.
+func sameSlice(a, b []any) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }

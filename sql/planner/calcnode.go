@@ -5,6 +5,7 @@ import (
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
+	"github.com/weirstream/weir/types"
 )
 
 // calcNode is a Calc node of the graph under construction: the stages it
@@ -15,6 +16,10 @@ type calcNode struct {
 	// evals are the expressions of the last stage when it is a projection
 	// (project), else nil.
 	evals []*expr.Compiled
+	// inWidth, when not 0, is the width of the rows the node takes: a
+	// projection of its only stage that picks exactly them passes them
+	// through (see withRowNumber).
+	inWidth int
 }
 
 // calc adds a Calc (filter and/or projection) after in. When in is itself
@@ -34,10 +39,45 @@ func (b *builder) project(name string, in *graph.Node, evals []*expr.Compiled) *
 	if prev, ok := b.calcs[in]; ok && !prev.read && prev.evals != nil {
 		if picked := pickColumns(prev.evals, evals); picked != nil {
 			prev.stages = prev.stages[:len(prev.stages)-1]
-			return b.addCalc(name, in, projectStage(picked), picked)
+			stage := projectStage(picked)
+			if len(prev.stages) == 0 && isIdentity(picked, prev.inWidth) {
+				stage = &exec.Calc{} // the node's input rows as they are
+			}
+			return b.addCalc(name, in, stage, picked)
 		}
 	}
 	return b.addCalc(name, in, projectStage(evals), evals)
+}
+
+// withRowNumber adds after n, whose rows have the columns cols, the Calc
+// that appends a deduplication's row number, always 1. When a projection
+// after it picks only n's columns, in order (the query does not select the
+// row number: Nexmark q18), the Calc passes n's rows on as they are,
+// instead of copying each row twice (appending, then dropping the number).
+func (b *builder) withRowNumber(n *graph.Node, cols []expr.Column) *graph.Node {
+	evals := make([]*expr.Compiled, len(cols)+1)
+	for i, c := range cols {
+		evals[i] = fieldRef(i, c.Type)
+	}
+	evals[len(cols)] = &expr.Compiled{Type: types.Type{Kind: types.BigInt}, Const: true,
+		Eval: func([]any) (any, error) { return int64(1), nil }}
+	out := b.project("Calc", n, evals)
+	b.calcs[out].inWidth = len(cols)
+	return out
+}
+
+// isIdentity reports whether evals read columns 0 to width-1 of a row of
+// width columns, in order: the row itself.
+func isIdentity(evals []*expr.Compiled, width int) bool {
+	if width == 0 || len(evals) != width {
+		return false
+	}
+	for i, e := range evals {
+		if j, ok := e.Column(); !ok || j != i {
+			return false
+		}
+	}
+	return true
 }
 
 // pickColumns returns, when every expression of evals reads a column as is, the

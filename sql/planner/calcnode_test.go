@@ -67,3 +67,49 @@ func TestProjectionOfColumnsFusesIntoTheOneBelow(t *testing.T) {
 		t.Fatalf("%d stages, want 4 (projection, filter, projection, projection)", got)
 	}
 }
+
+// A deduplication's row number, appended by a Calc, and dropped by the
+// projection after it (SELECT of the input's columns, Nexmark q18): the
+// Calc passes the deduplication's rows on as they are. Any other pick
+// (another order, fewer columns, the row number) still projects.
+func TestRowNumberDroppedPassesRowsThrough(t *testing.T) {
+	bigint := types.Type{Kind: types.BigInt, Nullable: true}
+	cols := []expr.Column{{Name: "a", Type: bigint}, {Name: "b", Type: bigint}}
+	row := []any{int64(4), int64(5)}
+	for _, tc := range []struct {
+		picks []int
+		want  []any // nil: the row itself, passed through
+	}{
+		{[]int{0, 1}, nil},
+		{[]int{1, 0}, []any{int64(5), int64(4)}},
+		{[]int{0}, []any{int64(4)}},
+		{[]int{0, 1, 2}, []any{int64(4), int64(5), int64(1)}},
+		{[]int{2}, []any{int64(1)}},
+	} {
+		b := &builder{g: &graph.StreamGraph{}, parallelism: 1}
+		src := b.g.AddNode(&graph.Node{Name: "dedup", UID: "dedup", Parallelism: 1})
+		n := b.withRowNumber(src, cols)
+		evals := make([]*expr.Compiled, len(tc.picks))
+		for i, j := range tc.picks {
+			evals[i] = fieldRef(j, bigint)
+		}
+		if b.project("Calc", n, evals) != n {
+			t.Fatalf("picks %v: the projection did not fuse into the row number's Calc", tc.picks)
+		}
+		stages := b.calcs[n].stages
+		if len(stages) != 1 {
+			t.Fatalf("picks %v: %d stages, want 1", tc.picks, len(stages))
+		}
+		s := stages[0]
+		if tc.want == nil {
+			if s.Project != nil || s.Filter != nil {
+				t.Errorf("picks %v: the stage projects, want the rows passed through", tc.picks)
+			}
+			continue
+		}
+		got, err := s.Project(row)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("picks %v: %v, %v; want %v", tc.picks, got, err, tc.want)
+		}
+	}
+}

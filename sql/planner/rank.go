@@ -219,19 +219,14 @@ func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl tim
 		r.RowTime = in.RowTime
 	}
 	key := exec.FieldKey(keys...).Selector()
-	withRN := appendConst(int64(1))
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		n, err := b.checkedKeyed("Deduplicate", ins[0], key, opOf(exec.NewDeduplicate, opts))
 		if err != nil {
 			return nil, err
 		}
-		return b.calc("Calc", n, &exec.Calc{Project: withRN}), nil
+		return b.withRowNumber(n, in.Cols), nil
 	}
 	return r
-}
-
-func appendConst(v any) func([]any) ([]any, error) {
-	return func(row []any) ([]any, error) { return append(append(make([]any, 0, len(row)+1), row...), v), nil }
 }
 
 func keyNames(in *Rel, keys []int) string {

@@ -133,13 +133,12 @@ func (p *Planner) windowDedup(wi *windowRankInput, order exec.SortKey) (*Rel, er
 		wi.desc, which, keyNames(in, wi.keys), in.Cols[order.Field].Name),
 		Inputs: []*Rel{wi.input}, Cols: cols, InsertOnly: true, RowTime: in.RowTime, win: in.win}
 	key := exec.FieldKey(wi.keys...).Selector()
-	withRN := appendConst(int64(1))
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		n, err := b.checkedKeyed("WindowDeduplicate", ins[0], key, opOf(exec.NewWindowDeduplicate, opts))
 		if err != nil {
 			return nil, err
 		}
-		return b.calc("Calc", n, &exec.Calc{Project: withRN}), nil
+		return b.withRowNumber(n, in.Cols), nil
 	}
 	return r, nil
 }
