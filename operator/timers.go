@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/keygroup"
@@ -192,25 +193,40 @@ func (s *TimerService) Len() int { return s.queue(EventTime).len() + s.queue(Pro
 // Snapshot captures every timer now; Write encodes them later.
 func (s *TimerService) Snapshot() state.Snapshot {
 	return timerSnapshot{domains: [2]func(func(Timer)) error{s.queue(EventTime).snapshot(), s.queue(ProcessingTime).snapshot()},
-		codec: s.keyCodec}
+		codec: s.keyCodec, count: s.Len()}
 }
 
 type timerSnapshot struct {
 	domains [2]func(func(Timer)) error
 	codec   state.Codec[any]
+	count   int // the timers captured, to size the encoding
 }
 
 // Write encodes the timers: their count, then each (the same format
-// whatever queue held them).
+// whatever queue held them). The buffer is sized from the first timer's
+// encoding and the count, with room for the count in front: a window
+// operator's millions of timers are not copied over and over as the
+// buffer grows (a tenth of Nexmark q5's CPU at 1 s checkpoints was the
+// timers' encoding).
 func (ts timerSnapshot) Write() ([]byte, error) {
-	var body []byte
+	const room = binary.MaxVarintLen64
+	body := make([]byte, room, room+64)
 	n := 0
 	for _, d := range ts.domains {
-		if err := d(func(t Timer) { body = ts.append(body, t); n++ }); err != nil {
+		if err := d(func(t Timer) {
+			body = ts.append(body, t)
+			if n++; n == 1 && ts.count > 1 {
+				per := len(body) - room
+				body = slices.Grow(body, (ts.count-1)*(per+per/4))
+			}
+		}); err != nil {
 			return nil, err
 		}
 	}
-	return append(binary.AppendUvarint(nil, uint64(n)), body...), nil
+	head := binary.AppendUvarint(make([]byte, 0, room), uint64(n))
+	start := room - len(head)
+	copy(body[start:], head)
+	return body[start:], nil
 }
 
 func (ts timerSnapshot) append(buf []byte, t Timer) []byte {
