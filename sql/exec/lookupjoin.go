@@ -34,6 +34,12 @@ type LookupJoinOptions struct {
 	// Condition is the rest of the ON clause over a left and a table row.
 	// Default nil: true.
 	Condition func(left, right []any) (bool, error)
+	// Output, when set, are the columns of the joined row (the left row's,
+	// then the table row's) that the join emits, in this order: the
+	// planner folds a projection of columns after the join into it, so
+	// that a joined row is built once, as the query reads it. Default nil:
+	// every column.
+	Output []int
 }
 
 // Validate checks the options.
@@ -45,6 +51,11 @@ func (o *LookupJoinOptions) Validate() error {
 		return fmt.Errorf("%w: a lookup join needs as many LeftKeys as RightKeys, at least one", ErrInvalidOptions)
 	case (o.Load == nil) == (o.Lookup == nil):
 		return fmt.Errorf("%w: a lookup join needs exactly one of Load and Lookup", ErrInvalidOptions)
+	}
+	for _, i := range o.Output {
+		if i < 0 {
+			return fmt.Errorf("%w: a lookup join's Output column %d is negative", ErrInvalidOptions, i)
+		}
 	}
 	return checkFields("RightKeys", o.RightKeys, o.RightArity)
 }
@@ -72,6 +83,7 @@ type LookupJoin struct {
 	index  map[string][][]any
 	lookup LookupFunc
 	key    []any
+	keyBuf []byte // the index key of key, reused row after row
 }
 
 // NewLookupJoin returns a LookupJoin.
@@ -140,19 +152,49 @@ func (j *LookupJoin) ProcessElement(r event.Record) error {
 				}
 			}
 			matched = true
-			emit(j.Ctx, row.Kind, concat(row.Fields, right), r.Timestamp)
+			if err := j.emitJoined(row, right, r.Timestamp); err != nil {
+				return err
+			}
 		}
 	}
 	if !matched && j.opts.Type == LeftJoin {
-		emit(j.Ctx, row.Kind, concat(row.Fields, nulls(j.opts.RightArity)), r.Timestamp)
+		return j.emitJoined(row, nulls(j.opts.RightArity), r.Timestamp)
 	}
+	return nil
+}
+
+// emitJoined emits left joined with right: every column, or the Output
+// columns.
+func (j *LookupJoin) emitJoined(left event.Row, right []any, ts event.Timestamp) error {
+	if j.opts.Output == nil {
+		emit(j.Ctx, left.Kind, concat(left.Fields, right), ts)
+		return nil
+	}
+	out := make([]any, len(j.opts.Output))
+	n := len(left.Fields)
+	for k, i := range j.opts.Output {
+		switch {
+		case i < n:
+			out[k] = left.Fields[i]
+		case i-n < len(right):
+			out[k] = right[i-n]
+		default:
+			return fmt.Errorf("sql/exec: LookupJoin: output column %d of a row of %d columns joined with %d", i, n, len(right))
+		}
+	}
+	emit(j.Ctx, left.Kind, out, ts)
 	return nil
 }
 
 // rows returns the table rows of j.key.
 func (j *LookupJoin) rows() ([][]any, error) {
 	if j.lookup == nil {
-		return j.index[RowKey(j.key, identity(len(j.key)))], nil
+		buf := j.keyBuf[:0]
+		for _, v := range j.key {
+			buf = appendValue(buf, v, true) // as RowKey encodes the table's keys
+		}
+		j.keyBuf = buf
+		return j.index[string(buf)], nil
 	}
 	ctx := j.Ctx.Context
 	if ctx == nil {
@@ -178,14 +220,4 @@ func (j *LookupJoin) Close() error {
 	err := j.lookup.Close()
 	j.lookup = nil
 	return err
-}
-
-var identities = [][]int{{}, {0}, {0, 1}, {0, 1, 2}, {0, 1, 2, 3}}
-
-// identity is [0, 1, … n-1].
-func identity(n int) []int {
-	if n < len(identities) {
-		return identities[n]
-	}
-	return firstN(n)
 }

@@ -119,3 +119,64 @@ func TestLookupJoinNeedsOneSource(t *testing.T) {
 		}
 	}
 }
+
+// With Output the join emits only those columns of each joined row, in
+// that order, for a matched row and a LEFT-padded one alike, and a table
+// read whole (Load) finds rows by the key as RowKey encodes it: the rows
+// are the full join's rows, picked.
+func TestLookupJoinOutputColumns(t *testing.T) {
+	table := [][]any{{int64(1), "a"}, {int64(1), "b"}, {int64(2), "c"}, {int64(7), nil}}
+	in := [][]any{{int64(10), int64(1)}, {int64(11), int64(2)}, {int64(12), int64(3)}, {int64(13), nil}, {int64(14), int32(7)}}
+	run := func(typ JoinType, output []int) []string {
+		key := func(f []any) (any, error) { return f[1], nil }
+		opts := LookupJoinOptions{Type: typ, LeftKeys: []func([]any) (any, error){key}, RightKeys: []int{0}, RightArity: 2,
+			Load: func() ([][]any, error) { return table, nil }, Table: "dim", Output: output}
+		stage := []newStage{func() (operator.Operator, bool) {
+			op, err := NewLookupJoin(opts)
+			if err != nil {
+				panic(err)
+			}
+			return op, false
+		}}
+		var clock int64
+		ch := openChain(t, stage, &clock, nil)
+		for _, f := range in {
+			if err := ch.process(t, 1, event.Record{Value: event.Row{Kind: event.Insert, Fields: f}, Timestamp: event.NoTimestamp}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ch.finish(t)
+		got := ch.out.take()
+		for i := range got {
+			got[i], _, _ = strings.Cut(got[i], " @")
+		}
+		return got
+	}
+	pick := func(rows []string, idx []int) []string {
+		var out []string
+		for _, r := range rows {
+			fields := strings.Split(strings.TrimSuffix(strings.TrimPrefix(r, "+I["), "]"), ", ")
+			var p []string
+			for _, i := range idx {
+				p = append(p, fields[i])
+			}
+			out = append(out, "+I["+strings.Join(p, ", ")+"]")
+		}
+		return out
+	}
+	for _, typ := range []JoinType{InnerJoin, LeftJoin} {
+		all := run(typ, nil)
+		if len(all) < 4 {
+			t.Fatalf("%s: only %d rows: %v", typ, len(all), all)
+		}
+		for _, idx := range [][]int{{3, 0}, {0, 1, 2, 3}, {2}, {1, 1}} {
+			if got, want := run(typ, idx), pick(all, idx); !slices.Equal(got, want) {
+				t.Errorf("%s, Output %v: got\n%s\nwant\n%s", typ, idx, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+		}
+	}
+	if _, err := NewLookupJoin(LookupJoinOptions{LeftKeys: []func([]any) (any, error){nil}, RightKeys: []int{0}, RightArity: 1,
+		Load: func() ([][]any, error) { return nil, nil }, Output: []int{-1}}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("a negative Output column: %v, want ErrInvalidOptions", err)
+	}
+}

@@ -14,6 +14,7 @@ type builder struct {
 	parallelism int
 	seq         int
 	calcs       map[*graph.Node]*calcNode
+	picks       map[*graph.Node]*pickNode
 	// refs counts the Rels of each reuse key in the job; nodes holds the
 	// node built for a key read more than once (see Rel.reuseKey).
 	refs  map[string]int

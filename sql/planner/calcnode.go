@@ -36,6 +36,12 @@ func (b *builder) calc(name string, in *graph.Node, stage *exec.Calc) *graph.Nod
 // sink taking the query's columns as they are), the two projections
 // become one that evaluates only the picked expressions.
 func (b *builder) project(name string, in *graph.Node, evals []*expr.Compiled) *graph.Node {
+	if p, ok := b.picks[in]; ok && !p.read {
+		if idx := p.compose(evals); idx != nil && p.set(idx) {
+			p.idx = idx
+			return in
+		}
+	}
 	if prev, ok := b.calcs[in]; ok && !prev.read && prev.evals != nil {
 		if picked := pickColumns(prev.evals, evals); picked != nil {
 			prev.stages = prev.stages[:len(prev.stages)-1]
@@ -118,4 +124,50 @@ func (b *builder) markRead(n *graph.Node) {
 	if c, ok := b.calcs[n]; ok {
 		c.read = true
 	}
+	if p, ok := b.picks[n]; ok {
+		p.read = true
+	}
+}
+
+// pickNode is an operator node that can emit only some of the columns of
+// its rows, in any order (a lookup join's Output): a projection of columns
+// right after it, that nothing else reads, is folded into it (as Flink's
+// code generator projects a join's output), so that a row is built once,
+// not built and then picked from.
+type pickNode struct {
+	width int   // the operator's columns
+	idx   []int // the columns it emits; nil: all of them
+	// set remakes the operator to emit the columns idx; false when it
+	// cannot.
+	set  func(idx []int) bool
+	read bool
+}
+
+// pickable records that n, whose rows have width columns, can emit only
+// some of them (see pickNode).
+func (b *builder) pickable(n *graph.Node, width int, set func(idx []int) bool) {
+	if b.picks == nil {
+		b.picks = map[*graph.Node]*pickNode{}
+	}
+	b.picks[n] = &pickNode{width: width, set: set}
+}
+
+// compose returns the operator's columns that evals pick from what it
+// emits now, or nil when an expression of evals is not a column.
+func (p *pickNode) compose(evals []*expr.Compiled) []int {
+	out := make([]int, len(evals))
+	for k, e := range evals {
+		j, ok := e.Column()
+		switch {
+		case !ok || j < 0:
+			return nil
+		case p.idx == nil && j < p.width:
+			out[k] = j
+		case p.idx != nil && j < len(p.idx):
+			out[k] = p.idx[j]
+		default:
+			return nil
+		}
+	}
+	return out
 }

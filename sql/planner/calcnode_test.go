@@ -113,3 +113,48 @@ func TestRowNumberDroppedPassesRowsThrough(t *testing.T) {
 		}
 	}
 }
+
+// A projection of columns right after a node that can emit only some of
+// its columns (a lookup join) folds into it, composing with one folded
+// before; a computed expression, or a node another edge reads already,
+// gets a Calc of its own.
+func TestProjectionFoldsIntoPickableNode(t *testing.T) {
+	bigint := types.Type{Kind: types.BigInt, Nullable: true}
+	refs := func(idx ...int) []*expr.Compiled {
+		out := make([]*expr.Compiled, len(idx))
+		for i, j := range idx {
+			out[i] = fieldRef(j, bigint)
+		}
+		return out
+	}
+	b := &builder{g: &graph.StreamGraph{}, parallelism: 1}
+	n := b.g.AddNode(&graph.Node{Name: "LookupJoin", UID: "lj", Parallelism: 1})
+	var set [][]int
+	b.pickable(n, 4, func(idx []int) bool { set = append(set, idx); return true })
+	if b.project("Calc", n, refs(3, 0, 2)) != n || b.project("Calc", n, refs(2, 0)) != n {
+		t.Fatal("a projection of columns did not fold into the node")
+	}
+	if want := [][]int{{3, 0, 2}, {2, 3}}; !reflect.DeepEqual(set, want) {
+		t.Fatalf("the node was set to emit %v, want %v", set, want)
+	}
+	if b.project("Calc", n, refs(2)) == n { // past the two columns it emits
+		t.Fatal("a column the node does not emit folded into it")
+	}
+	e, err := parser.ParseExpr("a + 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plus, err := expr.Compile(e, &expr.Scope{Columns: []expr.Column{{Name: "a", Type: bigint}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2 := &builder{g: &graph.StreamGraph{}, parallelism: 1}
+	m := b2.g.AddNode(&graph.Node{Name: "LookupJoin", UID: "lj", Parallelism: 1})
+	b2.pickable(m, 2, func([]int) bool { t.Fatal("set on a node read already"); return false })
+	if b2.project("Calc", m, []*expr.Compiled{plus}) == m {
+		t.Fatal("a computed expression folded into the node")
+	}
+	if b2.project("Calc", m, refs(1)) == m {
+		t.Fatal("a projection folded into a node another edge reads")
+	}
+}

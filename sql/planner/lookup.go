@@ -93,6 +93,15 @@ func (p *Planner) lookupJoin(j *parser.Join, l *Rel, tn *parser.TableName, where
 			return nil, err
 		}
 		b.forward(ins[0], n, 0)
+		b.pickable(n, len(cols), func(idx []int) bool {
+			picked := opts
+			picked.Output = idx
+			f, err := checked("LookupJoin", opOf(exec.NewLookupJoin, picked))
+			if err == nil {
+				n.NewOperator = f
+			}
+			return err == nil
+		})
 		return n, nil
 	}
 	if _, err := exec.NewLookupJoin(opts); err != nil {
