@@ -39,7 +39,16 @@ func (b *builder) project(name string, in *graph.Node, evals []*expr.Compiled) *
 	if p, ok := b.picks[in]; ok && !p.read {
 		if idx := p.compose(evals); idx != nil && p.set(idx) {
 			p.idx = idx
-			return in
+			// The Calc stays, passing the node's rows on as they are: the
+			// graph keeps its nodes, and so every operator its uid, by
+			// which checkpoints and savepoints restore.
+			refs := make([]*expr.Compiled, len(evals))
+			for k, e := range evals {
+				refs[k] = fieldRef(k, e.Type)
+			}
+			n := b.addCalc(name, in, &exec.Calc{}, refs)
+			b.calcs[n].inWidth = len(refs)
+			return n
 		}
 	}
 	if prev, ok := b.calcs[in]; ok && !prev.read && prev.evals != nil {
@@ -133,7 +142,8 @@ func (b *builder) markRead(n *graph.Node) {
 // its rows, in any order (a lookup join's Output): a projection of columns
 // right after it, that nothing else reads, is folded into it (as Flink's
 // code generator projects a join's output), so that a row is built once,
-// not built and then picked from.
+// not built and then picked from. The projection's Calc stays, as a
+// pass-through: the operators' uids do not change.
 type pickNode struct {
 	width int   // the operator's columns
 	idx   []int // the columns it emits; nil: all of them

@@ -131,14 +131,20 @@ func TestProjectionFoldsIntoPickableNode(t *testing.T) {
 	n := b.g.AddNode(&graph.Node{Name: "LookupJoin", UID: "lj", Parallelism: 1})
 	var set [][]int
 	b.pickable(n, 4, func(idx []int) bool { set = append(set, idx); return true })
-	if b.project("Calc", n, refs(3, 0, 2)) != n || b.project("Calc", n, refs(2, 0)) != n {
-		t.Fatal("a projection of columns did not fold into the node")
-	}
-	if want := [][]int{{3, 0, 2}, {2, 3}}; !reflect.DeepEqual(set, want) {
+	c := b.project("Calc", n, refs(3, 0, 2))
+	if want := [][]int{{3, 0, 2}}; !reflect.DeepEqual(set, want) {
 		t.Fatalf("the node was set to emit %v, want %v", set, want)
 	}
-	if b.project("Calc", n, refs(2)) == n { // past the two columns it emits
-		t.Fatal("a column the node does not emit folded into it")
+	// The Calc stays (operators keep their uids), passing rows through,
+	// and a pick of what the node emits, in order, keeps it so.
+	if c == n || b.project("Calc", c, refs(0, 1, 2)) != c {
+		t.Fatal("the folded projection's Calc is not a node of its own")
+	}
+	if st := b.calcs[c].stages; len(st) != 1 || st[0].Project != nil || st[0].Filter != nil {
+		t.Fatalf("the folded projection's Calc does not pass rows through: %d stages", len(st))
+	}
+	if b.project("Calc", n, refs(1)) == n || len(set) != 1 { // read by the Calc now
+		t.Fatal("a projection folded into a node another edge reads")
 	}
 	e, err := parser.ParseExpr("a + 1")
 	if err != nil {
