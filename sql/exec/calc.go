@@ -119,7 +119,7 @@ func (c *Calc) ProcessElement(r event.Record) error {
 		c.Ctx.Metrics.Filtered++
 		return nil
 	}
-	if sameSlice(fields, row.Fields) {
+	if _, plain := r.Value.(event.Row); plain && sameSlice(fields, row.Fields) {
 		c.Ctx.Output.Collect(r) // filtered only: the record as it came
 		return nil
 	}

@@ -39,6 +39,28 @@ func TestCalcPassesRowKindThrough(t *testing.T) {
 	}
 }
 
+// A Calc that only filters hands on the record it got, and a *event.Row
+// (which it accepts) as an event.Row, the value every operator after it
+// takes.
+func TestFilterOnlyCalcHandsOnRows(t *testing.T) {
+	var clock int64
+	calc := &Calc{Filter: func(f []any) (bool, error) { return f[1].(int64) > 1, nil }}
+	c := openChain(t, []newStage{func() (operator.Operator, bool) { return calc, false }}, &clock, nil)
+	rows := mustRows(t, "+I[a, 1]", "+I[b, 2]", "-U[b, 2]")
+	for i, r := range rows {
+		rec := event.Record{Value: r, Timestamp: 7}
+		if i == 2 {
+			rec.Value = &rows[i]
+		}
+		if err := c.process(t, 1, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := strings.Join(c.out.take(), " "), "+I[b, 2] @7 -U[b, 2] @7"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
+
 func TestMaterialize(t *testing.T) {
 	rows := mustRows(t, "+I[a, 1]", "+I[b, 2]", "-U[a, 1]", "+U[a, 3]", "-D[b, 2]", "+I[c, 4]")
 	tab, err := Materialize(rows, []int{0})
