@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -660,18 +661,34 @@ func (t *Subtask) setIdle(idle bool) {
 	t.broadcast(event.Control{Kind: kind})
 }
 
+// onEndOfInput handles the end of input of channel ch. When it is the last
+// channel to end, the chain finishes before the barrier handler hears of
+// it, because the handler counts an ended channel as arrived, so this
+// end can complete an alignment:
+//  1. the final checkpoint's barrier arrives on channel 0, behind its end
+//     of input; channel 1's upstream lags, so the handler waits for it;
+//  2. channel 1's data, then its end of input arrive: all inputs ended,
+//     and the handler completes the alignment with it;
+//  3. had the handler heard of it first, that snapshot (the sink's
+//     pre-commit, the barrier downstream) would come before Finish, and
+//     nothing after Finish would ever be checkpointed: what a sink commits
+//     at the end of input (a filesystem sink's partitions) and what Finish
+//     emits would be lost.
+//
+// Finished first, the snapshot covers the whole input and the output
+// follows the same order as when every end of input comes before the
+// final barrier: Finish's output, end of input, barrier. Flink's order is
+// this one too: EndOfData, which every channel carries before the final
+// barrier, finishes the operators.
 func (t *Subtask) onEndOfInput(now time.Time, ch int) {
 	t.ended[ch] = true
 	if out, adv, _ := t.valve.OnEndOfInput(ch); adv {
 		t.emitWatermark(out)
 	}
-	t.apply(t.barriers.OnEndOfInput(now, ch))
-	for _, e := range t.ended {
-		if !e {
-			return
-		}
+	if !slices.Contains(t.ended, false) {
+		t.endInput()
 	}
-	t.endInput()
+	t.apply(t.barriers.OnEndOfInput(now, ch))
 }
 
 // endInput finishes the chain at the end of all input and tells
