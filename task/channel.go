@@ -38,6 +38,21 @@ type OutChannel struct {
 	priority chan struct{}
 	gate     *InputGate
 	queue    outQueue
+	spare    chan []event.Record // the receiver's processed batches, for reuse
+}
+
+// buffer returns an empty batch slice of capacity at least size: one the
+// receiver has processed and handed back, or a new one. A job's records
+// then move in a few slices per channel, not a new one per batch.
+func (c *OutChannel) buffer(size int) []event.Record {
+	select {
+	case rs := <-c.spare:
+		if cap(rs) >= size {
+			return rs[:0]
+		}
+	default:
+	}
+	return make([]event.Record, 0, size)
 }
 
 // batchLimit is the batch size the receiver announced (buffer debloating),
@@ -102,6 +117,9 @@ const priorityCredits = 1
 type InputGate struct {
 	inbox   chan Envelope
 	credits []chan struct{}
+	// spare holds, per channel, batch slices processed and cleared, which
+	// the channel's sender reuses (OutChannel.buffer).
+	spare []chan []event.Record
 	// priority holds each channel's slot for a priority event in flight:
 	// the inbox has room for one per channel beyond the credits, so a
 	// priority event never waits for a credit.
@@ -135,6 +153,7 @@ func NewInputGate(inputOf []int, creditsPerChannel int) *InputGate {
 	g := &InputGate{
 		inbox:   make(chan Envelope, n*(creditsPerChannel+priorityCredits)),
 		credits: make([]chan struct{}, n),
+		spare:   make([]chan []event.Record, n),
 		prio:    make([]chan struct{}, n),
 		inputOf: inputOf,
 		held:    make([][]Envelope, n),
@@ -145,6 +164,7 @@ func NewInputGate(inputOf []int, creditsPerChannel int) *InputGate {
 		for j := 0; j < creditsPerChannel; j++ {
 			g.credits[i] <- struct{}{}
 		}
+		g.spare[i] = make(chan []event.Record, creditsPerChannel)
 		g.prio[i] = make(chan struct{}, priorityCredits)
 		g.prio[i] <- struct{}{}
 	}
@@ -169,7 +189,7 @@ func (g *InputGate) SetTarget(t GateTarget) { g.target = t }
 
 // Channel returns the sending end of channel i.
 func (g *InputGate) Channel(i int) *OutChannel {
-	return &OutChannel{inbox: g.inbox, index: i, credits: g.credits[i], priority: g.prio[i], gate: g}
+	return &OutChannel{inbox: g.inbox, index: i, credits: g.credits[i], priority: g.prio[i], gate: g, spare: g.spare[i]}
 }
 
 // NumChannels is the number of input channels.
@@ -183,13 +203,22 @@ func (g *InputGate) Recycle(ch, n int) {
 }
 
 // recycle returns what envelope e took: its credit, or the priority slot
-// of its channel.
+// of its channel. Its records are processed: their slice, cleared, goes
+// back to the sender for a later batch, so e's records must not be read
+// after.
 func (g *InputGate) recycle(e Envelope) {
 	if e.Priority {
 		g.prio[e.Channel] <- struct{}{}
 		return
 	}
 	g.Recycle(e.Channel, len(e.Batch.Records))
+	if rs := e.Batch.Records; cap(rs) > 0 {
+		clear(rs)
+		select {
+		case g.spare[e.Channel] <- rs[:0]:
+		default:
+		}
+	}
 }
 
 // Credits is the number of batches that can be in flight towards the

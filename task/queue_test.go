@@ -53,7 +53,7 @@ type queueHarness struct {
 // toChannel sends a record to the channel its value names ("2:x" → 2).
 type toChannel struct{}
 
-func (toChannel) Select(r *event.Record, _ int) int {
+func (toChannel) Select(r event.Record, _ int) int {
 	ch, _, _ := strings.Cut(r.Value.(string), ":")
 	n, _ := strconv.Atoi(ch)
 	return n
@@ -684,14 +684,17 @@ func receiveUntilEnd(t *testing.T, gate *InputGate) []string {
 	for {
 		select {
 		case e := <-gate.inbox:
-			gate.recycle(e)
 			switch c := e.Batch.Control; {
 			case c.Kind == event.KindEndOfInput:
-				return append(got, "end of input")
+				got = append(got, "end of input")
 			case c.Kind == event.KindBarrier && !e.Priority:
 				got = append(got, fmt.Sprintf("barrier %d", c.Barrier.ID))
 			case len(e.Batch.Records) > 0 || e.Priority:
 				got = append(got, envelopeInts(e))
+			}
+			gate.recycle(e) // after reading e: its records are cleared
+			if e.Batch.Control.Kind == event.KindEndOfInput {
+				return got
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatalf("no end of input; received %v", got)

@@ -10,20 +10,20 @@ import (
 // Partitioner picks the channel(s) of a record writer a record goes to.
 type Partitioner interface {
 	// Select returns the target channel, or -1 for all channels.
-	Select(r *event.Record, numChannels int) int
+	Select(r event.Record, numChannels int) int
 }
 
 // Forward sends everything to the single channel (same-index subtask).
 type Forward struct{}
 
 // Select returns 0.
-func (Forward) Select(*event.Record, int) int { return 0 }
+func (Forward) Select(event.Record, int) int { return 0 }
 
 // Rebalance spreads records round-robin.
 type Rebalance struct{ next int }
 
 // Select returns the next channel in turn.
-func (p *Rebalance) Select(_ *event.Record, n int) int {
+func (p *Rebalance) Select(_ event.Record, n int) int {
 	p.next++
 	if p.next >= n {
 		p.next = 0
@@ -35,7 +35,7 @@ func (p *Rebalance) Select(_ *event.Record, n int) int {
 type Broadcast struct{}
 
 // Select returns -1 (all channels).
-func (Broadcast) Select(*event.Record, int) int { return -1 }
+func (Broadcast) Select(event.Record, int) int { return -1 }
 
 // KeyGroupHash sends a record to the subtask owning its key's key group, as
 // Flink's KeyGroupStreamPartitioner does.
@@ -45,7 +45,7 @@ type KeyGroupHash struct {
 }
 
 // Select returns the owner of the record's key group.
-func (p KeyGroupHash) Select(r *event.Record, n int) int {
+func (p KeyGroupHash) Select(r event.Record, n int) int {
 	g := keygroup.ForKey(p.Key(r.Value), p.MaxParallelism)
 	return keygroup.OperatorIndex(g, p.MaxParallelism, n)
 }
@@ -75,7 +75,7 @@ func NewRecordWriter(ctx context.Context, channels []*OutChannel, part Partition
 
 // Emit adds r to its channel's batch, sending the batch when full.
 func (w *RecordWriter) Emit(r event.Record) {
-	ch := w.part.Select(&r, len(w.channels))
+	ch := w.part.Select(r, len(w.channels))
 	if ch >= 0 {
 		w.add(ch, r)
 		return
@@ -106,7 +106,7 @@ func (w *RecordWriter) send(ch int, c event.Control) {
 		return
 	}
 	b := event.Batch{Records: w.bufs[ch], Control: c}
-	w.bufs[ch] = make([]event.Record, 0, w.batchSize)
+	w.bufs[ch] = w.channels[ch].buffer(w.batchSize)
 	w.sent += int64(len(b.Records))
 	if w.queued {
 		w.channels[ch].enqueue(b)
