@@ -161,6 +161,9 @@ type Join struct {
 	// each row read by many probes) keeps its rows boxed, the others
 	// binary (see stateRowCodec.stored).
 	probed, added [2]int64
+	// found holds matchingList's result: a row's matches are used up
+	// before the next row comes, so one slice serves every row.
+	found []joinEntry
 }
 
 var _ operator.TwoInput = (*Join)(nil)
@@ -240,6 +243,7 @@ func (j *Join) process(s int, r event.Record) error {
 	} else {
 		j.retract(s, row.Fields, matches, r.Timestamp)
 	}
+	clear(j.found) // no rows held past their use
 	return nil
 }
 
@@ -296,7 +300,7 @@ func matchEntries(other state.MapState[string, []any], s int, row []any, cond fu
 
 // matchingList is matching over a side kept as a list, in arrival order.
 func (j *Join) matchingList(s int, row []any) ([]joinEntry, error) {
-	var out []joinEntry
+	out := j.found[:0]
 	kept := j.list[1-s].Get()
 	j.probed[1-s] += int64(len(kept))
 	for _, kept := range kept {
@@ -316,6 +320,7 @@ func (j *Join) matchingList(s int, row []any) ([]joinEntry, error) {
 		}
 		out = append(out, joinEntry{count: 1, row: o})
 	}
+	j.found = out
 	return out, nil
 }
 
