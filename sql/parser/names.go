@@ -13,16 +13,24 @@ type Names struct {
 	Words map[string]bool
 	// StarOf are the qualifiers of t.* (its last part), lower-cased.
 	StarOf map[string]bool
+	// Uses counts each word's occurrences; TableArgs those right after
+	// TABLE (a window TVF's TABLE t), lower-cased.
+	Uses, TableArgs map[string]int
 }
 
 // NamesOf returns the names n's SQL text holds.
 func NamesOf(n Node) Names {
-	out := Names{Words: map[string]bool{}, StarOf: map[string]bool{}}
+	out := Names{Words: map[string]bool{}, StarOf: map[string]bool{}, Uses: map[string]int{}, TableArgs: map[string]int{}}
 	toks := lex(Format(n))
 	for i, t := range toks {
 		switch {
 		case t.kind == tIdent || t.kind == tQuoted:
-			out.Words[strings.ToLower(t.text)] = true
+			w := strings.ToLower(t.text)
+			out.Words[w] = true
+			out.Uses[w]++
+			if i > 0 && toks[i-1].kind == tIdent && toks[i-1].upper == "TABLE" {
+				out.TableArgs[w]++
+			}
 		case t.kind == tPunct && t.text == "." && i > 0 && i+1 < len(toks) && toks[i+1].kind == tPunct && toks[i+1].text == "*":
 			out.StarOf[strings.ToLower(toks[i-1].text)] = true
 		}

@@ -22,3 +22,15 @@ func TestNamesOf(t *testing.T) {
 		t.Errorf("StarOf = %v, want [b]", got)
 	}
 }
+
+func TestNamesCountsTableArgs(t *testing.T) {
+	q, err := ParseQuery("SELECT b.x FROM TABLE(TUMBLE(TABLE bid, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) " +
+		"JOIN bid b ON TRUE JOIN TABLE(HOP(TABLE bid, DESCRIPTOR(ts), INTERVAL '1' MINUTE, INTERVAL '2' MINUTE)) ON TRUE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := NamesOf(q)
+	if n.Uses["bid"] != 3 || n.TableArgs["bid"] != 2 || n.TableArgs["ts"] != 0 {
+		t.Errorf("bid used %d times, %d after TABLE; ts %d after TABLE; want 3, 2, 0", n.Uses["bid"], n.TableArgs["bid"], n.TableArgs["ts"])
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/expr"
 )
 
 // builder turns Rels into graph nodes.
@@ -19,6 +20,10 @@ type builder struct {
 	// node built for a key read more than once (see Rel.reuseKey).
 	refs  map[string]int
 	nodes map[string]*graph.Node
+	// aside: uid numbers nodes apart from seq (see projectAside); asides
+	// counts them.
+	aside  bool
+	asides int
 }
 
 // countReuse counts the reuse keys under r. A keyed subtree seen before is
@@ -85,8 +90,24 @@ func (b *builder) describeState(r *Rel, ns []*graph.Node) {
 // uid gives operators ids that are stable for the same SQL text, so a
 // restarted job finds its state.
 func (b *builder) uid(op string) string {
+	if b.aside {
+		b.asides++
+		return fmt.Sprintf("sql-%d-%d-%s", b.seq, b.asides, strings.ToLower(op))
+	}
 	b.seq++
 	return fmt.Sprintf("sql-%d-%s", b.seq, strings.ToLower(op))
+}
+
+// projectAside is project for a projection a planner change added where
+// there was none (a pruning one): when it does not fuse into a Calc
+// before it and so adds a node, that node's uid is numbered aside, and
+// every other operator keeps the uid it had without it — checkpoints and
+// savepoints of jobs planned before restore. (A stateless Calc new to a
+// job restores as a new operator does, with nothing.)
+func (b *builder) projectAside(name string, in *graph.Node, evals []*expr.Compiled) *graph.Node {
+	b.aside = true
+	defer func() { b.aside = false }()
+	return b.project(name, in, evals)
 }
 
 // op adds a one-input operator node.

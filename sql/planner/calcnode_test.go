@@ -164,3 +164,25 @@ func TestProjectionFoldsIntoPickableNode(t *testing.T) {
 		t.Fatal("a projection folded into a node another edge reads")
 	}
 }
+
+// TestProjectAsideKeepsUIDs: a projection a planner change adds (column
+// pruning under a window TVF) fuses into the unread Calc before it, adding
+// no node; where it cannot, its node's uid is numbered aside, and the
+// operators added after it get the uids they had without it.
+func TestProjectAsideKeepsUIDs(t *testing.T) {
+	bigint := types.Type{Kind: types.BigInt, Nullable: true}
+	pick := []*expr.Compiled{fieldRef(1, bigint)}
+	b := &builder{g: &graph.StreamGraph{}, parallelism: 1}
+	src := b.op("Source", nil)
+	c := b.project("Calc", src, []*expr.Compiled{fieldRef(0, bigint), fieldRef(1, bigint)})
+	if got := b.projectAside("Calc", c, pick); got != c {
+		t.Fatalf("the projection did not fuse into the unread Calc: node %s", got.UID)
+	}
+	b.markRead(c)
+	aside := b.projectAside("Calc", c, pick)
+	next := b.op("GroupAggregate", nil)
+	if aside == c || aside.UID != "sql-2-1-calc" || next.UID != "sql-3-groupaggregate" {
+		t.Fatalf("uids %s, %s, %s, %s; want sql-1-source, sql-2-calc, sql-2-1-calc, sql-3-groupaggregate",
+			src.UID, c.UID, aside.UID, next.UID)
+	}
+}

@@ -113,6 +113,9 @@ type Planner struct {
 	// needs is what the query block being planned can read, for column
 	// pruning (prune.go); nil outside a block.
 	needs *colNeeds
+	// stmt is what the INSERT being planned names (whole, views aside),
+	// for pruning a window TVF's table (prunedTVFInput); nil: unknown.
+	stmt *parser.Names
 }
 
 // Error is a planning error at a position of the SQL text: the one
@@ -130,6 +133,7 @@ func (p *Planner) scope(cols []expr.Column) *expr.Scope {
 
 // Plan plans a query.
 func (p *Planner) Plan(q *parser.Query) (*Rel, error) {
+	defer p.withStatement(q)()
 	if len(q.With) > 0 {
 		m := map[string]*parser.Query{}
 		for _, c := range q.With {

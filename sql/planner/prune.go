@@ -3,6 +3,7 @@ package planner
 import (
 	"strings"
 
+	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/sql/expr"
 	"github.com/weirstream/weir/sql/parser"
 )
@@ -62,6 +63,18 @@ func withoutDerived(t parser.TableExpr) parser.TableExpr {
 	return t
 }
 
+// withStatement makes n the statement whose names prunedTVFInput reads,
+// unless one is being planned already (n is part of it), until the
+// returned function is called.
+func (p *Planner) withStatement(n parser.Node) func() {
+	if p.stmt != nil {
+		return func() {}
+	}
+	names := parser.NamesOf(n)
+	p.stmt = &names
+	return func() { p.stmt = nil }
+}
+
 // withNeeds makes s the block whose names pruning reads, until the
 // returned function restores the enclosing block's.
 func (p *Planner) withNeeds(s *parser.Select) func() {
@@ -81,8 +94,19 @@ func (n *colNeeds) keeps(in *Rel, i int) bool {
 // can read (see the top of this file), or in itself when it reads them
 // all (or none: a side must keep its width for the join's keys).
 func (p *Planner) pruned(in *Rel) *Rel {
-	if p.needs == nil || p.needs.all || in.tvf != nil {
+	from := p.keptCols(in)
+	if from == nil {
 		return in
+	}
+	evals, cols, rowtime := pickOf(in, from)
+	return projectRel(in, evals, cols, from, rowtime)
+}
+
+// keptCols returns the columns of in the block being planned can read,
+// or nil when that is all of them (or none).
+func (p *Planner) keptCols(in *Rel) []int {
+	if p.needs == nil || p.needs.all || in.tvf != nil {
+		return nil
 	}
 	var from []int
 	for i := range in.Cols {
@@ -91,8 +115,14 @@ func (p *Planner) pruned(in *Rel) *Rel {
 		}
 	}
 	if len(from) == 0 || len(from) == len(in.Cols) {
-		return in
+		return nil
 	}
+	return from
+}
+
+// pickOf returns the projection of in onto its columns from: their
+// expressions, columns and the rowtime's index among them (-1: none).
+func pickOf(in *Rel, from []int) ([]*expr.Compiled, []expr.Column, int) {
 	cols := make([]expr.Column, len(from))
 	evals := make([]*expr.Compiled, len(from))
 	rowtime := -1
@@ -102,5 +132,36 @@ func (p *Planner) pruned(in *Rel) *Rel {
 			rowtime = k
 		}
 	}
-	return projectRel(in, evals, cols, from, rowtime)
+	return evals, cols, rowtime
+}
+
+// prunedTVFInput is the table under a window TVF pruned to the columns
+// its query block can read, as pruned does below joins: Nexmark q5 counts
+// bids by auction and window, and built a row of all seven bid columns
+// per bid for it. The pruning projection must fuse into the Calc the
+// table ends in (a view's, a computed column's): a Calc node of its own
+// would copy every row once more. So only such a table is pruned, and
+// only when the INSERT names it nowhere but after TABLE, in window TVFs
+// — read elsewhere as well (q7 joins the bid view with a window
+// aggregation of it), its Calc is shared and nothing fuses into it.
+// Readers pruning alike share the pruned rows (q5 aggregates the bid
+// view's windows twice, alike). TABLE(…) AS t with t.* keeps every
+// column.
+func (p *Planner) prunedTVFInput(in *Rel, table parser.Name, alias string) *Rel {
+	name := strings.ToLower(table[len(table)-1])
+	if in.Op != "Calc" || in.reuseKey == "" || p.needs == nil || p.stmt == nil ||
+		p.stmt.Uses[name] != p.stmt.TableArgs[name] || (alias != "" && p.needs.StarOf[strings.ToLower(alias)]) {
+		return in
+	}
+	from := p.keptCols(in)
+	if from == nil {
+		return in
+	}
+	evals, cols, rowtime := pickOf(in, from)
+	r := projectRel(in, evals, cols, from, rowtime)
+	r.reuseKey = in.reuseKey + "|" + r.Detail
+	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
+		return b.projectAside("Calc", ins[0], evals), nil
+	}
+	return r
 }

@@ -47,6 +47,7 @@ func (p *Planner) planWindowTVF(tf *parser.TableFunc) (*Rel, error) {
 	if err != nil {
 		return nil, err
 	}
+	in = p.prunedTVFInput(in, args.table.Name, tf.Alias)
 	tf2 := &tvfInfo{input: in, call: parser.Format(call), session: call.Name == "SESSION", partitionBy: args.table.PartitionBy, pos: call.Pos}
 	if len(tf2.partitionBy) > 0 && !tf2.session {
 		return nil, errAt(args.table.Pos, "%s takes no PARTITION BY (only SESSION does)", call.Name)
