@@ -167,6 +167,13 @@ type ListTable interface {
 	Delete()
 }
 
+// ListAppender is a ListTable that can append its list to a slice the
+// caller reuses (ListState.AppendTo), instead of making a new one per Get.
+type ListAppender interface {
+	// AppendTo appends what Get would return to dst.
+	AppendTo(dst []any) []any
+}
+
 // MapTable is one registered map state, scoped to the current key.
 type MapTable interface {
 	// Get returns the value under user key uk: the stored one, or a deep

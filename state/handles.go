@@ -22,6 +22,10 @@ type ListState[T any] interface {
 	// be modified in place and written back with Update in the same record
 	// or timer (see the package doc).
 	Get() []T
+	// AppendTo appends the list to dst and returns it, as Get would
+	// return it: a reader that is done with the elements before its next
+	// read passes the same buffer each time and allocates nothing.
+	AppendTo(dst []T) []T
 	// Add appends v.
 	Add(v T)
 	// AddAll appends vs.
@@ -99,7 +103,7 @@ func Value[T any](b KeyedBackend, desc ValueDescriptor[T]) ValueState[T] {
 // first use. It panics as Value does.
 func List[T any](b KeyedBackend, desc ListDescriptor[T]) ListState[T] {
 	spec := StateSpec{Name: desc.Name, Kind: KindList, Codec: Erase(codecOr(desc.Codec)), TTL: desc.TTL}
-	return listState[T]{must(b.ListTable(spec))}
+	return listState[T]{t: must(b.ListTable(spec)), scratch: new([]any)}
 }
 
 // Map returns the MapState desc names in b, registering it on first use. It
@@ -140,7 +144,7 @@ func OperatorList[T any](b OperatorStateBackend, desc ListDescriptor[T], mode Re
 		panic(fmt.Errorf("%w: operator list state %q cannot have a TTL", ErrInvalidDescriptor, desc.Name))
 	}
 	spec := StateSpec{Name: desc.Name, Kind: KindList, Codec: Erase(codecOr(desc.Codec))}
-	return listState[T]{must(b.ListTable(spec, mode))}
+	return listState[T]{t: must(b.ListTable(spec, mode)), scratch: new([]any)}
 }
 
 // as converts a stored value back to T. The comma-ok form turns a stored
@@ -160,7 +164,10 @@ func (s valueState[T]) Value() (T, bool) {
 func (s valueState[T]) Update(v T) { s.t.Put(v) }
 func (s valueState[T]) Clear()     { s.t.Delete() }
 
-type listState[T any] struct{ t ListTable }
+type listState[T any] struct {
+	t       ListTable
+	scratch *[]any // AppendTo's buffer for a ListAppender table
+}
 
 func (s listState[T]) Get() []T {
 	vs := s.t.Get()
@@ -172,6 +179,20 @@ func (s listState[T]) Get() []T {
 		out[i] = as[T](v)
 	}
 	return out
+}
+
+func (s listState[T]) AppendTo(dst []T) []T {
+	a, ok := s.t.(ListAppender)
+	if !ok {
+		return append(dst, s.Get()...)
+	}
+	vs := a.AppendTo((*s.scratch)[:0])
+	for _, v := range vs {
+		dst = append(dst, as[T](v))
+	}
+	clear(vs)
+	*s.scratch = vs
+	return dst
 }
 
 func (s listState[T]) Add(v T)       { s.t.Add(v) }

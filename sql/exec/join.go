@@ -161,9 +161,11 @@ type Join struct {
 	// each row read by many probes) keeps its rows boxed, the others
 	// binary (see stateRowCodec.stored).
 	probed, added [2]int64
-	// found holds matchingList's result: a row's matches are used up
-	// before the next row comes, so one slice serves every row.
+	// found holds matchingList's result, kept the rows of list state it
+	// read: a row's matches are used up before the next row comes, so one
+	// slice of each serves every row.
 	found []joinEntry
+	kept  []stateRow
 }
 
 var _ operator.TwoInput = (*Join)(nil)
@@ -244,6 +246,7 @@ func (j *Join) process(s int, r event.Record) error {
 		j.retract(s, row.Fields, matches, r.Timestamp)
 	}
 	clear(j.found) // no rows held past their use
+	clear(j.kept)
 	return nil
 }
 
@@ -301,9 +304,9 @@ func matchEntries(other state.MapState[string, []any], s int, row []any, cond fu
 // matchingList is matching over a side kept as a list, in arrival order.
 func (j *Join) matchingList(s int, row []any) ([]joinEntry, error) {
 	out := j.found[:0]
-	kept := j.list[1-s].Get()
-	j.probed[1-s] += int64(len(kept))
-	for _, kept := range kept {
+	j.kept = j.list[1-s].AppendTo(j.kept[:0])
+	j.probed[1-s] += int64(len(j.kept))
+	for _, kept := range j.kept {
 		o := j.codec[1-s].fieldsOf(kept)
 		if j.opts.Condition != nil {
 			l, r := row, o

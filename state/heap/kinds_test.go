@@ -66,6 +66,14 @@ func TestListState(t *testing.T) {
 	if l.Get()[0] != "a" {
 		t.Fatal("Get returned the live list")
 	}
+	buf := l.AppendTo([]string{"pre"})
+	if !reflect.DeepEqual(buf, []string{"pre", "a", "b", "c"}) {
+		t.Fatalf("AppendTo = %v", buf)
+	}
+	buf[1] = "mutated"
+	if again := l.AppendTo(buf[:0]); !reflect.DeepEqual(again, []string{"a", "b", "c"}) || &again[0] != &buf[0] {
+		t.Fatalf("AppendTo into the same buffer = %v (reused: %v)", again, &again[0] == &buf[0])
+	}
 	l.Update([]string{"x"})
 	if got := l.Get(); !reflect.DeepEqual(got, []string{"x"}) {
 		t.Fatalf("Get after Update = %v", got)

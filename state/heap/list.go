@@ -17,7 +17,10 @@ import (
 // builds a new slice, so stored elements are never overwritten.
 type listTable struct{ core[[]elem] }
 
-var _ state.ListTable = (*listTable)(nil)
+var (
+	_ state.ListTable    = (*listTable)(nil)
+	_ state.ListAppender = (*listTable)(nil)
+)
 
 func newListTable(b *Backend, sp state.StateSpec) *listTable {
 	t := &listTable{newCore[[]elem](b, sp)}
@@ -26,18 +29,27 @@ func newListTable(b *Backend, sp state.StateSpec) *listTable {
 }
 
 func (t *listTable) Get() []any {
+	out := t.AppendTo(nil)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// AppendTo appends the current key's list to out (state.ListAppender).
+func (t *listTable) AppendTo(out []any) []any {
 	k, i := t.b.current()
 	items, ok := t.data.get(i, k)
 	if !ok {
-		return nil
+		return out
 	}
 	if t.ttl.Enabled() {
 		items = t.refresh(i, k, items, t.b.opts.Clock())
 	}
 	if len(items) == 0 {
-		return nil
+		return out
 	}
-	out := make([]any, len(items))
+	out = slices.Grow(out, len(items))
 	var fresh []elem // items with copies, if any (see private)
 	for j, e := range items {
 		if v, copied := t.private(e.v, e.ver); copied {
@@ -47,7 +59,7 @@ func (t *listTable) Get() []any {
 			fresh[j] = elem{v, e.ts, t.b.version}
 			e.v = v
 		}
-		out[j] = e.v
+		out = append(out, e.v)
 	}
 	if fresh != nil {
 		t.data.put(i, k, fresh)

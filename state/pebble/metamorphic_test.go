@@ -85,7 +85,12 @@ func read(b state.KeyedBackend, n string) string {
 		v, ok := values(b, n, ttls[n]).Value()
 		return fmt.Sprint(v, ok)
 	case "l", "lt":
-		return fmt.Sprint(list(b, n).Get())
+		l := list(b, n)
+		got := l.Get()
+		if app := l.AppendTo([]string{"pre"}); !slices.Equal(app, append([]string{"pre"}, got...)) {
+			return fmt.Sprintf("Get %v, AppendTo [pre] %v", got, app)
+		}
+		return fmt.Sprint(got)
 	case "m", "mt":
 		m := mapst(b, n)
 		var es []string
