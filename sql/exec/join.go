@@ -315,6 +315,8 @@ func (j *Join) matchingList(s int, row []any) ([]joinEntry, error) {
 			}
 			ok, err := j.opts.Condition(l, r)
 			if err != nil {
+				clear(out) // no rows held past their use
+				clear(j.kept)
 				return nil, fmt.Errorf("sql/exec: Join condition: %w", err)
 			}
 			if !ok {

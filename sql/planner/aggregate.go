@@ -127,8 +127,8 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 	switch {
 	case tvf != nil:
 		out, err = p.windowAgg(input, tvf, ap)
-		if err == nil && tvf.input.reuseKey != "" {
-			out.reuseKey = fmt.Sprintf("window:%s|%s|%s|%s", tvf.input.reuseKey, tvf.call,
+		if base := unpruned(tvf.input); err == nil && base.reuseKey != "" {
+			out.reuseKey = fmt.Sprintf("window:%s|%s|%s|%s", base.reuseKey, tvf.call,
 				strings.Join(ap.keyText, ","), strings.Join(ap.callText, ","))
 		}
 	case sess != nil:

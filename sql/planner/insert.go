@@ -26,9 +26,7 @@ func (p *Planner) PlanInsert(ins *parser.Insert) (*Rel, error) {
 		}
 		return nil, e
 	}
-	done := p.withStatement(ins)
 	q, err := p.planInsertQuery(ins, t)
-	done()
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,11 @@ import (
 // colNeeds is what the query block being planned can read.
 type colNeeds struct {
 	all bool // SELECT *: every column
+	// aggregates: the block groups the rows of a window TVF it reads
+	// alone and unfiltered (FROM TABLE(…) GROUP BY, no WHERE), so what
+	// reads the TVF's rows is the aggregation, which keeps accumulators,
+	// not rows (see prunedTVFInput).
+	aggregates bool
 	parser.Names
 }
 
@@ -38,7 +43,8 @@ func needsOf(s *parser.Select) *colNeeds {
 	}
 	shallow := *s
 	shallow.From = withoutDerived(s.From)
-	return &colNeeds{Names: parser.NamesOf(&shallow)}
+	_, tvf := s.From.(*parser.TableFunc)
+	return &colNeeds{Names: parser.NamesOf(&shallow), aggregates: tvf && len(s.GroupBy) > 0 && s.Where == nil}
 }
 
 // placeholder stands for a derived table's query in the text pruning
@@ -138,19 +144,32 @@ func pickOf(in *Rel, from []int) ([]*expr.Compiled, []expr.Column, int) {
 // prunedTVFInput is the table under a window TVF pruned to the columns
 // its query block can read, as pruned does below joins: Nexmark q5 counts
 // bids by auction and window, and built a row of all seven bid columns
-// per bid for it. The pruning projection must fuse into the Calc the
-// table ends in (a view's, a computed column's): a Calc node of its own
-// would copy every row once more. So only such a table is pruned, and
-// only when the INSERT names it nowhere but after TABLE, in window TVFs
-// — read elsewhere as well (q7 joins the bid view with a window
-// aggregation of it), its Calc is shared and nothing fuses into it.
-// Readers pruning alike share the pruned rows (q5 aggregates the bid
-// view's windows twice, alike). TABLE(…) AS t with t.* keeps every
-// column.
+// per bid for it. Only where nothing changes but the width of the rows
+// that flow:
+//   - the block aggregates the TVF's rows, read alone and unfiltered
+//     (FROM TABLE(…) GROUP BY): the aggregation keeps accumulators, so
+//     no state holds the rows pruned (a window rank, deduplication or
+//     join over the TVF keeps them, and a restore of a checkpoint taken
+//     before would meet rows of the old width); an aggregation that
+//     describes its state by its input rows (a one-phase window
+//     aggregation) also accepts the unpruned description (stateSchema);
+//   - the projection fuses into the Calc the table ends in (a view's): a
+//     Calc node of its own would copy every row once more. So the table
+//     must be a Calc, and the query must name it only after TABLE, in
+//     window TVFs — read elsewhere too (q7 joins the bid view), the view's
+//     Calc is shared and nothing fuses into it. (The query's text, not the
+//     views it reads: a view reading the table too still leaves the
+//     projection a node of its own, numbered aside, see projectAside.)
+//
+// Readers pruning alike share the pruned rows (the reuse key extends the
+// view's), and window aggregations that were shared stay shared (their
+// reuse key reads the view's, prunedFrom). TABLE(…) AS t with t.* keeps
+// every column.
 func (p *Planner) prunedTVFInput(in *Rel, table parser.Name, alias string) *Rel {
 	name := strings.ToLower(table[len(table)-1])
-	if in.Op != "Calc" || in.reuseKey == "" || p.needs == nil || p.stmt == nil ||
-		p.stmt.Uses[name] != p.stmt.TableArgs[name] || (alias != "" && p.needs.StarOf[strings.ToLower(alias)]) {
+	if in.Op != "Calc" || in.reuseKey == "" || p.needs == nil || !p.needs.aggregates || p.stmt == nil ||
+		p.stmt.TableArgs[name] == 0 || p.stmt.Uses[name] != p.stmt.TableArgs[name] ||
+		(alias != "" && p.needs.StarOf[strings.ToLower(alias)]) {
 		return in
 	}
 	from := p.keptCols(in)
@@ -160,8 +179,17 @@ func (p *Planner) prunedTVFInput(in *Rel, table parser.Name, alias string) *Rel 
 	evals, cols, rowtime := pickOf(in, from)
 	r := projectRel(in, evals, cols, from, rowtime)
 	r.reuseKey = in.reuseKey + "|" + r.Detail
+	r.prunedFrom = in
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.projectAside("Calc", ins[0], evals), nil
+	}
+	return r
+}
+
+// unpruned is r's input before prunedTVFInput narrowed it, or r.
+func unpruned(r *Rel) *Rel {
+	if r.prunedFrom != nil {
+		return r.prunedFrom
 	}
 	return r
 }

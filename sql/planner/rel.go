@@ -60,6 +60,9 @@ type Rel struct {
 	// builder builds Rels of one key once: "scan:t" for a table, "view:v"
 	// for a view, and a window aggregation's key over a keyed input.
 	reuseKey string
+	// prunedFrom is the Rel a pruning projection under a window TVF
+	// narrowed (prunedTVFInput), nil for any other.
+	prunedFrom *Rel
 	// common, when set, reads the sub-expressions the SELECT shares with
 	// its WHERE from the columns that compute them (see cse.go).
 	common func(parser.Expr) (*expr.Compiled, error)

@@ -109,12 +109,41 @@ func stateSchema(r *Rel) *graph.StateSchema {
 	if strings.Contains(r.stateFormat, sharedDistinctFormat) {
 		return sc // no older Weir wrote this state in a format it reads
 	}
-	for _, l := range []string{before, r.Op + ": " + strings.Join(legacy, ", ")} {
+	olds := []string{before, r.Op + ": " + strings.Join(legacy, ", ")}
+	if u := unprunedInputs(r); u != nil {
+		olds = append(olds, stateSchema(u).Types)
+		olds = append(olds, stateSchema(u).Legacy...)
+	}
+	for _, l := range olds {
 		if l != sc.Types && !slices.Contains(sc.Legacy, l) {
 			sc.Legacy = append(sc.Legacy, l)
 		}
 	}
 	return sc
+}
+
+// unprunedInputs is r with its inputs as they were before a pruning
+// projection under a window TVF narrowed them (prunedTVFInput), when r is
+// an aggregation that describes its state by its input rows but keeps
+// accumulators (a one-phase window aggregation, a session window's): its
+// state does not depend on the input's width, and a checkpoint taken
+// before the pruning, described by the wider input, restores. Nil when
+// nothing was pruned, or r keeps rows.
+func unprunedInputs(r *Rel) *Rel {
+	if r.state != nil || (r.Op != "WindowAggregate" && r.Op != "GroupWindowAggregate") {
+		return nil
+	}
+	u := *r
+	u.Inputs = make([]*Rel, len(r.Inputs))
+	pruned := false
+	for i, in := range r.Inputs {
+		u.Inputs[i] = unpruned(in)
+		pruned = pruned || in.prunedFrom != nil
+	}
+	if !pruned {
+		return nil
+	}
+	return &u
 }
 
 func columns(cols []expr.Column) []stateCol {
