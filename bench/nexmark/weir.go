@@ -86,13 +86,9 @@ func planWeir(sc *Script, cfg RunConfig, rows *rowCounter) (*graph.JobGraph, run
 		Config: planner.Config{Parallelism: cfg.Parallelism, Functions: fns,
 			// Nexmark's Flink settings (bench/flink's RunQuery sets the same).
 			MiniBatchSize: 50_000, MiniBatchLatency: 2 * time.Second}}
-	var sinks []*planner.Rel
-	for _, ins := range s.Inserts() {
-		r, err := p.PlanInsert(ins)
-		if err != nil {
-			return nil, runtime.Options{}, fmt.Errorf("%s: %w", sc.Query, err)
-		}
-		sinks = append(sinks, r)
+	sinks, err := p.PlanInserts(s.Inserts())
+	if err != nil {
+		return nil, runtime.Options{}, fmt.Errorf("%s: %w", sc.Query, err)
 	}
 	sg, err := p.Build("nexmark-"+sc.Query, sinks)
 	if err != nil {

@@ -18,6 +18,22 @@ type Names struct {
 	Uses, TableArgs map[string]int
 }
 
+// Add adds what o names to n (the names of several statements).
+func (n *Names) Add(o Names) {
+	for w := range o.Words {
+		n.Words[w] = true
+	}
+	for w := range o.StarOf {
+		n.StarOf[w] = true
+	}
+	for w, c := range o.Uses {
+		n.Uses[w] += c
+	}
+	for w, c := range o.TableArgs {
+		n.TableArgs[w] += c
+	}
+}
+
 // NamesOf returns the names n's SQL text holds.
 func NamesOf(n Node) Names {
 	out := Names{Words: map[string]bool{}, StarOf: map[string]bool{}, Uses: map[string]int{}, TableArgs: map[string]int{}}

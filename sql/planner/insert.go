@@ -186,6 +186,31 @@ func assignable(from, to types.Type) bool {
 	return from.Kind == types.Null || typeFamily(from) == typeFamily(to)
 }
 
+// PlanInserts plans INSERTs that run as one job (a script's, a statement
+// set's), as PlanInsert plans each: what one of them reads the others may
+// read too, so pruning under a window TVF (prunedTVFInput) reads all
+// their texts — a view that another INSERT reads whole is shared, and a
+// pruning projection would copy its rows once more.
+func (p *Planner) PlanInserts(inss []*parser.Insert) ([]*Rel, error) {
+	if p.stmt == nil {
+		names := parser.Names{Words: map[string]bool{}, StarOf: map[string]bool{}, Uses: map[string]int{}, TableArgs: map[string]int{}}
+		for _, ins := range inss {
+			names.Add(parser.NamesOf(ins.Query))
+		}
+		p.stmt = &names
+		defer func() { p.stmt = nil }()
+	}
+	out := make([]*Rel, 0, len(inss))
+	for _, ins := range inss {
+		r, err := p.PlanInsert(ins)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 // PlanCollect plans a bare query whose rows, with their RowKinds, go to
 // sink: the SQL client's SELECT, whose result it shows. The sink takes
 // every change the query makes.

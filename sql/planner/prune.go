@@ -155,11 +155,12 @@ func pickOf(in *Rel, from []int) ([]*expr.Compiled, []expr.Column, int) {
 //     aggregation) also accepts the unpruned description (stateSchema);
 //   - the projection fuses into the Calc the table ends in (a view's): a
 //     Calc node of its own would copy every row once more. So the table
-//     must be a Calc, and the query must name it only after TABLE, in
-//     window TVFs — read elsewhere too (q7 joins the bid view), the view's
-//     Calc is shared and nothing fuses into it. (The query's text, not the
-//     views it reads: a view reading the table too still leaves the
-//     projection a node of its own, numbered aside, see projectAside.)
+//     must be a Calc, and the query — all the job's INSERTs, when planned
+//     together (PlanInserts) — must name it only after TABLE, in window
+//     TVFs: read elsewhere too (q7 joins the bid view), the view's Calc is
+//     shared and nothing fuses into it. (The queries' texts, not the views
+//     they read: a view reading the table too still leaves the projection
+//     a node of its own, numbered aside, see projectAside.)
 //
 // Readers pruning alike share the pruned rows (the reuse key extends the
 // view's), and window aggregations that were shared stay shared (their

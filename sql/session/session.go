@@ -251,13 +251,11 @@ func (s *Session) explain(e *parser.Explain) error {
 		}
 		rels = append(rels, r)
 	case *parser.StatementSet:
-		for _, ins := range st.Inserts {
-			r, err := p.PlanInsert(ins)
-			if err != nil {
-				return err
-			}
-			rels = append(rels, r)
+		rs, err := p.PlanInserts(st.Inserts)
+		if err != nil {
+			return err
 		}
+		rels = rs
 	}
 	fmt.Fprintln(s.Out, "== Optimized Physical Plan ==")
 	for _, r := range rels {
@@ -280,13 +278,9 @@ func (s *Session) Job(name string) (*graph.JobGraph, runtime.Options, error) {
 	if err != nil {
 		return nil, runtime.Options{}, err
 	}
-	var sinks []*planner.Rel
-	for _, ins := range s.inserts {
-		r, err := p.PlanInsert(ins)
-		if err != nil {
-			return nil, runtime.Options{}, err
-		}
-		sinks = append(sinks, r)
+	sinks, err := p.PlanInserts(s.inserts)
+	if err != nil {
+		return nil, runtime.Options{}, err
 	}
 	sg, err := p.Build(name, sinks)
 	if err != nil {
@@ -336,12 +330,12 @@ func (s *Session) ExplainInserts() error {
 	if err != nil {
 		return err
 	}
+	rels, err := p.PlanInserts(s.inserts)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(s.Out, "== Optimized Physical Plan ==")
-	for _, ins := range s.inserts {
-		r, err := p.PlanInsert(ins)
-		if err != nil {
-			return err
-		}
+	for _, r := range rels {
 		fmt.Fprint(s.Out, planner.Explain(r, true))
 	}
 	return nil
