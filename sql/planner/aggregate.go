@@ -50,6 +50,20 @@ func collectAggregates(s *parser.Select) []*parser.FuncCall {
 	return out
 }
 
+// tvfInputAsNamed is the input of window TVF tvf, whose Rel is in, with
+// its columns as the query names them: TABLE(TUMBLE(TABLE t, …)) AS a
+// names them a.x, so GROUP BY a.x, a.window_start, a.window_end resolves
+// (the input itself still names them t.x).
+func tvfInputAsNamed(in *Rel, tvf *tvfInfo) *Rel {
+	n := len(tvf.input.Cols)
+	if n == 0 || len(in.Cols) < n || in.Cols[0].Qualifier == tvf.input.Cols[0].Qualifier {
+		return tvf.input
+	}
+	r := *tvf.input
+	r.Cols = in.Cols[:n:n]
+	return &r
+}
+
 // aggPlan is the shape of an aggregation: which input columns are keys and
 // arguments (after an optional pre-projection), and its output columns.
 type aggPlan struct {
@@ -68,7 +82,7 @@ func (p *Planner) planAggregate(s *parser.Select, in *Rel, aggs []*parser.FuncCa
 	}
 	input := in
 	if tvf != nil {
-		input = tvf.input
+		input = tvfInputAsNamed(in, tvf)
 	}
 	sess, groupBy, err := sessionKey(input, groupBy)
 	if err != nil {
