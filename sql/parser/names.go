@@ -34,9 +34,14 @@ func (n *Names) Add(o Names) {
 	}
 }
 
+// NewNames returns Names holding nothing, to Add to.
+func NewNames() Names {
+	return Names{Words: map[string]bool{}, StarOf: map[string]bool{}, Uses: map[string]int{}, TableArgs: map[string]int{}}
+}
+
 // NamesOf returns the names n's SQL text holds.
 func NamesOf(n Node) Names {
-	out := Names{Words: map[string]bool{}, StarOf: map[string]bool{}, Uses: map[string]int{}, TableArgs: map[string]int{}}
+	out := NewNames()
 	toks := lex(Format(n))
 	for i, t := range toks {
 		switch {

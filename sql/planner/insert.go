@@ -193,7 +193,7 @@ func assignable(from, to types.Type) bool {
 // pruning projection would copy its rows once more.
 func (p *Planner) PlanInserts(inss []*parser.Insert) ([]*Rel, error) {
 	if p.stmt == nil {
-		names := parser.Names{Words: map[string]bool{}, StarOf: map[string]bool{}, Uses: map[string]int{}, TableArgs: map[string]int{}}
+		names := parser.NewNames()
 		for _, ins := range inss {
 			names.Add(parser.NamesOf(ins.Query))
 		}

@@ -113,8 +113,9 @@ type Planner struct {
 	// needs is what the query block being planned can read, for column
 	// pruning (prune.go); nil outside a block.
 	needs *colNeeds
-	// stmt is what the INSERT being planned names (whole, views aside),
-	// for pruning a window TVF's table (prunedTVFInput); nil: unknown.
+	// stmt is what the query being planned names (or the job's INSERTs,
+	// planned together by PlanInserts; the views they read aside), for
+	// pruning a window TVF's table (prunedTVFInput); nil: unknown.
 	stmt *parser.Names
 }
 

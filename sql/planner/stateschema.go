@@ -111,8 +111,8 @@ func stateSchema(r *Rel) *graph.StateSchema {
 	}
 	olds := []string{before, r.Op + ": " + strings.Join(legacy, ", ")}
 	if u := unprunedInputs(r); u != nil {
-		olds = append(olds, stateSchema(u).Types)
-		olds = append(olds, stateSchema(u).Legacy...)
+		us := stateSchema(u)
+		olds = append(append(olds, us.Types), us.Legacy...)
 	}
 	for _, l := range olds {
 		if l != sc.Types && !slices.Contains(sc.Legacy, l) {
