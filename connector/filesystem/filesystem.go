@@ -392,41 +392,64 @@ func (s *Sink) encode(line []byte, row event.Row) ([]byte, error) {
 	return s.Format.Encode(row.Fields)
 }
 
-// partition splits row into its partition directory (relative to Dir, ""
-// when unpartitioned), the directory values, and the row of the other
-// columns.
-func (s *Sink) partition(row event.Row) ([]string, event.Row) {
+// partition splits row into its partition: the directory (relative to
+// Dir, "" when unpartitioned) and its values, and the row of the other
+// columns, in a buffer that the next row reuses (the row is written before
+// then). Rows mostly come to the partition of the row before, whose strings
+// and directory are kept.
+func (w *fileWriter) partition(row event.Row) (string, []string, event.Row) {
+	s := w.s
 	if len(s.PartitionIdx) == 0 {
-		return nil, row
+		return "", nil, row
 	}
-	values := make([]any, len(s.PartitionIdx))
-	for i, ix := range s.PartitionIdx {
-		values[i] = row.Fields[ix]
+	if !w.samePartition(row.Fields) {
+		raw := make([]any, len(s.PartitionIdx))
+		for i, ix := range s.PartitionIdx {
+			raw[i] = row.Fields[ix]
+		}
+		def := s.DefaultPartition
+		if def == "" {
+			def = DefaultPartitionName
+		}
+		values := partitionStrings(raw, def)
+		if w.lastValues == nil || !slices.Equal(values, w.lastValues) {
+			w.lastValues, w.lastDir = values, partitionDir(s.PartitionCols, values)
+		}
+		w.lastRaw = raw
 	}
-	data := make([]any, 0, len(row.Fields)-len(s.PartitionIdx))
+	w.data = w.data[:0]
 	for i, v := range row.Fields {
 		if !slices.Contains(s.PartitionIdx, i) {
-			data = append(data, v)
+			w.data = append(w.data, v)
 		}
 	}
-	def := s.DefaultPartition
-	if def == "" {
-		def = DefaultPartitionName
-	}
-	return partitionStrings(values, def), event.Row{Kind: row.Kind, Fields: data}
+	return w.lastDir, w.lastValues, event.Row{Kind: row.Kind, Fields: w.data}
 }
 
-// partitionDir is the directory of a row's partition values (nil: the
-// table is not partitioned), remembered for the next row: rows mostly
-// come to the partition of the row before.
-func (w *fileWriter) partitionDir(values []string) string {
-	if values == nil {
-		return ""
+// samePartition tells whether fields' partition values are those of the
+// last row, compared as strings or integers (other types: not known to be
+// the same, so the directory is worked out again).
+func (w *fileWriter) samePartition(fields []any) bool {
+	if w.lastRaw == nil {
+		return false
 	}
-	if w.lastValues == nil || !slices.Equal(values, w.lastValues) {
-		w.lastValues, w.lastDir = values, partitionDir(w.s.PartitionCols, values)
+	for i, ix := range w.s.PartitionIdx {
+		if !sameScalar(fields[ix], w.lastRaw[i]) {
+			return false
+		}
 	}
-	return w.lastDir
+	return true
+}
+
+func sameScalar(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case int64, int32, int16, int8, bool:
+		return a == b
+	}
+	return false
 }
 
 // CreateWriter refuses a restore older than the committed output (see
@@ -468,9 +491,12 @@ type fileWriter struct {
 	open    map[string]*partFile // the in-progress file of each partition directory
 	rows    int
 	line    []byte // the last line written, whose memory the next one reuses
-	// lastValues and lastDir are the partition of the last row written.
+	// lastRaw, lastValues and lastDir are the partition of the last row
+	// written: its column values, their strings, its directory.
+	lastRaw    []any
 	lastValues []string
 	lastDir    string
+	data       []any // the last row's columns but the partition's
 
 	rolled    []rolledFile
 	rolls     int              // counter of rolled files, for their names
@@ -625,8 +651,7 @@ func (w *fileWriter) Write(r event.Record) error {
 	if err := w.checkRolling(now); err != nil {
 		return err
 	}
-	values, row := w.s.partition(row)
-	rel := w.partitionDir(values)
+	rel, values, row := w.partition(row)
 	if w.s.Commit != nil {
 		if err := w.commits.Written(rel, values, now); err != nil {
 			return fmt.Errorf("filesystem sink: partition %s: %w", rel, err)

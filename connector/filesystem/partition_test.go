@@ -43,7 +43,8 @@ func TestPartitionPath(t *testing.T) {
 }
 
 // TestPartitionedRowsInterleaved: rows that switch partitions row by row
-// (the writer remembers the last row's directory) each land in their
+// (the writer remembers the last row's values and directory; values of
+// several types) each land in their
 // own partition's file: the committed files of each directory hold
 // exactly the ids of its rows.
 func TestPartitionedRowsInterleaved(t *testing.T) {
@@ -57,7 +58,8 @@ func TestPartitionedRowsInterleaved(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts := [][]any{{"2024-01-01", "10:15"}, {"2024-01-01", "10:16"}, {"2024-01-02", "10:15"}, {nil, "10:15"}}
+	parts := [][]any{{"2024-01-01", "10:15"}, {"2024-01-01", "10:16"}, {"2024-01-02", "10:15"}, {nil, "10:15"},
+		{"2024-01-01", int64(7)}, {"2024-01-01", int64(8)}, {"2024-01-01", false}, {"2024-01-01", true}}
 	want := map[string][]string{}
 	rng := rand.New(rand.NewSource(1))
 	for id := range 200 {

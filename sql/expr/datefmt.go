@@ -27,7 +27,7 @@ type dateFormat struct {
 
 type formatMemo struct {
 	lo int64
-	s  string
+	s  any // the string, boxed once: a DATE_FORMAT result is an any
 }
 
 // letterUnits is the finest unit each pattern letter prints (ms); zones
@@ -143,7 +143,7 @@ func (f *dateFormat) format(t time.Time) string { return f.render(t, false) }
 // more digit of the fraction of the second (truncated: SSSSSS of .123456
 // is 123456, SSS of it is 123), and u is the year. The other letters print
 // as in format.
-func (f *dateFormat) formatTime(t time.Time) string {
+func (f *dateFormat) formatTime(t time.Time) any {
 	if f.unit == 0 || t.Location() != time.UTC {
 		return f.render(t, true)
 	}
@@ -152,9 +152,9 @@ func (f *dateFormat) formatTime(t time.Time) string {
 	if m := f.memo.Load(); m != nil && m.lo == lo {
 		return m.s
 	}
-	s := f.render(t, true)
-	f.memo.Store(&formatMemo{lo, s})
-	return s
+	m := &formatMemo{lo, f.render(t, true)}
+	f.memo.Store(m)
+	return m.s
 }
 
 // fraction is the first n digits of the nanosecond ns (after 9, zeros).

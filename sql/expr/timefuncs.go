@@ -77,9 +77,24 @@ func dateFormatFunc(c *compiler, call *parser.FuncCall, a []*Compiled) (*Compile
 	// SimpleDateFormat: the two differ in S and u (see formatTime).
 	arg, render := c.timeArg(a[0].Type), (*dateFormat).formatTime
 	if a[0].Type.IsString() {
-		arg, render = dateFormatString, (*dateFormat).format
+		arg, render = dateFormatString, func(f *dateFormat, t time.Time) any { return f.format(t) }
 	}
-	return fn(call, a, stringType(a[0].Type.IsString()), func(v []any) (any, error) {
+	t := stringType(a[0].Type.IsString())
+	if fc.konst != nil {
+		// A constant format: no []any of arguments per row.
+		overFirst := fnOverFirst(call, a, t, func([]any) func(x any) (any, error) {
+			return func(x any) (any, error) {
+				if tm, ok := arg(x); ok {
+					return render(fc.konst, tm), nil
+				}
+				return nil, nil
+			}
+		})
+		if overFirst != nil {
+			return overFirst, nil
+		}
+	}
+	return fn(call, a, t, func(v []any) (any, error) {
 		t, ok := arg(v[0])
 		if !ok {
 			return nil, nil
