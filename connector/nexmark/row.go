@@ -32,11 +32,10 @@ var (
 	timeWord   = any(time.Time{})
 	stringWord = any("")
 	sliceWord  = any([]any(nil))
-	rowWord    = any(event.Row{})
 )
 
 // boxAt returns an interface of template's dynamic type (int64,
-// time.Time, string, []any or event.Row: non-pointer-shaped types, whose
+// time.Time, string or []any: non-pointer-shaped types, whose
 // interfaces point to their value) whose value is *p. The value at p must never change afterwards:
 // interfaces are immutable.
 func boxAt(template any, p unsafe.Pointer) any {
@@ -49,7 +48,6 @@ func boxInt(p *int64) any      { return boxAt(int64Word, unsafe.Pointer(p)) }
 func boxTime(p *time.Time) any { return boxAt(timeWord, unsafe.Pointer(p)) }
 func boxString(p *string) any  { return boxAt(stringWord, unsafe.Pointer(p)) }
 func boxSlice(p *[]any) any    { return boxAt(sliceWord, unsafe.Pointer(p)) }
-func boxRow(p *event.Row) any  { return boxAt(rowWord, unsafe.Pointer(p)) }
 
 type personFixed struct {
 	id int64
@@ -137,7 +135,7 @@ func (g *Generator) rowValue(split int, k int64) any {
 	var b Bid
 	e := g.draw(split, k, &b)
 	if e.Type == BidEvent {
-		return boxRow(&newBidRow(e.Bid).row)
+		return event.BoxRow(&newBidRow(e.Bid).row)
 	}
 	return event.Row{Kind: event.Insert, Fields: e.Row()}
 }

@@ -72,43 +72,57 @@ func (c *Calc) flat() []*Calc {
 }
 
 // apply filters and projects fields; keep is false for a filtered row.
-func (c *Calc) apply(fields []any) (out []any, keep bool, err error) {
+// A projection into a row of its own (ProjectInto without scratch) comes
+// back as row too: its fields and header are one allocation, which emit
+// boxes with no other.
+func (c *Calc) apply(fields []any, kind event.RowKind) (out []any, row *event.Row, keep bool, err error) {
 	if c.Filter != nil {
 		ok, err := c.Filter(fields)
 		if err != nil {
-			return nil, false, fmt.Errorf("sql/exec: Calc filter: %w", err)
+			return nil, nil, false, fmt.Errorf("sql/exec: Calc filter: %w", err)
 		}
 		if !ok {
-			return nil, false, nil
+			return nil, nil, false, nil
 		}
 	}
 	switch {
 	case c.scratch != nil:
 		if err = c.ProjectInto(c.scratch, fields); err != nil {
-			return nil, false, fmt.Errorf("sql/exec: Calc projection: %w", err)
+			return nil, nil, false, fmt.Errorf("sql/exec: Calc projection: %w", err)
 		}
 		fields = c.scratch
+	case c.ProjectInto != nil && c.Project != nil:
+		row = event.NewRow(kind, c.Width)
+		if err = c.ProjectInto(row.Fields, fields); err != nil {
+			return nil, nil, false, fmt.Errorf("sql/exec: Calc projection: %w", err)
+		}
+		fields = row.Fields
 	case c.Project != nil:
 		if fields, err = c.Project(fields); err != nil {
-			return nil, false, fmt.Errorf("sql/exec: Calc projection: %w", err)
+			return nil, nil, false, fmt.Errorf("sql/exec: Calc projection: %w", err)
 		}
 	}
-	return fields, true, nil
+	return fields, row, true, nil
 }
 
 // ProcessElement filters and projects one row.
 func (c *Calc) ProcessElement(r event.Record) error {
-	row, err := rowOf(r.Value)
+	in, err := rowOf(r.Value)
 	if err != nil {
 		return err
 	}
-	fields, keep := row.Fields, true
+	fields, keep := in.Fields, true
+	var row *event.Row // the row the last projection made
 	if len(c.stages) == 0 {
-		fields, keep, err = c.apply(fields)
+		fields, row, keep, err = c.apply(fields, in.Kind)
 	} else {
 		for _, s := range c.stages {
-			if fields, keep, err = s.apply(fields); err != nil || !keep {
+			var made *event.Row
+			if fields, made, keep, err = s.apply(fields, in.Kind); err != nil || !keep {
 				break
+			}
+			if made != nil || s.Project != nil {
+				row = made
 			}
 		}
 	}
@@ -119,11 +133,15 @@ func (c *Calc) ProcessElement(r event.Record) error {
 		c.Ctx.Metrics.Filtered++
 		return nil
 	}
-	if _, plain := r.Value.(event.Row); plain && sameSlice(fields, row.Fields) {
+	if _, plain := r.Value.(event.Row); plain && sameSlice(fields, in.Fields) {
 		c.Ctx.Output.Collect(r) // filtered only: the record as it came
 		return nil
 	}
-	emit(c.Ctx, row.Kind, fields, r.Timestamp)
+	if row != nil && sameSlice(fields, row.Fields) {
+		c.Ctx.Output.Collect(event.Record{Value: event.BoxRow(row), Timestamp: r.Timestamp})
+		return nil
+	}
+	emit(c.Ctx, in.Kind, fields, r.Timestamp)
 	return nil
 }
 

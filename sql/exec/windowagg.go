@@ -272,6 +272,7 @@ type WindowAggregate struct {
 	scan   sliceScan // fireSliced's, reused
 	zone   windowZone
 	ids    windowIDs
+	cols   windowColumns
 }
 
 // NewWindowAggregate returns a WindowAggregate; its input must be keyed by
@@ -462,4 +463,34 @@ func (w *WindowAggregate) OnTimer(t operator.Timer) error {
 		}
 	}
 	return w.emitWindow(e[0].([]any), win, e[1].([]any))
+}
+
+// windowColumns boxes the window_start, window_end and window_time values
+// of the last few windows, so that rows of the same window share them
+// instead of each row allocating three: a window fires for its keys one
+// after another, and a TVF's rows fall in the windows of the row before
+// (HOP(2 s, 10 s) cycles through 5). It belongs to one subtask.
+type windowColumns struct {
+	cols [8]boxedWindow
+	next int // the entry replaced next
+}
+
+type boxedWindow struct {
+	win        windowRange
+	time       int64
+	start, end any
+	windowTime any
+}
+
+// of returns win's columns, window_time being the instant t.
+func (c *windowColumns) of(win windowRange, t int64) (start, end, windowTime any) {
+	for i := range c.cols {
+		if b := &c.cols[i]; b.start != nil && b.win == win && b.time == t {
+			return b.start, b.end, b.windowTime
+		}
+	}
+	b := &c.cols[c.next]
+	c.next = (c.next + 1) % len(c.cols)
+	*b = boxedWindow{win: win, time: t, start: millisTime(win.Start), end: millisTime(win.End), windowTime: millisTime(t)}
+	return b.start, b.end, b.windowTime
 }

@@ -326,9 +326,10 @@ func (w *WindowAggregate) armNext(next, from int64) {
 func (w *WindowAggregate) emitWindow(keys []any, win windowRange, acc []any) error {
 	out := make([]any, 0, len(keys)+3+len(w.opts.Aggs))
 	out = append(out, keys...)
-	out = append(out, millisTime(win.Start), millisTime(win.End))
+	start, end, wtime := w.cols.of(win, w.fireAt(win))
+	out = append(out, start, end)
 	if w.opts.WindowTime {
-		out = append(out, millisTime(w.fireAt(win)))
+		out = append(out, wtime)
 	}
 	out = append(out, w.agg.result(acc)...)
 	if w.opts.Project != nil {

@@ -37,6 +37,7 @@ type WindowTableFunction struct {
 	operator.Base
 	opts WindowTableFunctionOptions
 	zone windowZone
+	cols windowColumns
 }
 
 // NewWindowTableFunction returns a WindowTableFunction.
@@ -63,8 +64,8 @@ func (w *WindowTableFunction) ProcessElement(r event.Record) error {
 	for _, win := range w.opts.Window.assign(w.zone.local(ts)) {
 		out := make([]any, 0, len(row.Fields)+3)
 		out = append(out, row.Fields...)
-		out = append(out, time.UnixMilli(win.Start).UTC(), time.UnixMilli(win.End).UTC(),
-			time.UnixMilli(w.zone.instant(win.End-1)).UTC())
+		start, end, wtime := w.cols.of(win, w.zone.instant(win.End-1))
+		out = append(out, start, end, wtime)
 		emit(w.Ctx, row.Kind, out, r.Timestamp)
 	}
 	return nil
