@@ -2,7 +2,6 @@ package keygroup
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
 )
 
@@ -43,10 +42,16 @@ func ForKey(key any, maxParallelism int) int {
 	return ForHash(HashKey(key), maxParallelism)
 }
 
+// fnvString is the 64-bit FNV-1a hash of s (hash/fnv's New64a), computed
+// in place: no hasher and no copy of s on the heap per key.
 func fnvString(s string) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(s))
-	return h.Sum64()
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= prime64
+	}
+	return h
 }
 
 // mix64 is the SplitMix64 finaliser: it spreads consecutive integers.

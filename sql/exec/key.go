@@ -31,7 +31,21 @@ func FieldKey(idx ...int) KeyFunc {
 // so both sides of a join on a DECIMAL(10, 1) and a DECIMAL(10, 2) column
 // meet. The string is binary, not for display.
 func RowKey(fields []any, idx []int) string {
-	var buf []byte
+	var scratch [64]byte // most keys fit: the string is then the one allocation
+	buf := scratch[:0]
+	for n, i := range idx {
+		var ok bool
+		if buf, ok = appendScalar(buf, fields[i], true); !ok {
+			return rowKeyOnHeap(buf, fields, idx[n:])
+		}
+	}
+	return string(buf)
+}
+
+// rowKeyOnHeap is RowKey of the fields at idx after the key's prefix, in
+// a buffer of its own: appendValue's buffer escapes.
+func rowKeyOnHeap(prefix []byte, fields []any, idx []int) string {
+	buf := append([]byte(nil), prefix...)
 	for _, i := range idx {
 		buf = appendValue(buf, fields[i], true)
 	}

@@ -43,30 +43,14 @@ const (
 // time zones), and it is not meant to be decoded. Exact encoding panics on
 // a type outside the SQL layer's value types (see sql/types).
 func appendValue(buf []byte, v any, norm bool) []byte {
+	if out, ok := appendScalar(buf, v, norm); ok {
+		return out
+	}
 	switch x := v.(type) {
-	case nil:
-		return append(buf, tagNil)
-	case bool:
-		if x {
-			return append(buf, tagTrue)
-		}
-		return append(buf, tagFalse)
-	case int64:
-		return binary.AppendVarint(append(buf, tagInt64), x)
-	case float64:
-		if norm && x == 0 {
-			x = 0 // -0.0 == 0.0 in SQL
-		}
-		return binary.BigEndian.AppendUint64(append(buf, tagFloat64), math.Float64bits(x))
 	case decimal.Decimal:
 		return appendDecimal(append(buf, tagDecimal), x, norm)
-	case string:
-		return appendBytes(append(buf, tagString), []byte(x))
 	case []byte:
 		return appendBytes(append(buf, tagBytes), x)
-	case time.Time:
-		buf = binary.AppendVarint(append(buf, tagTime), x.Unix())
-		return binary.AppendUvarint(buf, uint64(x.Nanosecond()))
 	case []any:
 		buf = binary.AppendUvarint(append(buf, tagArray), uint64(len(x)))
 		for _, e := range x {
@@ -79,6 +63,34 @@ func appendValue(buf []byte, v any, norm bool) []byte {
 		return appendMultiset(buf, x, norm)
 	}
 	return appendOther(buf, v, norm)
+}
+
+// appendScalar is appendValue of NULL, a BOOLEAN, BIGINT, DOUBLE, string
+// or TIMESTAMP; ok is false, and buf untouched, for other values. It only
+// appends to buf, so a caller's buffer on the stack stays there.
+func appendScalar(buf []byte, v any, norm bool) (out []byte, ok bool) {
+	switch x := v.(type) {
+	case nil:
+		return append(buf, tagNil), true
+	case bool:
+		if x {
+			return append(buf, tagTrue), true
+		}
+		return append(buf, tagFalse), true
+	case int64:
+		return binary.AppendVarint(append(buf, tagInt64), x), true
+	case float64:
+		if norm && x == 0 {
+			x = 0 // -0.0 == 0.0 in SQL
+		}
+		return binary.BigEndian.AppendUint64(append(buf, tagFloat64), math.Float64bits(x)), true
+	case string:
+		return append(binary.AppendUvarint(append(buf, tagString), uint64(len(x))), x...), true
+	case time.Time:
+		buf = binary.AppendVarint(append(buf, tagTime), x.Unix())
+		return binary.AppendUvarint(buf, uint64(x.Nanosecond())), true
+	}
+	return buf, false
 }
 
 // appendOther encodes the integer types a Go caller may hand in; norm

@@ -109,6 +109,28 @@ func TestRowKeyEquality(t *testing.T) {
 	}
 }
 
+// TestRowKeyIsAppendValue: RowKey, which encodes scalars into a buffer on
+// the stack and goes on in one of its own at the first other value, is the
+// key encoding of appendValue field after field, and a key of scalars that
+// fits the stack buffer is one allocation (the string).
+func TestRowKeyIsAppendValue(t *testing.T) {
+	long := string(make([]byte, 100))
+	fields := []any{int64(7), "auction", decimal.RequireFromString("1.50"), nil, true, 2.5, long,
+		time.UnixMilli(1_700_000_000_123).UTC(), []any{int64(1), "x"}, int32(4), []byte("b")}
+	for _, idx := range [][]int{{0}, {0, 1}, {1, 2, 3}, {2, 0}, {3, 4, 5, 7}, {6, 1}, {8, 0}, {0, 9, 10}, {}} {
+		var want []byte
+		for _, i := range idx {
+			want = appendValue(want, fields[i], true)
+		}
+		if got := RowKey(fields, idx); got != string(want) {
+			t.Errorf("RowKey(fields, %v) = %q, want %q", idx, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = RowKey(fields, []int{0, 1, 7}) }); n != 1 {
+		t.Errorf("RowKey of BIGINT, STRING, TIMESTAMP: %v allocations, want 1", n)
+	}
+}
+
 func TestKeySelector(t *testing.T) {
 	sel := FieldKey(1).Selector()
 	if sel(event.Row{Fields: []any{"x", int64(3)}}) != RowKey([]any{int64(3)}, []int{0}) {
