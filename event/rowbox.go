@@ -26,10 +26,14 @@ var rowMakers = [...]func(int) *Row{
 	5: newRowWith[[5]any], 6: newRowWith[[6]any], 7: newRowWith[[7]any], 8: newRowWith[[8]any],
 	9: newRowWith[[9]any], 10: newRowWith[[10]any], 11: newRowWith[[11]any], 12: newRowWith[[12]any],
 	13: newRowWith[[13]any], 14: newRowWith[[14]any], 15: newRowWith[[15]any], 16: newRowWith[[16]any],
+	17: newRowWith[[17]any], 18: newRowWith[[18]any], 19: newRowWith[[19]any], 20: newRowWith[[20]any],
+	21: newRowWith[[21]any], 22: newRowWith[[22]any], 23: newRowWith[[23]any], 24: newRowWith[[24]any],
+	25: newRowWith[[25]any], 26: newRowWith[[26]any], 27: newRowWith[[27]any], 28: newRowWith[[28]any],
+	29: newRowWith[[29]any], 30: newRowWith[[30]any], 31: newRowWith[[31]any], 32: newRowWith[[32]any],
 }
 
 // NewRow returns a row of kind with n NULL fields. The row and its fields
-// are one allocation when n <= 16, so that BoxRow then boxes the row with
+// are one allocation when n <= 32, so that BoxRow then boxes the row with
 // none more. The fields' capacity is n.
 func NewRow(kind RowKind, n int) *Row {
 	if n <= 0 || n >= len(rowMakers) {

@@ -8,7 +8,7 @@ import (
 )
 
 func TestNewRowAndBoxRow(t *testing.T) {
-	for n := 0; n <= 20; n++ {
+	for n := 0; n <= 40; n++ {
 		r := NewRow(UpdateAfter, n)
 		if r.Kind != UpdateAfter || len(r.Fields) != n || cap(r.Fields) != n {
 			t.Fatalf("NewRow(+U, %d) = kind %v, len %d, cap %d", n, r.Kind, len(r.Fields), cap(r.Fields))
@@ -27,11 +27,11 @@ func TestNewRowAndBoxRow(t *testing.T) {
 	}
 }
 
-// TestBoxRowOneAllocation: a row of up to 16 fields, boxed, is one
+// TestBoxRowOneAllocation: a row of up to 32 fields, boxed, is one
 // allocation; wider rows take the usual ones.
 func TestBoxRowOneAllocation(t *testing.T) {
 	var sink any
-	for _, c := range []struct{ n, want int }{{1, 1}, {7, 1}, {16, 1}, {17, 2}} {
+	for _, c := range []struct{ n, want int }{{1, 1}, {7, 1}, {16, 1}, {32, 1}, {33, 2}} {
 		got := testing.AllocsPerRun(100, func() { sink = BoxRow(NewRow(Insert, c.n)) })
 		if int(got) != c.want {
 			t.Errorf("%d fields: %v allocations, want %d", c.n, got, c.want)
@@ -45,7 +45,7 @@ func TestBoxRowOneAllocation(t *testing.T) {
 func TestBoxedRowsSurviveGC(t *testing.T) {
 	boxed := make([]any, 2000)
 	for i := range boxed {
-		r := NewRow(Insert, 1+i%16)
+		r := NewRow(Insert, 1+i%40)
 		for j := range r.Fields {
 			r.Fields[j] = fmt.Sprintf("row %d field %d", i, j)
 		}

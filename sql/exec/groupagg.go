@@ -283,7 +283,7 @@ func (g *GroupAggregate) mergePartial(acc, fields []any) error {
 func (g *GroupAggregate) update(keys, acc, prev []any, hadPrev bool, ts event.Timestamp) {
 	if rows(acc) <= 0 {
 		if hadPrev {
-			emit(g.Ctx, event.Delete, concat(keys, prev), ts)
+			emitRow(g.Ctx, concatRow(event.Delete, keys, prev), ts)
 		}
 		g.clear()
 		return
@@ -292,14 +292,14 @@ func (g *GroupAggregate) update(keys, acc, prev []any, hadPrev bool, ts event.Ti
 	next := g.agg.result(acc)
 	switch {
 	case !hadPrev:
-		emit(g.Ctx, event.Insert, concat(keys, next), ts)
+		emitRow(g.Ctx, concatRow(event.Insert, keys, next), ts)
 	case !g.opts.EmitUnchanged && sameRow(prev, next):
 		// unchanged: nothing to tell downstream
 	default:
 		if !g.opts.NoUpdateBefore {
-			emit(g.Ctx, event.UpdateBefore, concat(keys, prev), ts)
+			emitRow(g.Ctx, concatRow(event.UpdateBefore, keys, prev), ts)
 		}
-		emit(g.Ctx, event.UpdateAfter, concat(keys, next), ts)
+		emitRow(g.Ctx, concatRow(event.UpdateAfter, keys, next), ts)
 	}
 }
 

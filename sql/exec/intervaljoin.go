@@ -238,7 +238,7 @@ func (j *IntervalJoin) joinAt(s int, row []any, ts, ots int64, rows []any) (bool
 			}
 		}
 		matched = true
-		emit(j.Ctx, event.Insert, concat(l, r), max(ts, ots))
+		emitRow(j.Ctx, concatRow(event.Insert, l, r), max(ts, ots))
 		if !entry[1].(bool) && j.opts.Type.outer(1-s) {
 			if changed == nil {
 				changed = append([]any(nil), rows...)

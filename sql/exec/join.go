@@ -261,7 +261,7 @@ func (j *Join) unmatchable(s int, row event.Row, ts event.Timestamp) {
 	if !row.Kind.IsAccumulate() {
 		kind = event.Delete
 	}
-	emit(j.Ctx, kind, j.padded(s, row.Fields), ts)
+	emitRow(j.Ctx, j.padded(kind, s, row.Fields), ts)
 }
 
 // matching returns the other side's rows that join with row of side s.
@@ -329,26 +329,31 @@ func (j *Join) matchingList(s int, row []any) ([]joinEntry, error) {
 	return out, nil
 }
 
-// joined is the output row of row of side s with other.
-func (j *Join) joined(s int, row, other []any) []any {
+// joined is the output row of kind of row of side s with other.
+func (j *Join) joined(kind event.RowKind, s int, row, other []any) *event.Row {
 	if s == 0 {
-		return concat(row, other)
+		return concatRow(kind, row, other)
 	}
-	return concat(other, row)
+	return concatRow(kind, other, row)
 }
 
 // padded is row of side s with the other side's fields NULL.
-func (j *Join) padded(s int, row []any) []any {
+func (j *Join) padded(kind event.RowKind, s int, row []any) *event.Row {
 	if s == 0 {
-		return concat(row, nulls(j.opts.RightArity))
+		return concatRow(kind, row, nulls(j.opts.RightArity))
 	}
-	return concat(nulls(j.opts.LeftArity), row)
+	return concatRow(kind, nulls(j.opts.LeftArity), row)
 }
 
-// emitN emits fields n times (a stored row counts n identical rows).
-func (j *Join) emitN(kind event.RowKind, fields []any, n int64, ts event.Timestamp) {
+// emitN emits r n times (a stored row counts n identical rows): one boxed
+// value, shared.
+func (j *Join) emitN(r *event.Row, n int64, ts event.Timestamp) {
+	if n <= 0 {
+		return
+	}
+	rec := event.Record{Value: event.BoxRow(r), Timestamp: ts}
 	for range n {
-		emit(j.Ctx, kind, fields, ts)
+		j.Ctx.Output.Collect(rec)
 	}
 }
 
@@ -357,16 +362,16 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 	for _, m := range matches {
 		if j.opts.Type.outer(1 - s) {
 			if m.matches == 0 {
-				j.emitN(event.Delete, j.padded(1-s, m.row), m.count, ts)
+				j.emitN(j.padded(event.Delete, 1-s, m.row), m.count, ts)
 			}
 			m.matches++
 			j.side[1-s].Put(m.key, m.value())
 		}
-		j.emitN(event.Insert, j.joined(s, row, m.row), m.count, ts)
+		j.emitN(j.joined(event.Insert, s, row, m.row), m.count, ts)
 		total += m.count
 	}
 	if total == 0 && j.opts.Type.outer(s) {
-		emit(j.Ctx, event.Insert, j.padded(s, row), ts)
+		emitRow(j.Ctx, j.padded(event.Insert, s, row), ts)
 	}
 	if j.list[s] != nil {
 		j.added[s]++
@@ -392,18 +397,18 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 func (j *Join) retract(s int, row []any, matches []joinEntry, ts event.Timestamp) {
 	var total int64
 	for _, m := range matches {
-		j.emitN(event.Delete, j.joined(s, row, m.row), m.count, ts)
+		j.emitN(j.joined(event.Delete, s, row, m.row), m.count, ts)
 		total += m.count
 		if j.opts.Type.outer(1 - s) {
 			m.matches--
 			j.side[1-s].Put(m.key, m.value())
 			if m.matches == 0 {
-				j.emitN(event.Insert, j.padded(1-s, m.row), m.count, ts)
+				j.emitN(j.padded(event.Insert, 1-s, m.row), m.count, ts)
 			}
 		}
 	}
 	if total == 0 && j.opts.Type.outer(s) {
-		emit(j.Ctx, event.Delete, j.padded(s, row), ts)
+		emitRow(j.Ctx, j.padded(event.Delete, s, row), ts)
 	}
 	k := valueKey(row)
 	v, ok := j.side[s].Get(k)

@@ -125,6 +125,20 @@ func emit(ctx *operator.Context, kind event.RowKind, fields []any, ts event.Time
 	ctx.Output.Collect(event.Record{Value: event.Row{Kind: kind, Fields: fields}, Timestamp: ts})
 }
 
+// emitRow sends r, made by event.NewRow, on ctx's main output, boxed in
+// place; r must not change afterwards.
+func emitRow(ctx *operator.Context, r *event.Row, ts event.Timestamp) {
+	ctx.Output.Collect(event.Record{Value: event.BoxRow(r), Timestamp: ts})
+}
+
+// concatRow is a new row of kind with a's then b's fields, allocated with
+// its header (event.NewRow).
+func concatRow(kind event.RowKind, a, b []any) *event.Row {
+	r := event.NewRow(kind, len(a)+len(b))
+	copy(r.Fields[copy(r.Fields, a):], b)
+	return r
+}
+
 // concat returns a new slice of a's then b's elements.
 func concat(a, b []any) []any {
 	out := make([]any, 0, len(a)+len(b))

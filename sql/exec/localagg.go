@@ -181,7 +181,7 @@ func (l *LocalAggregate) flush() {
 	l.deadline.stop()
 	for _, k := range l.order {
 		g := l.groups[k]
-		emit(l.Ctx, event.Insert, concat(g.keys, g.acc), g.ts)
+		emitRow(l.Ctx, concatRow(event.Insert, g.keys, g.acc), g.ts)
 	}
 	clear(l.groups)
 	l.order = l.order[:0]

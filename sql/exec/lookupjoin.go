@@ -167,7 +167,7 @@ func (j *LookupJoin) ProcessElement(r event.Record) error {
 // columns.
 func (j *LookupJoin) emitJoined(left event.Row, right []any, ts event.Timestamp) error {
 	if j.opts.Output == nil {
-		emit(j.Ctx, left.Kind, concat(left.Fields, right), ts)
+		emitRow(j.Ctx, concatRow(left.Kind, left.Fields, right), ts)
 		return nil
 	}
 	out := make([]any, len(j.opts.Output))

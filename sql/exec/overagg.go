@@ -197,12 +197,12 @@ func (o *OverAggregate) aggregate(now int64, batch []any, ts event.Timestamp) er
 			peers = append(peers, fields)
 			continue
 		}
-		emit(o.Ctx, event.Insert, concat(fields, o.agg.result(acc)), ts)
+		emitRow(o.Ctx, concatRow(event.Insert, fields, o.agg.result(acc)), ts)
 	}
 	if len(peers) > 0 {
 		res := o.agg.result(acc)
 		for _, fields := range peers {
-			emit(o.Ctx, event.Insert, concat(fields, res), ts)
+			emitRow(o.Ctx, concatRow(event.Insert, fields, res), ts)
 		}
 	}
 	o.acc.Update(acc)

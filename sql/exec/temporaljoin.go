@@ -335,12 +335,12 @@ func (j *TemporalJoin) join(p version, versions []version) error {
 			}
 		}
 		if ok {
-			emit(j.Ctx, p.kind, concat(p.fields, v.fields), p.ts)
+			emitRow(j.Ctx, concatRow(p.kind, p.fields, v.fields), p.ts)
 			return nil
 		}
 	}
 	if j.opts.Type == LeftJoin {
-		emit(j.Ctx, p.kind, concat(p.fields, nulls(j.opts.RightArity)), p.ts)
+		emitRow(j.Ctx, concatRow(p.kind, p.fields, nulls(j.opts.RightArity)), p.ts)
 	}
 	return nil
 }

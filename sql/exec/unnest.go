@@ -67,7 +67,7 @@ func (u *Unnest) ProcessElement(r event.Record) error {
 		if u.opts.Ordinality {
 			n++
 		}
-		emit(u.Ctx, row.Kind, concat(row.Fields, nulls(n)), r.Timestamp)
+		emitRow(u.Ctx, concatRow(row.Kind, row.Fields, nulls(n)), r.Timestamp)
 		return nil
 	}
 	for i, e := range elems {

@@ -203,12 +203,12 @@ func (j *WindowJoin) fire(left, right []any, ts event.Timestamp) error {
 		case j.opts.Semi && matched, j.opts.Anti && !matched:
 			emit(j.Ctx, event.Insert, j.leftOut(lrow), ts)
 		case pairs && !matched && j.opts.Type.outer(0):
-			emit(j.Ctx, event.Insert, concat(lrow, nulls(j.opts.RightArity)), ts)
+			emitRow(j.Ctx, concatRow(event.Insert, lrow, nulls(j.opts.RightArity)), ts)
 		}
 	}
 	for i, m := range rightMatched {
 		if !m {
-			emit(j.Ctx, event.Insert, concat(nulls(j.opts.LeftArity), right[i].([]any)), ts)
+			emitRow(j.Ctx, concatRow(event.Insert, nulls(j.opts.LeftArity), right[i].([]any)), ts)
 		}
 	}
 	return nil
@@ -240,7 +240,7 @@ func (j *WindowJoin) probe(lrow []any, right []any, rightMatched []bool, pairs b
 		if !pairs {
 			return true, nil
 		}
-		emit(j.Ctx, event.Insert, concat(lrow, rrow), ts)
+		emitRow(j.Ctx, concatRow(event.Insert, lrow, rrow), ts)
 		if rightMatched != nil {
 			rightMatched[i] = true
 		}

@@ -324,14 +324,22 @@ func (w *WindowAggregate) armNext(next, from int64) {
 
 // emitWindow emits one window's result row.
 func (w *WindowAggregate) emitWindow(keys []any, win windowRange, acc []any) error {
-	out := make([]any, 0, len(keys)+3+len(w.opts.Aggs))
-	out = append(out, keys...)
+	n := len(keys) + 2 + len(w.opts.Aggs)
+	if w.opts.WindowTime {
+		n++
+	}
+	row := event.NewRow(event.Insert, n)
+	out := append(row.Fields[:0], keys...)
 	start, end, wtime := w.cols.of(win, w.fireAt(win))
 	out = append(out, start, end)
 	if w.opts.WindowTime {
 		out = append(out, wtime)
 	}
 	out = append(out, w.agg.result(acc)...)
+	if w.opts.Project == nil && sameSlice(out, row.Fields) {
+		emitRow(w.Ctx, row, w.fireAt(win))
+		return nil
+	}
 	if w.opts.Project != nil {
 		var err error
 		if out, err = w.opts.Project(out); err != nil {

@@ -62,11 +62,11 @@ func (w *WindowTableFunction) ProcessElement(r event.Record) error {
 		return err
 	}
 	for _, win := range w.opts.Window.assign(w.zone.local(ts)) {
-		out := make([]any, 0, len(row.Fields)+3)
-		out = append(out, row.Fields...)
+		out := event.NewRow(row.Kind, len(row.Fields)+3)
 		start, end, wtime := w.cols.of(win, w.zone.instant(win.End-1))
-		out = append(out, start, end, wtime)
-		emit(w.Ctx, row.Kind, out, r.Timestamp)
+		n := copy(out.Fields, row.Fields)
+		out.Fields[n], out.Fields[n+1], out.Fields[n+2] = start, end, wtime
+		emitRow(w.Ctx, out, r.Timestamp)
 	}
 	return nil
 }

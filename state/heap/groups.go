@@ -118,14 +118,12 @@ func (g *groups[E]) touchUK(i int, k any, uk any) {
 	if g.dirty == nil {
 		return
 	}
-	d := g.dirtyOf(i)
-	if _, ok := d[k]; ok {
+	if !g.markDirty(i, k) {
 		if u, partial := g.uks[i][k]; partial {
 			u[uk] = struct{}{}
 		}
 		return
 	}
-	d[k] = struct{}{}
 	u := g.uks[i]
 	if u == nil {
 		u = make(map[any]map[any]struct{})
@@ -143,17 +141,24 @@ func (g *groups[E]) touchAppend(i int, k any, n int) {
 	if g.dirty == nil {
 		return
 	}
-	d := g.dirtyOf(i)
-	if _, ok := d[k]; ok {
+	if !g.markDirty(i, k) {
 		return
 	}
-	d[k] = struct{}{}
 	f := g.from[i]
 	if f == nil {
 		f = make(map[any]int)
 		g.from[i] = f
 	}
 	f[k] = n
+}
+
+// markDirty adds k to group i's changed keys and reports whether it is new
+// there: one map write, no lookup before it (the set's size tells).
+func (g *groups[E]) markDirty(i int, k any) bool {
+	d := g.dirtyOf(i)
+	n := len(d)
+	d[k] = struct{}{}
+	return len(d) > n
 }
 
 func (g *groups[E]) dirtyOf(i int) map[any]struct{} {
