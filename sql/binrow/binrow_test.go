@@ -3,9 +3,11 @@ package binrow
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"math"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -227,6 +229,44 @@ func TestFieldsOfImmutable(t *testing.T) {
 	rs[len(rs)-1] = 'X' // the string is the row's bytes
 	if got[0] != "a long descriptioX" {
 		t.Errorf("string %q does not share the row's bytes", got[0])
+	}
+	// The fields and their values are one allocation (valueBlock).
+	lb := mustLayout(t, []types.Type{{Kind: types.BigInt}, {Kind: types.String}, {Kind: types.Timestamp, Precision: 3},
+		{Kind: types.Double}, {Kind: types.Boolean}, {Kind: types.Int, Nullable: true}})
+	rb, err := lb.Append(nil, []any{int64(1) << 40, "a string", time.UnixMilli(1_700_000_000_123).UTC(), 2.5, true, nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { got = lb.FieldsOfImmutable(rb) }); n != 1 {
+		t.Errorf("FieldsOfImmutable of BIGINT, STRING, TIMESTAMP, DOUBLE, BOOLEAN, NULL allocates %v times, want 1", n)
+	}
+	same(t, got, []any{int64(1) << 40, "a string", time.UnixMilli(1_700_000_000_123).UTC(), 2.5, true, nil})
+}
+
+// TestFieldsOfImmutableSurviveGC: values read out of rows, held only by
+// their interfaces (the []any dropped), stay intact through collections.
+func TestFieldsOfImmutableSurviveGC(t *testing.T) {
+	ts := []types.Type{{Kind: types.BigInt}, {Kind: types.String}, {Kind: types.Timestamp, Precision: 3}, {Kind: types.Double}}
+	l := mustLayout(t, ts)
+	type kept struct{ n, s, tm, f any }
+	var all []kept
+	for i := range 3000 {
+		in := []any{int64(i) * 1000, fmt.Sprint("value ", i), time.UnixMilli(int64(i)).UTC(), float64(i) / 4}
+		r, err := l.Append(nil, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := l.FieldsOfImmutable(r)
+		all = append(all, kept{f[0], f[1], f[2], f[3]})
+		if i%500 == 0 {
+			runtime.GC()
+		}
+	}
+	runtime.GC()
+	for i, k := range all {
+		if k.n != int64(i)*1000 || k.s != fmt.Sprint("value ", i) || k.tm != time.UnixMilli(int64(i)).UTC() || k.f != float64(i)/4 {
+			t.Fatalf("row %d read back as %v", i, k)
+		}
 	}
 }
 

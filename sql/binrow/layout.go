@@ -37,6 +37,7 @@ type Layout struct {
 	scales    []int32
 	bitmapLen int // bytes of one bitmap
 	header    int // bytes before the tail
+	block     *valueBlock
 }
 
 // Supports reports whether rows of ts have a Layout.
@@ -87,6 +88,7 @@ func NewLayout(ts []types.Type) (*Layout, error) {
 	}
 	l.bitmapLen = (len(ts) + 7) / 8
 	l.header = 2*l.bitmapLen + 8*len(ts)
+	l.block = newValueBlock(l.kinds)
 	return l, nil
 }
 

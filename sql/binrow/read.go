@@ -92,15 +92,20 @@ func (l *Layout) value(r Row, i int, tail string) any {
 	case kindDecimal, kindBigDecimal:
 		return l.Decimal(r, i)
 	case kindString:
-		s := l.slot(r, i)
-		off := int(uint32(s)) - l.header
-		return tail[off : off+int(uint32(s>>32))]
+		return l.tailString(r, i, tail)
 	case kindBytes:
 		return bytes.Clone(l.Bytes(r, i))
 	case kindTime:
 		return l.Time(r, i)
 	}
 	return nil
+}
+
+// tailString is string field i, taken from tail (r's tail).
+func (l *Layout) tailString(r Row, i int, tail string) string {
+	s := l.slot(r, i)
+	off := int(uint32(s)) - l.header
+	return tail[off : off+int(uint32(s>>32))]
 }
 
 // Value is field i as the Go value package types gives its type (nil for
@@ -127,22 +132,6 @@ func (l *Layout) AppendFields(dst []any, r Row) []any {
 
 // Fields is r's fields in a new slice.
 func (l *Layout) Fields(r Row) []any { return l.AppendFields(make([]any, 0, len(l.kinds)), r) }
-
-// FieldsOfImmutable is Fields of a row whose bytes never change for as
-// long as any of its values lives (a row kept in state: built once,
-// replaced, never written): its strings point into r instead of into a
-// copy of its tail, which a row with long strings paid on every read.
-func (l *Layout) FieldsOfImmutable(r Row) []any {
-	dst := make([]any, 0, len(l.kinds))
-	var tail string
-	if len(r) > l.header {
-		tail = unsafe.String(&r[l.header], len(r)-l.header)
-	}
-	for i := range l.kinds {
-		dst = append(dst, l.value(r, i, tail))
-	}
-	return dst
-}
 
 // Validate checks that r is a row of l: its header is whole, no NULL or
 // tail bit is set beyond the fields, every field in the tail lies inside
