@@ -121,20 +121,12 @@ func (r windowRange) id() string {
 	return strconv.FormatInt(r.Start, 10) + "," + strconv.FormatInt(r.End, 10)
 }
 
-// windowIDs remembers the last window's id: a firing names the same one or
-// two windows for every key, and each name was a new string (2.5 % of q5's
-// CPU), each kept in a timer.
-type windowIDs struct {
-	win windowRange
-	id  string
-}
+// windowIDs remembers the ids of the last few windows: a firing names the
+// same windows for every key, a HOP row names 5 in turn, and each name was
+// a new string (2.5 % of q5's CPU), each kept in a timer.
+type windowIDs struct{ recent[windowRange, string] }
 
-func (m *windowIDs) of(r windowRange) string {
-	if m.id == "" || m.win != r {
-		m.win, m.id = r, r.id()
-	}
-	return m.id
-}
+func (m *windowIDs) of(r windowRange) string { return m.get(r, windowRange.id) }
 
 func parseWindowID(s string) (windowRange, error) {
 	a, b, ok := strings.Cut(s, ",")
@@ -267,12 +259,13 @@ type WindowAggregate struct {
 	sets  []state.MapState[string, []any]
 	wm    watermarkKeeper
 	// sliced: the accumulators merge, so rows go to slices (windowslice.go).
-	sliced bool
-	buf    windowBuffer
-	scan   sliceScan // fireSliced's, reused
-	zone   windowZone
-	ids    windowIDs
-	cols   windowColumns
+	sliced   bool
+	buf      windowBuffer
+	scan     sliceScan // fireSliced's, reused
+	zone     windowZone
+	ids      windowIDs
+	cols     windowColumns
+	sliceIDs sliceIDs
 }
 
 // NewWindowAggregate returns a WindowAggregate; its input must be keyed by
@@ -469,28 +462,42 @@ func (w *WindowAggregate) OnTimer(t operator.Timer) error {
 // of the last few windows, so that rows of the same window share them
 // instead of each row allocating three: a window fires for its keys one
 // after another, and a TVF's rows fall in the windows of the row before
-// (HOP(2 s, 10 s) cycles through 5). It belongs to one subtask.
-type windowColumns struct {
-	cols [8]boxedWindow
-	next int // the entry replaced next
-}
+// (HOP(2 s, 10 s) cycles through 5).
+type windowColumns struct{ recent[timedWindow, [3]any] }
 
-type boxedWindow struct {
-	win        windowRange
-	time       int64
-	start, end any
-	windowTime any
+// timedWindow is a window and its window_time.
+type timedWindow struct {
+	win  windowRange
+	time int64
 }
 
 // of returns win's columns, window_time being the instant t.
 func (c *windowColumns) of(win windowRange, t int64) (start, end, windowTime any) {
-	for i := range c.cols {
-		if b := &c.cols[i]; b.start != nil && b.win == win && b.time == t {
-			return b.start, b.end, b.windowTime
+	v := c.get(timedWindow{win, t}, func(w timedWindow) [3]any {
+		return [3]any{millisTime(w.win.Start), millisTime(w.win.End), millisTime(w.time)}
+	})
+	return v[0], v[1], v[2]
+}
+
+// recent maps the last 8 keys looked up to their values, made by mk on a
+// miss: for values that rows in a row share (window names, boxed window
+// bounds), so each is made once, not once per row. It belongs to one
+// subtask.
+type recent[K comparable, V any] struct {
+	keys [8]K
+	vals [8]V
+	set  [8]bool
+	next int // the entry replaced next
+}
+
+func (c *recent[K, V]) get(k K, mk func(K) V) V {
+	for i := range c.keys {
+		if c.set[i] && c.keys[i] == k {
+			return c.vals[i]
 		}
 	}
-	b := &c.cols[c.next]
-	c.next = (c.next + 1) % len(c.cols)
-	*b = boxedWindow{win: win, time: t, start: millisTime(win.Start), end: millisTime(win.End), windowTime: millisTime(t)}
-	return b.start, b.end, b.windowTime
+	i := c.next
+	c.next = (c.next + 1) % len(c.keys)
+	c.keys[i], c.vals[i], c.set[i] = k, mk(k), true
+	return c.vals[i]
 }

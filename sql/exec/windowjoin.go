@@ -97,6 +97,8 @@ type WindowJoin struct {
 	wm    watermarkKeeper
 	zone  windowZone
 	ids   windowIDs
+	wins  []windowRange // a row's windows, reused
+	cols  windowColumns
 }
 
 var _ operator.TwoInput = (*WindowJoin)(nil)
@@ -151,10 +153,11 @@ func (j *WindowJoin) process(s int, r event.Record) error {
 	if err := checkWidth("WindowJoin", row.Fields, j.reads[s]...); err != nil {
 		return err
 	}
-	wins, rowIn, err := j.win[s].windows(row.Fields)
+	wins, err := j.win[s].windows(j.wins[:0], row.Fields)
 	if err != nil {
 		return fmt.Errorf("sql/exec: WindowJoin, %s input: %w", timerNS[s], err)
 	}
+	j.wins = wins
 	setKey(j.Ctx, j.keys[s](row.Fields))
 	wm, added := j.Ctx.Timers.CurrentWatermark(), false
 	for _, win := range wins {
@@ -163,7 +166,7 @@ func (j *WindowJoin) process(s int, r event.Record) error {
 			continue // this window fired already
 		}
 		id := j.ids.of(win)
-		windowRowBuffer{j.buf[s]}.add(id, rowIn(win))
+		windowRowBuffer{j.buf[s]}.add(id, j.win[s].rowIn(row.Fields, win, j.zone, &j.cols))
 		j.Ctx.Timers.Register(operator.EventTime, at, id)
 		added = true
 	}

@@ -64,26 +64,34 @@ func carriedWindow(fields []any, start, end int) (windowRange, error) {
 	return windowRange{s, e}, nil
 }
 
-// windows returns the windows of a row and the row as it is ranked in
-// each: with Assign, the row with the window's columns appended.
-func (w WindowRows) windows(fields []any) ([]windowRange, func(windowRange) []any, error) {
+// windows appends the windows of a row to dst (a buffer the caller
+// reuses).
+func (w WindowRows) windows(dst []windowRange, fields []any) ([]windowRange, error) {
 	if w.Assign == nil {
 		win, err := carriedWindow(fields, w.Start, w.End)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		return []windowRange{win}, func(windowRange) []any { return fields }, nil
+		return append(dst, win), nil
 	}
 	ts, err := timeMillis(fields[w.TimeField])
 	if err != nil {
-		return nil, nil, fmt.Errorf("rowtime field %d: %w", w.TimeField, err)
+		return nil, fmt.Errorf("rowtime field %d: %w", w.TimeField, err)
 	}
 	zone := newWindowZone(w.Zone)
-	withWindow := func(win windowRange) []any {
-		out := make([]any, 0, len(fields)+3)
-		return append(append(out, fields...), millisTime(win.Start), millisTime(win.End), millisTime(zone.instant(win.End-1)))
+	return append(dst, w.Assign.assign(zone.local(ts))...), nil
+}
+
+// rowIn is the row as it is ranked or joined in window win: with Assign,
+// the row with the window's columns appended (boxed by cols; zone is
+// w.Zone's).
+func (w WindowRows) rowIn(fields []any, win windowRange, zone windowZone, cols *windowColumns) []any {
+	if w.Assign == nil {
+		return fields
 	}
-	return w.Assign.assign(zone.local(ts)), withWindow, nil
+	start, end, wtime := cols.of(win, zone.instant(win.End-1))
+	out := make([]any, 0, len(fields)+3)
+	return append(append(out, fields...), start, end, wtime)
 }
 
 // windowRanker is what WindowRank and WindowDeduplicate share: the rows
@@ -103,6 +111,8 @@ type windowRanker struct {
 	wm    watermarkKeeper
 	zone  windowZone
 	ids   windowIDs
+	wins  []windowRange // a row's windows, reused
+	cols  windowColumns
 	// keep returns the rows kept for a window once row arrives, nil when
 	// they do not change.
 	keep func(kept []any, row []any) ([]any, error)
@@ -141,17 +151,18 @@ func (w *windowRanker) ProcessElement(r event.Record) error {
 	if err := checkWidth(w.name, row.Fields, w.reads...); err != nil {
 		return err
 	}
-	wins, rowIn, err := w.win.windows(row.Fields)
+	wins, err := w.win.windows(w.wins[:0], row.Fields)
 	if err != nil {
 		return fmt.Errorf("sql/exec: %s: %w", w.name, err)
 	}
+	w.wins = wins
 	setKey(w.Ctx, w.key(row.Fields))
 	wm, added := w.Ctx.Timers.CurrentWatermark(), false
 	for _, win := range wins {
 		if w.zone.timer(win.End-1) <= wm {
 			continue // this window fired already
 		}
-		if err := w.add(win, rowIn(win)); err != nil {
+		if err := w.add(win, w.win.rowIn(row.Fields, win, w.zone, &w.cols)); err != nil {
 			return fmt.Errorf("sql/exec: %s: %w", w.name, err)
 		}
 		added = true

@@ -110,6 +110,12 @@ type windowBuffer struct {
 
 func sliceID(ss int64) string { return strconv.FormatInt(ss, 10) }
 
+// sliceIDs remembers the ids of the last few slices: a buffer flush names
+// the same few slices for every key.
+type sliceIDs struct{ recent[int64, string] }
+
+func (m *sliceIDs) of(ss int64) string { return m.get(ss, sliceID) }
+
 // addSliced folds a row at ts into its slice's buffer entry.
 func (w *WindowAggregate) addSliced(k string, fields []any, ts int64) error {
 	return w.addToSlice(k, w.opts.Window.sliceStart(ts), fields, 1, func(acc []any) error {
@@ -165,7 +171,7 @@ func (w *WindowAggregate) flushSlices() error {
 	for _, sk := range w.buf.order {
 		b := w.buf.m[sk]
 		setKey(w.Ctx, sk.key)
-		id := sliceID(sk.start)
+		id := w.sliceIDs.of(sk.start)
 		acc := b.acc
 		if e, ok := w.accs.Get(id); ok {
 			acc = append([]any(nil), e[1].([]any)...)
@@ -241,7 +247,7 @@ func (w *WindowAggregate) fireSliced(t operator.Timer, win windowRange) error {
 	}
 	clear(scan.in) // let the state's values go
 	for _, s := range expired {
-		w.accs.Remove(sliceID(s))
+		w.accs.Remove(w.sliceIDs.of(s))
 	}
 	w.armNext(scan.next, scan.from)
 	if acc == nil {
@@ -276,7 +282,7 @@ func (w *WindowAggregate) fireThrough(win windowRange, sl storedSlice) error {
 			return err
 		}
 	}
-	w.accs.Remove(sliceID(sl.start))
+	w.accs.Remove(w.sliceIDs.of(sl.start))
 	return nil
 }
 
