@@ -99,8 +99,13 @@ func rowOf(v any) (event.Row, error) {
 	return event.Row{}, fmt.Errorf("%w: got a %T", ErrNotRow, v)
 }
 
-// setKey makes k the current key of the keyed backend.
+// setKey makes k the current key of the keyed backend. A key that is
+// current already stays (rows of one key often come together): no hash
+// of its key group, no new box of it.
 func setKey(ctx *operator.Context, k string) {
+	if cur, ok := ctx.Keyed.CurrentKey().(string); ok && cur == k {
+		return
+	}
 	ctx.Keyed.SetCurrentKey(k, keygroup.ForKey(k, ctx.MaxParallelism))
 }
 
