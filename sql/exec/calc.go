@@ -25,7 +25,9 @@ type Calc struct {
 	// one buffer reused row after row, instead of a new slice per row.
 	// Default nil.
 	ProjectInto func(out, fields []any) error
-	// Width is the number of fields ProjectInto writes.
+	// Width is the number of fields ProjectInto writes: Project's output
+	// length. The two must agree: with ProjectInto set, the row a Calc
+	// emits is Width fields that ProjectInto filled (event.NewRow).
 	Width int
 	// stages, when set (FuseCalcs), replace Filter and Project: each stage
 	// filters and projects the previous stage's output.
