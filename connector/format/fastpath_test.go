@@ -215,6 +215,12 @@ var csvEdges = []string{
 	`1,2,3,4,5,6,7,true,2026-01-02,2026-01-02 03:04:05,,,"x"`, `300,x,1.5,,NaN,1e3, 1.5,TRUE,2026-02-30,2026-02-30 00:00:00,,A===,`,
 	" 1,+2,-3,0004,.5,5.,-0.00,false,,2026-01-02T03:04:05.123Z,2026-01-02 03:04:05.5Z,AAEC/w==, lead space",
 	"1,2,3,4,5,6,7,true,2026-01-02,2026-01-02 03:04:05,,,a\rb", `1;2;3;4;5;6;7;true;;;;;`,
+	// Fields of 32 bytes or more are scanned for quoting another way.
+	`1,2,3,4,5,6,7,true,2026-01-02,2026-01-02 03:04:05,,,"a long field, with the delimiter in it, past 32 bytes"`,
+	`1,2,3,4,5,6,7,true,2026-01-02,2026-01-02 03:04:05,,,"a long field with a ""quote"" in it and well past 32 bytes"`,
+	"1,2,3,4,5,6,7,true,2026-01-02,2026-01-02 03:04:05,,,\"a long field with a line\nbreak in it and past 32 bytes\"",
+	"1,2,3,4,5,6,7,true,2026-01-02,2026-01-02 03:04:05,,,\"a long field with a carriage\rreturn in it and past 32 bytes\"",
+	"1,2,3,4,5,6,7,true,2026-01-02,2026-01-02 03:04:05,,,a long plain field with nothing to quote in it at all",
 }
 
 func FuzzCSVFastPath(f *testing.F) {
@@ -236,4 +242,21 @@ func FuzzCSVFastPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCSVIntegersWithNumberDelimiter: integers go unquoted only while the
+// delimiter cannot appear in them; with a digit or '-' as the delimiter
+// they are quoted as encoding/csv quotes them.
+func TestCSVIntegersWithNumberDelimiter(t *testing.T) {
+	fields := []types.Field{{Name: "a", Type: types.Type{Kind: types.BigInt}}, {Name: "b", Type: types.Type{Kind: types.BigInt}}}
+	for _, d := range []rune{',', '1', '-', '7'} {
+		c := &CSV{Fields: fields, Delimiter: d}
+		for _, row := range [][]any{{int64(1), int64(-21)}, {int64(-7), int64(170)}, {int64(0), int64(23)}} {
+			got, err := c.Encode(row)
+			want, werr := c.encodeSlow(row)
+			if string(got) != string(want) || err != nil || werr != nil {
+				t.Errorf("delimiter %q: %v encodes as %q (%v), encoding/csv writes %q (%v)", d, row, got, err, want, werr)
+			}
+		}
+	}
 }
