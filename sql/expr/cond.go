@@ -3,6 +3,7 @@ package expr
 import (
 	"github.com/weirstream/weir/sql/parser"
 	"github.com/weirstream/weir/types"
+	"slices"
 )
 
 func init() {
@@ -138,7 +139,7 @@ func (c *compiler) caseExpr(x *parser.Case) (*Compiled, error) {
 			iv = r.Interval
 		}
 	}
-	return &Compiled{Type: t, Interval: iv, Const: konst, Eval: func(row []any) (any, error) {
+	general := func(row []any) (any, error) {
 		var ov any
 		if operand != nil {
 			v, err := operand.Eval(row)
@@ -169,7 +170,104 @@ func (c *compiler) caseExpr(x *parser.Case) (*Compiled, error) {
 			}
 		}
 		return elseX.Eval(row)
-	}}, nil
+	}
+	eval := general
+	if sw := c.integerSwitch(x, operand, conds); sw != nil {
+		eval = sw.eval(whens, elseX, general)
+	}
+	return &Compiled{Type: t, Interval: iv, Const: konst, Eval: eval}, nil
+}
+
+// intSwitch is a CASE that compares one integer expression with integer
+// constants: CASE x WHEN 0 THEN … WHEN 1 THEN …, or CASE WHEN x = 0 THEN …
+// WHEN x = 1 THEN … with the same column x (the Nexmark table's rowtime).
+// It evaluates x once and compares integers, not values through the
+// comparison operators, once per WHEN.
+type intSwitch struct {
+	x    *Compiled
+	keys []int64
+}
+
+// integerSwitch returns x's intSwitch, or nil when it is not one.
+func (c *compiler) integerSwitch(x *parser.Case, operand *Compiled, conds []*Compiled) *intSwitch {
+	sw := &intSwitch{x: operand}
+	if operand == nil {
+		col, consts := sameColumnEqualities(x)
+		if col == nil {
+			return nil
+		}
+		xc, err := c.expr(col)
+		if err != nil {
+			return nil
+		}
+		sw.x, conds = xc, make([]*Compiled, len(consts))
+		for i, k := range consts {
+			if conds[i], err = c.expr(k); err != nil {
+				return nil
+			}
+		}
+	}
+	if !sw.x.Type.IsInteger() {
+		return nil
+	}
+	for _, k := range conds {
+		v, err := k.Eval(nil)
+		n, ok := v.(int64)
+		if !k.Const || err != nil || !ok || !k.Type.IsInteger() {
+			return nil
+		}
+		sw.keys = append(sw.keys, n)
+	}
+	return sw
+}
+
+// sameColumnEqualities returns, for a searched CASE whose every WHEN is
+// column = number (or number = column) of one column, the column and the
+// numbers; nil otherwise.
+func sameColumnEqualities(x *parser.Case) (*parser.Ident, []parser.Expr) {
+	var col *parser.Ident
+	var consts []parser.Expr
+	for _, w := range x.Whens {
+		b, ok := w.Cond.(*parser.Binary)
+		if !ok || b.Op != parser.Eq {
+			return nil, nil
+		}
+		id, idOK := b.L.(*parser.Ident)
+		num, numOK := b.R.(*parser.NumberLit)
+		if !idOK || !numOK {
+			id, idOK = b.R.(*parser.Ident)
+			num, numOK = b.L.(*parser.NumberLit)
+		}
+		if !idOK || !numOK || (col != nil && !slices.Equal(col.Parts, id.Parts)) {
+			return nil, nil
+		}
+		col, consts = id, append(consts, num)
+	}
+	return col, consts
+}
+
+// eval evaluates the CASE whose WHENs compare with s.keys; a value of x
+// that is not an int64 goes to general, the CASE as compiled.
+func (s *intSwitch) eval(whens []*Compiled, elseX *Compiled, general func([]any) (any, error)) func([]any) (any, error) {
+	return func(row []any) (any, error) {
+		v, err := s.x.Eval(row)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			return elseX.Eval(row)
+		}
+		n, ok := v.(int64)
+		if !ok {
+			return general(row)
+		}
+		for i, k := range s.keys {
+			if n == k {
+				return whens[i].Eval(row)
+			}
+		}
+		return elseX.Eval(row)
+	}
 }
 
 // coalesce returns the first non-NULL argument; it is NULL only when all
