@@ -18,18 +18,7 @@ func TestIntegerSwitch(t *testing.T) {
 	scope := &Scope{Columns: []Column{{Name: "event_type", Type: types.Type{Kind: types.Int, Nullable: true}},
 		{Name: "a", Type: types.Type{Kind: types.BigInt, Nullable: true}}, {Name: "b", Type: types.Type{Kind: types.BigInt}},
 		{Name: "d", Type: types.Type{Kind: types.Double, Nullable: true}}}}
-	compile := func(src string) *Compiled {
-		t.Helper()
-		e, err := parser.ParseExpr(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := Compile(e, scope)
-		if err != nil {
-			t.Fatalf("%s: %v", src, err)
-		}
-		return c
-	}
+	compile := func(src string) *Compiled { return compileSQL(t, src, scope) }
 	pairs := [][2]string{
 		{"CASE WHEN event_type = 0 THEN a WHEN event_type = 1 THEN b ELSE a + b END",
 			"CASE WHEN (event_type = 0) IS TRUE THEN a WHEN (event_type = 1) IS TRUE THEN b ELSE a + b END"},
@@ -57,12 +46,12 @@ func TestIntegerSwitch(t *testing.T) {
 	c := &compiler{s: scope}
 	for src, want := range map[string]bool{
 		"CASE WHEN event_type = 0 THEN a WHEN event_type = 1 THEN b ELSE a END": true,
-		"CASE event_type WHEN 1 THEN a END":                                      true,
-		"CASE WHEN event_type = 0 THEN a WHEN a = 1 THEN b END":                  false, // two columns
-		"CASE WHEN event_type = 0 THEN a WHEN event_type > 1 THEN b END":         false, // not =
-		"CASE WHEN d = 0 THEN a END":                                             false, // not an integer
-		"CASE event_type WHEN 1.5 THEN a END":                                    false, // not an integer constant
-		"CASE event_type WHEN b THEN a END":                                      false, // not a constant
+		"CASE event_type WHEN 1 THEN a END":                                     true,
+		"CASE WHEN event_type = 0 THEN a WHEN a = 1 THEN b END":                 false, // two columns
+		"CASE WHEN event_type = 0 THEN a WHEN event_type > 1 THEN b END":        false, // not =
+		"CASE WHEN d = 0 THEN a END":                                            false, // not an integer
+		"CASE event_type WHEN 1.5 THEN a END":                                   false, // not an integer constant
+		"CASE event_type WHEN b THEN a END":                                     false, // not a constant
 	} {
 		e, err := parser.ParseExpr(src)
 		if err != nil {
