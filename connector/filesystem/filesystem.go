@@ -27,6 +27,7 @@ import (
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/types"
 )
 
 // Source reads every line of the files under Path (a file or a directory,
@@ -350,6 +351,10 @@ type Sink struct {
 	PartitionCols    []string
 	PartitionIdx     []int
 	DefaultPartition string // 'partition.default-name'; DefaultPartitionName when empty
+	// PartitionTypes are the partition columns' SQL types, for their
+	// directory values (a DATE as 2024-01-01, a FLOAT as Java prints it).
+	// Default nil: rendered by their Go values (a DATE as a timestamp).
+	PartitionTypes []types.Type
 	// Commit commits partitions ('sink.partition-commit.*'); nil: never.
 	Commit *CommitPolicy
 	// Now is the processing-time clock (time.Now when nil).
@@ -411,7 +416,7 @@ func (w *fileWriter) partition(row event.Row) (string, []string, event.Row) {
 		if def == "" {
 			def = DefaultPartitionName
 		}
-		values := partitionStrings(raw, def)
+		values := partitionStrings(raw, s.PartitionTypes, def)
 		if w.lastValues == nil || !slices.Equal(values, w.lastValues) {
 			w.lastValues, w.lastDir = values, partitionDir(s.PartitionCols, values)
 		}

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
+	"github.com/weirstream/weir/connector/format"
+	"github.com/weirstream/weir/types"
 )
 
 // DefaultPartitionName is Flink's 'partition.default-name': the directory
@@ -51,14 +55,19 @@ var escapedByte = func() (t [256]bool) {
 // partition values: col=value/… in the order of cols, names and values
 // escaped, a NULL or empty value written as defaultName.
 func PartitionPath(cols []string, values []any, defaultName string) string {
-	return partitionDir(cols, partitionStrings(values, defaultName))
+	return partitionDir(cols, partitionStrings(values, nil, defaultName))
 }
 
-// partitionStrings are the directory values (unescaped) of values.
-func partitionStrings(values []any, defaultName string) []string {
+// partitionStrings are the directory values (unescaped) of values, of
+// the SQL types ts (nil: unknown).
+func partitionStrings(values []any, ts []types.Type, defaultName string) []string {
 	out := make([]string, len(values))
 	for i, v := range values {
-		out[i] = partitionValue(v)
+		var t *types.Type
+		if i < len(ts) {
+			t = &ts[i]
+		}
+		out[i] = partitionValue(v, t)
 		if out[i] == "" {
 			out[i] = defaultName
 		}
@@ -74,10 +83,14 @@ func partitionDir(cols, values []string) string {
 	return strings.Join(parts, "/")
 }
 
-// partitionValue renders a partition column's value as its directory
-// value: strings as they are, timestamps as Flink's LocalDateTime.toString
-// would be too odd for a path, so as SQL text (yyyy-MM-dd HH:mm:ss[.fff]).
-func partitionValue(v any) string {
+// partitionValue renders a partition column's value of SQL type t (nil:
+// unknown) as its directory value, as Flink's partition computer does
+// (the value's Java toString): strings as they are, a DATE as 2024-01-01,
+// a TIME as 10:15:30, DOUBLE and FLOAT as Java prints them (0.0, 1.0E10),
+// a DECIMAL with its scale (1.00). Timestamps differ: Flink's
+// LocalDateTime.toString (2024-01-01T10:15) would be too odd for a path,
+// so they are SQL text (yyyy-MM-dd HH:mm:ss[.fff]).
+func partitionValue(v any, t *types.Type) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
@@ -86,8 +99,20 @@ func partitionValue(v any) string {
 	case []byte:
 		return string(x)
 	case time.Time:
-		s := x.Format("2006-01-02 15:04:05.999999999")
-		return s
+		switch {
+		case t != nil && t.Kind == types.Date:
+			return types.FormatDate(x)
+		case t != nil && t.Kind == types.Time:
+			return types.FormatTime(x.UTC(), 0)
+		}
+		return x.Format("2006-01-02 15:04:05.999999999")
+	case float64:
+		if t != nil && t.Kind == types.Float {
+			return format.JavaFloat(x)
+		}
+		return format.JavaDouble(x)
+	case decimal.Decimal:
+		return format.FormatDecimal(x)
 	case fmt.Stringer:
 		return x.String()
 	default:

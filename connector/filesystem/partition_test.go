@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
 	"github.com/weirstream/weir/connector/format"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/types"
@@ -38,6 +39,34 @@ func TestPartitionPath(t *testing.T) {
 	} {
 		if got := PartitionPath(c.cols, c.values, c.def); got != c.want {
 			t.Errorf("PartitionPath(%q, %q) = %q, want %q", c.cols, c.values, got, c.want)
+		}
+	}
+}
+
+// TestPartitionValuesByType: with the columns' SQL types, directory
+// values are what Flink's partition computer writes (the values' Java
+// toString): a DATE without a time, a TIME, DOUBLE and FLOAT as Java
+// prints them, a DECIMAL with its scale; timestamps stay SQL text.
+func TestPartitionValuesByType(t *testing.T) {
+	day := time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		v    any
+		t    types.Type
+		want string
+	}{
+		{day, types.Type{Kind: types.Date}, "2024-01-02"},
+		{time.Date(1970, 1, 1, 10, 15, 30, 0, time.UTC), types.Type{Kind: types.Time}, "10:15:30"},
+		{time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), types.Type{Kind: types.Timestamp, Precision: 3}, "2024-01-02 03:04:05"},
+		{0.0, types.Type{Kind: types.Double}, "0.0"},
+		{1e10, types.Type{Kind: types.Double}, "1.0E10"},
+		{0.5, types.Type{Kind: types.Float}, "0.5"},
+		{decimal.RequireFromString("1.00"), types.Type{Kind: types.Decimal, Precision: 10, Scale: 2}, "1.00"},
+		{int64(-7), types.Type{Kind: types.BigInt}, "-7"},
+		{true, types.Type{Kind: types.Boolean}, "true"},
+		{"x", types.Type{Kind: types.String}, "x"},
+	} {
+		if got := partitionStrings([]any{c.v}, []types.Type{c.t}, DefaultPartitionName)[0]; got != c.want {
+			t.Errorf("%s value %v: directory value %q, want %q", c.t, c.v, got, c.want)
 		}
 	}
 }

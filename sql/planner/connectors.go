@@ -235,7 +235,12 @@ func fileSink(t *catalog.Table) (SinkSpec, error) {
 	if err != nil {
 		return SinkSpec{}, err
 	}
-	return SinkSpec{Sink: &filesystem.Sink{Dir: ff.path, Format: ff.row, Bulk: ff.bulk, PartitionCols: cols, PartitionIdx: order,
+	phys := t.Physical()
+	ptypes := make([]types.Type, len(order))
+	for i, j := range order {
+		ptypes[i] = phys[j].Type
+	}
+	return SinkSpec{Sink: &filesystem.Sink{Dir: ff.path, Format: ff.row, Bulk: ff.bulk, PartitionCols: cols, PartitionIdx: order, PartitionTypes: ptypes,
 		DefaultPartition: t.Options["partition.default-name"], Commit: commit, Rolling: rolling, Name: t.Name, AllowReplay: replay}}, nil
 }
 

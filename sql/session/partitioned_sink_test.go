@@ -201,3 +201,43 @@ func defaultIfEmpty(v string) string {
 	}
 	return v
 }
+
+// TestPartitionDirectoriesByType: a table PARTITIONED BY a DATE, a DOUBLE
+// and a DECIMAL column writes the directories Flink writes
+// (d=2024-01-02/x=0.5/m=1.00), and reads its rows back through them.
+func TestPartitionDirectoriesByType(t *testing.T) {
+	out := t.TempDir()
+	script := fmt.Sprintf(`exec
+CREATE TABLE src (id INT, d DATE, x DOUBLE, m DECIMAL(10, 2)) WITH ('connector' = 'values');
+CREATE TABLE f (id INT, d DATE, x DOUBLE, m DECIMAL(10, 2)) PARTITIONED BY (d, x, m)
+  WITH ('connector' = 'filesystem', 'path' = '%s', 'format' = 'csv');
+CREATE TABLE back (id INT, d DATE, x DOUBLE, m DECIMAL(10, 2)) WITH ('connector' = 'values');
+----
+ok
+
+input table=src
+1,2024-01-02,0.5,1.00
+2,2024-01-02,0.0,1.50
+3,2023-12-31,1e10,-2.00
+----
+
+run
+INSERT INTO f SELECT * FROM src;
+----
+
+run
+INSERT INTO back SELECT * FROM f;
+----
+back:
++I[3, 2023-12-31, 1.0E10, -2.00]
++I[2, 2024-01-02, 0.0, 1.50]
++I[1, 2024-01-02, 0.5, 1.00]
+`, out)
+	datadriven.RunTestFromString(t, script, newSQLScript().cmd)
+	got, _ := readPartitions(t, out)
+	want := map[string][]string{"d=2024-01-02/x=0.5/m=1.00": {"1"}, "d=2024-01-02/x=0.0/m=1.50": {"2"},
+		"d=2023-12-31/x=1.0E10/m=-2.00": {"3"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows per partition directory:\n got %v\nwant %v", got, want)
+	}
+}
