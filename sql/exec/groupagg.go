@@ -266,7 +266,7 @@ func (g *GroupAggregate) ProcessElement(r event.Record) error {
 	if err != nil {
 		return fmt.Errorf("sql/exec: GroupAggregate: %w", err)
 	}
-	keys := pick(row.Fields, g.opts.GroupKeys)
+	keys := groupKeys(row.Fields, g.opts.GroupKeys)
 	g.update(keys, acc, prev, ok, r.Timestamp)
 	return nil
 }
@@ -277,6 +277,19 @@ func (g *GroupAggregate) mergePartial(acc, fields []any) error {
 		return fmt.Errorf("%w: partial row of %d fields, want %d keys and %d accumulator fields", ErrType, len(fields), k, len(acc))
 	}
 	return g.agg.merge(acc, fields[k:])
+}
+
+// groupKeys are the group key fields of a row as the group's rows carry
+// them: DOUBLE -0.0 is 0.0, as the key (RowKey) has it, so that a group
+// that 0.0 and -0.0 rows both update retracts the very row it emitted.
+func groupKeys(fields []any, idx []int) []any {
+	keys := pick(fields, idx)
+	for i, v := range keys {
+		if f, ok := v.(float64); ok && f == 0 {
+			keys[i] = 0.0
+		}
+	}
+	return keys
 }
 
 // update stores acc and emits the group's change from prev (when hadPrev).
@@ -326,7 +339,7 @@ func (g *GroupAggregate) batchElement(row event.Row, ts event.Timestamp) error {
 		if !ok && !row.Kind.IsAccumulate() {
 			return nil // retracting from a group we do not know (expired by TTL)
 		}
-		bg = &batchGroup{key: k, keys: pick(row.Fields, g.opts.GroupKeys), hadPrev: ok}
+		bg = &batchGroup{key: k, keys: groupKeys(row.Fields, g.opts.GroupKeys), hadPrev: ok}
 		if ok {
 			bg.acc = g.codec.fieldsCopy(stored)
 			bg.prev = g.agg.result(bg.acc)
