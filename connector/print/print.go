@@ -101,6 +101,11 @@ func JavaField(v any, t types.Type) string {
 	return javaValue(v, &t)
 }
 
+// NestedText renders a field of type t as a field of a row the print
+// connector shows (see nested): an ARRAY as [1, 2, null], a MAP as {a=1},
+// a ROW as +I[a, b]; scalars as format.Text.
+func NestedText(v any, t types.Type) string { return nested(v, &t) }
+
 // printRow is a row as Flink's print sink prints it: Row.toString of the
 // row converted to Java objects, where a NULL field is Java's null
 // (+I[1, null]), a TIMESTAMP a java.time.LocalDateTime and a

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/weirstream/weir/connector/format"
+	"github.com/weirstream/weir/connector/print"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/types"
 )
@@ -156,6 +157,8 @@ func cells(r event.Row, cols []types.Field, op bool, loc *time.Location) []strin
 			out = append(out, nullText)
 		case i < len(cols) && cols[i].Type.Kind == types.TimestampLTZ:
 			out = append(out, ltzText(f, cols[i].Type, loc))
+		case i < len(cols) && isNested(cols[i].Type):
+			out = append(out, print.NestedText(f, cols[i].Type))
 		case i < len(cols):
 			out = append(out, format.Text(f, cols[i].Type))
 		default:
@@ -163,6 +166,16 @@ func cells(r event.Row, cols []types.Field, op bool, loc *time.Location) []strin
 		}
 	}
 	return out
+}
+
+// isNested reports an ARRAY, MAP, MULTISET or ROW column: shown as the
+// print connector shows them ([1, 2, null], {a=1}), not as Go prints them.
+func isNested(t types.Type) bool {
+	switch t.Kind {
+	case types.Array, types.Map, types.Multiset, types.Row:
+		return true
+	}
+	return false
 }
 
 // plural is "1 row", "2 rows".

@@ -136,3 +136,20 @@ func parseField(t *testing.T, f string, ty types.Type) any {
 	}
 	panic(fmt.Sprintf("parseField: type %s", ty))
 }
+
+// TestNestedCells: ARRAY, MAP and ROW cells show as the print connector
+// shows them, not as Go prints them ([1 2 <nil>], map[a:1]; found by a
+// fresh user).
+func TestNestedCells(t *testing.T) {
+	intT := types.Type{Kind: types.Int, Nullable: true}
+	cols := []types.Field{
+		{Name: "a", Type: types.Type{Kind: types.Array, Elem: &intT}},
+		{Name: "m", Type: types.Type{Kind: types.Map, Key: &types.Type{Kind: types.String}, Elem: &intT}},
+		{Name: "r", Type: types.Type{Kind: types.Row, Fields: []types.Field{{Name: "x", Type: intT}, {Name: "y", Type: types.Type{Kind: types.String}}}}},
+	}
+	row := event.Row{Kind: event.Insert, Fields: []any{[]any{int64(1), int64(2), nil}, map[any]any{"a": int64(1)}, []any{int64(5), "five"}}}
+	got := strings.Join(cells(row, cols, false, time.UTC), " | ")
+	if want := "[1, 2, null] | {a=1} | +I[5, five]"; got != want {
+		t.Fatalf("cells: %q, want %q", got, want)
+	}
+}
