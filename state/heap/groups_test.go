@@ -1,0 +1,33 @@
+package heap
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestGroupsTrackPartialChanges: the changed-key records behind the next
+// incremental delta. A key only appended to keeps the length it had at its
+// first append (the delta holds the elements from there); a map written
+// in some user keys keeps each of them; a key changed wholly stays whole.
+// Deltas without these records would still be right, only larger, so no
+// restore test sees them go.
+func TestGroupsTrackPartialChanges(t *testing.T) {
+	var ver uint64 = 1
+	g := newGroups[int](1, &ver, true, true)
+	g.putAppend(0, "list", 1, 5)
+	g.putAppend(0, "list", 2, 6) // a later append keeps the first length
+	g.putUK(0, "map", 1, "u1")
+	g.putUK(0, "map", 2, "u2")
+	g.putAppend(0, "whole", 1, 3)
+	g.put(0, "whole", 2)          // changed otherwise: whole
+	g.putAppend(0, "whole", 3, 9) // and stays whole
+	dirty, from, uks := g.takeDirty()
+	if got := fmt.Sprint(len(dirty[0]), from[0], len(uks[0]["map"])); got != "3 map[list:5] 2" {
+		t.Fatalf("dirty keys, appended-from lengths, user keys of map: %s, want 3 map[list:5] 2", got)
+	}
+	for _, uk := range []string{"u1", "u2"} {
+		if _, ok := uks[0]["map"][uk]; !ok {
+			t.Errorf("user key %s of map not recorded: %v", uk, uks[0]["map"])
+		}
+	}
+}
