@@ -49,18 +49,22 @@ type eface struct {
 	typ, data unsafe.Pointer
 }
 
-var rowType = func() unsafe.Pointer {
-	v := any(Row{})
-	return (*eface)(unsafe.Pointer(&v)).typ
-}()
+// BoxAt returns an interface of template's dynamic type whose value is the
+// one at p, without copying it: for non-pointer-shaped types (integers,
+// floats, strings, times, slices, Row), whose interfaces point at their
+// value, so the value may live inside a larger allocation (a row's fields
+// next to their values). The value at p must never change afterwards:
+// interfaces are immutable.
+func BoxAt(template any, p unsafe.Pointer) any {
+	v := template
+	(*eface)(unsafe.Pointer(&v)).data = p
+	return v
+}
+
+var rowTemplate = any(Row{})
 
 // BoxRow returns *r as an interface value (dynamic type Row), as any(*r)
 // would, but without copying the row: the interface refers to *r itself.
 // Interfaces are immutable, so *r (its Kind and Fields header; not the
 // fields' values, which any(*r) shares too) must never change afterwards.
-func BoxRow(r *Row) any {
-	var v any
-	e := (*eface)(unsafe.Pointer(&v))
-	e.typ, e.data = rowType, unsafe.Pointer(r)
-	return v
-}
+func BoxRow(r *Row) any { return BoxAt(rowTemplate, unsafe.Pointer(r)) }

@@ -11,7 +11,7 @@ import (
 // an int64 or a time.Time into an interface allocates a copy of it; for
 // the ~8 allocations per event of one copy each, Row allocates the
 // event's integers and times together in one block (fixed) and points
-// the interfaces into it (boxAt), and the row and its entity's row share
+// the interfaces into it (event.BoxAt), and the row and its entity's row share
 // one backing array. Strings of the event's own (names, extras) are
 // boxed one by one, so that a string kept in state keeps only its own
 // bytes alive; the fixed block holds only integers, times and strings
@@ -22,11 +22,6 @@ import (
 // the row, the bid ROW's slice header and the event.Row a row source's
 // record carries.
 
-// eface is the layout of an interface value (the Go runtime's).
-type eface struct {
-	typ, data unsafe.Pointer
-}
-
 var (
 	int64Word  = any(int64(0))
 	timeWord   = any(time.Time{})
@@ -34,20 +29,10 @@ var (
 	sliceWord  = any([]any(nil))
 )
 
-// boxAt returns an interface of template's dynamic type (int64,
-// time.Time, string or []any: non-pointer-shaped types, whose
-// interfaces point to their value) whose value is *p. The value at p must never change afterwards:
-// interfaces are immutable.
-func boxAt(template any, p unsafe.Pointer) any {
-	v := template
-	(*eface)(unsafe.Pointer(&v)).data = p
-	return v
-}
-
-func boxInt(p *int64) any      { return boxAt(int64Word, unsafe.Pointer(p)) }
-func boxTime(p *time.Time) any { return boxAt(timeWord, unsafe.Pointer(p)) }
-func boxString(p *string) any  { return boxAt(stringWord, unsafe.Pointer(p)) }
-func boxSlice(p *[]any) any    { return boxAt(sliceWord, unsafe.Pointer(p)) }
+func boxInt(p *int64) any      { return event.BoxAt(int64Word, unsafe.Pointer(p)) }
+func boxTime(p *time.Time) any { return event.BoxAt(timeWord, unsafe.Pointer(p)) }
+func boxString(p *string) any  { return event.BoxAt(stringWord, unsafe.Pointer(p)) }
+func boxSlice(p *[]any) any    { return event.BoxAt(sliceWord, unsafe.Pointer(p)) }
 
 type personFixed struct {
 	id int64

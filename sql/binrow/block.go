@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"time"
 	"unsafe"
+
+	"github.com/weirstream/weir/event"
 )
 
 // A row read out of state (FieldsOfImmutable) is a []any whose integers,
@@ -12,7 +14,7 @@ import (
 // own: seven for a Nexmark bid. valueBlock is, per Layout, a struct type
 // holding the row's []any backing array and a slot for each such value;
 // one allocation of it holds the fields and every value, each interface
-// pointing at its slot (boxAt). A value that outlives the row (kept in an
+// pointing at its slot (event.BoxAt). A value that outlives the row (kept in an
 // aggregate's state, say) keeps the block alive: a few hundred bytes, not
 // eight.
 type valueBlock struct {
@@ -61,26 +63,12 @@ func slotType(k slotKind) reflect.Type {
 	return nil
 }
 
-// eface is the layout of an interface value (the Go runtime's).
-type eface struct {
-	typ, data unsafe.Pointer
-}
-
 var (
 	int64Word   = any(int64(0))
 	float64Word = any(float64(0))
 	stringWord  = any("")
 	timeWord    = any(time.Time{})
 )
-
-// boxAt returns an interface of template's dynamic type (non-pointer-
-// shaped, so its interface points at the value) whose value is at p. The
-// value at p must never change afterwards: interfaces are immutable.
-func boxAt(template any, p unsafe.Pointer) any {
-	v := template
-	(*eface)(unsafe.Pointer(&v)).data = p
-	return v
-}
 
 // FieldsOfImmutable is Fields of a row whose bytes never change for as
 // long as any of its values lives (a row kept in state: built once,
@@ -103,16 +91,16 @@ func (l *Layout) FieldsOfImmutable(r Row) []any {
 			dst[i] = l.value(r, i, tail)
 		case k == kindInt:
 			*(*int64)(at) = l.Int64(r, i)
-			dst[i] = boxAt(int64Word, at)
+			dst[i] = event.BoxAt(int64Word, at)
 		case k == kindFloat:
 			*(*float64)(at) = l.Float64(r, i)
-			dst[i] = boxAt(float64Word, at)
+			dst[i] = event.BoxAt(float64Word, at)
 		case k == kindString:
 			*(*string)(at) = l.tailString(r, i, tail)
-			dst[i] = boxAt(stringWord, at)
+			dst[i] = event.BoxAt(stringWord, at)
 		case k == kindTime:
 			*(*time.Time)(at) = l.Time(r, i)
-			dst[i] = boxAt(timeWord, at)
+			dst[i] = event.BoxAt(timeWord, at)
 		}
 	}
 	return dst
