@@ -346,7 +346,12 @@ func (s *incrementalSnapshot) producer(p plan) func(io.Writer) error {
 	for _, cp := range p.changes {
 		all = append(all, cp.changed)
 	}
-	changed, from, uks := union(all), appends(p.changes), userKeyChanges(p.changes)
+	var changed map[string][]map[any]struct{}
+	var from map[string][]map[any]int
+	var uks map[string][]map[any]map[any]struct{}
+	if !p.full {
+		changed, from, uks = union(all), appends(p.changes), userKeyChanges(p.changes)
+	}
 	return func(w io.Writer) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -429,6 +434,9 @@ func union(cs []map[string][]map[any]struct{}) map[string][]map[any]struct{} {
 // their length before the first: a delta holds only what was appended
 // since.
 func appends(cps []capture) map[string][]map[any]int {
+	if len(cps) == 1 {
+		return cps[0].from // a capture's appends are among its changed keys (groups.touch)
+	}
 	out := map[string][]map[any]int{}
 	seen := map[string][]map[any]struct{}{}
 	for _, cp := range cps {
@@ -478,6 +486,9 @@ func appendsOf(keys map[any]struct{}, from []map[any]int, i int, out []map[any]i
 // that found them, with the union of those user keys: a delta holds only
 // their changes.
 func userKeyChanges(cps []capture) map[string][]map[any]map[any]struct{} {
+	if len(cps) == 1 {
+		return cps[0].uks // its records are of its changed keys (groups.touchUK)
+	}
 	out := map[string][]map[any]map[any]struct{}{}
 	seen := map[string][]map[any]bool{}
 	for _, cp := range cps {
