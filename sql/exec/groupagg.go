@@ -301,7 +301,7 @@ func (g *GroupAggregate) update(keys, acc, prev []any, hadPrev bool, ts event.Ti
 		g.clear()
 		return
 	}
-	g.acc.Update(stateRow{fields: acc})
+	g.acc.Update(fieldsRow(acc))
 	next := g.agg.result(acc)
 	switch {
 	case !hadPrev:

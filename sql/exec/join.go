@@ -376,7 +376,7 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 	if j.list[s] != nil {
 		j.added[s]++
 		if j.probed[s] > j.added[s] {
-			j.list[s].Add(stateRow{fields: row})
+			j.list[s].Add(fieldsRow(row))
 		} else {
 			j.list[s].Add(j.codec[s].stored(&j.build, row))
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 
 	"github.com/weirstream/weir/sql/binrow"
 	"github.com/weirstream/weir/state"
@@ -11,15 +12,64 @@ import (
 )
 
 // stateRow is one row that a keyed state keeps (a group's accumulator):
-// fields as the operator computed them, or bin, the row's bytes as a
-// state backend that stores bytes (Pebble) read them; the operator reads
-// fields, decoding bin when they are nil. On the heap a row keeps its
-// fields and is encoded only at a snapshot. A stateRow is never modified:
-// the operator copies fields before changing them, so the codec's Copy
-// is the row itself.
-type stateRow struct {
-	bin    binrow.Row
+// fields as the operator computed them, or a binary row (package binrow)
+// as the operator stored it or a state backend that stores bytes
+// (Pebble) read it; the operator reads fields, decoding a binary row when
+// it has no fields. On the heap a row of fields is encoded only at a
+// snapshot. A stateRow is never modified: the operator copies fields
+// before changing them, so the codec's Copy is the row itself.
+//
+// A stateRow is one pointer, so that a state backend keeping values as
+// `any` (the heap) stores it without an allocation of its own: p points to
+// a rowFields, or to a binary row's encoding in state (binaryRowTag, its
+// length, its bytes; see stateRowCodec) — one allocation without pointers,
+// which the collector does not scan and a snapshot copies as it is. A
+// nil p is a row without fields.
+type stateRow struct{ p unsafe.Pointer }
+
+// rowFields is a stateRow of fields. Its first byte is 0, never
+// binaryRowTag, which starts a binary row.
+type rowFields struct {
+	tag    uint64
 	fields []any
+}
+
+// fieldsRow is a stateRow of fields f.
+func fieldsRow(f []any) stateRow { return stateRow{unsafe.Pointer(&rowFields{fields: f})} }
+
+// binaryRow is a stateRow of a copy of bin.
+func binaryRow(bin binrow.Row) stateRow {
+	enc := make([]byte, 5, 5+len(bin))
+	enc[0] = binaryRowTag
+	binary.LittleEndian.PutUint32(enc[1:], uint32(len(bin)))
+	return stateRow{unsafe.Pointer(unsafe.SliceData(append(enc, bin...)))}
+}
+
+func (r stateRow) binary() bool { return r.p != nil && *(*byte)(r.p) == binaryRowTag }
+
+// fields is r's fields, nil for a binary row.
+func (r stateRow) fields() []any {
+	if r.p == nil || r.binary() {
+		return nil
+	}
+	return (*rowFields)(r.p).fields
+}
+
+// encoded is a binary row's encoding in state, nil for a row of fields.
+func (r stateRow) encoded() []byte {
+	if !r.binary() {
+		return nil
+	}
+	n := binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(r.p, 1)), 4))
+	return unsafe.Slice((*byte)(r.p), 5+int(n))
+}
+
+// bin is a binary row's bytes, nil for a row of fields.
+func (r stateRow) bin() binrow.Row {
+	if enc := r.encoded(); enc != nil {
+		return binrow.Row(enc[5:])
+	}
+	return nil
 }
 
 // binaryRowTag starts one row in the binary row format. RowCodec's
@@ -49,19 +99,22 @@ var (
 // which Decode reads too, rather than failing the write.
 func (c stateRowCodec) Encode(buf []byte, r stateRow) []byte {
 	if c.layout == nil {
-		return RowCodec{}.Encode(buf, r.fields)
+		return RowCodec{}.Encode(buf, r.fields())
 	}
-	if r.fields == nil {
-		buf = binary.LittleEndian.AppendUint32(append(buf, binaryRowTag), uint32(len(r.bin)))
-		return append(buf, r.bin...)
+	fields := r.fields()
+	if fields == nil {
+		if enc := r.encoded(); enc != nil {
+			return append(buf, enc...)
+		}
+		return append(buf, binaryRowTag, 0, 0, 0, 0)
 	}
 	// The length is a fixed uint32 (binrow rows are shorter), written
 	// once the row is: the row is built in place, never moved.
 	start := len(buf)
 	buf = append(buf, binaryRowTag, 0, 0, 0, 0)
-	buf, err := c.layout.Append(buf, r.fields)
+	buf, err := c.layout.Append(buf, fields)
 	if err != nil {
-		return RowCodec{}.Encode(buf[:start], r.fields)
+		return RowCodec{}.Encode(buf[:start], fields)
 	}
 	binary.LittleEndian.PutUint32(buf[start+1:], uint32(len(buf)-start-5))
 	return buf
@@ -72,17 +125,17 @@ func (c stateRowCodec) Encode(buf []byte, r stateRow) []byte {
 func (c stateRowCodec) Decode(b []byte) (stateRow, []byte, error) {
 	if c.layout == nil || len(b) == 0 || b[0] != binaryRowTag {
 		fields, rest, err := RowCodec{}.Decode(b)
-		return stateRow{fields: fields}, rest, err
+		return fieldsRow(fields), rest, err
 	}
 	if len(b) < 5 || uint64(binary.LittleEndian.Uint32(b[1:])) > uint64(len(b)-5) {
 		return stateRow{}, b, fmt.Errorf("%w: sql/exec: %s state: a binary row's length is cut", state.ErrCorrupt, c.what)
 	}
 	end := 5 + int(binary.LittleEndian.Uint32(b[1:]))
-	bin := binrow.Row(bytes.Clone(b[5:end]))
-	if err := c.layout.Validate(bin); err != nil {
+	if err := c.layout.Validate(binrow.Row(b[5:end])); err != nil {
 		return stateRow{}, b, fmt.Errorf("%w: sql/exec: %s state: %v", state.ErrCorrupt, c.what, err)
 	}
-	return stateRow{bin: bin}, b[end:], nil
+	enc := bytes.Clone(b[:end])
+	return stateRow{unsafe.Pointer(unsafe.SliceData(enc))}, b[end:], nil
 }
 
 // rowLayout is the binary row layout of rows of types ts, or nil (none
@@ -105,13 +158,13 @@ func rowLayout(ts []types.Type) *binrow.Layout {
 // its fields. b is a scratch builder.
 func (c stateRowCodec) stored(b *binrow.Builder, row []any) stateRow {
 	if c.layout == nil {
-		return stateRow{fields: row}
+		return fieldsRow(row)
 	}
 	bin, err := b.Build(c.layout, row)
 	if err != nil {
-		return stateRow{fields: row}
+		return fieldsRow(row)
 	}
-	return stateRow{bin: binrow.Row(bytes.Clone(bin))}
+	return binaryRow(bin)
 }
 
 // Copy returns r itself: state rows are never modified, only replaced.
@@ -120,17 +173,17 @@ func (stateRowCodec) Copy(r stateRow) stateRow { return r }
 // fieldsCopy is r's fields, for the caller to modify: a copy of fields,
 // or bin decoded (a new slice).
 func (c stateRowCodec) fieldsCopy(r stateRow) []any {
-	if r.fields != nil || c.layout == nil {
-		return append([]any(nil), r.fields...)
+	if !r.binary() || c.layout == nil {
+		return append([]any(nil), r.fields()...)
 	}
-	return c.layout.Fields(r.bin)
+	return c.layout.Fields(r.bin())
 }
 
 // fieldsOf is r's fields, to read, not to modify: fields, or bin decoded
 // (its strings share the row's bytes, which state never changes).
 func (c stateRowCodec) fieldsOf(r stateRow) []any {
-	if r.fields != nil || c.layout == nil {
-		return r.fields
+	if !r.binary() || c.layout == nil {
+		return r.fields()
 	}
-	return c.layout.FieldsOfImmutable(r.bin)
+	return c.layout.FieldsOfImmutable(r.bin())
 }
