@@ -37,6 +37,10 @@ type groups[E any] struct {
 	// written or removed (a map without TTL), holds those user keys: the
 	// next delta then holds only their changes (see touchUK).
 	uks []map[any]map[any]struct{}
+	// lastUKs is uks as the last capture took it: a key's set of user keys
+	// starts sized as it was then (touchUK), as the changed keys do
+	// (sizedLike). Only its lengths are read.
+	lastUKs []map[any]map[any]struct{}
 }
 
 // newGroups returns n empty groups, tracking changed keys from now on when
@@ -129,7 +133,17 @@ func (g *groups[E]) touchUK(i int, k any, uk any) {
 		u = make(map[any]map[any]struct{})
 		g.uks[i] = u
 	}
-	u[k] = map[any]struct{}{uk: {}}
+	var set map[any]struct{}
+	if i < len(g.lastUKs) {
+		if n := len(g.lastUKs[i][k]); n > 1 {
+			set = make(map[any]struct{}, n)
+		}
+	}
+	if set == nil {
+		set = make(map[any]struct{}, 1)
+	}
+	set[uk] = struct{}{}
+	u[k] = set
 }
 
 // touchAppend records, when tracking, that elements were appended to the
@@ -182,6 +196,7 @@ func (g *groups[E]) takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]ma
 		} else {
 			g.dirty, g.from, g.uks = sizedLike(d), sizedLike(f), sizedLike(u)
 		}
+		g.lastUKs = u
 	}
 	return d, f, u
 }
@@ -231,6 +246,7 @@ func (g *groups[E]) forget() {
 		clear(g.dirty)
 		clear(g.from)
 		clear(g.uks)
+		g.lastUKs = nil
 	}
 }
 
