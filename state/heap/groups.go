@@ -133,15 +133,11 @@ func (g *groups[E]) touchUK(i int, k any, uk any) {
 		u = make(map[any]map[any]struct{})
 		g.uks[i] = u
 	}
-	var set map[any]struct{}
+	n := 1
 	if i < len(g.lastUKs) {
-		if n := len(g.lastUKs[i][k]); n > 1 {
-			set = make(map[any]struct{}, n)
-		}
+		n = max(n, len(g.lastUKs[i][k]))
 	}
-	if set == nil {
-		set = make(map[any]struct{}, 1)
-	}
+	set := make(map[any]struct{}, n)
 	set[uk] = struct{}{}
 	u[k] = set
 }
