@@ -44,7 +44,7 @@ func (AnyCodec) Encode(buf []byte, v any) []byte {
 	case nil:
 		return append(buf, tagNil)
 	case string:
-		return wire.AppendString(append(buf, tagString), x)
+		return AnyCodec{}.AppendString(buf, x)
 	case []byte:
 		return wire.AppendBytes(append(buf, tagBytes), x)
 	case bool:
@@ -61,6 +61,12 @@ func (AnyCodec) Encode(buf []byte, v any) []byte {
 		return b
 	}
 	return GobCodec[any]{}.Encode(append(buf, tagGob), v)
+}
+
+// AppendString appends the encoding of the string s, as Encode does for
+// s boxed, without boxing it.
+func (AnyCodec) AppendString(buf []byte, s string) []byte {
+	return wire.AppendString(append(buf, tagString), s)
 }
 
 func encodeSigned(buf []byte, v any) ([]byte, bool) {

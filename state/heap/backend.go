@@ -233,6 +233,7 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 	v, epoch, delta := b.version, 0, false
 	var d deltaKeys
 	if b.inc != nil {
+		cp.live = b.estimatedSize(liveSample)
 		epoch, d, delta = b.inc.captured(cp, b.forCheckpoint)
 	}
 	b.forCheckpoint = false

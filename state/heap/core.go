@@ -72,7 +72,7 @@ type ukEncoder[E any] interface {
 // captured entry by what its delta reads, copied now (uks: the user keys
 // of maps changed in those only).
 type detacher[E any] interface {
-	detach(captured []map[any]E, uks []map[any]map[any]struct{})
+	detach(captured []keyMap[E], uks []map[any]map[any]struct{})
 }
 
 // core implements table for entries of type E.
@@ -156,7 +156,7 @@ func (c *core[E]) cleanup(i int, k any, now int64) int {
 
 func (c *core[E]) load(raw *rawState, now int64) error {
 	for i, m := range raw.maps {
-		for k, p := range m {
+		for k, p := range m.all() {
 			e, live, err := c.ops.decode(p, raw.hasTTL, now)
 			if err != nil {
 				return fmt.Errorf("restoring state %q, key %v: %w (did its codec change?)", c.sp.Name, k, err)

@@ -1,9 +1,6 @@
 package heap
 
-import (
-	"maps"
-	"slices"
-)
+import "slices"
 
 // groups holds one state's entries: a map per key group of the backend's
 // range, indexed by key group minus the range's start. A nil map is an
@@ -24,7 +21,7 @@ import (
 // when the backend has captured before: until then the next checkpoint is
 // a base anyway, and a job without checkpoints never pays for it.
 type groups[E any] struct {
-	maps   []map[any]E
+	maps   []keyMap[E]
 	vers   []uint64
 	mapVer *uint64
 	track  bool
@@ -46,41 +43,32 @@ type groups[E any] struct {
 // newGroups returns n empty groups, tracking changed keys from now on when
 // tracking (see groups) or from the first capture when track.
 func newGroups[E any](n int, mapVer *uint64, track, tracking bool) groups[E] {
-	g := groups[E]{maps: make([]map[any]E, n), vers: make([]uint64, n), mapVer: mapVer, track: track}
+	g := groups[E]{maps: make([]keyMap[E], n), vers: make([]uint64, n), mapVer: mapVer, track: track}
 	if tracking {
 		g.dirty, g.from, g.uks = make([]map[any]struct{}, n), make([]map[any]int, n), make([]map[any]map[any]struct{}, n)
 	}
 	return g
 }
 
-func (g *groups[E]) get(i int, k any) (E, bool) {
-	e, ok := g.maps[i][k]
-	return e, ok
-}
+func (g *groups[E]) get(i int, k any) (E, bool) { return g.maps[i].get(k) }
 
-// writable returns group i's map for writing.
-func (g *groups[E]) writable(i int) map[any]E {
-	m, ver := g.maps[i], *g.mapVer
-	switch {
-	case m == nil:
-		m = make(map[any]E)
-	case g.vers[i] != ver:
-		m = maps.Clone(m)
-	default:
-		return m
+// writable returns group i's maps for writing: clones of those a snapshot
+// captured (see groups).
+func (g *groups[E]) writable(i int) *keyMap[E] {
+	if ver := *g.mapVer; g.vers[i] != ver {
+		g.maps[i], g.vers[i] = g.maps[i].clone(), ver
 	}
-	g.maps[i], g.vers[i] = m, ver
-	return m
+	return &g.maps[i]
 }
 
 func (g *groups[E]) put(i int, k any, e E) {
-	g.writable(i)[k] = e
+	g.writable(i).set(k, e)
 	g.touch(i, k)
 }
 
 func (g *groups[E]) del(i int, k any) {
-	if _, ok := g.maps[i][k]; ok {
-		delete(g.writable(i), k)
+	if _, ok := g.maps[i].get(k); ok {
+		g.writable(i).del(k)
 		g.touch(i, k)
 	}
 }
@@ -88,7 +76,7 @@ func (g *groups[E]) del(i int, k any) {
 // putAppend stores e, the entry of k after elements were appended to the
 // n it had, and records the append (touchAppend).
 func (g *groups[E]) putAppend(i int, k any, e E, n int) {
-	g.writable(i)[k] = e
+	g.writable(i).set(k, e)
 	g.touchAppend(i, k, n)
 }
 
@@ -110,7 +98,7 @@ func (g *groups[E]) touch(i int, k any) {
 // putUK stores e, the entry of k after its user key uk was written or
 // removed, and records that (touchUK).
 func (g *groups[E]) putUK(i int, k any, e E, uk any) {
-	g.writable(i)[k] = e
+	g.writable(i).set(k, e)
 	g.touchUK(i, k, uk)
 }
 
@@ -214,20 +202,21 @@ func sizedLike[V any](prev []map[any]V) []map[any]V {
 
 // capture returns the current map references, for a snapshot of every
 // entry; the caller bumps the map version.
-func (g *groups[E]) capture() []map[any]E { return slices.Clone(g.maps) }
+func (g *groups[E]) capture() []keyMap[E] { return slices.Clone(g.maps) }
 
 // captureKeys returns, per group, the current entries of keys (those that
 // have one): what a delta writes.
-func (g *groups[E]) captureKeys(keys []map[any]struct{}) []map[any]E {
-	out := make([]map[any]E, len(g.maps))
+func (g *groups[E]) captureKeys(keys []map[any]struct{}) []keyMap[E] {
+	out := make([]keyMap[E], len(g.maps))
 	for i, ks := range keys {
-		if len(ks) == 0 {
-			continue
-		}
-		m := make(map[any]E, len(ks))
+		var m keyMap[E]
+		made := false
 		for k := range ks {
-			if e, ok := g.maps[i][k]; ok {
-				m[k] = e
+			if !made { // sized for the kind of key the first one is
+				m, made = sized[E](k, len(ks)), true
+			}
+			if e, ok := g.maps[i].get(k); ok {
+				m.set(k, e)
 			}
 		}
 		out[i] = m
@@ -249,7 +238,7 @@ func (g *groups[E]) forget() {
 // keys returns the keys of group i for which keep returns true.
 func (g *groups[E]) keys(i int, keep func(E) bool) []any {
 	var ks []any
-	for k, e := range g.maps[i] {
+	for k, e := range g.maps[i].all() {
 		if keep(e) {
 			ks = append(ks, k)
 		}

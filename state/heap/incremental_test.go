@@ -142,10 +142,19 @@ func (s *incStates) registerLate() {
 	s.late = state.Value(s.b, state.ValueDescriptor[int64]{Name: "late", Codec: state.Int64Codec{}})
 }
 
+// incKey is the backend's key for the model's key k: a string for odd k,
+// k itself otherwise, so that key groups hold keys of both kinds (keyMap).
+func incKey(k int) any {
+	if k%2 == 1 {
+		return fmt.Sprint("k", k)
+	}
+	return k
+}
+
 // step applies one random operation to the states and the model.
 func (s incStates) step(rng *rand.Rand, model incModel, keys int) {
 	k := rng.IntN(keys)
-	at(s.b, k)
+	at(s.b, incKey(k))
 	n := rng.Int64N(1000)
 	uk := fmt.Sprint("u", rng.IntN(4))
 	s.clock.ms++
@@ -192,10 +201,10 @@ func (s incStates) step(rng *rand.Rand, model incModel, keys int) {
 func (s incStates) check(t *testing.T, model incModel, keys int, r keygroup.Range, what string) {
 	t.Helper()
 	for k := range keys {
-		if !r.Contains(keyGroupOf(k)) {
+		if !r.Contains(keyGroupOf(incKey(k))) {
 			continue
 		}
-		at(s.b, k)
+		at(s.b, incKey(k))
 		if s.late != nil {
 			if lv, ok := s.late.Value(); model.late[k] != lv || ok != hasKey(model.late, k) {
 				t.Fatalf("%s: key %d: late value %v/%v, want %v", what, k, lv, ok, model.late[k])
@@ -548,5 +557,91 @@ func TestIncrementalLateBaseAfterPrunedChanges(t *testing.T) {
 		if got := state.List(r, desc).Get(); !slices.Equal(got, want) {
 			t.Errorf("restored checkpoint of the second snapshot: key %d list %v, want %v", k, got, want)
 		}
+	}
+}
+
+// TestIncrementalBaseWhenChainHoldsDead: which checkpoints write a new
+// base. A state that only gains keys and appends keeps extending its
+// chain past twice its base, since every delta byte is still live; one
+// that overwrites its keys, or appends and then clears them (a window),
+// gets a new base once its chain passes twice the live state.
+func TestIncrementalBaseWhenChainHoldsDead(t *testing.T) {
+	row := strings.Repeat("x", 100)
+	cases := []struct {
+		name string
+		step func(b *Backend, l state.ListState[string], v state.ValueState[string], round int)
+		// bases is how many of the 12 checkpoints write a base.
+		bases func(n int) bool
+	}{
+		{"appends to new and old keys", func(b *Backend, l state.ListState[string], _ state.ValueState[string], round int) {
+			for k := range 50 {
+				at(b, fmt.Sprint("k", round*50+k))
+				l.Add(row)
+				at(b, fmt.Sprint("k", k))
+				l.Add(row)
+			}
+		}, func(n int) bool { return n == 1 }},
+		{"overwrites", func(b *Backend, _ state.ListState[string], v state.ValueState[string], round int) {
+			for k := range 50 {
+				at(b, fmt.Sprint("k", k))
+				v.Update(fmt.Sprint(row, round))
+			}
+		}, func(n int) bool { return n >= 4 }},
+		{"appends then clears", func(b *Backend, l state.ListState[string], _ state.ValueState[string], round int) {
+			for k := range 50 {
+				at(b, fmt.Sprint("w", round, "-", k))
+				l.Add(row)
+				if round > 0 {
+					at(b, fmt.Sprint("w", round-1, "-", k))
+					l.Clear()
+				}
+			}
+		}, func(n int) bool { return n >= 4 }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clock, store := &fakeClock{}, newMemStore("mem://a")
+			b := incBackend(t, nil, clock, nil)
+			l := state.List(b, state.ListDescriptor[string]{Name: "l", Codec: state.StringCodec{}})
+			v := state.Value(b, state.ValueDescriptor[string]{Name: "v", Codec: state.StringCodec{}})
+			var man []byte
+			for round := range 12 {
+				c.step(b, l, v, round)
+				b.SnapshotFor(true)
+				man, _ = checkpointTo(t, b, store)
+			}
+			bases := 0
+			for _, p := range store.puts {
+				if strings.HasSuffix(p, ".base") {
+					bases++
+				}
+			}
+			if !c.bases(bases) {
+				t.Fatalf("%d of 12 checkpoints wrote a base (files %v)", bases, store.puts)
+			}
+			// The last chain restores to the state as written.
+			r := incBackend(t, store, clock, man)
+			rl := state.List(r, state.ListDescriptor[string]{Name: "l", Codec: state.StringCodec{}})
+			rv := state.Value(r, state.ValueDescriptor[string]{Name: "v", Codec: state.StringCodec{}})
+			for _, k := range b.tables["l"].keys(0) {
+				at(b, k)
+				at(r, k)
+				if got, want := rl.Get(), l.Get(); !slices.Equal(got, want) {
+					t.Fatalf("restored list of %v: %d rows, want %d", k, len(got), len(want))
+				}
+			}
+			for _, k := range b.tables["v"].keys(0) {
+				at(b, k)
+				at(r, k)
+				if got, want := fmt.Sprint(rv.Value()), fmt.Sprint(v.Value()); got != want {
+					t.Fatalf("restored value of %v: %s, want %s", k, got, want)
+				}
+			}
+			for _, name := range []string{"l", "v"} {
+				if got, want := len(r.tables[name].keys(0)), len(b.tables[name].keys(0)); got != want {
+					t.Fatalf("state %s restored with %d keys, want %d", name, got, want)
+				}
+			}
+		})
 	}
 }

@@ -97,7 +97,7 @@ func (t *listTable) Add(v any) {
 		// An element stored since the last capture: the key's change is
 		// recorded already (every write at this version was), so only
 		// the slice is stored — a join's hot key gains rows all second.
-		t.data.writable(i)[k] = items
+		t.data.writable(i).set(k, items)
 		return
 	}
 	t.store(i, k, items, n)

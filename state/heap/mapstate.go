@@ -247,16 +247,16 @@ func (t *mapTable) encodeUKs(buf []byte, e mapEntry, uks map[any]struct{}) ([]by
 // detach replaces each captured entry by a copy of what its delta reads:
 // the values of its changed user keys when only those changed (uks), its
 // whole map otherwise.
-func (t *mapTable) detach(captured []map[any]mapEntry, uks []map[any]map[any]struct{}) {
+func (t *mapTable) detach(captured []keyMap[mapEntry], uks []map[any]map[any]struct{}) {
 	for i, m := range captured {
 		var changed map[any]map[any]struct{}
 		if i < len(uks) {
 			changed = uks[i]
 		}
-		for k, e := range m {
+		for k, e := range m.all() { // setting keys the range has met is safe
 			set, partial := changed[k]
 			if !partial || t.ttl.Enabled() {
-				m[k] = mapEntry{maps.Clone(e.m), e.ver}
+				m.set(k, mapEntry{maps.Clone(e.m), e.ver})
 				continue
 			}
 			sub := make(map[any]elem, len(set))
@@ -265,7 +265,7 @@ func (t *mapTable) detach(captured []map[any]mapEntry, uks []map[any]map[any]str
 					sub[uk] = el
 				}
 			}
-			m[k] = mapEntry{sub, e.ver}
+			m.set(k, mapEntry{sub, e.ver})
 		}
 	}
 }

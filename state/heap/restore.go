@@ -14,13 +14,13 @@ import (
 type rawState struct {
 	kind   state.Kind
 	hasTTL bool
-	maps   []map[any][]byte
+	maps   []keyMap[[]byte]
 }
 
 func (r *rawState) keys() []any {
 	var ks []any
 	for _, m := range r.maps {
-		for k := range m {
+		for k := range m.all() {
 			ks = append(ks, k)
 		}
 	}
@@ -86,7 +86,7 @@ func (r *restorer) Entry(kg int, kb, p []byte) error {
 func (b *Backend) pendingState(name string, kind state.Kind, hasTTL bool) (*rawState, error) {
 	raw, ok := b.pending[name]
 	if !ok {
-		raw = &rawState{kind: kind, hasTTL: hasTTL, maps: make([]map[any][]byte, b.groupCount())}
+		raw = &rawState{kind: kind, hasTTL: hasTTL, maps: make([]keyMap[[]byte], b.groupCount())}
 		b.pending[name] = raw
 		return raw, nil
 	}
@@ -101,14 +101,10 @@ func (b *Backend) restoreEntry(raw *rawState, i int, name string, kb, p []byte) 
 	if err != nil {
 		return fmt.Errorf("state %q: key: %w", name, err)
 	}
-	m := raw.maps[i]
-	if m == nil {
-		m = make(map[any][]byte)
-		raw.maps[i] = m
-	}
-	if _, dup := m[k]; dup {
+	m := &raw.maps[i]
+	if _, dup := m.get(k); dup {
 		return corrupt("state %q: key %v appears twice (the same subtask's blob restored twice?)", name, k)
 	}
-	m[k] = bytes.Clone(p)
+	m.set(k, bytes.Clone(p))
 	return nil
 }

@@ -141,32 +141,28 @@ func (b *Backend) applyDeltaGroup(r *wire.Reader, name string, raw *rawState) er
 		if err != nil {
 			return fmt.Errorf("state %q: key: %w", name, err)
 		}
-		if op == 1 {
-			delete(raw.maps[i], k)
-			continue
-		}
-		if raw.maps[i] == nil {
-			raw.maps[i] = make(map[any][]byte)
-		}
-		if op == 2 {
-			if p, err = appendList(raw.maps[i][k], from, p); err != nil {
+		m := &raw.maps[i]
+		old, _ := m.get(k)
+		switch op {
+		case 1:
+			m.del(k)
+		case 2:
+			if p, err = appendList(old, from, p); err != nil {
 				return fmt.Errorf("delta: state %q, key group %d, key %v: %w", name, kg, k, err)
 			}
-			raw.maps[i][k] = p
-			continue
-		}
-		if op == 3 {
-			if p, err = changeMap(raw.maps[i][k], p); err != nil {
+			m.set(k, p)
+		case 3:
+			if p, err = changeMap(old, p); err != nil {
 				return fmt.Errorf("delta: state %q, key group %d, key %v: %w", name, kg, k, err)
 			}
 			if p == nil {
-				delete(raw.maps[i], k)
+				m.del(k)
 			} else {
-				raw.maps[i][k] = p
+				m.set(k, p)
 			}
-			continue
+		default:
+			m.set(k, bytes.Clone(p))
 		}
-		raw.maps[i][k] = bytes.Clone(p)
 	}
 	return nil
 }

@@ -17,10 +17,13 @@ var _ state.SizeEstimator = (*Backend)(nil)
 // is what a checkpoint of the state would write, so the two compare.
 // It costs one pass over the key groups and sizeSample encodings per
 // state, whatever the number of keys.
-func (b *Backend) EstimatedSize() int64 {
+func (b *Backend) EstimatedSize() int64 { return b.estimatedSize(sizeSample) }
+
+// estimatedSize is EstimatedSize with sample entries of each state encoded.
+func (b *Backend) estimatedSize(sample int) int64 {
 	var n int64
 	for _, t := range b.tables {
-		n += t.estimate(b.opts.KeyCodec, sizeSample)
+		n += t.estimate(b.opts.KeyCodec, sample)
 	}
 	return n
 }
@@ -33,30 +36,34 @@ type entrySizer[E any] interface {
 	estimateEntry(e E, now int64, sample int) int64
 }
 
-// estimate counts the entries of every key group and encodes the first
-// sample it meets (in Go's randomised map order: a fresh sample at every
-// call); an entry of many elements is itself sampled (entrySizer).
+// estimate counts the entries of every key group and encodes about
+// sample of them, as many from each group (in Go's randomised map order:
+// a fresh sample at every call); an entry of many elements is itself
+// sampled (entrySizer). Spreading the sample over the groups keeps one
+// group's few large entries from deciding it.
 func (c *core[E]) estimate(keys state.Codec[any], sample int) int64 {
 	var count, seen, bytes int64
 	var buf []byte
 	now := c.now()
 	sizer, sampled := c.ops.(entrySizer[E])
+	quota := max(1, sample/max(1, len(c.data.maps)))
 	for _, m := range c.data.maps {
-		count += int64(len(m))
-		for k, e := range m {
-			if seen == int64(sample) {
+		count += int64(m.len())
+		n := 0
+		for k, e := range m.all() {
+			if n == quota {
 				break
 			}
+			n++
 			buf = appendPrefixed(buf[:0], keys, k)
 			if sampled {
-				bytes += int64(len(buf)) + sizer.estimateEntry(e, now, sample)
-				seen++
+				bytes += int64(len(buf)) + sizer.estimateEntry(e, now, sizeSample)
 				continue
 			}
 			buf, _ = c.ops.encode(buf, e, now)
 			bytes += int64(len(buf))
-			seen++
 		}
+		seen += int64(n)
 	}
 	if seen == 0 {
 		return 0

@@ -41,7 +41,7 @@ type captured interface {
 // Snapshot, which copy-on-write keeps unchanged.
 type capturedGroups[E any] struct {
 	hdr    stateHeader
-	maps   []map[any]E
+	maps   []keyMap[E]
 	encode func(buf []byte, e E, now int64) ([]byte, bool)
 	// tail, for a list, encodes the elements from an index on.
 	tail func(buf []byte, e E, from int) ([]byte, bool)
@@ -51,14 +51,13 @@ type capturedGroups[E any] struct {
 
 func (c *capturedGroups[E]) header() stateHeader { return c.hdr }
 
-func (c *capturedGroups[E]) groupLen(i int) int { return len(c.maps[i]) }
+func (c *capturedGroups[E]) groupLen(i int) int { return c.maps[i].len() }
 
 func (c *capturedGroups[E]) appendGroup(body []byte, i int, w *writer) ([]byte, int) {
 	n := 0
-	for k, e := range c.maps[i] {
+	for key, e := range c.maps[i].encoded(w) {
 		start := len(body)
-		w.key = w.keyCodec.Encode(w.key[:0], k)
-		body = wire.AppendBytes(body, w.key)
+		body = wire.AppendBytes(body, key)
 		var live bool
 		if body, live = appendEntry(body, c.encode, e, w.now); !live {
 			body = body[:start]

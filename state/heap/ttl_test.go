@@ -44,7 +44,7 @@ func TestValueTTL(t *testing.T) {
 		if _, ok := v.Value(); ok {
 			t.Fatalf("%v: expired value returned at %d", c.update, c.gone)
 		}
-		if len(b.tables["v"].(*valueTable).data.maps[b.idx]) != 0 {
+		if b.tables["v"].(*valueTable).data.maps[b.idx].len() != 0 {
 			t.Fatalf("%v: expired value not removed on read", c.update)
 		}
 	}

@@ -1,0 +1,119 @@
+package heap
+
+import (
+	"iter"
+	"maps"
+
+	"github.com/weirstream/weir/state"
+)
+
+// keyMap holds one key group's entries of a state. String keys (every
+// key of a SQL operator) are held in s as strings, other keys in a.
+//
+// Why two maps: a map[any] holds a string key as an interface that points
+// to a boxed string header, which points to the bytes. A probe of a map of
+// millions of keys then chases one pointer more to compare keys (a cache
+// miss at that size), and every key is one object more for the collector
+// to mark. A map[string] holds the header in its slot. Nexmark q7 at 10 M
+// events spends a fifth of its CPU in these maps.
+//
+// The zero keyMap is empty; its maps are made at the first write. A
+// keyMap is copied by value (a snapshot's capture): a copy shares the maps
+// until one side clones them (groups.writable), and a map made later in
+// one copy is not seen by the other.
+type keyMap[E any] struct {
+	s map[string]E
+	a map[any]E
+}
+
+func (m keyMap[E]) len() int { return len(m.s) + len(m.a) }
+
+func (m keyMap[E]) get(k any) (E, bool) {
+	if s, ok := k.(string); ok {
+		e, ok := m.s[s]
+		return e, ok
+	}
+	e, ok := m.a[k]
+	return e, ok
+}
+
+// set stores e under k, making the map it goes in if need be.
+func (m *keyMap[E]) set(k any, e E) {
+	if s, ok := k.(string); ok {
+		if m.s == nil {
+			m.s = make(map[string]E)
+		}
+		m.s[s] = e
+		return
+	}
+	if m.a == nil {
+		m.a = make(map[any]E)
+	}
+	m.a[k] = e
+}
+
+func (m keyMap[E]) del(k any) {
+	if s, ok := k.(string); ok {
+		delete(m.s, s)
+		return
+	}
+	delete(m.a, k)
+}
+
+// clone returns a copy that shares no map with m.
+func (m keyMap[E]) clone() keyMap[E] { return keyMap[E]{maps.Clone(m.s), maps.Clone(m.a)} }
+
+// sized returns an empty keyMap with room for n keys of k's kind.
+func sized[E any](k any, n int) keyMap[E] {
+	if _, ok := k.(string); ok {
+		return keyMap[E]{s: make(map[string]E, n)}
+	}
+	return keyMap[E]{a: make(map[any]E, n)}
+}
+
+// all yields every entry, string keys boxed: for the paths that want the
+// keys as any (timers, restore errors, size estimates), not for snapshots
+// (see encodeKeys).
+func (m keyMap[E]) all() iter.Seq2[any, E] {
+	return func(yield func(any, E) bool) {
+		for k, e := range m.s {
+			if !yield(k, e) {
+				return
+			}
+		}
+		for k, e := range m.a {
+			if !yield(k, e) {
+				return
+			}
+		}
+	}
+}
+
+// encoded yields every entry with its key encoded by w's key codec (the
+// slice is w's scratch buffer, valid until the next entry). String keys
+// are encoded without boxing when the codec can (encodeString).
+func (m keyMap[E]) encoded(w *writer) iter.Seq2[[]byte, E] {
+	return func(yield func([]byte, E) bool) {
+		for k, e := range m.s {
+			w.key = w.encodeString(w.key[:0], k)
+			if !yield(w.key, e) {
+				return
+			}
+		}
+		for k, e := range m.a {
+			w.key = w.keyCodec.Encode(w.key[:0], k)
+			if !yield(w.key, e) {
+				return
+			}
+		}
+	}
+}
+
+// encodeString appends the key codec's encoding of the string key s;
+// state.AnyCodec (the runtime's key codec) encodes it without boxing.
+func (w *writer) encodeString(buf []byte, s string) []byte {
+	if _, ok := w.keyCodec.(state.AnyCodec); ok {
+		return state.AnyCodec{}.AppendString(buf, s)
+	}
+	return w.keyCodec.Encode(buf, s)
+}
