@@ -208,8 +208,9 @@ func (b *Backend) SnapshotFor(checkpoint bool) { b.forCheckpoint = checkpoint }
 
 // Snapshot captures every state as of now (ms): the map references of
 // registered states and the bytes of restored, unregistered ones. It costs
-// O(states × key groups) and encodes nothing; entries expired at now are
-// left out when the snapshot is written.
+// O(states × key groups) and, for a checkpoint's incremental capture, the
+// encoding of a sample of each state's entries (capture.live); entries
+// expired at now are left out when the snapshot is written.
 //
 // A snapshot for an incremental checkpoint that will extend a chain
 // (chain.captured decides) captures less: the entries of the keys changed
@@ -233,7 +234,9 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 	v, epoch, delta := b.version, 0, false
 	var d deltaKeys
 	if b.inc != nil {
-		cp.live = b.estimatedSize(liveSample)
+		if b.forCheckpoint { // a savepoint's capture writes no chain
+			cp.live = b.estimatedSize(liveSample, liveElems)
+		}
 		epoch, d, delta = b.inc.captured(cp, b.forCheckpoint)
 	}
 	b.forCheckpoint = false

@@ -34,7 +34,7 @@ type table interface {
 	load(raw *rawState, now int64) error
 	// estimate returns the estimated bytes of the table's entries
 	// encoded (see Backend.EstimatedSize).
-	estimate(keys state.Codec[any], sample int) int64
+	estimate(keys state.Codec[any], sample, elems int) int64
 }
 
 // entryOps is what a state kind (value, list, map) adds to core. Entries of

@@ -48,7 +48,7 @@ import (
 // When the deltas of the chain add up to more than its base and the chain
 // to more than twice the live state (or there are maxDeltas deltas), the
 // next checkpoint writes a new base, so that a restore reads at most about
-// twice the state. The live state is Backend.EstimatedSize at the capture
+// twice the state. The live state is estimated at the capture
 // (capture.live). A state that only grows by new keys and appends (a
 // join's list state) leaves nothing dead in its deltas, and is not
 // rewritten whole each time it doubles: with the deltas alone against the
@@ -87,9 +87,12 @@ const (
 	deltaMagic    = "WHD1"
 	// maxDeltas bounds a chain's deltas, and so the files a restore reads.
 	maxDeltas = 100
-	// liveSample is how many entries of each state the estimate of the
-	// live state at a capture encodes (capture.live).
-	liveSample = 1024
+	// liveSample and liveElems bound the estimate of the live state at a
+	// checkpoint's capture (capture.live), which the task waits for: about
+	// liveSample entries of each state encoded, up to liveElems elements of
+	// each (a list's, a map's).
+	liveSample = 256
+	liveElems  = 8
 )
 
 // chain is what checkpoint storage holds of the backend's state, for the
@@ -141,8 +144,8 @@ const maxLinks = 4
 // (groups.uks).
 type capture struct {
 	version uint64
-	// live estimates the encoded size of the state at the capture
-	// (Backend.EstimatedSize).
+	// live estimates the encoded size of the state at a checkpoint's
+	// capture (Backend.estimatedSize); 0 for a savepoint's.
 	live    int64
 	changed map[string][]map[any]struct{}
 	from    map[string][]map[any]int

@@ -1,8 +1,6 @@
 package heap
 
 import (
-	"maps"
-
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/internal/wire"
 )
@@ -11,9 +9,20 @@ import (
 // created or cloned; an older one may be shared with a snapshot, so it is
 // cloned before the first write (own). The values in m carry their own
 // versions, because a clone shares them (see private).
+//
+// m points to a keyMap, as a map[any] would be a reference: the owner
+// writes it in place, and a map it makes for a user key of the other kind
+// is seen by every holder of the entry. String user keys (COUNT DISTINCT's
+// values) are then held without a boxed header each (see keyMap).
 type mapEntry struct {
-	m   map[any]elem
+	m   *keyMap[elem]
 	ver uint64
+}
+
+// cloneElems returns a copy of m that shares no map with it.
+func cloneElems(m *keyMap[elem]) *keyMap[elem] {
+	c := m.clone()
+	return &c
 }
 
 // mapTable stores MapState. An entry's inner map is the owner's to write
@@ -46,7 +55,7 @@ func (t *mapTable) entry() (k any, i int, e mapEntry, ok bool) {
 // lets it do without a put.
 func (t *mapTable) own(i int, k any, e mapEntry) mapEntry {
 	if e.ver != t.b.mapVersion {
-		e = mapEntry{maps.Clone(e.m), t.b.mapVersion}
+		e = mapEntry{cloneElems(e.m), t.b.mapVersion}
 		t.data.put(i, k, e)
 		return e
 	}
@@ -59,7 +68,7 @@ func (t *mapTable) own(i int, k any, e mapEntry) mapEntry {
 // of the user keys so written (groups.touchUK, encodeUKs).
 func (t *mapTable) ownUK(i int, k any, e mapEntry, uk any) mapEntry {
 	if e.ver != t.b.mapVersion {
-		e = mapEntry{maps.Clone(e.m), t.b.mapVersion}
+		e = mapEntry{cloneElems(e.m), t.b.mapVersion}
 		t.data.putUK(i, k, e, uk)
 		return e
 	}
@@ -81,8 +90,11 @@ func (t *mapTable) Contains(uk any) bool {
 // Contains), it makes the value private first.
 func (t *mapTable) get(uk any, handOut bool) (any, bool) {
 	k, i, e, ok := t.entry()
-	el, has := e.m[uk]
-	if !ok || !has {
+	if !ok {
+		return nil, false
+	}
+	el, has := e.m.get(uk)
+	if !has {
 		return nil, false
 	}
 	changed := false
@@ -102,18 +114,18 @@ func (t *mapTable) get(uk any, handOut bool) (any, bool) {
 		}
 	}
 	if changed {
-		t.ownUK(i, k, e, uk).m[uk] = el
+		t.ownUK(i, k, e, uk).m.set(uk, el)
 	}
 	return el.v, true
 }
 
 // remove deletes uk, which e holds, and the whole entry if it was the last.
 func (t *mapTable) remove(i int, k any, e mapEntry, uk any) {
-	if len(e.m) == 1 {
+	if e.m.len() == 1 {
 		t.data.del(i, k)
 		return
 	}
-	delete(t.ownUK(i, k, e, uk).m, uk)
+	t.ownUK(i, k, e, uk).m.del(uk)
 }
 
 func (t *mapTable) Put(uk, v any) {
@@ -121,15 +133,18 @@ func (t *mapTable) Put(uk, v any) {
 	if ok {
 		e = t.ownUK(i, k, e, uk)
 	} else {
-		e = mapEntry{make(map[any]elem), t.b.mapVersion}
+		e = mapEntry{&keyMap[elem]{}, t.b.mapVersion}
 		t.data.put(i, k, e)
 	}
-	e.m[uk] = elem{v, t.now(), t.b.version}
+	e.m.set(uk, elem{v, t.now(), t.b.version})
 }
 
 func (t *mapTable) Remove(uk any) {
 	k, i, e, ok := t.entry()
-	if _, has := e.m[uk]; ok && has {
+	if !ok {
+		return
+	}
+	if _, has := e.m.get(uk); has {
 		t.remove(i, k, e, uk)
 	}
 }
@@ -142,7 +157,7 @@ func (t *mapTable) Range(f func(uk, v any) bool) {
 	if !ok {
 		return
 	}
-	for uk, el := range t.privateAll(i, k, e).m {
+	for uk, el := range t.privateAll(i, k, e).m.all() {
 		if !f(uk, el.v) {
 			return
 		}
@@ -156,10 +171,10 @@ func (t *mapTable) privateAll(i int, k any, e mapEntry) mapEntry {
 	if t.b.inFlight.Load() == 0 {
 		return e // no snapshot to share a value with (see shared): spare the walk
 	}
-	for uk, el := range e.m {
+	for uk, el := range e.m.all() { // setting keys the range has met is safe
 		if v, copied := t.private(el.v, el.ver); copied {
 			e = t.own(i, k, e)
-			e.m[uk] = elem{v, el.ts, t.b.version}
+			e.m.set(uk, elem{v, el.ts, t.b.version})
 		}
 	}
 	return e
@@ -187,9 +202,9 @@ func (t *mapTable) purge(i int, k any, e mapEntry, read bool) (mapEntry, bool) {
 	}
 	if read && t.ttl.OnRead {
 		e = t.own(i, k, e)
-		for uk, el := range e.m {
+		for uk, el := range e.m.all() {
 			el.ts = now
-			e.m[uk] = el
+			e.m.set(uk, el)
 		}
 	}
 	return e, true
@@ -202,7 +217,7 @@ func (t *mapTable) Delete() {
 
 func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
 	live := 0
-	for _, el := range e.m {
+	for _, el := range e.m.all() {
 		if !t.ttl.Expired(el.ts, now) {
 			live++
 		}
@@ -211,7 +226,7 @@ func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
 		return buf, false
 	}
 	buf = wire.AppendUvarint(buf, uint64(live))
-	for uk, el := range e.m {
+	for uk, el := range e.m.all() {
 		if t.ttl.Expired(el.ts, now) {
 			continue
 		}
@@ -235,7 +250,7 @@ func (t *mapTable) encodeUKs(buf []byte, e mapEntry, uks map[any]struct{}) ([]by
 	buf = wire.AppendUvarint(buf, uint64(len(uks)))
 	for uk := range uks {
 		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
-		if el, ok := e.m[uk]; ok {
+		if el, ok := e.m.get(uk); ok {
 			buf = appendPrefixed(append(buf, 1), t.sp.Codec, el.v)
 		} else {
 			buf = append(buf, 0)
@@ -256,13 +271,13 @@ func (t *mapTable) detach(captured []keyMap[mapEntry], uks []map[any]map[any]str
 		for k, e := range m.all() { // setting keys the range has met is safe
 			set, partial := changed[k]
 			if !partial || t.ttl.Enabled() {
-				m.set(k, mapEntry{maps.Clone(e.m), e.ver})
+				m.set(k, mapEntry{cloneElems(e.m), e.ver})
 				continue
 			}
-			sub := make(map[any]elem, len(set))
+			sub := &keyMap[elem]{}
 			for uk := range set {
-				if el, ok := e.m[uk]; ok {
-					sub[uk] = el
+				if el, ok := e.m.get(uk); ok {
+					sub.set(uk, el)
 				}
 			}
 			m.set(k, mapEntry{sub, e.ver})
@@ -273,7 +288,7 @@ func (t *mapTable) detach(captured []keyMap[mapEntry], uks []map[any]map[any]str
 func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, error) {
 	r := wire.NewReader(p)
 	n := r.Count(2)
-	m := make(map[any]elem, n)
+	m := &keyMap[elem]{}
 	for j := 0; j < n && r.Err() == nil; j++ {
 		ts := readTS(r, hasTS, t.ttl, now)
 		kb, vb := r.Bytes(), r.Bytes()
@@ -288,31 +303,34 @@ func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, erro
 		if err != nil {
 			return mapEntry{}, false, err
 		}
+		if j == 0 {
+			*m = sized[elem](uk, n)
+		}
 		if !t.ttl.Expired(ts, now) {
-			m[uk] = elem{v, ts, t.b.version}
+			m.set(uk, elem{v, ts, t.b.version})
 		}
 	}
 	if r.Err() != nil || r.Len() != 0 {
 		return mapEntry{}, false, corrupt("map payload: %v, %d bytes left", r.Err(), r.Len())
 	}
-	return mapEntry{m, t.b.mapVersion}, len(m) > 0, nil
+	return mapEntry{m, t.b.mapVersion}, m.len() > 0, nil
 }
 
 func (t *mapTable) sweep(e mapEntry, now int64) (mapEntry, int, bool) {
 	n := 0
-	for _, el := range e.m {
+	for _, el := range e.m.all() {
 		if t.ttl.Expired(el.ts, now) {
 			n++
 		}
 	}
 	if n == 0 {
-		return e, 0, len(e.m) > 0
+		return e, 0, e.m.len() > 0
 	}
-	m := make(map[any]elem, len(e.m)-n)
-	for uk, el := range e.m {
+	m := &keyMap[elem]{}
+	for uk, el := range e.m.all() {
 		if !t.ttl.Expired(el.ts, now) {
-			m[uk] = el
+			m.set(uk, el)
 		}
 	}
-	return mapEntry{m, t.b.mapVersion}, n, len(m) > 0
+	return mapEntry{m, t.b.mapVersion}, n, m.len() > 0
 }
