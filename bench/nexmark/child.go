@@ -38,7 +38,7 @@ func childMain(args []string) error {
 	var queriesFile, query, profile string
 	var gogc int
 	var memLimit int64
-	fs.StringVar(&queriesFile, "queries-file", "", "queries.sql")
+	fs.StringVar(&queriesFile, "queries-file", "", "queries.sql (default: ../shared/nexmark/queries.sql beside the repository)")
 	fs.StringVar(&query, "query", "", "the query")
 	fs.Int64Var(&cfg.Events, "events", 0, "events")
 	fs.Int64Var(&cfg.TPS, "tps", DefaultTPS, "event rate")
@@ -46,13 +46,28 @@ func childMain(args []string) error {
 	fs.IntVar(&cfg.Parallelism, "parallelism", 2, "parallelism")
 	fs.StringVar(&cfg.StateBackend, "state-backend", "hashmap", "state.backend.type")
 	fs.DurationVar(&cfg.Sample, "sample", 5*time.Second, "how often to sample progress")
-	fs.StringVar(&cfg.Dir, "dir", "", "scratch directory")
+	fs.StringVar(&cfg.Dir, "dir", "", "scratch directory (default: a temporary one, removed after)")
 	fs.StringVar(&cfg.Changelog, "changelog", "", "write sink changelogs here instead of the sinks")
 	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile here")
 	fs.IntVar(&gogc, "gogc", DefaultGOGC, "the Go GC target percentage (GOGC)")
 	fs.Int64Var(&memLimit, "memory-limit", DefaultMemoryLimit, "the Go soft memory limit in bytes (GOMEMLIMIT)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if queriesFile == "" { // the suite's default, for a child run by hand
+		root, err := repoRoot()
+		if err != nil {
+			return err
+		}
+		queriesFile = defaultQueriesFile(root)
+	}
+	if cfg.Dir == "" {
+		dir, err := os.MkdirTemp("", "nexmark-child-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		cfg.Dir = dir
 	}
 	suite, err := LoadSuite(queriesFile)
 	if err != nil {

@@ -52,8 +52,8 @@ import (
 // (capture.live). A state that only grows by new keys and appends (a
 // join's list state) leaves nothing dead in its deltas, and is not
 // rewritten whole each time it doubles: with the deltas alone against the
-// base, Nexmark q20's 10 M events wrote their state about three times
-// over. A state that overwrites or clears (aggregates, windows) fills the
+// base, Nexmark q20's 10 M events wrote 3.8 GB of checkpoints for a
+// state of 1.9 GB, q9's 4.0 GB for 1.1 GB. A state that overwrites or clears (aggregates, windows) fills the
 // chain with dead entries and gets its bases as before. The first
 // checkpoint after a restore, or into another storage, writes a base too.
 //
