@@ -73,7 +73,7 @@ func sized[E any](k any, n int) keyMap[E] {
 
 // all yields every entry, string keys boxed: for the paths that want the
 // keys as any (timers, restore errors, size estimates), not for snapshots
-// (see encodeKeys).
+// (see encoded).
 func (m keyMap[E]) all() iter.Seq2[any, E] {
 	return func(yield func(any, E) bool) {
 		for k, e := range m.s {

@@ -142,7 +142,7 @@ func (b *Backend) applyDeltaGroup(r *wire.Reader, name string, raw *rawState) er
 			return fmt.Errorf("state %q: key: %w", name, err)
 		}
 		m := &raw.maps[i]
-		old, _ := m.get(k)
+		old, _ := m.get(k) // what ops 2 and 3 change
 		switch op {
 		case 1:
 			m.del(k)
