@@ -204,14 +204,25 @@ func (g *GroupAggregate) Open(ctx *operator.Context) error {
 	}
 	g.groups = make([]*distinctSet, len(g.agg.groups))
 	for gi, dg := range g.agg.groups {
-		g.groups[gi] = &distinctSet{insertOnly: g.opts.InputInsertOnly, refresh: ttl != nil,
-			m: state.Map(ctx.Keyed, state.MapDescriptor[string, *distinctEntry]{
-				Name: fmt.Sprintf("group-distinct-%d", dg.calls[0]), ValueCodec: distinctEntryCodec{}, TTL: ttl})}
+		g.groups[gi] = g.distinctSet(ctx.Keyed, dg, ttl)
 	}
 	if ctx.Restored {
 		return g.refuseUnsharedDistinct(ctx.Keyed)
 	}
 	return nil
+}
+
+// distinctSet registers distinct group dg's map: of presence bits over
+// an insert-only input, of counts and values otherwise (see distinct.go).
+func (g *GroupAggregate) distinctSet(keyed state.KeyedBackend, dg distinctGroup, ttl *state.TTLConfig) *distinctSet {
+	name := fmt.Sprintf("group-distinct-%d", dg.calls[0])
+	s := &distinctSet{refresh: ttl != nil}
+	if g.opts.InputInsertOnly {
+		s.bits = state.Map(keyed, state.MapDescriptor[string, uint64]{Name: name, ValueCodec: distinctBitsCodec{}, TTL: ttl})
+	} else {
+		s.m = state.Map(keyed, state.MapDescriptor[string, *distinctEntry]{Name: name, ValueCodec: distinctEntryCodec{}, TTL: ttl})
+	}
+	return s
 }
 
 // refuseUnsharedDistinct fails a restore of a checkpoint from before
