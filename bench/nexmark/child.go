@@ -35,7 +35,7 @@ const childArg = "weir-child"
 func childMain(args []string) error {
 	fs := flag.NewFlagSet(childArg, flag.ContinueOnError)
 	var cfg RunConfig
-	var queriesFile, query, profile string
+	var queriesFile, query, profile, memProfile string
 	var gogc int
 	var memLimit int64
 	fs.StringVar(&queriesFile, "queries-file", "", "queries.sql (default: ../shared/nexmark/queries.sql beside the repository)")
@@ -49,6 +49,7 @@ func childMain(args []string) error {
 	fs.StringVar(&cfg.Dir, "dir", "", "scratch directory (default: a temporary one, removed after)")
 	fs.StringVar(&cfg.Changelog, "changelog", "", "write sink changelogs here instead of the sinks")
 	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile here")
+	fs.StringVar(&memProfile, "memprofile", "", "write a heap profile here every 10 s while the job runs (the last one is the state near the end)")
 	fs.IntVar(&gogc, "gogc", DefaultGOGC, "the Go GC target percentage (GOGC)")
 	fs.Int64Var(&memLimit, "memory-limit", DefaultMemoryLimit, "the Go soft memory limit in bytes (GOMEMLIMIT)")
 	if err := fs.Parse(args); err != nil {
@@ -84,6 +85,10 @@ func childMain(args []string) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if memProfile != "" {
+		stop := writeHeapProfiles(memProfile, 10*time.Second)
+		defer stop()
 	}
 	res, err := runWeir(context.Background(), suite, query, cfg)
 	if err != nil {
@@ -229,4 +234,45 @@ func lastJSONLine(out []byte) []byte {
 		}
 	}
 	return nil
+}
+
+// writeHeapProfiles overwrites path with a heap profile every period until
+// the returned stop is called: the last one shows the state a run held
+// near its end, which a profile written after the run (its state freed)
+// would not.
+func writeHeapProfiles(path string, period time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(period)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if err := writeHeapProfile(path); err != nil {
+					fmt.Fprintln(os.Stderr, "nexmark child:", err)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// writeHeapProfile writes the heap profile to path through a temporary
+// file, so that a reader never sees half of one.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path + ".tmp")
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
 }
