@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/checkpointstorage"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/task"
 )
 
@@ -100,6 +101,7 @@ func TestRestartable(t *testing.T) {
 		{fmt.Errorf("table t: %w", operator.ErrNonRestartable), false},
 		{fmt.Errorf("sink: %w", operator.ErrNeverCommits), false},
 		{fmt.Errorf("restore: %w", operator.ErrDataLoss), false},
+		{fmt.Errorf("subtask s panicked: %w", fmt.Errorf("state %q: %w", "m", state.ErrIncompatible)), false},
 	} {
 		if got := Restartable(c.err); got != c.want {
 			t.Errorf("Restartable(%v) = %v, want %v", c.err, got, c.want)

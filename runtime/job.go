@@ -19,6 +19,7 @@ import (
 	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/operator"
 	"github.com/weirstream/weir/restart"
+	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/task"
 )
 
@@ -542,13 +543,15 @@ func (j *job) collectMetrics(d *deployment) {
 // get past err (franz-go's kerr.IsRetriable, for a job). It is false for a
 // failure a restart would only repeat: a sink that can never commit
 // (operator.ErrNeverCommits), a misconfiguration
-// (operator.ErrNonRestartable), and data loss (operator.ErrDataLoss) — the
+// (operator.ErrNonRestartable), data loss (operator.ErrDataLoss) — the
 // restore would commit the same lost transaction again, so the job stops
-// and the error says what was lost, instead of looping. Every other error
+// and the error says what was lost, instead of looping — and state the
+// operators cannot read (state.ErrIncompatible), which the restore would
+// hand them again. Every other error
 // is restartable; the restart strategy and the recurring-failure check
 // still bound how often. err is matched with errors.Is, so wrapping keeps
 // the class.
 func Restartable(err error) bool {
 	return !errors.Is(err, operator.ErrNeverCommits) && !errors.Is(err, operator.ErrNonRestartable) &&
-		!errors.Is(err, operator.ErrDataLoss)
+		!errors.Is(err, operator.ErrDataLoss) && !errors.Is(err, state.ErrIncompatible)
 }

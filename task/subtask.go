@@ -245,6 +245,17 @@ func (t *Subtask) setErr(err error) {
 	}
 }
 
+// panicError is the error of subtask id's panic r, wrapping r when it is
+// an error (a state handle's registration panics with one), so that its
+// class holds: a restart does not retry what cannot succeed (see
+// runtime.Restartable).
+func panicError(id event.SubtaskID, r any) error {
+	if e, ok := r.(error); ok {
+		return fmt.Errorf("subtask %s panicked: %w", id, e)
+	}
+	return fmt.Errorf("subtask %s panicked: %v", id, r)
+}
+
 // Run opens the chain, runs the mailbox loop until the subtask finishes or
 // ctx is cancelled, and closes the chain. It reports failures and exit.
 func (t *Subtask) Run(ctx context.Context) (err error) {
@@ -256,7 +267,7 @@ func (t *Subtask) Run(ctx context.Context) (err error) {
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("subtask %s panicked: %v", t.spec.ID, r)
+			err = panicError(t.spec.ID, r)
 		}
 		err = withCloseErrors(err, t.cleanup())
 	}()

@@ -388,7 +388,11 @@ func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []exp
 		opts.Types, format = nil, ""
 	}
 	if slices.ContainsFunc(calls, func(c exec.AggCall) bool { return c.Distinct }) {
-		format = strings.TrimPrefix(format+", "+sharedDistinctFormat, ", ")
+		f := sharedDistinctFormat
+		if in.InsertOnly {
+			f = distinctBitsFormat
+		}
+		format = strings.TrimPrefix(format+", "+f, ", ")
 	}
 	if _, err := exec.NewGroupAggregate(opts); err != nil {
 		return nil, err

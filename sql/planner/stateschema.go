@@ -68,6 +68,15 @@ func aggFunction(c exec.AggCall) string {
 // it, is refused, as the operator cannot read it.
 const sharedDistinctFormat = "shared distinct maps"
 
+// distinctBitsFormat is sharedDistinctFormat over an insert-only input,
+// whose maps keep only which calls hold each value, a bit each (see
+// sql/exec/distinct.go). Its Legacy is the fingerprint with
+// sharedDistinctFormat, whose maps of counts it reads; a query over a
+// retracting input refuses it, before any operator opens, as it would
+// need the values. (A checkpoint of counts from before this format does
+// not say whether its input was insert-only: it restores either way.)
+const distinctBitsFormat = sharedDistinctFormat + " of presence bits"
+
 // stateSchema describes the state of r's keyed operator for restore's
 // compatibility check (graph.StateSchema): the operator kind, and the
 // types of its key and of what it keeps — r.state when the planner says,
@@ -106,6 +115,9 @@ func stateSchema(r *Rel) *graph.StateSchema {
 		text = append(text, "kept as "+r.stateFormat)
 	}
 	sc := &graph.StateSchema{Operator: op, Types: r.Op + ": " + strings.Join(types, ", "), Text: strings.Join(text, ", ")}
+	if strings.Contains(r.stateFormat, distinctBitsFormat) {
+		sc.Legacy = []string{strings.Replace(sc.Types, distinctBitsFormat, sharedDistinctFormat, 1)}
+	}
 	if strings.Contains(r.stateFormat, sharedDistinctFormat) {
 		return sc // no older Weir wrote this state in a format it reads
 	}
