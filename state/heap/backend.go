@@ -225,7 +225,7 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 		size:           &b.blobSize,
 	}
 	cp := capture{version: b.version, changed: map[string][]map[any]struct{}{}, from: map[string][]map[any]int{},
-		uks: map[string][]map[any]*ukChanges{}}
+		uks: map[string][]map[any]map[any]struct{}{}}
 	for name, t := range b.tables {
 		if dirty, from, uks := t.takeDirty(); dirty != nil {
 			cp.changed[name], cp.from[name], cp.uks[name] = dirty, from, uks

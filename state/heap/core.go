@@ -17,10 +17,10 @@ type table interface {
 	// snapshot (nil unless incremental), the appends among them
 	// (groups.from) and the maps changed in some user keys only
 	// (groups.uks), and starts a new record.
-	takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]*ukChanges)
+	takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]map[any]struct{})
 	// capture takes the synchronous part of a snapshot: every entry, or
 	// for a delta only the entries of keys (per group).
-	capture(delta bool, keys []map[any]struct{}, uks []map[any]*ukChanges) captured
+	capture(delta bool, keys []map[any]struct{}, uks []map[any]map[any]struct{}) captured
 	// forget drops the record of changed keys.
 	forget()
 	// keys returns the keys with a live entry at now.
@@ -62,17 +62,17 @@ type tailEncoder[E any] interface {
 // ukEncoder is an entryOps whose entries are maps (map state): a delta
 // can hold only the user keys written or removed (groups.touchUK).
 type ukEncoder[E any] interface {
-	// encodeUKs appends the user key changes uks: each one's value, or
-	// its removal; false when it cannot (a TTL).
-	encodeUKs(buf []byte, uks *ukChanges) ([]byte, bool)
+	// encodeUKs appends the changes of e's user keys uks: each one's
+	// value, or its removal; false when it cannot (a TTL).
+	encodeUKs(buf []byte, e E, uks map[any]struct{}) ([]byte, bool)
 }
 
 // detacher is an entryOps whose entries hold maps the owner writes in
 // place between full captures (map state): a delta capture replaces each
-// captured entry by what its delta reads, copied now (uks: the maps
-// changed in some user keys only, whose delta reads those changes).
+// captured entry by what its delta reads, copied now (uks: the user keys
+// of maps changed in those only).
 type detacher[E any] interface {
-	detach(captured []keyMap[E], uks []map[any]*ukChanges)
+	detach(captured []keyMap[E], uks []map[any]map[any]struct{})
 }
 
 // core implements table for entries of type E.
@@ -98,11 +98,11 @@ func (c *core[E]) now() int64 {
 	return c.b.opts.Clock()
 }
 
-func (c *core[E]) takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]*ukChanges) {
+func (c *core[E]) takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]map[any]struct{}) {
 	return c.data.takeDirty()
 }
 
-func (c *core[E]) capture(delta bool, keys []map[any]struct{}, uks []map[any]*ukChanges) captured {
+func (c *core[E]) capture(delta bool, keys []map[any]struct{}, uks []map[any]map[any]struct{}) captured {
 	out := &capturedGroups[E]{hdr: stateHeader{name: c.sp.Name, kind: c.sp.Kind, hasTTL: c.ttl.Enabled()}, encode: c.ops.encode}
 	if t, ok := c.ops.(tailEncoder[E]); ok {
 		out.tail = t.encodeTail

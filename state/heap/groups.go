@@ -31,34 +31,21 @@ type groups[E any] struct {
 	// only the elements appended (see touchAppend).
 	from []map[any]int
 	// uks[i], for keys of dirty[i] whose map had only some user keys
-	// written or removed (a map without TTL), holds those user keys'
-	// changes: the next delta then holds only them (see touchUK).
-	uks []map[any]*ukChanges
-	// lastUKs is uks as the last capture took it: a key's record of user
-	// keys starts sized as it was then (touchUK), as the changed keys do
+	// written or removed (a map without TTL), holds those user keys: the
+	// next delta then holds only their changes (see touchUK).
+	uks []map[any]map[any]struct{}
+	// lastUKs is uks as the last capture took it: a key's set of user keys
+	// starts sized as it was then (touchUK), as the changed keys do
 	// (sizedLike). Only its lengths are read.
-	lastUKs []map[any]*ukChanges
+	lastUKs []map[any]map[any]struct{}
 }
-
-// ukChange is the change of one user key of a map: its entry as written
-// (the one the map holds, sharing its value), or its removal (gone).
-type ukChange struct {
-	el   elem
-	gone bool
-}
-
-// ukChanges is the changes of a map's user keys since the last capture,
-// the last of each: a delta capture takes them as they are, so it looks
-// up no user key in the live map (Nexmark q16's COUNT DISTINCT maps hold
-// millions, and those lookups were most of its checkpoints' pause).
-type ukChanges = keyMap[ukChange]
 
 // newGroups returns n empty groups, tracking changed keys from now on when
 // tracking (see groups) or from the first capture when track.
 func newGroups[E any](n int, mapVer *uint64, track, tracking bool) groups[E] {
 	g := groups[E]{maps: make([]keyMap[E], n), vers: make([]uint64, n), mapVer: mapVer, track: track}
 	if tracking {
-		g.dirty, g.from, g.uks = make([]map[any]struct{}, n), make([]map[any]int, n), make([]map[any]*ukChanges, n)
+		g.dirty, g.from, g.uks = make([]map[any]struct{}, n), make([]map[any]int, n), make([]map[any]map[any]struct{}, n)
 	}
 	return g
 }
@@ -108,41 +95,39 @@ func (g *groups[E]) touch(i int, k any) {
 	}
 }
 
-// putUK stores e, the entry of k after change c of its user key uk, and
-// records that (touchUK).
-func (g *groups[E]) putUK(i int, k any, e E, uk any, c ukChange) {
+// putUK stores e, the entry of k after its user key uk was written or
+// removed, and records that (touchUK).
+func (g *groups[E]) putUK(i int, k any, e E, uk any) {
 	g.writable(i).set(k, e)
-	g.touchUK(i, k, uk, c)
+	g.touchUK(i, k, uk)
 }
 
-// touchUK records, when tracking, change c of user key uk of key k's map
-// in group i: unless k changed otherwise since the last capture (touch),
-// the next delta holds only the user keys' changes so recorded. A key
-// changed wholly earlier stays so.
-func (g *groups[E]) touchUK(i int, k any, uk any, c ukChange) {
+// touchUK records, when tracking, that user key uk of key k's map in
+// group i was written or removed: unless k changed otherwise since the
+// last capture (touch), the next delta holds only the user keys so
+// recorded. A key changed wholly earlier stays so.
+func (g *groups[E]) touchUK(i int, k any, uk any) {
 	if g.dirty == nil {
 		return
 	}
 	if !g.markDirty(i, k) {
 		if u, partial := g.uks[i][k]; partial {
-			u.set(uk, c)
+			u[uk] = struct{}{}
 		}
 		return
 	}
 	u := g.uks[i]
 	if u == nil {
-		u = make(map[any]*ukChanges)
+		u = make(map[any]map[any]struct{})
 		g.uks[i] = u
 	}
 	n := 1
 	if i < len(g.lastUKs) {
-		if last, ok := g.lastUKs[i][k]; ok {
-			n = max(n, last.len())
-		}
+		n = max(n, len(g.lastUKs[i][k]))
 	}
-	rec := sized[ukChange](uk, n)
-	rec.set(uk, c)
-	u[k] = &rec
+	set := make(map[any]struct{}, n)
+	set[uk] = struct{}{}
+	u[k] = set
 }
 
 // touchAppend records, when tracking, that elements were appended to the
@@ -186,12 +171,12 @@ func (g *groups[E]) dirtyOf(i int) map[any]struct{} {
 // takeDirty returns the keys changed since the last capture (nil when not
 // tracking yet), the appends among them (see from) and the maps changed
 // in some user keys only (see uks), and starts a new record.
-func (g *groups[E]) takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]*ukChanges) {
+func (g *groups[E]) takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]map[any]struct{}) {
 	d, f, u := g.dirty, g.from, g.uks
 	if g.track {
 		n := len(g.maps)
 		if d == nil {
-			g.dirty, g.from, g.uks = make([]map[any]struct{}, n), make([]map[any]int, n), make([]map[any]*ukChanges, n)
+			g.dirty, g.from, g.uks = make([]map[any]struct{}, n), make([]map[any]int, n), make([]map[any]map[any]struct{}, n)
 		} else {
 			g.dirty, g.from, g.uks = sizedLike(d), sizedLike(f), sizedLike(u)
 		}

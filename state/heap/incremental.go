@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sync"
 
@@ -148,7 +149,7 @@ type capture struct {
 	live    int64
 	changed map[string][]map[any]struct{}
 	from    map[string][]map[any]int
-	uks     map[string][]map[any]*ukChanges
+	uks     map[string][]map[any]map[any]struct{}
 }
 
 func newChain() *chain {
@@ -190,7 +191,7 @@ func (c *chain) captured(cp capture, forCheckpoint bool) (epoch int, d deltaKeys
 // one, and needs a subset of both).
 type deltaKeys struct {
 	keys map[string][]map[any]struct{}
-	uks  map[string][]map[any]*ukChanges
+	uks  map[string][]map[any]map[any]struct{}
 }
 
 // wantsBase reports whether the snapshot after l writes a base: its
@@ -372,7 +373,7 @@ func (s *incrementalSnapshot) producer(p plan) func(io.Writer) error {
 	}
 	var changed map[string][]map[any]struct{}
 	var from map[string][]map[any]int
-	var uks map[string][]map[any]*ukChanges
+	var uks map[string][]map[any]map[any]struct{}
 	if !p.full {
 		changed, from, uks = union(all), appends(p.changes), userKeyChanges(p.changes)
 	}
@@ -509,19 +510,19 @@ func appendsOf(keys map[any]struct{}, from []map[any]int, i int, out []map[any]i
 // found changed, the maps changed in some user keys only in every capture
 // that found them, with the union of those user keys: a delta holds only
 // their changes.
-func userKeyChanges(cps []capture) map[string][]map[any]*ukChanges {
+func userKeyChanges(cps []capture) map[string][]map[any]map[any]struct{} {
 	if len(cps) == 1 {
 		return cps[0].uks // its records are of its changed keys (groups.touchUK)
 	}
-	out := map[string][]map[any]*ukChanges{}
+	out := map[string][]map[any]map[any]struct{}{}
 	seen := map[string][]map[any]bool{}
 	for _, cp := range cps {
 		for name, groups := range cp.changed {
 			if out[name] == nil {
-				out[name], seen[name] = make([]map[any]*ukChanges, len(groups)), make([]map[any]bool, len(groups))
+				out[name], seen[name] = make([]map[any]map[any]struct{}, len(groups)), make([]map[any]bool, len(groups))
 			}
 			for i, keys := range groups {
-				var uks map[any]*ukChanges
+				var uks map[any]map[any]struct{}
 				if u := cp.uks[name]; u != nil {
 					uks = u[i]
 				}
@@ -538,18 +539,17 @@ func userKeyChanges(cps []capture) map[string][]map[any]*ukChanges {
 // user keys changed. A record is the capture's own set until a second
 // capture adds to it (seen[i][k]: out[i][k] is a copy), so one capture
 // costs no copy of its sets.
-func userKeysOf(keys map[any]struct{}, uks map[any]*ukChanges, out []map[any]*ukChanges, seen []map[any]bool, i int) {
+func userKeysOf(keys map[any]struct{}, uks map[any]map[any]struct{}, out []map[any]map[any]struct{}, seen []map[any]bool, i int) {
 	for k := range keys {
 		u, partial := uks[k]
 		if copied, ok := seen[i][k]; ok {
 			if prev, kept := out[i][k]; kept && partial {
 				if !copied {
-					c := prev.clone()
-					prev = &c
+					prev = maps.Clone(prev)
 					out[i][k], seen[i][k] = prev, true
 				}
-				for uk, ch := range u.all() { // a later change of a user key replaces an earlier one
-					prev.set(uk, ch)
+				for uk := range u {
+					prev[uk] = struct{}{}
 				}
 			} else if kept {
 				delete(out[i], k)
@@ -562,7 +562,7 @@ func userKeysOf(keys map[any]struct{}, uks map[any]*ukChanges, out []map[any]*uk
 		seen[i][k] = false
 		if partial {
 			if out[i] == nil {
-				out[i] = make(map[any]*ukChanges)
+				out[i] = make(map[any]map[any]struct{})
 			}
 			out[i][k] = u
 		}
@@ -573,7 +573,7 @@ func userKeysOf(keys map[any]struct{}, uks map[any]*ukChanges, out []map[any]*uk
 // of this file): of those only appended to (from), the elements appended;
 // of maps changed in some user keys only (uks), those user keys' changes.
 func (s *snapshot) writeDelta(out io.Writer, changed map[string][]map[any]struct{}, from map[string][]map[any]int,
-	uks map[string][]map[any]*ukChanges) error {
+	uks map[string][]map[any]map[any]struct{}) error {
 	w := &writer{keyCodec: s.keyCodec, now: s.now}
 	var states []captured
 	for _, c := range s.states {
@@ -596,7 +596,7 @@ func (s *snapshot) writeDelta(out io.Writer, changed map[string][]map[any]struct
 			if fs := from[c.header().name]; fs != nil {
 				f = fs[i]
 			}
-			var u map[any]*ukChanges
+			var u map[any]map[any]struct{}
 			if us := uks[c.header().name]; us != nil {
 				u = us[i]
 			}
@@ -624,7 +624,7 @@ func changedGroups(groups []map[any]struct{}) int {
 // appendKeys appends, for each key of keys, the key and its op: its
 // payload, or a delete when group i holds no live entry under it; the
 // elements appended, or the user keys changed, when only those changed.
-func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, uks map[any]*ukChanges,
+func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, uks map[any]map[any]struct{},
 	w *writer) []byte {
 	m := c.maps[i]
 	for k := range keys {
@@ -634,7 +634,7 @@ func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys map[any]struct{}
 		mark := len(body)
 		if u, partial := uks[k]; ok && partial && c.uks != nil {
 			at := len(body) + 1
-			if changes, done := c.uks(append(body, 3), u); done {
+			if changes, done := c.uks(append(body, 3), e, u); done {
 				body = prefixLength(changes, at)
 				continue
 			}

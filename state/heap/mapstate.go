@@ -28,9 +28,8 @@ func cloneElems(m *keyMap[elem]) *keyMap[elem] {
 // mapTable stores MapState. An entry's inner map is the owner's to write
 // once created or cloned after the last full capture (ver is the map
 // version then): a full capture holds the inner maps themselves, and the
-// first write after it clones one (own, setUK); a delta capture holds
-// copies or the user keys' changes (detach), so between full captures the
-// maps are written in place
+// first write after it clones one (own, ownUK); a delta capture holds
+// copies (detach), so between full captures the maps are written in place
 // — q16's COUNT DISTINCT maps of millions of entries were cloned whole
 // after every checkpoint.
 type mapTable struct{ core[mapEntry] }
@@ -64,28 +63,17 @@ func (t *mapTable) own(i int, k any, e mapEntry) mapEntry {
 	return e
 }
 
-// setUK applies change c of user key uk to key k's entry e, cloning its
-// map first if a snapshot may share it (as own does), and records the
-// change: unless key k changed otherwise since the last capture, the next
-// delta holds only the user keys' changes so recorded (groups.touchUK,
-// encodeUKs).
-func (t *mapTable) setUK(i int, k any, e mapEntry, uk any, c ukChange) {
+// ownUK is own for a write of user key uk alone: unless key k changed
+// otherwise since the last capture, the next delta holds only the change
+// of the user keys so written (groups.touchUK, encodeUKs).
+func (t *mapTable) ownUK(i int, k any, e mapEntry, uk any) mapEntry {
 	if e.ver != t.b.mapVersion {
 		e = mapEntry{cloneElems(e.m), t.b.mapVersion}
-		applyUK(e.m, uk, c)
-		t.data.putUK(i, k, e, uk, c)
-		return
+		t.data.putUK(i, k, e, uk)
+		return e
 	}
-	applyUK(e.m, uk, c)
-	t.data.touchUK(i, k, uk, c)
-}
-
-func applyUK(m *keyMap[elem], uk any, c ukChange) {
-	if c.gone {
-		m.del(uk)
-		return
-	}
-	m.set(uk, c.el)
+	t.data.touchUK(i, k, uk)
+	return e
 }
 
 // Get returns the value under uk, copied if a snapshot in flight may be
@@ -126,7 +114,7 @@ func (t *mapTable) get(uk any, handOut bool) (any, bool) {
 		}
 	}
 	if changed {
-		t.setUK(i, k, e, uk, ukChange{el: el})
+		t.ownUK(i, k, e, uk).m.set(uk, el)
 	}
 	return el.v, true
 }
@@ -137,19 +125,18 @@ func (t *mapTable) remove(i int, k any, e mapEntry, uk any) {
 		t.data.del(i, k)
 		return
 	}
-	t.setUK(i, k, e, uk, ukChange{gone: true})
+	t.ownUK(i, k, e, uk).m.del(uk)
 }
 
 func (t *mapTable) Put(uk, v any) {
 	k, i, e, ok := t.entry()
-	el := elem{v, t.now(), t.b.version}
 	if ok {
-		t.setUK(i, k, e, uk, ukChange{el: el})
-		return
+		e = t.ownUK(i, k, e, uk)
+	} else {
+		e = mapEntry{&keyMap[elem]{}, t.b.mapVersion}
+		t.data.put(i, k, e)
 	}
-	e = mapEntry{&keyMap[elem]{}, t.b.mapVersion}
-	e.m.set(uk, el)
-	t.data.put(i, k, e)
+	e.m.set(uk, elem{v, t.now(), t.b.version})
 }
 
 func (t *mapTable) Remove(uk any) {
@@ -252,45 +239,48 @@ func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
 	return buf, true
 }
 
-// encodeUKs appends the user key changes uks, for a delta (op 3 in
-// incremental.go): their number, then each user key and a byte 1 and its
-// value, or a byte 0 when it was removed. A map with a TTL is written
+// encodeUKs appends the changes of user keys uks of e, for a delta (op 3
+// in incremental.go): their number, then each user key and a byte 1 and
+// its value, or a byte 0 when e holds none. A map with a TTL is written
 // whole (false): its entries' timestamps would need writing too.
-func (t *mapTable) encodeUKs(buf []byte, uks *ukChanges) ([]byte, bool) {
+func (t *mapTable) encodeUKs(buf []byte, e mapEntry, uks map[any]struct{}) ([]byte, bool) {
 	if t.ttl.Enabled() {
 		return buf, false
 	}
-	buf = wire.AppendUvarint(buf, uint64(uks.len()))
-	for uk, c := range uks.all() {
+	buf = wire.AppendUvarint(buf, uint64(len(uks)))
+	for uk := range uks {
 		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
-		if c.gone {
-			buf = append(buf, 0)
+		if el, ok := e.m.get(uk); ok {
+			buf = appendPrefixed(append(buf, 1), t.sp.Codec, el.v)
 		} else {
-			buf = appendPrefixed(append(buf, 1), t.sp.Codec, c.el.v)
+			buf = append(buf, 0)
 		}
 	}
 	return buf, true
 }
 
-// noElems is the entry a delta capture holds for a map changed in some
-// user keys only: its delta reads their changes (encodeUKs), not it.
-var noElems = &keyMap[elem]{}
-
-// detach replaces each captured entry by what its delta reads: nothing
-// when only some user keys changed (uks holds their changes, values and
-// all), a copy of its whole map otherwise.
-func (t *mapTable) detach(captured []keyMap[mapEntry], uks []map[any]*ukChanges) {
+// detach replaces each captured entry by a copy of what its delta reads:
+// the values of its changed user keys when only those changed (uks), its
+// whole map otherwise.
+func (t *mapTable) detach(captured []keyMap[mapEntry], uks []map[any]map[any]struct{}) {
 	for i, m := range captured {
-		var changed map[any]*ukChanges
+		var changed map[any]map[any]struct{}
 		if i < len(uks) {
 			changed = uks[i]
 		}
 		for k, e := range m.all() { // setting keys the range has met is safe
-			if _, partial := changed[k]; partial && !t.ttl.Enabled() {
-				m.set(k, mapEntry{noElems, e.ver})
+			set, partial := changed[k]
+			if !partial || t.ttl.Enabled() {
+				m.set(k, mapEntry{cloneElems(e.m), e.ver})
 				continue
 			}
-			m.set(k, mapEntry{cloneElems(e.m), e.ver})
+			sub := &keyMap[elem]{}
+			for uk := range set {
+				if el, ok := e.m.get(uk); ok {
+					sub.set(uk, el)
+				}
+			}
+			m.set(k, mapEntry{sub, e.ver})
 		}
 	}
 }

@@ -34,7 +34,7 @@ type captured interface {
 	// (incremental.go); from holds the keys only appended to, and their
 	// length before; uks the maps changed in some user keys only, and
 	// those.
-	appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, uks map[any]*ukChanges, w *writer) []byte
+	appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, uks map[any]map[any]struct{}, w *writer) []byte
 }
 
 // capturedGroups is a captured state: the group maps as they were at
@@ -46,7 +46,7 @@ type capturedGroups[E any] struct {
 	// tail, for a list, encodes the elements from an index on.
 	tail func(buf []byte, e E, from int) ([]byte, bool)
 	// uks, for a map, encodes the changes of some user keys.
-	uks func(buf []byte, uks *ukChanges) ([]byte, bool)
+	uks func(buf []byte, e E, uks map[any]struct{}) ([]byte, bool)
 }
 
 func (c *capturedGroups[E]) header() stateHeader { return c.hdr }
