@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Throughput at 1 M against 10 M events, measured as the fourteenth
+# session's README section does: each query's Weir child run directly at
+# both sizes, alternately, REPS times; prints each run's process CPU-s
+# (user + sys) and, per query, the medians and the change in events per
+# core-second. Run from the repository's root:
+#
+#   bench/nexmark/scale.sh 3 q4 q7 q16
+#
+# Needs an idle machine: single runs vary by about ±10 %.
+set -euo pipefail
+reps=${1:?usage: scale.sh REPS QUERY...}
+shift
+bin=$(mktemp -d)/nexmark
+trap 'rm -rf "$(dirname "$bin")"' EXIT
+go build -o "$bin" ./bench/nexmark
+log=$(mktemp)
+for q in "$@"; do
+  for _ in $(seq "$reps"); do
+    for n in 1000000 10000000; do
+      /usr/bin/time -o "$log.t" -f "%U %S" "$bin" weir-child -query "$q" -events "$n" -checkpoint 1s \
+        -memory-limit 8589934592 > /dev/null
+      echo "$q $n $(awk '{print $1 + $2}' "$log.t")" | tee -a "$log"
+    done
+  done
+done
+python3 - "$log" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    q, n, cpu = line.split()
+    runs[q, int(n)].append(float(cpu))
+for q in dict.fromkeys(q for q, _ in runs):
+    small, big = statistics.median(runs[q, 1000000]), statistics.median(runs[q, 10000000])
+    a, b = 1e6 / small, 1e7 / big
+    print(f"{q}: 1 M {a / 1e3:.1f}K ev/s/core, 10 M {b / 1e3:.1f}K, change {100 * (b / a - 1):+.1f} %")
+PY
+rm -f "$log" "$log.t"
