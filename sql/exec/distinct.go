@@ -262,7 +262,7 @@ func (distinctEntryCodec) Decode(b []byte) (*distinctEntry, []byte, error) {
 			state.ErrIncompatible)
 	}
 	if len(b) == 0 || b[0] != distinctEntryTag {
-		return nil, b, fmt.Errorf("%w: sql/exec: a DISTINCT value in state is not of the shared distinct map format (tag %#x)", state.ErrCorrupt, firstByte(b))
+		return nil, b, notDistinctFormat(b)
 	}
 	r := reader{b: b[1:]}
 	n := r.count()
@@ -283,6 +283,12 @@ func (distinctEntryCodec) Decode(b []byte) (*distinctEntry, []byte, error) {
 // Copy copies the counts; the value is never modified.
 func (distinctEntryCodec) Copy(e *distinctEntry) *distinctEntry {
 	return &distinctEntry{counts: append([]int64(nil), e.counts...), v: e.v}
+}
+
+// notDistinctFormat is the error for an entry b of a shared distinct map
+// that starts with neither format's tag.
+func notDistinctFormat(b []byte) error {
+	return fmt.Errorf("%w: sql/exec: a DISTINCT value in state is not of the shared distinct map format (tag %#x)", state.ErrCorrupt, firstByte(b))
 }
 
 func firstByte(b []byte) any {
@@ -324,7 +330,7 @@ func (distinctBitsCodec) Decode(b []byte) (uint64, []byte, error) {
 		return bits, rest, nil
 	}
 	if len(b) == 0 || b[0] != distinctBitsTag {
-		return 0, b, fmt.Errorf("%w: sql/exec: a DISTINCT value in state is not of the shared distinct map format (tag %#x)", state.ErrCorrupt, firstByte(b))
+		return 0, b, notDistinctFormat(b)
 	}
 	r := reader{b: b[1:]}
 	bits := r.uvarint()
