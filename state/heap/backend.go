@@ -224,11 +224,10 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 		now:            now,
 		size:           &b.blobSize,
 	}
-	cp := capture{version: b.version, changed: map[string][]map[any]struct{}{}, from: map[string][]map[any]int{},
-		uks: map[string][]map[any]map[any]struct{}{}}
+	cp := capture{version: b.version, changed: map[string][]changes{}, uks: map[string][]userKeys{}}
 	for name, t := range b.tables {
-		if dirty, from, uks := t.takeDirty(); dirty != nil {
-			cp.changed[name], cp.from[name], cp.uks[name] = dirty, from, uks
+		if dirty, uks := t.takeDirty(); dirty != nil {
+			cp.changed[name], cp.uks[name] = dirty, uks
 		}
 	}
 	v, epoch, delta := b.version, 0, false

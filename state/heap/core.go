@@ -14,13 +14,13 @@ import (
 type table interface {
 	spec() state.StateSpec
 	// takeDirty returns the keys of each group changed since the last
-	// snapshot (nil unless incremental), the appends among them
-	// (groups.from) and the maps changed in some user keys only
-	// (groups.uks), and starts a new record.
-	takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]map[any]struct{})
+	// snapshot (nil unless incremental), each with how (changes), and the
+	// maps changed in some user keys only (groups.uks), and starts a new
+	// record.
+	takeDirty() ([]changes, []userKeys)
 	// capture takes the synchronous part of a snapshot: every entry, or
 	// for a delta only the entries of keys (per group).
-	capture(delta bool, keys []map[any]struct{}, uks []map[any]map[any]struct{}) captured
+	capture(delta bool, keys []changes, uks []userKeys) captured
 	// forget drops the record of changed keys.
 	forget()
 	// keys returns the keys with a live entry at now.
@@ -72,7 +72,7 @@ type ukEncoder[E any] interface {
 // captured entry by what its delta reads, copied now (uks: the user keys
 // of maps changed in those only).
 type detacher[E any] interface {
-	detach(captured []keyMap[E], uks []map[any]map[any]struct{})
+	detach(captured []keyMap[E], uks []userKeys)
 }
 
 // core implements table for entries of type E.
@@ -98,11 +98,11 @@ func (c *core[E]) now() int64 {
 	return c.b.opts.Clock()
 }
 
-func (c *core[E]) takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]map[any]struct{}) {
+func (c *core[E]) takeDirty() ([]changes, []userKeys) {
 	return c.data.takeDirty()
 }
 
-func (c *core[E]) capture(delta bool, keys []map[any]struct{}, uks []map[any]map[any]struct{}) captured {
+func (c *core[E]) capture(delta bool, keys []changes, uks []userKeys) captured {
 	out := &capturedGroups[E]{hdr: stateHeader{name: c.sp.Name, kind: c.sp.Kind, hasTTL: c.ttl.Enabled()}, encode: c.ops.encode}
 	if t, ok := c.ops.(tailEncoder[E]); ok {
 		out.tail = t.encodeTail

@@ -25,27 +25,41 @@ type groups[E any] struct {
 	vers   []uint64
 	mapVer *uint64
 	track  bool
-	dirty  []map[any]struct{}
-	// from[i], for keys of dirty[i] that were only appended to (a list
-	// without TTL), holds their length before: the next delta then holds
-	// only the elements appended (see touchAppend).
-	from []map[any]int
+	dirty  []changes
 	// uks[i], for keys of dirty[i] whose map had only some user keys
 	// written or removed (a map without TTL), holds those user keys: the
 	// next delta then holds only their changes (see touchUK).
-	uks []map[any]map[any]struct{}
+	uks []userKeys
 	// lastUKs is uks as the last capture took it: a key's set of user keys
 	// starts sized as it was then (touchUK), as the changed keys do
 	// (sizedLike). Only its lengths are read.
-	lastUKs []map[any]map[any]struct{}
+	lastUKs []userKeys
 }
+
+// changes is one key group's record of the keys changed since a capture,
+// each with how: wholly (changedWhole), or, for a list only appended to
+// (without TTL), the length it had before (touchAppend), so that the next
+// delta holds only the elements appended. It is a keyMap, so SQL's string
+// keys are held unboxed: the record is written at every first change of a
+// key and read at every capture, a tenth of Nexmark q7's CPU at 10 M
+// events while its keys were boxed in a map[any] (and the appends' lengths
+// in a second map).
+type changes = keyMap[int]
+
+// changedWhole is a key's record in changes when it changed otherwise
+// than by appends: the next delta holds its whole entry.
+const changedWhole = -1
+
+// userKeys is one key group's record of maps changed in some user keys
+// only, with those user keys (groups.uks).
+type userKeys = keyMap[map[any]struct{}]
 
 // newGroups returns n empty groups, tracking changed keys from now on when
 // tracking (see groups) or from the first capture when track.
 func newGroups[E any](n int, mapVer *uint64, track, tracking bool) groups[E] {
 	g := groups[E]{maps: make([]keyMap[E], n), vers: make([]uint64, n), mapVer: mapVer, track: track}
 	if tracking {
-		g.dirty, g.from, g.uks = make([]map[any]struct{}, n), make([]map[any]int, n), make([]map[any]map[any]struct{}, n)
+		g.dirty, g.uks = make([]changes, n), make([]userKeys, n)
 	}
 	return g
 }
@@ -86,12 +100,9 @@ func (g *groups[E]) touch(i int, k any) {
 	if g.dirty == nil {
 		return
 	}
-	g.dirtyOf(i)[k] = struct{}{}
-	if f := g.from[i]; f != nil {
-		delete(f, k)
-	}
-	if u := g.uks[i]; u != nil {
-		delete(u, k)
+	g.dirty[i].set(k, changedWhole)
+	if g.uks[i].len() > 0 {
+		g.uks[i].del(k)
 	}
 }
 
@@ -110,24 +121,20 @@ func (g *groups[E]) touchUK(i int, k any, uk any) {
 	if g.dirty == nil {
 		return
 	}
-	if !g.markDirty(i, k) {
-		if u, partial := g.uks[i][k]; partial {
+	if !g.markDirty(i, k, changedWhole) {
+		if u, partial := g.uks[i].get(k); partial {
 			u[uk] = struct{}{}
 		}
 		return
 	}
-	u := g.uks[i]
-	if u == nil {
-		u = make(map[any]map[any]struct{})
-		g.uks[i] = u
-	}
 	n := 1
 	if i < len(g.lastUKs) {
-		n = max(n, len(g.lastUKs[i][k]))
+		last, _ := g.lastUKs[i].get(k)
+		n = max(n, len(last))
 	}
 	set := make(map[any]struct{}, n)
 	set[uk] = struct{}{}
-	u[k] = set
+	g.uks[i].set(k, set)
 }
 
 // touchAppend records, when tracking, that elements were appended to the
@@ -136,66 +143,49 @@ func (g *groups[E]) touchUK(i int, k any, uk any) {
 // A key changed earlier keeps its record: whole, or appended from an
 // earlier length.
 func (g *groups[E]) touchAppend(i int, k any, n int) {
-	if g.dirty == nil {
-		return
+	if g.dirty != nil {
+		g.markDirty(i, k, n)
 	}
-	if !g.markDirty(i, k) {
-		return
-	}
-	f := g.from[i]
-	if f == nil {
-		f = make(map[any]int)
-		g.from[i] = f
-	}
-	f[k] = n
 }
 
-// markDirty adds k to group i's changed keys and reports whether it is new
-// there: one map write, no lookup before it (the set's size tells).
-func (g *groups[E]) markDirty(i int, k any) bool {
-	d := g.dirtyOf(i)
-	n := len(d)
-	d[k] = struct{}{}
-	return len(d) > n
-}
-
-func (g *groups[E]) dirtyOf(i int) map[any]struct{} {
-	d := g.dirty[i]
-	if d == nil {
-		d = make(map[any]struct{})
-		g.dirty[i] = d
+// markDirty records key k of group i as changed how (see changes) unless
+// it has a record already, and reports whether it was new there: the
+// second probe finds the slot the first one brought into the cache.
+func (g *groups[E]) markDirty(i int, k any, how int) bool {
+	d := &g.dirty[i]
+	if _, ok := d.get(k); ok {
+		return false
 	}
-	return d
+	d.set(k, how)
+	return true
 }
 
 // takeDirty returns the keys changed since the last capture (nil when not
-// tracking yet), the appends among them (see from) and the maps changed
-// in some user keys only (see uks), and starts a new record.
-func (g *groups[E]) takeDirty() ([]map[any]struct{}, []map[any]int, []map[any]map[any]struct{}) {
-	d, f, u := g.dirty, g.from, g.uks
+// tracking yet) and the maps changed in some user keys only (see uks), and
+// starts a new record.
+func (g *groups[E]) takeDirty() ([]changes, []userKeys) {
+	d, u := g.dirty, g.uks
 	if g.track {
 		n := len(g.maps)
 		if d == nil {
-			g.dirty, g.from, g.uks = make([]map[any]struct{}, n), make([]map[any]int, n), make([]map[any]map[any]struct{}, n)
+			g.dirty, g.uks = make([]changes, n), make([]userKeys, n)
 		} else {
-			g.dirty, g.from, g.uks = sizedLike(d), sizedLike(f), sizedLike(u)
+			g.dirty, g.uks = sizedLike(d), sizedLike(u)
 		}
 		g.lastUKs = u
 	}
-	return d, f, u
+	return d, u
 }
 
-// sizedLike returns new empty maps, each made for as many keys as prev's
-// map of the same group holds: the keys changed between two checkpoints
-// are about as many as between the two before, so the record does not
-// grow (and rehash) its way there again at every checkpoint, nearly a
-// tenth of Nexmark q7's CPU at 10 M events.
-func sizedLike[V any](prev []map[any]V) []map[any]V {
-	out := make([]map[any]V, len(prev))
+// sizedLike returns new empty records, each made for as many keys as
+// prev's record of the same group holds: the keys changed between two
+// checkpoints are about as many as between the two before, so the record
+// does not grow (and rehash) its way there again at every checkpoint,
+// nearly a tenth of Nexmark q7's CPU at 10 M events.
+func sizedLike[V any](prev []keyMap[V]) []keyMap[V] {
+	out := make([]keyMap[V], len(prev))
 	for i, m := range prev {
-		if len(m) > 0 {
-			out[i] = make(map[any]V, len(m))
-		}
+		out[i] = m.sizedLike()
 	}
 	return out
 }
@@ -206,17 +196,18 @@ func (g *groups[E]) capture() []keyMap[E] { return slices.Clone(g.maps) }
 
 // captureKeys returns, per group, the current entries of keys (those that
 // have one): what a delta writes.
-func (g *groups[E]) captureKeys(keys []map[any]struct{}) []keyMap[E] {
+func (g *groups[E]) captureKeys(keys []changes) []keyMap[E] {
 	out := make([]keyMap[E], len(g.maps))
 	for i, ks := range keys {
-		var m keyMap[E]
-		made := false
-		for k := range ks {
-			if !made { // sized for the kind of key the first one is
-				m, made = sized[E](k, len(ks)), true
+		m, src := sizedAs[E](ks), g.maps[i]
+		for k := range ks.s {
+			if e, ok := src.s[k]; ok {
+				m.s[k] = e
 			}
-			if e, ok := g.maps[i].get(k); ok {
-				m.set(k, e)
+		}
+		for k := range ks.a {
+			if e, ok := src.a[k]; ok {
+				m.a[k] = e
 			}
 		}
 		out[i] = m
@@ -229,7 +220,6 @@ func (g *groups[E]) captureKeys(keys []map[any]struct{}) []keyMap[E] {
 func (g *groups[E]) forget() {
 	if g.dirty != nil {
 		clear(g.dirty)
-		clear(g.from)
 		clear(g.uks)
 		g.lastUKs = nil
 	}

@@ -21,13 +21,14 @@ func TestGroupsTrackPartialChanges(t *testing.T) {
 	g.putAppend(0, "whole", 1, 3)
 	g.put(0, "whole", 2)          // changed otherwise: whole
 	g.putAppend(0, "whole", 3, 9) // and stays whole
-	dirty, from, uks := g.takeDirty()
-	if got := fmt.Sprint(len(dirty[0]), from[0], len(uks[0]["map"])); got != "3 map[list:5] 2" {
-		t.Fatalf("dirty keys, appended-from lengths, user keys of map: %s, want 3 map[list:5] 2", got)
+	dirty, uks := g.takeDirty()
+	got := fmt.Sprint(dirty[0].len(), dirty[0].s["list"], dirty[0].s["map"], dirty[0].s["whole"], uks[0].len(), len(uks[0].s["map"]))
+	if want := "3 5 -1 -1 1 2"; got != want {
+		t.Fatalf("changed keys, list's record, map's, whole's, partial maps, user keys of map: %s, want %s", got, want)
 	}
 	for _, uk := range []string{"u1", "u2"} {
-		if _, ok := uks[0]["map"][uk]; !ok {
-			t.Errorf("user key %s of map not recorded: %v", uk, uks[0]["map"])
+		if _, ok := uks[0].s["map"][uk]; !ok {
+			t.Errorf("user key %s of map not recorded: %v", uk, uks[0].s["map"])
 		}
 	}
 }

@@ -138,18 +138,16 @@ type link struct {
 // itself, if one is still remembered.
 const maxLinks = 4
 
-// capture is the keys one snapshot found changed: per state, per group;
-// among them those only appended to, with their length before
-// (groups.from), and the maps changed in some user keys only, with those
-// (groups.uks).
+// capture is the keys one snapshot found changed: per state, per group,
+// each with how (changes: wholly, or only appended to from a length), and
+// the maps changed in some user keys only, with those (groups.uks).
 type capture struct {
 	version uint64
 	// live estimates the encoded size of the state at a checkpoint's
 	// capture (Backend.estimatedSize); 0 for a savepoint's.
 	live    int64
-	changed map[string][]map[any]struct{}
-	from    map[string][]map[any]int
-	uks     map[string][]map[any]map[any]struct{}
+	changed map[string][]changes
+	uks     map[string][]userKeys
 }
 
 func newChain() *chain {
@@ -175,7 +173,7 @@ func (c *chain) captured(cp capture, forCheckpoint bool) (epoch int, d deltaKeys
 		c.needBase = c.needBase && !forCheckpoint // a savepoint's full capture writes no chain
 		return c.epoch, deltaKeys{}, false
 	}
-	var since []map[string][]map[any]struct{}
+	var since []map[string][]changes
 	var cps []capture
 	for _, cp := range c.pend {
 		if cp.version > c.links[n-1].version {
@@ -190,8 +188,8 @@ func (c *chain) captured(cp capture, forCheckpoint bool) (epoch int, d deltaKeys
 // only, with those (a delta written later extends that chain or a newer
 // one, and needs a subset of both).
 type deltaKeys struct {
-	keys map[string][]map[any]struct{}
-	uks  map[string][]map[any]map[any]struct{}
+	keys map[string][]changes
+	uks  map[string][]userKeys
 }
 
 // wantsBase reports whether the snapshot after l writes a base: its
@@ -367,15 +365,14 @@ func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte
 // storage, streaming, a key group at a time. A codec that panics makes it
 // return an error, as Write does.
 func (s *incrementalSnapshot) producer(p plan) func(io.Writer) error {
-	var all []map[string][]map[any]struct{}
+	var all []map[string][]changes
 	for _, cp := range p.changes {
 		all = append(all, cp.changed)
 	}
-	var changed map[string][]map[any]struct{}
-	var from map[string][]map[any]int
-	var uks map[string][]map[any]map[any]struct{}
+	var changed map[string][]changes
+	var uks map[string][]userKeys
 	if !p.full {
-		changed, from, uks = union(all), appends(p.changes), userKeyChanges(p.changes)
+		changed, uks = union(all), userKeyChanges(p.changes)
 	}
 	return func(w io.Writer) (err error) {
 		defer func() {
@@ -387,7 +384,7 @@ func (s *incrementalSnapshot) producer(p plan) func(io.Writer) error {
 		if p.full {
 			err = s.writeFull(bw)
 		} else {
-			err = s.writeDelta(bw, changed, from, uks)
+			err = s.writeDelta(bw, changed, uks)
 		}
 		if err == nil {
 			err = bw.Flush()
@@ -428,80 +425,41 @@ func appendHeader(buf []byte, h stateHeader, groups int) []byte {
 	return wire.AppendUvarint(buf, uint64(groups))
 }
 
-// union merges the changed keys of several captures.
-func union(cs []map[string][]map[any]struct{}) map[string][]map[any]struct{} {
+// union merges the changed keys of several captures (in capture order):
+// a key keeps the record of the first that found it (a list appended to
+// from its length then) unless a later one found it changed wholly.
+func union(cs []map[string][]changes) map[string][]changes {
 	if len(cs) == 1 {
 		return cs[0]
 	}
-	out := map[string][]map[any]struct{}{}
+	out := map[string][]changes{}
 	for _, c := range cs {
 		for name, groups := range c {
 			u := out[name]
 			if u == nil {
-				u = make([]map[any]struct{}, len(groups))
+				u = make([]changes, len(groups))
 				out[name] = u
 			}
 			for i, keys := range groups {
-				if len(keys) > 0 && u[i] == nil {
-					u[i] = make(map[any]struct{}, len(keys))
+				if len(keys.s) > 0 && u[i].s == nil {
+					u[i].s = make(map[string]int, len(keys.s))
 				}
-				for k := range keys {
-					u[i][k] = struct{}{}
+				if len(keys.a) > 0 && u[i].a == nil {
+					u[i].a = make(map[any]int, len(keys.a))
 				}
+				mergeChanges(u[i].s, keys.s)
+				mergeChanges(u[i].a, keys.a)
 			}
 		}
 	}
 	return out
 }
 
-// appends returns, of the keys the captures cps (in capture order) found
-// changed, those only appended to in every capture that found them, with
-// their length before the first: a delta holds only what was appended
-// since.
-func appends(cps []capture) map[string][]map[any]int {
-	if len(cps) == 1 {
-		return cps[0].from // a capture's appends are among its changed keys (groups.touch)
-	}
-	out := map[string][]map[any]int{}
-	seen := map[string][]map[any]struct{}{}
-	for _, cp := range cps {
-		for name, groups := range cp.changed {
-			if out[name] == nil {
-				out[name], seen[name] = make([]map[any]int, len(groups)), make([]map[any]struct{}, len(groups))
-			}
-			for i, keys := range groups {
-				appendsOf(keys, cp.from[name], i, out[name], seen[name])
-			}
-		}
-	}
-	return out
-}
-
-// appendsOf adds to out[i] the keys of group i a capture found changed:
-// a key seen first keeps its length before if it was only appended to; a
-// key seen before keeps its record only if it was only appended to again.
-func appendsOf(keys map[any]struct{}, from []map[any]int, i int, out []map[any]int, seen []map[any]struct{}) {
-	var f map[any]int
-	if from != nil {
-		f = from[i]
-	}
-	for k := range keys {
-		n, appended := f[k]
-		if _, ok := seen[i][k]; ok {
-			if !appended {
-				delete(out[i], k)
-			}
-			continue
-		}
-		if seen[i] == nil {
-			seen[i] = make(map[any]struct{})
-		}
-		seen[i][k] = struct{}{}
-		if appended {
-			if out[i] == nil {
-				out[i] = make(map[any]int)
-			}
-			out[i][k] = n
+// mergeChanges adds a later capture's records in to out (see union).
+func mergeChanges[K comparable](out, in map[K]int) {
+	for k, how := range in {
+		if _, ok := out[k]; !ok || how == changedWhole {
+			out[k] = how
 		}
 	}
 }
@@ -510,70 +468,72 @@ func appendsOf(keys map[any]struct{}, from []map[any]int, i int, out []map[any]i
 // found changed, the maps changed in some user keys only in every capture
 // that found them, with the union of those user keys: a delta holds only
 // their changes.
-func userKeyChanges(cps []capture) map[string][]map[any]map[any]struct{} {
+func userKeyChanges(cps []capture) map[string][]userKeys {
 	if len(cps) == 1 {
 		return cps[0].uks // its records are of its changed keys (groups.touchUK)
 	}
-	out := map[string][]map[any]map[any]struct{}{}
-	seen := map[string][]map[any]bool{}
+	out := map[string][]userKeys{}
+	seen := map[string][]keyMap[bool]{}
 	for _, cp := range cps {
 		for name, groups := range cp.changed {
 			if out[name] == nil {
-				out[name], seen[name] = make([]map[any]map[any]struct{}, len(groups)), make([]map[any]bool, len(groups))
+				out[name], seen[name] = make([]userKeys, len(groups)), make([]keyMap[bool], len(groups))
 			}
 			for i, keys := range groups {
-				var uks map[any]map[any]struct{}
+				var uks userKeys
 				if u := cp.uks[name]; u != nil {
 					uks = u[i]
 				}
-				userKeysOf(keys, uks, out[name], seen[name], i)
+				o, s := &out[name][i], &seen[name][i]
+				if len(keys.s) > 0 && o.s == nil {
+					o.s, s.s = map[string]map[any]struct{}{}, map[string]bool{}
+				}
+				if len(keys.a) > 0 && o.a == nil {
+					o.a, s.a = map[any]map[any]struct{}{}, map[any]bool{}
+				}
+				userKeysOf(keys.s, uks.s, o.s, s.s)
+				userKeysOf(keys.a, uks.a, o.a, s.a)
 			}
 		}
 	}
 	return out
 }
 
-// userKeysOf adds to out[i] the keys of group i a capture found changed:
-// a key seen first keeps its user keys if only those changed; a key seen
+// userKeysOf adds to out the keys of a group a capture found changed: a
+// key seen first keeps its user keys if only those changed; a key seen
 // before keeps its record, with these user keys added, only if again only
 // user keys changed. A record is the capture's own set until a second
-// capture adds to it (seen[i][k]: out[i][k] is a copy), so one capture
-// costs no copy of its sets.
-func userKeysOf(keys map[any]struct{}, uks map[any]map[any]struct{}, out []map[any]map[any]struct{}, seen []map[any]bool, i int) {
+// capture adds to it (seen[k]: out[k] is a copy), so one capture costs no
+// copy of its sets.
+func userKeysOf[K comparable](keys map[K]int, uks, out map[K]map[any]struct{}, seen map[K]bool) {
 	for k := range keys {
 		u, partial := uks[k]
-		if copied, ok := seen[i][k]; ok {
-			if prev, kept := out[i][k]; kept && partial {
+		if copied, ok := seen[k]; ok {
+			if prev, kept := out[k]; kept && partial {
 				if !copied {
 					prev = maps.Clone(prev)
-					out[i][k], seen[i][k] = prev, true
+					out[k], seen[k] = prev, true
 				}
 				for uk := range u {
 					prev[uk] = struct{}{}
 				}
 			} else if kept {
-				delete(out[i], k)
+				delete(out, k)
 			}
 			continue
 		}
-		if seen[i] == nil {
-			seen[i] = make(map[any]bool)
-		}
-		seen[i][k] = false
+		seen[k] = false
 		if partial {
-			if out[i] == nil {
-				out[i] = make(map[any]map[any]struct{})
-			}
-			out[i][k] = u
+			out[k] = u
 		}
 	}
 }
 
 // writeDelta writes the entries of the changed keys (the format at the top
-// of this file): of those only appended to (from), the elements appended;
-// of maps changed in some user keys only (uks), those user keys' changes.
-func (s *snapshot) writeDelta(out io.Writer, changed map[string][]map[any]struct{}, from map[string][]map[any]int,
-	uks map[string][]map[any]map[any]struct{}) error {
+// of this file): of those only appended to (changes), the elements
+// appended; of maps changed in some user keys only (uks), those user keys'
+// changes.
+func (s *snapshot) writeDelta(out io.Writer, changed map[string][]changes, uks map[string][]userKeys) error {
 	w := &writer{keyCodec: s.keyCodec, now: s.now}
 	var states []captured
 	for _, c := range s.states {
@@ -587,20 +547,16 @@ func (s *snapshot) writeDelta(out io.Writer, changed map[string][]map[any]struct
 		groups := changed[c.header().name]
 		buf = appendHeader(buf, c.header(), changedGroups(groups))
 		for i, keys := range groups {
-			if len(keys) == 0 {
+			if keys.len() == 0 {
 				continue
 			}
 			buf = wire.AppendUvarint(buf, uint64(s.start+i))
-			buf = wire.AppendUvarint(buf, uint64(len(keys)))
-			var f map[any]int
-			if fs := from[c.header().name]; fs != nil {
-				f = fs[i]
-			}
-			var u map[any]map[any]struct{}
+			buf = wire.AppendUvarint(buf, uint64(keys.len()))
+			var u userKeys
 			if us := uks[c.header().name]; us != nil {
 				u = us[i]
 			}
-			buf = c.appendKeys(buf, i, keys, f, u, w)
+			buf = c.appendKeys(buf, i, keys, u, w)
 			if _, err := out.Write(buf); err != nil {
 				return err
 			}
@@ -611,54 +567,65 @@ func (s *snapshot) writeDelta(out io.Writer, changed map[string][]map[any]struct
 	return err
 }
 
-func changedGroups(groups []map[any]struct{}) int {
+func changedGroups(groups []changes) int {
 	n := 0
 	for _, keys := range groups {
-		if len(keys) > 0 {
+		if keys.len() > 0 {
 			n++
 		}
 	}
 	return n
 }
 
-// appendKeys appends, for each key of keys, the key and its op: its
-// payload, or a delete when group i holds no live entry under it; the
-// elements appended, or the user keys changed, when only those changed.
-func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, uks map[any]map[any]struct{},
-	w *writer) []byte {
+// appendKeys appends, for each key of keys, the key and its op (appendKey).
+// String keys are encoded and looked up unboxed.
+func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, uks userKeys, w *writer) []byte {
 	m := c.maps[i]
-	for k := range keys {
+	for k, how := range keys.s {
+		w.key = w.encodeString(w.key[:0], k)
+		e, ok := m.s[k]
+		u, partial := uks.s[k]
+		body = c.appendKey(body, w.key, e, ok, how, u, partial, w.now)
+	}
+	for k, how := range keys.a {
 		w.key = w.keyCodec.Encode(w.key[:0], k)
-		body = wire.AppendBytes(body, w.key)
-		e, ok := m.get(k)
-		mark := len(body)
-		if u, partial := uks[k]; ok && partial && c.uks != nil {
-			at := len(body) + 1
-			if changes, done := c.uks(append(body, 3), e, u); done {
-				body = prefixLength(changes, at)
-				continue
-			}
-			body = body[:mark]
-		}
-		if n, appended := from[k]; ok && appended && c.tail != nil {
-			body = wire.AppendUvarint(append(body, 2), uint64(n))
-			at := len(body)
-			if tail, full := c.tail(body, e, n); full {
-				body = prefixLength(tail, at)
-				continue
-			}
-			body = body[:mark]
-		}
-		body = append(body, 0)
-		if ok {
-			var live bool
-			if body, live = appendEntry(body, c.encode, e, w.now); live {
-				continue
-			}
-		}
-		body = append(body[:mark], 1)
+		e, ok := m.a[k]
+		u, partial := uks.a[k]
+		body = c.appendKey(body, w.key, e, ok, how, u, partial, w.now)
 	}
 	return body
+}
+
+// appendKey appends the encoded key and its op: its entry e's payload, or
+// a delete when the group holds no live entry under it (!ok); the
+// elements appended when it was only appended to (how, see changes), or
+// the user keys u changed when only those changed (partial).
+func (c *capturedGroups[E]) appendKey(body, key []byte, e E, ok bool, how int, u map[any]struct{}, partial bool, now int64) []byte {
+	body = wire.AppendBytes(body, key)
+	mark := len(body)
+	if ok && partial && c.uks != nil {
+		at := len(body) + 1
+		if changes, done := c.uks(append(body, 3), e, u); done {
+			return prefixLength(changes, at)
+		}
+		body = body[:mark]
+	}
+	if ok && how != changedWhole && c.tail != nil {
+		body = wire.AppendUvarint(append(body, 2), uint64(how))
+		at := len(body)
+		if tail, full := c.tail(body, e, how); full {
+			return prefixLength(tail, at)
+		}
+		body = body[:mark]
+	}
+	body = append(body, 0)
+	if ok {
+		var live bool
+		if body, live = appendEntry(body, c.encode, e, now); live {
+			return body
+		}
+	}
+	return append(body[:mark], 1)
 }
 
 // Write writes the snapshot in full, as a savepoint does; a delta capture

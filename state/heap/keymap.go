@@ -71,6 +71,23 @@ func sized[E any](k any, n int) keyMap[E] {
 	return keyMap[E]{a: make(map[any]E, n)}
 }
 
+// sizedLike returns an empty keyMap with room for as many keys of each
+// kind as m holds.
+func (m keyMap[E]) sizedLike() keyMap[E] { return sizedAs[E](m) }
+
+// sizedAs returns an empty keyMap[E] with room for m's keys, each kind in
+// its own map.
+func sizedAs[E, V any](m keyMap[V]) keyMap[E] {
+	var out keyMap[E]
+	if len(m.s) > 0 {
+		out.s = make(map[string]E, len(m.s))
+	}
+	if len(m.a) > 0 {
+		out.a = make(map[any]E, len(m.a))
+	}
+	return out
+}
+
 // all yields every entry, string keys boxed: for the paths that want the
 // keys as any (timers, restore errors, size estimates), not for snapshots
 // (see encoded).

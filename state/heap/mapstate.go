@@ -262,27 +262,36 @@ func (t *mapTable) encodeUKs(buf []byte, e mapEntry, uks map[any]struct{}) ([]by
 // detach replaces each captured entry by a copy of what its delta reads:
 // the values of its changed user keys when only those changed (uks), its
 // whole map otherwise.
-func (t *mapTable) detach(captured []keyMap[mapEntry], uks []map[any]map[any]struct{}) {
+func (t *mapTable) detach(captured []keyMap[mapEntry], uks []userKeys) {
 	for i, m := range captured {
-		var changed map[any]map[any]struct{}
+		var changed userKeys
 		if i < len(uks) {
 			changed = uks[i]
 		}
-		for k, e := range m.all() { // setting keys the range has met is safe
-			set, partial := changed[k]
-			if !partial || t.ttl.Enabled() {
-				m.set(k, mapEntry{cloneElems(e.m), e.ver})
-				continue
-			}
-			sub := &keyMap[elem]{}
-			for uk := range set {
-				if el, ok := e.m.get(uk); ok {
-					sub.set(uk, el)
-				}
-			}
-			m.set(k, mapEntry{sub, e.ver})
+		for k, e := range m.s { // setting keys the range has met is safe
+			set, partial := changed.s[k]
+			m.s[k] = t.detached(e, set, partial)
+		}
+		for k, e := range m.a {
+			set, partial := changed.a[k]
+			m.a[k] = t.detached(e, set, partial)
 		}
 	}
+}
+
+// detached is a copy of what entry e's delta reads: the values of user
+// keys set when only those changed (partial), the whole map otherwise.
+func (t *mapTable) detached(e mapEntry, set map[any]struct{}, partial bool) mapEntry {
+	if !partial || t.ttl.Enabled() {
+		return mapEntry{cloneElems(e.m), e.ver}
+	}
+	sub := &keyMap[elem]{}
+	for uk := range set {
+		if el, ok := e.m.get(uk); ok {
+			sub.set(uk, el)
+		}
+	}
+	return mapEntry{sub, e.ver}
 }
 
 func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, error) {

@@ -31,10 +31,9 @@ type captured interface {
 	// many it appended.
 	appendGroup(body []byte, i int, w *writer) ([]byte, int)
 	// appendKeys appends the delta entries of keys in group index i
-	// (incremental.go); from holds the keys only appended to, and their
-	// length before; uks the maps changed in some user keys only, and
-	// those.
-	appendKeys(body []byte, i int, keys map[any]struct{}, from map[any]int, uks map[any]map[any]struct{}, w *writer) []byte
+	// (incremental.go), each as it changed (changes); uks holds the maps
+	// changed in some user keys only, and those.
+	appendKeys(body []byte, i int, keys changes, uks userKeys, w *writer) []byte
 }
 
 // capturedGroups is a captured state: the group maps as they were at
