@@ -82,6 +82,21 @@ func Erase[T any](c Codec[T]) Codec[any] {
 
 type erased[T any] struct{ c Codec[T] }
 
+// EncodeString appends c's encoding of the string s, as c.Encode(buf, s)
+// does, without boxing s when c is a Codec[string] erased (Erase) or
+// AnyCodec: a backend that holds string keys unboxed encodes them so.
+func EncodeString(c Codec[any], buf []byte, s string) []byte {
+	switch e := c.(type) {
+	case AnyCodec:
+		return e.AppendString(buf, s)
+	case erased[string]:
+		return e.c.Encode(buf, s)
+	case erasedCopier[string]:
+		return e.c.Encode(buf, s)
+	}
+	return c.Encode(buf, s)
+}
+
 func (e erased[T]) Encode(buf []byte, v any) []byte { return e.c.Encode(buf, e.unbox(v)) }
 
 // unbox returns v as a T; nil, possible when T is an interface type, is

@@ -64,7 +64,7 @@ type tailEncoder[E any] interface {
 type ukEncoder[E any] interface {
 	// encodeUKs appends the changes of e's user keys uks: each one's
 	// value, or its removal; false when it cannot (a TTL).
-	encodeUKs(buf []byte, e E, uks map[any]struct{}) ([]byte, bool)
+	encodeUKs(buf []byte, e E, uks ukSet) ([]byte, bool)
 }
 
 // detacher is an entryOps whose entries hold maps the owner writes in

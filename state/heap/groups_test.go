@@ -21,14 +21,20 @@ func TestGroupsTrackPartialChanges(t *testing.T) {
 	g.putAppend(0, "whole", 1, 3)
 	g.put(0, "whole", 2)          // changed otherwise: whole
 	g.putAppend(0, "whole", 3, 9) // and stays whole
+	g.putUK(0, "mixed", 1, "u1")  // user keys of two kinds: the
+	g.putUK(0, "mixed", 2, 7)     // second's map is made after the first's
+	g.putUK(0, "mixed", 3, 8)
 	dirty, uks := g.takeDirty()
-	got := fmt.Sprint(dirty[0].len(), dirty[0].s["list"], dirty[0].s["map"], dirty[0].s["whole"], uks[0].len(), len(uks[0].s["map"]))
-	if want := "3 5 -1 -1 1 2"; got != want {
+	got := fmt.Sprint(dirty[0].len(), dirty[0].s["list"], dirty[0].s["map"], dirty[0].s["whole"], uks[0].len(), uks[0].s["map"].len())
+	if want := "4 5 -1 -1 2 2"; got != want {
 		t.Fatalf("changed keys, list's record, map's, whole's, partial maps, user keys of map: %s, want %s", got, want)
 	}
 	for _, uk := range []string{"u1", "u2"} {
-		if _, ok := uks[0].s["map"][uk]; !ok {
+		if _, ok := uks[0].s["map"].s[uk]; !ok {
 			t.Errorf("user key %s of map not recorded: %v", uk, uks[0].s["map"])
 		}
+	}
+	if mixed := uks[0].s["mixed"]; fmt.Sprint(mixed.s, mixed.a) != "map[u1:{}] map[7:{} 8:{}]" {
+		t.Errorf("user keys of mixed: %v %v, want u1, 7 and 8", mixed.s, mixed.a)
 	}
 }

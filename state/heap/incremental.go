@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"sync"
 
@@ -486,10 +485,10 @@ func userKeyChanges(cps []capture) map[string][]userKeys {
 				}
 				o, s := &out[name][i], &seen[name][i]
 				if len(keys.s) > 0 && o.s == nil {
-					o.s, s.s = map[string]map[any]struct{}{}, map[string]bool{}
+					o.s, s.s = map[string]ukSet{}, map[string]bool{}
 				}
 				if len(keys.a) > 0 && o.a == nil {
-					o.a, s.a = map[any]map[any]struct{}{}, map[any]bool{}
+					o.a, s.a = map[any]ukSet{}, map[any]bool{}
 				}
 				userKeysOf(keys.s, uks.s, o.s, s.s)
 				userKeysOf(keys.a, uks.a, o.a, s.a)
@@ -505,18 +504,22 @@ func userKeyChanges(cps []capture) map[string][]userKeys {
 // user keys changed. A record is the capture's own set until a second
 // capture adds to it (seen[k]: out[k] is a copy), so one capture costs no
 // copy of its sets.
-func userKeysOf[K comparable](keys map[K]int, uks, out map[K]map[any]struct{}, seen map[K]bool) {
+func userKeysOf[K comparable](keys map[K]int, uks, out map[K]ukSet, seen map[K]bool) {
 	for k := range keys {
 		u, partial := uks[k]
 		if copied, ok := seen[k]; ok {
 			if prev, kept := out[k]; kept && partial {
 				if !copied {
-					prev = maps.Clone(prev)
-					out[k], seen[k] = prev, true
+					prev = prev.clone()
+					seen[k] = true
 				}
-				for uk := range u {
-					prev[uk] = struct{}{}
+				for uk := range u.s {
+					prev.setString(uk, struct{}{})
 				}
+				for uk := range u.a {
+					prev.set(uk, struct{}{})
+				}
+				out[k] = prev
 			} else if kept {
 				delete(out, k)
 			}
@@ -600,7 +603,7 @@ func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, uks use
 // a delete when the group holds no live entry under it (!ok); the
 // elements appended when it was only appended to (how, see changes), or
 // the user keys u changed when only those changed (partial).
-func (c *capturedGroups[E]) appendKey(body, key []byte, e E, ok bool, how int, u map[any]struct{}, partial bool, now int64) []byte {
+func (c *capturedGroups[E]) appendKey(body, key []byte, e E, ok bool, how int, u ukSet, partial bool, now int64) []byte {
 	body = wire.AppendBytes(body, key)
 	mark := len(body)
 	if ok && partial && c.uks != nil {

@@ -52,6 +52,14 @@ func (m *keyMap[E]) set(k any, e E) {
 	m.a[k] = e
 }
 
+// setString stores e under the string key s, unboxed.
+func (m *keyMap[E]) setString(s string, e E) {
+	if m.s == nil {
+		m.s = make(map[string]E)
+	}
+	m.s[s] = e
+}
+
 func (m keyMap[E]) del(k any) {
 	if s, ok := k.(string); ok {
 		delete(m.s, s)
@@ -129,8 +137,5 @@ func (m keyMap[E]) encoded(w *writer) iter.Seq2[[]byte, E] {
 // encodeString appends the key codec's encoding of the string key s;
 // state.AnyCodec (the runtime's key codec) encodes it without boxing.
 func (w *writer) encodeString(buf []byte, s string) []byte {
-	if _, ok := w.keyCodec.(state.AnyCodec); ok {
-		return state.AnyCodec{}.AppendString(buf, s)
-	}
-	return w.keyCodec.Encode(buf, s)
+	return state.EncodeString(w.keyCodec, buf, s)
 }

@@ -243,20 +243,32 @@ func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
 // in incremental.go): their number, then each user key and a byte 1 and
 // its value, or a byte 0 when e holds none. A map with a TTL is written
 // whole (false): its entries' timestamps would need writing too.
-func (t *mapTable) encodeUKs(buf []byte, e mapEntry, uks map[any]struct{}) ([]byte, bool) {
+func (t *mapTable) encodeUKs(buf []byte, e mapEntry, uks ukSet) ([]byte, bool) {
 	if t.ttl.Enabled() {
 		return buf, false
 	}
-	buf = wire.AppendUvarint(buf, uint64(len(uks)))
-	for uk := range uks {
+	buf = wire.AppendUvarint(buf, uint64(uks.len()))
+	for uk := range uks.s {
+		start := len(buf)
+		buf = prefixLength(state.EncodeString(t.sp.UserKeyCodec, buf, uk), start)
+		el, ok := e.m.s[uk]
+		buf = t.appendUKValue(buf, el, ok)
+	}
+	for uk := range uks.a {
 		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
-		if el, ok := e.m.get(uk); ok {
-			buf = appendPrefixed(append(buf, 1), t.sp.Codec, el.v)
-		} else {
-			buf = append(buf, 0)
-		}
+		el, ok := e.m.a[uk]
+		buf = t.appendUKValue(buf, el, ok)
 	}
 	return buf, true
+}
+
+// appendUKValue appends a byte 1 and el's value, or a byte 0 when the map
+// holds none (!ok): a user key's change in a delta (encodeUKs).
+func (t *mapTable) appendUKValue(buf []byte, el elem, ok bool) []byte {
+	if !ok {
+		return append(buf, 0)
+	}
+	return appendPrefixed(append(buf, 1), t.sp.Codec, el.v)
 }
 
 // detach replaces each captured entry by a copy of what its delta reads:
@@ -281,17 +293,22 @@ func (t *mapTable) detach(captured []keyMap[mapEntry], uks []userKeys) {
 
 // detached is a copy of what entry e's delta reads: the values of user
 // keys set when only those changed (partial), the whole map otherwise.
-func (t *mapTable) detached(e mapEntry, set map[any]struct{}, partial bool) mapEntry {
+func (t *mapTable) detached(e mapEntry, set ukSet, partial bool) mapEntry {
 	if !partial || t.ttl.Enabled() {
 		return mapEntry{cloneElems(e.m), e.ver}
 	}
-	sub := &keyMap[elem]{}
-	for uk := range set {
-		if el, ok := e.m.get(uk); ok {
-			sub.set(uk, el)
+	sub := sizedAs[elem](set)
+	for uk := range set.s {
+		if el, ok := e.m.s[uk]; ok {
+			sub.s[uk] = el
 		}
 	}
-	return mapEntry{sub, e.ver}
+	for uk := range set.a {
+		if el, ok := e.m.a[uk]; ok {
+			sub.a[uk] = el
+		}
+	}
+	return mapEntry{&sub, e.ver}
 }
 
 func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, error) {

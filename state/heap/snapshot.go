@@ -45,7 +45,7 @@ type capturedGroups[E any] struct {
 	// tail, for a list, encodes the elements from an index on.
 	tail func(buf []byte, e E, from int) ([]byte, bool)
 	// uks, for a map, encodes the changes of some user keys.
-	uks func(buf []byte, e E, uks map[any]struct{}) ([]byte, bool)
+	uks func(buf []byte, e E, uks ukSet) ([]byte, bool)
 }
 
 func (c *capturedGroups[E]) header() stateHeader { return c.hdr }
