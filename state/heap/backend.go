@@ -265,6 +265,15 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 	return &incrementalSnapshot{snapshot: s, chain: b.inc, version: v, epoch: epoch, delta: delta}, nil
 }
 
+// loadedVersion is the version of the values a restore loads: one before
+// the backend's, so that none counts as written since the last capture. A
+// write that finds a value of the current version skips recording the
+// key (the list's append, listTable.Add); a restored list registered
+// after a capture would otherwise lose its next append from the next
+// delta. A value so marked is copied when a snapshot is in flight
+// (shared), which costs a copy, never correctness.
+func (b *Backend) loadedVersion() uint64 { return b.version - 1 }
+
 // shared reports whether a snapshot in flight may be encoding a value
 // stored at version ver: one was taken since (ver is older than the
 // backend's version), and some snapshot is not written yet. The second

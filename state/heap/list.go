@@ -198,7 +198,7 @@ func (t *listTable) decode(p []byte, hasTS bool, now int64) ([]elem, bool, error
 			return nil, false, err
 		}
 		if !t.ttl.Expired(ts, now) {
-			items = append(items, elem{v, ts, t.b.version})
+			items = append(items, elem{v, ts, t.b.loadedVersion()})
 		}
 	}
 	if r.Err() != nil || r.Len() != 0 {

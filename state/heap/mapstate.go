@@ -333,7 +333,7 @@ func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, erro
 			*m = sized[elem](uk, n)
 		}
 		if !t.ttl.Expired(ts, now) {
-			m.set(uk, elem{v, ts, t.b.version})
+			m.set(uk, elem{v, ts, t.b.loadedVersion()})
 		}
 	}
 	if r.Err() != nil || r.Len() != 0 {

@@ -81,7 +81,7 @@ func (t *valueTable) decode(p []byte, hasTS bool, now int64) (elem, bool, error)
 	if err != nil {
 		return elem{}, false, err
 	}
-	return elem{v, ts, t.b.version}, !t.ttl.Expired(ts, now), nil
+	return elem{v, ts, t.b.loadedVersion()}, !t.ttl.Expired(ts, now), nil
 }
 
 func (t *valueTable) sweep(e elem, now int64) (elem, int, bool) {
