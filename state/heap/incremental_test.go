@@ -439,31 +439,36 @@ func TestIncrementalMapWriteAfterLazyRegistration(t *testing.T) {
 	}
 }
 
-// TestIncrementalListAddAfterLazyRegistration: a list state restored and
-// registered only after the first snapshot since holds elements loaded at
-// the backend's version; an append that found its last element at the
-// current version took the key's change as recorded already, so the next
-// delta lost the append (found in the fifteenth session).
-func TestIncrementalListAddAfterLazyRegistration(t *testing.T) {
+// TestIncrementalWriteAfterLazyRegistration: a list and a value state
+// restored and registered only after the first snapshot since; a write
+// that finds a value stored at the current version takes the key's change
+// as recorded already (listTable.Add, valueTable.Put), so values a
+// restore loads must count as older, or the next delta loses the write
+// (the list's append was lost until the fifteenth session).
+func TestIncrementalWriteAfterLazyRegistration(t *testing.T) {
 	ld := state.ListDescriptor[string]{Name: "l", Codec: state.StringCodec{}}
+	vd := state.ValueDescriptor[int64]{Name: "v", Codec: state.Int64Codec{}}
 	clock, store := &fakeClock{}, newMemStore("mem://a")
 	b := incBackend(t, nil, clock, nil)
 	at(b, 1)
 	state.List(b, ld).Add("x")
+	state.Value(b, vd).Update(1)
 	man, _ := checkpointTo(t, b, store)
 
 	b2 := incBackend(t, store, clock, man)
-	checkpointTo(t, b2, store) // a base; "l" is not registered yet
-	l2 := state.List(b2, ld)
+	checkpointTo(t, b2, store) // a base; neither state is registered yet
+	l2, v2 := state.List(b2, ld), state.Value(b2, vd)
 	at(b2, 1)
 	l2.Add("y")
+	v2.Update(2)
 	man2, _ := checkpointTo(t, b2, store) // a delta
 
 	b3 := incBackend(t, store, clock, man2)
 	at(b3, 1)
-	got := state.List(b3, ld).Get()
-	if fmt.Sprint(got) != "[x y]" {
-		t.Fatalf("restored l = %v, want [x y]", got)
+	gotL := state.List(b3, ld).Get()
+	gotV, _ := state.Value(b3, vd).Value()
+	if fmt.Sprint(gotL, gotV) != "[x y] 2" {
+		t.Fatalf("restored l = %v, v = %d, want [x y] and 2", gotL, gotV)
 	}
 }
 
