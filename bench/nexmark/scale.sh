@@ -6,10 +6,15 @@
 # core-second. Run from the repository's root:
 #
 #   bench/nexmark/scale.sh 3 q4 q7 q16
+#   CHECKPOINT=0 bench/nexmark/scale.sh 2 q7 q18   # checkpoints off
 #
+# CHECKPOINT is the checkpoint interval (default 1s; 0: off). Without
+# checkpoints the change is the state's size alone; at 1 s a 1 M-event run
+# (about a second) checkpoints once, a 10 M-event one every second.
 # Needs an idle machine: single runs vary by about ±10 %.
 set -euo pipefail
-reps=${1:?usage: scale.sh REPS QUERY...}
+reps=${1:?usage: [CHECKPOINT=1s] scale.sh REPS QUERY...}
+checkpoint=${CHECKPOINT:-1s}
 shift
 bin=$(mktemp -d)/nexmark
 trap 'rm -rf "$(dirname "$bin")"' EXIT
@@ -18,7 +23,7 @@ log=$(mktemp)
 for q in "$@"; do
   for _ in $(seq "$reps"); do
     for n in 1000000 10000000; do
-      /usr/bin/time -o "$log.t" -f "%U %S" "$bin" weir-child -query "$q" -events "$n" -checkpoint 1s \
+      /usr/bin/time -o "$log.t" -f "%U %S" "$bin" weir-child -query "$q" -events "$n" -checkpoint "$checkpoint" \
         -memory-limit 8589934592 > /dev/null
       echo "$q $n $(awk '{print $1 + $2}' "$log.t")" | tee -a "$log"
     done
