@@ -29,6 +29,24 @@ type Copier[T any] interface {
 	Copy(v T) T
 }
 
+// ImmutableType is an optional interface of a Codec (Flink's
+// TypeSerializer.isImmutableType): IsImmutableType reports that its values
+// are never modified once made, only replaced, so that a backend keeping
+// values by reference hands them out without a copy while a snapshot in
+// flight encodes them. Without it such a backend copies every value read
+// then, and (the heap backend) stores the copy back as a change, which
+// also puts the key into the next incremental delta.
+type ImmutableType interface {
+	IsImmutableType() bool
+}
+
+// IsImmutableType reports whether c declares its values immutable
+// (ImmutableType), looking through Erase.
+func IsImmutableType(c any) bool {
+	im, ok := c.(ImmutableType)
+	return ok && im.IsImmutableType()
+}
+
 // CodecFor returns the built-in codec for T — string, []byte, int, int64,
 // int32, uint64, float64, bool, or any (AnyCodec) — and GobCodec[T] for every
 // other type, including named types such as `type UserID string`.
@@ -110,6 +128,9 @@ func (e erased[T]) unbox(v any) T {
 }
 
 func (e erased[T]) Decode(b []byte) (any, []byte, error) { return e.c.Decode(b) }
+
+// IsImmutableType passes on the erased codec's ImmutableType.
+func (e erased[T]) IsImmutableType() bool { return IsImmutableType(e.c) }
 
 type erasedCopier[T any] struct {
 	erased[T]

@@ -128,6 +128,33 @@ func TestEraseKeepsCopier(t *testing.T) {
 	}
 }
 
+// frozenCodec is a codec whose values are immutable (ImmutableType).
+type frozenCodec struct{ StringCodec }
+
+func (frozenCodec) IsImmutableType() bool { return true }
+
+// copyingFrozenCodec is frozenCodec with a Copier, which Erase wraps
+// differently.
+type copyingFrozenCodec struct{ frozenCodec }
+
+func (copyingFrozenCodec) Copy(s string) string { return s }
+
+// TestEraseKeepsImmutableType: the backends see codecs erased, so Erase
+// must pass ImmutableType on, with a Copier or without.
+func TestEraseKeepsImmutableType(t *testing.T) {
+	for name, c := range map[string]Codec[any]{
+		"plain":   Erase[string](frozenCodec{}),
+		"copying": Erase[string](copyingFrozenCodec{}),
+	} {
+		if !IsImmutableType(c) {
+			t.Errorf("%s: Erase dropped IsImmutableType", name)
+		}
+	}
+	if IsImmutableType(Erase[string](StringCodec{})) {
+		t.Error("Erase of StringCodec says its type is immutable")
+	}
+}
+
 // TestDecodeTruncated checks every strict prefix of a valid encoding is an
 // ErrCorrupt error, not a panic or a wrong value.
 func TestDecodeTruncated(t *testing.T) {

@@ -170,6 +170,10 @@ func (c stateRowCodec) stored(b *binrow.Builder, row []any) stateRow {
 // Copy returns r itself: state rows are never modified, only replaced.
 func (stateRowCodec) Copy(r stateRow) stateRow { return r }
 
+// IsImmutableType says so to the state backends (state.ImmutableType): a
+// row read while a snapshot encodes it needs no copy.
+func (stateRowCodec) IsImmutableType() bool { return true }
+
 // fieldsCopy is r's fields, for the caller to modify: a copy of fields,
 // or bin decoded (a new slice).
 func (c stateRowCodec) fieldsCopy(r stateRow) []any {

@@ -140,6 +140,9 @@ func (c rankedRowsCodec) decodeFields(b []byte) ([]rankedRow, []byte, error) {
 // Copy returns rows itself: lists are never modified, only replaced.
 func (rankedRowsCodec) Copy(rows []rankedRow) []rankedRow { return rows }
 
+// IsImmutableType says so to the state backends (state.ImmutableType).
+func (rankedRowsCodec) IsImmutableType() bool { return true }
+
 // compareBinary orders two binary rows by keys, as compareRows orders
 // their fields, reading the sort fields in place.
 func compareBinary(l *binrow.Layout, keys []SortKey, a, b binrow.Row) int {

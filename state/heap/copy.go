@@ -24,7 +24,7 @@ import (
 // barrier, and steps 2 and 3 race on *p. With it, step 2 modifies a copy
 // that the live map holds from then on, and only the snapshot holds p.
 func (c *core[E]) private(v any, ver uint64) (any, bool) {
-	if !c.b.shared(ver) || immutable(v) {
+	if c.immutable || !c.b.shared(ver) || immutable(v) {
 		return v, false
 	}
 	return c.deepCopy(v), true

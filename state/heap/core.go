@@ -82,10 +82,15 @@ type core[E any] struct {
 	ttl  ttl
 	data groups[E]
 	ops  entryOps[E]
+	// immutable: the codec declares its values never modified
+	// (state.ImmutableType), so none is copied before it is handed out
+	// (private).
+	immutable bool
 }
 
 func newCore[E any](b *Backend, sp state.StateSpec) core[E] {
-	return core[E]{b: b, sp: sp, ttl: keyed.NewTTL(sp.TTL), data: newGroups[E](b.groupCount(), &b.mapVersion, b.inc != nil, b.inc != nil && b.captured)}
+	return core[E]{b: b, sp: sp, ttl: keyed.NewTTL(sp.TTL), immutable: state.IsImmutableType(sp.Codec),
+		data: newGroups[E](b.groupCount(), &b.mapVersion, b.inc != nil, b.inc != nil && b.captured)}
 }
 
 func (c *core[E]) spec() state.StateSpec { return c.sp }

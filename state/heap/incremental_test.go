@@ -472,6 +472,46 @@ func TestIncrementalWriteAfterLazyRegistration(t *testing.T) {
 	}
 }
 
+// frozenRows is a list element codec whose values are immutable
+// (state.ImmutableType), as SQL's state rows are; copies counts Copy calls.
+type frozenRows struct {
+	state.BytesCodec
+	copies *int
+}
+
+func (f frozenRows) Copy(b []byte) []byte { *f.copies++; return b }
+
+func (frozenRows) IsImmutableType() bool { return true }
+
+// TestImmutableListReadKeepsAppendRecord: a list of immutable values read
+// while a snapshot is in flight is handed out as it is: no copy stored
+// back, so the key's record stays an append and the next delta holds the
+// element appended, not the whole list. Before state.ImmutableType, every
+// read of a SQL join's list during a checkpoint's upload cloned it and
+// made the key whole.
+func TestImmutableListReadKeepsAppendRecord(t *testing.T) {
+	copies := 0
+	ld := state.ListDescriptor[[]byte]{Name: "l", Codec: frozenRows{copies: &copies}}
+	b := incBackend(t, nil, &fakeClock{}, nil)
+	l := state.List(b, ld)
+	at(b, "k")
+	l.Add([]byte("x"))
+	l.Add([]byte("y"))
+	b.SnapshotFor(true)
+	if _, err := b.Snapshot(0); err != nil { // in flight: never written
+		t.Fatal(err)
+	}
+	if got := l.Get(); fmt.Sprintf("%s", got) != "[x y]" {
+		t.Fatalf("list %s, want [x y]", got)
+	}
+	l.Add([]byte("z"))
+	tbl := b.tables["l"].(*listTable)
+	how, ok := tbl.data.dirty[keyGroupOf("k")-b.opts.KeyGroupRange.Start].s["k"]
+	if copies != 0 || !ok || how != 2 {
+		t.Fatalf("after a read in flight and an append: %d copies, record %d (%v), want 0 copies and an append from 2", copies, how, ok)
+	}
+}
+
 // TestIncrementalTTLChangeAfterCapture: a snapshot captured before a
 // restored state is registered with another TTL setting (its bytes are
 // written back in the old format) is written after the registration; the
