@@ -3,6 +3,7 @@ package exec
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/shopspring/decimal"
@@ -124,21 +125,25 @@ func multiply(a, b any) (any, error) {
 // List.remove(Object), as Flink's ListAggWithRetractAggFunction and the
 // first/last-value-with-retract functions do); a retraction of a value not
 // in the list waits in the pending list, which only merge reads.
+//
+// It returns a new running value and writes nothing cur holds, nor the
+// spare capacity of its lists (slices.Clip): cur is the accumulator as
+// keyed state stores it, by reference on the heap backend, where a
+// snapshot taken at a barrier and written later would otherwise encode
+// rows that arrived after the barrier (replayed after a restore, they
+// would count twice).
 func foldList(cur, v any, sign int64) any {
 	l := listOf(cur)
+	vals, pending := l[0].([]any), l[1].([]any)
 	if sign > 0 {
-		l[0] = append(l[0].([]any), v)
-		return l
+		return []any{append(slices.Clip(vals), v), pending}
 	}
-	vals := l[0].([]any)
 	for i, x := range vals {
 		if sameValue(x, v) {
-			l[0] = append(vals[:i:i], vals[i+1:]...)
-			return l
+			return []any{append(vals[:i:i], vals[i+1:]...), pending}
 		}
 	}
-	l[1] = append(l[1].([]any), v)
-	return l
+	return []any{vals, append(slices.Clip(pending), v)}
 }
 
 func listOf(cur any) []any {
