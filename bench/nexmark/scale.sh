@@ -10,7 +10,7 @@
 #
 # CHECKPOINT is the checkpoint interval (default 1s; 0: off). Without
 # checkpoints the change is the state's size alone; at 1 s a 1 M-event run
-# (about a second) checkpoints once, a 10 M-event one every second.
+# (0.3-2.5 s) checkpoints one to three times, a 10 M-event one every second.
 # Needs an idle machine: single runs vary by about ±10 %.
 set -euo pipefail
 reps=${1:?usage: [CHECKPOINT=1s] scale.sh REPS QUERY...}
