@@ -240,7 +240,7 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 	}
 	b.forCheckpoint = false
 	for name, t := range b.tables {
-		s.states = append(s.states, t.capture(delta, d.keys[name], d.uks[name]))
+		s.states = append(s.states, t.capture(delta, tableDelta{keys: d.keys[name], uks: d.uks[name], own: cp.uks[name], alone: d.alone}))
 	}
 	for name, raw := range b.pending {
 		s.states = append(s.states, raw.capture(name))
@@ -255,7 +255,7 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 		b.mapVersion = b.version
 	}
 	b.inFlight.Add(1)
-	s.flight = &flight{count: &b.inFlight}
+	s.flight = &flight{count: &b.inFlight, records: cp.uks}
 	// A snapshot dropped unwritten (its checkpoint failed first) can never
 	// read the state again: it leaves the count when it is garbage.
 	runtime.AddCleanup(s, (*flight).land, s.flight)

@@ -19,8 +19,8 @@ type table interface {
 	// record.
 	takeDirty() ([]changes, []userKeys)
 	// capture takes the synchronous part of a snapshot: every entry, or
-	// for a delta only the entries of keys (per group).
-	capture(delta bool, keys []changes, uks []userKeys) captured
+	// for a delta only the entries of d's keys.
+	capture(delta bool, d tableDelta) captured
 	// forget drops the record of changed keys.
 	forget()
 	// keys returns the keys with a live entry at now.
@@ -61,18 +61,29 @@ type tailEncoder[E any] interface {
 
 // ukEncoder is an entryOps whose entries are maps (map state): a delta
 // can hold only the user keys written or removed (groups.touchUK).
-type ukEncoder[E any] interface {
-	// encodeUKs appends the changes of e's user keys uks: each one's
-	// value, or its removal; false when it cannot (a TTL).
-	encodeUKs(buf []byte, e E, uks ukSet) ([]byte, bool)
+type ukEncoder interface {
+	// encodeUKs appends the user key changes of a record: each one's
+	// value, or its removal.
+	encodeUKs(buf []byte, r *ukRecord) []byte
 }
 
 // detacher is an entryOps whose entries hold maps the owner writes in
 // place between full captures (map state): a delta capture replaces each
-// captured entry by what its delta reads, copied now (uks: the user keys
-// of maps changed in those only).
+// captured entry by what its delta reads, and returns, per group, the
+// records of the maps whose delta holds some user keys' changes alone.
 type detacher[E any] interface {
-	detach(captured []keyMap[E], uks []userKeys)
+	detach(captured []keyMap[E], d tableDelta) []userKeys
+}
+
+// tableDelta is what a delta capture of one state holds (deltaKeys): the
+// keys changed, per group, since the chain it will extend; of those, the
+// maps changed in some user keys only (uks, the union of the captures'
+// records); this capture's own records (own), which hold the changes;
+// alone: the delta covers this capture only, and uks is own.
+type tableDelta struct {
+	keys     []changes
+	uks, own []userKeys
+	alone    bool
 }
 
 // core implements table for entries of type E.
@@ -107,18 +118,18 @@ func (c *core[E]) takeDirty() ([]changes, []userKeys) {
 	return c.data.takeDirty()
 }
 
-func (c *core[E]) capture(delta bool, keys []changes, uks []userKeys) captured {
+func (c *core[E]) capture(delta bool, d tableDelta) captured {
 	out := &capturedGroups[E]{hdr: stateHeader{name: c.sp.Name, kind: c.sp.Kind, hasTTL: c.ttl.Enabled()}, encode: c.ops.encode}
 	if t, ok := c.ops.(tailEncoder[E]); ok {
 		out.tail = t.encodeTail
 	}
-	if u, ok := c.ops.(ukEncoder[E]); ok {
+	if u, ok := c.ops.(ukEncoder); ok {
 		out.uks = u.encodeUKs
 	}
 	if delta {
-		out.maps = c.data.captureKeys(keys)
-		if d, ok := c.ops.(detacher[E]); ok {
-			d.detach(out.maps, uks)
+		out.maps = c.data.captureKeys(d.keys)
+		if dt, ok := c.ops.(detacher[E]); ok {
+			out.partial = dt.detach(out.maps, d)
 		}
 	} else {
 		out.maps = c.data.capture()

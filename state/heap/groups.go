@@ -27,12 +27,12 @@ type groups[E any] struct {
 	track  bool
 	dirty  []changes
 	// uks[i], for keys of dirty[i] whose map had only some user keys
-	// written or removed (a map without TTL), holds those user keys: the
-	// next delta then holds only their changes (see touchUK).
+	// written or removed, holds those user keys and their changes: the
+	// next delta then holds only those (see touchUK, ukRecord).
 	uks []userKeys
-	// lastUKs is uks as the last capture took it: a key's set of user keys
-	// starts sized as it was then (touchUK), as the changed keys do
-	// (sizedLike). Only its lengths are read.
+	// lastUKs is uks as the last capture took it: a key's record starts
+	// sized as it was then (touchUK), as the changed keys do (sizedLike).
+	// Only its lengths are read.
 	lastUKs []userKeys
 }
 
@@ -51,13 +51,8 @@ type changes = keyMap[int]
 const changedWhole = -1
 
 // userKeys is one key group's record of maps changed in some user keys
-// only, with those user keys (groups.uks).
-type userKeys = keyMap[ukSet]
-
-// ukSet is the user keys recorded of one map, string ones unboxed: a
-// distinct count records every new value it meets (Nexmark q16, where the
-// set's inserts and reads were a sixth of the CPU with user keys boxed).
-type ukSet = keyMap[struct{}]
+// only, with those user keys and their changes (groups.uks, ukRecord).
+type userKeys = keyMap[*ukRecord]
 
 // newGroups returns n empty groups, tracking changed keys from now on when
 // tracking (see groups) or from the first capture when track.
@@ -111,56 +106,38 @@ func (g *groups[E]) touch(i int, k any) {
 	}
 }
 
-// putUK stores e, the entry of k after its user key uk was written or
-// removed, and records that (touchUK).
-func (g *groups[E]) putUK(i int, k any, e E, uk any) {
+// putUK stores e, the entry of k after its user key uk was written (v,
+// ok) or removed (!ok), and records that (touchUK).
+func (g *groups[E]) putUK(i int, k any, e E, uk, v any, ok, fresh bool) {
 	g.writable(i).set(k, e)
-	g.touchUK(i, k, uk)
+	g.touchUK(i, k, uk, v, ok, fresh)
 }
 
 // touchUK records, when tracking, that user key uk of key k's map in
-// group i was written or removed: unless k changed otherwise since the
-// last capture (touch), the next delta holds only the user keys so
-// recorded. A key changed wholly earlier stays so.
-func (g *groups[E]) touchUK(i int, k any, uk any) {
+// group i was written (v, ok) or removed (!ok): unless k changed
+// otherwise since the last capture (touch), the next delta holds only the
+// user keys so recorded, with their changes. A key changed wholly earlier
+// stays so. fresh: uk had no element written since the last capture
+// (ukRecord.set).
+func (g *groups[E]) touchUK(i int, k any, uk, v any, ok, fresh bool) {
 	if g.dirty == nil {
 		return
 	}
 	if !g.markDirty(i, k, changedWhole) {
-		if u, partial := g.uks[i].get(k); partial {
-			if !addUK(&u, uk) {
-				g.uks[i].set(k, u) // a map made in this copy
-			}
+		if r, partial := g.uks[i].get(k); partial {
+			r.set(uk, v, ok, fresh)
 		}
 		return
 	}
 	n := 1
 	if i < len(g.lastUKs) {
-		last, _ := g.lastUKs[i].get(k)
-		n = max(n, last.len())
-	}
-	set := sized[struct{}](uk, n)
-	addUK(&set, uk)
-	g.uks[i].set(k, set)
-}
-
-// addUK adds uk to set u and reports whether it went in a map u had
-// (otherwise the map was made in u, a copy the caller stores back).
-func addUK(u *ukSet, uk any) bool {
-	if s, ok := uk.(string); ok {
-		if u.s == nil {
-			u.s = map[string]struct{}{s: {}}
-			return false
+		if last, _ := g.lastUKs[i].get(k); last != nil {
+			n = max(n, last.len())
 		}
-		u.s[s] = struct{}{}
-		return true
 	}
-	if u.a == nil {
-		u.a = map[any]struct{}{uk: {}}
-		return false
-	}
-	u.a[uk] = struct{}{}
-	return true
+	r := newUKRecord(uk, n)
+	r.set(uk, v, ok, true)
+	g.uks[i].set(k, r)
 }
 
 // touchAppend records, when tracking, that elements were appended to the

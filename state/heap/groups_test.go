@@ -2,39 +2,138 @@ package heap
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/weirstream/weir/state"
 )
 
 // TestGroupsTrackPartialChanges: the changed-key records behind the next
 // incremental delta. A key only appended to keeps the length it had at its
 // first append (the delta holds the elements from there); a map written
-// in some user keys keeps each of them; a key changed wholly stays whole.
-// Deltas without these records would still be right, only larger, so no
-// restore test sees them go.
+// in some user keys keeps each of them with its last change; a key
+// changed wholly stays whole. Deltas without these records would still be
+// right, only larger, so no restore test sees them go.
 func TestGroupsTrackPartialChanges(t *testing.T) {
 	var ver uint64 = 1
 	g := newGroups[int](1, &ver, true, true)
+	put := func(k string, e int, uk any, v any, ok bool) { g.putUK(0, k, e, uk, v, ok, false) }
 	g.putAppend(0, "list", 1, 5)
 	g.putAppend(0, "list", 2, 6) // a later append keeps the first length
-	g.putUK(0, "map", 1, "u1")
-	g.putUK(0, "map", 2, "u2")
+	put("map", 1, "u1", "a", true)
+	put("map", 2, "u2", "b", true)
+	put("map", 3, "u1", "c", true) // a user key's last change is kept
+	put("map", 4, "u2", nil, false)
 	g.putAppend(0, "whole", 1, 3)
-	g.put(0, "whole", 2)          // changed otherwise: whole
-	g.putAppend(0, "whole", 3, 9) // and stays whole
-	g.putUK(0, "mixed", 1, "u1")  // user keys of two kinds: the
-	g.putUK(0, "mixed", 2, 7)     // second's map is made after the first's
-	g.putUK(0, "mixed", 3, 8)
+	g.put(0, "whole", 2)             // changed otherwise: whole
+	g.putAppend(0, "whole", 3, 9)    // and stays whole
+	put("mixed", 1, "u1", "x", true) // user keys of two kinds
+	put("mixed", 2, 7, "y", true)
+	put("mixed", 3, 8, "z", true)
 	dirty, uks := g.takeDirty()
 	got := fmt.Sprint(dirty[0].len(), dirty[0].s["list"], dirty[0].s["map"], dirty[0].s["whole"], uks[0].len(), uks[0].s["map"].len())
 	if want := "4 5 -1 -1 2 2"; got != want {
 		t.Fatalf("changed keys, list's record, map's, whole's, partial maps, user keys of map: %s, want %s", got, want)
 	}
-	for _, uk := range []string{"u1", "u2"} {
-		if _, ok := uks[0].s["map"].s[uk]; !ok {
-			t.Errorf("user key %s of map not recorded: %v", uk, uks[0].s["map"])
+	if got, want := recordString(uks[0].s["map"]), "u1=c u2 removed"; got != want {
+		t.Errorf("record of map: %s, want %s", got, want)
+	}
+	if got, want := recordString(uks[0].s["mixed"]), "7=y 8=z u1=x"; got != want {
+		t.Errorf("record of mixed: %s, want %s", got, want)
+	}
+}
+
+// TestUKRecordIndexed: a record past smallRecord changes finds its user
+// keys through its index, keeps each key's last change, and keeps its
+// keys (not its elements) once released.
+func TestUKRecordIndexed(t *testing.T) {
+	r := newUKRecord("u0", 1)
+	const n = 3 * smallRecord
+	for round := range 2 {
+		for j := range n {
+			r.set(fmt.Sprint("u", j), round*100+j, j%5 != 0, round == 0)
 		}
 	}
-	if mixed := uks[0].s["mixed"]; fmt.Sprint(mixed.s, mixed.a) != "map[u1:{}] map[7:{} 8:{}]" {
-		t.Errorf("user keys of mixed: %v %v, want u1, 7 and 8", mixed.s, mixed.a)
+	r.set(int64(7), "int", true, true)
+	if r.len() != n+1 || len(r.changes) != n+1 {
+		t.Fatalf("len %d, %d changes, want %d", r.len(), len(r.changes), n+1)
+	}
+	for j := range n {
+		c, ok := r.lookup(fmt.Sprint("u", j))
+		if !ok || c.ok != (j%5 != 0) || c.ok && c.v != 100+j {
+			t.Fatalf("u%d: %+v %v, want value %d (removed: %v)", j, c, ok, 100+j, j%5 == 0)
+		}
+	}
+	if c, ok := r.lookup(int64(7)); !ok || c.v != "int" {
+		t.Fatalf("int64 key: %+v %v", c, ok)
+	}
+	r.release()
+	keys := 0
+	r.eachKey(func(any) { keys++ })
+	if keys != n+1 || r.len() != n+1 || r.changes != nil {
+		t.Fatalf("released: %d keys, len %d, changes %v", keys, r.len(), r.changes)
+	}
+}
+
+// recordString prints a record's changes sorted: key=value, or key
+// removed.
+func recordString(r *ukRecord) string {
+	var out []string
+	for _, c := range r.changes {
+		if c.ok {
+			out = append(out, fmt.Sprintf("%v=%v", c.uk, c.v))
+		} else {
+			out = append(out, fmt.Sprintf("%v removed", c.uk))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
+}
+
+// TestMapRecordsEachUserKeyOnce: a map's record of user-key changes holds
+// one change per user key, the last, however often the key is written,
+// removed and written again between two captures, and for user keys past
+// smallRecord (found by the index) and below it (by a scan) alike.
+func TestMapRecordsEachUserKeyOnce(t *testing.T) {
+	clock, store := &fakeClock{}, newMemStore("mem://a")
+	b := incBackend(t, nil, clock, nil)
+	m := state.Map(b, state.MapDescriptor[string, int64]{Name: "m", ValueCodec: state.Int64Codec{}})
+	for _, n := range []int{3, 3 * smallRecord} {
+		key := fmt.Sprint("key", n)
+		at(b, key)
+		m.Put("first", 0) // the map exists: later writes change user keys only
+		checkpointTo(t, b, store)
+		want := map[string]string{}
+		for round := range 4 {
+			for j := range n {
+				uk := fmt.Sprint("u", j)
+				switch {
+				case round == 2 && j%3 == 0:
+					m.Remove(uk)
+					want[uk] = "removed"
+				default:
+					m.Put(uk, int64(10*round+j))
+					want[uk] = fmt.Sprint(10*round + j)
+				}
+			}
+		}
+		tab := b.tables["m"].(*mapTable)
+		r, ok := tab.data.uks[keyGroupOf(key)-tab.b.opts.KeyGroupRange.Start].get(key)
+		if !ok {
+			t.Fatalf("%d user keys: no record of %s", n, key)
+		}
+		if len(r.changes) != n {
+			t.Errorf("%d user keys: %d changes recorded", n, len(r.changes))
+		}
+		for _, c := range r.changes {
+			got := "removed"
+			if c.ok {
+				got = fmt.Sprint(c.v)
+			}
+			if got != want[c.uk.(string)] {
+				t.Errorf("%d user keys: %s recorded as %s, want %s", n, c.uk, got, want[c.uk.(string)])
+			}
+		}
 	}
 }

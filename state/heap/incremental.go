@@ -75,7 +75,8 @@ import (
 // gets op 2: a hot key of a join's list state gains a few rows a second,
 // and writing its whole list each time was most of a delta's bytes. A map
 // whose writes since were puts and removes of user keys (MapState.Put,
-// Remove; groups.touchUK) gets op 3 with those user keys alone: Nexmark
+// Remove; groups.touchUK, which records each one's last change in a
+// ukRecord) gets op 3 with those user keys alone: Nexmark
 // q15's one group keeps COUNT DISTINCT maps of millions of entries, of
 // which a second changes a fraction, and rewriting them whole every
 // checkpoint made its throughput fall as they grew. A restore applies op
@@ -179,16 +180,18 @@ func (c *chain) captured(cp capture, forCheckpoint bool) (epoch int, d deltaKeys
 			since, cps = append(since, cp.changed), append(cps, cp)
 		}
 	}
-	return c.epoch, deltaKeys{keys: union(since), uks: userKeyChanges(cps)}, true
+	return c.epoch, deltaKeys{keys: union(since), uks: userKeyChanges(cps), alone: len(cps) == 1}, true
 }
 
 // deltaKeys is what a delta capture holds: the keys changed since the
 // newest chain written, and among them the maps changed in some user keys
 // only, with those (a delta written later extends that chain or a newer
-// one, and needs a subset of both).
+// one, and needs a subset of both); alone: those are the changes of this
+// capture alone.
 type deltaKeys struct {
-	keys map[string][]changes
-	uks  map[string][]userKeys
+	keys  map[string][]changes
+	uks   map[string][]userKeys
+	alone bool
 }
 
 // wantsBase reports whether the snapshot after l writes a base: its
@@ -369,9 +372,8 @@ func (s *incrementalSnapshot) producer(p plan) func(io.Writer) error {
 		all = append(all, cp.changed)
 	}
 	var changed map[string][]changes
-	var uks map[string][]userKeys
 	if !p.full {
-		changed, uks = union(all), userKeyChanges(p.changes)
+		changed = union(all)
 	}
 	return func(w io.Writer) (err error) {
 		defer func() {
@@ -383,7 +385,7 @@ func (s *incrementalSnapshot) producer(p plan) func(io.Writer) error {
 		if p.full {
 			err = s.writeFull(bw)
 		} else {
-			err = s.writeDelta(bw, changed, uks)
+			err = s.writeDelta(bw, changed)
 		}
 		if err == nil {
 			err = bw.Flush()
@@ -466,7 +468,8 @@ func mergeChanges[K comparable](out, in map[K]int) {
 // userKeyChanges returns, of the keys the captures cps (in capture order)
 // found changed, the maps changed in some user keys only in every capture
 // that found them, with the union of those user keys: a delta holds only
-// their changes.
+// their changes. One capture's are its records, changes and all; a union's
+// records hold the user keys alone (mapTable.detach reads their changes).
 func userKeyChanges(cps []capture) map[string][]userKeys {
 	if len(cps) == 1 {
 		return cps[0].uks // its records are of its changed keys (groups.touchUK)
@@ -485,10 +488,10 @@ func userKeyChanges(cps []capture) map[string][]userKeys {
 				}
 				o, s := &out[name][i], &seen[name][i]
 				if len(keys.s) > 0 && o.s == nil {
-					o.s, s.s = map[string]ukSet{}, map[string]bool{}
+					o.s, s.s = map[string]*ukRecord{}, map[string]bool{}
 				}
 				if len(keys.a) > 0 && o.a == nil {
-					o.a, s.a = map[any]ukSet{}, map[any]bool{}
+					o.a, s.a = map[any]*ukRecord{}, map[any]bool{}
 				}
 				userKeysOf(keys.s, uks.s, o.s, s.s)
 				userKeysOf(keys.a, uks.a, o.a, s.a)
@@ -501,24 +504,19 @@ func userKeyChanges(cps []capture) map[string][]userKeys {
 // userKeysOf adds to out the keys of a group a capture found changed: a
 // key seen first keeps its user keys if only those changed; a key seen
 // before keeps its record, with these user keys added, only if again only
-// user keys changed. A record is the capture's own set until a second
-// capture adds to it (seen[k]: out[k] is a copy), so one capture costs no
-// copy of its sets.
-func userKeysOf[K comparable](keys map[K]int, uks, out map[K]ukSet, seen map[K]bool) {
+// user keys changed. A record is the capture's own until a second capture
+// adds to it (seen[k]: out[k] is the union's own), so one capture costs
+// no copy of its records; a union's records hold user keys alone.
+func userKeysOf[K comparable](keys map[K]int, uks, out map[K]*ukRecord, seen map[K]bool) {
 	for k := range keys {
 		u, partial := uks[k]
 		if copied, ok := seen[k]; ok {
 			if prev, kept := out[k]; kept && partial {
 				if !copied {
-					prev = prev.clone()
+					prev = keysOf(prev, prev.len()+u.len())
 					seen[k] = true
 				}
-				for uk := range u.s {
-					prev.setString(uk, struct{}{})
-				}
-				for uk := range u.a {
-					prev.set(uk, struct{}{})
-				}
+				u.eachKey(prev.addKey)
 				out[k] = prev
 			} else if kept {
 				delete(out, k)
@@ -532,11 +530,23 @@ func userKeysOf[K comparable](keys map[K]int, uks, out map[K]ukSet, seen map[K]b
 	}
 }
 
+// keysOf returns a record of r's user keys alone, with room for n.
+func keysOf(r *ukRecord, n int) *ukRecord {
+	out := &ukRecord{}
+	r.eachKey(func(uk any) {
+		if out.changes == nil {
+			out = newUKRecord(uk, n)
+		}
+		out.addKey(uk)
+	})
+	return out
+}
+
 // writeDelta writes the entries of the changed keys (the format at the top
 // of this file): of those only appended to (changes), the elements
-// appended; of maps changed in some user keys only (uks), those user keys'
+// appended; of maps whose capture holds user keys' changes (detach), those
 // changes.
-func (s *snapshot) writeDelta(out io.Writer, changed map[string][]changes, uks map[string][]userKeys) error {
+func (s *snapshot) writeDelta(out io.Writer, changed map[string][]changes) error {
 	w := &writer{keyCodec: s.keyCodec, now: s.now}
 	var states []captured
 	for _, c := range s.states {
@@ -555,11 +565,7 @@ func (s *snapshot) writeDelta(out io.Writer, changed map[string][]changes, uks m
 			}
 			buf = wire.AppendUvarint(buf, uint64(s.start+i))
 			buf = wire.AppendUvarint(buf, uint64(keys.len()))
-			var u userKeys
-			if us := uks[c.header().name]; us != nil {
-				u = us[i]
-			}
-			buf = c.appendKeys(buf, i, keys, u, w)
+			buf = c.appendKeys(buf, i, keys, w)
 			if _, err := out.Write(buf); err != nil {
 				return err
 			}
@@ -582,19 +588,21 @@ func changedGroups(groups []changes) int {
 
 // appendKeys appends, for each key of keys, the key and its op (appendKey).
 // String keys are encoded and looked up unboxed.
-func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, uks userKeys, w *writer) []byte {
+func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, w *writer) []byte {
 	m := c.maps[i]
+	var partial userKeys
+	if c.partial != nil {
+		partial = c.partial[i]
+	}
 	for k, how := range keys.s {
 		w.key = w.encodeString(w.key[:0], k)
 		e, ok := m.s[k]
-		u, partial := uks.s[k]
-		body = c.appendKey(body, w.key, e, ok, how, u, partial, w.now)
+		body = c.appendKey(body, w.key, e, ok, how, partial.s[k], w.now)
 	}
 	for k, how := range keys.a {
 		w.key = w.keyCodec.Encode(w.key[:0], k)
 		e, ok := m.a[k]
-		u, partial := uks.a[k]
-		body = c.appendKey(body, w.key, e, ok, how, u, partial, w.now)
+		body = c.appendKey(body, w.key, e, ok, how, partial.a[k], w.now)
 	}
 	return body
 }
@@ -602,16 +610,13 @@ func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, uks use
 // appendKey appends the encoded key and its op: its entry e's payload, or
 // a delete when the group holds no live entry under it (!ok); the
 // elements appended when it was only appended to (how, see changes), or
-// the user keys u changed when only those changed (partial).
-func (c *capturedGroups[E]) appendKey(body, key []byte, e E, ok bool, how int, u ukSet, partial bool, now int64) []byte {
+// the user key changes of r when the capture holds those (r not nil).
+func (c *capturedGroups[E]) appendKey(body, key []byte, e E, ok bool, how int, r *ukRecord, now int64) []byte {
 	body = wire.AppendBytes(body, key)
 	mark := len(body)
-	if ok && partial && c.uks != nil {
+	if ok && r != nil {
 		at := len(body) + 1
-		if changes, done := c.uks(append(body, 3), e, u); done {
-			return prefixLength(changes, at)
-		}
-		body = body[:mark]
+		return prefixLength(c.uks(append(body, 3), r), at)
 	}
 	if ok && how != changedWhole && c.tail != nil {
 		body = wire.AppendUvarint(append(body, 2), uint64(how))

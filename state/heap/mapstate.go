@@ -28,7 +28,7 @@ func cloneElems(m *keyMap[elem]) *keyMap[elem] {
 // mapTable stores MapState. An entry's inner map is the owner's to write
 // once created or cloned after the last full capture (ver is the map
 // version then): a full capture holds the inner maps themselves, and the
-// first write after it clones one (own, ownUK); a delta capture holds
+// first write after it clones one (own, writeUK); a delta capture holds
 // copies (detach), so between full captures the maps are written in place
 // — q16's COUNT DISTINCT maps of millions of entries were cloned whole
 // after every checkpoint.
@@ -63,17 +63,38 @@ func (t *mapTable) own(i int, k any, e mapEntry) mapEntry {
 	return e
 }
 
-// ownUK is own for a write of user key uk alone: unless key k changed
-// otherwise since the last capture, the next delta holds only the change
-// of the user keys so written (groups.touchUK, encodeUKs).
-func (t *mapTable) ownUK(i int, k any, e mapEntry, uk any) mapEntry {
-	if e.ver != t.b.mapVersion {
+// writeUK writes user key uk of key k's map, entry e: el (ok), or uk
+// removed (!ok), into the map itself, cloned first if a snapshot may
+// share it (see own). Unless k changed otherwise since the last capture,
+// the next delta holds only the user keys so written, with the changes
+// recorded (groups.touchUK, ukRecord). A map with a TTL is recorded as
+// changed whole: its delta writes it whole anyway (its elements'
+// timestamps are not in op 3).
+func (t *mapTable) writeUK(i int, k any, e mapEntry, uk any, el elem, ok bool) {
+	cloned := e.ver != t.b.mapVersion
+	if cloned {
 		e = mapEntry{cloneElems(e.m), t.b.mapVersion}
-		t.data.putUK(i, k, e, uk)
-		return e
 	}
-	t.data.touchUK(i, k, uk)
-	return e
+	fresh := false
+	if !t.ttl.Enabled() {
+		old, had := e.m.get(uk)
+		fresh = !had || old.ver != t.b.version
+	}
+	if ok {
+		e.m.set(uk, el)
+	} else {
+		e.m.del(uk)
+	}
+	switch {
+	case t.ttl.Enabled() && cloned:
+		t.data.put(i, k, e)
+	case t.ttl.Enabled():
+		t.data.touch(i, k)
+	case cloned:
+		t.data.putUK(i, k, e, uk, el.v, ok, fresh)
+	default:
+		t.data.touchUK(i, k, uk, el.v, ok, fresh)
+	}
 }
 
 // Get returns the value under uk, copied if a snapshot in flight may be
@@ -114,7 +135,7 @@ func (t *mapTable) get(uk any, handOut bool) (any, bool) {
 		}
 	}
 	if changed {
-		t.ownUK(i, k, e, uk).m.set(uk, el)
+		t.writeUK(i, k, e, uk, el, true)
 	}
 	return el.v, true
 }
@@ -125,18 +146,19 @@ func (t *mapTable) remove(i int, k any, e mapEntry, uk any) {
 		t.data.del(i, k)
 		return
 	}
-	t.ownUK(i, k, e, uk).m.del(uk)
+	t.writeUK(i, k, e, uk, elem{}, false)
 }
 
 func (t *mapTable) Put(uk, v any) {
 	k, i, e, ok := t.entry()
+	el := elem{v, t.now(), t.b.version}
 	if ok {
-		e = t.ownUK(i, k, e, uk)
-	} else {
-		e = mapEntry{&keyMap[elem]{}, t.b.mapVersion}
-		t.data.put(i, k, e)
+		t.writeUK(i, k, e, uk, el, true)
+		return
 	}
-	e.m.set(uk, elem{v, t.now(), t.b.version})
+	e = mapEntry{&keyMap[elem]{}, t.b.mapVersion}
+	e.m.set(uk, el)
+	t.data.put(i, k, e)
 }
 
 func (t *mapTable) Remove(uk any) {
@@ -239,76 +261,106 @@ func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
 	return buf, true
 }
 
-// encodeUKs appends the changes of user keys uks of e, for a delta (op 3
+// encodeUKs appends the user key changes of record r, for a delta (op 3
 // in incremental.go): their number, then each user key and a byte 1 and
-// its value, or a byte 0 when e holds none. A map with a TTL is written
-// whole (false): its entries' timestamps would need writing too.
-func (t *mapTable) encodeUKs(buf []byte, e mapEntry, uks ukSet) ([]byte, bool) {
-	if t.ttl.Enabled() {
-		return buf, false
+// its value, or a byte 0 when removed.
+func (t *mapTable) encodeUKs(buf []byte, r *ukRecord) []byte {
+	buf = wire.AppendUvarint(buf, uint64(len(r.changes)))
+	for j := range r.changes {
+		c := &r.changes[j]
+		if s, ok := c.uk.(string); ok {
+			start := len(buf)
+			buf = prefixLength(state.EncodeString(t.sp.UserKeyCodec, buf, s), start)
+		} else {
+			buf = appendPrefixed(buf, t.sp.UserKeyCodec, c.uk)
+		}
+		if !c.ok {
+			buf = append(buf, 0)
+			continue
+		}
+		buf = appendPrefixed(append(buf, 1), t.sp.Codec, c.v)
 	}
-	buf = wire.AppendUvarint(buf, uint64(uks.len()))
-	for uk := range uks.s {
-		start := len(buf)
-		buf = prefixLength(state.EncodeString(t.sp.UserKeyCodec, buf, uk), start)
-		el, ok := e.m.s[uk]
-		buf = t.appendUKValue(buf, el, ok)
-	}
-	for uk := range uks.a {
-		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
-		el, ok := e.m.a[uk]
-		buf = t.appendUKValue(buf, el, ok)
-	}
-	return buf, true
+	return buf
 }
 
-// appendUKValue appends a byte 1 and el's value, or a byte 0 when the map
-// holds none (!ok): a user key's change in a delta (encodeUKs).
-func (t *mapTable) appendUKValue(buf []byte, el elem, ok bool) []byte {
-	if !ok {
-		return append(buf, 0)
+// detach makes each entry of a delta capture hold what its delta reads,
+// apart from the live map, which the owner goes on writing in place: for
+// a map changed in some user keys only (uks), nothing (an entry without
+// a map, so that encoding it whole fails loudly) — its delta writes the
+// changes it returns, per group, instead; for any other, a copy of its
+// map. The changes are this capture's records as they are when the
+// delta covers this capture alone (alone); otherwise, for each user key
+// of the union, this capture's change or the live map's value now.
+func (t *mapTable) detach(captured []keyMap[mapEntry], d tableDelta) []userKeys {
+	if t.ttl.Enabled() { // written whole (see writeUK)
+		for _, m := range captured {
+			for k, e := range m.all() {
+				m.set(k, mapEntry{cloneElems(e.m), e.ver})
+			}
+		}
+		return nil
 	}
-	return appendPrefixed(append(buf, 1), t.sp.Codec, el.v)
-}
-
-// detach replaces each captured entry by a copy of what its delta reads:
-// the values of its changed user keys when only those changed (uks), its
-// whole map otherwise.
-func (t *mapTable) detach(captured []keyMap[mapEntry], uks []userKeys) {
+	partial := make([]userKeys, len(captured))
 	for i, m := range captured {
-		var changed userKeys
-		if i < len(uks) {
-			changed = uks[i]
+		var uks, own userKeys
+		if i < len(d.uks) {
+			uks = d.uks[i]
+		}
+		if i < len(d.own) {
+			own = d.own[i]
+		}
+		if d.alone {
+			partial[i] = uks
+		} else {
+			partial[i] = sizedAs[*ukRecord](uks)
 		}
 		for k, e := range m.s { // setting keys the range has met is safe
-			set, partial := changed.s[k]
-			m.s[k] = t.detached(e, set, partial)
+			u, ok := uks.s[k]
+			m.s[k] = t.detached(e, ok)
+			if ok && !d.alone {
+				partial[i].s[k] = changesOf(e, u, own.s[k])
+			}
 		}
 		for k, e := range m.a {
-			set, partial := changed.a[k]
-			m.a[k] = t.detached(e, set, partial)
+			u, ok := uks.a[k]
+			m.a[k] = t.detached(e, ok)
+			if ok && !d.alone {
+				partial[i].a[k] = changesOf(e, u, own.a[k])
+			}
 		}
 	}
+	return partial
 }
 
-// detached is a copy of what entry e's delta reads: the values of user
-// keys set when only those changed (partial), the whole map otherwise.
-func (t *mapTable) detached(e mapEntry, set ukSet, partial bool) mapEntry {
-	if !partial || t.ttl.Enabled() {
-		return mapEntry{cloneElems(e.m), e.ver}
+// detached is what a delta capture holds of entry e: nothing of its map
+// when only some user keys changed (partial), a copy of it otherwise.
+func (t *mapTable) detached(e mapEntry, partial bool) mapEntry {
+	if partial {
+		return mapEntry{ver: e.ver}
 	}
-	sub := sizedAs[elem](set)
-	for uk := range set.s {
-		if el, ok := e.m.s[uk]; ok {
-			sub.s[uk] = el
+	return mapEntry{cloneElems(e.m), e.ver}
+}
+
+// changesOf returns a record of the changes of the user keys of union u,
+// a delta's record covering several captures: own's change (this
+// capture's record, nil if it has none of the key) or, for a user key
+// changed only before, entry e's value now.
+func changesOf(e mapEntry, u, own *ukRecord) *ukRecord {
+	r := &ukRecord{}
+	u.eachKey(func(uk any) {
+		if r.changes == nil {
+			r = newUKRecord(uk, u.len())
 		}
-	}
-	for uk := range set.a {
-		if el, ok := e.m.a[uk]; ok {
-			sub.a[uk] = el
+		if own != nil {
+			if o, ok := own.lookup(uk); ok {
+				r.set(uk, o.v, o.ok, true)
+				return
+			}
 		}
-	}
-	return mapEntry{&sub, e.ver}
+		el, ok := e.m.get(uk)
+		r.set(uk, el.v, ok, true)
+	})
+	return r
 }
 
 func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, error) {

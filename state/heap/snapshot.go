@@ -31,9 +31,8 @@ type captured interface {
 	// many it appended.
 	appendGroup(body []byte, i int, w *writer) ([]byte, int)
 	// appendKeys appends the delta entries of keys in group index i
-	// (incremental.go), each as it changed (changes); uks holds the maps
-	// changed in some user keys only, and those.
-	appendKeys(body []byte, i int, keys changes, uks userKeys, w *writer) []byte
+	// (incremental.go), each as it changed (changes).
+	appendKeys(body []byte, i int, keys changes, w *writer) []byte
 }
 
 // capturedGroups is a captured state: the group maps as they were at
@@ -45,7 +44,11 @@ type capturedGroups[E any] struct {
 	// tail, for a list, encodes the elements from an index on.
 	tail func(buf []byte, e E, from int) ([]byte, bool)
 	// uks, for a map, encodes the changes of some user keys.
-	uks func(buf []byte, e E, uks ukSet) ([]byte, bool)
+	uks func(buf []byte, r *ukRecord) []byte
+	// partial, for a map's delta capture, holds per group the records of
+	// the maps changed in some user keys only: their deltas write those
+	// changes (mapTable.detach).
+	partial []userKeys
 }
 
 func (c *capturedGroups[E]) header() stateHeader { return c.hdr }
@@ -97,13 +100,28 @@ type snapshot struct {
 type flight struct {
 	count  *atomic.Int64
 	landed atomic.Bool
+	// records are the user-key records the snapshot's capture took, which
+	// landing releases (see ukRecord).
+	records map[string][]userKeys
 }
 
 // land takes the snapshot out of the count, once: after Write, or when the
-// garbage collector frees a snapshot never written.
+// garbage collector frees a snapshot never written. It releases the
+// elements of the capture's records.
 func (f *flight) land() {
-	if f.landed.CompareAndSwap(false, true) {
-		f.count.Add(-1)
+	if !f.landed.CompareAndSwap(false, true) {
+		return
+	}
+	f.count.Add(-1)
+	for _, groups := range f.records {
+		for _, uks := range groups {
+			for _, r := range uks.s {
+				r.release()
+			}
+			for _, r := range uks.a {
+				r.release()
+			}
+		}
 	}
 }
 
