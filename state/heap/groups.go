@@ -135,7 +135,7 @@ func (g *groups[E]) touchUK(i int, k any, uk, v any, ok, fresh bool) {
 			n = max(n, last.len())
 		}
 	}
-	r := newUKRecord(uk, n)
+	r := newUKRecord(n)
 	r.set(uk, v, ok, true)
 	g.uks[i].set(k, r)
 }

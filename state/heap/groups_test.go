@@ -48,7 +48,7 @@ func TestGroupsTrackPartialChanges(t *testing.T) {
 // keys through its index, keeps each key's last change, and keeps its
 // keys (not its elements) once released.
 func TestUKRecordIndexed(t *testing.T) {
-	r := newUKRecord("u0", 1)
+	r := newUKRecord(1)
 	const n = 3 * smallRecord
 	for round := range 2 {
 		for j := range n {

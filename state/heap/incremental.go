@@ -532,13 +532,8 @@ func userKeysOf[K comparable](keys map[K]int, uks, out map[K]*ukRecord, seen map
 
 // keysOf returns a record of r's user keys alone, with room for n.
 func keysOf(r *ukRecord, n int) *ukRecord {
-	out := &ukRecord{}
-	r.eachKey(func(uk any) {
-		if out.changes == nil {
-			out = newUKRecord(uk, n)
-		}
-		out.addKey(uk)
-	})
+	out := newUKRecord(n)
+	r.eachKey(out.addKey)
 	return out
 }
 

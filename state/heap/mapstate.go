@@ -346,11 +346,8 @@ func (t *mapTable) detached(e mapEntry, partial bool) mapEntry {
 // capture's record, nil if it has none of the key) or, for a user key
 // changed only before, entry e's value now.
 func changesOf(e mapEntry, u, own *ukRecord) *ukRecord {
-	r := &ukRecord{}
+	r := newUKRecord(u.len())
 	u.eachKey(func(uk any) {
-		if r.changes == nil {
-			r = newUKRecord(uk, u.len())
-		}
 		if own != nil {
 			if o, ok := own.lookup(uk); ok {
 				r.set(uk, o.v, o.ok, true)

@@ -30,10 +30,7 @@ func TestIncrementalKeepsNoRemovedValues(t *testing.T) {
 			const rounds = 40
 			for r := range rounds {
 				at(b, 1)
-				v := make([]byte, 1<<20)
-				reachable.Add(1)
-				runtime.AddCleanup(&v[0], func(n *atomic.Int64) { n.Add(-1) }, &reachable)
-				m.Put(fmt.Sprint("u", r), v)
+				m.Put(fmt.Sprint("u", r), trackedValue(&reachable))
 				m.Remove(fmt.Sprint("u", r-1))
 				store.fail = failing
 				s, err := b.Snapshot(0)
@@ -44,15 +41,32 @@ func TestIncrementalKeepsNoRemovedValues(t *testing.T) {
 					t.Fatalf("round %d: write error %v", r, err)
 				}
 			}
-			// Cleanups run on their own goroutine after a collection.
-			for deadline := time.Now().Add(10 * time.Second); reachable.Load() > 2 && time.Now().Before(deadline); {
-				runtime.GC()
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n := reachable.Load() - 1; n > 1 {
-				t.Errorf("%d of the %d values removed from the state are still reachable", n, rounds-1)
-			}
+			checkReachable(t, &reachable, rounds)
 			runtime.KeepAlive(b)
 		})
 	}
+}
+
+// checkReachable fails the test when more than one of the rounds-1 values
+// removed (counted by reachable, live ones included: the last value put)
+// stays reachable after collections.
+func checkReachable(t *testing.T, reachable *atomic.Int64, rounds int) {
+	t.Helper()
+	// Cleanups run on their own goroutine after a collection.
+	for deadline := time.Now().Add(10 * time.Second); reachable.Load() > 2 && time.Now().Before(deadline); {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := reachable.Load() - 1; n > 1 {
+		t.Errorf("%d of the %d values removed from the state are still reachable", n, rounds-1)
+	}
+}
+
+// trackedValue returns a new 1 MB value that reachable counts while it is
+// reachable.
+func trackedValue(reachable *atomic.Int64) []byte {
+	v := make([]byte, 1<<20)
+	reachable.Add(1)
+	runtime.AddCleanup(&v[0], func(n *atomic.Int64) { n.Add(-1) }, reachable)
+	return v
 }

@@ -1,5 +1,7 @@
 package heap
 
+import "slices"
+
 // ukRecord is the record of one map's user keys written or removed since
 // the last capture (groups.uks), each with its change as it stands: the
 // value written last, or the removal. A delta capture that covers this
@@ -24,6 +26,11 @@ type ukRecord struct {
 	changes []ukChange
 	// removals: some change recorded is a removal (see set).
 	removals bool
+	// hint is how many user keys the key's record held at the last
+	// capture: a record that outgrows smallRecord makes its index and
+	// changes for as many, so that they do not grow their way there again,
+	// and one that stays small makes neither large.
+	hint int
 	// index finds a user key's change once there are more than
 	// smallRecord (a map's window or two per key want no map of their
 	// own); it is made then and holds every user key after.
@@ -41,14 +48,9 @@ type ukChange struct {
 // smallRecord is the most changes a record finds by a scan.
 const smallRecord = 8
 
-// newUKRecord returns an empty record with room for n changes of user
-// keys of uk's kind.
-func newUKRecord(uk any, n int) *ukRecord {
-	r := &ukRecord{changes: make([]ukChange, 0, max(n, 1))}
-	if n > smallRecord {
-		r.index = sized[int32](uk, n)
-	}
-	return r
+// newUKRecord returns an empty record for about n changes (see hint).
+func newUKRecord(n int) *ukRecord {
+	return &ukRecord{changes: make([]ukChange, 0, min(max(n, 1), smallRecord+1)), hint: n}
 }
 
 // len is the number of user keys recorded.
@@ -78,6 +80,8 @@ func (r *ukRecord) set(uk, v any, ok, fresh bool) {
 	r.changes = append(r.changes, ukChange{uk, v, ok})
 	switch n := len(r.changes); {
 	case n == smallRecord+1 && r.index.len() == 0:
+		r.index = sized[int32](uk, max(r.hint, 2*n))
+		r.changes = slices.Grow(r.changes, max(r.hint-n, n))
 		for j := range r.changes {
 			r.indexChange(j)
 		}
