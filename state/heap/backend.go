@@ -81,7 +81,7 @@ func New(opts Options) (*Backend, error) {
 func (b *Backend) SetCurrentKey(key any, keyGroup int) {
 	r := b.opts.KeyGroupRange
 	if !r.Contains(keyGroup) {
-		panic(fmt.Sprintf("heap: key %v has key group %d, outside this subtask's range %v", key, keyGroup, r))
+		panic(fmt.Sprintf("heap: key %s has key group %d, outside this subtask's range %v", keyed.KeyString(key), keyGroup, r))
 	}
 	b.key, b.idx, b.hasKey = key, keyGroup-r.Start, true
 }

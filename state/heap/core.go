@@ -175,7 +175,7 @@ func (c *core[E]) load(raw *rawState, now int64) error {
 		for k, p := range m.all() {
 			e, live, err := c.ops.decode(p, raw.hasTTL, now)
 			if err != nil {
-				return fmt.Errorf("restoring state %q, key %v: %w (did its codec change?)", c.sp.Name, k, err)
+				return fmt.Errorf("restoring state %q, key %s: %w (did its codec change?)", c.sp.Name, keyed.KeyString(k), err)
 			}
 			if live {
 				c.data.put(i, k, e)

@@ -103,7 +103,7 @@ func (b *Backend) restoreEntry(raw *rawState, i int, name string, kb, p []byte) 
 	}
 	m := &raw.maps[i]
 	if _, dup := m.get(k); dup {
-		return corrupt("state %q: key %v appears twice (the same subtask's blob restored twice?)", name, k)
+		return corrupt("state %q: key %s appears twice (the same subtask's blob restored twice?)", name, keyed.KeyString(k))
 	}
 	m.set(k, bytes.Clone(p))
 	return nil

@@ -148,12 +148,12 @@ func (b *Backend) applyDeltaGroup(r *wire.Reader, name string, raw *rawState) er
 			m.del(k)
 		case 2:
 			if p, err = appendList(old, from, p); err != nil {
-				return fmt.Errorf("delta: state %q, key group %d, key %v: %w", name, kg, k, err)
+				return fmt.Errorf("delta: state %q, key group %d, key %s: %w", name, kg, keyed.KeyString(k), err)
 			}
 			m.set(k, p)
 		case 3:
 			if p, err = changeMap(old, p); err != nil {
-				return fmt.Errorf("delta: state %q, key group %d, key %v: %w", name, kg, k, err)
+				return fmt.Errorf("delta: state %q, key group %d, key %s: %w", name, kg, keyed.KeyString(k), err)
 			}
 			if p == nil {
 				m.del(k)

@@ -214,7 +214,7 @@ func (b *Backend) SetCurrentKey(key any, keyGroup int) {
 		return
 	}
 	if r := b.opts.KeyGroupRange; !r.Contains(keyGroup) {
-		panic(fmt.Sprintf("pebble: key %v has key group %d, outside this subtask's range %v", key, keyGroup, r))
+		panic(fmt.Sprintf("pebble: key %s has key group %d, outside this subtask's range %v", keyed.KeyString(key), keyGroup, r))
 	}
 	b.key, b.kg, b.hasKey = key, keyGroup, true
 	b.keyBytes = b.opts.KeyCodec.Encode(b.keyBytes[:0], key)

@@ -113,7 +113,7 @@ func (b *Backend) adopt(si *stateInfo, sp state.StateSpec, t ttl) error {
 		nv, err := reencode(si, sp, uk, v, t.Enabled(), now)
 		if err != nil {
 			k, _ := decodeKey(b.opts.KeyCodec, kb)
-			ferr = fmt.Errorf("restoring state %q, key %v: %w (did its codec change?)", si.name, k, err)
+			ferr = fmt.Errorf("restoring state %q, key %s: %w (did its codec change?)", si.name, keyed.KeyString(k), err)
 			return false
 		}
 		if convert {

@@ -7,6 +7,7 @@ package keyed
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/weirstream/weir/keygroup"
@@ -177,4 +178,14 @@ func DecodeKey(c state.Codec[any], b []byte) (any, error) {
 		err = Corrupt("decoded key of type %T is not comparable", k)
 	}
 	return k, err
+}
+
+// KeyString renders a key for an error message: a string key quoted, its
+// bytes that do not print escaped (SQL operators key by binary strings,
+// which printed raw garble the message), any other key as fmt prints it.
+func KeyString(k any) string {
+	if s, ok := k.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(k)
 }
