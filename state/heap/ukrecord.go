@@ -10,7 +10,7 @@ import "slices"
 // map at the capture, which runs on the task's goroutine between two
 // records: Nexmark q16's COUNT DISTINCT sets hold millions of values,
 // whose probes miss the cache, and its captures at 10 M events took a
-// median 112 ms with those lookups, 11 ms without. The CPU moves to the
+// median 101 ms with those lookups, 12 ms without. The CPU moves to the
 // writes (the record's index) more than it goes away.
 //
 // The values are held for the capture's own snapshot only. A capture
