@@ -88,9 +88,23 @@ pid_alive() {
 	local cmd
 	cmd="$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" || return 1
 	[[ "$cmd" == *"$pattern"* ]] && return 0
+	# Mid-exec (setsid exec'ing a server) the command line reads empty for
+	# a moment; only a zombie's stays empty. CI once read "exited during
+	# startup" from that window, with an empty server log.
+	[[ -z "$cmd" ]] && { pid_running "$pid"; return; }
 	# A child this script forked that has not exec'd yet still shows this
 	# script's own command line; right after `cmd &` it is starting, not dead.
 	[[ "$cmd" == "$(tr '\0' ' ' <"/proc/$$/cmdline")" ]]
+}
+
+# pid_running: the process exists, is not a zombie (state Z or X) and is
+# not a kernel thread (kthreadd, pid 2, or its child), whose command line is
+# empty too: a stale pid file's pid may have been reused by one.
+pid_running() {
+	local stat fields
+	stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+	read -r -a fields <<<"${stat##*) }"
+	[[ "${fields[0]}" != [ZX] && "$1" != 2 && "${fields[1]}" != 2 ]]
 }
 
 read_pid() {
