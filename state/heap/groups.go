@@ -107,27 +107,28 @@ func (g *groups[E]) touch(i int, k any) {
 }
 
 // putUK stores e, the entry of k after its user key uk was written (v,
-// ok) or removed (!ok), and records that (touchUK).
-func (g *groups[E]) putUK(i int, k any, e E, uk, v any, ok, fresh bool) {
+// ok) or removed (!ok), and records that (touchUK, whose result it
+// returns).
+func (g *groups[E]) putUK(i int, k any, e E, uk, v any, ok, fresh bool, at int) int {
 	g.writable(i).set(k, e)
-	g.touchUK(i, k, uk, v, ok, fresh)
+	return g.touchUK(i, k, uk, v, ok, fresh, at)
 }
 
 // touchUK records, when tracking, that user key uk of key k's map in
 // group i was written (v, ok) or removed (!ok): unless k changed
 // otherwise since the last capture (touch), the next delta holds only the
 // user keys so recorded, with their changes. A key changed wholly earlier
-// stays so. fresh: uk had no element written since the last capture
-// (ukRecord.set).
-func (g *groups[E]) touchUK(i int, k any, uk, v any, ok, fresh bool) {
+// stays so. fresh and at are ukRecord.set's; it returns set's result, 0
+// when nothing was recorded.
+func (g *groups[E]) touchUK(i int, k any, uk, v any, ok, fresh bool, at int) int {
 	if g.dirty == nil {
-		return
+		return 0
 	}
 	if !g.markDirty(i, k, changedWhole) {
 		if r, partial := g.uks[i].get(k); partial {
-			r.set(uk, v, ok, fresh)
+			return r.set(uk, v, ok, fresh, at)
 		}
-		return
+		return 0
 	}
 	n := 1
 	if i < len(g.lastUKs) {
@@ -136,8 +137,8 @@ func (g *groups[E]) touchUK(i int, k any, uk, v any, ok, fresh bool) {
 		}
 	}
 	r := newUKRecord(n)
-	r.set(uk, v, ok, true)
 	g.uks[i].set(k, r)
+	return r.set(uk, v, ok, true, 0)
 }
 
 // touchAppend records, when tracking, that elements were appended to the

@@ -75,25 +75,33 @@ func (t *mapTable) writeUK(i int, k any, e mapEntry, uk any, el elem, ok bool) {
 	if cloned {
 		e = mapEntry{cloneElems(e.m), t.b.mapVersion}
 	}
-	fresh := false
-	if !t.ttl.Enabled() {
-		old, had := e.m.get(uk)
-		fresh = !had || old.ver != t.b.version
+	if t.ttl.Enabled() {
+		t.setUK(e, uk, el, ok)
+		if cloned {
+			t.data.put(i, k, e)
+		} else {
+			t.data.touch(i, k)
+		}
+		return
 	}
+	old, had := e.m.get(uk)
+	fresh := !had || old.ver != t.b.version
+	var at int
+	if cloned {
+		at = t.data.putUK(i, k, e, uk, el.v, ok, fresh, int(old.ts))
+	} else {
+		at = t.data.touchUK(i, k, uk, el.v, ok, fresh, int(old.ts))
+	}
+	el.ts = int64(at) // where its change is (see elem)
+	t.setUK(e, uk, el, ok)
+}
+
+// setUK writes el under uk in e's map (ok), or removes uk.
+func (t *mapTable) setUK(e mapEntry, uk any, el elem, ok bool) {
 	if ok {
 		e.m.set(uk, el)
 	} else {
 		e.m.del(uk)
-	}
-	switch {
-	case t.ttl.Enabled() && cloned:
-		t.data.put(i, k, e)
-	case t.ttl.Enabled():
-		t.data.touch(i, k)
-	case cloned:
-		t.data.putUK(i, k, e, uk, el.v, ok, fresh)
-	default:
-		t.data.touchUK(i, k, uk, el.v, ok, fresh)
 	}
 }
 
@@ -347,15 +355,19 @@ func (t *mapTable) detached(e mapEntry, partial bool) mapEntry {
 // changed only before, entry e's value now.
 func changesOf(e mapEntry, u, own *ukRecord) *ukRecord {
 	r := newUKRecord(u.len())
+	var ownChange func(any) (ukChange, bool)
+	if own != nil {
+		ownChange = own.lookupFunc()
+	}
 	u.eachKey(func(uk any) {
 		if own != nil {
-			if o, ok := own.lookup(uk); ok {
-				r.set(uk, o.v, o.ok, true)
+			if o, ok := ownChange(uk); ok {
+				r.set(uk, o.v, o.ok, true, 0)
 				return
 			}
 		}
 		el, ok := e.m.get(uk)
-		r.set(uk, el.v, ok, true)
+		r.set(uk, el.v, ok, true, 0)
 	})
 	return r
 }

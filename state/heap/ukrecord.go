@@ -10,8 +10,7 @@ import "slices"
 // map at the capture, which runs on the task's goroutine between two
 // records: Nexmark q16's COUNT DISTINCT sets hold millions of values,
 // whose probes miss the cache, and its captures at 10 M events took a
-// median 101 ms with those lookups, 12 ms without. The CPU moves to the
-// writes (the record's index) more than it goes away.
+// median 101 ms with those lookups, 12 ms without.
 //
 // The values are held for the capture's own snapshot only. A capture
 // waits in the chain's pending list after its snapshot is written (a later
@@ -20,6 +19,15 @@ import "slices"
 // that the state removed or overwrote (TestIncrementalKeepsNoRemovedValues;
 // 958513a kept them and was reverted).
 //
+// A write finds the change it replaces without a search: the live map's
+// element of a user key written since the capture holds the position of
+// its change (elem.ts, which a map without a TTL has no other use for;
+// see mapTable.writeUK). The index is made only when a search is needed
+// (a removal recorded, a position gone stale): COUNT DISTINCT's records
+// are written, not searched. Keeping an index of every change cost q16 at
+// 10 M events 3 of its 47 CPU-s (touchUK 6.6 -> 4.0 s in the profiles; 4
+// interleaved pairs, 50.9 -> 47.0 CPU-s).
+//
 // After its capture a record is read only: its user keys (eachKey, len)
 // on any goroutine, its changes by its own snapshot, until release.
 type ukRecord struct {
@@ -27,13 +35,15 @@ type ukRecord struct {
 	// removals: some change recorded is a removal (see set).
 	removals bool
 	// hint is how many user keys the key's record held at the last
-	// capture: a record that outgrows smallRecord makes its index and
-	// changes for as many, so that they do not grow their way there again,
-	// and one that stays small makes neither large.
+	// capture: a record that outgrows smallRecord grows its changes (and
+	// makes its index, if it needs one) for as many, so that they do not
+	// grow their way there again, and one that stays small makes neither
+	// large.
 	hint int
-	// index finds a user key's change once there are more than
-	// smallRecord (a map's window or two per key want no map of their
-	// own); it is made then and holds every user key after.
+	// index finds a user key's change in a record of more than
+	// smallRecord changes (a map's window or two per key want no map of
+	// their own). It is made at the first search there (find) and holds
+	// every user key after.
 	index keyMap[int32]
 }
 
@@ -61,37 +71,49 @@ func (r *ukRecord) len() int {
 	return len(r.changes)
 }
 
-// set records user key uk's change: v written (ok), or uk removed.
-// fresh says the live map held no element of uk written since the last
-// capture: unless a removal is recorded (which leaves none), uk has no
-// change recorded yet, and set spares the search (COUNT DISTINCT's new
-// values, whose index probes missed the cache). Were fresh wrong, uk
-// would be recorded twice, the later change last, as a restore applies
-// them: a larger delta, never a wrong one.
-func (r *ukRecord) set(uk, v any, ok, fresh bool) {
-	if !fresh || r.removals {
+// set records user key uk's change, v written (ok) or uk removed, and
+// returns its position plus one (the live element's at for the next
+// write). fresh says the live map held no element of uk written since the
+// last capture: unless a removal is recorded (which leaves none), uk has
+// no change recorded yet, and set spares the search (COUNT DISTINCT's new
+// values). Otherwise at, when not 0, is where the element written last
+// says uk's change is; it is taken after a check, as an element can
+// carry a position from before the capture (privateAll copies it). Were
+// fresh wrong, uk would be recorded twice, the later change last, as a
+// restore applies them: a larger delta, never a wrong one.
+func (r *ukRecord) set(uk, v any, ok, fresh bool, at int) int {
+	search := !fresh || r.removals
+	r.removals = r.removals || !ok
+	if j := at - 1; !fresh && j >= 0 && j < len(r.changes) && r.changes[j].uk == uk {
+		r.changes[j].v, r.changes[j].ok = v, ok
+		return at
+	}
+	if search {
 		if j := r.find(uk); j >= 0 {
 			r.changes[j].v, r.changes[j].ok = v, ok
-			r.removals = r.removals || !ok
-			return
+			return j + 1
 		}
 	}
-	r.removals = r.removals || !ok
 	r.changes = append(r.changes, ukChange{uk, v, ok})
-	switch n := len(r.changes); {
-	case n == smallRecord+1 && r.index.len() == 0:
-		r.index = sized[int32](uk, max(r.hint, 2*n))
+	n := len(r.changes)
+	switch {
+	case r.index.len() > 0:
+		r.indexChange(n - 1)
+	case n == smallRecord+1:
 		r.changes = slices.Grow(r.changes, max(r.hint-n, n))
+	}
+	return n
+}
+
+// find returns the index of uk's change, or -1. In a record of more than
+// smallRecord changes it searches the index, made here the first time.
+func (r *ukRecord) find(uk any) int {
+	if r.index.len() == 0 && len(r.changes) > smallRecord {
+		r.index = sized[int32](uk, max(r.hint, 2*len(r.changes)))
 		for j := range r.changes {
 			r.indexChange(j)
 		}
-	case n > smallRecord+1:
-		r.indexChange(n - 1)
 	}
-}
-
-// find returns the index of uk's change, or -1.
-func (r *ukRecord) find(uk any) int {
 	if r.index.len() > 0 {
 		if j, ok := r.index.get(uk); ok {
 			return int(j)
@@ -108,12 +130,33 @@ func (r *ukRecord) find(uk any) int {
 
 func (r *ukRecord) indexChange(j int) { r.index.set(r.changes[j].uk, int32(j)) }
 
-// lookup returns the change recorded of user key uk, if any.
-func (r *ukRecord) lookup(uk any) (ukChange, bool) {
-	if j := r.find(uk); j >= 0 {
-		return r.changes[j], true
+// lookupFunc returns a function that finds the change recorded of a user
+// key, if any. It does not write the record (a captured one may be read
+// on other goroutines): a record of more than smallRecord changes without
+// an index gets an index of its own here.
+func (r *ukRecord) lookupFunc() func(uk any) (ukChange, bool) {
+	index := r.index
+	if index.len() == 0 && len(r.changes) > smallRecord {
+		index = sized[int32](r.changes[0].uk, len(r.changes))
+		for j := range r.changes {
+			index.set(r.changes[j].uk, int32(j))
+		}
 	}
-	return ukChange{}, false
+	return func(uk any) (ukChange, bool) {
+		if index.len() > 0 {
+			j, ok := index.get(uk)
+			if !ok {
+				return ukChange{}, false
+			}
+			return r.changes[j], true
+		}
+		for _, c := range r.changes {
+			if c.uk == uk {
+				return c, true
+			}
+		}
+		return ukChange{}, false
+	}
 }
 
 // eachKey calls f with every user key recorded. It reads the keys alone,
@@ -138,13 +181,13 @@ func (r *ukRecord) eachKey(f func(uk any)) {
 // (userKeyChanges), read for its keys only.
 func (r *ukRecord) addKey(uk any) {
 	if r.find(uk) < 0 {
-		r.set(uk, nil, false, true)
+		r.set(uk, nil, false, true, 0)
 	}
 }
 
 // release drops the values recorded, once the capture's snapshot is
 // written or dropped (see ukRecord): an indexed record drops its changes
-// (its index holds its keys), a small one the values of its changes.
+// (its index holds its keys), any other the values of its changes.
 func (r *ukRecord) release() {
 	if r.index.len() > 0 {
 		r.changes = nil
