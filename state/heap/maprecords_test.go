@@ -377,6 +377,7 @@ func rvRun(t *testing.T, seed uint64) {
 // map's value (the same object) or its absence.
 func rvCheckRecords(t *testing.T, b *Backend) {
 	t.Helper()
+	rvCheckPositions(t, b)
 	for name, tb := range b.tables {
 		mt := tb.(*mapTable)
 		for i, uks := range mt.data.uks {
