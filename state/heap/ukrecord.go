@@ -109,10 +109,7 @@ func (r *ukRecord) set(uk, v any, ok, fresh bool, at int) int {
 // smallRecord changes it searches the index, made here the first time.
 func (r *ukRecord) find(uk any) int {
 	if r.index.len() == 0 && len(r.changes) > smallRecord {
-		r.index = sized[int32](uk, max(r.hint, 2*len(r.changes)))
-		for j := range r.changes {
-			r.indexChange(j)
-		}
+		r.index = indexOf(r.changes, max(r.hint, 2*len(r.changes)))
 	}
 	if r.index.len() > 0 {
 		if j, ok := r.index.get(uk); ok {
@@ -130,6 +127,15 @@ func (r *ukRecord) find(uk any) int {
 
 func (r *ukRecord) indexChange(j int) { r.index.set(r.changes[j].uk, int32(j)) }
 
+// indexOf returns an index of changes' user keys, made for n.
+func indexOf(changes []ukChange, n int) keyMap[int32] {
+	index := sized[int32](changes[0].uk, n)
+	for j := range changes {
+		index.set(changes[j].uk, int32(j))
+	}
+	return index
+}
+
 // lookupFunc returns a function that finds the change recorded of a user
 // key, if any. It does not write the record (a captured one may be read
 // on other goroutines): a record of more than smallRecord changes without
@@ -137,10 +143,7 @@ func (r *ukRecord) indexChange(j int) { r.index.set(r.changes[j].uk, int32(j)) }
 func (r *ukRecord) lookupFunc() func(uk any) (ukChange, bool) {
 	index := r.index
 	if index.len() == 0 && len(r.changes) > smallRecord {
-		index = sized[int32](r.changes[0].uk, len(r.changes))
-		for j := range r.changes {
-			index.set(r.changes[j].uk, int32(j))
-		}
+		index = indexOf(r.changes, len(r.changes))
 	}
 	return func(uk any) (ukChange, bool) {
 		if index.len() > 0 {
