@@ -57,7 +57,7 @@ func TestContractExplainAnalyze(t *testing.T) {
 		for k, o := range v.Operators {
 			var in, out, size int64
 			for s := range v.Parallelism {
-				g := j.Metrics().Subtask(v.Name, s).Operators[k]
+				g := subtaskGroup(t, j, v.Name, s).Operators[k]
 				in, out, size = in+g.RecordsIn.Load(), out+g.RecordsOut.Load(), size+g.StateSize.Load()
 			}
 			if o.ReadRecords != in || o.WriteRecords != out || o.LiveStateSize != size {

@@ -138,7 +138,7 @@ func checkKafkaSource(t *testing.T, c *cluster, id string, jg *graph.JobGraph, t
 		if v.Metrics.ReadBytes != bytes {
 			t.Errorf("source %s read-bytes %d, want the %d bytes produced", v.Name, v.Metrics.ReadBytes, bytes)
 		}
-		op := j.Metrics().Subtask(v.Name, 0).Operators[0].Name
+		op := subtaskGroup(t, j, v.Name, 0).Operators[0].Name
 		values := map[string]string{}
 		var list []api.Metric
 		get(t, c, "/v1/jobs/"+id+"/vertices/"+v.ID+"/metrics", &list)

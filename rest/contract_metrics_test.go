@@ -23,11 +23,10 @@ func checkVertexMetrics(t testing.TB, c *cluster, id string, d api.JobDetails, j
 	if err != nil {
 		t.Fatal(err)
 	}
-	group := j.Metrics()
 	for i, v := range d.Vertices {
 		var subtasks []*metrics.Subtask
 		for k := range v.Parallelism {
-			subtasks = append(subtasks, group.Subtask(v.Name, k))
+			subtasks = append(subtasks, subtaskGroup(t, j, v.Name, k))
 		}
 		checkIO(t, v, subtasks)
 		checkBackPressure(t, c, id, v, subtasks)

@@ -50,7 +50,7 @@ func jobGroups(t testing.TB, c *cluster, j *runningJob, d api.JobDetails) [][]*m
 	out := make([][]*metrics.Subtask, len(d.Vertices))
 	for i, v := range d.Vertices {
 		for k := range v.Parallelism {
-			out[i] = append(out[i], job.Metrics().Subtask(v.Name, k))
+			out[i] = append(out[i], subtaskGroup(t, job, v.Name, k))
 		}
 	}
 	return out

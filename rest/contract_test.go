@@ -381,7 +381,7 @@ func checkStartDelays(t testing.TB, c *cluster, id string, d api.JobDetails, ck 
 		get(t, c, fmt.Sprintf("/v1/jobs/%s/checkpoints/details/%d/subtasks/%s", id, ck, v.ID), &sd)
 		var delays []int64
 		for _, s := range sd.Subtasks {
-			want := time.Duration(j.Metrics().Subtask(v.Name, s.Index).CheckpointStartDelayNanos.Load()).Milliseconds()
+			want := time.Duration(subtaskGroup(t, j, v.Name, s.Index).CheckpointStartDelayNanos.Load()).Milliseconds()
 			if s.StartDelay != want {
 				t.Errorf("checkpoint %d %s[%d]: start_delay %d ms, the subtask measured %d ms", ck, v.Name, s.Index, s.StartDelay, want)
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/jobmanager"
+	"github.com/weirstream/weir/metrics"
 	"github.com/weirstream/weir/rest/api"
 )
 
@@ -120,6 +121,21 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// subtaskGroup is the metric group of j's subtask task[index], waited
+// for: a job's subtasks register their groups when they are deployed,
+// which may be after its REST details first list the vertex.
+func subtaskGroup(t testing.TB, j *jobmanager.Job, task string, index int) *metrics.Subtask {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if g := j.Metrics().Subtask(task, index); g != nil {
+			return g
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for the metric group of %s[%d]", task, index)
 		}
 	}
 }

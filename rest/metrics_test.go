@@ -58,7 +58,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	var d api.JobDetails
 	get(t, c, "/v1/jobs/"+endless, &d)
 	j, _ := c.m.Job(endless)
-	op := j.Metrics().Subtask(d.Vertices[0].Name, 0).Operators[0]
+	op := subtaskGroup(t, j, d.Vertices[0].Name, 0).Operators[0]
 	in := scrape(t, c, "weir_taskmanager_job_task_operator_numRecordsOut")
 	want := fmt.Sprintf("%s,operator_id=%s,operator_name=%s,subtask_index=0,task_name=%s", key(endless, "endless"), op.UID, op.Name, d.Vertices[0].Name)
 	if _, ok := in[want]; !ok {

@@ -145,7 +145,7 @@ func TestPrometheusScrapesJobManager(t *testing.T) {
 	get(t, c, "/v1/jobs/"+p.id, &d)
 	p.src = d.Vertices[0]
 	j, _ := c.m.Job(p.id)
-	op := j.Metrics().Subtask(p.src.Name, 0).Operators[0].Name
+	op := subtaskGroup(t, j, p.src.Name, 0).Operators[0].Name
 	p.lagQ = fmt.Sprintf(`weir_taskmanager_job_task_operator_KafkaSourceReader_topic_partition_records_lag{job_id=%q}`, p.id)
 
 	// Held: the sink blocks, the source waits for a credit (its
