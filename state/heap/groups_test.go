@@ -61,17 +61,17 @@ func TestUKRecordIndexed(t *testing.T) {
 	}
 	lookup := r.lookupFunc()
 	for j := range n {
-		c, ok := lookup(fmt.Sprint("u", j))
+		c, ok := lookup(userKeyOf(fmt.Sprint("u", j)))
 		if !ok || c.ok != (j%5 != 0) || c.ok && c.v != 100+j {
 			t.Fatalf("u%d: %+v %v, want value %d (removed: %v)", j, c, ok, 100+j, j%5 == 0)
 		}
 	}
-	if c, ok := lookup(int64(7)); !ok || c.v != "int" {
+	if c, ok := lookup(userKeyOf(int64(7))); !ok || c.v != "int" {
 		t.Fatalf("int64 key: %+v %v", c, ok)
 	}
 	r.release()
 	keys := 0
-	r.eachKey(func(any) { keys++ })
+	r.eachKey(func(userKey) { keys++ })
 	if keys != n+1 || r.len() != n+1 || r.changes != nil {
 		t.Fatalf("released: %d keys, len %d, changes %v", keys, r.len(), r.changes)
 	}
@@ -83,9 +83,9 @@ func recordString(r *ukRecord) string {
 	var out []string
 	for _, c := range r.changes {
 		if c.ok {
-			out = append(out, fmt.Sprintf("%v=%v", c.uk, c.v))
+			out = append(out, fmt.Sprintf("%v=%v", c.uk.boxed(), c.v))
 		} else {
-			out = append(out, fmt.Sprintf("%v removed", c.uk))
+			out = append(out, fmt.Sprintf("%v removed", c.uk.boxed()))
 		}
 	}
 	slices.Sort(out)
@@ -132,8 +132,8 @@ func TestMapRecordsEachUserKeyOnce(t *testing.T) {
 			if c.ok {
 				got = fmt.Sprint(c.v)
 			}
-			if got != want[c.uk.(string)] {
-				t.Errorf("%d user keys: %s recorded as %s, want %s", n, c.uk, got, want[c.uk.(string)])
+			if got != want[c.uk.boxed().(string)] {
+				t.Errorf("%d user keys: %s recorded as %s, want %s", n, c.uk.boxed(), got, want[c.uk.boxed().(string)])
 			}
 		}
 	}
@@ -177,8 +177,8 @@ func TestUKRecordFollowsPositions(t *testing.T) {
 		t.Fatalf("%d changes, want %d (a key recorded twice)", len(r.changes), n)
 	}
 	for _, c := range r.changes {
-		if got := fmt.Sprint(c.v); !c.ok || got != want[c.uk.(string)] {
-			t.Errorf("%s recorded as %s (ok %v), want %s", c.uk, got, c.ok, want[c.uk.(string)])
+		if got := fmt.Sprint(c.v); !c.ok || got != want[c.uk.boxed().(string)] {
+			t.Errorf("%s recorded as %s (ok %v), want %s", c.uk.boxed(), got, c.ok, want[c.uk.boxed().(string)])
 		}
 	}
 }
@@ -209,8 +209,8 @@ func TestMapElementsHoldTheirPositions(t *testing.T) {
 		t.Fatalf("index of %d, %d changes; want no index and %d changes", r.index.len(), len(r.changes), n)
 	}
 	for j, c := range r.changes {
-		if c.uk != fmt.Sprint("u", j) || c.v != int64(20+j) {
-			t.Fatalf("change %d: %v=%v, want u%d=%d", j, c.uk, c.v, j, 20+j)
+		if c.uk.boxed() != fmt.Sprint("u", j) || c.v != int64(20+j) {
+			t.Fatalf("change %d: %v=%v, want u%d=%d", j, c.uk.boxed(), c.v, j, 20+j)
 		}
 	}
 }

@@ -60,6 +60,26 @@ func (m *keyMap[E]) setString(s string, e E) {
 	m.s[s] = e
 }
 
+// getKey is get of a record's user key (see userKey): a string key
+// unboxed.
+func (m keyMap[E]) getKey(k userKey) (E, bool) {
+	if k.o == nil {
+		e, ok := m.s[k.s]
+		return e, ok
+	}
+	e, ok := m.a[k.boxed()]
+	return e, ok
+}
+
+// setKey is set of a record's user key.
+func (m *keyMap[E]) setKey(k userKey, e E) {
+	if k.o == nil {
+		m.setString(k.s, e)
+		return
+	}
+	m.set(k.boxed(), e)
+}
+
 func (m keyMap[E]) del(k any) {
 	if s, ok := k.(string); ok {
 		delete(m.s, s)

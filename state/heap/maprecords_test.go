@@ -389,12 +389,12 @@ func rvCheckRecords(t *testing.T, b *Backend) {
 				seen := map[any]bool{}
 				for _, c := range r.changes {
 					if seen[c.uk] {
-						t.Fatalf("%s: key %v: user key %v recorded twice (%d changes)", name, k, c.uk, len(r.changes))
+						t.Fatalf("%s: key %v: user key %v recorded twice (%d changes)", name, k, c.uk.boxed(), len(r.changes))
 					}
 					seen[c.uk] = true
-					el, has := e.m.get(c.uk)
+					el, has := e.m.getKey(c.uk)
 					if has != c.ok || has && fmt.Sprintf("%p", el.v) != fmt.Sprintf("%p", c.v) {
-						t.Fatalf("%s: key %v: user key %v recorded %v %q, live %v %q", name, k, c.uk, c.ok, c.v, has, el.v)
+						t.Fatalf("%s: key %v: user key %v recorded %v %q, live %v %q", name, k, c.uk.boxed(), c.ok, c.v, has, el.v)
 					}
 				}
 				if r.index.len() > 0 && r.index.len() != len(r.changes) {

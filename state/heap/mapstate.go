@@ -276,11 +276,11 @@ func (t *mapTable) encodeUKs(buf []byte, r *ukRecord) []byte {
 	buf = wire.AppendUvarint(buf, uint64(len(r.changes)))
 	for j := range r.changes {
 		c := &r.changes[j]
-		if s, ok := c.uk.(string); ok {
+		if c.uk.o == nil {
 			start := len(buf)
-			buf = prefixLength(state.EncodeString(t.sp.UserKeyCodec, buf, s), start)
+			buf = prefixLength(state.EncodeString(t.sp.UserKeyCodec, buf, c.uk.s), start)
 		} else {
-			buf = appendPrefixed(buf, t.sp.UserKeyCodec, c.uk)
+			buf = appendPrefixed(buf, t.sp.UserKeyCodec, c.uk.boxed())
 		}
 		if !c.ok {
 			buf = append(buf, 0)
@@ -355,19 +355,19 @@ func (t *mapTable) detached(e mapEntry, partial bool) mapEntry {
 // changed only before, entry e's value now.
 func changesOf(e mapEntry, u, own *ukRecord) *ukRecord {
 	r := newUKRecord(u.len())
-	var ownChange func(any) (ukChange, bool)
+	var ownChange func(userKey) (ukChange, bool)
 	if own != nil {
 		ownChange = own.lookupFunc()
 	}
-	u.eachKey(func(uk any) {
+	u.eachKey(func(uk userKey) {
 		if own != nil {
 			if o, ok := ownChange(uk); ok {
-				r.set(uk, o.v, o.ok, true, 0)
+				r.put(uk, o.v, o.ok, true, 0)
 				return
 			}
 		}
-		el, ok := e.m.get(uk)
-		r.set(uk, el.v, ok, true, 0)
+		el, ok := e.m.getKey(uk)
+		r.put(uk, el.v, ok, true, 0)
 	})
 	return r
 }

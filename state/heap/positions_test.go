@@ -25,14 +25,14 @@ func rvCheckPositions(t *testing.T, b *Backend) {
 					if !c.ok {
 						continue
 					}
-					el, has := e.m.get(c.uk)
+					el, has := e.m.getKey(c.uk)
 					if !has || el.ver != b.version || el.ts != int64(j+1) {
 						t.Fatalf("%s: key %v: user key %v recorded at %d; live %v, ver %d (backend %d), ts %d",
-							name, k, c.uk, j+1, has, el.ver, b.version, el.ts)
+							name, k, c.uk.boxed(), j+1, has, el.ver, b.version, el.ts)
 					}
 				}
 				for uk, el := range e.m.all() {
-					if el.ver == b.version && (el.ts < 1 || el.ts > int64(len(r.changes)) || r.changes[el.ts-1].uk != uk) {
+					if el.ver == b.version && (el.ts < 1 || el.ts > int64(len(r.changes)) || r.changes[el.ts-1].uk.boxed() != uk) {
 						t.Fatalf("%s: key %v: user key %v written since the capture holds position %d of %d",
 							name, k, uk, el.ts, len(r.changes))
 					}
