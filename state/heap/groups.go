@@ -124,11 +124,14 @@ func (g *groups[E]) touchUK(i int, k any, uk, v any, ok, fresh bool, at int) int
 	if g.dirty == nil {
 		return 0
 	}
+	// A key with a record is dirty in some user keys only (touch removes
+	// the record of a key it makes whole): one probe for the writes after
+	// a key's first, instead of the dirty set's and then this one.
+	if r, partial := g.uks[i].get(k); partial {
+		return r.set(uk, v, ok, fresh, at)
+	}
 	if !g.markDirty(i, k, changedWhole) {
-		if r, partial := g.uks[i].get(k); partial {
-			return r.set(uk, v, ok, fresh, at)
-		}
-		return 0
+		return 0 // changed wholly since the capture
 	}
 	n := 1
 	if i < len(g.lastUKs) {
