@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"encoding/gob"
 	"fmt"
 	"maps"
 	"testing"
@@ -8,8 +9,14 @@ import (
 	"github.com/weirstream/weir/state"
 )
 
+// namedKey is a user key of a named string type: not a string to a type
+// switch, so a record boxes it, and "x" and namedKey("x") are two keys.
+type namedKey string
+
+func init() { gob.Register(namedKey("")) }
+
 // TestIncrementalMapUserKeysOfAnyKind: a map whose user keys are of any
-// type — nil, "", strings, int64s — keeps them apart through deltas of
+// type — nil, "", strings, a named string type, int64s — keeps them apart through deltas of
 // user-key changes: a delta of one capture's record, and one uniting two
 // captures' records (the first capture dropped unwritten), indexed (past
 // smallRecord changes, a removal among them). A record holds a string key
@@ -59,6 +66,8 @@ func TestIncrementalMapUserKeysOfAnyKind(t *testing.T) {
 	put("", 2)
 	put(int64(0), 3)
 	put("0", 4)
+	put(namedKey("0"), 40)
+	put(namedKey(""), 41)
 	man, _ := writeTo(t, delta(), store)
 	check(man, "a delta of one record")
 
@@ -75,10 +84,13 @@ func TestIncrementalMapUserKeysOfAnyKind(t *testing.T) {
 	put(int64(1), 9)
 	for j := range 2 * smallRecord {
 		put(fmt.Sprint("v", j), int64(j))
+		put(namedKey(fmt.Sprint("v", j)), int64(100+j))
 	}
+	m.Remove(namedKey("v5"))
+	delete(want, namedKey("v5"))
 	m.Remove(int64(5))
 	delete(want, int64(5))
-	for j, uk := range []any{nil, int64(1), "v3"} { // each found again through the index
+	for j, uk := range []any{nil, int64(1), "v3", namedKey("v3"), namedKey("")} { // each found again through the index
 		m.Remove(uk)
 		put(uk, int64(10+j))
 	}
