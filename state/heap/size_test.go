@@ -83,3 +83,49 @@ func (c *sizeCountingCodec) Encode(buf []byte, v string) []byte {
 	c.n++
 	return c.Codec.Encode(buf, v)
 }
+
+// A state of many small entries and a few large ones (Nexmark q16's
+// COUNT DISTINCT maps: four of millions of values among thousands of a
+// few) is estimated from every entry's element count, not from the
+// entries a sample happens to meet: with keys and elements of one size
+// each, the estimate is exact, and the same at every call.
+func TestEstimatedSizeOfSkewedEntries(t *testing.T) {
+	b := newSubtask(t, 1, 0, nil)
+	m := state.Map(b, state.MapDescriptor[string, string]{Name: "m"})
+	value := strings.Repeat("z", 20)
+	const small, large, each = 3000, 2, 20_000
+	var want int64
+	str := state.CodecFor[string]()
+	elem := int64(1 + len(str.Encode(nil, "u00000")) + 1 + len(str.Encode(nil, value)))
+	key := int64(1 + len(state.AnyCodec{}.Encode(nil, "k0000")))
+	for k := range small + large {
+		n := 2
+		if k >= small {
+			n = each
+		}
+		at(b, fmt.Sprintf("k%04d", k))
+		for i := range n {
+			m.Put(fmt.Sprintf("u%05d", i), value)
+		}
+		want += key + uvarintLen(n) + int64(n)*elem
+	}
+	l := state.List(b, state.ListDescriptor[string]{Name: "l"})
+	ikey := int64(1 + len(state.AnyCodec{}.Encode(nil, int64(1<<14))))
+	for k := range small + 1 { // keys that are no strings, held apart (keyMap.a)
+		n := 1
+		if k == small {
+			n = each
+		}
+		at(b, int64(1<<14+k)) // encodings of one length
+		for range n {
+			l.Add(value)
+		}
+		want += ikey + uvarintLen(n) + int64(n)*int64(1+len(str.Encode(nil, value)))
+	}
+	for range 3 {
+		if got := b.estimatedSize(liveSample, liveElems); got != want {
+			t.Fatalf("%d maps of 2 and %d of %d, %d lists of 1 and one of %d: estimated %d, want %d",
+				small, large, each, small, each, got, want)
+		}
+	}
+}
