@@ -39,6 +39,10 @@ type entrySizer[E any] interface {
 	estimateEntry(e E, now int64, sample int) int64
 	// entryLen is the number of elements of e, expired ones too.
 	entryLen(e E) int
+	// countable reports whether the state's elements are all live until
+	// removed (no TTL), so that counting them counts what a snapshot
+	// writes (estimateByElements).
+	countable() bool
 }
 
 // exactLengths is the most entries of an entrySizer state whose elements
@@ -57,7 +61,7 @@ func (c *core[E]) estimate(keys state.Codec[any], sample, elems int) int64 {
 	now := c.now()
 	sizer, sampled := c.ops.(entrySizer[E])
 	count := int64(c.entries())
-	if sampled && count <= exactLengths {
+	if sampled && count <= exactLengths && sizer.countable() {
 		return c.estimateByElements(keys, sizer, sample, elems)
 	}
 	for k, e := range c.sampleEntries(sample) {
@@ -112,8 +116,8 @@ func (c *core[E]) entries() int {
 	return n
 }
 
-// estimateByElements estimates a state of at most exactLengths entries,
-// each of which may hold any number of elements: it counts every entry's
+// estimateByElements estimates a state without a TTL of at most
+// exactLengths entries, each of which may hold any number of elements: it counts every entry's
 // elements and prices them at the mean size of the elements it samples
 // (up to elems of each of about sample entries, spread over the groups as
 // estimate spreads them), and every entry's key at the mean of the keys
@@ -142,8 +146,8 @@ func (c *core[E]) estimateByElements(keys state.Codec[any], sizer entrySizer[E],
 	for k, e := range c.sampleEntries(sample) {
 		n := sizer.entryLen(e)
 		keysSeen, elemsSeen = keysSeen+1, elemsSeen+int64(n)
-		// An entry whose sampled elements all expired writes nothing: its
-		// key and elements count as sampled, at no bytes.
+		// An entry that writes nothing (no element) counts as sampled, at
+		// no bytes.
 		if size := sizer.estimateEntry(e, now, elems); size > 0 {
 			buf = appendPrefixed(buf[:0], keys, k)
 			liveSeen, keyBytes, elemBytes = liveSeen+1, keyBytes+int64(len(buf)), elemBytes+size-uvarintLen(n)
@@ -189,7 +193,11 @@ func (t *mapTable) estimateEntry(e mapEntry, now int64, sample int) int64 {
 
 func (t *mapTable) entryLen(e mapEntry) int { return e.m.len() }
 
+func (t *mapTable) countable() bool { return !t.ttl.Enabled() }
+
 func (t *listTable) entryLen(items []elem) int { return len(items) }
+
+func (t *listTable) countable() bool { return !t.ttl.Enabled() }
 
 func (t *listTable) estimateEntry(items []elem, now int64, sample int) int64 {
 	var buf []byte

@@ -129,3 +129,30 @@ func TestEstimatedSizeOfSkewedEntries(t *testing.T) {
 		}
 	}
 }
+
+// A state with a TTL is estimated from its sampled entries, as before
+// estimateByElements: counting its elements would price expired ones, not
+// yet cleaned up, as live. Here one entry of 100,000 expired elements
+// under a key that is no string sits among 1,000 live entries of two (a
+// review found the count estimated 42 times the snapshot).
+func TestEstimatedSizeOfExpiredLargeEntry(t *testing.T) {
+	clock := &fakeClock{}
+	b := newSubtask(t, 1, 0, clock)
+	l := state.List(b, state.ListDescriptor[string]{Name: "l", TTL: ttlOf(10, state.OnCreateAndWrite)})
+	value := strings.Repeat("v", 20)
+	at(b, int64(1<<20))
+	for range 100_000 {
+		l.Add(value)
+	}
+	clock.ms = 1000 // all expired, none cleaned up
+	for k := range 1000 {
+		at(b, fmt.Sprintf("k%04d", k))
+		l.AddAll([]string{value, value})
+	}
+	blob := int64(len(snapshotBlob(t, b, clock.ms)))
+	for range 5 {
+		if est := b.estimatedSize(liveSample, liveElems); est < blob/2 || est > 2*blob {
+			t.Fatalf("estimated %d bytes; the snapshot holds %d", est, blob)
+		}
+	}
+}
