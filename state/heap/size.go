@@ -117,11 +117,11 @@ func (c *core[E]) entries() int {
 }
 
 // estimateByElements estimates a state without a TTL of at most
-// exactLengths entries, each of which may hold any number of elements: it counts every entry's
-// elements and prices them at the mean size of the elements it samples
-// (up to elems of each of about sample entries, spread over the groups as
-// estimate spreads them), and every entry's key at the mean of the keys
-// sampled. Extrapolating from the entries sampled misjudges a state whose
+// exactLengths entries, each of which may hold any number of elements: it
+// counts every entry's elements and prices them at the mean size of the
+// elements it samples (up to elems of each of about sample entries, spread
+// over the groups as estimate spreads them), and every entry's key at the
+// mean of the keys sampled. Extrapolating from the entries sampled misjudges a state whose
 // few large entries hold most of it: q16's COUNT DISTINCT state holds four
 // maps of millions of values among thousands of maps of a few, which the
 // sample met or missed at random, so that its estimate swung threefold
