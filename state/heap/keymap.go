@@ -3,6 +3,7 @@ package heap
 import (
 	"iter"
 	"maps"
+	"math/rand/v2"
 
 	"github.com/weirstream/weir/state"
 )
@@ -117,7 +118,7 @@ func sizedAs[E, V any](m keyMap[V]) keyMap[E] {
 }
 
 // all yields every entry, string keys boxed: for the paths that want the
-// keys as any (timers, restore errors, size estimates), not for snapshots
+// keys as any (timers, restore errors), not for snapshots
 // (see encoded).
 func (m keyMap[E]) all() iter.Seq2[any, E] {
 	return func(yield func(any, E) bool) {
@@ -132,6 +133,42 @@ func (m keyMap[E]) all() iter.Seq2[any, E] {
 			}
 		}
 	}
+}
+
+// sample yields up to n entries (all of them when m holds no more), from
+// the string keys and the other keys in proportion to their counts, the
+// share of each rounded up or down at random so that a kind of few keys
+// is met as often as its count says; each kind's in Go's randomised map
+// order. It returns false when yield did.
+func (m keyMap[E]) sample(n int, yield func(any, E) bool) bool {
+	total := m.len()
+	if total == 0 || n <= 0 {
+		return true
+	}
+	fromS := len(m.s)
+	if n < total {
+		fromS = min(len(m.s), int(float64(n)*float64(len(m.s))/float64(total)+rand.Float64()))
+	}
+	fromA := min(len(m.a), n-fromS)
+	for k, e := range m.s {
+		if fromS == 0 {
+			break
+		}
+		fromS--
+		if !yield(k, e) {
+			return false
+		}
+	}
+	for k, e := range m.a {
+		if fromA == 0 {
+			break
+		}
+		fromA--
+		if !yield(k, e) {
+			return false
+		}
+	}
+	return true
 }
 
 // encoded yields every entry with its key encoded by w's key codec (the

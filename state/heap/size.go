@@ -2,6 +2,7 @@ package heap
 
 import (
 	"iter"
+	"math/rand/v2"
 
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/internal/wire"
@@ -83,26 +84,35 @@ func (c *core[E]) estimate(keys state.Codec[any], sample, elems int) int64 {
 	return count * bytes / seen
 }
 
-// sampleEntries yields about sample entries spread over the key groups:
-// up to sample/groups from each, or those of every groups/sample-th group
-// when there are more groups, each group's first in Go's randomised map
-// order (a fresh sample at every call). Spreading the sample keeps one
-// group's few large entries from deciding it.
+// sampleEntries yields about sample entries spread over the key groups
+// that hold any: up to sample/filled from each of them, or those of every
+// filled/sample-th one (from a random first) when there are more, each
+// group's taken as keyMap.sample takes them (a fresh sample at every
+// call). Spreading the sample keeps one group's few large entries from
+// deciding it; skipping the empty groups keeps a state of few keys, under
+// a large max parallelism (32768 groups, of which every 128th would be
+// visited), from reading as empty.
 func (c *core[E]) sampleEntries(sample int) iter.Seq2[any, E] {
 	return func(yield func(any, E) bool) {
-		groups := len(c.data.maps)
-		quota, stride := max(1, sample/max(1, groups)), max(1, groups/max(1, sample))
-		for i := 0; i < groups; i += stride {
-			n := 0
-			for k, e := range c.data.maps[i].all() {
-				if n == quota {
-					break
-				}
-				n++
-				if !yield(k, e) {
-					return
-				}
+		filled := 0
+		for _, m := range c.data.maps {
+			if m.len() > 0 {
+				filled++
 			}
+		}
+		if filled == 0 {
+			return
+		}
+		quota, stride := max(1, sample/filled), max(1, filled/max(1, sample))
+		j := rand.IntN(stride) // index among the filled groups
+		for _, m := range c.data.maps {
+			if m.len() == 0 {
+				continue
+			}
+			if j%stride == 0 && !m.sample(quota, yield) {
+				return
+			}
+			j++
 		}
 	}
 }
@@ -172,13 +182,10 @@ func (t *mapTable) estimateEntry(e mapEntry, now int64, sample int) int64 {
 	var buf []byte
 	var bytes int64
 	seen := 0
-	for uk, el := range e.m.all() {
-		if seen == sample {
-			break
-		}
+	e.m.sample(sample, func(uk any, el elem) bool {
 		seen++
 		if t.ttl.Expired(el.ts, now) {
-			continue // sampled, and nothing a snapshot writes
+			return true // sampled, and nothing a snapshot writes
 		}
 		buf = buf[:0]
 		if t.ttl.Enabled() {
@@ -187,7 +194,8 @@ func (t *mapTable) estimateEntry(e mapEntry, now int64, sample int) int64 {
 		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
 		buf = appendPrefixed(buf, t.sp.Codec, el.v)
 		bytes += int64(len(buf))
-	}
+		return true
+	})
 	return scaled(bytes, seen, e.m.len())
 }
 
@@ -199,11 +207,15 @@ func (t *listTable) entryLen(items []elem) int { return len(items) }
 
 func (t *listTable) countable() bool { return !t.ttl.Enabled() }
 
+// estimateEntry samples up to sample elements evenly spaced over the list,
+// each in the middle of its share: a list with a TTL expires from its
+// oldest elements, so its first few say nothing of the rest.
 func (t *listTable) estimateEntry(items []elem, now int64, sample int) int64 {
 	var buf []byte
 	var bytes int64
 	n := min(sample, len(items))
-	for _, el := range items[:n] {
+	for j := range n {
+		el := items[(2*j+1)*len(items)/(2*n)]
 		if t.ttl.Expired(el.ts, now) {
 			continue // sampled, and nothing a snapshot writes
 		}

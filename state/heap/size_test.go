@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/state"
 )
 
@@ -154,5 +155,82 @@ func TestEstimatedSizeOfExpiredLargeEntry(t *testing.T) {
 		if est := b.estimatedSize(liveSample, liveElems); est < blob/2 || est > 2*blob {
 			t.Fatalf("estimated %d bytes; the snapshot holds %d", est, blob)
 		}
+	}
+}
+
+// A state whose keys are strings and other kinds, held apart (keyMap.s
+// and keyMap.a), is sampled from both in proportion: a review found the
+// strings sampled first and the others never met (72 KB estimated
+// against a snapshot of 3.1 MB), when the entries of one kind are large.
+// With 9 strings to 1 other key, a share rounded down would never sample
+// the others, one rounded up would sample them half the time (there the
+// others' entries are smaller, so that the sample's spread, about 18 % of
+// their share, stays well inside the bounds).
+func TestEstimatedSizeOfMixedKeyKinds(t *testing.T) {
+	for _, c := range []struct{ strs, others, large int }{{2000, 2000, 1000}, {3600, 400, 100}} {
+		b := newSubtask(t, 1, 0, nil)
+		v := state.Value(b, state.ValueDescriptor[string]{Name: "v"})
+		small, large := strings.Repeat("s", 10), strings.Repeat("L", c.large)
+		for k := range c.strs {
+			at(b, fmt.Sprintf("k%04d", k))
+			v.Update(small)
+		}
+		for k := range c.others {
+			at(b, int64(k))
+			v.Update(large)
+		}
+		blob := int64(len(snapshotBlob(t, b, 0)))
+		for range 5 {
+			if est := b.estimatedSize(liveSample, liveElems); est < blob*2/3 || est > blob*3/2 {
+				t.Fatalf("%d string keys of 10 bytes and %d int64 keys of %d: estimated %d bytes; the snapshot holds %d",
+					c.strs, c.others, c.large, est, blob)
+			}
+		}
+	}
+}
+
+// Under a max parallelism of 32768 a state of a few keys is sampled from
+// the groups that hold them: visiting every 128th group read it as empty.
+func TestEstimatedSizeUnderLargeMaxParallelism(t *testing.T) {
+	const groups = 32768
+	b, err := New(Options{KeyGroupRange: keygroup.RangeFor(groups, 1, 0), MaxParallelism: groups})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := state.Value(b, state.ValueDescriptor[string]{Name: "v"})
+	value := strings.Repeat("x", 100)
+	for k := range 10 {
+		key := fmt.Sprintf("k%03d", k)
+		b.SetCurrentKey(key, keygroup.ForKey(key, groups))
+		v.Update(value)
+	}
+	perEntry := int64(1 + len(state.AnyCodec{}.Encode(nil, "k000")) + 1 + len(value))
+	for range 5 {
+		if got := b.EstimatedSize(); got != 10*perEntry {
+			t.Fatalf("10 entries of %d bytes in %d key groups: estimated %d, want %d", perEntry, groups, got, 10*perEntry)
+		}
+	}
+}
+
+// A list with a TTL expires from its oldest elements; its estimate
+// samples elements over the whole list, not its first few: a review
+// found a list whose oldest elements had expired estimated at 0 bytes
+// against a snapshot of 2.4 MB.
+func TestEstimatedSizeOfHalfExpiredList(t *testing.T) {
+	clock := &fakeClock{}
+	b := newSubtask(t, 1, 0, clock)
+	l := state.List(b, state.ListDescriptor[string]{Name: "l", TTL: ttlOf(10, state.OnCreateAndWrite)})
+	value := strings.Repeat("v", 50)
+	at(b, "k")
+	for i := range 10_000 {
+		if i == 5000 {
+			clock.ms = 8
+		}
+		l.Add(value)
+	}
+	clock.ms = 12 // the first 5000 expired, none cleaned up
+	blob := int64(len(snapshotBlob(t, b, clock.ms)))
+	if est := b.estimatedSize(liveSample, liveElems); est < blob*9/10 || est > blob*11/10 {
+		t.Fatalf("a list of 5000 expired and 5000 live elements: estimated %d bytes; the snapshot holds %d", est, blob)
 	}
 }
