@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -468,7 +470,10 @@ func (s *Sink) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter, er
 		return nil, fmt.Errorf("filesystem sink: %w", err)
 	}
 	w := &fileWriter{s: s, subtask: ctx.Subtask.Index, run: newRunID(), open: map[string]*partFile{},
-		commits: PartitionCommits{Policy: s.Commit}, watermark: math.MinInt64}
+		commits: PartitionCommits{Policy: s.Commit}, watermark: math.MinInt64, log: ctx.Logger}
+	if w.log == nil {
+		w.log = slog.Default()
+	}
 	if err := w.cleanup(ctx.RestoredCheckpoint); err != nil {
 		return nil, err
 	}
@@ -508,7 +513,8 @@ type fileWriter struct {
 	lastCheck time.Time        // the rolling policy's last time check
 	commits   PartitionCommits // partitions waiting for their commit (Sink.Commit set)
 	watermark event.Timestamp
-	ended     bool // end of input: every partition commits
+	ended     bool         // end of input: every partition commits
+	log       *slog.Logger // the subtask's
 }
 
 func (w *fileWriter) now() time.Time {
@@ -792,13 +798,40 @@ func (w *fileWriter) SnapshotState(event.CheckpointID) ([]byte, error) {
 	return w.commits.encode()
 }
 
+// Close removes the in-progress files (their rows are after the last
+// checkpoint; a restored job writes them again) and says which partitions
+// it leaves without their commit.
 func (w *fileWriter) Close() error {
 	for rel, pf := range w.open {
 		pf.f.Close()
 		os.Remove(w.inProgress(rel))
 	}
 	w.open = nil
+	w.warnUncommitted()
 	return nil
+}
+
+// maxNamed is the most partitions warnUncommitted names.
+const maxNamed = 20
+
+// warnUncommitted logs the partitions still waiting for their commit
+// trigger when the writer closes before the end of its input (a cancel, a
+// failure): none of them has its success file, and only a job restored
+// from a checkpoint that holds them (or that replays their rows) commits
+// them.
+func (w *fileWriter) warnUncommitted() {
+	if len(w.commits.Pending) == 0 {
+		return
+	}
+	rels := slices.Sorted(maps.Keys(w.commits.Pending))
+	n := len(rels)
+	if n > maxNamed {
+		rels = append(rels[:maxNamed], fmt.Sprintf("… and %d more", n-maxNamed))
+	}
+	w.log.Warn("filesystem sink: closing before these partitions were committed; their commit trigger had not fired, so they have no success file. "+
+		"A job restored from the latest checkpoint commits them when it fires; a job not restored leaves them uncommitted",
+		"table", w.s.Name, "path", w.s.Dir, "subtask", w.subtask, "partitions", n, "uncommitted", strings.Join(rels, ", "),
+		"trigger", w.s.Commit.Trigger)
 }
 
 type committer struct {

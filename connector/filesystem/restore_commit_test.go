@@ -1,7 +1,9 @@
 package filesystem
 
 import (
+	"bytes"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,11 +27,17 @@ type sinkAttempt struct {
 
 func startSink(t *testing.T, s *Sink, restored event.CheckpointID, parts map[string][][]byte) sinkAttempt {
 	t.Helper()
+	return startSinkLogged(t, s, restored, parts, nil)
+}
+
+// startSinkLogged is startSink with the subtask's logger.
+func startSinkLogged(t *testing.T, s *Sink, restored event.CheckpointID, parts map[string][][]byte, log *slog.Logger) sinkAttempt {
+	t.Helper()
 	op := operator.NewSinkOperator(s)
 	if err := op.InitializeState(parts); err != nil {
 		t.Fatal(err)
 	}
-	ctx := &operator.Context{Subtask: event.SubtaskID{Index: 0}, Parallelism: 1, JobID: "job", RestoredCheckpoint: restored}
+	ctx := &operator.Context{Subtask: event.SubtaskID{Index: 0}, Parallelism: 1, JobID: "job", RestoredCheckpoint: restored, Logger: log}
 	if err := op.Open(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -167,4 +175,49 @@ func successDirs(t *testing.T, out string) []string {
 	}
 	slices.Sort(dirs)
 	return dirs
+}
+
+// TestCloseWarnsOfUncommittedPartitions: a writer closed before its
+// partitions' commit trigger fired (a cancel) logs them, each by name,
+// since none has its success file; one closed after the end of its input
+// and the final checkpoint, which commit every partition, logs nothing.
+func TestCloseWarnsOfUncommittedPartitions(t *testing.T) {
+	fields := []types.Field{{Name: "id", Type: types.Type{Kind: types.BigInt}}, {Name: "dt", Type: types.Type{Kind: types.String}}}
+	for _, ended := range []bool{false, true} {
+		out := t.TempDir()
+		s := &Sink{Name: "daily", Dir: out, Format: &format.CSV{Fields: fields[:1], Delimiter: ','}, PartitionCols: []string{"dt"},
+			PartitionIdx: []int{1}, Commit: &CommitPolicy{Trigger: TriggerProcessTime, Delay: time.Hour, SuccessFile: "_SUCCESS"}}
+		var logged bytes.Buffer
+		a := startSinkLogged(t, s, 0, nil, slog.New(slog.NewTextHandler(&logged, nil)))
+		a.write("2026-12-01", "2026-12-02")
+		a.snapshot(1)
+		a.complete(1)
+		a.write("2026-12-03")
+		if ended {
+			if err := a.op.Finish(); err != nil {
+				t.Fatal(err)
+			}
+			a.snapshot(2)
+			a.complete(2)
+		}
+		if err := a.op.Close(); err != nil {
+			t.Fatal(err)
+		}
+		l := logged.String()
+		if ended {
+			if l != "" || len(successDirs(t, out)) != 3 {
+				t.Fatalf("closed after the end of input: logged %q, partitions with _SUCCESS %v, want no log and all 3", l, successDirs(t, out))
+			}
+			continue
+		}
+		for _, want := range []string{"level=WARN", "closing before these partitions were committed", "table=daily", "partitions=3",
+			`uncommitted="dt=2026-12-01, dt=2026-12-02, dt=2026-12-03"`, "trigger=process-time"} {
+			if !strings.Contains(l, want) {
+				t.Fatalf("closed before the trigger fired: logged %q, want it to hold %q", l, want)
+			}
+		}
+		if got := successDirs(t, out); len(got) != 0 {
+			t.Fatalf("partitions with _SUCCESS %v before their trigger fired", got)
+		}
+	}
 }
