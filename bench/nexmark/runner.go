@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -117,7 +121,47 @@ func (r *runner) measureOnce(q string, cfg RunConfig, f func(RunConfig) *Measure
 	}
 	defer os.RemoveAll(dir)
 	cfg.Dir = dir
-	return f(cfg)
+	m := f(cfg)
+	if m.Err == "" && m.Rows < 0 {
+		n, ok, err := fileRows(filepath.Join(dir, "data", "output"))
+		switch {
+		case err != nil:
+			m.Err = fmt.Sprintf("counting the rows of its files: %v", err)
+		case ok:
+			m.Rows, m.Changes = n, n
+		}
+	}
+	return m
+}
+
+// fileRows counts the result rows of a query that writes files (q10, an
+// insert-only CSV sink): the lines of the finished part files under out.
+// Both engines keep a part file hidden (its name starts with a dot) while
+// they write it and until a checkpoint's commit finishes it, so what is
+// counted is what the engine committed. ok is false when the query wrote
+// no files (out does not exist).
+func fileRows(out string) (n int64, ok bool, err error) {
+	if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	err = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasPrefix(d.Name(), "part-") {
+			return nil // a hidden file, a success file, a marker
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		n += int64(bytes.Count(data, []byte{'\n'}))
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			n++
+		}
+		return nil
+	})
+	return n, true, err
 }
 
 // printRow prints a row as soon as it is measured.
