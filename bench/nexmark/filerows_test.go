@@ -8,7 +8,8 @@ import (
 
 // fileRows counts the lines of the finished part files only: not those a
 // part file still hidden holds (in progress, or pending its checkpoint's
-// commit), nor success files or Weir's committed-checkpoint markers; a
+// commit), nor success files, Weir's committed-checkpoint markers or a
+// hidden directory's files (Flink's staging directory in batch mode); a
 // last line without its newline counts. A query that wrote no files is
 // not counted.
 func TestFileRowsCountsFinishedPartFiles(t *testing.T) {
@@ -20,6 +21,7 @@ func TestFileRowsCountsFinishedPartFiles(t *testing.T) {
 		"0/bid/dt=2026-12-01/hm=10%3A01/.part-c3d4-1-3.pending":            "x\ny\n",
 		"0/bid/dt=2026-12-01/hm=10%3A01/.part-e5f6-0.inprogress.0a1b2c3d4": "x\n",
 		"0/bid/.weir-committed/job/subtask-0":                              "3\n",
+		"0/bid/.staging_1700000000000/part-a1b2-0-1":                       "x\n",
 	}
 	for name, data := range files {
 		path := filepath.Join(out, name)

@@ -137,8 +137,9 @@ func (r *runner) measureOnce(q string, cfg RunConfig, f func(RunConfig) *Measure
 // fileRows counts the result rows of a query that writes files (q10, an
 // insert-only CSV sink): the lines of the finished part files under out.
 // Both engines keep a part file hidden (its name starts with a dot) while
-// they write it and until a checkpoint's commit finishes it, so what is
-// counted is what the engine committed. ok is false when the query wrote
+// they write it and until a checkpoint's commit (without checkpoints, the
+// commit at the end of the input) finishes it, so what is counted is what
+// the engine committed; hidden directories are skipped. ok is false when the query wrote
 // no files (out does not exist).
 func fileRows(out string) (n int64, ok bool, err error) {
 	if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
@@ -148,8 +149,14 @@ func fileRows(out string) (n int64, ok bool, err error) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() || !strings.HasPrefix(d.Name(), "part-") {
-			return nil // a hidden file, a success file, a marker
+		if d.IsDir() {
+			if path != out && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir // Weir's markers; a staging directory
+			}
+			return nil
+		}
+		if !strings.HasPrefix(d.Name(), "part-") {
+			return nil // a hidden file, a success file
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {

@@ -482,7 +482,33 @@ func (s *Sink) CreateWriter(ctx operator.WriterContext) (operator.SinkWriter, er
 			return nil, err
 		}
 	}
+	w.dropRestoredWithoutPolicy()
 	return w, nil
+}
+
+// dropRestoredWithoutPolicy drops, saying so, the pending partitions of a
+// checkpoint taken while the table had a partition commit policy, restored
+// into a table that has none: nothing would commit them.
+func (w *fileWriter) dropRestoredWithoutPolicy() {
+	if w.s.Commit != nil || len(w.commits.Pending) == 0 {
+		return
+	}
+	n, names := partitionList(w.commits.Pending)
+	w.log.Warn("filesystem sink: the restored checkpoint holds partitions waiting for their commit, but the table sets no partition commit "+
+		"('sink.partition-commit.policy.kind'): they stay without a success file",
+		"table", w.s.Name, "path", w.s.Dir, "subtask", w.subtask, "partitions", n, "uncommitted", names)
+	w.commits.Pending = nil
+}
+
+// partitionList is the number of partitions in pending and their names,
+// sorted, at most maxNamed of them.
+func partitionList(pending map[string]int64) (int, string) {
+	rels := slices.Sorted(maps.Keys(pending))
+	n := len(rels)
+	if n > maxNamed {
+		rels = append(rels[:maxNamed], fmt.Sprintf("… and %d more", n-maxNamed))
+	}
+	return n, strings.Join(rels, ", ")
 }
 
 // CreateCommitter implements operator.Sink.
@@ -811,26 +837,26 @@ func (w *fileWriter) Close() error {
 	return nil
 }
 
-// maxNamed is the most partitions warnUncommitted names.
+// maxNamed is the most partitions a warning names.
 const maxNamed = 20
 
 // warnUncommitted logs the partitions still waiting for their commit
 // trigger when the writer closes before the end of its input (a cancel, a
-// failure): none of them has its success file, and only a job restored
-// from a checkpoint that holds them (or that replays their rows) commits
-// them.
+// failure): none of them has its success file. A job restored from the
+// latest checkpoint or savepoint commits them when their trigger fires:
+// those written before it from its state, the others as it writes their
+// rows again. Not listed are partitions whose trigger fired at a checkpoint
+// that has not completed: they are in its committables, and a restore
+// commits them as well.
 func (w *fileWriter) warnUncommitted() {
-	if len(w.commits.Pending) == 0 {
+	if w.s.Commit == nil || len(w.commits.Pending) == 0 {
 		return
 	}
-	rels := slices.Sorted(maps.Keys(w.commits.Pending))
-	n := len(rels)
-	if n > maxNamed {
-		rels = append(rels[:maxNamed], fmt.Sprintf("… and %d more", n-maxNamed))
-	}
+	n, names := partitionList(w.commits.Pending)
 	w.log.Warn("filesystem sink: closing before these partitions were committed; their commit trigger had not fired, so they have no success file. "+
-		"A job restored from the latest checkpoint commits them when it fires; a job not restored leaves them uncommitted",
-		"table", w.s.Name, "path", w.s.Dir, "subtask", w.subtask, "partitions", n, "uncommitted", strings.Join(rels, ", "),
+		"A job restored from the latest checkpoint or savepoint commits them when it fires (those written after it once it writes their rows again); "+
+		"a job not restored leaves them uncommitted",
+		"table", w.s.Name, "path", w.s.Dir, "subtask", w.subtask, "partitions", n, "uncommitted", names,
 		"trigger", w.s.Commit.Trigger)
 }
 

@@ -221,3 +221,43 @@ func TestCloseWarnsOfUncommittedPartitions(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreWithoutPolicyDropsPendingPartitions: a checkpoint taken
+// while the table had a partition commit policy, restored into the table
+// without one, holds partitions nothing will commit: the writer says so
+// and drops them, and its close does not fail (a review found it
+// dereferencing the missing policy).
+func TestRestoreWithoutPolicyDropsPendingPartitions(t *testing.T) {
+	fields := []types.Field{{Name: "id", Type: types.Type{Kind: types.BigInt}}, {Name: "dt", Type: types.Type{Kind: types.String}}}
+	out := t.TempDir()
+	s := &Sink{Name: "daily", Dir: out, Format: &format.CSV{Fields: fields[:1], Delimiter: ','}, PartitionCols: []string{"dt"},
+		PartitionIdx: []int{1}, Commit: &CommitPolicy{Trigger: TriggerProcessTime, Delay: time.Hour, SuccessFile: "_SUCCESS"}}
+	a1 := startSink(t, s, 0, nil)
+	a1.write("2026-12-01", "2026-12-02")
+	parts := a1.snapshot(1)
+	a1.complete(1)
+	if err := a1.op.Close(); err != nil {
+		t.Fatal(err)
+	}
+	without := *s
+	without.Commit = nil
+	var logged bytes.Buffer
+	a2 := startSinkLogged(t, &without, 1, parts, slog.New(slog.NewTextHandler(&logged, nil)))
+	l := logged.String()
+	for _, want := range []string{"level=WARN", "sets no partition commit", "partitions=2", `uncommitted="dt=2026-12-01, dt=2026-12-02"`} {
+		if !strings.Contains(l, want) {
+			t.Fatalf("restored without a policy: logged %q, want it to hold %q", l, want)
+		}
+	}
+	logged.Reset()
+	a2.write("2026-12-03")
+	if err := a2.op.Close(); err != nil {
+		t.Fatalf("close of the writer restored without a policy: %v", err)
+	}
+	if l := logged.String(); l != "" {
+		t.Fatalf("close of the writer restored without a policy logged %q, want nothing", l)
+	}
+	if got := successDirs(t, out); len(got) != 0 {
+		t.Fatalf("partitions with _SUCCESS %v, want none", got)
+	}
+}

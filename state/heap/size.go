@@ -61,11 +61,12 @@ func (c *core[E]) estimate(keys state.Codec[any], sample, elems int) int64 {
 	var buf []byte
 	now := c.now()
 	sizer, sampled := c.ops.(entrySizer[E])
-	count := int64(c.entries())
+	n, filled := c.entries()
+	count := int64(n)
 	if sampled && count <= exactLengths && sizer.countable() {
-		return c.estimateByElements(keys, sizer, sample, elems)
+		return c.estimateByElements(keys, sizer, sample, elems, filled)
 	}
-	for k, e := range c.sampleEntries(sample) {
+	for k, e := range c.sampleEntries(sample, filled) {
 		seen++
 		var size int64
 		if sampled {
@@ -84,22 +85,16 @@ func (c *core[E]) estimate(keys state.Codec[any], sample, elems int) int64 {
 	return count * bytes / seen
 }
 
-// sampleEntries yields about sample entries spread over the key groups
-// that hold any: up to sample/filled from each of them, or those of every
-// filled/sample-th one (from a random first) when there are more, each
-// group's taken as keyMap.sample takes them (a fresh sample at every
-// call). Spreading the sample keeps one group's few large entries from
-// deciding it; skipping the empty groups keeps a state of few keys, under
-// a large max parallelism (32768 groups, of which every 128th would be
-// visited), from reading as empty.
-func (c *core[E]) sampleEntries(sample int) iter.Seq2[any, E] {
+// sampleEntries yields about sample entries spread over the filled key
+// groups (those that hold any; entries counts them): up to sample/filled
+// from each, or those of every filled/sample-th one (from a random first)
+// when there are more, each group's taken as keyMap.sample takes them (a
+// fresh sample at every call). Spreading the sample keeps one group's few
+// large entries from deciding it; skipping the empty groups keeps a state
+// of few keys under a large max parallelism (32768 groups, of which every
+// 128th would be visited) from reading as empty.
+func (c *core[E]) sampleEntries(sample, filled int) iter.Seq2[any, E] {
 	return func(yield func(any, E) bool) {
-		filled := 0
-		for _, m := range c.data.maps {
-			if m.len() > 0 {
-				filled++
-			}
-		}
 		if filled == 0 {
 			return
 		}
@@ -117,13 +112,15 @@ func (c *core[E]) sampleEntries(sample int) iter.Seq2[any, E] {
 	}
 }
 
-// entries is the number of entries in every key group.
-func (c *core[E]) entries() int {
-	n := 0
+// entries is the number of entries in every key group, and the number of
+// groups that hold any.
+func (c *core[E]) entries() (n, filled int) {
 	for _, m := range c.data.maps {
-		n += m.len()
+		if l := m.len(); l > 0 {
+			n, filled = n+l, filled+1
+		}
 	}
-	return n
+	return n, filled
 }
 
 // estimateByElements estimates a state without a TTL of at most
@@ -137,7 +134,7 @@ func (c *core[E]) entries() int {
 // sample met or missed at random, so that its estimate swung threefold
 // from one checkpoint to the next, and a low one brought a base early
 // (wantsBase).
-func (c *core[E]) estimateByElements(keys state.Codec[any], sizer entrySizer[E], sample, elems int) int64 {
+func (c *core[E]) estimateByElements(keys state.Codec[any], sizer entrySizer[E], sample, elems, filled int) int64 {
 	var entries, elements, headers, keysSeen, liveSeen, keyBytes, elemsSeen, elemBytes int64
 	each := func(e E) {
 		n := sizer.entryLen(e)
@@ -153,7 +150,7 @@ func (c *core[E]) estimateByElements(keys state.Codec[any], sizer entrySizer[E],
 	}
 	var buf []byte
 	now := c.now()
-	for k, e := range c.sampleEntries(sample) {
+	for k, e := range c.sampleEntries(sample, filled) {
 		n := sizer.entryLen(e)
 		keysSeen, elemsSeen = keysSeen+1, elemsSeen+int64(n)
 		// An entry that writes nothing (no element) counts as sampled, at
@@ -207,15 +204,18 @@ func (t *listTable) entryLen(items []elem) int { return len(items) }
 
 func (t *listTable) countable() bool { return !t.ttl.Enabled() }
 
-// estimateEntry samples up to sample elements evenly spaced over the list,
-// each in the middle of its share: a list with a TTL expires from its
-// oldest elements, so its first few say nothing of the rest.
+// estimateEntry samples up to sample elements over the whole list, one at
+// random from each of sample equal shares: a list with a TTL expires from
+// its oldest elements, so its first few say nothing of the rest, and a
+// fixed position in each share would meet only the odd elements of a list
+// whose elements alternate.
 func (t *listTable) estimateEntry(items []elem, now int64, sample int) int64 {
 	var buf []byte
 	var bytes int64
 	n := min(sample, len(items))
 	for j := range n {
-		el := items[(2*j+1)*len(items)/(2*n)]
+		from, to := j*len(items)/n, (j+1)*len(items)/n
+		el := items[from+rand.IntN(to-from)]
 		if t.ttl.Expired(el.ts, now) {
 			continue // sampled, and nothing a snapshot writes
 		}
