@@ -2,8 +2,8 @@
 # Throughput at 1 M against 10 M events, measured as the fourteenth
 # session's README section does: each query's Weir child run directly at
 # both sizes, alternately, REPS times; prints each run's process CPU-s
-# (user + sys) and, per query, the medians and the change in events per
-# core-second. Run from the repository's root:
+# (user + sys) and, per query, the medians (with the range of the runs)
+# and the change in events per core-second. Run from the repository's root:
 #
 #   bench/nexmark/scale.sh 3 q4 q7 q16
 #   CHECKPOINT=0 bench/nexmark/scale.sh 2 q7 q18   # checkpoints off
@@ -35,9 +35,12 @@ runs = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     q, n, cpu = line.split()
     runs[q, int(n)].append(float(cpu))
+def spread(n, cpus):
+    return f"{n / max(cpus) / 1e3:.1f}-{n / min(cpus) / 1e3:.1f}K"
 for q in dict.fromkeys(q for q, _ in runs):
     small, big = statistics.median(runs[q, 1000000]), statistics.median(runs[q, 10000000])
     a, b = 1e6 / small, 1e7 / big
-    print(f"{q}: 1 M {a / 1e3:.1f}K ev/s/core, 10 M {b / 1e3:.1f}K, change {100 * (b / a - 1):+.1f} %")
+    print(f"{q}: 1 M {a / 1e3:.1f}K ev/s/core ({spread(1e6, runs[q, 1000000])}), "
+          f"10 M {b / 1e3:.1f}K ({spread(1e7, runs[q, 10000000])}), change {100 * (b / a - 1):+.1f} %")
 PY
 rm -f "$log" "$log.t"
