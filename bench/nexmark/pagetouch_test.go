@@ -5,12 +5,14 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // A fresh mapping faults once per page it touches: the probe's count is the
-// kernel's, so a round of n pages reports at least n faults.
+// kernel's, so a round of n pages reports at least n faults, and the
+// kernel's time for them is system time, within the round's wall time.
 func TestTouchOnceCountsAFaultPerPage(t *testing.T) {
-	const n = 16 << 20
+	const n = 64 << 20
 	r, err := touchOnce(n)
 	if err != nil {
 		t.Fatal(err)
@@ -19,21 +21,41 @@ func TestTouchOnceCountsAFaultPerPage(t *testing.T) {
 	if r.faults < pages {
 		t.Fatalf("%d faults for %d fresh pages", r.faults, pages)
 	}
-	if r.perFault() <= 0 {
-		t.Fatalf("per fault %v", r.perFault())
+	if r.sys <= 0 || r.sys > r.wall+50*time.Millisecond {
+		t.Fatalf("sys %v for a round of %v wall", r.sys, r.wall)
+	}
+	wall, sys := r.perFault()
+	if wall <= 0 || sys <= 0 || wall != r.wall/time.Duration(r.faults) || sys != r.sys/time.Duration(r.faults) {
+		t.Fatalf("per fault %v wall, %v sys, of %+v", wall, sys, r)
 	}
 }
 
-func TestTouchMainRejectsNonPositiveSizes(t *testing.T) {
-	var out bytes.Buffer
-	err := touchMain([]string{"-mib", "0"}, &out)
-	if err == nil || !strings.Contains(err.Error(), "-mib") {
-		t.Fatalf("err = %v", err)
+func TestTouchMainRefusesBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"-mib", "0"}, {"-mib", "-1"}, {"-rounds", "0"}, {"-rounds", "-1"},
+		{"-pause", "-1s"}, {"extra", "-mib", "4"},
+	} {
+		var out bytes.Buffer
+		err := touchMain(args, &out)
+		if err == nil {
+			t.Errorf("%q: no error, printed %q", args, out.String())
+			continue
+		}
+		if want := strings.TrimLeft(args[0], "-"); !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %q does not name %q", args, err, want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%q: printed %q before refusing", args, out.String())
+		}
 	}
+}
+
+func TestTouchMainPrintsEachRound(t *testing.T) {
+	var out bytes.Buffer
 	if err := touchMain([]string{"-mib", "4", "-rounds", "2"}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(out.String(), "round "); got != 2 {
+	if got := strings.Count(out.String(), "MiB, "); got != 2 {
 		t.Fatalf("%d rounds printed:\n%s", got, out.String())
 	}
 }

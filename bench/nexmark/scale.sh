@@ -2,15 +2,16 @@
 # Throughput at 1 M against 10 M events, measured as the fourteenth
 # session's README section does: each query's Weir child run directly at
 # both sizes, alternately, REPS times; prints each run's process CPU-s
-# (user + sys) and, per query, the medians (with the range of the runs)
-# and the change in events per core-second. Run from the repository's root:
+# (user + sys), user and sys seconds and, per query, the medians (with
+# the range of the runs) and the change in events per core-second. Run from the repository's root:
 #
 #   bench/nexmark/scale.sh 3 q4 q7 q16
 #   CHECKPOINT=0 bench/nexmark/scale.sh 2 q7 q18   # checkpoints off
 #
 # CHECKPOINT is the checkpoint interval (default 1s; 0: off). Without
 # checkpoints the change is the state's size alone; at 1 s a 1 M-event run
-# (0.3-2.5 s) checkpoints one to three times, a 10 M-event one every second.
+# (a few seconds of wall time at most) checkpoints a few times, a 10 M-event
+# one every second.
 # Needs an idle machine: single runs vary by about ±10 %. Each summary line
 # also gives the change by user CPU alone and the kernel's (sys) CPU-s per
 # million events at each size: on a virtual machine the kernel's share
