@@ -156,6 +156,7 @@ type Join struct {
 	list  [2]state.ListState[stateRow]
 	codec [2]stateRowCodec // list[s]'s
 	build binrow.Builder   // list rows are built here, then copied out
+	arena [2]rowArena      // into list[s]'s arena
 	// probed[s] counts the rows of list[s] probes read, added[s] the rows
 	// added to it: a side read more often than added to (a lookup side,
 	// each row read by many probes) keeps its rows boxed, the others
@@ -378,7 +379,7 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 		if j.probed[s] > j.added[s] {
 			j.list[s].Add(fieldsRow(row))
 		} else {
-			j.list[s].Add(j.codec[s].stored(&j.build, row))
+			j.list[s].Add(j.codec[s].storedIn(&j.arena[s], &j.build, row))
 		}
 		return
 	}

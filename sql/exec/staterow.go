@@ -167,6 +167,19 @@ func (c stateRowCodec) stored(b *binrow.Builder, row []any) stateRow {
 	return binaryRow(bin)
 }
 
+// storedIn is stored with the binary row placed in a (see rowArena), for
+// a state whose rows are only added.
+func (c stateRowCodec) storedIn(a *rowArena, b *binrow.Builder, row []any) stateRow {
+	if c.layout == nil {
+		return fieldsRow(row)
+	}
+	bin, err := b.Build(c.layout, row)
+	if err != nil {
+		return fieldsRow(row)
+	}
+	return a.row(bin)
+}
+
 // Copy returns r itself: state rows are never modified, only replaced.
 func (stateRowCodec) Copy(r stateRow) stateRow { return r }
 
