@@ -376,11 +376,7 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 	}
 	if j.list[s] != nil {
 		j.added[s]++
-		if j.probed[s] > j.added[s] {
-			j.list[s].Add(fieldsRow(row))
-		} else {
-			j.list[s].Add(j.codec[s].storedIn(&j.arena[s], &j.build, row))
-		}
+		j.list[s].Add(j.listRow(s, row))
 		return
 	}
 	k := valueKey(row)
@@ -391,6 +387,25 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 	e.count++
 	e.matches = total
 	j.side[s].Put(k, e.value())
+}
+
+// listRow is row as list[s] keeps it: boxed on a side probes read more
+// often than rows are added to it, else a binary row, placed in the
+// side's arena when the state has no TTL. Strings read from a stored row
+// share its bytes and may be kept downstream (an aggregate's MAX, a
+// sink's buffer), which keeps their chunk alive; without a TTL the side's
+// rows, and so their chunks, live as long anyway, but with one a chunk
+// of expired rows would outlive them, so each row is then its own
+// allocation.
+func (j *Join) listRow(s int, row []any) stateRow {
+	switch {
+	case j.probed[s] > j.added[s]:
+		return fieldsRow(row)
+	case j.opts.StateTTL > 0:
+		return j.codec[s].stored(&j.build, row)
+	default:
+		return j.codec[s].storedIn(&j.arena[s], &j.build, row)
+	}
 }
 
 // retract undoes row. Its outputs go out even when the row is not in

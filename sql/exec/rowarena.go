@@ -13,9 +13,10 @@ import (
 // one of a few chunks, whose spans stay in the caches, rather than to a
 // span of its own among millions (Nexmark q7 at 10 M events keeps 9.2 M
 // rows; a quarter of its CPU went to the collector, 18 % to finding the
-// spans of what it marks, 9 % with rows in chunks). A chunk lives while any row in it does: rows of an insert-only
-// side leave only by TTL, in about the order they came, so a chunk's
-// rows go together. The arena belongs to one subtask's operator; a chunk
+// spans of what it marks, 9 % with rows in chunks). A chunk lives while
+// any row in it, or any string read from one, does, so the join uses an
+// arena only for a side without a TTL, whose rows are never removed
+// (Join.listRow). The arena belongs to one subtask's operator; a chunk
 // is never moved or rewritten below its length, so a snapshot encoding
 // earlier rows on another goroutine reads bytes no later row writes.
 type rowArena struct{ chunk []byte }
