@@ -2,7 +2,7 @@
 # Runs a main of the Flink side of the Nexmark benchmark from the built jar:
 #   ./run.sh RunQuery --query q0 --events 1000000
 #   ./run.sh GenCheck --events 1000000 --count 1000
-# Build first: mvn -q dependency:go-offline (once, online), then mvn -q -o package.
+# Build first: mvn -q package (online the first time; -o after).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 main="$1"

@@ -109,7 +109,7 @@ func firstDiff(got, want string) string {
 // generator, for the first 100,000 events and compares its lines with the
 // Go generator's (the first 1,000 are the golden file). Maven is slow, so
 // it runs only with WEIR_FLINK_BENCH=1 (after a first online
-// `mvn -q dependency:go-offline` in bench/flink).
+// `mvn -q package` in bench/flink).
 func TestJavaPortMatches(t *testing.T) {
 	if os.Getenv("WEIR_FLINK_BENCH") != "1" {
 		t.Skip("set WEIR_FLINK_BENCH=1 to run the Java generator (needs mvn and a JDK 17)")
