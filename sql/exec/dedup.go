@@ -133,7 +133,7 @@ func (d *Deduplicate) ProcessElement(r event.Record) error {
 			return err
 		}
 	}
-	d.last.Update(d.codec.stored(&d.build, row.Fields))
+	d.last.Update(d.codec.stored(nil, &d.build, row.Fields))
 	if !ok {
 		emit(d.Ctx, event.Insert, row.Fields, r.Timestamp)
 		return nil

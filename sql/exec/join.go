@@ -398,14 +398,14 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 // of expired rows would outlive them, so each row is then its own
 // allocation.
 func (j *Join) listRow(s int, row []any) stateRow {
-	switch {
-	case j.probed[s] > j.added[s]:
+	if j.probed[s] > j.added[s] {
 		return fieldsRow(row)
-	case j.opts.StateTTL > 0:
-		return j.codec[s].stored(&j.build, row)
-	default:
-		return j.codec[s].storedIn(&j.arena[s], &j.build, row)
 	}
+	arena := &j.arena[s]
+	if j.opts.StateTTL > 0 {
+		arena = nil
+	}
+	return j.codec[s].stored(arena, &j.build, row)
 }
 
 // retract undoes row. Its outputs go out even when the row is not in

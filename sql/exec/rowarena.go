@@ -32,10 +32,11 @@ const (
 	arenaMaxRow = arenaChunk / 16
 )
 
-// row is a stateRow holding a copy of bin, as binaryRow's.
+// row is a stateRow holding a copy of bin, as binaryRow's; a nil arena's
+// is binaryRow's.
 func (a *rowArena) row(bin binrow.Row) stateRow {
 	n := 5 + len(bin)
-	if n > arenaMaxRow {
+	if a == nil || n > arenaMaxRow {
 		return binaryRow(bin)
 	}
 	if cap(a.chunk)-len(a.chunk) < n {

@@ -153,23 +153,11 @@ func rowLayout(ts []types.Type) *binrow.Layout {
 }
 
 // stored is row as state keeps it: its binary row when the codec has a
-// layout — one allocation without pointers, which the collector does not
-// scan and a snapshot copies as it is, not re-encoding it each time — or
-// its fields. b is a scratch builder.
-func (c stateRowCodec) stored(b *binrow.Builder, row []any) stateRow {
-	if c.layout == nil {
-		return fieldsRow(row)
-	}
-	bin, err := b.Build(c.layout, row)
-	if err != nil {
-		return fieldsRow(row)
-	}
-	return binaryRow(bin)
-}
-
-// storedIn is stored with the binary row placed in a (see rowArena), for
-// a state whose rows are only added.
-func (c stateRowCodec) storedIn(a *rowArena, b *binrow.Builder, row []any) stateRow {
+// layout — pointer-free bytes, which the collector does not scan and a
+// snapshot copies as it is, not re-encoding it each time — or its fields.
+// The binary row is placed in a when a is not nil (see rowArena), else
+// in an allocation of its own. b is a scratch builder.
+func (c stateRowCodec) stored(a *rowArena, b *binrow.Builder, row []any) stateRow {
 	if c.layout == nil {
 		return fieldsRow(row)
 	}

@@ -150,20 +150,17 @@ func (m keyMap[E]) sample(n int, yield func(any, E) bool) bool {
 		fromS = min(len(m.s), int(float64(n)*float64(len(m.s))/float64(total)+rand.Float64()))
 	}
 	fromA := min(len(m.a), n-fromS)
-	for k, e := range m.s {
-		if fromS == 0 {
+	return yieldFirst(m.s, fromS, yield) && yieldFirst(m.a, fromA, yield)
+}
+
+// yieldFirst yields n of m's entries (all when it holds no more), the first
+// in Go's randomised map order. It returns false when yield did.
+func yieldFirst[K comparable, E any](m map[K]E, n int, yield func(any, E) bool) bool {
+	for k, e := range m {
+		if n == 0 {
 			break
 		}
-		fromS--
-		if !yield(k, e) {
-			return false
-		}
-	}
-	for k, e := range m.a {
-		if fromA == 0 {
-			break
-		}
-		fromA--
+		n--
 		if !yield(k, e) {
 			return false
 		}
