@@ -2,9 +2,9 @@ package main
 
 import (
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"runtime"
 	"runtime/debug"
@@ -17,16 +17,17 @@ import (
 	"unsafe"
 
 	"github.com/weirstream/weir/connector/nexmark"
+	"github.com/weirstream/weir/keygroup"
 )
 
-// modelArg is the hidden first argument of the state model: the least
-// state work a query's operator can do per bid, alone, at two sizes. It
-// replays the run's bids into the smallest structure that holds what the
-// query keeps — a Go map per subtask, rows as bytes without pointers — and
-// measures the process's CPU per bid. The difference between the sizes
-// is what the state's growth costs without anything else Weir does
-// (README, twenty-first session): a part of the goal of 10 M events
-// within 10 % of 1 M that no change to the rest of the engine recovers.
+// modelArg is the hidden first argument of the state model: a query's
+// largest state alone, at two sizes. It replays the run's bids into a
+// structure that holds what the query keeps, in one of three layouts (one
+// without pointers for the collector, Go maps, and the layout of Weir's
+// heap state backend), optionally with the garbage the rest of a pipeline
+// makes, and measures the process's CPU per event. The difference between
+// the sizes is what the state's growth costs in that layout, apart from
+// the rest of the engine (README, twenty-first session).
 const modelArg = "state-model"
 
 // modelShapes are the queries the model knows: what their largest state
@@ -72,10 +73,11 @@ func (m *modelBids) offHeap() error {
 	if err != nil {
 		return fmt.Errorf("mmap %d bytes: %w", len(m.buf)+1, err)
 	}
-	raw, err := syscall.Mmap(-1, 0, len(m.offs)*8, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	size := len(m.offs) * int(unsafe.Sizeof(0))
+	raw, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
 		syscall.Munmap(buf)
-		return fmt.Errorf("mmap %d bytes: %w", len(m.offs)*8, err)
+		return fmt.Errorf("mmap %d bytes: %w", size, err)
 	}
 	offs := unsafe.Slice((*int)(unsafe.Pointer(unsafe.SliceData(raw))), len(m.offs))
 	copy(offs, m.offs)
@@ -90,7 +92,7 @@ func (m *modelBids) release() {
 	m.buf, m.offs, m.maps = nil, nil, nil
 }
 
-func (m *modelBids) len() int { return len(m.offs) - 1 }
+func (m *modelBids) len() int { return max(0, len(m.offs)-1) }
 
 // at returns bid i's key and row, slices of the buffer.
 func (m *modelBids) at(i int) (key, row []byte) {
@@ -122,15 +124,14 @@ func modelRow(b *nexmark.Bid) []byte {
 }
 
 // generateModelBids draws the bids of a run of events (Nexmark's default
-// proportions, one split) and deals them to subtasks by a hash of their
-// key, as a keyBy does.
+// proportions, one split) and deals them to subtasks by their key's key
+// group, as a keyBy does (the same deal every run).
 func generateModelBids(query string, events int64, subtasks int) ([]modelBids, error) {
 	shape := modelShapes[query]
 	g, err := nexmark.NewGenerator(nexmark.Config{EventsNum: events, FirstEventRate: DefaultTPS, Splits: 1})
 	if err != nil {
 		return nil, err
 	}
-	seed := maphash.MakeSeed()
 	out := make([]modelBids, subtasks)
 	for k := range events {
 		e := g.Event(0, k)
@@ -138,7 +139,8 @@ func generateModelBids(query string, events int64, subtasks int) ([]modelBids, e
 			continue
 		}
 		key := shape.key(e.Bid)
-		out[maphash.Bytes(seed, key)%uint64(subtasks)].add(key, modelRow(e.Bid))
+		g := keygroup.ForKey(string(key), keygroup.DefaultMaxParallelism)
+		out[keygroup.OperatorIndex(g, keygroup.DefaultMaxParallelism, subtasks)].add(key, modelRow(e.Bid))
 	}
 	return out, nil
 }
@@ -350,18 +352,23 @@ func weirRowBytes(r weirRow) []byte {
 }
 
 // modelRun is one run's measure: the bids applied, the events they came
-// from and the process's CPU (user and system, every goroutine's, the
-// collector's too) while the subtasks applied them.
+// from, the keys the state holds after, and the process's user and system
+// CPU (every goroutine's, the collector's too) while the subtasks applied
+// them.
 type modelRun struct {
 	events, bids int64
-	cpu          time.Duration
+	keys         int
+	user, sys    time.Duration
 }
 
-func (r modelRun) nsPerEvent() float64 { return float64(r.cpu.Nanoseconds()) / float64(r.events) }
+func (r modelRun) nsPerEvent() float64 {
+	return float64((r.user + r.sys).Nanoseconds()) / float64(r.events)
+}
 
-// runModel generates a run's bids, collects the garbage of generating
-// them, then applies each subtask's bids on a goroutine of its own, all at
-// once, as the subtasks of a job run.
+// runModel generates a run's bids and returns the memory of generating
+// them, and of the runs before, to the system. Then it applies each
+// subtask's bids on a goroutine of its own, all at once, as the subtasks
+// of a job run: like a fresh process, the run faults in its pages.
 func runModel(query, layout string, events int64, subtasks, garbage int) (modelRun, error) {
 	parts, err := generateModelBids(query, events, subtasks)
 	if err != nil {
@@ -373,13 +380,13 @@ func runModel(query, layout string, events int64, subtasks, garbage int) (modelR
 			return modelRun{}, err
 		}
 	}
-	runtime.GC()
+	debug.FreeOSMemory()
 	before, err := selfUsage()
 	if err != nil {
 		return modelRun{}, err
 	}
 	var wg sync.WaitGroup
-	kept := make([]int, subtasks) // keys kept, so the maps are not optimised away
+	kept := make([]int, subtasks)
 	for i := range parts {
 		wg.Add(1)
 		go func() {
@@ -392,12 +399,13 @@ func runModel(query, layout string, events int64, subtasks, garbage int) (modelR
 	if err != nil {
 		return modelRun{}, err
 	}
-	run := modelRun{events: events}
+	run := modelRun{events: events,
+		user: time.Duration(after.Utime.Nano() - before.Utime.Nano()),
+		sys:  time.Duration(after.Stime.Nano() - before.Stime.Nano())}
 	for i := range parts {
 		run.bids += int64(parts[i].len())
+		run.keys += kept[i]
 	}
-	run.cpu = time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
-	runtime.KeepAlive(kept)
 	return run, nil
 }
 
@@ -421,6 +429,9 @@ func modelMain(args []string, out io.Writer) error {
 	fs.IntVar(&c.gogc, "gogc", DefaultGOGC, "the Go GC target percentage (GOGC), as Weir's child runs")
 	fs.Int64Var(&c.memLimit, "memory-limit", 8<<30, "the Go soft memory limit in bytes (GOMEMLIMIT), as scale.sh runs Weir's child")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
 	ns, layouts, err := modelFlags(fs, c)
@@ -442,8 +453,8 @@ func modelMain(args []string, out io.Writer) error {
 					return err
 				}
 				runs[size{l, n}] = append(runs[size{l, n}], run)
-				fmt.Fprintf(out, "round %d: %s %s, %d events, %d bids: %.3f CPU-s, %.1f ns per event\n",
-					r, c.query, l, n, run.bids, run.cpu.Seconds(), run.nsPerEvent())
+				fmt.Fprintf(out, "round %d: %s %s, %d events, %d bids, %d keys: %.3f CPU-s (%.3f user, %.3f sys), %.1f ns per event\n",
+					r, c.query, l, n, run.bids, run.keys, (run.user + run.sys).Seconds(), run.user.Seconds(), run.sys.Seconds(), run.nsPerEvent())
 			}
 		}
 	}
@@ -452,8 +463,8 @@ func modelMain(args []string, out io.Writer) error {
 		for _, n := range ns {
 			fmt.Fprintf(out, " %.1f at %d events;", medianNs(runs[size{l, n}]), n)
 		}
-		first, last := medianNs(runs[size{l, ns[0]}]), medianNs(runs[size{l, ns[len(ns)-1]}])
-		fmt.Fprintf(out, " %+.1f ns per event from the first size to the last\n", last-first)
+		delta, pct := modelChange(medianNs(runs[size{l, ns[0]}]), medianNs(runs[size{l, ns[len(ns)-1]}]))
+		fmt.Fprintf(out, " %+.1f ns per event from the first size to the last, %+.1f %% events per CPU-second\n", delta, pct)
 	}
 	return nil
 }
@@ -473,21 +484,32 @@ func modelFlags(fs *flag.FlagSet, c modelConfig) ([]int64, []string, error) {
 	if c.junk < 0 {
 		return nil, nil, fmt.Errorf("-garbage must not be negative, got %d", c.junk)
 	}
-	layouts := strings.Split(c.layouts, ",")
-	for _, l := range layouts {
-		if !slices.Contains(modelLayouts, l) {
-			return nil, nil, fmt.Errorf("-layouts %q: %q is none of %s", c.layouts, l, strings.Join(modelLayouts, ", "))
+	if c.memLimit <= 0 {
+		return nil, nil, fmt.Errorf("-memory-limit must be positive, got %d", c.memLimit)
+	}
+	var layouts []string
+	for _, l := range strings.Split(c.layouts, ",") {
+		l = strings.TrimSpace(l)
+		if !slices.Contains(modelLayouts, l) || slices.Contains(layouts, l) {
+			return nil, nil, fmt.Errorf("-layouts %q: %q is none of %s, or named twice", c.layouts, l, strings.Join(modelLayouts, ", "))
 		}
+		layouts = append(layouts, l)
 	}
 	var ns []int64
 	for _, s := range strings.Split(c.sizes, ",") {
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-		if err != nil || n <= 0 {
-			return nil, nil, fmt.Errorf("-events %q: %q is not a positive number of events", c.sizes, s)
+		if err != nil || n <= 0 || slices.Contains(ns, n) {
+			return nil, nil, fmt.Errorf("-events %q: %q is not a positive number of events, or is named twice", c.sizes, s)
 		}
 		ns = append(ns, n)
 	}
 	return ns, layouts, nil
+}
+
+// modelChange is the change from the first size's ns per event to the
+// last's, and the change in events per CPU-second in percent.
+func modelChange(first, last float64) (deltaNs, pct float64) {
+	return last - first, 100 * (first/last - 1)
 }
 
 func medianNs(runs []modelRun) float64 {

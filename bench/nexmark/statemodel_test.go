@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirstream/weir/connector/nexmark"
 )
@@ -167,6 +169,9 @@ func TestModelMainRefusesBadFlags(t *testing.T) {
 		{[]string{"-rounds", "0"}, "-rounds"},
 		{[]string{"-parallelism", "-1"}, "-parallelism"},
 		{[]string{"-layouts", "flat,arena"}, "-layouts"},
+		{[]string{"-layouts", "flat, flat"}, "-layouts"},
+		{[]string{"-events", "1000,1000"}, "-events"},
+		{[]string{"-memory-limit", "0"}, "-memory-limit"},
 		{[]string{"-garbage", "-1"}, "-garbage"},
 		{[]string{"stray"}, "stray"},
 	} {
@@ -191,5 +196,67 @@ func TestModelMainPrintsEachRunAndTheChange(t *testing.T) {
 	}
 	if got := strings.Count(out.String(), "from the first size to the last"); got != len(modelLayouts) {
 		t.Fatalf("%d changes printed, want one per layout:\n%s", got, out.String())
+	}
+}
+
+func TestModelMainHelpIsNoError(t *testing.T) {
+	var out bytes.Buffer
+	if err := modelMain([]string{"-h"}, &out); err != nil {
+		t.Fatalf("-h: %v", err)
+	}
+}
+
+// A measured run applies every bid of the run and holds every key,
+// whatever the layout: runModel counts them from the state it built.
+func TestRunModelAppliesEveryBid(t *testing.T) {
+	const events = 20000
+	for query, shape := range modelShapes {
+		keys, _ := generatorBids(t, query, events)
+		distinct := map[string]bool{}
+		for _, k := range keys {
+			distinct[k] = true
+		}
+		for _, layout := range modelLayouts {
+			run, err := runModel(query, layout, events, 2, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if run.events != events || run.bids != int64(len(keys)) || run.keys != len(distinct) {
+				t.Fatalf("%s %s (list %v): %d events, %d bids, %d keys; want %d, %d, %d",
+					query, layout, shape.list, run.events, run.bids, run.keys, events, len(keys), len(distinct))
+			}
+			if run.user+run.sys <= 0 {
+				t.Fatalf("%s %s: no CPU measured", query, layout)
+			}
+		}
+	}
+}
+
+func TestModelChangeAndMedian(t *testing.T) {
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+	if d, p := modelChange(1000, 1250); d != 250 || !near(p, -20) {
+		t.Fatalf("1000 -> 1250 ns: %v ns, %v %%; want +250, -20", d, p)
+	}
+	if d, p := modelChange(1000, 800); d != -200 || !near(p, 25) {
+		t.Fatalf("1000 -> 800 ns: %v ns, %v %%; want -200, +25", d, p)
+	}
+	runs := func(ns ...int64) []modelRun {
+		var out []modelRun
+		for _, n := range ns {
+			out = append(out, modelRun{events: 1, user: time.Duration(n)})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		runs []modelRun
+		want float64
+	}{
+		{runs(30, 10, 20), 20},
+		{runs(40, 10, 30, 20), 25},
+		{runs(7), 7},
+	} {
+		if got := medianNs(c.runs); got != c.want {
+			t.Errorf("median of %v: %v, want %v", c.runs, got, c.want)
+		}
 	}
 }
