@@ -174,6 +174,14 @@ type ListAppender interface {
 	AppendTo(dst []any) []any
 }
 
+// EncodingKeeper is an optional interface of a ListTable that keeps no
+// value its codec keeps in place (InPlace), only the value's encoding,
+// made when the value is added: a caller may then add values over memory
+// it reuses (KeepsEncodings).
+type EncodingKeeper interface {
+	KeepsEncodings() bool
+}
+
 // MapTable is one registered map state, scoped to the current key.
 type MapTable interface {
 	// Get returns the value under user key uk: the stored one, or a deep

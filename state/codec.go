@@ -47,6 +47,36 @@ func IsImmutableType(c any) bool {
 	return ok && im.IsImmutableType()
 }
 
+// InPlace is an optional interface of a Codec for values a backend may
+// keep as their encodings, in memory of its own that it never changes or
+// frees while a value read from it lives: the heap backend then keeps a
+// list state without TTL as bytes in large chunks, with no pointer per
+// value for the garbage collector to mark at every cycle. A backend keeps
+// no value that KeepsInPlace accepts, only its encoding; it keeps the
+// others as they are.
+type InPlace[T any] interface {
+	// KeepsInPlace reports whether v is kept as its encoding: false for a
+	// value read far more often than it is written, whose every read
+	// would decode it.
+	KeepsInPlace(v T) bool
+	// View decodes the one value Encode wrote as b, as Decode does, but
+	// the value may share b's bytes. b comes from Encode in this process,
+	// or from a Decode that accepted it.
+	View(b []byte) (T, error)
+}
+
+// InPlaceOf returns c's InPlace, looking through Erase; nil when c has
+// none.
+func InPlaceOf(c Codec[any]) InPlace[any] {
+	switch e := c.(type) {
+	case InPlace[any]:
+		return e
+	case interface{ inPlace() InPlace[any] }:
+		return e.inPlace()
+	}
+	return nil
+}
+
 // CodecFor returns the built-in codec for T — string, []byte, int, int64,
 // int32, uint64, float64, bool, or any (AnyCodec) — and GobCodec[T] for every
 // other type, including named types such as `type UserID string`.
@@ -131,6 +161,23 @@ func (e erased[T]) Decode(b []byte) (any, []byte, error) { return e.c.Decode(b) 
 
 // IsImmutableType passes on the erased codec's ImmutableType.
 func (e erased[T]) IsImmutableType() bool { return IsImmutableType(e.c) }
+
+// inPlace is the erased codec's InPlace, if it has one (InPlaceOf).
+func (e erased[T]) inPlace() InPlace[any] {
+	if ip, ok := e.c.(InPlace[T]); ok {
+		return erasedInPlace[T]{e, ip}
+	}
+	return nil
+}
+
+type erasedInPlace[T any] struct {
+	e  erased[T]
+	ip InPlace[T]
+}
+
+func (x erasedInPlace[T]) KeepsInPlace(v any) bool { return x.ip.KeepsInPlace(x.e.unbox(v)) }
+
+func (x erasedInPlace[T]) View(b []byte) (any, error) { return x.ip.View(b) }
 
 type erasedCopier[T any] struct {
 	erased[T]

@@ -195,6 +195,18 @@ func (s listState[T]) AppendTo(dst []T) []T {
 	return dst
 }
 
+// KeepsEncodings reports whether l keeps only the encodings of the values
+// its codec keeps in place (EncodingKeeper): such a value may be added
+// over memory the caller reuses.
+func KeepsEncodings[T any](l ListState[T]) bool {
+	s, ok := l.(listState[T])
+	if !ok {
+		return false
+	}
+	k, ok := s.t.(EncodingKeeper)
+	return ok && k.KeepsEncodings()
+}
+
 func (s listState[T]) Add(v T)       { s.t.Add(v) }
 func (s listState[T]) AddAll(vs []T) { s.t.AddAll(boxAll(vs)) }
 func (s listState[T]) Update(vs []T) { s.t.Update(boxAll(vs)) }

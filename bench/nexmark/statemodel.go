@@ -22,9 +22,10 @@ import (
 
 // modelArg is the hidden first argument of the state model: a query's
 // largest state alone, at two sizes. It replays the run's bids into a
-// structure that holds what the query keeps, in one of three layouts (one
-// without pointers for the collector, Go maps, and the layout of Weir's
-// heap state backend), optionally with the garbage the rest of a pipeline
+// structure that holds what the query keeps, in one of four layouts (one
+// without pointers for the collector, Go maps, the layout of Weir's heap
+// state backend for a list kept as elements, and its layout for one kept
+// in place), optionally with the garbage the rest of a pipeline
 // makes, and measures the process's CPU per event. The difference between
 // the sizes is what the state's growth costs in that layout, apart from
 // the rest of the engine (README, twenty-first session).
@@ -146,7 +147,7 @@ func generateModelBids(query string, events int64, subtasks int) ([]modelBids, e
 }
 
 // modelLayouts are the ways the model holds the state.
-var modelLayouts = []string{"flat", "maps", "weir"}
+var modelLayouts = []string{"flat", "maps", "weir", "refs"}
 
 // modelState applies bids to the state of a query in one layout and
 // returns the number of keys it holds.
@@ -155,6 +156,8 @@ func modelState(query, layout string, bids *modelBids, garbage int) int {
 	switch {
 	case layout == "flat":
 		return len(flatState(bids, list, garbage).index)
+	case layout == "refs":
+		return len(refsState(bids, list, garbage).index)
 	case layout == "weir" && list:
 		return len(weirLists(bids, garbage))
 	case layout == "weir":
@@ -421,7 +424,7 @@ func modelMain(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet(modelArg, flag.ContinueOnError)
 	var c modelConfig
 	fs.StringVar(&c.query, "query", "q7", "the query whose state is modelled: q7, q18 or q20")
-	fs.StringVar(&c.layouts, "layouts", strings.Join(modelLayouts, ","), "the state's layouts, comma-separated: flat (no pointers), maps (Go maps of rows' copies) or weir (as Weir's heap state backend keeps them)")
+	fs.StringVar(&c.layouts, "layouts", strings.Join(modelLayouts, ","), "the state's layouts, comma-separated: flat (no pointers), maps (Go maps of rows' copies), weir (as Weir's heap state backend keeps elements) or refs (as it keeps a list in place: string keys, entries without pointers)")
 	fs.StringVar(&c.sizes, "events", "1000000,10000000", "the run sizes, comma-separated")
 	fs.IntVar(&c.rounds, "rounds", 3, "runs of each layout and size, alternating")
 	fs.IntVar(&c.subtasks, "parallelism", 2, "subtasks, each applying its bids on a goroutine")
@@ -522,4 +525,51 @@ func medianNs(runs []modelRun) float64 {
 		return v[len(v)/2]
 	}
 	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// refs is the layout of Weir's heap backend for a list without TTL whose
+// rows it keeps in place (state/heap's placedTable): a Go map from the
+// key, a string, to an entry without pointers, the place of the key's
+// newest row plus 1 and the count of its rows, linked in chunks newest
+// first as in flat. Only the keys are pointers.
+type refs struct {
+	index  map[string]refEntry
+	chunks chunks
+}
+
+type refEntry struct {
+	head uint64
+	n    uint32
+}
+
+func refsState(bids *modelBids, list bool, garbage int) *refs {
+	r := &refs{index: map[string]refEntry{}}
+	var link [8]byte
+	var length [2]byte
+	var junk []any
+	for i := range bids.len() {
+		key, row := bids.at(i)
+		junk = litter(garbage, row)
+		binary.LittleEndian.PutUint16(length[:], uint16(len(row)))
+		e := r.index[string(key)]
+		if !list {
+			e = refEntry{}
+		}
+		binary.LittleEndian.PutUint64(link[:], e.head)
+		r.index[string(key)] = refEntry{r.chunks.add(link[:], length[:], row) + 1, e.n + 1}
+	}
+	runtime.KeepAlive(junk)
+	return r
+}
+
+// rows returns key's rows, oldest first.
+func (r *refs) rows(key string) [][]byte {
+	e := r.index[key]
+	out := make([][]byte, e.n)
+	at := e.head
+	for j := len(out) - 1; j >= 0; j-- {
+		out[j] = r.chunks.row(at - 1 + 8)
+		at = binary.LittleEndian.Uint64(r.chunks.at(at-1, 8))
+	}
+	return out
 }

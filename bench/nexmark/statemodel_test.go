@@ -84,6 +84,11 @@ func stateRows(t *testing.T, query, layout string, bids *modelBids) map[string][
 		for k := range f.index {
 			out[string(k[:])] = f.rows(k[:])
 		}
+	case layout == "refs":
+		r := refsState(bids, list, 64)
+		for k := range r.index {
+			out[k] = r.rows(k)
+		}
 	case layout == "weir" && list:
 		for k, elems := range weirLists(bids, 64) {
 			for _, e := range elems {

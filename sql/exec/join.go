@@ -157,6 +157,10 @@ type Join struct {
 	codec [2]stateRowCodec // list[s]'s
 	build binrow.Builder   // list rows are built here, then copied out
 	arena [2]rowArena      // into list[s]'s arena
+	// encodes[s]: list[s] keeps only its rows' encodings
+	// (state.KeepsEncodings), so a row is built in enc, reused.
+	encodes [2]bool
+	enc     []byte
 	// probed[s] counts the rows of list[s] probes read, added[s] the rows
 	// added to it: a side read more often than added to (a lookup side,
 	// each row read by many probes) keeps its rows boxed, the others
@@ -195,6 +199,7 @@ func (j *Join) Open(ctx *operator.Context) error {
 	for s, name := range []string{"join-left", "join-right"} {
 		if insertOnly[s] && !j.opts.Type.outer(s) {
 			j.list[s] = state.List(ctx.Keyed, state.ListDescriptor[stateRow]{Name: name + "-rows", Codec: j.codec[s], TTL: ttl})
+			j.encodes[s] = state.KeepsEncodings(j.list[s])
 			continue
 		}
 		j.side[s] = state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{Name: name, ValueCodec: RowCodec{}, TTL: ttl})
@@ -390,8 +395,10 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 }
 
 // listRow is row as list[s] keeps it: boxed on a side probes read more
-// often than rows are added to it, else a binary row, placed in the
-// side's arena when the state has no TTL. Strings read from a stored row
+// often than rows are added to it, else a binary row: built in a buffer
+// reused row after row when the state keeps only its encoding (the heap
+// backend's lists without TTL keep it in chunks of their own; Pebble),
+// else placed in the side's arena when the state has no TTL. Strings read from a stored row
 // share its bytes and may be kept downstream (an aggregate's MAX, a
 // sink's buffer), which keeps their chunk alive; without a TTL the side's
 // rows, and so their chunks, live as long anyway, but with one a chunk
@@ -400,6 +407,9 @@ func (j *Join) accumulate(s int, row []any, matches []joinEntry, ts event.Timest
 func (j *Join) listRow(s int, row []any) stateRow {
 	if j.probed[s] > j.added[s] {
 		return fieldsRow(row)
+	}
+	if j.encodes[s] {
+		return j.codec[s].over(&j.enc, row)
 	}
 	arena := &j.arena[s]
 	if j.opts.StateTTL > 0 {

@@ -89,8 +89,9 @@ type stateRowCodec struct {
 }
 
 var (
-	_ state.Codec[stateRow]  = stateRowCodec{}
-	_ state.Copier[stateRow] = stateRowCodec{}
+	_ state.Codec[stateRow]   = stateRowCodec{}
+	_ state.Copier[stateRow]  = stateRowCodec{}
+	_ state.InPlace[stateRow] = stateRowCodec{}
 )
 
 // Encode appends r's encoding. Fields that do not fit the layout (the
@@ -138,6 +139,25 @@ func (c stateRowCodec) Decode(b []byte) (stateRow, []byte, error) {
 	return stateRow{unsafe.Pointer(unsafe.SliceData(enc))}, b[end:], nil
 }
 
+// KeepsInPlace reports that a binary row is kept as its encoding
+// (state.InPlace: the heap backend keeps a join side's rows in its own
+// chunks), and a row of fields as it is: a lookup side's (Join.listRow),
+// which every probe would otherwise decode.
+func (c stateRowCodec) KeepsInPlace(r stateRow) bool { return c.layout != nil && r.binary() }
+
+// View is the row encoded as b, a binary row read in place; a row in
+// the format before binary rows is decoded.
+func (c stateRowCodec) View(b []byte) (stateRow, error) {
+	if c.layout != nil && len(b) >= 5 && b[0] == binaryRowTag && uint64(binary.LittleEndian.Uint32(b[1:])) == uint64(len(b)-5) {
+		return stateRow{unsafe.Pointer(unsafe.SliceData(b))}, nil
+	}
+	r, rest, err := c.Decode(b)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("%w: sql/exec: %s state: %d bytes after a row", state.ErrCorrupt, c.what, len(rest))
+	}
+	return r, err
+}
+
 // rowLayout is the binary row layout of rows of types ts, or nil (none
 // given, or a type binary rows do not take): the codec then keeps RowCodec
 // values.
@@ -166,6 +186,22 @@ func (c stateRowCodec) stored(a *rowArena, b *binrow.Builder, row []any) stateRo
 		return fieldsRow(row)
 	}
 	return a.row(bin)
+}
+
+// over is row as a binary row built in *buf, which the caller reuses
+// (for a state that keeps only encodings, state.KeepsEncodings), or its
+// fields when the codec has no layout or the layout cannot hold them.
+func (c stateRowCodec) over(buf *[]byte, row []any) stateRow {
+	if c.layout == nil {
+		return fieldsRow(row)
+	}
+	b, err := c.layout.Append(append((*buf)[:0], binaryRowTag, 0, 0, 0, 0), row)
+	if err != nil {
+		return fieldsRow(row)
+	}
+	binary.LittleEndian.PutUint32(b[1:], uint32(len(b)-5))
+	*buf = b
+	return stateRow{unsafe.Pointer(unsafe.SliceData(b))}
 }
 
 // Copy returns r itself: state rows are never modified, only replaced.

@@ -114,11 +114,16 @@ func (b *Backend) ValueTable(spec state.StateSpec) (state.ValueTable, error) {
 
 // ListTable registers (or returns) a list state.
 func (b *Backend) ListTable(spec state.StateSpec) (state.ListTable, error) {
-	t, err := b.register(spec, func() table { return newListTable(b, spec) }, state.KindList)
+	t, err := b.register(spec, func() table {
+		if ip, ok := placesInPlace(spec); ok && !b.opts.noPlacedLists {
+			return newPlacedTable(b, spec, ip)
+		}
+		return newListTable(b, spec)
+	}, state.KindList)
 	if err != nil {
 		return nil, err
 	}
-	return t.(*listTable), nil
+	return t.(state.ListTable), nil
 }
 
 // MapTable registers (or returns) a map state.

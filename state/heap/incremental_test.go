@@ -106,7 +106,9 @@ type incStates struct {
 	late  state.ValueState[int64] // nil until registered
 	v     state.ValueState[int64]
 	l     state.ListState[string]
-	m     state.MapState[string, int64]
+	// p holds what l holds, in a placedTable (placedCodec).
+	p state.ListState[string]
+	m state.MapState[string, int64]
 }
 
 // incTTL is the TTL'd value's time-to-live, in ms of the fake clock.
@@ -130,6 +132,7 @@ func newIncStates(t *testing.T, r keygroup.Range, clock *fakeClock, files state.
 			TTL: &state.TTLConfig{TTL: incTTL * time.Millisecond}}),
 		v: state.Value(b, state.ValueDescriptor[int64]{Name: "v", Codec: state.Int64Codec{}}),
 		l: state.List(b, state.ListDescriptor[string]{Name: "l", Codec: state.StringCodec{}}),
+		p: state.List(b, state.ListDescriptor[string]{Name: "p", Codec: placedCodec{}}),
 		m: state.Map(b, state.MapDescriptor[string, int64]{Name: "m", KeyCodec: state.StringCodec{}, ValueCodec: state.Int64Codec{}}),
 	}
 	if blobs != nil {
@@ -175,12 +178,15 @@ func (s incStates) step(rng *rand.Rand, model incModel, keys int) {
 		delete(model.v, k)
 	case 3, 4:
 		s.l.Add(fmt.Sprint(n))
+		s.p.Add(fmt.Sprint(n))
 		model.l[k] = append(model.l[k], fmt.Sprint(n))
 	case 5:
 		s.l.Update([]string{"x", fmt.Sprint(n)})
+		s.p.Update([]string{"x", fmt.Sprint(n)})
 		model.l[k] = []string{"x", fmt.Sprint(n)}
 	case 6:
 		s.l.Clear()
+		s.p.Clear()
 		delete(model.l, k)
 	case 7, 8:
 		s.m.Put(uk, n)
@@ -221,6 +227,9 @@ func (s incStates) check(t *testing.T, model incModel, keys int, r keygroup.Rang
 		}
 		if l, want := s.l.Get(), model.l[k]; !slices.Equal(l, want) {
 			t.Fatalf("%s: key %d: list %v, want %v", what, k, l, want)
+		}
+		if l, want := s.p.Get(), model.l[k]; !slices.Equal(l, want) {
+			t.Fatalf("%s: key %d: placed list %v, want %v", what, k, l, want)
 		}
 		got := map[string]int64{}
 		s.m.Range(func(uk string, v int64) bool {

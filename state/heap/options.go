@@ -32,6 +32,9 @@ type Options struct {
 	// RestoreFiles is the checkpoint storage Restore fetches the files of
 	// incremental checkpoints from; nil when not restoring one.
 	RestoreFiles state.RestoreFiles
+	// noPlacedLists keeps every list state in a listTable (tests compare
+	// the two kinds).
+	noPlacedLists bool
 }
 
 // EnsureDefaults fills in the defaults of unset fields.

@@ -98,6 +98,10 @@ func (t *listTable) appendElems(buf []byte, vs []any, now int64) []byte {
 	return buf
 }
 
+// KeepsEncodings reports that values are encoded when added, not kept
+// (state.EncodingKeeper).
+func (t *listTable) KeepsEncodings() bool { return true }
+
 func (t *listTable) Add(v any) { t.AddAll([]any{v}) }
 
 func (t *listTable) AddAll(vs []any) {

@@ -1,0 +1,498 @@
+package heap
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/keyed"
+	"github.com/weirstream/weir/state/internal/wire"
+)
+
+// placedTable stores a ListState without TTL whose codec keeps values in
+// place (state.InPlace): each value's encoding is a record in chunks the
+// table owns, and a key's list is the place of its newest record and
+// their count (placedList), with no pointer per value. The collector
+// marks a listTable's state again at every cycle, a pointer or two per
+// value, and at Nexmark q7's 9.2 M join rows at 10 M events that was
+// most of what the growing state cost (bench/nexmark/README.md, "What the
+// state's layout costs at scale"); a placedTable's entries hold no pointer
+// but their keys'.
+//
+// Why a snapshot may read the chunks while the subtask appends: a record
+// is never changed once written, and a capture reads only records made
+// before it, through the chunks' list as it was then (chunkStore.view);
+// the subtask writes only past the fill, and a new chunk goes at the end
+// of the list or into a new list. A list's value the codec keeps as it
+// is (KeepsInPlace false: a lookup side, read far more often than written)
+// turns the whole list into elements (placedList.boxed), as listTable
+// keeps them, the values already placed read in place.
+type placedTable struct {
+	core[placedList]
+	ip     state.InPlace[any]
+	chunks chunkStore
+	// scratch is where a value is encoded before it is placed.
+	scratch []byte
+}
+
+var (
+	_ state.ListTable      = (*placedTable)(nil)
+	_ state.ListAppender   = (*placedTable)(nil)
+	_ state.EncodingKeeper = (*placedTable)(nil)
+)
+
+// KeepsEncodings reports that a value kept in place is not kept, only
+// its encoding (state.EncodingKeeper).
+func (t *placedTable) KeepsEncodings() bool { return true }
+
+// placedList is one key's list in a placedTable: n records linked from
+// head, the newest's place plus 1 (0 when none), each holding the place
+// of the one before; or, once the list holds a value kept as it is, all
+// of its values as elements (boxed, a new slice at every change, so that
+// a captured entry's never changes). ver is the backend's version at the
+// list's last write (listTable.Add's shortcut).
+type placedList struct {
+	head  uint64
+	n     int
+	ver   uint64
+	boxed *[]elem
+}
+
+func (e placedList) len() int {
+	if e.boxed != nil {
+		return len(*e.boxed)
+	}
+	return e.n
+}
+
+// placesInPlace reports whether a ListState of spec is kept in a
+// placedTable: its codec keeps values in place and declares them
+// immutable, and it has no TTL (a chunk lives while any record in it is
+// read, so expired records would keep their chunks).
+func placesInPlace(sp state.StateSpec) (state.InPlace[any], bool) {
+	ip := state.InPlaceOf(sp.Codec)
+	if ip == nil || !state.IsImmutableType(sp.Codec) || keyed.NewTTL(sp.TTL).Enabled() {
+		return nil, false
+	}
+	return ip, true
+}
+
+func newPlacedTable(b *Backend, sp state.StateSpec, ip state.InPlace[any]) *placedTable {
+	t := &placedTable{core: newCore[placedList](b, sp), ip: ip, chunks: chunkStore{cur: -1}}
+	t.ops = t
+	return t
+}
+
+func (t *placedTable) Get() []any {
+	out := t.AppendTo(nil)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// AppendTo appends the current key's list to out (state.ListAppender).
+func (t *placedTable) AppendTo(out []any) []any {
+	k, i := t.b.current()
+	e, ok := t.data.get(i, k)
+	if !ok {
+		return out
+	}
+	if e.boxed != nil {
+		for _, el := range *e.boxed {
+			out = append(out, el.v)
+		}
+		return out
+	}
+	base := len(out)
+	out = slices.Grow(out, e.n)[:base+e.n]
+	at := e.head
+	for j := e.n - 1; j >= 0; j-- {
+		var enc []byte
+		at, enc = record(t.chunks.list, at)
+		out[base+j] = t.view(enc)
+	}
+	return out
+}
+
+// view is the value of a record's encoding, read in place.
+func (t *placedTable) view(enc []byte) any {
+	v, err := t.ip.View(enc)
+	if err != nil {
+		panic(fmt.Sprintf("heap: state %q: codec cannot view its own encoding: %v", t.sp.Name, err))
+	}
+	return v
+}
+
+func (t *placedTable) Add(v any) {
+	k, i := t.b.current()
+	e, _ := t.data.get(i, k)
+	n := e.len()
+	fresh := n > 0 && e.ver == t.b.version
+	e = t.appendValue(e, v)
+	e.ver = t.b.version
+	if fresh {
+		// Written since the last capture: the key's change is recorded
+		// already (as in listTable.Add).
+		t.data.writable(i).set(k, e)
+		return
+	}
+	t.data.putAppend(i, k, e, n)
+}
+
+func (t *placedTable) AddAll(vs []any) {
+	if len(vs) == 0 {
+		return
+	}
+	k, i := t.b.current()
+	e, _ := t.data.get(i, k)
+	n := e.len()
+	for _, v := range vs {
+		e = t.appendValue(e, v)
+	}
+	e.ver = t.b.version
+	t.data.putAppend(i, k, e, n)
+}
+
+func (t *placedTable) Update(vs []any) {
+	if len(vs) == 0 {
+		t.Delete()
+		return
+	}
+	k, i := t.b.current()
+	if old, ok := t.data.get(i, k); ok {
+		t.drop(old)
+	}
+	var e placedList
+	for _, v := range vs {
+		e = t.appendValue(e, v)
+	}
+	e.ver = t.b.version
+	t.data.put(i, k, e)
+	t.compactIfWasteful()
+}
+
+func (t *placedTable) Delete() {
+	k, i := t.b.current()
+	old, ok := t.data.get(i, k)
+	if !ok {
+		return
+	}
+	t.drop(old)
+	t.data.del(i, k)
+	t.compactIfWasteful()
+}
+
+// appendValue returns e with v appended: its encoding placed, or, for a
+// value kept as it is, v itself with the list turned into elements.
+func (t *placedTable) appendValue(e placedList, v any) placedList {
+	inPlace := t.ip.KeepsInPlace(v)
+	if e.boxed == nil && inPlace {
+		t.scratch = t.sp.Codec.Encode(t.scratch[:0], v)
+		e.head = t.chunks.put(e.head, t.scratch)
+		e.n++
+		return e
+	}
+	items := t.elems(e)
+	if inPlace {
+		// The value is not kept (state.InPlace): its encoding is.
+		t.scratch = t.sp.Codec.Encode(t.scratch[:0], v)
+		_, enc := record(t.chunks.list, t.chunks.put(0, t.scratch))
+		v = t.view(enc)
+	}
+	items = append(items, elem{v: v, ver: t.b.version})
+	return placedList{boxed: &items}
+}
+
+// elems is a new slice of e's values as elements, those in records read
+// in place; the records count as dropped (their chunks live while the
+// values read from them do).
+func (t *placedTable) elems(e placedList) []elem {
+	if e.boxed != nil {
+		return slices.Clip(*e.boxed)
+	}
+	items := make([]elem, e.n, e.n+1)
+	at := e.head
+	for j := e.n - 1; j >= 0; j-- {
+		var enc []byte
+		at, enc = record(t.chunks.list, at)
+		items[j] = elem{v: t.view(enc), ver: t.b.version}
+		t.chunks.dropRecord(enc)
+	}
+	return items
+}
+
+// drop counts e's records as dropped (see compactIfWasteful).
+func (t *placedTable) drop(e placedList) {
+	if e.boxed != nil {
+		return
+	}
+	at := e.head
+	for range e.n {
+		var enc []byte
+		at, enc = record(t.chunks.list, at)
+		t.chunks.dropRecord(enc)
+	}
+}
+
+// compactIfWasteful copies every list's records into new chunks when
+// more than half of the bytes placed, and placedMinWaste or more, belong to
+// lists replaced or deleted: without it a state of lists updated in place
+// would grow without end. The old chunks stay while a snapshot in
+// flight, or a value read from them, holds them. Entries change only
+// their places, so no change is recorded.
+func (t *placedTable) compactIfWasteful() {
+	c := &t.chunks
+	if c.dead < placedMinWaste || c.dead < c.live {
+		return
+	}
+	fresh := chunkStore{cur: -1}
+	for i := range t.data.maps {
+		m := t.data.maps[i]
+		if m.len() == 0 {
+			continue
+		}
+		w := t.data.writable(i)
+		for k, e := range m.s {
+			w.s[k] = t.copyList(&fresh, e)
+		}
+		for k, e := range m.a {
+			w.a[k] = t.copyList(&fresh, e)
+		}
+	}
+	t.chunks = fresh
+}
+
+// placedMinWaste is the least dropped bytes that make a compaction (a
+// variable for tests).
+var placedMinWaste int64 = 16 << 20
+
+// copyList returns e with its records copied, in order, into to.
+func (t *placedTable) copyList(to *chunkStore, e placedList) placedList {
+	if e.boxed != nil || e.n == 0 {
+		return e
+	}
+	encs := t.records(t.chunks.list, e, 0)
+	e.head = 0
+	for _, enc := range encs {
+		e.head = to.put(e.head, enc)
+	}
+	return e
+}
+
+// records returns the encodings of e's records from index from on, in
+// order, read in chunks list.
+func (t *placedTable) records(list [][]byte, e placedList, from int) [][]byte {
+	out := make([][]byte, e.n-from)
+	at := e.head
+	for j := len(out) - 1; j >= 0; j-- {
+		at, out[j] = record(list, at)
+	}
+	return out
+}
+
+func (t *placedTable) encode(buf []byte, e placedList, _ int64) ([]byte, bool) {
+	return t.encodeIn(t.chunks.list, buf, e, 0)
+}
+
+func (t *placedTable) encodeTail(buf []byte, e placedList, from int) ([]byte, bool) {
+	if from > e.len() {
+		return buf, false
+	}
+	return t.encodeIn(t.chunks.list, buf, e, from)
+}
+
+// encodeIn appends the payload of e's values from index from on, as
+// listTable's encode writes them (a list without TTL), reading records in
+// chunks list; false when it has none (a full entry) — a tail may be
+// empty.
+func (t *placedTable) encodeIn(list [][]byte, buf []byte, e placedList, from int) ([]byte, bool) {
+	if from == 0 && e.len() == 0 {
+		return buf, false
+	}
+	buf = wire.AppendUvarint(buf, uint64(e.len()-from))
+	if e.boxed != nil {
+		for _, el := range (*e.boxed)[from:] {
+			buf = appendPrefixed(buf, t.sp.Codec, el.v)
+		}
+		return buf, true
+	}
+	if e.n-from == 1 { // one appended since the last capture, most often
+		_, enc := record(list, e.head)
+		return wire.AppendBytes(buf, enc), true
+	}
+	for _, enc := range t.records(list, e, from) {
+		buf = wire.AppendBytes(buf, enc)
+	}
+	return buf, true
+}
+
+// capture is core's, its entries encoded from the chunks as they are now.
+func (t *placedTable) capture(delta bool, d tableDelta) captured {
+	out := t.core.capture(delta, d).(*capturedGroups[placedList])
+	list := t.chunks.view()
+	out.encode = func(buf []byte, e placedList, _ int64) ([]byte, bool) {
+		return t.encodeIn(list, buf, e, 0)
+	}
+	out.tail = func(buf []byte, e placedList, from int) ([]byte, bool) {
+		if from > e.len() {
+			return buf, false
+		}
+		return t.encodeIn(list, buf, e, from)
+	}
+	return out
+}
+
+// decode places a restored list's values. A value the codec keeps as it
+// is turns the list into elements.
+func (t *placedTable) decode(p []byte, hasTS bool, now int64) (placedList, bool, error) {
+	r := wire.NewReader(p)
+	n := r.Count(1)
+	var e placedList
+	ver := t.b.loadedVersion()
+	for j := 0; j < n && r.Err() == nil; j++ {
+		readTS(r, hasTS, t.ttl, now)
+		b := r.Bytes()
+		if r.Err() != nil {
+			break
+		}
+		v, err := decodeAll(t.sp.Codec, b)
+		if err != nil {
+			return placedList{}, false, err
+		}
+		e = t.restoreValue(e, v, b, ver)
+	}
+	if r.Err() != nil || r.Len() != 0 {
+		return placedList{}, false, corrupt("list payload: %v, %d bytes left", r.Err(), r.Len())
+	}
+	e.ver = ver
+	return e, e.len() > 0, nil
+}
+
+// restoreValue returns e with v, decoded from enc, appended: enc placed
+// as it is when v is kept in place.
+func (t *placedTable) restoreValue(e placedList, v any, enc []byte, ver uint64) placedList {
+	inPlace := t.ip.KeepsInPlace(v)
+	if e.boxed == nil && inPlace {
+		e.head = t.chunks.put(e.head, enc)
+		e.n++
+		return e
+	}
+	items := t.elems(e)
+	if inPlace {
+		_, placed := record(t.chunks.list, t.chunks.put(0, enc))
+		v = t.view(placed)
+	}
+	items = append(items, elem{v: v, ver: ver})
+	return placedList{boxed: &items}
+}
+
+// sweep: a placedTable has no TTL, so nothing expires.
+func (t *placedTable) sweep(e placedList, _ int64) (placedList, int, bool) {
+	return e, 0, e.len() > 0
+}
+
+func (t *placedTable) entryLen(e placedList) int { return e.len() }
+
+func (t *placedTable) countable() bool { return true }
+
+// estimateEntry encodes up to sample of e's newest values: records are
+// reached from the newest, and without TTL nothing expires, so the
+// newest stand for the rest.
+func (t *placedTable) estimateEntry(e placedList, _ int64, sample int) int64 {
+	n := min(sample, e.len())
+	if n == 0 {
+		return 0
+	}
+	var bytes int64
+	if e.boxed != nil {
+		items := *e.boxed
+		for _, el := range items[len(items)-n:] {
+			bytes += int64(len(appendPrefixed(nil, t.sp.Codec, el.v)))
+		}
+		return scaled(bytes, n, e.len())
+	}
+	at := e.head
+	for range n {
+		var enc []byte
+		at, enc = record(t.chunks.list, at)
+		bytes += uvarintLen(len(enc)) + int64(len(enc))
+	}
+	return scaled(bytes, n, e.len())
+}
+
+// chunkStore holds a placedTable's records in chunks: each record is the
+// place of the record before it in its list (plus 1; 0 for none, 8
+// bytes), its encoding's length (4 bytes) and its encoding. A place is
+// a chunk's index in list (upper 32 bits) and the record's offset in it
+// (lower 32). Chunks never move and are never written below cur's fill;
+// list only grows at its end.
+type chunkStore struct {
+	list [][]byte
+	// cur is the index of the chunk records are placed in (-1: none yet),
+	// fill the bytes of it used.
+	cur, fill int
+	// live and dead are the bytes of records in lists and of records
+	// dropped (compactIfWasteful).
+	live, dead int64
+}
+
+const (
+	// placeChunk is a chunk's size, as the SQL join's row arena's
+	// (sql/exec rowArena): the collector finds a few large spans, and the
+	// last chunk's unused tail is nothing beside the state.
+	placeChunk = 256 << 10
+	// placeMaxRecord is the largest record placed in a shared chunk; a
+	// larger one gets a chunk of its own, so that no chunk is mostly one
+	// record's or its unused tail.
+	placeMaxRecord = placeChunk / 16
+	recordHead     = 12
+)
+
+// put places a record of enc after the one at prev and returns its place
+// plus 1.
+func (c *chunkStore) put(prev uint64, enc []byte) uint64 {
+	n := recordHead + len(enc)
+	if uint64(len(enc)) > 1<<32-1 {
+		panic(fmt.Sprintf("heap: a list element of %d bytes encoded", len(enc)))
+	}
+	var chunk, off int
+	switch {
+	case n > placeMaxRecord:
+		c.list = append(c.list, make([]byte, n))
+		chunk = len(c.list) - 1
+	default:
+		if c.cur < 0 || c.fill+n > len(c.list[c.cur]) {
+			c.list = append(c.list, make([]byte, placeChunk))
+			c.cur, c.fill = len(c.list)-1, 0
+		}
+		chunk, off = c.cur, c.fill
+		c.fill += n
+	}
+	b := c.list[chunk][off : off+n]
+	binary.LittleEndian.PutUint64(b, prev)
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(enc)))
+	copy(b[recordHead:], enc)
+	c.live += int64(n)
+	return uint64(chunk)<<32 | uint64(off) + 1
+}
+
+// dropRecord counts the record of enc as dropped.
+func (c *chunkStore) dropRecord(enc []byte) {
+	n := int64(recordHead + len(enc))
+	c.live, c.dead = c.live-n, c.dead+n
+}
+
+// view is the chunks' list as it is now, for a capture to read the
+// records made before it while more are placed.
+func (c *chunkStore) view() [][]byte { return slices.Clip(c.list) }
+
+// record reads the record at place at (plus 1) in list: the place of the
+// one before it, and its encoding.
+func record(list [][]byte, at uint64) (prev uint64, enc []byte) {
+	p := at - 1
+	b := list[p>>32][uint32(p):]
+	n := recordHead + int(binary.LittleEndian.Uint32(b[8:]))
+	return binary.LittleEndian.Uint64(b), b[recordHead:n:n]
+}

@@ -1,0 +1,278 @@
+package heap
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/state"
+	"github.com/weirstream/weir/state/internal/wire"
+)
+
+// placedCodec is a string codec that keeps values in place
+// (state.InPlace), except those ending in 7, kept as they are: a list of
+// both kinds turns into elements.
+type placedCodec struct{}
+
+func (placedCodec) Encode(buf []byte, v string) []byte { return wire.AppendString(buf, v) }
+
+func (placedCodec) Decode(b []byte) (string, []byte, error) { return state.StringCodec{}.Decode(b) }
+
+func (placedCodec) IsImmutableType() bool { return true }
+
+func (placedCodec) KeepsInPlace(v string) bool { return !strings.HasSuffix(v, "7") }
+
+// View reads the string in b's bytes, not a copy of them.
+func (placedCodec) View(b []byte) (string, error) {
+	r := wire.NewReader(b)
+	p := r.Bytes()
+	if r.Err() != nil || r.Len() != 0 {
+		return "", fmt.Errorf("%w: not one string", state.ErrCorrupt)
+	}
+	return unsafe.String(unsafe.SliceData(p), len(p)), nil
+}
+
+func newPlacedBackend(t testing.TB, r keygroup.Range, placed bool) *Backend {
+	t.Helper()
+	b, err := New(Options{KeyGroupRange: r, noPlacedLists: !placed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func placedState(b *Backend) state.ListState[string] {
+	return state.List(b, state.ListDescriptor[string]{Name: "p", Codec: placedCodec{}})
+}
+
+// TestPlacedTableServesInPlaceListsOnly: a list whose codec keeps values
+// in place and is immutable, without TTL, is a placedTable; with a TTL, or
+// another codec, a listTable.
+func TestPlacedTableServesInPlaceListsOnly(t *testing.T) {
+	b := newPlacedBackend(t, keygroup.RangeFor(maxPar, 1, 0), true)
+	for _, c := range []struct {
+		spec   state.StateSpec
+		placed bool
+	}{
+		{state.StateSpec{Name: "a", Kind: state.KindList, Codec: state.Erase[string](placedCodec{})}, true},
+		{state.StateSpec{Name: "b", Kind: state.KindList, Codec: state.Erase[string](placedCodec{}), TTL: &state.TTLConfig{TTL: time.Minute}}, false},
+		{state.StateSpec{Name: "c", Kind: state.KindList, Codec: state.Erase[string](state.StringCodec{})}, false},
+	} {
+		tbl, err := b.ListTable(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, placed := tbl.(*placedTable); placed != c.placed {
+			t.Errorf("state %q: a %T", c.spec.Name, tbl)
+		}
+	}
+}
+
+// TestPlacedValuesReadInPlace: a value kept in place is read from the
+// table's chunks, not copied; one kept as it is is the value added.
+func TestPlacedValuesReadInPlace(t *testing.T) {
+	b := newPlacedBackend(t, keygroup.RangeFor(maxPar, 1, 0), true)
+	l := placedState(b)
+	at(b, "k")
+	l.Add("placed")
+	tbl := b.tables["p"].(*placedTable)
+	got := l.Get()
+	if !slices.Equal(got, []string{"placed"}) {
+		t.Fatalf("list %q", got)
+	}
+	if !inChunks(tbl.chunks.list, got[0]) {
+		t.Error("a value kept in place was copied out of the chunks")
+	}
+	kept := strings.Clone("kept as it is 7")
+	l.Add(kept)
+	got = l.Get()
+	if !slices.Equal(got, []string{"placed", kept}) {
+		t.Fatalf("list %q", got)
+	}
+	if unsafe.StringData(got[1]) != unsafe.StringData(kept) {
+		t.Error("a value kept as it is is not the value added")
+	}
+	if !inChunks(tbl.chunks.list, got[0]) {
+		t.Error("a placed value turned into an element was copied")
+	}
+}
+
+// inChunks reports whether s's bytes lie in one of the chunks.
+func inChunks(list [][]byte, s string) bool {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	for _, c := range list {
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(c)))
+		if p >= start && p+uintptr(len(s)) <= start+uintptr(len(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPlacedMatchesListTable applies the same random writes to a list in
+// a placedTable and in a listTable, with compactions made frequent, and
+// compares every key's list after each round, and after restoring each
+// side's full snapshot into a backend of the other kind at another
+// parallelism.
+func TestPlacedMatchesListTable(t *testing.T) {
+	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
+	placedMinWaste = 512
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { placedVersusList(t, seed) })
+	}
+}
+
+func placedVersusList(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	whole := keygroup.RangeFor(maxPar, 1, 0)
+	placed, plain := newPlacedBackend(t, whole, true), newPlacedBackend(t, whole, false)
+	pl, ll := placedState(placed), placedState(plain)
+	const keys = 200
+	compactions := 0
+	for round := range 30 {
+		for range 50 + rng.IntN(300) {
+			k := incKey(rng.IntN(keys))
+			at(placed, k)
+			at(plain, k)
+			v := fmt.Sprint(rng.IntN(100000), strings.Repeat("x", rng.IntN(40)))
+			switch rng.IntN(10) {
+			case 0:
+				vs := []string{v, v + "1", v + "7"}
+				pl.Update(vs)
+				ll.Update(vs)
+			case 1:
+				pl.Clear()
+				ll.Clear()
+			case 2:
+				pl.AddAll([]string{v, v + "2"})
+				ll.AddAll([]string{v, v + "2"})
+			default:
+				pl.Add(v)
+				ll.Add(v)
+			}
+		}
+		if round%5 == 4 {
+			before := len(placed.tables["p"].(*placedTable).chunks.list)
+			pl.Update(nil) // a Delete of the current key
+			ll.Update(nil)
+			if len(placed.tables["p"].(*placedTable).chunks.list) < before {
+				compactions++
+			}
+		}
+		comparePlaced(t, placed, plain, keys, whole, fmt.Sprint("round ", round))
+	}
+	if compactions == 0 && placed.tables["p"].(*placedTable).chunks.dead == 0 {
+		t.Error("no list was dropped: the test does not reach compaction")
+	}
+	for i := range 2 {
+		r := keygroup.RangeFor(maxPar, 2, i)
+		fromPlaced, fromPlain := newPlacedBackend(t, r, false), newPlacedBackend(t, r, true)
+		if err := fromPlaced.Restore([][]byte{snapshotBlob(t, placed, 0)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := fromPlain.Restore([][]byte{snapshotBlob(t, plain, 0)}); err != nil {
+			t.Fatal(err)
+		}
+		placedState(fromPlaced)
+		placedState(fromPlain)
+		comparePlaced(t, fromPlain, fromPlaced, keys, r, fmt.Sprint("restored at parallelism 2, subtask ", i))
+		comparePlaced(t, placed, fromPlain, keys, r, fmt.Sprint("the placed table's restored listTable's, subtask ", i))
+	}
+}
+
+// comparePlaced compares list "p" of keys in range r of two backends.
+func comparePlaced(t *testing.T, a, b *Backend, keys int, r keygroup.Range, what string) {
+	t.Helper()
+	la, lb := placedState(a), placedState(b)
+	for k := range keys {
+		if !r.Contains(keyGroupOf(incKey(k))) {
+			continue
+		}
+		at(a, incKey(k))
+		at(b, incKey(k))
+		if ga, gb := la.Get(), lb.Get(); !slices.Equal(ga, gb) {
+			t.Fatalf("%s: key %v: %q against %q", what, incKey(k), ga, gb)
+		}
+	}
+}
+
+// TestPlacedSnapshotWhileAppending writes a snapshot on another goroutine
+// while the subtask appends to the captured lists (filling chunks and
+// making new ones) and compacts: the restored snapshot holds the lists as
+// they were at the capture. Run with -race.
+func TestPlacedSnapshotWhileAppending(t *testing.T) {
+	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
+	placedMinWaste = 4 << 10
+	whole := keygroup.RangeFor(maxPar, 1, 0)
+	b := newPlacedBackend(t, whole, true)
+	l := placedState(b)
+	want := map[string][]string{}
+	for j := range 30000 {
+		k := fmt.Sprint("k", j%50)
+		at(b, k)
+		v := fmt.Sprint(j, "-", strings.Repeat("v", j%100))
+		l.Add(v)
+		want[k] = append(want[k], v)
+	}
+	snap, err := b.Snapshot(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blob []byte
+	var wg sync.WaitGroup
+	wg.Go(func() { blob = write(t, snap) })
+	for j := range 20000 {
+		at(b, fmt.Sprint("k", j%60))
+		switch {
+		case j%20 == 0: // a chunk of its own: the chunks' list grows
+			l.Add(strings.Repeat("big", placeMaxRecord/3+1))
+		case j%997 == 0:
+			l.Clear()
+		case j%13 == 0:
+			l.Update([]string{"u", fmt.Sprint(j)})
+		default:
+			l.Add(fmt.Sprint("after-", j, strings.Repeat("w", j%50)))
+		}
+	}
+	wg.Wait()
+	r := newPlacedBackend(t, whole, true)
+	if err := r.Restore([][]byte{blob}); err != nil {
+		t.Fatal(err)
+	}
+	rl := placedState(r)
+	for j := range 60 {
+		k := fmt.Sprint("k", j)
+		at(r, k)
+		if got := rl.Get(); !slices.Equal(got, want[k]) {
+			t.Fatalf("key %s restored as %d values, want %d", k, len(got), len(want[k]))
+		}
+	}
+}
+
+// TestPlacedRestoreRefusesCorruptList: a list payload cut short is an
+// error naming the state, not a panic or a shorter list.
+func TestPlacedRestoreRefusesCorruptList(t *testing.T) {
+	whole := keygroup.RangeFor(maxPar, 1, 0)
+	b := newPlacedBackend(t, whole, true)
+	l := placedState(b)
+	at(b, "k")
+	l.AddAll([]string{"one", "two"})
+	r := newPlacedBackend(t, whole, true)
+	tbl := &placedTable{core: newCore[placedList](r, state.StateSpec{Name: "p", Kind: state.KindList, Codec: state.Erase[string](placedCodec{})}),
+		ip: state.InPlaceOf(state.Erase[string](placedCodec{})), chunks: chunkStore{cur: -1}}
+	tbl.ops = tbl
+	p, _ := b.tables["p"].(*placedTable).encode(nil, b.tables["p"].(*placedTable).data.maps[keyGroupOf("k")].s["k"], 0)
+	if _, _, err := tbl.decode(p[:len(p)-2], false, 0); err == nil {
+		t.Fatal("a cut payload restored")
+	}
+	e, live, err := tbl.decode(p, false, 0)
+	if err != nil || !live || e.len() != 2 {
+		t.Fatalf("the whole payload: %d values, %v, %v", e.len(), live, err)
+	}
+}
