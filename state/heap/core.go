@@ -170,8 +170,17 @@ func (c *core[E]) cleanup(i int, k any, now int64) int {
 	return n
 }
 
+// groupLoader is an entryOps whose decode needs to know the group of the
+// entries it decodes (placedTable: each group's lists in chunks of their
+// own).
+type groupLoader interface{ loadingGroup(i int) }
+
 func (c *core[E]) load(raw *rawState, now int64) error {
+	gl, _ := c.ops.(groupLoader)
 	for i, m := range raw.maps {
+		if gl != nil {
+			gl.loadingGroup(i)
+		}
 		for k, p := range m.all() {
 			e, live, err := c.ops.decode(p, raw.hasTTL, now)
 			if err != nil {

@@ -34,6 +34,10 @@ type placedTable struct {
 	chunks chunkStore
 	// scratch is where a value is encoded before it is placed.
 	scratch []byte
+	// loading is the index of the group a restore is loading (load).
+	loading int
+	// compactions counts compactIfWasteful's compactions.
+	compactions int
 }
 
 var (
@@ -79,7 +83,7 @@ func placesInPlace(sp state.StateSpec) (state.InPlace[any], bool) {
 }
 
 func newPlacedTable(b *Backend, sp state.StateSpec, ip state.InPlace[any]) *placedTable {
-	t := &placedTable{core: newCore[placedList](b, sp), ip: ip, chunks: chunkStore{cur: -1}}
+	t := &placedTable{core: newCore[placedList](b, sp), ip: ip, chunks: newChunkStore(b.groupCount())}
 	t.ops = t
 	return t
 }
@@ -110,7 +114,7 @@ func (t *placedTable) AppendTo(out []any) []any {
 	at := e.head
 	for j := e.n - 1; j >= 0; j-- {
 		var enc []byte
-		at, enc = record(t.chunks.list, at)
+		at, enc = t.chunks.record(at)
 		out[base+j] = t.view(enc)
 	}
 	return out
@@ -130,7 +134,7 @@ func (t *placedTable) Add(v any) {
 	e, _ := t.data.get(i, k)
 	n := e.len()
 	fresh := n > 0 && e.ver == t.b.version
-	e = t.appendValue(e, v)
+	e = t.appendValue(i, e, v)
 	e.ver = t.b.version
 	if fresh {
 		// Written since the last capture: the key's change is recorded
@@ -149,7 +153,7 @@ func (t *placedTable) AddAll(vs []any) {
 	e, _ := t.data.get(i, k)
 	n := e.len()
 	for _, v := range vs {
-		e = t.appendValue(e, v)
+		e = t.appendValue(i, e, v)
 	}
 	e.ver = t.b.version
 	t.data.putAppend(i, k, e, n)
@@ -166,7 +170,7 @@ func (t *placedTable) Update(vs []any) {
 	}
 	var e placedList
 	for _, v := range vs {
-		e = t.appendValue(e, v)
+		e = t.appendValue(i, e, v)
 	}
 	e.ver = t.b.version
 	t.data.put(i, k, e)
@@ -184,13 +188,14 @@ func (t *placedTable) Delete() {
 	t.compactIfWasteful()
 }
 
-// appendValue returns e with v appended: its encoding placed, or, for a
-// value kept as it is, v itself with the list turned into elements.
-func (t *placedTable) appendValue(e placedList, v any) placedList {
+// appendValue returns e, a list of group index i, with v appended: its
+// encoding placed, or, for a value kept as it is, v itself with the list
+// turned into elements.
+func (t *placedTable) appendValue(i int, e placedList, v any) placedList {
 	inPlace := t.ip.KeepsInPlace(v)
 	if e.boxed == nil && inPlace {
 		t.scratch = t.sp.Codec.Encode(t.scratch[:0], v)
-		e.head = t.chunks.put(e.head, t.scratch)
+		e.head = t.chunks.put(i, e.head, t.scratch)
 		e.n++
 		return e
 	}
@@ -198,7 +203,7 @@ func (t *placedTable) appendValue(e placedList, v any) placedList {
 	if inPlace {
 		// The value is not kept (state.InPlace): its encoding is.
 		t.scratch = t.sp.Codec.Encode(t.scratch[:0], v)
-		_, enc := record(t.chunks.list, t.chunks.put(0, t.scratch))
+		_, enc := t.chunks.record(t.chunks.put(i, 0, t.scratch))
 		v = t.view(enc)
 	}
 	items = append(items, elem{v: v, ver: t.b.version})
@@ -216,7 +221,7 @@ func (t *placedTable) elems(e placedList) []elem {
 	at := e.head
 	for j := e.n - 1; j >= 0; j-- {
 		var enc []byte
-		at, enc = record(t.chunks.list, at)
+		at, enc = t.chunks.record(at)
 		items[j] = elem{v: t.view(enc), ver: t.b.version}
 		t.chunks.dropRecord(enc)
 	}
@@ -231,7 +236,7 @@ func (t *placedTable) drop(e placedList) {
 	at := e.head
 	for range e.n {
 		var enc []byte
-		at, enc = record(t.chunks.list, at)
+		at, enc = t.chunks.record(at)
 		t.chunks.dropRecord(enc)
 	}
 }
@@ -247,7 +252,7 @@ func (t *placedTable) compactIfWasteful() {
 	if c.dead < placedMinWaste || c.dead < c.live {
 		return
 	}
-	fresh := chunkStore{cur: -1}
+	fresh, from := newChunkStore(len(t.data.maps)), t.chunks.view()
 	for i := range t.data.maps {
 		m := t.data.maps[i]
 		if m.len() == 0 {
@@ -255,59 +260,61 @@ func (t *placedTable) compactIfWasteful() {
 		}
 		w := t.data.writable(i)
 		for k, e := range m.s {
-			w.s[k] = t.copyList(&fresh, e)
+			w.s[k] = copyList(from, &fresh, i, e)
 		}
 		for k, e := range m.a {
-			w.a[k] = t.copyList(&fresh, e)
+			w.a[k] = copyList(from, &fresh, i, e)
 		}
 	}
 	t.chunks = fresh
+	t.compactions++
 }
 
 // placedMinWaste is the least dropped bytes that make a compaction (a
 // variable for tests).
 var placedMinWaste int64 = 16 << 20
 
-// copyList returns e with its records copied, in order, into to.
-func (t *placedTable) copyList(to *chunkStore, e placedList) placedList {
+// copyList returns e, a list of group index i, with its records copied,
+// in order, from chunks from into to.
+func copyList(from chunkView, to *chunkStore, i int, e placedList) placedList {
 	if e.boxed != nil || e.n == 0 {
 		return e
 	}
-	encs := t.records(t.chunks.list, e, 0)
+	encs := records(from, e, 0)
 	e.head = 0
 	for _, enc := range encs {
-		e.head = to.put(e.head, enc)
+		e.head = to.put(i, e.head, enc)
 	}
 	return e
 }
 
 // records returns the encodings of e's records from index from on, in
-// order, read in chunks list.
-func (t *placedTable) records(list [][]byte, e placedList, from int) [][]byte {
+// order, read in chunks view.
+func records(view chunkView, e placedList, from int) [][]byte {
 	out := make([][]byte, e.n-from)
 	at := e.head
 	for j := len(out) - 1; j >= 0; j-- {
-		at, out[j] = record(list, at)
+		at, out[j] = view.record(at)
 	}
 	return out
 }
 
 func (t *placedTable) encode(buf []byte, e placedList, _ int64) ([]byte, bool) {
-	return t.encodeIn(t.chunks.list, buf, e, 0)
+	return t.encodeIn(t.chunks.view(), buf, e, 0)
 }
 
 func (t *placedTable) encodeTail(buf []byte, e placedList, from int) ([]byte, bool) {
 	if from > e.len() {
 		return buf, false
 	}
-	return t.encodeIn(t.chunks.list, buf, e, from)
+	return t.encodeIn(t.chunks.view(), buf, e, from)
 }
 
 // encodeIn appends the payload of e's values from index from on, as
 // listTable's encode writes them (a list without TTL), reading records in
 // chunks list; false when it has none (a full entry) — a tail may be
 // empty.
-func (t *placedTable) encodeIn(list [][]byte, buf []byte, e placedList, from int) ([]byte, bool) {
+func (t *placedTable) encodeIn(view chunkView, buf []byte, e placedList, from int) ([]byte, bool) {
 	if from == 0 && e.len() == 0 {
 		return buf, false
 	}
@@ -319,10 +326,10 @@ func (t *placedTable) encodeIn(list [][]byte, buf []byte, e placedList, from int
 		return buf, true
 	}
 	if e.n-from == 1 { // one appended since the last capture, most often
-		_, enc := record(list, e.head)
+		_, enc := view.record(e.head)
 		return wire.AppendBytes(buf, enc), true
 	}
-	for _, enc := range t.records(list, e, from) {
+	for _, enc := range records(view, e, from) {
 		buf = wire.AppendBytes(buf, enc)
 	}
 	return buf, true
@@ -331,20 +338,24 @@ func (t *placedTable) encodeIn(list [][]byte, buf []byte, e placedList, from int
 // capture is core's, its entries encoded from the chunks as they are now.
 func (t *placedTable) capture(delta bool, d tableDelta) captured {
 	out := t.core.capture(delta, d).(*capturedGroups[placedList])
-	list := t.chunks.view()
+	view := t.chunks.view()
 	out.encode = func(buf []byte, e placedList, _ int64) ([]byte, bool) {
-		return t.encodeIn(list, buf, e, 0)
+		return t.encodeIn(view, buf, e, 0)
 	}
 	out.tail = func(buf []byte, e placedList, from int) ([]byte, bool) {
 		if from > e.len() {
 			return buf, false
 		}
-		return t.encodeIn(list, buf, e, from)
+		return t.encodeIn(view, buf, e, from)
 	}
 	return out
 }
 
-// decode places a restored list's values. A value the codec keeps as it
+// loadingGroup notes the group whose lists decode places (groupLoader).
+func (t *placedTable) loadingGroup(i int) { t.loading = i }
+
+// decode places a restored list's values, in the chunks of the group
+// loadingGroup named. A value the codec keeps as it
 // is turns the list into elements.
 func (t *placedTable) decode(p []byte, hasTS bool, now int64) (placedList, bool, error) {
 	r := wire.NewReader(p)
@@ -361,7 +372,7 @@ func (t *placedTable) decode(p []byte, hasTS bool, now int64) (placedList, bool,
 		if err != nil {
 			return placedList{}, false, err
 		}
-		e = t.restoreValue(e, v, b, ver)
+		e = t.restoreValue(t.loading, e, v, b, ver)
 	}
 	if r.Err() != nil || r.Len() != 0 {
 		return placedList{}, false, corrupt("list payload: %v, %d bytes left", r.Err(), r.Len())
@@ -370,18 +381,18 @@ func (t *placedTable) decode(p []byte, hasTS bool, now int64) (placedList, bool,
 	return e, e.len() > 0, nil
 }
 
-// restoreValue returns e with v, decoded from enc, appended: enc placed
-// as it is when v is kept in place.
-func (t *placedTable) restoreValue(e placedList, v any, enc []byte, ver uint64) placedList {
+// restoreValue returns e, a list of group index i, with v, decoded from
+// enc, appended: enc placed as it is when v is kept in place.
+func (t *placedTable) restoreValue(i int, e placedList, v any, enc []byte, ver uint64) placedList {
 	inPlace := t.ip.KeepsInPlace(v)
 	if e.boxed == nil && inPlace {
-		e.head = t.chunks.put(e.head, enc)
+		e.head = t.chunks.put(i, e.head, enc)
 		e.n++
 		return e
 	}
 	items := t.elems(e)
 	if inPlace {
-		_, placed := record(t.chunks.list, t.chunks.put(0, enc))
+		_, placed := t.chunks.record(t.chunks.put(i, 0, enc))
 		v = t.view(placed)
 	}
 	items = append(items, elem{v: v, ver: ver})
@@ -416,66 +427,103 @@ func (t *placedTable) estimateEntry(e placedList, _ int64, sample int) int64 {
 	at := e.head
 	for range n {
 		var enc []byte
-		at, enc = record(t.chunks.list, at)
+		at, enc = t.chunks.record(at)
 		bytes += uvarintLen(len(enc)) + int64(len(enc))
 	}
 	return scaled(bytes, n, e.len())
 }
 
-// chunkStore holds a placedTable's records in chunks: each record is the
+// chunkStore holds a placedTable's records, in chunks of each key group
+// apart: a delta reads the records appended in the last checkpoint
+// interval group by group, from a few hundred KB of each group's newest
+// chunks instead of all over the interval's records. Each record is the
 // place of the record before it in its list (plus 1; 0 for none, 8
-// bytes), its encoding's length (4 bytes) and its encoding. A place is
-// a chunk's index in list (upper 32 bits) and the record's offset in it
-// (lower 32). Chunks never move and are never written below cur's fill;
-// list only grows at its end.
+// bytes), its encoding's length (4 bytes) and its encoding. A place holds
+// the group's index (upper 15 bits), the chunk's index in the group's
+// list (17 bits) and the record's offset in it (lower 32). Chunks never
+// move and are never written below their fill; a group's list only grows
+// at its end.
 type chunkStore struct {
-	list [][]byte
-	// cur is the index of the chunk records are placed in (-1: none yet),
-	// fill the bytes of it used.
-	cur, fill int
+	groups []groupChunks
 	// live and dead are the bytes of records in lists and of records
 	// dropped (compactIfWasteful).
 	live, dead int64
 }
 
+// groupChunks are one key group's chunks: cur is the index of the one
+// records are placed in (-1: none yet), fill the bytes of it used.
+type groupChunks struct {
+	list      [][]byte
+	cur, fill int
+}
+
+// chunkView is the chunks' lists of each group as they were at a
+// capture: a capture reads the records made before it while more are
+// placed.
+type chunkView [][][]byte
+
 const (
-	// placeChunk is a chunk's size, as the SQL join's row arena's
-	// (sql/exec rowArena): the collector finds a few large spans, and the
-	// last chunk's unused tail is nothing beside the state.
+	// placeChunk is the size chunks grow to, from firstChunk, doubling
+	// (a group of few records takes little): as the SQL join's row arena's
+	// (sql/exec rowArena), so the collector finds a few large spans, and
+	// a chunk's unused tail is nothing beside the state.
 	placeChunk = 256 << 10
+	firstChunk = 4 << 10
 	// placeMaxRecord is the largest record placed in a shared chunk; a
 	// larger one gets a chunk of its own, so that no chunk is mostly one
 	// record's or its unused tail.
 	placeMaxRecord = placeChunk / 16
 	recordHead     = 12
+	groupShift     = 49
+	maxChunks      = 1<<17 - 1
 )
 
-// put places a record of enc after the one at prev and returns its place
-// plus 1.
-func (c *chunkStore) put(prev uint64, enc []byte) uint64 {
+func newChunkStore(groups int) chunkStore {
+	c := chunkStore{groups: make([]groupChunks, groups)}
+	for i := range c.groups {
+		c.groups[i].cur = -1
+	}
+	return c
+}
+
+// put places a record of enc, of group index i, after the one at prev
+// and returns its place plus 1.
+func (c *chunkStore) put(i int, prev uint64, enc []byte) uint64 {
 	n := recordHead + len(enc)
 	if uint64(len(enc)) > 1<<32-1 {
 		panic(fmt.Sprintf("heap: a list element of %d bytes encoded", len(enc)))
 	}
+	g := &c.groups[i]
 	var chunk, off int
 	switch {
 	case n > placeMaxRecord:
-		c.list = append(c.list, make([]byte, n))
-		chunk = len(c.list) - 1
+		chunk = g.add(n)
 	default:
-		if c.cur < 0 || c.fill+n > len(c.list[c.cur]) {
-			c.list = append(c.list, make([]byte, placeChunk))
-			c.cur, c.fill = len(c.list)-1, 0
+		if g.cur < 0 || g.fill+n > len(g.list[g.cur]) {
+			size := firstChunk
+			if g.cur >= 0 {
+				size = min(placeChunk, 2*len(g.list[g.cur]))
+			}
+			g.cur, g.fill = g.add(size), 0
 		}
-		chunk, off = c.cur, c.fill
-		c.fill += n
+		chunk, off = g.cur, g.fill
+		g.fill += n
 	}
-	b := c.list[chunk][off : off+n]
+	b := g.list[chunk][off : off+n]
 	binary.LittleEndian.PutUint64(b, prev)
 	binary.LittleEndian.PutUint32(b[8:], uint32(len(enc)))
 	copy(b[recordHead:], enc)
 	c.live += int64(n)
-	return uint64(chunk)<<32 | uint64(off) + 1
+	return uint64(i)<<groupShift | uint64(chunk)<<32 | uint64(off) + 1
+}
+
+// add appends a chunk of size bytes and returns its index.
+func (g *groupChunks) add(size int) int {
+	if len(g.list) == maxChunks {
+		panic(fmt.Sprintf("heap: a key group's list state holds %d chunks, the most a place can name", maxChunks))
+	}
+	g.list = append(g.list, make([]byte, size))
+	return len(g.list) - 1
 }
 
 // dropRecord counts the record of enc as dropped.
@@ -484,15 +532,30 @@ func (c *chunkStore) dropRecord(enc []byte) {
 	c.live, c.dead = c.live-n, c.dead+n
 }
 
-// view is the chunks' list as it is now, for a capture to read the
-// records made before it while more are placed.
-func (c *chunkStore) view() [][]byte { return slices.Clip(c.list) }
+// view is the chunks' lists as they are now (chunkView).
+func (c *chunkStore) view() chunkView {
+	v := make(chunkView, len(c.groups))
+	for i := range c.groups {
+		v[i] = slices.Clip(c.groups[i].list)
+	}
+	return v
+}
 
-// record reads the record at place at (plus 1) in list: the place of the
-// one before it, and its encoding.
-func record(list [][]byte, at uint64) (prev uint64, enc []byte) {
+// record reads the record at place at (plus 1): the place of the one
+// before it, and its encoding. Only the subtask's goroutine calls it.
+func (c *chunkStore) record(at uint64) (prev uint64, enc []byte) {
+	return readRecord(c.groups[(at-1)>>groupShift].list, at)
+}
+
+// record reads the record at place at (plus 1) as chunkStore.record does,
+// in the chunks as they were at the view.
+func (v chunkView) record(at uint64) (prev uint64, enc []byte) {
+	return readRecord(v[(at-1)>>groupShift], at)
+}
+
+func readRecord(list [][]byte, at uint64) (prev uint64, enc []byte) {
 	p := at - 1
-	b := list[p>>32][uint32(p):]
+	b := list[(p>>32)&maxChunks][uint32(p):]
 	n := recordHead + int(binary.LittleEndian.Uint32(b[8:]))
 	return binary.LittleEndian.Uint64(b), b[recordHead:n:n]
 }
