@@ -139,6 +139,30 @@ func (c stateRowCodec) Decode(b []byte) (stateRow, []byte, error) {
 	return stateRow{unsafe.Pointer(unsafe.SliceData(enc))}, b[end:], nil
 }
 
+// listCodec is the codec a list state of these rows is given: c, or,
+// without a layout, c without state.InPlace (plainRowCodec): every row
+// would be kept as it is, so a heap list would gain nothing from it.
+func (c stateRowCodec) listCodec() state.Codec[stateRow] {
+	if c.layout == nil {
+		return plainRowCodec{c}
+	}
+	return c
+}
+
+// plainRowCodec is a stateRowCodec without a layout, and without
+// state.InPlace.
+type plainRowCodec struct{ c stateRowCodec }
+
+func (p plainRowCodec) Encode(buf []byte, r stateRow) []byte { return p.c.Encode(buf, r) }
+
+func (p plainRowCodec) Decode(b []byte) (stateRow, []byte, error) { return p.c.Decode(b) }
+
+// Copy returns r itself, as stateRowCodec's.
+func (plainRowCodec) Copy(r stateRow) stateRow { return r }
+
+// IsImmutableType says so, as stateRowCodec's.
+func (plainRowCodec) IsImmutableType() bool { return true }
+
 // KeepsInPlace reports that a binary row is kept as its encoding
 // (state.InPlace: the heap backend keeps a join side's rows in its own
 // chunks), and a row of fields as it is: a lookup side's (Join.listRow),

@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -18,16 +19,17 @@ import (
 // value, and at Nexmark q7's 9.2 M join rows at 10 M events that was
 // most of what the growing state cost (bench/nexmark/README.md, "What the
 // state's layout costs at scale"); a placedTable's entries hold no pointer
-// but their keys'.
+// for the collector to follow but their keys' (and a nil one, set only
+// for a list of elements).
 //
 // Why a snapshot may read the chunks while the subtask appends: a record
 // is never changed once written, and a capture reads only records made
-// before it, through the chunks' list as it was then (chunkStore.view);
+// before it, through the chunks' lists as they were then (chunkView);
 // the subtask writes only past the fill, and a new chunk goes at the end
-// of the list or into a new list. A list's value the codec keeps as it
+// of its group's list or into new lists (a compaction). A list's value the codec keeps as it
 // is (KeepsInPlace false: a lookup side, read far more often than written)
 // turns the whole list into elements (placedList.boxed), as listTable
-// keeps them, the values already placed read in place.
+// keeps them, each value placed before read in a copy of its own.
 type placedTable struct {
 	core[placedList]
 	ip     state.InPlace[any]
@@ -201,28 +203,29 @@ func (t *placedTable) appendValue(i int, e placedList, v any) placedList {
 	}
 	items := t.elems(e)
 	if inPlace {
-		// The value is not kept (state.InPlace): its encoding is.
+		// The value is not kept (state.InPlace): a copy of its encoding is.
 		t.scratch = t.sp.Codec.Encode(t.scratch[:0], v)
-		_, enc := t.chunks.record(t.chunks.put(i, 0, t.scratch))
-		v = t.view(enc)
+		v = t.view(bytes.Clone(t.scratch))
 	}
 	items = append(items, elem{v: v, ver: t.b.version})
 	return placedList{boxed: &items}
 }
 
-// elems is a new slice of e's values as elements, those in records read
-// in place; the records count as dropped (their chunks live while the
-// values read from them do).
+// elems is e's values as elements: its elements, appended to in place
+// (as listTable appends: a captured entry reads only the elements it
+// has), or those in its records, each read in place in a copy of its own,
+// the records dropped. A list of elements holds nothing in the chunks,
+// so that its values free their memory when it goes.
 func (t *placedTable) elems(e placedList) []elem {
 	if e.boxed != nil {
-		return slices.Clip(*e.boxed)
+		return *e.boxed
 	}
 	items := make([]elem, e.n, e.n+1)
 	at := e.head
 	for j := e.n - 1; j >= 0; j-- {
 		var enc []byte
 		at, enc = t.chunks.record(at)
-		items[j] = elem{v: t.view(enc), ver: t.b.version}
+		items[j] = elem{v: t.view(bytes.Clone(enc)), ver: t.b.version}
 		t.chunks.dropRecord(enc)
 	}
 	return items
@@ -280,7 +283,7 @@ func copyList(from chunkView, to *chunkStore, i int, e placedList) placedList {
 	if e.boxed != nil || e.n == 0 {
 		return e
 	}
-	encs := records(from, e, 0)
+	encs := records(from, e, 0, nil)
 	e.head = 0
 	for _, enc := range encs {
 		e.head = to.put(i, e.head, enc)
@@ -289,9 +292,9 @@ func copyList(from chunkView, to *chunkStore, i int, e placedList) placedList {
 }
 
 // records returns the encodings of e's records from index from on, in
-// order, read in chunks view.
-func records(view chunkView, e placedList, from int) [][]byte {
-	out := make([][]byte, e.n-from)
+// order, read in chunks view, in scratch's room if it has enough.
+func records(view chunkView, e placedList, from int, scratch [][]byte) [][]byte {
+	out := slices.Grow(scratch[:0], e.n-from)[:e.n-from]
 	at := e.head
 	for j := len(out) - 1; j >= 0; j-- {
 		at, out[j] = view.record(at)
@@ -300,21 +303,24 @@ func records(view chunkView, e placedList, from int) [][]byte {
 }
 
 func (t *placedTable) encode(buf []byte, e placedList, _ int64) ([]byte, bool) {
-	return t.encodeIn(t.chunks.view(), buf, e, 0)
+	return t.encodeIn(t.chunks.view(), nil, buf, e, 0)
 }
 
 func (t *placedTable) encodeTail(buf []byte, e placedList, from int) ([]byte, bool) {
 	if from > e.len() {
 		return buf, false
 	}
-	return t.encodeIn(t.chunks.view(), buf, e, from)
+	return t.encodeIn(t.chunks.view(), nil, buf, e, from)
 }
 
 // encodeIn appends the payload of e's values from index from on, as
 // listTable's encode writes them (a list without TTL), reading records in
 // chunks list; false when it has none (a full entry) — a tail may be
 // empty.
-func (t *placedTable) encodeIn(view chunkView, buf []byte, e placedList, from int) ([]byte, bool) {
+//
+// scratch, when not nil, holds the records' slice from one call to the
+// next (one snapshot's, written on one goroutine).
+func (t *placedTable) encodeIn(view chunkView, scratch *[][]byte, buf []byte, e placedList, from int) ([]byte, bool) {
 	if from == 0 && e.len() == 0 {
 		return buf, false
 	}
@@ -329,8 +335,17 @@ func (t *placedTable) encodeIn(view chunkView, buf []byte, e placedList, from in
 		_, enc := view.record(e.head)
 		return wire.AppendBytes(buf, enc), true
 	}
-	for _, enc := range records(view, e, from) {
+	var room [][]byte
+	if scratch != nil {
+		room = *scratch
+	}
+	encs := records(view, e, from, room)
+	for _, enc := range encs {
 		buf = wire.AppendBytes(buf, enc)
+	}
+	if scratch != nil {
+		clear(encs) // no chunk held past the list's encoding
+		*scratch = encs
 	}
 	return buf, true
 }
@@ -339,14 +354,15 @@ func (t *placedTable) encodeIn(view chunkView, buf []byte, e placedList, from in
 func (t *placedTable) capture(delta bool, d tableDelta) captured {
 	out := t.core.capture(delta, d).(*capturedGroups[placedList])
 	view := t.chunks.view()
+	var scratch [][]byte
 	out.encode = func(buf []byte, e placedList, _ int64) ([]byte, bool) {
-		return t.encodeIn(view, buf, e, 0)
+		return t.encodeIn(view, &scratch, buf, e, 0)
 	}
 	out.tail = func(buf []byte, e placedList, from int) ([]byte, bool) {
 		if from > e.len() {
 			return buf, false
 		}
-		return t.encodeIn(view, buf, e, from)
+		return t.encodeIn(view, &scratch, buf, e, from)
 	}
 	return out
 }
@@ -392,8 +408,7 @@ func (t *placedTable) restoreValue(i int, e placedList, v any, enc []byte, ver u
 	}
 	items := t.elems(e)
 	if inPlace {
-		_, placed := t.chunks.record(t.chunks.put(i, 0, enc))
-		v = t.view(placed)
+		v = t.view(bytes.Clone(enc))
 	}
 	items = append(items, elem{v: v, ver: ver})
 	return placedList{boxed: &items}
