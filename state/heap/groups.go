@@ -207,6 +207,11 @@ func (g *groups[E]) captureKeys(keys []changes) []keyMap[E] {
 	out := make([]keyMap[E], len(g.maps))
 	for i, ks := range keys {
 		m, src := sizedAs[E](ks), g.maps[i]
+		for k := range ks.f {
+			if e, ok := src.f[k]; ok {
+				m.f[k] = e
+			}
+		}
 		for k := range ks.s {
 			if e, ok := src.s[k]; ok {
 				m.s[k] = e

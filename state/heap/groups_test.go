@@ -32,14 +32,14 @@ func TestGroupsTrackPartialChanges(t *testing.T) {
 	put("mixed", 2, 7, "y", true)
 	put("mixed", 3, 8, "z", true)
 	dirty, uks := g.takeDirty()
-	got := fmt.Sprint(dirty[0].len(), dirty[0].s["list"], dirty[0].s["map"], dirty[0].s["whole"], uks[0].len(), uks[0].s["map"].len())
+	got := fmt.Sprint(dirty[0].len(), atStr(dirty[0], "list"), atStr(dirty[0], "map"), atStr(dirty[0], "whole"), uks[0].len(), atStr(uks[0], "map").len())
 	if want := "4 5 -1 -1 2 2"; got != want {
 		t.Fatalf("changed keys, list's record, map's, whole's, partial maps, user keys of map: %s, want %s", got, want)
 	}
-	if got, want := recordString(uks[0].s["map"]), "u1=c u2 removed"; got != want {
+	if got, want := recordString(atStr(uks[0], "map")), "u1=c u2 removed"; got != want {
 		t.Errorf("record of map: %s, want %s", got, want)
 	}
-	if got, want := recordString(uks[0].s["mixed"]), "7=y 8=z u1=x"; got != want {
+	if got, want := recordString(atStr(uks[0], "mixed")), "7=y 8=z u1=x"; got != want {
 		t.Errorf("record of mixed: %s, want %s", got, want)
 	}
 }

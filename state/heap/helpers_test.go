@@ -94,3 +94,9 @@ func (avg) Add(v int64, a *avgAcc) *avgAcc {
 }
 func (avg) GetResult(a *avgAcc) float64 { return float64(a.Sum) / float64(a.Count) }
 func (avg) Merge(a, b *avgAcc) *avgAcc  { return &avgAcc{a.Sum + b.Sum, a.Count + b.Count} }
+
+// atStr is a keyMap's entry under the string key k (zero when none).
+func atStr[E any](m keyMap[E], k string) E {
+	e, _ := m.getString(k)
+	return e
+}

@@ -442,12 +442,16 @@ func union(cs []map[string][]changes) map[string][]changes {
 				out[name] = u
 			}
 			for i, keys := range groups {
+				if len(keys.f) > 0 && u[i].f == nil {
+					u[i].f = make(map[shortKey]int, len(keys.f))
+				}
 				if len(keys.s) > 0 && u[i].s == nil {
 					u[i].s = make(map[string]int, len(keys.s))
 				}
 				if len(keys.a) > 0 && u[i].a == nil {
 					u[i].a = make(map[any]int, len(keys.a))
 				}
+				mergeChanges(u[i].f, keys.f)
 				mergeChanges(u[i].s, keys.s)
 				mergeChanges(u[i].a, keys.a)
 			}
@@ -487,12 +491,16 @@ func userKeyChanges(cps []capture) map[string][]userKeys {
 					uks = u[i]
 				}
 				o, s := &out[name][i], &seen[name][i]
+				if len(keys.f) > 0 && o.f == nil {
+					o.f, s.f = map[shortKey]*ukRecord{}, map[shortKey]bool{}
+				}
 				if len(keys.s) > 0 && o.s == nil {
 					o.s, s.s = map[string]*ukRecord{}, map[string]bool{}
 				}
 				if len(keys.a) > 0 && o.a == nil {
 					o.a, s.a = map[any]*ukRecord{}, map[any]bool{}
 				}
+				userKeysOf(keys.f, uks.f, o.f, s.f)
 				userKeysOf(keys.s, uks.s, o.s, s.s)
 				userKeysOf(keys.a, uks.a, o.a, s.a)
 			}
@@ -588,6 +596,11 @@ func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, w *writ
 	var partial userKeys
 	if c.partial != nil {
 		partial = c.partial[i]
+	}
+	for k, how := range keys.f {
+		w.key = w.encodeString(w.key[:0], k.view())
+		e, ok := m.f[k]
+		body = c.appendKey(body, w.key, e, ok, how, partial.f[k], w.now)
 	}
 	for k, how := range keys.s {
 		w.key = w.encodeString(w.key[:0], k)

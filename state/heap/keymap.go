@@ -4,6 +4,7 @@ import (
 	"iter"
 	"maps"
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/weirstream/weir/state"
 )
@@ -22,29 +23,64 @@ import (
 // keyMap is copied by value (a snapshot's capture): a copy shares the maps
 // until one side clones them (groups.writable), and a map made later in
 // one copy is not seen by the other.
+//
+// A string key of up to shortKeyMax bytes (a SQL key of one or two
+// BIGINTs) is held in f, in the slot itself (shortKey): the map then
+// holds no pointer to it for the collector to mark at every cycle, and a
+// probe compares it without a miss on its bytes elsewhere. Longer ones
+// are in s.
 type keyMap[E any] struct {
+	f map[shortKey]E
 	s map[string]E
 	a map[any]E
 }
 
-func (m keyMap[E]) len() int { return len(m.s) + len(m.a) }
+// shortKey is a string key of up to shortKeyMax bytes: its length, then
+// its bytes, zero-padded.
+type shortKey [24]byte
+
+const shortKeyMax = len(shortKey{}) - 1
+
+// short returns s as a shortKey, false when it is longer than
+// shortKeyMax.
+func short(s string) (shortKey, bool) {
+	var k shortKey
+	if len(s) > shortKeyMax {
+		return k, false
+	}
+	k[0] = byte(len(s))
+	copy(k[1:], s)
+	return k, true
+}
+
+// view is the key as a string over k's bytes: valid while k is, not to be
+// kept (string(k.view()) is a copy to keep).
+func (k *shortKey) view() string { return unsafe.String(&k[1], int(k[0])) }
+
+func (m keyMap[E]) len() int { return len(m.f) + len(m.s) + len(m.a) }
 
 func (m keyMap[E]) get(k any) (E, bool) {
 	if s, ok := k.(string); ok {
-		e, ok := m.s[s]
-		return e, ok
+		return m.getString(s)
 	}
 	e, ok := m.a[k]
+	return e, ok
+}
+
+// getString is get of the string key s, unboxed.
+func (m keyMap[E]) getString(s string) (E, bool) {
+	if sk, ok := short(s); ok {
+		e, ok := m.f[sk]
+		return e, ok
+	}
+	e, ok := m.s[s]
 	return e, ok
 }
 
 // set stores e under k, making the map it goes in if need be.
 func (m *keyMap[E]) set(k any, e E) {
 	if s, ok := k.(string); ok {
-		if m.s == nil {
-			m.s = make(map[string]E)
-		}
-		m.s[s] = e
+		m.setString(s, e)
 		return
 	}
 	if m.a == nil {
@@ -55,6 +91,13 @@ func (m *keyMap[E]) set(k any, e E) {
 
 // setString stores e under the string key s, unboxed.
 func (m *keyMap[E]) setString(s string, e E) {
+	if sk, ok := short(s); ok {
+		if m.f == nil {
+			m.f = make(map[shortKey]E)
+		}
+		m.f[sk] = e
+		return
+	}
 	if m.s == nil {
 		m.s = make(map[string]E)
 	}
@@ -65,8 +108,7 @@ func (m *keyMap[E]) setString(s string, e E) {
 // unboxed.
 func (m keyMap[E]) getKey(k userKey) (E, bool) {
 	if k.o == nil {
-		e, ok := m.s[k.s]
-		return e, ok
+		return m.getString(k.s)
 	}
 	e, ok := m.a[k.boxed()]
 	return e, ok
@@ -83,6 +125,10 @@ func (m *keyMap[E]) setKey(k userKey, e E) {
 
 func (m keyMap[E]) del(k any) {
 	if s, ok := k.(string); ok {
+		if sk, ok := short(s); ok {
+			delete(m.f, sk)
+			return
+		}
 		delete(m.s, s)
 		return
 	}
@@ -90,11 +136,16 @@ func (m keyMap[E]) del(k any) {
 }
 
 // clone returns a copy that shares no map with m.
-func (m keyMap[E]) clone() keyMap[E] { return keyMap[E]{maps.Clone(m.s), maps.Clone(m.a)} }
+func (m keyMap[E]) clone() keyMap[E] {
+	return keyMap[E]{maps.Clone(m.f), maps.Clone(m.s), maps.Clone(m.a)}
+}
 
 // sized returns an empty keyMap with room for n keys of k's kind.
 func sized[E any](k any, n int) keyMap[E] {
-	if _, ok := k.(string); ok {
+	if s, ok := k.(string); ok {
+		if len(s) <= shortKeyMax {
+			return keyMap[E]{f: make(map[shortKey]E, n)}
+		}
 		return keyMap[E]{s: make(map[string]E, n)}
 	}
 	return keyMap[E]{a: make(map[any]E, n)}
@@ -108,6 +159,9 @@ func (m keyMap[E]) sizedLike() keyMap[E] { return sizedAs[E](m) }
 // its own map.
 func sizedAs[E, V any](m keyMap[V]) keyMap[E] {
 	var out keyMap[E]
+	if len(m.f) > 0 {
+		out.f = make(map[shortKey]E, len(m.f))
+	}
 	if len(m.s) > 0 {
 		out.s = make(map[string]E, len(m.s))
 	}
@@ -122,6 +176,11 @@ func sizedAs[E, V any](m keyMap[V]) keyMap[E] {
 // (see encoded).
 func (m keyMap[E]) all() iter.Seq2[any, E] {
 	return func(yield func(any, E) bool) {
+		for k, e := range m.f {
+			if !yield(string(k.view()), e) {
+				return
+			}
+		}
 		for k, e := range m.s {
 			if !yield(k, e) {
 				return
@@ -145,12 +204,29 @@ func (m keyMap[E]) sample(n int, yield func(any, E) bool) bool {
 	if total == 0 || n <= 0 {
 		return true
 	}
-	fromS := len(m.s)
+	strings := len(m.f) + len(m.s)
+	fromS := strings
 	if n < total {
-		fromS = min(len(m.s), int(float64(n)*float64(len(m.s))/float64(total)+rand.Float64()))
+		fromS = min(strings, int(float64(n)*float64(strings)/float64(total)+rand.Float64()))
 	}
+	fromF := min(len(m.f), int(float64(fromS)*float64(len(m.f))/float64(max(1, strings))+rand.Float64()))
 	fromA := min(len(m.a), n-fromS)
-	return yieldFirst(m.s, fromS, yield) && yieldFirst(m.a, fromA, yield)
+	return yieldFirstShort(m.f, fromF, yield) && yieldFirst(m.s, fromS-fromF, yield) && yieldFirst(m.a, fromA, yield)
+}
+
+// yieldFirstShort is yieldFirst of the short string keys, each yielded
+// as a string.
+func yieldFirstShort[E any](m map[shortKey]E, n int, yield func(any, E) bool) bool {
+	for k, e := range m {
+		if n <= 0 {
+			break
+		}
+		n--
+		if !yield(string(k.view()), e) {
+			return false
+		}
+	}
+	return true
 }
 
 // yieldFirst yields n of m's entries (all when it holds no more), the first
@@ -173,6 +249,12 @@ func yieldFirst[K comparable, E any](m map[K]E, n int, yield func(any, E) bool) 
 // are encoded without boxing when the codec can (encodeString).
 func (m keyMap[E]) encoded(w *writer) iter.Seq2[[]byte, E] {
 	return func(yield func([]byte, E) bool) {
+		for k, e := range m.f {
+			w.key = w.encodeString(w.key[:0], k.view())
+			if !yield(w.key, e) {
+				return
+			}
+		}
 		for k, e := range m.s {
 			w.key = w.encodeString(w.key[:0], k)
 			if !yield(w.key, e) {

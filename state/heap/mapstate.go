@@ -322,7 +322,14 @@ func (t *mapTable) detach(captured []keyMap[mapEntry], d tableDelta) []userKeys 
 		} else {
 			partial[i] = sizedAs[*ukRecord](uks)
 		}
-		for k, e := range m.s { // setting keys the range has met is safe
+		for k, e := range m.f { // setting keys the range has met is safe
+			u, ok := uks.f[k]
+			m.f[k] = t.detached(e, ok)
+			if ok && !d.alone {
+				partial[i].f[k] = changesOf(e, u, own.f[k])
+			}
+		}
+		for k, e := range m.s {
 			u, ok := uks.s[k]
 			m.s[k] = t.detached(e, ok)
 			if ok && !d.alone {

@@ -262,6 +262,9 @@ func (t *placedTable) compactIfWasteful() {
 			continue
 		}
 		w := t.data.writable(i)
+		for k, e := range m.f {
+			w.f[k] = copyList(from, &fresh, i, e)
+		}
 		for k, e := range m.s {
 			w.s[k] = copyList(from, &fresh, i, e)
 		}

@@ -263,7 +263,7 @@ func TestPlacedRestoreRefusesCorruptList(t *testing.T) {
 	r := newPlacedBackend(t, whole, true)
 	spec := state.StateSpec{Name: "p", Kind: state.KindList, Codec: state.Erase[string](placedCodec{})}
 	tbl := newPlacedTable(r, spec, state.InPlaceOf(spec.Codec))
-	p, _ := b.tables["p"].(*placedTable).encode(nil, b.tables["p"].(*placedTable).data.maps[keyGroupOf("k")].s["k"], 0)
+	p, _ := b.tables["p"].(*placedTable).encode(nil, atStr(b.tables["p"].(*placedTable).data.maps[keyGroupOf("k")], "k"), 0)
 	if _, _, err := tbl.decode(p[:len(p)-2], false, 0); err == nil {
 		t.Fatal("a cut payload restored")
 	}

@@ -115,6 +115,9 @@ func (f *flight) land() {
 	f.count.Add(-1)
 	for _, groups := range f.records {
 		for _, uks := range groups {
+			for _, r := range uks.f {
+				r.release()
+			}
 			for _, r := range uks.s {
 				r.release()
 			}

@@ -214,6 +214,9 @@ func (r *ukRecord) eachKey(f func(uk userKey)) {
 		}
 		return
 	}
+	for k := range r.index.f {
+		f(userKey{s: string(k.view())})
+	}
 	for s := range r.index.s {
 		f(userKey{s: s})
 	}

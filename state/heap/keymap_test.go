@@ -1,0 +1,71 @@
+package heap
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/weirstream/weir/state"
+)
+
+// TestKeyMapHoldsEveryKind: short string keys (in the slot), longer ones,
+// and other keys are each found, replaced, deleted, cloned, iterated and
+// encoded as themselves; keys that differ only by a trailing NUL or their
+// length stay apart.
+func TestKeyMapHoldsEveryKind(t *testing.T) {
+	keys := []any{"", "\x00", "a", "a\x00", strings.Repeat("x", shortKeyMax), strings.Repeat("x", shortKeyMax+1),
+		strings.Repeat("y", 100), 7, int64(7), nil}
+	var m keyMap[int]
+	for i, k := range keys {
+		m.set(k, i)
+	}
+	if len(m.f) != 5 || len(m.s) != 2 || len(m.a) != 3 {
+		t.Fatalf("held %d in slots, %d as strings, %d boxed; want 5, 2, 3", len(m.f), len(m.s), len(m.a))
+	}
+	want := map[any]int{}
+	for i, k := range keys {
+		want[k] = i
+		if e, ok := m.get(k); !ok || e != i {
+			t.Fatalf("key %q: %d, %v; want %d", k, e, ok, i)
+		}
+	}
+	if got := maps.Collect(m.all()); !maps.Equal(got, want) {
+		t.Fatalf("all yields %v, want %v", got, want)
+	}
+	c := m.clone()
+	m.set("a", 100)
+	m.del(strings.Repeat("x", shortKeyMax))
+	m.del(strings.Repeat("y", 100))
+	if e, _ := c.get("a"); e != 2 || c.len() != len(keys) {
+		t.Fatalf("the clone changed with the map: %d, %d keys", e, c.len())
+	}
+	if _, ok := m.get(strings.Repeat("x", shortKeyMax)); ok || m.len() != len(keys)-2 {
+		t.Fatalf("deleted keys still held: %d keys", m.len())
+	}
+	w := &writer{keyCodec: state.AnyCodec{}}
+	seen := 0
+	for kb, e := range c.encoded(w) {
+		k, err := decodeKey(state.AnyCodec{}, kb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want[k] != e {
+			t.Fatalf("key %q encoded with %d, want %d", k, e, want[k])
+		}
+		seen++
+	}
+	n := 0
+	c.sample(4, func(k any, e int) bool {
+		if want[k] != e {
+			t.Fatalf("sampled key %q with %d, want %d", k, e, want[k])
+		}
+		n++
+		return true
+	})
+	if seen != len(keys) || n < 3 || n > 5 {
+		t.Fatalf("encoded %d keys, sampled %d of 4", seen, n)
+	}
+	if s := sizedAs[int](c); s.f == nil || s.s == nil || s.a == nil {
+		t.Fatal("sizedAs left out a kind")
+	}
+}
