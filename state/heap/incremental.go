@@ -598,7 +598,7 @@ func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, w *writ
 		partial = c.partial[i]
 	}
 	for k, how := range keys.f {
-		w.key = w.encodeString(w.key[:0], k.view())
+		w.key = w.encodeString(w.key[:0], w.shortView(k))
 		e, ok := m.f[k]
 		body = c.appendKey(body, w.key, e, ok, how, partial.f[k], w.now)
 	}

@@ -146,14 +146,14 @@ func (s *incStates) registerLate() {
 }
 
 // incKey is the backend's key for the model's key k: a short string, a
-// string too long to be held in a map's slot, or k itself, so that key
+// string of about the most a map's slot holds (keyMap.f), or k itself, so that key
 // groups hold keys of every kind (keyMap).
 func incKey(k int) any {
 	switch k % 4 {
 	case 1:
 		return fmt.Sprint("k", k)
-	case 3:
-		return fmt.Sprint("a key longer than a slot holds, ", k)
+	case 3: // 22 to 24 bytes: either side of what a slot holds
+		return fmt.Sprintf("%0*d", shortKeyMax-1+k%3, k)
 	}
 	return k
 }

@@ -10,9 +10,10 @@ import (
 )
 
 // keyMap holds one key group's entries of a state. String keys (every
-// key of a SQL operator) are held in s as strings, other keys in a.
+// key of a SQL operator) are held in f (short ones, below) or s, other
+// keys in a.
 //
-// Why two maps: a map[any] holds a string key as an interface that points
+// Why apart: a map[any] holds a string key as an interface that points
 // to a boxed string header, which points to the bytes. A probe of a map of
 // millions of keys then chases one pointer more to compare keys (a cache
 // miss at that size), and every key is one object more for the collector
@@ -53,9 +54,21 @@ func short(s string) (shortKey, bool) {
 	return k, true
 }
 
-// view is the key as a string over k's bytes: valid while k is, not to be
-// kept (string(k.view()) is a copy to keep).
+// view is the key as a string over k's bytes: valid while k is unchanged,
+// not to be kept (str is a copy to keep). Taking it of a range variable
+// moves the variable to the heap when the string escapes; the snapshot's
+// loops take it of the writer's scratch (writer.shortView) instead.
 func (k *shortKey) view() string { return unsafe.String(&k[1], int(k[0])) }
+
+// str is a copy of the key as a string.
+func (k shortKey) str() string { return string(k[1 : 1+k[0]]) }
+
+// shortView is the view of k copied into w's scratch: valid until the
+// next call.
+func (w *writer) shortView(k shortKey) string {
+	w.sk = k
+	return w.sk.view()
+}
 
 func (m keyMap[E]) len() int { return len(m.f) + len(m.s) + len(m.a) }
 
@@ -171,13 +184,34 @@ func sizedAs[E, V any](m keyMap[V]) keyMap[E] {
 	return out
 }
 
+// values yields every entry's value.
+func (m keyMap[E]) values() iter.Seq[E] {
+	return func(yield func(E) bool) {
+		for _, e := range m.f {
+			if !yield(e) {
+				return
+			}
+		}
+		for _, e := range m.s {
+			if !yield(e) {
+				return
+			}
+		}
+		for _, e := range m.a {
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+
 // all yields every entry, string keys boxed: for the paths that want the
 // keys as any (timers, restore errors), not for snapshots
 // (see encoded).
 func (m keyMap[E]) all() iter.Seq2[any, E] {
 	return func(yield func(any, E) bool) {
 		for k, e := range m.f {
-			if !yield(string(k.view()), e) {
+			if !yield(k.str(), e) {
 				return
 			}
 		}
@@ -222,7 +256,7 @@ func yieldFirstShort[E any](m map[shortKey]E, n int, yield func(any, E) bool) bo
 			break
 		}
 		n--
-		if !yield(string(k.view()), e) {
+		if !yield(k.str(), e) {
 			return false
 		}
 	}
@@ -250,7 +284,7 @@ func yieldFirst[K comparable, E any](m map[K]E, n int, yield func(any, E) bool) 
 func (m keyMap[E]) encoded(w *writer) iter.Seq2[[]byte, E] {
 	return func(yield func([]byte, E) bool) {
 		for k, e := range m.f {
-			w.key = w.encodeString(w.key[:0], k.view())
+			w.key = w.encodeString(w.key[:0], w.shortView(k))
 			if !yield(w.key, e) {
 				return
 			}

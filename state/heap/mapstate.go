@@ -247,7 +247,7 @@ func (t *mapTable) Delete() {
 
 func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
 	live := 0
-	for _, el := range e.m.all() {
+	for el := range e.m.values() {
 		if !t.ttl.Expired(el.ts, now) {
 			live++
 		}
@@ -256,14 +256,16 @@ func (t *mapTable) encode(buf []byte, e mapEntry, now int64) ([]byte, bool) {
 		return buf, false
 	}
 	buf = wire.AppendUvarint(buf, uint64(live))
-	for uk, el := range e.m.all() {
+	// The user keys encoded as a snapshot's keys are, string keys unboxed.
+	w := &writer{keyCodec: t.sp.UserKeyCodec}
+	for uk, el := range e.m.encoded(w) {
 		if t.ttl.Expired(el.ts, now) {
 			continue
 		}
 		if t.ttl.Enabled() {
 			buf = wire.AppendVarint(buf, el.ts)
 		}
-		buf = appendPrefixed(buf, t.sp.UserKeyCodec, uk)
+		buf = wire.AppendBytes(buf, uk)
 		buf = appendPrefixed(buf, t.sp.Codec, el.v)
 	}
 	return buf, true

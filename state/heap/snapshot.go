@@ -133,6 +133,7 @@ type writer struct {
 	keyCodec state.Codec[any]
 	now      int64
 	key      []byte
+	sk       shortKey // shortView's
 	// lastGroup is the size of the last group appended, which sizes the
 	// room made before the next (key groups hash alike, so sizes are).
 	lastGroup int

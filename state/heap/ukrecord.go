@@ -215,7 +215,7 @@ func (r *ukRecord) eachKey(f func(uk userKey)) {
 		return
 	}
 	for k := range r.index.f {
-		f(userKey{s: string(k.view())})
+		f(userKey{s: k.str()})
 	}
 	for s := range r.index.s {
 		f(userKey{s: s})
