@@ -196,6 +196,16 @@ func (c *chunks) add(parts ...[]byte) uint64 {
 	return at
 }
 
+// link adds row after the row at prev (a place plus 1; 0 for none) —
+// prev's 8 bytes, row's length in 2, its bytes — and returns its place
+// plus 1.
+func (c *chunks) link(prev uint64, row []byte) uint64 {
+	var head [10]byte
+	binary.LittleEndian.PutUint64(head[:], prev)
+	binary.LittleEndian.PutUint16(head[8:], uint16(len(row)))
+	return c.add(head[:8], head[8:], row) + 1
+}
+
 // at returns n bytes at place at.
 func (c chunks) at(at uint64, n int) []byte {
 	off := int(uint32(at))
@@ -233,21 +243,17 @@ type flat struct {
 
 func flatState(bids *modelBids, list bool, garbage int) *flat {
 	f := &flat{index: map[[16]byte]uint64{}}
-	var link [8]byte
-	var length [2]byte
 	var junk []any
 	for i := range bids.len() {
 		key, row := bids.at(i)
 		junk = litter(garbage, row)
 		var k [16]byte
 		copy(k[:], key)
-		binary.LittleEndian.PutUint16(length[:], uint16(len(row)))
 		prev := uint64(0)
 		if list {
 			prev = f.index[k]
 		}
-		binary.LittleEndian.PutUint64(link[:], prev)
-		f.index[k] = f.chunks.add(link[:], length[:], row) + 1
+		f.index[k] = f.chunks.link(prev, row)
 	}
 	runtime.KeepAlive(junk)
 	return f
@@ -544,19 +550,15 @@ type refEntry struct {
 
 func refsState(bids *modelBids, list bool, garbage int) *refs {
 	r := &refs{index: map[string]refEntry{}}
-	var link [8]byte
-	var length [2]byte
 	var junk []any
 	for i := range bids.len() {
 		key, row := bids.at(i)
 		junk = litter(garbage, row)
-		binary.LittleEndian.PutUint16(length[:], uint16(len(row)))
 		e := r.index[string(key)]
 		if !list {
 			e = refEntry{}
 		}
-		binary.LittleEndian.PutUint64(link[:], e.head)
-		r.index[string(key)] = refEntry{r.chunks.add(link[:], length[:], row) + 1, e.n + 1}
+		r.index[string(key)] = refEntry{r.chunks.link(e.head, row), e.n + 1}
 	}
 	runtime.KeepAlive(junk)
 	return r
