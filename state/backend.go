@@ -174,10 +174,10 @@ type ListAppender interface {
 	AppendTo(dst []any) []any
 }
 
-// EncodingKeeper is an optional interface of a ListTable that keeps no
-// value its codec keeps in place (InPlace), only the value's encoding,
-// made when the value is added: a caller may then add values over memory
-// it reuses (KeepsEncodings).
+// EncodingKeeper is an optional interface of a ListTable or ValueTable
+// that keeps no value its codec keeps in place (InPlace), only the
+// value's encoding, made when the value is added or put: a caller may
+// then add or put values over memory it reuses (KeepsEncodings).
 type EncodingKeeper interface {
 	KeepsEncodings() bool
 }

@@ -50,10 +50,11 @@ func IsImmutableType(c any) bool {
 // InPlace is an optional interface of a Codec for values a backend may
 // keep as their encodings, in memory of its own that it never changes or
 // frees while a value read from it lives: the heap backend then keeps a
-// list state without TTL as bytes in large chunks, with no pointer per
-// value for the garbage collector to mark at every cycle. A backend keeps
-// no value that KeepsInPlace accepts, only its encoding; it keeps the
-// others as they are.
+// list or value state without TTL as bytes in large chunks, with no
+// pointer per value for the garbage collector to mark at every cycle. A
+// backend keeps no value that KeepsInPlace accepts, only its encoding. A
+// list keeps the others as they are; a value state keeps their encodings
+// too, and reads them with View, which then decodes.
 type InPlace[T any] interface {
 	// KeepsInPlace reports whether v is kept as its encoding: false for a
 	// value read far more often than it is written, whose every read

@@ -162,6 +162,7 @@ func (s valueState[T]) Value() (T, bool) {
 }
 
 func (s valueState[T]) Update(v T) { s.t.Put(v) }
+func (s valueState[T]) table() any { return s.t }
 func (s valueState[T]) Clear()     { s.t.Delete() }
 
 type listState[T any] struct {
@@ -195,17 +196,19 @@ func (s listState[T]) AppendTo(dst []T) []T {
 	return dst
 }
 
-// KeepsEncodings reports whether l keeps only the encodings of the values
-// its codec keeps in place (EncodingKeeper): such a value may be added
-// over memory the caller reuses.
-func KeepsEncodings[T any](l ListState[T]) bool {
-	s, ok := l.(listState[T])
+// KeepsEncodings reports whether s, a ListState or ValueState, keeps only
+// the encodings of the values its codec keeps in place (EncodingKeeper):
+// such a value may be added or put over memory the caller reuses.
+func KeepsEncodings(s any) bool {
+	h, ok := s.(interface{ table() any })
 	if !ok {
 		return false
 	}
-	k, ok := s.t.(EncodingKeeper)
+	k, ok := h.table().(EncodingKeeper)
 	return ok && k.KeepsEncodings()
 }
+
+func (s listState[T]) table() any { return s.t }
 
 func (s listState[T]) Add(v T)       { s.t.Add(v) }
 func (s listState[T]) AddAll(vs []T) { s.t.AddAll(boxAll(vs)) }

@@ -76,6 +76,10 @@ type Deduplicate struct {
 	last  state.ValueState[stateRow] // the kept row, otherwise
 	codec stateRowCodec              // last's
 	build binrow.Builder
+	// encodes: last keeps only its rows' encodings
+	// (state.KeepsEncodings), so a row is built in enc, reused.
+	encodes bool
+	enc     []byte
 }
 
 // NewDeduplicate returns a Deduplicate; its input must be keyed by
@@ -97,7 +101,8 @@ func (d *Deduplicate) Open(ctx *operator.Context) error {
 		d.seen = state.Value(ctx.Keyed, state.ValueDescriptor[bool]{Name: "dedup-seen", TTL: ttl})
 	} else {
 		d.codec = stateRowCodec{layout: rowLayout(d.opts.Types), what: "Deduplicate"}
-		d.last = state.Value(ctx.Keyed, state.ValueDescriptor[stateRow]{Name: "dedup-row", Codec: d.codec, TTL: ttl})
+		d.last = state.Value(ctx.Keyed, state.ValueDescriptor[stateRow]{Name: "dedup-row", Codec: d.codec.stateCodec(), TTL: ttl})
+		d.encodes = state.KeepsEncodings(d.last)
 	}
 	return nil
 }
@@ -133,7 +138,7 @@ func (d *Deduplicate) ProcessElement(r event.Record) error {
 			return err
 		}
 	}
-	d.last.Update(d.codec.stored(nil, &d.build, row.Fields))
+	d.last.Update(d.stored(row.Fields))
 	if !ok {
 		emit(d.Ctx, event.Insert, row.Fields, r.Timestamp)
 		return nil
@@ -143,6 +148,17 @@ func (d *Deduplicate) ProcessElement(r event.Record) error {
 	}
 	emit(d.Ctx, event.UpdateAfter, row.Fields, r.Timestamp)
 	return nil
+}
+
+// stored is row as last keeps it: built in d.enc when last keeps only
+// encodings, else in an allocation of its own (stateRowCodec.stored). The
+// kept row prev that ProcessElement emits after the update is not d.enc:
+// it is read from state, which never writes over a row it returned.
+func (d *Deduplicate) stored(row []any) stateRow {
+	if d.encodes {
+		return d.codec.over(&d.enc, row)
+	}
+	return d.codec.stored(nil, &d.build, row)
 }
 
 // check rejects a row the configuration cannot take.

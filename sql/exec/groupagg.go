@@ -142,7 +142,11 @@ type GroupAggregate struct {
 	agg     aggregator
 	partial bool // input rows are LocalAggregate's partial accumulators
 	acc     state.ValueState[stateRow]
-	codec   stateRowCodec  // acc's: binary rows when AccTypes holds
+	codec   stateRowCodec // acc's: binary rows when AccTypes holds
+	// encodes: acc keeps only its rows' encodings (state.KeepsEncodings),
+	// so an accumulator is stored as a binary row built in enc, reused.
+	encodes bool
+	enc     []byte
 	sets    []valueSet     // per call; the zero valueSet when unused
 	groups  []*distinctSet // per distinct group (aggregator.groups)
 	batch   miniBatch
@@ -194,7 +198,8 @@ func (g *GroupAggregate) Open(ctx *operator.Context) error {
 		return err
 	}
 	ttl := ttlConfig(g.opts.StateTTL)
-	g.acc = state.Value(ctx.Keyed, state.ValueDescriptor[stateRow]{Name: "group-acc", Codec: g.codec, TTL: ttl})
+	g.acc = state.Value(ctx.Keyed, state.ValueDescriptor[stateRow]{Name: "group-acc", Codec: g.codec.stateCodec(), TTL: ttl})
+	g.encodes = state.KeepsEncodings(g.acc)
 	g.sets = make([]valueSet, len(g.opts.Aggs))
 	for i := range g.opts.Aggs {
 		if g.agg.needsSet(i) {
@@ -312,7 +317,7 @@ func (g *GroupAggregate) update(keys, acc, prev []any, hadPrev bool, ts event.Ti
 		g.clear()
 		return
 	}
-	g.acc.Update(fieldsRow(acc))
+	g.acc.Update(g.stored(acc))
 	next := g.agg.result(acc)
 	switch {
 	case !hadPrev:
@@ -325,6 +330,15 @@ func (g *GroupAggregate) update(keys, acc, prev []any, hadPrev bool, ts event.Ti
 		}
 		emitRow(g.Ctx, concatRow(event.UpdateAfter, keys, next), ts)
 	}
+}
+
+// stored is acc as state keeps it: a binary row built in g.enc when acc
+// keeps only encodings, else its fields, encoded only by a snapshot.
+func (g *GroupAggregate) stored(acc []any) stateRow {
+	if g.encodes {
+		return g.codec.over(&g.enc, acc)
+	}
+	return fieldsRow(acc)
 }
 
 func (g *GroupAggregate) clear() {

@@ -198,7 +198,7 @@ func (j *Join) Open(ctx *operator.Context) error {
 	insertOnly := [2]bool{j.opts.LeftInsertOnly, j.opts.RightInsertOnly}
 	for s, name := range []string{"join-left", "join-right"} {
 		if insertOnly[s] && !j.opts.Type.outer(s) {
-			j.list[s] = state.List(ctx.Keyed, state.ListDescriptor[stateRow]{Name: name + "-rows", Codec: j.codec[s].listCodec(), TTL: ttl})
+			j.list[s] = state.List(ctx.Keyed, state.ListDescriptor[stateRow]{Name: name + "-rows", Codec: j.codec[s].stateCodec(), TTL: ttl})
 			j.encodes[s] = state.KeepsEncodings(j.list[s])
 			continue
 		}

@@ -139,10 +139,11 @@ func (c stateRowCodec) Decode(b []byte) (stateRow, []byte, error) {
 	return stateRow{unsafe.Pointer(unsafe.SliceData(enc))}, b[end:], nil
 }
 
-// listCodec is the codec a list state of these rows is given: c, or,
-// without a layout, c without state.InPlace (plainRowCodec): every row
-// would be kept as it is, so a heap list would gain nothing from it.
-func (c stateRowCodec) listCodec() state.Codec[stateRow] {
+// stateCodec is the codec a list or value state of these rows is given:
+// c, or, without a layout, c without state.InPlace (plainRowCodec): every
+// row would be kept as it is (or, in a value state, decoded at every
+// read), so the heap would gain nothing from it.
+func (c stateRowCodec) stateCodec() state.Codec[stateRow] {
 	if c.layout == nil {
 		return plainRowCodec{c}
 	}

@@ -105,17 +105,22 @@ func (b *Backend) current() (any, int) {
 
 // ValueTable registers (or returns) a value, reducing or aggregating state.
 func (b *Backend) ValueTable(spec state.StateSpec) (state.ValueTable, error) {
-	t, err := b.register(spec, func() table { return newValueTable(b, spec) }, state.KindValue, state.KindReducing, state.KindAggregating)
+	t, err := b.register(spec, func() table {
+		if ip, ok := placesInPlace(spec); ok && !b.opts.notPlaced {
+			return newPlacedValueTable(b, spec, ip)
+		}
+		return newValueTable(b, spec)
+	}, state.KindValue, state.KindReducing, state.KindAggregating)
 	if err != nil {
 		return nil, err
 	}
-	return t.(*valueTable), nil
+	return t.(state.ValueTable), nil
 }
 
 // ListTable registers (or returns) a list state.
 func (b *Backend) ListTable(spec state.StateSpec) (state.ListTable, error) {
 	t, err := b.register(spec, func() table {
-		if ip, ok := placesInPlace(spec); ok && !b.opts.noPlacedLists {
+		if ip, ok := placesInPlace(spec); ok && !b.opts.notPlaced {
 			return newPlacedTable(b, spec, ip)
 		}
 		return newListTable(b, spec)

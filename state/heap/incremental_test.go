@@ -108,7 +108,9 @@ type incStates struct {
 	l     state.ListState[string]
 	// p holds what l holds, in a placedTable (placedCodec).
 	p state.ListState[string]
-	m state.MapState[string, int64]
+	// pv holds v's values as strings, in a placedValueTable (placedCodec).
+	pv state.ValueState[string]
+	m  state.MapState[string, int64]
 }
 
 // incTTL is the TTL'd value's time-to-live, in ms of the fake clock.
@@ -130,10 +132,11 @@ func newIncStates(t *testing.T, r keygroup.Range, clock *fakeClock, files state.
 		clock: clock,
 		t: state.Value(b, state.ValueDescriptor[int64]{Name: "t", Codec: state.Int64Codec{},
 			TTL: &state.TTLConfig{TTL: incTTL * time.Millisecond}}),
-		v: state.Value(b, state.ValueDescriptor[int64]{Name: "v", Codec: state.Int64Codec{}}),
-		l: state.List(b, state.ListDescriptor[string]{Name: "l", Codec: state.StringCodec{}}),
-		p: state.List(b, state.ListDescriptor[string]{Name: "p", Codec: placedCodec{}}),
-		m: state.Map(b, state.MapDescriptor[string, int64]{Name: "m", KeyCodec: state.StringCodec{}, ValueCodec: state.Int64Codec{}}),
+		v:  state.Value(b, state.ValueDescriptor[int64]{Name: "v", Codec: state.Int64Codec{}}),
+		l:  state.List(b, state.ListDescriptor[string]{Name: "l", Codec: state.StringCodec{}}),
+		p:  state.List(b, state.ListDescriptor[string]{Name: "p", Codec: placedCodec{}}),
+		pv: state.Value(b, state.ValueDescriptor[string]{Name: "pv", Codec: placedCodec{}}),
+		m:  state.Map(b, state.MapDescriptor[string, int64]{Name: "m", KeyCodec: state.StringCodec{}, ValueCodec: state.Int64Codec{}}),
 	}
 	if blobs != nil {
 		s.registerLate()
@@ -158,6 +161,12 @@ func incKey(k int) any {
 	return k
 }
 
+// compactions adds the compactions of the placed list and value to list
+// and value.
+func (s incStates) compactions(list, value int) (int, int) {
+	return list + s.b.tables["p"].(*placedTable).compactions, value + s.b.tables["pv"].(*placedValueTable).compactions
+}
+
 // step applies one random operation to the states and the model.
 func (s incStates) step(rng *rand.Rand, model incModel, keys int) {
 	k := rng.IntN(keys)
@@ -176,9 +185,11 @@ func (s incStates) step(rng *rand.Rand, model incModel, keys int) {
 		model.t[k] = [2]int64{n, s.clock.ms}
 	case 0, 1:
 		s.v.Update(n)
+		s.pv.Update(fmt.Sprint(n))
 		model.v[k] = n
 	case 2:
 		s.v.Clear()
+		s.pv.Clear()
 		delete(model.v, k)
 	case 3, 4:
 		s.l.Add(fmt.Sprint(n))
@@ -229,6 +240,10 @@ func (s incStates) check(t *testing.T, model incModel, keys int, r keygroup.Rang
 		if want, has := model.v[k]; ok != has || v != want {
 			t.Fatalf("%s: key %d: value %v/%v, want %v/%v", what, k, v, ok, want, has)
 		}
+		pv, ok := s.pv.Value()
+		if want, has := model.v[k]; ok != has || has && pv != fmt.Sprint(want) {
+			t.Fatalf("%s: key %d: placed value %q/%v, want %v/%v", what, k, pv, ok, want, has)
+		}
 		if l, want := s.l.Get(), model.l[k]; !slices.Equal(l, want) {
 			t.Fatalf("%s: key %d: list %v, want %v", what, k, l, want)
 		}
@@ -254,6 +269,9 @@ func (s incStates) check(t *testing.T, model incModel, keys int, r keygroup.Rang
 // at the snapshot. It also requires the chains to hold deltas, and a new
 // base once the deltas outgrow the last.
 func TestIncrementalMatchesModel(t *testing.T) {
+	// Placed lists and values compact often, with snapshots in flight.
+	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
+	placedMinWaste = 2 << 10
 	for seed := range uint64(24) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { incrementalRun(t, seed) })
 	}
@@ -282,6 +300,7 @@ func incrementalRun(t *testing.T, seed uint64) {
 	var done []writtenCheckpoint
 	var held []heldSnapshot
 	deltaCaptures := 0
+	var listCompactions, valueCompactions int
 	var mu sync.Mutex // guards done: two snapshots may be written at once
 	writeFiles := func(h heldSnapshot) {
 		man, needs, err := h.snap.(state.IncrementalSnapshot).WriteFiles(store)
@@ -349,11 +368,15 @@ func incrementalRun(t *testing.T, seed uint64) {
 			s.registerLate()
 		}
 		if round == 30 { // the job restarts from its latest checkpoint
+			listCompactions, valueCompactions = s.compactions(listCompactions, valueCompactions)
 			last := done[len(done)-1]
 			s = newIncStates(t, whole, clock, store, [][]byte{last.manifest})
 			model = last.model.clone()
 			s.check(t, model, keys, whole, "after the restart")
 		}
+	}
+	if l, v := s.compactions(listCompactions, valueCompactions); l == 0 || v == 0 {
+		t.Fatalf("%d compactions of the placed list and %d of the placed value: the test does not reach them", l, v)
 	}
 	for j, c := range done {
 		clock.ms = c.at // restored at once: the TTL'd values written in the last incTTL ms live

@@ -32,9 +32,10 @@ type Options struct {
 	// RestoreFiles is the checkpoint storage Restore fetches the files of
 	// incremental checkpoints from; nil when not restoring one.
 	RestoreFiles state.RestoreFiles
-	// noPlacedLists keeps every list state in a listTable (tests compare
-	// the two kinds).
-	noPlacedLists bool
+	// notPlaced keeps every list state in a listTable and every value
+	// state in a valueTable (tests compare them with placedTable and
+	// placedValueTable).
+	notPlaced bool
 }
 
 // EnsureDefaults fills in the defaults of unset fields.

@@ -32,14 +32,37 @@ import (
 // keeps them, each value placed before read in a copy of its own.
 type placedTable struct {
 	core[placedList]
+	placing
+}
+
+// placing is what a table keeping values in place (placedTable,
+// placedValueTable) holds beside its entries.
+type placing struct {
+	name   string // the state's
 	ip     state.InPlace[any]
 	chunks chunkStore
 	// scratch is where a value is encoded before it is placed.
 	scratch []byte
 	// loading is the index of the group a restore is loading (load).
 	loading int
-	// compactions counts compactIfWasteful's compactions.
+	// compactions counts compactions.
 	compactions int
+}
+
+func newPlacing(b *Backend, sp state.StateSpec, ip state.InPlace[any]) placing {
+	return placing{name: sp.Name, ip: ip, chunks: newChunkStore(b.groupCount())}
+}
+
+// loadingGroup notes the group whose entries decode places (groupLoader).
+func (p *placing) loadingGroup(i int) { p.loading = i }
+
+// view is the value of a record's encoding, read in place.
+func (p *placing) view(enc []byte) any {
+	v, err := p.ip.View(enc)
+	if err != nil {
+		panic(fmt.Sprintf("heap: state %q: codec cannot view its own encoding: %v", p.name, err))
+	}
+	return v
 }
 
 var (
@@ -72,8 +95,8 @@ func (e placedList) len() int {
 	return e.n
 }
 
-// placesInPlace reports whether a ListState of spec is kept in a
-// placedTable: its codec keeps values in place and declares them
+// placesInPlace reports whether a list or value state of spec is kept in
+// a placedTable or placedValueTable: its codec keeps values in place and declares them
 // immutable, and it has no TTL (a chunk lives while any record in it is
 // read, so expired records would keep their chunks).
 func placesInPlace(sp state.StateSpec) (state.InPlace[any], bool) {
@@ -85,7 +108,7 @@ func placesInPlace(sp state.StateSpec) (state.InPlace[any], bool) {
 }
 
 func newPlacedTable(b *Backend, sp state.StateSpec, ip state.InPlace[any]) *placedTable {
-	t := &placedTable{core: newCore[placedList](b, sp), ip: ip, chunks: newChunkStore(b.groupCount())}
+	t := &placedTable{core: newCore[placedList](b, sp), placing: newPlacing(b, sp, ip)}
 	t.ops = t
 	return t
 }
@@ -120,15 +143,6 @@ func (t *placedTable) AppendTo(out []any) []any {
 		out[base+j] = t.view(enc)
 	}
 	return out
-}
-
-// view is the value of a record's encoding, read in place.
-func (t *placedTable) view(enc []byte) any {
-	v, err := t.ip.View(enc)
-	if err != nil {
-		panic(fmt.Sprintf("heap: state %q: codec cannot view its own encoding: %v", t.sp.Name, err))
-	}
-	return v
 }
 
 func (t *placedTable) Add(v any) {
@@ -179,15 +193,19 @@ func (t *placedTable) Update(vs []any) {
 	t.compactIfWasteful()
 }
 
-func (t *placedTable) Delete() {
-	k, i := t.b.current()
-	old, ok := t.data.get(i, k)
+func (t *placedTable) Delete() { deletePlaced(&t.core, t.drop, t.compactIfWasteful) }
+
+// deletePlaced deletes the current key's entry of c, a placed table's,
+// dropping its records, then compacts if that made the chunks wasteful.
+func deletePlaced[E any](c *core[E], drop func(E), compact func()) {
+	k, i := c.b.current()
+	old, ok := c.data.get(i, k)
 	if !ok {
 		return
 	}
-	t.drop(old)
-	t.data.del(i, k)
-	t.compactIfWasteful()
+	drop(old)
+	c.data.del(i, k)
+	compact()
 }
 
 // appendValue returns e, a list of group index i, with v appended: its
@@ -251,29 +269,38 @@ func (t *placedTable) drop(e placedList) {
 // flight, or a value read from them, holds them. Entries change only
 // their places, so no change is recorded.
 func (t *placedTable) compactIfWasteful() {
-	c := &t.chunks
-	if c.dead < placedMinWaste || c.dead < c.live {
+	if !t.chunks.wasteful() {
 		return
 	}
 	fresh, from := newChunkStore(len(t.data.maps)), t.chunks.view()
-	for i := range t.data.maps {
-		m := t.data.maps[i]
+	compactGroups(&t.data, func(i int, e placedList) placedList { return copyList(from, &fresh, i, e) })
+	t.chunks = fresh
+	t.compactions++
+}
+
+// wasteful reports whether more than half of the bytes placed, and
+// placedMinWaste or more, are dropped records'.
+func (c *chunkStore) wasteful() bool { return c.dead >= placedMinWaste && c.dead >= c.live }
+
+// compactGroups sets every entry of g to move's copy of it, move placing
+// its records in new chunks (a compaction).
+func compactGroups[E any](g *groups[E], move func(i int, e E) E) {
+	for i := range g.maps {
+		m := g.maps[i]
 		if m.len() == 0 {
 			continue
 		}
-		w := t.data.writable(i)
+		w := g.writable(i)
 		for k, e := range m.f {
-			w.f[k] = copyList(from, &fresh, i, e)
+			w.f[k] = move(i, e)
 		}
 		for k, e := range m.s {
-			w.s[k] = copyList(from, &fresh, i, e)
+			w.s[k] = move(i, e)
 		}
 		for k, e := range m.a {
-			w.a[k] = copyList(from, &fresh, i, e)
+			w.a[k] = move(i, e)
 		}
 	}
-	t.chunks = fresh
-	t.compactions++
 }
 
 // placedMinWaste is the least dropped bytes that make a compaction (a
@@ -369,9 +396,6 @@ func (t *placedTable) capture(delta bool, d tableDelta) captured {
 	}
 	return out
 }
-
-// loadingGroup notes the group whose lists decode places (groupLoader).
-func (t *placedTable) loadingGroup(i int) { t.loading = i }
 
 // decode places a restored list's values, in the chunks of the group
 // loadingGroup named. A value the codec keeps as it

@@ -41,7 +41,7 @@ func (placedCodec) View(b []byte) (string, error) {
 
 func newPlacedBackend(t testing.TB, r keygroup.Range, placed bool) *Backend {
 	t.Helper()
-	b, err := New(Options{KeyGroupRange: r, noPlacedLists: !placed})
+	b, err := New(Options{KeyGroupRange: r, notPlaced: !placed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,24 +52,40 @@ func placedState(b *Backend) state.ListState[string] {
 	return state.List(b, state.ListDescriptor[string]{Name: "p", Codec: placedCodec{}})
 }
 
-// TestPlacedTableServesInPlaceListsOnly: a list whose codec keeps values
-// in place and is immutable, without TTL, is a placedTable; with a TTL, or
-// another codec, a listTable.
-func TestPlacedTableServesInPlaceListsOnly(t *testing.T) {
+// TestPlacedTablesServeInPlaceStatesOnly: a list or value state whose
+// codec keeps values in place and is immutable, without TTL, is a
+// placedTable or placedValueTable, whatever the value state's kind; with a
+// TTL, or another codec, a listTable or valueTable.
+func TestPlacedTablesServeInPlaceStatesOnly(t *testing.T) {
 	b := newPlacedBackend(t, keygroup.RangeFor(maxPar, 1, 0), true)
+	placed, plain := state.Erase[string](placedCodec{}), state.Erase[string](state.StringCodec{})
+	ttl := &state.TTLConfig{TTL: time.Minute}
 	for _, c := range []struct {
 		spec   state.StateSpec
 		placed bool
 	}{
-		{state.StateSpec{Name: "a", Kind: state.KindList, Codec: state.Erase[string](placedCodec{})}, true},
-		{state.StateSpec{Name: "b", Kind: state.KindList, Codec: state.Erase[string](placedCodec{}), TTL: &state.TTLConfig{TTL: time.Minute}}, false},
-		{state.StateSpec{Name: "c", Kind: state.KindList, Codec: state.Erase[string](state.StringCodec{})}, false},
+		{state.StateSpec{Name: "a", Kind: state.KindList, Codec: placed}, true},
+		{state.StateSpec{Name: "b", Kind: state.KindList, Codec: placed, TTL: ttl}, false},
+		{state.StateSpec{Name: "c", Kind: state.KindList, Codec: plain}, false},
+		{state.StateSpec{Name: "v", Kind: state.KindValue, Codec: placed}, true},
+		{state.StateSpec{Name: "r", Kind: state.KindReducing, Codec: placed}, true},
+		{state.StateSpec{Name: "g", Kind: state.KindAggregating, Codec: placed}, true},
+		{state.StateSpec{Name: "vt", Kind: state.KindValue, Codec: placed, TTL: ttl}, false},
+		{state.StateSpec{Name: "vc", Kind: state.KindValue, Codec: plain}, false},
 	} {
-		tbl, err := b.ListTable(c.spec)
+		var tbl any
+		var err error
+		if c.spec.Kind == state.KindList {
+			tbl, err = b.ListTable(c.spec)
+		} else {
+			tbl, err = b.ValueTable(c.spec)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, placed := tbl.(*placedTable); placed != c.placed {
+		_, list := tbl.(*placedTable)
+		_, value := tbl.(*placedValueTable)
+		if (list || value) != c.placed {
 			t.Errorf("state %q: a %T", c.spec.Name, tbl)
 		}
 	}
@@ -123,48 +139,69 @@ func inChunks(view chunkView, s string) bool {
 // side's full snapshot into a backend of the other kind at another
 // parallelism.
 func TestPlacedMatchesListTable(t *testing.T) {
+	placedMatchesPlain(t, placedKind{
+		write: func(op int, b *Backend, v string) {
+			l := placedState(b)
+			switch op % 10 {
+			case 0:
+				l.Update([]string{v, v + "1", v + "7"})
+			case 1:
+				l.Clear()
+			case 2:
+				l.AddAll([]string{v, v + "2"})
+			case 3:
+				l.Update(nil) // a Delete
+			default:
+				l.Add(v)
+			}
+		},
+		read: func(b *Backend) string { return fmt.Sprintf("%q", placedState(b).Get()) },
+		compactions: func(b *Backend) int {
+			return b.tables["p"].(*placedTable).compactions
+		},
+	})
+}
+
+// placedKind is what placedMatchesPlain needs of one placed state.
+type placedKind struct {
+	// write applies write op (a random number) with value v to the
+	// current key's state in b.
+	write func(op int, b *Backend, v string)
+	// read is the current key's state in b, as text.
+	read        func(b *Backend) string
+	compactions func(b *Backend) int
+}
+
+// placedMatchesPlain applies the same random writes to a state kept in
+// place and to one kept in a plain table, with compactions made frequent,
+// and compares every key's state after each round, and after restoring
+// each side's full snapshot into a backend of the other kind at another
+// parallelism.
+func placedMatchesPlain(t *testing.T, kind placedKind) {
 	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
 	placedMinWaste = 512
 	for seed := range uint64(6) {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { placedVersusList(t, seed) })
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { placedVersusPlain(t, seed, kind) })
 	}
 }
 
-func placedVersusList(t *testing.T, seed uint64) {
-	rng := rand.New(rand.NewPCG(seed, 7))
+func placedVersusPlain(t *testing.T, seed uint64, kind placedKind) {
 	whole := keygroup.RangeFor(maxPar, 1, 0)
 	placed, plain := newPlacedBackend(t, whole, true), newPlacedBackend(t, whole, false)
-	pl, ll := placedState(placed), placedState(plain)
 	const keys = 200
+	rng := rand.New(rand.NewPCG(seed, 7))
 	for round := range 30 {
 		for range 50 + rng.IntN(300) {
-			k := incKey(rng.IntN(keys))
+			k, op := incKey(rng.IntN(keys)), rng.IntN(1000)
+			v := fmt.Sprint(rng.IntN(100000), strings.Repeat("x", rng.IntN(300)))
 			at(placed, k)
 			at(plain, k)
-			v := fmt.Sprint(rng.IntN(100000), strings.Repeat("x", rng.IntN(40)))
-			switch rng.IntN(10) {
-			case 0:
-				vs := []string{v, v + "1", v + "7"}
-				pl.Update(vs)
-				ll.Update(vs)
-			case 1:
-				pl.Clear()
-				ll.Clear()
-			case 2:
-				pl.AddAll([]string{v, v + "2"})
-				ll.AddAll([]string{v, v + "2"})
-			default:
-				pl.Add(v)
-				ll.Add(v)
-			}
+			kind.write(op, placed, v)
+			kind.write(op, plain, v)
 		}
-		if round%5 == 4 {
-			pl.Update(nil) // a Delete of the current key
-			ll.Update(nil)
-		}
-		comparePlaced(t, placed, plain, keys, whole, fmt.Sprint("round ", round))
+		comparePlaced(t, kind, placed, plain, keys, whole, fmt.Sprint("round ", round))
 	}
-	if placed.tables["p"].(*placedTable).compactions == 0 {
+	if kind.compactions(placed) == 0 {
 		t.Error("no compaction: the test does not reach it")
 	}
 	for i := range 2 {
@@ -176,25 +213,26 @@ func placedVersusList(t *testing.T, seed uint64) {
 		if err := fromPlain.Restore([][]byte{snapshotBlob(t, plain, 0)}); err != nil {
 			t.Fatal(err)
 		}
-		placedState(fromPlaced)
-		placedState(fromPlain)
-		comparePlaced(t, fromPlain, fromPlaced, keys, r, fmt.Sprint("restored at parallelism 2, subtask ", i))
-		comparePlaced(t, placed, fromPlain, keys, r, fmt.Sprint("the placed table's restored listTable's, subtask ", i))
+		comparePlaced(t, kind, fromPlain, fromPlaced, keys, r, fmt.Sprint("restored at parallelism 2, subtask ", i))
+		comparePlaced(t, kind, placed, fromPlain, keys, r, fmt.Sprint("the placed table's restored plain table's, subtask ", i))
+		if kind.compactions(fromPlain) != 0 {
+			t.Fatal("restored a compaction")
+		}
 	}
 }
 
-// comparePlaced compares list "p" of keys in range r of two backends.
-func comparePlaced(t *testing.T, a, b *Backend, keys int, r keygroup.Range, what string) {
+// comparePlaced compares kind's state of keys in range r of two
+// backends.
+func comparePlaced(t *testing.T, kind placedKind, a, b *Backend, keys int, r keygroup.Range, what string) {
 	t.Helper()
-	la, lb := placedState(a), placedState(b)
 	for k := range keys {
 		if !r.Contains(keyGroupOf(incKey(k))) {
 			continue
 		}
 		at(a, incKey(k))
 		at(b, incKey(k))
-		if ga, gb := la.Get(), lb.Get(); !slices.Equal(ga, gb) {
-			t.Fatalf("%s: key %v: %q against %q", what, incKey(k), ga, gb)
+		if ga, gb := kind.read(a), kind.read(b); ga != gb {
+			t.Fatalf("%s: key %v: %.80s against %.80s", what, incKey(k), ga, gb)
 		}
 	}
 }
@@ -217,14 +255,7 @@ func TestPlacedSnapshotWhileAppending(t *testing.T) {
 		l.Add(v)
 		want[k] = append(want[k], v)
 	}
-	snap, err := b.Snapshot(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var blob []byte
-	var wg sync.WaitGroup
-	wg.Go(func() { blob = write(t, snap) })
-	for j := range 20000 {
+	blob := writeWhile(t, b, func(j int) {
 		at(b, fmt.Sprint("k", j%60))
 		switch {
 		case j%20 == 0: // a chunk of its own: the chunks' list grows
@@ -236,8 +267,7 @@ func TestPlacedSnapshotWhileAppending(t *testing.T) {
 		default:
 			l.Add(fmt.Sprint("after-", j, strings.Repeat("w", j%50)))
 		}
-	}
-	wg.Wait()
+	})
 	r := newPlacedBackend(t, whole, true)
 	if err := r.Restore([][]byte{blob}); err != nil {
 		t.Fatal(err)
@@ -250,6 +280,24 @@ func TestPlacedSnapshotWhileAppending(t *testing.T) {
 			t.Fatalf("key %s restored as %d values, want %d", k, len(got), len(want[k]))
 		}
 	}
+}
+
+// writeWhile writes a snapshot of b on another goroutine while the
+// subtask calls mutate with 0 to 19,999, and returns its blob.
+func writeWhile(t *testing.T, b *Backend, mutate func(j int)) []byte {
+	t.Helper()
+	snap, err := b.Snapshot(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blob []byte
+	var wg sync.WaitGroup
+	wg.Go(func() { blob = write(t, snap) })
+	for j := range 20000 {
+		mutate(j)
+	}
+	wg.Wait()
+	return blob
 }
 
 // TestPlacedRestoreRefusesCorruptList: a list payload cut short is an

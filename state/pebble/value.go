@@ -23,6 +23,10 @@ func (t *valueTable) Get() (any, bool) {
 	return t.decode(t.sp.Codec, p), true
 }
 
+// KeepsEncodings reports that a value is encoded when put, not kept
+// (state.EncodingKeeper).
+func (t *valueTable) KeepsEncodings() bool { return true }
+
 func (t *valueTable) Put(v any) {
 	k := t.prefix()
 	t.b.set(k, t.stamped(t.now(), func(buf []byte) []byte { return t.sp.Codec.Encode(buf, v) }))

@@ -1,0 +1,167 @@
+package heap
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/state"
+)
+
+func placedValueState(b *Backend) state.ValueState[string] {
+	return state.Value(b, state.ValueDescriptor[string]{Name: "pv", Codec: placedCodec{}})
+}
+
+// TestPlacedValueReadStays: a value is read from the table's chunks, not
+// copied, and a value read stays as it was after its key's value is
+// replaced again and again and the chunks are compacted (the SQL
+// operators emit the old row after putting the new one).
+func TestPlacedValueReadStays(t *testing.T) {
+	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
+	placedMinWaste = 1 << 10
+	b := newPlacedBackend(t, keygroup.RangeFor(maxPar, 1, 0), true)
+	v := placedValueState(b)
+	at(b, "k")
+	v.Update("first value")
+	tbl := b.tables["pv"].(*placedValueTable)
+	read, ok := v.Value()
+	if !ok || read != "first value" {
+		t.Fatalf("value %q/%v", read, ok)
+	}
+	if !inChunks(tbl.chunks.view(), read) {
+		t.Error("a value was copied out of the chunks")
+	}
+	for j := range 2000 {
+		v.Update(fmt.Sprint(j, strings.Repeat("r", j%30)))
+	}
+	if tbl.compactions == 0 {
+		t.Fatal("no compaction: the test does not reach it")
+	}
+	if read != "first value" {
+		t.Errorf("a value read became %q after its key's value was replaced", read)
+	}
+	if got, _ := v.Value(); got != "1999"+strings.Repeat("r", 1999%30) {
+		t.Errorf("value %q", got)
+	}
+}
+
+// TestPlacedValueMatchesValueTable applies the same random writes to a
+// value state in a placedValueTable and in a valueTable, as
+// TestPlacedMatchesListTable to lists. Values ending in 7 are ones the
+// codec keeps as they are: placed all the same, and read by decoding.
+func TestPlacedValueMatchesValueTable(t *testing.T) {
+	placedMatchesPlain(t, placedKind{
+		write: func(op int, b *Backend, v string) {
+			if op%8 == 0 {
+				placedValueState(b).Clear()
+				return
+			}
+			placedValueState(b).Update(v)
+		},
+		read: func(b *Backend) string {
+			v, ok := placedValueState(b).Value()
+			return fmt.Sprintf("%q/%v", v, ok)
+		},
+		compactions: func(b *Backend) int {
+			tbl, ok := b.tables["pv"].(*placedValueTable)
+			if !ok {
+				return 0
+			}
+			return tbl.compactions
+		},
+	})
+}
+
+// TestPlacedValueSnapshotWhilePutting writes a snapshot on another
+// goroutine while the subtask replaces and deletes the captured values
+// (filling chunks, making new ones) and compacts: the restored snapshot
+// holds the values as they were at the capture. Run with -race.
+func TestPlacedValueSnapshotWhilePutting(t *testing.T) {
+	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
+	placedMinWaste = 4 << 10
+	whole := keygroup.RangeFor(maxPar, 1, 0)
+	b := newPlacedBackend(t, whole, true)
+	v := placedValueState(b)
+	want := map[string]string{}
+	for j := range 3000 {
+		k := fmt.Sprint("k", j%500)
+		at(b, k)
+		val := fmt.Sprint(j, "-", strings.Repeat("v", j%100))
+		v.Update(val)
+		want[k] = val
+	}
+	blob := writeWhile(t, b, func(j int) {
+		at(b, fmt.Sprint("k", j%600))
+		switch {
+		case j%20 == 0: // a chunk of its own
+			v.Update(strings.Repeat("big", placeMaxRecord/3+1))
+		case j%7 == 0:
+			v.Clear()
+		default:
+			v.Update(fmt.Sprint("after-", j, strings.Repeat("w", j%50)))
+		}
+	})
+	if b.tables["pv"].(*placedValueTable).compactions == 0 {
+		t.Fatal("no compaction: the test does not reach it")
+	}
+	r := newPlacedBackend(t, whole, true)
+	if err := r.Restore([][]byte{blob}); err != nil {
+		t.Fatal(err)
+	}
+	rv := placedValueState(r)
+	for j := range 600 {
+		k := fmt.Sprint("k", j)
+		at(r, k)
+		got, ok := rv.Value()
+		if w, has := want[k]; got != w || ok != has {
+			t.Fatalf("key %s restored as %.30q/%v, want %.30q/%v", k, got, ok, w, has)
+		}
+	}
+}
+
+// TestPlacedValueRestoreRefusesCorruptValue: a value its codec cannot
+// read is an error, not a value placed to fail at its first read.
+func TestPlacedValueRestoreRefusesCorruptValue(t *testing.T) {
+	whole := keygroup.RangeFor(maxPar, 1, 0)
+	b := newPlacedBackend(t, whole, true)
+	at(b, "k")
+	placedValueState(b).Update("a value")
+	spec := state.StateSpec{Name: "pv", Kind: state.KindValue, Codec: state.Erase[string](placedCodec{})}
+	tbl := newPlacedValueTable(newPlacedBackend(t, whole, true), spec, state.InPlaceOf(spec.Codec))
+	src := b.tables["pv"].(*placedValueTable)
+	p, _ := src.encode(nil, atStr(src.data.maps[keyGroupOf("k")], "k"), 0)
+	if _, _, err := tbl.decode(p[:len(p)-2], false, 0); err == nil {
+		t.Fatal("a cut value restored")
+	}
+	e, live, err := tbl.decode(p, false, 0)
+	if err != nil || !live {
+		t.Fatalf("the whole value: %v, %v", live, err)
+	}
+	if _, enc := tbl.chunks.record(e.at); string(enc) != string(p) {
+		t.Fatalf("placed %q, want %q", enc, p)
+	}
+}
+
+// TestPlacedValueChunksStayBounded: one key's value replaced again and
+// again leaves its old records to compactions, so the chunks hold about
+// the live values, not every value ever put.
+func TestPlacedValueChunksStayBounded(t *testing.T) {
+	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
+	placedMinWaste = 64 << 10
+	b := newPlacedBackend(t, keygroup.RangeFor(maxPar, 1, 0), true)
+	v := placedValueState(b)
+	at(b, "k")
+	big := strings.Repeat("v", 1000)
+	for j := range 20000 {
+		v.Update(fmt.Sprint(j, big))
+	}
+	held := 0
+	for _, c := range slices.Concat(b.tables["pv"].(*placedValueTable).chunks.view()...) {
+		held += len(c)
+	}
+	if held > 1<<20 {
+		t.Errorf("the chunks hold %d bytes for a state of one value", held)
+	}
+}
