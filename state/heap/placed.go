@@ -109,6 +109,7 @@ func placesInPlace(sp state.StateSpec) (state.InPlace[any], bool) {
 
 func newPlacedTable(b *Backend, sp state.StateSpec, ip state.InPlace[any]) *placedTable {
 	t := &placedTable{core: newCore[placedList](b, sp), placing: newPlacing(b, sp, ip)}
+	t.data.logChanges()
 	t.ops = t
 	return t
 }

@@ -39,6 +39,7 @@ type placedValue struct{ at, ver uint64 }
 
 func newPlacedValueTable(b *Backend, sp state.StateSpec, ip state.InPlace[any]) *placedValueTable {
 	t := &placedValueTable{core: newCore[placedValue](b, sp), placing: newPlacing(b, sp, ip)}
+	t.data.logChanges()
 	t.ops = t
 	return t
 }

@@ -165,3 +165,48 @@ func TestPlacedValueChunksStayBounded(t *testing.T) {
 		t.Errorf("the chunks hold %d bytes for a state of one value", held)
 	}
 }
+
+// TestPlacedChangesLogged: a placed table logs a key's first change since
+// a capture (its version tells the later ones), and a capture records
+// the log and empties it.
+func TestPlacedChangesLogged(t *testing.T) {
+	b, err := New(Options{KeyGroupRange: keygroup.RangeFor(maxPar, 1, 0), Incremental: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := placedValueState(b)
+	l := placedState(b)
+	snapshotBlob(t, b, 0) // tracking starts at the first capture
+	for j := range 3000 {
+		at(b, fmt.Sprint("k", j%100))
+		v.Update(fmt.Sprint(j))
+		l.Add(fmt.Sprint(j))
+	}
+	for _, name := range []string{"pv", "p"} {
+		logs := 0
+		for i := range maxPar {
+			logs += len(logOf(b, name)[i])
+		}
+		if logs != 100 {
+			t.Errorf("state %q: %d changes logged for 100 keys written 30 times each", name, logs)
+		}
+	}
+	snapshotBlob(t, b, 0)
+	for _, name := range []string{"pv", "p"} {
+		for i, l := range logOf(b, name) {
+			if len(l) != 0 {
+				t.Fatalf("state %q: %d changes of group %d left in the log after a capture", name, len(l), i)
+			}
+		}
+	}
+}
+
+func logOf(b *Backend, name string) [][]logged {
+	switch tbl := b.tables[name].(type) {
+	case *placedValueTable:
+		return tbl.data.log
+	case *placedTable:
+		return tbl.data.log
+	}
+	return nil
+}
