@@ -507,11 +507,13 @@ type chunkView [][][]byte
 
 const (
 	// placeChunk is the size chunks grow to, from firstChunk, doubling
-	// (a group of few records takes little): as the SQL join's row arena's
-	// (sql/exec rowArena), so the collector finds a few large spans, and
-	// a chunk's unused tail is nothing beside the state.
+	// (a group of few records takes little: a subtask of 32,768 key
+	// groups holds 16 MB of first chunks), or more when a record needs it:
+	// as the SQL join's row arena's (sql/exec rowArena), so the collector
+	// finds a few large spans, and a chunk's unused tail is nothing beside
+	// the state.
 	placeChunk = 256 << 10
-	firstChunk = 4 << 10
+	firstChunk = 512
 	// placeMaxRecord is the largest record placed in a shared chunk; a
 	// larger one gets a chunk of its own, so that no chunk is mostly one
 	// record's or its unused tail.
@@ -534,7 +536,7 @@ func newChunkStore(groups int) chunkStore {
 func (c *chunkStore) put(i int, prev uint64, enc []byte) uint64 {
 	n := recordHead + len(enc)
 	if uint64(len(enc)) > 1<<32-1 {
-		panic(fmt.Sprintf("heap: a list element of %d bytes encoded", len(enc)))
+		panic(fmt.Sprintf("heap: a state value of %d bytes encoded", len(enc)))
 	}
 	g := &c.groups[i]
 	var chunk, off int
@@ -546,6 +548,9 @@ func (c *chunkStore) put(i int, prev uint64, enc []byte) uint64 {
 			size := firstChunk
 			if g.cur >= 0 {
 				size = min(placeChunk, 2*len(g.list[g.cur]))
+			}
+			for size < n { // n <= placeMaxRecord < placeChunk
+				size *= 2
 			}
 			g.cur, g.fill = g.add(size), 0
 		}
@@ -563,7 +568,7 @@ func (c *chunkStore) put(i int, prev uint64, enc []byte) uint64 {
 // add appends a chunk of size bytes and returns its index.
 func (g *groupChunks) add(size int) int {
 	if len(g.list) == maxChunks {
-		panic(fmt.Sprintf("heap: a key group's list state holds %d chunks, the most a place can name", maxChunks))
+		panic(fmt.Sprintf("heap: a key group's state holds %d chunks, the most a place can name", maxChunks))
 	}
 	g.list = append(g.list, make([]byte, size))
 	return len(g.list) - 1

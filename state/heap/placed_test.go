@@ -193,7 +193,11 @@ func placedVersusPlain(t *testing.T, seed uint64, kind placedKind) {
 	for round := range 30 {
 		for range 50 + rng.IntN(300) {
 			k, op := incKey(rng.IntN(keys)), rng.IntN(1000)
-			v := fmt.Sprint(rng.IntN(100000), strings.Repeat("x", rng.IntN(300)))
+			size := rng.IntN(300)
+			if rng.IntN(100) == 0 { // records that need a larger chunk, or one of their own
+				size = rng.IntN(2 * placeMaxRecord)
+			}
+			v := fmt.Sprint(rng.IntN(100000), strings.Repeat("x", size))
 			at(placed, k)
 			at(plain, k)
 			kind.write(op, placed, v)
@@ -278,6 +282,47 @@ func TestPlacedSnapshotWhileAppending(t *testing.T) {
 		at(r, k)
 		if got := rl.Get(); !slices.Equal(got, want[k]) {
 			t.Fatalf("key %s restored as %d values, want %d", k, len(got), len(want[k]))
+		}
+	}
+}
+
+// TestPlacedRecordsOfEverySize places values of sizes either side of the
+// first chunk's, of the chunks' as they double, and of the largest record
+// a chunk shares, in lists and values, and restores a plain table's
+// checkpoint of them into placed ones (a reviewer's find: a record larger
+// than its group's next chunk but shared panicked).
+func TestPlacedRecordsOfEverySize(t *testing.T) {
+	whole := keygroup.RangeFor(maxPar, 1, 0)
+	var sizes []int
+	for s := firstChunk / 2; s <= 2*placeMaxRecord; s *= 2 {
+		sizes = append(sizes, s-recordHead-8, s-recordHead, s+1)
+	}
+	placed, plain := newPlacedBackend(t, whole, true), newPlacedBackend(t, whole, false)
+	for _, b := range []*Backend{placed, plain} {
+		for j, size := range sizes {
+			at(b, fmt.Sprint("k", j%3)) // keys of one group and others
+			placedState(b).Add(strings.Repeat("l", size))
+			placedValueState(b).Update(strings.Repeat("v", size))
+		}
+	}
+	restored := newPlacedBackend(t, whole, true)
+	if err := restored.Restore([][]byte{snapshotBlob(t, plain, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []*Backend{placed, restored} {
+		for k := range 3 {
+			at(b, fmt.Sprint("k", k))
+			var want []string
+			for j := k; j < len(sizes); j += 3 {
+				want = append(want, strings.Repeat("l", sizes[j]))
+			}
+			if got := placedState(b).Get(); !slices.Equal(got, want) {
+				t.Errorf("key k%d: a list of %d values, want %d", k, len(got), len(want))
+			}
+			last := sizes[k+3*((len(sizes)-1-k)/3)]
+			if got, _ := placedValueState(b).Value(); got != strings.Repeat("v", last) {
+				t.Errorf("key k%d: a value of %d bytes, want %d", k, len(got), last)
+			}
 		}
 	}
 }
