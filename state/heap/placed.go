@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/internal/keyed"
@@ -39,6 +40,7 @@ type placedTable struct {
 // placedValueTable) holds beside its entries.
 type placing struct {
 	name   string // the state's
+	codec  state.Codec[any]
 	ip     state.InPlace[any]
 	chunks chunkStore
 	// scratch is where a value is encoded before it is placed.
@@ -50,7 +52,7 @@ type placing struct {
 }
 
 func newPlacing(b *Backend, sp state.StateSpec, ip state.InPlace[any]) placing {
-	return placing{name: sp.Name, ip: ip, chunks: newChunkStore(b.groupCount())}
+	return placing{name: sp.Name, codec: sp.Codec, ip: ip, chunks: newChunkStore(b.groupCount())}
 }
 
 // loadingGroup notes the group whose entries decode places (groupLoader).
@@ -215,8 +217,7 @@ func deletePlaced[E any](c *core[E], drop func(E), compact func()) {
 func (t *placedTable) appendValue(i int, e placedList, v any) placedList {
 	inPlace := t.ip.KeepsInPlace(v)
 	if e.boxed == nil && inPlace {
-		t.scratch = t.sp.Codec.Encode(t.scratch[:0], v)
-		e.head = t.chunks.put(i, e.head, t.scratch)
+		e.head = t.place(i, e.head, v)
 		e.n++
 		return e
 	}
@@ -529,6 +530,55 @@ func newChunkStore(groups int) chunkStore {
 		c.groups[i].cur = -1
 	}
 	return c
+}
+
+// place places a record of v's encoding, of group index i, after the
+// one at prev and returns its place plus 1: encoded where the record
+// goes, in the room left in the group's current chunk, or, when it does
+// not fit there, in scratch and then copied (put).
+func (p *placing) place(i int, prev uint64, v any) uint64 {
+	room, ok := p.chunks.room(i)
+	if !ok {
+		p.scratch = p.codec.Encode(p.scratch[:0], v)
+		return p.chunks.put(i, prev, p.scratch)
+	}
+	enc := p.codec.Encode(room, v)
+	if len(enc) == 0 || unsafe.SliceData(enc) != unsafe.SliceData(room) {
+		// It did not fit (Encode appended elsewhere; the chunk's bytes
+		// past its fill, which nothing reads, stay as it wrote them).
+		return p.chunks.put(i, prev, enc)
+	}
+	return p.chunks.putRoom(i, prev, len(enc))
+}
+
+// room is the empty slice where a record's encoding goes in group index
+// i's current chunk, with the rest of the chunk as its capacity; false
+// when the group has no chunk, or no room for a record's head.
+func (c *chunkStore) room(i int) ([]byte, bool) {
+	g := &c.groups[i]
+	if g.cur < 0 || len(g.list[g.cur])-g.fill <= recordHead {
+		return nil, false
+	}
+	chunk := g.list[g.cur]
+	start := g.fill + recordHead
+	return chunk[start:start:len(chunk)], true
+}
+
+// putRoom places the record whose encoding, of size bytes, was written in
+// group index i's room, after the one at prev, and returns its place
+// plus 1.
+func (c *chunkStore) putRoom(i int, prev uint64, size int) uint64 {
+	g := &c.groups[i]
+	chunk := g.list[g.cur]
+	enc := chunk[g.fill+recordHead : g.fill+recordHead+size]
+	n := recordHead + len(enc)
+	b := chunk[g.fill : g.fill+n]
+	binary.LittleEndian.PutUint64(b, prev)
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(enc)))
+	off := g.fill
+	g.fill += n
+	c.live += int64(n)
+	return uint64(i)<<groupShift | uint64(g.cur)<<32 | uint64(off) + 1
 }
 
 // put places a record of enc, of group index i, after the one at prev

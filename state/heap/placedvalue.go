@@ -63,8 +63,7 @@ func (t *placedValueTable) Get() (any, bool) {
 func (t *placedValueTable) Put(v any) {
 	k, i := t.b.current()
 	old, had := t.data.get(i, k)
-	t.scratch = t.sp.Codec.Encode(t.scratch[:0], v)
-	e := placedValue{at: t.chunks.put(i, 0, t.scratch), ver: t.b.version}
+	e := placedValue{at: t.place(i, 0, v), ver: t.b.version}
 	if !had {
 		t.data.put(i, k, e)
 		return
