@@ -147,6 +147,7 @@ type GroupAggregate struct {
 	// so an accumulator is stored as a binary row built in enc, reused.
 	encodes bool
 	enc     []byte
+	cache   accCache       // with encodes: accumulators of a few groups as fields
 	sets    []valueSet     // per call; the zero valueSet when unused
 	groups  []*distinctSet // per distinct group (aggregator.groups)
 	batch   miniBatch
@@ -200,6 +201,7 @@ func (g *GroupAggregate) Open(ctx *operator.Context) error {
 	ttl := ttlConfig(g.opts.StateTTL)
 	g.acc = state.Value(ctx.Keyed, state.ValueDescriptor[stateRow]{Name: "group-acc", Codec: g.codec.stateCodec(), TTL: ttl})
 	g.encodes = state.KeepsEncodings(g.acc)
+	g.cache = newAccCache(g.encodes)
 	g.sets = make([]valueSet, len(g.opts.Aggs))
 	for i := range g.opts.Aggs {
 		if g.agg.needsSet(i) {
@@ -269,7 +271,7 @@ func (g *GroupAggregate) ProcessElement(r event.Record) error {
 	}
 	var acc, prev []any
 	if ok {
-		acc = g.codec.fieldsCopy(stored) // never modify state in place
+		acc = g.accOf(stored) // never modify state in place
 		prev = g.agg.result(acc)
 	} else {
 		acc = g.agg.newAcc()
@@ -318,6 +320,7 @@ func (g *GroupAggregate) update(keys, acc, prev []any, hadPrev bool, ts event.Ti
 		return
 	}
 	g.acc.Update(g.stored(acc))
+	g.cache.put(g.currentKey(), acc)
 	next := g.agg.result(acc)
 	switch {
 	case !hadPrev:
@@ -339,6 +342,22 @@ func (g *GroupAggregate) stored(acc []any) stateRow {
 		return g.codec.over(&g.enc, acc)
 	}
 	return fieldsRow(acc)
+}
+
+// accOf is the current group's accumulator, stored, as fields for the
+// caller to modify: a copy of the cached ones when the cache holds them
+// (accCache), else stored decoded.
+func (g *GroupAggregate) accOf(stored stateRow) []any {
+	if acc, ok := g.cache.get(g.currentKey()); ok {
+		return append([]any(nil), acc...)
+	}
+	return g.codec.fieldsCopy(stored)
+}
+
+// currentKey is the key of the group being updated (setKey's).
+func (g *GroupAggregate) currentKey() string {
+	k, _ := g.Ctx.Keyed.CurrentKey().(string)
+	return k
 }
 
 func (g *GroupAggregate) clear() {
@@ -366,7 +385,7 @@ func (g *GroupAggregate) batchElement(row event.Row, ts event.Timestamp) error {
 		}
 		bg = &batchGroup{key: k, keys: groupKeys(row.Fields, g.opts.GroupKeys), hadPrev: ok}
 		if ok {
-			bg.acc = g.codec.fieldsCopy(stored)
+			bg.acc = g.accOf(stored)
 			bg.prev = g.agg.result(bg.acc)
 		} else {
 			bg.acc = g.agg.newAcc()
