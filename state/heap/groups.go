@@ -50,10 +50,11 @@ type logged struct {
 // record the log in dirty only when a capture takes it (takeDirty). It is
 // for the tables whose entries tell a key's first change since the last
 // capture (a placed table's version), so that a key is logged about once
-// per checkpoint interval, and that have no user keys (uks): recording a
-// change at once probes a map per group that holds an interval's keys,
-// which at Nexmark q18's 10 M events missed the caches on most changes
-// (6 % of its CPU); a log is appended to, and recorded group by group.
+// per checkpoint interval (logChange bounds the rest), and that have no
+// user keys (uks): recording a change at once probes a map per group that
+// holds an interval's keys, which at Nexmark q18's 10 M events missed the
+// caches on most changes (6 % of its CPU); a log is appended to, and
+// recorded group by group.
 func (g *groups[E]) logChanges() {
 	g.logging = true
 	if g.dirty != nil {
@@ -106,20 +107,43 @@ func (g *groups[E]) record(i int, c logged) {
 // recordLog records every change logged (see logChanges) and empties the
 // log.
 func (g *groups[E]) recordLog() {
-	for i, l := range g.log {
-		if len(l) == 0 {
-			continue
-		}
-		if g.dirty[i].len() == 0 {
-			g.dirty[i] = sized[int](l[0].k, len(l))
-		}
-		for _, c := range l {
-			g.record(i, c)
-		}
-		clear(l)
-		g.log[i] = l[:0]
+	for i := range g.log {
+		g.recordGroup(i)
 	}
 }
+
+// recordGroup records the changes logged for group i and empties its log.
+func (g *groups[E]) recordGroup(i int) {
+	l := g.log[i]
+	if len(l) == 0 {
+		return
+	}
+	if g.dirty[i].len() == 0 {
+		g.dirty[i] = sized[int](l[0].k, len(l))
+	}
+	for _, c := range l {
+		g.record(i, c)
+	}
+	clear(l)
+	g.log[i] = l[:0]
+}
+
+// logChange logs change c of group i, recording the group's log once it
+// holds maxLogged changes: only a key's first write since a capture is
+// logged when it finds the key's entry, but a deletion, the write after
+// it and a list's replacement are logged every time, and a key written
+// so again and again must not grow the log with its writes (a
+// reviewer's find).
+func (g *groups[E]) logChange(i int, c logged) {
+	g.log[i] = append(g.log[i], c)
+	if len(g.log[i]) >= maxLogged {
+		g.recordGroup(i)
+	}
+}
+
+// maxLogged is the most changes a group's log holds (a variable for
+// tests).
+var maxLogged = 4096
 
 func (g *groups[E]) get(i int, k any) (E, bool) { return g.maps[i].get(k) }
 
@@ -158,7 +182,7 @@ func (g *groups[E]) touch(i int, k any) {
 		return
 	}
 	if g.logging {
-		g.log[i] = append(g.log[i], logged{k, changedWhole})
+		g.logChange(i, logged{k, changedWhole})
 		return
 	}
 	g.dirty[i].set(k, changedWhole)
@@ -214,7 +238,7 @@ func (g *groups[E]) touchAppend(i int, k any, n int) {
 	switch {
 	case g.dirty == nil:
 	case g.logging:
-		g.log[i] = append(g.log[i], logged{k, n})
+		g.logChange(i, logged{k, n})
 	default:
 		g.markDirty(i, k, n)
 	}

@@ -269,9 +269,10 @@ func (s incStates) check(t *testing.T, model incModel, keys int, r keygroup.Rang
 // at the snapshot. It also requires the chains to hold deltas, and a new
 // base once the deltas outgrow the last.
 func TestIncrementalMatchesModel(t *testing.T) {
-	// Placed lists and values compact often, with snapshots in flight.
-	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
-	placedMinWaste = 2 << 10
+	// Placed lists and values compact often, with snapshots in flight,
+	// and record their logs of changes between captures too.
+	defer func(w int64, n int) { placedMinWaste, maxLogged = w, n }(placedMinWaste, maxLogged)
+	placedMinWaste, maxLogged = 2<<10, 8
 	for seed := range uint64(24) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { incrementalRun(t, seed) })
 	}

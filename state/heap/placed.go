@@ -43,8 +43,11 @@ type placing struct {
 	codec  state.Codec[any]
 	ip     state.InPlace[any]
 	chunks chunkStore
-	// scratch is where a value is encoded before it is placed.
+	// scratch is where a value is encoded before it is placed, when it is
+	// not encoded where it goes (place); last is the size of the last
+	// value encoded.
 	scratch []byte
+	last    int
 	// loading is the index of the group a restore is loading (load).
 	loading int
 	// compactions counts compactions.
@@ -536,16 +539,24 @@ func newChunkStore(groups int) chunkStore {
 // one at prev and returns its place plus 1: encoded where the record
 // goes, in the room left in the group's current chunk, or, when it does
 // not fit there, in scratch and then copied (put).
+//
+// A value whose encoding is larger than the room, or than placeMaxRecord,
+// is encoded in scratch: whether it fits is known only once it is
+// encoded, so the room is tried only when the table's last encoding would
+// have fitted in it and was not a record of a chunk of its own.
 func (p *placing) place(i int, prev uint64, v any) uint64 {
 	room, ok := p.chunks.room(i)
-	if !ok {
+	if !ok || cap(room) < p.last || p.last > placeMaxRecord-recordHead {
 		p.scratch = p.codec.Encode(p.scratch[:0], v)
+		p.last = len(p.scratch)
 		return p.chunks.put(i, prev, p.scratch)
 	}
 	enc := p.codec.Encode(room, v)
-	if len(enc) == 0 || unsafe.SliceData(enc) != unsafe.SliceData(room) {
-		// It did not fit (Encode appended elsewhere; the chunk's bytes
-		// past its fill, which nothing reads, stay as it wrote them).
+	p.last = len(enc)
+	if len(enc) == 0 || unsafe.SliceData(enc) != unsafe.SliceData(room) || len(enc) > placeMaxRecord-recordHead {
+		// It did not fit, or is a record of a chunk of its own (Encode
+		// appended elsewhere, or the record goes elsewhere; the chunk's
+		// bytes past its fill, which nothing reads, stay as it wrote them).
 		return p.chunks.put(i, prev, enc)
 	}
 	return p.chunks.putRoom(i, prev, len(enc))

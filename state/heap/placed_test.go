@@ -412,3 +412,32 @@ func TestPlacedElementsHoldNoChunks(t *testing.T) {
 		t.Fatalf("list %.40q", got)
 	}
 }
+
+// TestPlacedLargeRecordsOwnChunks: a record larger than placeMaxRecord
+// gets a chunk of its own even when the room left in its group's chunk
+// would hold it (a reviewer's find: encoding where the record goes put it
+// in the shared chunk).
+func TestPlacedLargeRecordsOwnChunks(t *testing.T) {
+	b := newPlacedBackend(t, keygroup.RangeFor(maxPar, 1, 0), true)
+	l := placedState(b)
+	at(b, "k")
+	for range 3000 { // the group's chunks grow to 256 KB
+		l.Add(strings.Repeat("x", 100))
+	}
+	g := &b.tables["p"].(*placedTable).chunks.groups[keyGroupOf("k")]
+	if len(g.list[g.cur])-g.fill < 2*placeMaxRecord {
+		t.Fatalf("%d bytes of room: the test does not reach the case", len(g.list[g.cur])-g.fill)
+	}
+	big := strings.Repeat("y", placeMaxRecord)
+	for range 3 {
+		before := len(g.list)
+		l.Add(big)
+		if len(g.list) != before+1 || len(g.list[before]) != recordHead+len(placedCodec{}.Encode(nil, big)) {
+			t.Fatalf("a record of %d bytes went into a shared chunk", len(big))
+		}
+	}
+	l.Add("small")
+	if got := l.Get(); len(got) != 3004 || got[3000] != big || got[3003] != "small" {
+		t.Fatalf("%d values", len(got))
+	}
+}
