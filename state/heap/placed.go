@@ -196,14 +196,15 @@ func (t *placedTable) Update(vs []any) {
 	}
 	e.ver = t.b.version
 	t.data.put(i, k, e)
-	t.compactIfWasteful()
+	t.compactIfWasteful(i)
 }
 
 func (t *placedTable) Delete() { deletePlaced(&t.core, t.drop, t.compactIfWasteful) }
 
 // deletePlaced deletes the current key's entry of c, a placed table's,
-// dropping its records, then compacts if that made the chunks wasteful.
-func deletePlaced[E any](c *core[E], drop func(E), compact func()) {
+// dropping its records, then compacts the key's group if that made its
+// chunks wasteful.
+func deletePlaced[E any](c *core[E], drop func(E), compact func(i int)) {
 	k, i := c.b.current()
 	old, ok := c.data.get(i, k)
 	if !ok {
@@ -211,7 +212,7 @@ func deletePlaced[E any](c *core[E], drop func(E), compact func()) {
 	}
 	drop(old)
 	c.data.del(i, k)
-	compact()
+	compact(i)
 }
 
 // appendValue returns e, a list of group index i, with v appended: its
@@ -249,7 +250,7 @@ func (t *placedTable) elems(e placedList) []elem {
 		var enc []byte
 		at, enc = t.chunks.record(at)
 		items[j] = elem{v: t.view(bytes.Clone(enc)), ver: t.b.version}
-		t.chunks.dropRecord(enc)
+		t.chunks.dropRecord(groupOf(e.head), enc)
 	}
 	return items
 }
@@ -263,48 +264,59 @@ func (t *placedTable) drop(e placedList) {
 	for range e.n {
 		var enc []byte
 		at, enc = t.chunks.record(at)
-		t.chunks.dropRecord(enc)
+		t.chunks.dropRecord(groupOf(e.head), enc)
 	}
 }
 
-// compactIfWasteful copies every list's records into new chunks when
-// more than half of the bytes placed, and placedMinWaste or more, belong to
-// lists replaced or deleted: without it a state of lists updated in place
-// would grow without end. The old chunks stay while a snapshot in
-// flight, or a value read from them, holds them. Entries change only
-// their places, so no change is recorded.
-func (t *placedTable) compactIfWasteful() {
-	if !t.chunks.wasteful() {
+// compactIfWasteful copies the records of group index i's lists into new
+// chunks when more than half of the bytes placed in the group, and enough
+// (chunkStore.wasteful), belong to lists replaced or deleted: without it
+// a state of lists updated in place would grow without end. A group at a
+// time, so that one write pauses the subtask for one group's records,
+// not the state's. The old chunks stay while a snapshot in flight, or a
+// value read from them, holds them. Entries change only their places, so
+// no change is recorded.
+func (t *placedTable) compactIfWasteful(i int) {
+	if !t.chunks.wasteful(i) {
 		return
 	}
-	fresh, from := newChunkStore(len(t.data.maps)), t.chunks.view()
-	compactGroups(&t.data, func(i int, e placedList) placedList { return copyList(from, &fresh, i, e) })
-	t.chunks = fresh
+	old := t.chunks.reset(i)
+	compactGroup(&t.data, i, func(e placedList) placedList { return copyList(old, &t.chunks, i, e) })
 	t.compactions++
 }
 
-// wasteful reports whether more than half of the bytes placed, and
-// placedMinWaste or more, are dropped records'.
-func (c *chunkStore) wasteful() bool { return c.dead >= placedMinWaste && c.dead >= c.live }
+// wasteful reports whether more than half of the bytes placed in group
+// index i, and its share of placedMinWaste or more (at least 4 KB, or
+// all of placedMinWaste when smaller), are dropped records'.
+func (c *chunkStore) wasteful(i int) bool {
+	g := &c.groups[i]
+	least := max(placedMinWaste/int64(len(c.groups)), min(placedMinWaste, 4<<10))
+	return g.dead >= least && g.dead >= g.live
+}
 
-// compactGroups sets every entry of g to move's copy of it, move placing
-// its records in new chunks (a compaction).
-func compactGroups[E any](g *groups[E], move func(i int, e E) E) {
-	for i := range g.maps {
-		m := g.maps[i]
-		if m.len() == 0 {
-			continue
-		}
-		w := g.writable(i)
-		for k, e := range m.f {
-			w.f[k] = move(i, e)
-		}
-		for k, e := range m.s {
-			w.s[k] = move(i, e)
-		}
-		for k, e := range m.a {
-			w.a[k] = move(i, e)
-		}
+// reset empties group index i's chunks and returns their list, clipped.
+func (c *chunkStore) reset(i int) [][]byte {
+	old := slices.Clip(c.groups[i].list)
+	c.groups[i] = groupChunks{cur: -1}
+	return old
+}
+
+// compactGroup sets every entry of group index i of g to move's copy of
+// it, move placing its records in new chunks (a compaction).
+func compactGroup[E any](g *groups[E], i int, move func(e E) E) {
+	m := g.maps[i]
+	if m.len() == 0 {
+		return
+	}
+	w := g.writable(i)
+	for k, e := range m.f {
+		w.f[k] = move(e)
+	}
+	for k, e := range m.s {
+		w.s[k] = move(e)
+	}
+	for k, e := range m.a {
+		w.a[k] = move(e)
 	}
 }
 
@@ -313,12 +325,16 @@ func compactGroups[E any](g *groups[E], move func(i int, e E) E) {
 var placedMinWaste int64 = 16 << 20
 
 // copyList returns e, a list of group index i, with its records copied,
-// in order, from chunks from into to.
-func copyList(from chunkView, to *chunkStore, i int, e placedList) placedList {
+// in order, from the group's chunks old into to.
+func copyList(old [][]byte, to *chunkStore, i int, e placedList) placedList {
 	if e.boxed != nil || e.n == 0 {
 		return e
 	}
-	encs := records(from, e, 0, nil)
+	encs := make([][]byte, e.n)
+	at := e.head
+	for j := e.n - 1; j >= 0; j-- {
+		at, encs[j] = readRecord(old, at)
+	}
 	e.head = 0
 	for _, enc := range encs {
 		e.head = to.put(i, e.head, enc)
@@ -492,16 +508,16 @@ func (t *placedTable) estimateEntry(e placedList, _ int64, sample int) int64 {
 // at its end.
 type chunkStore struct {
 	groups []groupChunks
-	// live and dead are the bytes of records in lists and of records
-	// dropped (compactIfWasteful).
-	live, dead int64
 }
 
 // groupChunks are one key group's chunks: cur is the index of the one
-// records are placed in (-1: none yet), fill the bytes of it used.
+// records are placed in (-1: none yet), fill the bytes of it used; live
+// and dead are the bytes of its records in entries and of those dropped
+// (compactIfWasteful).
 type groupChunks struct {
-	list      [][]byte
-	cur, fill int
+	list       [][]byte
+	cur, fill  int
+	live, dead int64
 }
 
 // chunkView is the chunks' lists of each group as they were at a
@@ -588,7 +604,7 @@ func (c *chunkStore) putRoom(i int, prev uint64, size int) uint64 {
 	binary.LittleEndian.PutUint32(b[8:], uint32(len(enc)))
 	off := g.fill
 	g.fill += n
-	c.live += int64(n)
+	g.live += int64(n)
 	return uint64(i)<<groupShift | uint64(g.cur)<<32 | uint64(off) + 1
 }
 
@@ -622,7 +638,7 @@ func (c *chunkStore) put(i int, prev uint64, enc []byte) uint64 {
 	binary.LittleEndian.PutUint64(b, prev)
 	binary.LittleEndian.PutUint32(b[8:], uint32(len(enc)))
 	copy(b[recordHead:], enc)
-	c.live += int64(n)
+	g.live += int64(n)
 	return uint64(i)<<groupShift | uint64(chunk)<<32 | uint64(off) + 1
 }
 
@@ -635,11 +651,15 @@ func (g *groupChunks) add(size int) int {
 	return len(g.list) - 1
 }
 
-// dropRecord counts the record of enc as dropped.
-func (c *chunkStore) dropRecord(enc []byte) {
+// dropRecord counts the record of enc, of group index i, as dropped.
+func (c *chunkStore) dropRecord(i int, enc []byte) {
+	g := &c.groups[i]
 	n := int64(recordHead + len(enc))
-	c.live, c.dead = c.live-n, c.dead+n
+	g.live, g.dead = g.live-n, g.dead+n
 }
+
+// groupOf is the group index of the record at place at (plus 1).
+func groupOf(at uint64) int { return int((at - 1) >> groupShift) }
 
 // view is the chunks' lists as they are now (chunkView).
 func (c *chunkStore) view() chunkView {

@@ -75,29 +75,29 @@ func (t *placedValueTable) Put(v any) {
 	} else {
 		t.data.put(i, k, e)
 	}
-	t.compactIfWasteful()
+	t.compactIfWasteful(i)
 }
 
 func (t *placedValueTable) Delete() { deletePlaced(&t.core, t.dropRecord, t.compactIfWasteful) }
 
 func (t *placedValueTable) dropRecord(e placedValue) {
 	_, enc := t.chunks.record(e.at)
-	t.chunks.dropRecord(enc)
+	t.chunks.dropRecord(groupOf(e.at), enc)
 }
 
-// compactIfWasteful copies every value's record into new chunks when the
-// chunks are wasteful (see placedTable.compactIfWasteful).
-func (t *placedValueTable) compactIfWasteful() {
-	if !t.chunks.wasteful() {
+// compactIfWasteful copies the records of group index i's values into
+// new chunks when the group's chunks are wasteful (see
+// placedTable.compactIfWasteful).
+func (t *placedValueTable) compactIfWasteful(i int) {
+	if !t.chunks.wasteful(i) {
 		return
 	}
-	fresh, from := newChunkStore(len(t.data.maps)), t.chunks.view()
-	compactGroups(&t.data, func(i int, e placedValue) placedValue {
-		_, enc := from.record(e.at)
-		e.at = fresh.put(i, 0, enc)
+	old := t.chunks.reset(i)
+	compactGroup(&t.data, i, func(e placedValue) placedValue {
+		_, enc := readRecord(old, e.at)
+		e.at = t.chunks.put(i, 0, enc)
 		return e
 	})
-	t.chunks = fresh
 	t.compactions++
 }
 

@@ -282,3 +282,52 @@ func TestPlacedLogBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestPlacedCompactsOneGroupAtATime: values replaced again and again in
+// one key group compact that group's chunks alone; the others keep
+// theirs, so one write pauses the subtask for one group's records, not
+// the state's.
+func TestPlacedCompactsOneGroupAtATime(t *testing.T) {
+	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
+	placedMinWaste = 1 << 10
+	b := newPlacedBackend(t, keygroup.RangeFor(maxPar, 1, 0), true)
+	v := placedValueState(b)
+	for k := range 1000 {
+		at(b, fmt.Sprint("k", k))
+		v.Update(strings.Repeat("v", 100))
+	}
+	tbl := b.tables["pv"].(*placedValueTable)
+	first := func(i int) *byte {
+		if l := tbl.chunks.groups[i].list; len(l) > 0 {
+			return &l[0][0]
+		}
+		return nil
+	}
+	var before []*byte
+	for i := range tbl.chunks.groups {
+		before = append(before, first(i))
+	}
+	hot := keyGroupOf("k0")
+	for j := range 200 {
+		at(b, "k0")
+		v.Update(fmt.Sprint(j, strings.Repeat("h", 100)))
+	}
+	if tbl.compactions == 0 {
+		t.Fatal("no compaction: the test does not reach it")
+	}
+	for i := range tbl.chunks.groups {
+		if moved := first(i) != before[i]; moved != (i == hot) {
+			t.Errorf("group %d (the hot one: %d): chunks replaced %v", i, hot, moved)
+		}
+	}
+	for k := range 1000 {
+		at(b, fmt.Sprint("k", k))
+		want := strings.Repeat("v", 100)
+		if k == 0 {
+			want = fmt.Sprint(199, strings.Repeat("h", 100))
+		}
+		if got, _ := v.Value(); got != want {
+			t.Fatalf("key k%d: %.20q", k, got)
+		}
+	}
+}
