@@ -100,3 +100,10 @@ func atStr[E any](m keyMap[E], k string) E {
 	e, _ := m.getString(k)
 	return e
 }
+
+// setVar sets *v, a package variable tests tune, to x until t ends.
+func setVar[T any](t testing.TB, v *T, x T) {
+	old := *v
+	*v = x
+	t.Cleanup(func() { *v = old })
+}

@@ -271,8 +271,8 @@ func (s incStates) check(t *testing.T, model incModel, keys int, r keygroup.Rang
 func TestIncrementalMatchesModel(t *testing.T) {
 	// Placed lists and values compact often, with snapshots in flight,
 	// and record their logs of changes between captures too.
-	defer func(w int64, n int) { placedMinWaste, maxLogged = w, n }(placedMinWaste, maxLogged)
-	placedMinWaste, maxLogged = 64, 8
+	setVar(t, &placedMinWaste, 64)
+	setVar(t, &maxLogged, 8)
 	for seed := range uint64(24) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { incrementalRun(t, seed) })
 	}

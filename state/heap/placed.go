@@ -101,9 +101,9 @@ func (e placedList) len() int {
 }
 
 // placesInPlace reports whether a list or value state of spec is kept in
-// a placedTable or placedValueTable: its codec keeps values in place and declares them
-// immutable, and it has no TTL (a chunk lives while any record in it is
-// read, so expired records would keep their chunks).
+// a placedTable or placedValueTable: its codec keeps values in place and
+// declares them immutable, and it has no TTL (a chunk lives while any
+// record in it is read, so expired records would keep their chunks).
 func placesInPlace(sp state.StateSpec) (state.InPlace[any], bool) {
 	ip := state.InPlaceOf(sp.Codec)
 	if ip == nil || !state.IsImmutableType(sp.Codec) || keyed.NewTTL(sp.TTL).Enabled() {

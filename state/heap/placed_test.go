@@ -178,8 +178,7 @@ type placedKind struct {
 // each side's full snapshot into a backend of the other kind at another
 // parallelism.
 func placedMatchesPlain(t *testing.T, kind placedKind) {
-	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
-	placedMinWaste = 512
+	setVar(t, &placedMinWaste, 512)
 	for seed := range uint64(6) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { placedVersusPlain(t, seed, kind) })
 	}
@@ -246,8 +245,7 @@ func comparePlaced(t *testing.T, kind placedKind, a, b *Backend, keys int, r key
 // making new ones) and compacts: the restored snapshot holds the lists as
 // they were at the capture. Run with -race.
 func TestPlacedSnapshotWhileAppending(t *testing.T) {
-	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
-	placedMinWaste = 4 << 10
+	setVar(t, &placedMinWaste, 4<<10)
 	whole := keygroup.RangeFor(maxPar, 1, 0)
 	b := newPlacedBackend(t, whole, true)
 	l := placedState(b)

@@ -19,8 +19,7 @@ func placedValueState(b *Backend) state.ValueState[string] {
 // replaced again and again and the chunks are compacted (the SQL
 // operators emit the old row after putting the new one).
 func TestPlacedValueReadStays(t *testing.T) {
-	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
-	placedMinWaste = 1 << 10
+	setVar(t, &placedMinWaste, 1<<10)
 	b := newPlacedBackend(t, keygroup.RangeFor(maxPar, 1, 0), true)
 	v := placedValueState(b)
 	at(b, "k")
@@ -79,8 +78,7 @@ func TestPlacedValueMatchesValueTable(t *testing.T) {
 // (filling chunks, making new ones) and compacts: the restored snapshot
 // holds the values as they were at the capture. Run with -race.
 func TestPlacedValueSnapshotWhilePutting(t *testing.T) {
-	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
-	placedMinWaste = 4 << 10
+	setVar(t, &placedMinWaste, 4<<10)
 	whole := keygroup.RangeFor(maxPar, 1, 0)
 	b := newPlacedBackend(t, whole, true)
 	v := placedValueState(b)
@@ -148,8 +146,7 @@ func TestPlacedValueRestoreRefusesCorruptValue(t *testing.T) {
 // again leaves its old records to compactions, so the chunks hold about
 // the live values, not every value ever put.
 func TestPlacedValueChunksStayBounded(t *testing.T) {
-	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
-	placedMinWaste = 64 << 10
+	setVar(t, &placedMinWaste, 64<<10)
 	b := newPlacedBackend(t, keygroup.RangeFor(maxPar, 1, 0), true)
 	v := placedValueState(b)
 	at(b, "k")
@@ -228,8 +225,7 @@ func logOf(b *Backend, name string) [][]logged {
 // changes take stays bounded by the keys (a reviewer's find: 4 M changes
 // logged for 1,000 keys), and the next delta holds them all.
 func TestPlacedLogBounded(t *testing.T) {
-	defer func(n int) { maxLogged = n }(maxLogged)
-	maxLogged = 64
+	setVar(t, &maxLogged, 64)
 	store := newMemStore("mem://log")
 	b, err := New(Options{KeyGroupRange: keygroup.RangeFor(maxPar, 1, 0), Incremental: true})
 	if err != nil {
@@ -288,8 +284,7 @@ func TestPlacedLogBounded(t *testing.T) {
 // theirs, so one write pauses the subtask for one group's records, not
 // the state's.
 func TestPlacedCompactsOneGroupAtATime(t *testing.T) {
-	defer func(w int64) { placedMinWaste = w }(placedMinWaste)
-	placedMinWaste = 1 << 10
+	setVar(t, &placedMinWaste, 1<<10)
 	b := newPlacedBackend(t, keygroup.RangeFor(maxPar, 1, 0), true)
 	v := placedValueState(b)
 	for k := range 1000 {
