@@ -29,6 +29,12 @@ type Calc struct {
 	// length. The two must agree: with ProjectInto set, the row a Calc
 	// emits is Width fields that ProjectInto filled (event.NewRow).
 	Width int
+	// Prefix reports that Project picks columns 0 to Width-1 as they are:
+	// a row of exactly Width fields passes on as it came, without a copy
+	// (a SELECT * after an operator, or a sink taking a query's columns:
+	// Nexmark q19 copied each of its Top-N's ranked rows). A wider row is
+	// projected.
+	Prefix bool
 	// stages, when set (FuseCalcs), replace Filter and Project: each stage
 	// filters and projects the previous stage's output.
 	stages []*Calc
@@ -48,7 +54,7 @@ func FuseCalcs(calcs ...*Calc) *Calc {
 	var stages []*Calc
 	for _, c := range calcs {
 		for _, s := range c.flat() {
-			stages = append(stages, &Calc{Filter: s.Filter, Project: s.Project, ProjectInto: s.ProjectInto, Width: s.Width})
+			stages = append(stages, &Calc{Filter: s.Filter, Project: s.Project, ProjectInto: s.ProjectInto, Width: s.Width, Prefix: s.Prefix})
 		}
 	}
 	var next *Calc // the nearest later stage that projects
@@ -61,6 +67,16 @@ func FuseCalcs(calcs ...*Calc) *Calc {
 			s.scratch = make([]any, s.Width)
 		}
 		next = s
+	}
+	// A stage reading an earlier one's scratch must copy what it keeps: the
+	// buffer is written again by the next row.
+	fromScratch := false
+	for _, s := range stages {
+		if s.Project == nil {
+			continue
+		}
+		s.Prefix = s.Prefix && !fromScratch
+		fromScratch = s.scratch != nil
 	}
 	return &Calc{stages: stages}
 }
@@ -88,6 +104,7 @@ func (c *Calc) apply(fields []any, kind event.RowKind) (out []any, row *event.Ro
 		}
 	}
 	switch {
+	case c.Prefix && len(fields) == c.Width: // the row is its projection
 	case c.scratch != nil:
 		if err = c.ProjectInto(c.scratch, fields); err != nil {
 			return nil, nil, false, fmt.Errorf("sql/exec: Calc projection: %w", err)

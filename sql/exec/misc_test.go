@@ -160,3 +160,60 @@ func TestFusedCalcReusesBuffersOnlyBetweenCopyingStages(t *testing.T) {
 		t.Fatalf("got %s, want %s", got, want)
 	}
 }
+
+// A projection that picks a row's columns as they are (Prefix) hands on
+// a row of exactly its width without a copy, and projects a wider one; in
+// a fused Calc, a stage that reads an earlier stage's buffer copies (the
+// compat suite's UNNEST case emitted its last row four times when it did
+// not).
+func TestPrefixCalcPassesRowsAsTheyAre(t *testing.T) {
+	firstTwo := func() *Calc {
+		return &Calc{
+			Project:     func(f []any) ([]any, error) { return []any{f[0], f[1]}, nil },
+			ProjectInto: func(out, f []any) error { out[0], out[1] = f[0], f[1]; return nil },
+			Width:       2, Prefix: true,
+		}
+	}
+	var clock int64
+	c := openChain(t, []newStage{func() (operator.Operator, bool) { return FuseCalcs(firstTwo()), false }}, &clock, nil)
+	in := mustRows(t, "+I[a, 1]", "-U[b, 2, x]")
+	for _, r := range in {
+		if err := c.process(t, 1, event.Record{Value: r, Timestamp: 7}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := strings.Join(c.out.take(), " "), "+I[a, 1] @7 -U[b, 2] @7"; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	out := c.out.rows()
+	if &out[0].Fields[0] != &in[0].Fields[0] {
+		t.Error("a row of the projection's width was copied")
+	}
+	if &out[1].Fields[0] == &in[1].Fields[0] {
+		t.Error("a wider row was handed on unprojected")
+	}
+
+	swap := &Calc{
+		Project:     func(f []any) ([]any, error) { return []any{f[1], f[0]}, nil },
+		ProjectInto: func(out, f []any) error { out[0], out[1] = f[1], f[0]; return nil },
+		Width:       2,
+	}
+	fused := FuseCalcs(swap, firstTwo())
+	if fused.stages[0].scratch == nil || fused.stages[1].Prefix {
+		t.Fatalf("the swap projects into a buffer: %v; the prefix after it passes rows on: %v",
+			fused.stages[0].scratch != nil, fused.stages[1].Prefix)
+	}
+	c = openChain(t, []newStage{func() (operator.Operator, bool) { return fused, false }}, &clock, nil)
+	for _, r := range mustRows(t, "+I[a, 1]", "+I[b, 2]", "+I[c, 3]") {
+		if err := c.process(t, 1, event.Record{Value: r, Timestamp: 7}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, r := range c.out.rows() { // printed after every row went through
+		got = append(got, formatRow(r))
+	}
+	if want := "+I[1, a] +I[2, b] +I[3, c]"; strings.Join(got, " ") != want {
+		t.Fatalf("got %s, want %s", strings.Join(got, " "), want)
+	}
+}

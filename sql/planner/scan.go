@@ -196,7 +196,8 @@ func projectorInto(evals []*expr.Compiled) func(out, row []any) error {
 
 // projectStage is a Calc stage that projects each row through evals.
 func projectStage(evals []*expr.Compiled) *exec.Calc {
-	return &exec.Calc{Project: projector(evals), ProjectInto: projectorInto(evals), Width: len(evals)}
+	return &exec.Calc{Project: projector(evals), ProjectInto: projectorInto(evals), Width: len(evals),
+		Prefix: isIdentity(evals, len(evals))}
 }
 
 // wmSpec is a table's watermark: the rowtime column, how to read it from a
