@@ -127,10 +127,13 @@ func (c *core[E]) capture(delta bool, d tableDelta) captured {
 		out.uks = u.encodeUKs
 	}
 	if delta {
-		out.maps = c.data.captureKeys(d.keys)
-		if dt, ok := c.ops.(detacher[E]); ok {
-			out.partial = dt.detach(out.maps, d)
+		dt, ok := c.ops.(detacher[E])
+		if !ok {
+			out.lists = c.data.captureList(d.keys)
+			return out
 		}
+		out.maps = c.data.captureKeys(d.keys)
+		out.partial = dt.detach(out.maps, d)
 	} else {
 		out.maps = c.data.capture()
 	}

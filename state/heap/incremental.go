@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/internal/keyed"
@@ -592,6 +593,9 @@ func changedGroups(groups []changes) int {
 // appendKeys appends, for each key of keys, the key and its op (appendKey).
 // String keys are encoded and looked up unboxed.
 func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, w *writer) []byte {
+	if c.lists != nil {
+		return c.appendList(body, &c.lists[i], keys, w)
+	}
 	m := c.maps[i]
 	var partial userKeys
 	if c.partial != nil {
@@ -613,6 +617,55 @@ func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, w *writ
 		body = c.appendKey(body, w.key, e, ok, how, partial.a[k], w.now)
 	}
 	return body
+}
+
+// appendList appends, for each key of keys, the key and its op, from l:
+// the capture's list of the group. The capture took the keys changed since
+// the newest chain written then, the writer writes those changed since the
+// link its plan extends, which is that one or a newer one: keys is l's
+// record itself, or holds some of l's keys, each as it says it changed.
+func (c *capturedGroups[E]) appendList(body []byte, l *capturedList[E], keys changes, w *writer) []byte {
+	same := sameChanges(l.keys, keys)
+	n := 0
+	body = appendCaptured(c, body, l.f, keys.f, same, &n, w, func(k shortKey) []byte {
+		return w.encodeString(w.key[:0], w.shortView(k))
+	})
+	body = appendCaptured(c, body, l.s, keys.s, same, &n, w, func(k string) []byte { return w.encodeString(w.key[:0], k) })
+	body = appendCaptured(c, body, l.a, keys.a, same, &n, w, func(k any) []byte { return w.keyCodec.Encode(w.key[:0], k) })
+	if n != keys.len() {
+		panic(fmt.Sprintf("a delta writes %d changed keys of a group, of which its capture took %d", keys.len(), n))
+	}
+	return body
+}
+
+// appendCaptured appends the keys of list that keys holds (all when same),
+// each encoded by key, with its op as keys says it changed, counting them
+// in n.
+func appendCaptured[K comparable, E any](c *capturedGroups[E], body []byte, list []capturedKey[K, E], keys map[K]int,
+	same bool, n *int, w *writer, key func(K) []byte) []byte {
+	for _, x := range list {
+		how := x.how
+		if !same {
+			var in bool
+			if how, in = keys[x.k]; !in {
+				continue
+			}
+		}
+		w.key = key(x.k)
+		body = c.appendKey(body, w.key, x.e, x.ok, how, nil, w.now)
+		*n++
+	}
+	return body
+}
+
+// sameChanges reports whether a and b are one record (the same maps).
+func sameChanges(a, b changes) bool {
+	return mapID(a.f) == mapID(b.f) && mapID(a.s) == mapID(b.s) && mapID(a.a) == mapID(b.a)
+}
+
+// mapID is the identity of map m.
+func mapID[K comparable, V any](m map[K]V) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
 }
 
 // appendKey appends the encoded key and its op: its entry e's payload, or

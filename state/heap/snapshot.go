@@ -38,8 +38,11 @@ type captured interface {
 // capturedGroups is a captured state: the group maps as they were at
 // Snapshot, which copy-on-write keeps unchanged.
 type capturedGroups[E any] struct {
-	hdr    stateHeader
-	maps   []keyMap[E]
+	hdr  stateHeader
+	maps []keyMap[E]
+	// lists replaces maps in a delta capture of a table without user
+	// keys (captureList).
+	lists  []capturedList[E]
 	encode func(buf []byte, e E, now int64) ([]byte, bool)
 	// tail, for a list, encodes the elements from an index on.
 	tail func(buf []byte, e E, from int) ([]byte, bool)
