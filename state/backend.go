@@ -202,6 +202,15 @@ type MapTable interface {
 	Delete()
 }
 
+// StringKeyGetter is a MapTable that reads a string user key without
+// boxing it into an interface (an allocation per read) and without keeping
+// it: GetString(uk) is Get(uk), and uk may be a view over memory the
+// caller writes again afterwards (GetView). A write the read makes (a TTL
+// refreshed on read) keeps a copy.
+type StringKeyGetter interface {
+	GetString(uk string) (any, bool)
+}
+
 // Redistribution says how an operator list state is divided among the
 // subtasks after a restore (Flink's OperatorStateHandle.Mode).
 type Redistribution uint8

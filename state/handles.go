@@ -1,6 +1,9 @@
 package state
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // ValueState holds one value per key (Flink's ValueState).
 type ValueState[T any] interface {
@@ -113,7 +116,25 @@ func Map[K comparable, V any](b KeyedBackend, desc MapDescriptor[K, V]) MapState
 		Name: desc.Name, Kind: KindMap, TTL: desc.TTL,
 		Codec: Erase(codecOr(desc.ValueCodec)), UserKeyCodec: Erase(codecOr(desc.KeyCodec)),
 	}
-	return mapState[K, V]{must(b.MapTable(spec))}
+	t := must(b.MapTable(spec))
+	s := mapState[K, V]{t: t}
+	if _, str := any(*new(K)).(string); str {
+		s.str, _ = t.(StringKeyGetter)
+	}
+	return s
+}
+
+// GetView returns the value of s under the user key that the bytes uk
+// spell, reading them in place when s's table reads string keys unboxed
+// (StringKeyGetter), else copying them into a string: uk may be written
+// again after the call. Nexmark q15 and q16 read a DISTINCT set once per
+// row and value, and each read allocated the key and its box.
+func GetView[V any](s MapState[string, V], uk []byte) (V, bool) {
+	if m, ok := s.(mapState[string, V]); ok && m.str != nil {
+		v, found := m.str.GetString(unsafe.String(unsafe.SliceData(uk), len(uk)))
+		return as[V](v), found
+	}
+	return s.Get(string(uk))
 }
 
 // Reducing returns the ReducingState desc names in b, registering it on
@@ -222,9 +243,18 @@ func boxAll[T any](vs []T) []any {
 	return out
 }
 
-type mapState[K comparable, V any] struct{ t MapTable }
+// mapState is a MapState over t; str is t when K is string and t reads
+// string keys unboxed.
+type mapState[K comparable, V any] struct {
+	t   MapTable
+	str StringKeyGetter
+}
 
 func (s mapState[K, V]) Get(k K) (V, bool) {
+	if s.str != nil { // K is string
+		v, ok := s.str.GetString(*(*string)(unsafe.Pointer(&k)))
+		return as[V](v), ok
+	}
 	v, ok := s.t.Get(k)
 	return as[V](v), ok
 }

@@ -159,10 +159,10 @@ type distinctSet struct {
 // -1: from > 0 to ≤ 0).
 func (s *distinctSet) add(v any, sign int64, pass uint64, n int) (flipped uint64) {
 	s.key = appendValue(append(s.key[:0], s.prefix...), v, true)
-	k := string(s.key)
 	if s.bits != nil {
-		return s.addBits(k, pass)
+		return s.addBits(pass)
 	}
+	k := string(s.key)
 	e, ok := s.m.Get(k)
 	if !ok {
 		e = &distinctEntry{counts: make([]int64, n), v: v}
@@ -190,12 +190,14 @@ func (s *distinctSet) add(v any, sign int64, pass uint64, n int) (flipped uint64
 }
 
 // addBits is add over an insert-only input: the calls in pass that did
-// not hold the value's key k yet now do, and flip.
-func (s *distinctSet) addBits(k string, pass uint64) (flipped uint64) {
-	had, _ := s.bits.Get(k)
+// not hold the value's key (s.key) yet now do, and flip. A value the
+// calls hold already, most rows' once the set is large, is read in place
+// and allocates nothing.
+func (s *distinctSet) addBits(pass uint64) (flipped uint64) {
+	had, _ := state.GetView(s.bits, s.key)
 	flipped = pass &^ had
 	if flipped != 0 || s.refresh {
-		s.bits.Put(k, had|pass)
+		s.bits.Put(string(s.key), had|pass)
 	}
 	return flipped
 }

@@ -1,6 +1,8 @@
 package heap
 
 import (
+	"strings"
+
 	"github.com/weirstream/weir/state"
 	"github.com/weirstream/weir/state/internal/wire"
 )
@@ -126,11 +128,42 @@ func (t *mapTable) get(uk any, handOut bool) (any, bool) {
 	if !has {
 		return nil, false
 	}
+	return found(t, k, i, e, uk, el, handOut)
+}
+
+// GetString is Get for a string user key (state.StringKeyGetter): uk is
+// boxed, and copied, only when the read writes the entry.
+func (t *mapTable) GetString(uk string) (any, bool) {
+	k, i, e, ok := t.entry()
+	if !ok {
+		return nil, false
+	}
+	el, has := e.m.getString(uk)
+	if !has {
+		return nil, false
+	}
+	return found(t, k, i, e, ukString(uk), el, true)
+}
+
+// ukString is a string user key that GetString read: the caller may write
+// its bytes again, so a write keeps a copy.
+type ukString string
+
+// found finishes get of user key uk, found as el in key k's map e (group
+// index i): it removes an expired value, refreshes the TTL if reads do,
+// and makes the value private when handing it out.
+func found[U comparable](t *mapTable, k any, i int, e mapEntry, uk U, el elem, handOut bool) (any, bool) {
+	box := func() any {
+		if s, ok := any(uk).(ukString); ok {
+			return strings.Clone(string(s))
+		}
+		return uk
+	}
 	changed := false
 	if t.ttl.Enabled() {
 		now := t.b.opts.Clock()
 		if t.ttl.Expired(el.ts, now) {
-			t.remove(i, k, e, uk)
+			t.remove(i, k, e, box())
 			return nil, false
 		}
 		if t.ttl.OnRead {
@@ -143,7 +176,7 @@ func (t *mapTable) get(uk any, handOut bool) (any, bool) {
 		}
 	}
 	if changed {
-		t.writeUK(i, k, e, uk, el, true)
+		t.writeUK(i, k, e, box(), el, true)
 	}
 	return el.v, true
 }

@@ -50,3 +50,37 @@ func TestIncrementalTTLMapRefreshReachesDelta(t *testing.T) {
 		})
 	}
 }
+
+// TestMapGetViewKeepsNoView: a read through state.GetView takes the key's
+// bytes in place, and a write the read makes (a TTL refreshed on read)
+// keeps a copy of them: the caller's buffer written again afterwards does
+// not change the key in the map.
+func TestMapGetViewKeepsNoView(t *testing.T) {
+	clock := &fakeClock{ms: 1000}
+	b := incBackend(t, nil, clock, nil)
+	d := state.MapDescriptor[string, int64]{Name: "m", ValueCodec: state.Int64Codec{},
+		TTL: &state.TTLConfig{TTL: 10 * time.Second, UpdateType: state.OnReadAndWrite}}
+	m := state.Map(b, d)
+	at(b, 1)
+	m.Put("key1", 7)
+	long := "a user key longer than a short key's room"
+	m.Put(long, 8)
+	clock.ms += 5000
+	for _, k := range []string{"key1", long} {
+		buf := []byte(k)
+		if v, ok := state.GetView(m, buf); !ok || v != map[string]int64{"key1": 7, long: 8}[k] {
+			t.Fatalf("GetView(%q) = %d, %v", k, v, ok)
+		}
+		for i := range buf {
+			buf[i] = 'X'
+		}
+	}
+	got := map[string]int64{}
+	m.Range(func(k string, v int64) bool { got[k] = v; return true })
+	if len(got) != 2 || got["key1"] != 7 || got[long] != 8 {
+		t.Fatalf("after the reads' buffers changed, the map holds %v", got)
+	}
+	if _, ok := state.GetView(m, []byte("nokey")); ok {
+		t.Fatal("GetView found a key never put")
+	}
+}
