@@ -120,39 +120,31 @@ func (t *mapTable) Contains(uk any) bool {
 // refreshing it if reads refresh the TTL. When handOut is set (Get, not
 // Contains), it makes the value private first.
 func (t *mapTable) get(uk any, handOut bool) (any, bool) {
-	k, i, e, ok := t.entry()
-	if !ok {
-		return nil, false
-	}
-	el, has := e.m.get(uk)
-	if !has {
-		return nil, false
-	}
-	return found(t, k, i, e, uk, el, handOut)
+	return getUK(t, uk, handOut, func(m *keyMap[elem], uk any) (elem, bool) { return m.get(uk) })
 }
 
 // GetString is Get for a string user key (state.StringKeyGetter): uk is
 // boxed, and copied, only when the read writes the entry.
 func (t *mapTable) GetString(uk string) (any, bool) {
-	k, i, e, ok := t.entry()
-	if !ok {
-		return nil, false
-	}
-	el, has := e.m.getString(uk)
-	if !has {
-		return nil, false
-	}
-	return found(t, k, i, e, ukString(uk), el, true)
+	return getUK(t, ukString(uk), true, func(m *keyMap[elem], uk ukString) (elem, bool) { return m.getString(string(uk)) })
 }
 
 // ukString is a string user key that GetString read: the caller may write
 // its bytes again, so a write keeps a copy.
 type ukString string
 
-// found finishes get of user key uk, found as el in key k's map e (group
-// index i): it removes an expired value, refreshes the TTL if reads do,
-// and makes the value private when handing it out.
-func found[U comparable](t *mapTable, k any, i int, e mapEntry, uk U, el elem, handOut bool) (any, bool) {
+// getUK is get of user key uk, which find looks up in a map: it removes
+// an expired value, refreshes the TTL if reads do, and makes the value
+// private when handing it out.
+func getUK[U comparable](t *mapTable, uk U, handOut bool, find func(m *keyMap[elem], uk U) (elem, bool)) (any, bool) {
+	k, i, e, ok := t.entry()
+	if !ok {
+		return nil, false
+	}
+	el, has := find(e.m, uk)
+	if !has {
+		return nil, false
+	}
 	box := func() any {
 		if s, ok := any(uk).(ukString); ok {
 			return strings.Clone(string(s))
