@@ -27,7 +27,8 @@ type Calc struct {
 	ProjectInto func(out, fields []any) error
 	// Width is the number of fields ProjectInto writes: Project's output
 	// length. The two must agree: with ProjectInto set, the row a Calc
-	// emits is Width fields that ProjectInto filled (event.NewRow).
+	// emits is Width fields that ProjectInto filled (event.NewRow), or,
+	// with Prefix, the input row itself.
 	Width int
 	// Prefix reports that Project picks columns 0 to Width-1 as they are:
 	// a row of exactly Width fields passes on as it came, without a copy

@@ -381,70 +381,41 @@ func (t *TopN) unmatched(before, after []rankedRow) (gone, came []rankedRow) {
 // new rank, -D for a lost one), each row with its rank appended.
 //
 // An insert at rank i shifts every rank below it, so one input row can
-// emit 2 × (N − i) rows: this is q19's hot path. The ranked rows are
-// carved out of one allocation per call (rankedRows), and whether a rank
-// changed is decided once (rows that did not move are equal by identity,
-// the first test of sameRow).
+// emit 2 × (N − i) rows: this is q19's hot path. Each ranked row is one
+// allocation with its header (emitRanked), and whether a rank changed is
+// decided once (rows that did not move are equal by identity, the first
+// test of sameRow).
 func (t *TopN) diffRanks(before, after []rankedRow, ts event.Timestamp) {
 	n := max(len(before), len(after))
 	moved := t.moved[:0] // which ranks changed, decided once
-	changed := 0
 	for i := range n {
-		m := i >= len(before) || i >= len(after) || !t.same(before[i], after[i])
-		moved = append(moved, m)
-		switch {
-		case m && i < len(before) && i < len(after):
-			changed += 2
-		case m:
-			changed++
-		}
+		moved = append(moved, i >= len(before) || i >= len(after) || !t.same(before[i], after[i]))
 	}
 	t.moved = moved
-	if changed == 0 {
-		return
-	}
-	rr := t.rankedRows(changed, before, after)
 	for i, m := range moved {
+		rank := i + t.first()
 		switch {
 		case !m:
 		case i >= len(before):
-			emit(t.Ctx, event.Insert, rr.next(after[i], i+t.first()), ts)
+			t.emitRanked(event.Insert, after[i], rank, ts)
 		case i >= len(after):
-			emit(t.Ctx, event.Delete, rr.next(before[i], i+t.first()), ts)
+			t.emitRanked(event.Delete, before[i], rank, ts)
 		default:
-			emit(t.Ctx, event.UpdateBefore, rr.next(before[i], i+t.first()), ts)
-			emit(t.Ctx, event.UpdateAfter, rr.next(after[i], i+t.first()), ts)
+			t.emitRanked(event.UpdateBefore, before[i], rank, ts)
+			t.emitRanked(event.UpdateAfter, after[i], rank, ts)
 		}
 	}
 }
 
-// rankedRows hands out rows with their rank appended from one backing
-// array sized for count rows of the widest row of before and after. The
-// rows do not overlap (each has its own capacity), so a downstream
-// operator may keep or append to one without touching another; a kept row
-// keeps the others of its call alive, at most 2 × N rows.
-type rankedRows struct {
-	buf     []any
-	decoder *rowDecoder
-}
-
-func (t *TopN) rankedRows(count int, before, after []rankedRow) rankedRows {
-	w := 0
-	if t.layout != nil {
-		w = t.layout.Arity()
-	}
-	for _, rows := range [][]rankedRow{before, after} {
-		for _, r := range rows {
-			w = max(w, len(r.fields))
-		}
-	}
-	return rankedRows{buf: make([]any, 0, count*(w+1)), decoder: &t.decoder}
-}
-
-// next is row r with rank appended.
-func (rr *rankedRows) next(r rankedRow, rank int) []any {
-	row := rr.decoder.fields(r)
-	start := len(rr.buf)
-	rr.buf = append(append(rr.buf, row...), int64(rank))
-	return rr.buf[start:len(rr.buf):len(rr.buf)]
+// emitRanked emits row r of kind with its rank appended, in a row of its
+// own: a downstream operator may keep it (a sink's materializer, a join)
+// without keeping other rows alive. Rows of one call carved out of one
+// array did that, once a projection after the Top-N handed its rows on
+// as they are (Calc.Prefix; a review's find).
+func (t *TopN) emitRanked(kind event.RowKind, r rankedRow, rank int, ts event.Timestamp) {
+	fields := t.decoder.fields(r)
+	out := event.NewRow(kind, len(fields)+1)
+	copy(out.Fields, fields)
+	out.Fields[len(fields)] = int64(rank)
+	emitRow(t.Ctx, out, ts)
 }

@@ -1,21 +1,47 @@
 package exec
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
 
-// TestRankedRowsDoNotOverlap: the rows diffRanks emits share one
-// allocation but not their memory: each is capped, so appending to one
-// (a downstream Calc may) cannot write into the next.
-func TestRankedRowsDoNotOverlap(t *testing.T) {
-	tn := &TopN{opts: TopNOptions{N: 3}}
-	before := []rankedRow{{fields: []any{"a", int64(1)}}}
-	after := []rankedRow{{fields: []any{"c", int64(0)}}, {fields: []any{"a", int64(1)}}}
-	rr := tn.rankedRows(3, before, after)
-	x := rr.next(before[0], 1)
-	y := rr.next(after[0], 1)
-	z := rr.next(after[1], 2)
-	_ = append(x, "spill")
-	_ = append(y, "spill")
-	if len(x) != 3 || cap(x) != 3 || y[0] != "c" || y[2] != int64(1) || z[0] != "a" || z[2] != int64(2) {
-		t.Fatalf("x %v (cap %d), y %v, z %v", x, cap(x), y, z)
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+)
+
+// TestRankedRowsStandAlone: each row diffRanks emits is an allocation of
+// its own, capped, so a downstream operator that keeps one (a sink's
+// materializer, a join) keeps no other row alive and one that appends to
+// one writes into no other. Rows carved out of one array per call, as
+// before, lay end to end; a row of its own has its header before it.
+func TestRankedRowsStandAlone(t *testing.T) {
+	var clock int64
+	c := openChain(t, []newStage{func() (operator.Operator, bool) {
+		top, err := NewTopN(TopNOptions{PartitionKeys: []int{0}, OrderBy: []SortKey{{Field: 1, Desc: true}},
+			N: 3, RankNumber: true, InputInsertOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return top, true
+	}}, &clock, nil)
+	for _, price := range []int64{10, 20, 30, 40} { // each enters at rank 1, shifting the others
+		row := event.Row{Kind: event.Insert, Fields: []any{"p", price}}
+		if err := c.process(t, 0, event.Record{Value: row}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := c.out.rows()
+	if len(rows) != 1+3+5+6 {
+		t.Fatalf("%d rows: %v", len(rows), c.out.take())
+	}
+	for i, r := range rows {
+		if len(r.Fields) != 3 || cap(r.Fields) != 3 {
+			t.Fatalf("row %d: %v, capacity %d", i, r.Fields, cap(r.Fields))
+		}
+		end := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.Fields)), 3*unsafe.Sizeof(any(nil)))
+		for j, o := range rows {
+			if unsafe.Pointer(unsafe.SliceData(o.Fields)) == end {
+				t.Fatalf("rows %d and %d lie end to end in one array", i, j)
+			}
+		}
 	}
 }
