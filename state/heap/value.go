@@ -48,6 +48,8 @@ func (t *valueTable) Get() (any, bool) {
 		return nil, false
 	}
 	if v, copied := t.private(e.v, e.ver); copied {
+		// Stored with a put, which records the key: the copy carries the
+		// current version, which tells Put the key's change is recorded.
 		e.v, e.ver = v, t.b.version
 		t.data.put(i, k, e)
 	}
