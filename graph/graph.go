@@ -102,8 +102,11 @@ type Edge struct {
 	From, To     int
 	Partitioning Partitioning
 	Key          operator.KeySelector // for Hash
-	SideTag      string               // non-empty: carries that side output only
-	Input        int                  // 0: first input of To, 1: second input
+	// KeyHash, when set on a Hash edge, is keygroup.HashKey of Key's
+	// result, made without the key (optional).
+	KeyHash operator.KeyHasher
+	SideTag string // non-empty: carries that side output only
+	Input   int    // 0: first input of To, 1: second input
 }
 
 // StreamGraph is the graph as the program declared it.

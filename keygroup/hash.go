@@ -37,6 +37,20 @@ func HashKey(key any) uint64 {
 	return fnvString(fmt.Sprintf("%#v", key))
 }
 
+// HashBytes is HashKey(string(b)), without the string.
+func HashBytes(b []byte) uint64 {
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= prime64
+	}
+	return h
+}
+
+// HashString is HashKey(s), without boxing s.
+func HashString(s string) uint64 { return fnvString(s) }
+
 // ForKey returns the key group of key.
 func ForKey(key any, maxParallelism int) int {
 	return ForHash(HashKey(key), maxParallelism)

@@ -190,3 +190,8 @@ type Metrics struct {
 // KeySelector extracts the key of a value on a keyed stream. Keys must be
 // comparable and hash stably (see keygroup.HashKey).
 type KeySelector func(v any) any
+
+// KeyHasher returns keygroup.HashKey of the key a KeySelector extracts
+// from v, without making the key: a hash exchange needs the key's group
+// only, and a SQL key is a string made for each row, and boxed.
+type KeyHasher func(v any) uint64

@@ -310,7 +310,7 @@ func partitioner(e *graph.Edge, maxPar int) task.Partitioner {
 	case graph.Broadcast:
 		return task.Broadcast{}
 	case graph.Hash:
-		return task.KeyGroupHash{Key: e.Key, MaxParallelism: maxPar}
+		return task.KeyGroupHash{Key: e.Key, Hash: e.KeyHash, MaxParallelism: maxPar}
 	}
 	return task.Forward{}
 }

@@ -40,13 +40,21 @@ func (Broadcast) Select(event.Record, int) int { return -1 }
 // KeyGroupHash sends a record to the subtask owning its key's key group, as
 // Flink's KeyGroupStreamPartitioner does.
 type KeyGroupHash struct {
-	Key            func(v any) any
+	Key func(v any) any
+	// Hash, when set, is keygroup.HashKey of Key's result, made without
+	// the key (operator.KeyHasher).
+	Hash           func(v any) uint64
 	MaxParallelism int
 }
 
 // Select returns the owner of the record's key group.
 func (p KeyGroupHash) Select(r event.Record, n int) int {
-	g := keygroup.ForKey(p.Key(r.Value), p.MaxParallelism)
+	var g int
+	if p.Hash != nil {
+		g = keygroup.ForHash(p.Hash(r.Value), p.MaxParallelism)
+	} else {
+		g = keygroup.ForKey(p.Key(r.Value), p.MaxParallelism)
+	}
 	return keygroup.OperatorIndex(g, p.MaxParallelism, n)
 }
 

@@ -79,13 +79,50 @@ func nullKey(fields []any, idx []int) bool {
 // the hash edge in front of the operator, so rows arrive at the subtask
 // that owns their key group.
 func (f KeyFunc) Selector() operator.KeySelector {
-	return func(v any) any {
-		r, ok := v.(event.Row)
-		if !ok {
-			panic(fmt.Sprintf("sql/exec: key selector given a %T, want event.Row", v))
+	return func(v any) any { return f(selected(v).Fields) }
+}
+
+// KeyOf is a hash exchange's key (see Selector): the operator.KeySelector,
+// and the operator.KeyHasher the exchange partitions by.
+type KeyOf struct {
+	Key  operator.KeySelector
+	Hash operator.KeyHasher
+}
+
+// Of returns f's KeyOf; its hash makes the key but does not box it.
+func (f KeyFunc) Of() KeyOf {
+	return KeyOf{Key: f.Selector(), Hash: func(v any) uint64 { return keygroup.HashString(f(selected(v).Fields)) }}
+}
+
+// FieldKeyOf returns FieldKey(idx...)'s KeyOf, whose hash reads the key
+// in a buffer on the stack for most keys (RowKeyHash): a row crossing a
+// hash exchange allocated its key and the key's box, only to hash them.
+func FieldKeyOf(idx ...int) KeyOf {
+	idx = append([]int(nil), idx...)
+	return KeyOf{Key: FieldKey(idx...).Selector(), Hash: func(v any) uint64 { return RowKeyHash(selected(v).Fields, idx) }}
+}
+
+// RowKeyHash is keygroup.HashKey(RowKey(fields, idx)), the key made on
+// the heap only when it outgrows RowKey's buffer.
+func RowKeyHash(fields []any, idx []int) uint64 {
+	var scratch [64]byte
+	buf := scratch[:0]
+	for n, i := range idx {
+		var ok bool
+		if buf, ok = appendScalar(buf, fields[i], true); !ok {
+			return keygroup.HashString(rowKeyOnHeap(buf, fields, idx[n:]))
 		}
-		return f(r.Fields)
 	}
+	return keygroup.HashBytes(buf)
+}
+
+// selected is the row a key selector is given.
+func selected(v any) event.Row {
+	r, ok := v.(event.Row)
+	if !ok {
+		panic(fmt.Sprintf("sql/exec: key selector given a %T, want event.Row", v))
+	}
+	return r
 }
 
 // rowOf returns the row a record carries.

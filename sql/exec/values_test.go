@@ -9,6 +9,7 @@ import (
 
 	"github.com/shopspring/decimal"
 	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/state"
 )
 
@@ -128,6 +129,31 @@ func TestRowKeyIsAppendValue(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { _ = RowKey(fields, []int{0, 1, 7}) }); n != 1 {
 		t.Errorf("RowKey of BIGINT, STRING, TIMESTAMP: %v allocations, want 1", n)
+	}
+}
+
+// A hash exchange partitions by the hash of the key it would make
+// (FieldKeyOf, KeyFunc.Of), as the keyed operator after it keys its state
+// by the key: a row must reach the subtask owning its key's group.
+func TestKeyOfHashesTheKey(t *testing.T) {
+	long := string(make([]byte, 100))
+	fields := []any{int64(7), "auction", decimal.RequireFromString("1.50"), nil, true, 2.5, long,
+		time.UnixMilli(1_700_000_000_123).UTC(), []any{int64(1), "x"}, int32(4), []byte("b"), int64(-1 << 40)}
+	row := event.Row{Kind: event.Insert, Fields: fields}
+	for _, idx := range [][]int{{0}, {0, 1}, {1, 2, 3}, {2, 0}, {3, 4, 5, 7}, {6, 1}, {1, 6}, {8, 0}, {0, 9, 10}, {11}, {}} {
+		want := keygroup.HashKey(RowKey(fields, idx))
+		for name, k := range map[string]KeyOf{"FieldKeyOf": FieldKeyOf(idx...), "Of": FieldKey(idx...).Of()} {
+			if got := k.Hash(row); got != want {
+				t.Errorf("%s(%v): hash %x, want %x", name, idx, got, want)
+			}
+			if got := keygroup.HashKey(k.Key(row)); got != want {
+				t.Errorf("%s(%v): the key's hash %x, want %x", name, idx, got, want)
+			}
+		}
+	}
+	k, v := FieldKeyOf(0, 1, 7), any(row) // a record's value is boxed already
+	if n := testing.AllocsPerRun(100, func() { _ = k.Hash(v) }); n != 0 {
+		t.Errorf("the hash of a BIGINT, STRING, TIMESTAMP key: %v allocations, want 0", n)
 	}
 }
 

@@ -415,7 +415,7 @@ func (p *Planner) groupAgg(in *Rel, keys []int, calls []exec.AggCall, cols []exp
 	r.updating("GroupAggregate(" + groupBy + ")")
 	r.NoDeletes = in.InsertOnly
 	r.state = aggState(in, keys, calls, cols)
-	key := exec.FieldKey(keys...).Selector()
+	key := exec.FieldKeyOf(keys...)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed("GroupAggregate", ins[0], key, opOf(exec.NewGroupAggregate, opts))
 	}

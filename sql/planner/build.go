@@ -6,6 +6,7 @@ import (
 
 	"github.com/weirstream/weir/graph"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/sql/exec"
 	"github.com/weirstream/weir/sql/expr"
 )
 
@@ -131,34 +132,34 @@ func (b *builder) forward(from, to *graph.Node, input int) {
 }
 
 // hash connects from → to partitioned by key.
-func (b *builder) hash(from, to *graph.Node, key operator.KeySelector, input int) {
+func (b *builder) hash(from, to *graph.Node, key exec.KeyOf, input int) {
 	b.markRead(from)
-	b.g.Connect(&graph.Edge{From: from.ID, To: to.ID, Partitioning: graph.Hash, Key: key, Input: input})
+	b.g.Connect(&graph.Edge{From: from.ID, To: to.ID, Partitioning: graph.Hash, Key: key.Key, KeyHash: key.Hash, Input: input})
 }
 
 // keyed adds a keyed one-input operator fed by a hash exchange.
-func (b *builder) keyed(name string, from *graph.Node, key operator.KeySelector, f func() operator.Operator) *graph.Node {
+func (b *builder) keyed(name string, from *graph.Node, key exec.KeyOf, f func() operator.Operator) *graph.Node {
 	n := b.op(name, f)
-	n.KeySelector = key
+	n.KeySelector = key.Key
 	b.hash(from, n, key, 0)
 	return n
 }
 
 // keyedTwoInput adds a keyed two-input operator (a join) fed by hash
 // exchanges of ins[0] by lk and ins[1] by rk.
-func (b *builder) keyedTwoInput(name string, f factory, lk, rk operator.KeySelector, ins []*graph.Node) (*graph.Node, error) {
+func (b *builder) keyedTwoInput(name string, f factory, lk, rk exec.KeyOf, ins []*graph.Node) (*graph.Node, error) {
 	n, err := b.checkedOp(name, f)
 	if err != nil {
 		return nil, err
 	}
-	n.KeySelector = lk
+	n.KeySelector = lk.Key
 	b.hash(ins[0], n, lk, 0)
 	b.hash(ins[1], n, rk, 1)
 	return n, nil
 }
 
 // checkedKeyed is keyed for an operator whose constructor can fail.
-func (b *builder) checkedKeyed(name string, from *graph.Node, key operator.KeySelector, f factory) (*graph.Node, error) {
+func (b *builder) checkedKeyed(name string, from *graph.Node, key exec.KeyOf, f factory) (*graph.Node, error) {
 	nf, err := checked(name, f)
 	if err != nil {
 		return nil, err

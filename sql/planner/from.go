@@ -405,7 +405,7 @@ func (p *Planner) regularJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts *
 	if !out.InsertOnly {
 		out.UpdatesFrom = firstNonEmpty(l.UpdatesFrom, r.UpdatesFrom, "Join(joinType=["+j.Kind.String()+"])")
 	}
-	lk, rk := exec.FieldKey(parts.lkeys...).Selector(), exec.FieldKey(parts.rkeys...).Selector()
+	lk, rk := exec.FieldKeyOf(parts.lkeys...), exec.FieldKeyOf(parts.rkeys...)
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.keyedTwoInput("Join", opOf(exec.NewJoin, opts), lk, rk, ins)
 	}
@@ -424,7 +424,7 @@ func (p *Planner) intervalJoin(j *parser.Join, on parser.Expr, l, r *Rel, parts 
 	}
 	out := &Rel{Op: "IntervalJoin", Detail: fmt.Sprintf("joinType=[%s], bounds=[%v, %v], where=[%s]", joinTypeName(j.Kind), *parts.lower, *parts.upper, parser.Format(on)),
 		Inputs: []*Rel{l, r}, Cols: cols, RowTime: l.RowTime, InsertOnly: true}
-	lk, rk := exec.FieldKey(parts.lkeys...).Selector(), exec.FieldKey(parts.rkeys...).Selector()
+	lk, rk := exec.FieldKeyOf(parts.lkeys...), exec.FieldKeyOf(parts.rkeys...)
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.keyedTwoInput("IntervalJoin", opOf(exec.NewIntervalJoin, opts), lk, rk, ins)
 	}

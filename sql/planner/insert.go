@@ -151,7 +151,7 @@ func (p *Planner) sinkRel(t *catalog.Table, q *Rel, spec SinkSpec) *Rel {
 		n := b.op("Sink: "+t.Name, func() operator.Operator { return operator.NewSinkOperator(spec.Sink) })
 		n.Kind = graph.KindSink
 		if q.Op == "Exchange" {
-			b.hash(ins[0], n, exec.FieldKey(q.hashedBy...).Selector(), 0)
+			b.hash(ins[0], n, exec.FieldKeyOf(q.hashedBy...), 0)
 			return n, nil
 		}
 		b.forward(ins[0], n, 0)

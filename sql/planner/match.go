@@ -82,7 +82,7 @@ func matchRel(m *parser.MatchRecognize, in *Rel, opts exec.MatchOptions, cols []
 	detail := fmt.Sprintf("partitionBy=[%s], orderBy=[%s], measures=[%s], rowsPerMatch=[ONE ROW PER MATCH], after=[SKIP %s], pattern=[%s], define=[%s]",
 		keyNames(in, opts.PartitionKeys), formatOrder(m.OrderBy), formatMeasures(m.Measures), skipText(m), patternText(m), defineText(m))
 	r := &Rel{Op: "Match", Detail: detail, Inputs: []*Rel{in}, Cols: cols, RowTime: rowtime, InsertOnly: true}
-	key := exec.FieldKey(opts.PartitionKeys...).Selector()
+	key := exec.FieldKeyOf(opts.PartitionKeys...)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed("Match", ins[0], key, opOf(exec.NewMatch, opts))
 	}

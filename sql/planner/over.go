@@ -329,7 +329,7 @@ func (p *Planner) overAgg(in *Rel, w *overWindow, ap *aggPlan) (*Rel, error) {
 		keyNames(in, w.keys), order, w.frame, colNames(in.Cols), strings.Join(sel, ", "))
 	r := &Rel{Op: "OverAggregate", Detail: detail, Inputs: []*Rel{in}, Cols: cols, RowTime: in.RowTime,
 		InsertOnly: true, hashedBy: w.keys}
-	key := exec.FieldKey(w.keys...).Selector()
+	key := exec.FieldKeyOf(w.keys...)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed("OverAggregate", ins[0], key, opOf(exec.NewOverAggregate, opts))
 	}

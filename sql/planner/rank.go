@@ -218,7 +218,7 @@ func (p *Planner) dedup(in *Rel, keys []int, timeCol int, keepLast bool, ttl tim
 	if opts.RowTime {
 		r.RowTime = in.RowTime
 	}
-	key := exec.FieldKey(keys...).Selector()
+	key := exec.FieldKeyOf(keys...)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		n, err := b.checkedKeyed("Deduplicate", ins[0], key, opOf(exec.NewDeduplicate, opts))
 		if err != nil {
@@ -275,7 +275,7 @@ func (p *Planner) topN(in *Rel, keys []int, rp *rankPattern) (*Rel, error) {
 	r := &Rel{Op: "Rank", Detail: fmt.Sprintf("%s, partitionBy=[%s]", rng, keyNames(in, keys)),
 		Inputs: []*Rel{in}, Cols: cols, RowTime: -1, stateFormat: format}
 	r.updating(firstNonEmpty(in.UpdatesFrom, fmt.Sprintf("Rank(%s)", rng)))
-	key := exec.FieldKey(keys...).Selector()
+	key := exec.FieldKeyOf(keys...)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed("Rank", ins[0], key, opOf(exec.NewTopN, opts))
 	}

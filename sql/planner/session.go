@@ -78,7 +78,7 @@ func (p *Planner) sessionAgg(in *Rel, s *sessionInfo, ap *aggPlan) (*Rel, error)
 	cols := p.aggOutputCols(in, ap, wcols)
 	r := &Rel{Op: "GroupWindowAggregate", Detail: fmt.Sprintf("window=[%s], select=[%s]", s.call, aggText(ap.calls, in.Cols)),
 		Inputs: []*Rel{in}, Cols: cols, InsertOnly: true, RowTime: len(ap.keys) + 2}
-	key := exec.FieldKey(ap.keys...).Selector()
+	key := exec.FieldKeyOf(ap.keys...)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed("GroupWindowAggregate", ins[0], key, opOf(exec.NewSessionAggregate, opts))
 	}

@@ -151,7 +151,7 @@ func (p *Planner) sinkInput(t *catalog.Table, q *Rel) *Rel {
 		return q
 	}
 	pk := sinkKeyIndexes(t)
-	key := exec.FieldKey(pk...).Selector()
+	key := exec.FieldKeyOf(pk...)
 	names := strings.Join(t.PrimaryKey, ", ")
 	ex := &Rel{Op: "Exchange", Detail: "distribution=[hash[" + names + "]]", Inputs: []*Rel{q}, Cols: q.Cols, RowTime: -1,
 		upsertKey: q.upsertKey, hashedBy: pk}

@@ -509,7 +509,7 @@ func (p *Planner) semiJoin(left, right *Rel, width int, opts exec.SemiJoinOption
 	if len(opts.LeftKeys) > 0 {
 		out.upsertKey = left.upsertKey
 	}
-	lk, rk := opts.LeftKey().Selector(), opts.RightKey().Selector()
+	lk, rk := opts.LeftKey().Of(), opts.RightKey().Of()
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.keyedTwoInput("Join", opOf(exec.NewSemiJoin, opts), lk, rk, ins)
 	}

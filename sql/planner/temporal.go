@@ -68,7 +68,7 @@ func (p *Planner) temporalJoin(j *parser.Join, l *Rel, tn *parser.TableName, whe
 	out := &Rel{Op: "TemporalJoin", Detail: fmt.Sprintf("joinType=[%s], where=[%s], asOf=[%s]", j.Kind, formatOn(j.On), parser.Format(tn.ForSystemTime)),
 		Inputs: []*Rel{l, r}, Cols: cols, RowTime: l.RowTime}
 	out.withMode(l)
-	lk, rk := exec.FieldKey(opts.LeftKeys...).Selector(), exec.FieldKey(opts.RightKeys...).Selector()
+	lk, rk := exec.FieldKeyOf(opts.LeftKeys...), exec.FieldKeyOf(opts.RightKeys...)
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.keyedTwoInput("TemporalJoin", opOf(exec.NewTemporalJoin, opts), lk, rk, ins)
 	}

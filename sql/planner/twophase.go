@@ -73,7 +73,7 @@ func (p *Planner) twoPhaseAgg(in *Rel, opts exec.GroupAggOptions, groupBy, detai
 	gr.updating(globalAggOp + "(" + groupBy + ")")
 	gr.NoDeletes = in.InsertOnly
 	gr.state = aggState(in, opts.GroupKeys, opts.Aggs, cols)
-	key := exec.GlobalKey(opts).Selector()
+	key := exec.GlobalKey(opts).Of()
 	gr.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed(globalAggOp, ins[0], key, opOf(exec.NewGlobalAggregate, opts))
 	}
@@ -166,7 +166,7 @@ func (p *Planner) twoPhaseWindowAgg(in *Rel, r *Rel, opts exec.WindowAggOptions)
 		return b.checkedChained(localWindowAggOp, ins[0], opOf(exec.NewLocalAggregate, local))
 	}
 	r.Op, r.Inputs = globalWindowAggOp, []*Rel{lr}
-	key := exec.FieldKey(upTo(n)...).Selector()
+	key := exec.FieldKeyOf(upTo(n)...)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed(globalWindowAggOp, ins[0], key, opOf(exec.NewWindowAggregate, global))
 	}

@@ -359,7 +359,7 @@ func (p *Planner) windowAgg(in *Rel, t *tvfInfo, ap *aggPlan) (*Rel, error) {
 	if p.twoPhaseWindow(opts) {
 		return p.twoPhaseWindowAgg(in, r, opts), nil
 	}
-	key := exec.FieldKey(ap.keys...).Selector()
+	key := exec.FieldKeyOf(ap.keys...)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed("WindowAggregate", ins[0], key, opOf(exec.NewWindowAggregate, opts))
 	}

@@ -68,7 +68,7 @@ func (p *Planner) windowJoin(j *parser.Join, on parser.Expr, l, r *Rel, wk *wind
 	out := &Rel{Op: "WindowJoin", Detail: fmt.Sprintf("leftWindow=[%s], rightWindow=[%s], joinType=[%s], where=[%s]",
 		joinWindowText(l), joinWindowText(r), joinTypeName(j.Kind), parser.Format(on)),
 		Inputs: []*Rel{l, r}, Cols: cols, RowTime: -1, InsertOnly: true}
-	lk, rk := opts.LeftKey().Selector(), opts.RightKey().Selector()
+	lk, rk := opts.LeftKey().Of(), opts.RightKey().Of()
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.keyedTwoInput("WindowJoin", opOf(exec.NewWindowJoin, opts), lk, rk, ins)
 	}
@@ -129,7 +129,7 @@ func (p *Planner) windowSemiJoin(left, right *Rel, width int, opts exec.SemiJoin
 	out := &Rel{Op: "WindowJoin", Detail: fmt.Sprintf("leftWindow=[%s], rightWindow=[%s], joinType=[%s], %s",
 		joinWindowText(left), joinWindowText(right), opts.Mode, detail),
 		Inputs: []*Rel{left, right}, Cols: left.Cols[:width:width], RowTime: -1, InsertOnly: true, win: left.win}
-	lk, rk := wo.LeftKey().Selector(), wo.RightKey().Selector()
+	lk, rk := wo.LeftKey().Of(), wo.RightKey().Of()
 	out.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.keyedTwoInput("WindowJoin", opOf(exec.NewWindowJoin, wo), lk, rk, ins)
 	}

@@ -132,7 +132,7 @@ func (p *Planner) windowDedup(wi *windowRankInput, order exec.SortKey) (*Rel, er
 	r := &Rel{Op: "WindowDeduplicate", Detail: fmt.Sprintf("window=[%s], keep=[%s], partitionBy=[%s], order=[%s]",
 		wi.desc, which, keyNames(in, wi.keys), in.Cols[order.Field].Name),
 		Inputs: []*Rel{wi.input}, Cols: cols, InsertOnly: true, RowTime: in.RowTime, win: in.win}
-	key := exec.FieldKey(wi.keys...).Selector()
+	key := exec.FieldKeyOf(wi.keys...)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		n, err := b.checkedKeyed("WindowDeduplicate", ins[0], key, opOf(exec.NewWindowDeduplicate, opts))
 		if err != nil {
@@ -164,7 +164,7 @@ func (p *Planner) windowTopN(wi *windowRankInput, order []exec.SortKey, rp *rank
 	r := &Rel{Op: "WindowRank", Detail: fmt.Sprintf("window=[%s], rankRange=[%d..%d], partitionBy=[%s], orderBy=[%s]",
 		wi.desc, rp.start, rp.n, keyNames(in, wi.keys), strings.Join(orderText, ", ")),
 		Inputs: []*Rel{wi.input}, Cols: cols, InsertOnly: true, RowTime: in.RowTime, win: in.win}
-	key := exec.FieldKey(wi.keys...).Selector()
+	key := exec.FieldKeyOf(wi.keys...)
 	r.build = func(b *builder, ins []*graph.Node) (*graph.Node, error) {
 		return b.checkedKeyed("WindowRank", ins[0], key, opOf(exec.NewWindowRank, opts))
 	}
