@@ -272,7 +272,7 @@ func (b *Backend) Snapshot(now int64) (state.Snapshot, error) {
 	if b.inc == nil {
 		return s, nil
 	}
-	return &incrementalSnapshot{snapshot: s, chain: b.inc, version: v, epoch: epoch, delta: delta}, nil
+	return &incrementalSnapshot{snapshot: s, chain: b.inc, version: v, epoch: epoch, delta: delta, since: d.since}, nil
 }
 
 // loadedVersion is the version of the values a restore loads: one before

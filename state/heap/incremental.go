@@ -181,7 +181,7 @@ func (c *chain) captured(cp capture, forCheckpoint bool) (epoch int, d deltaKeys
 			since, cps = append(since, cp.changed), append(cps, cp)
 		}
 	}
-	return c.epoch, deltaKeys{keys: union(since), uks: userKeyChanges(cps), alone: len(cps) == 1}, true
+	return c.epoch, deltaKeys{keys: union(since), uks: userKeyChanges(cps), alone: len(cps) == 1, since: c.links[n-1].version}, true
 }
 
 // deltaKeys is what a delta capture holds: the keys changed since the
@@ -193,6 +193,9 @@ type deltaKeys struct {
 	keys  map[string][]changes
 	uks   map[string][]userKeys
 	alone bool
+	// since is the version of that chain: the capture can extend no older
+	// one (plan).
+	since uint64
 }
 
 // wantsBase reports whether the snapshot after l writes a base: its
@@ -227,10 +230,11 @@ type plan struct {
 // files the other names. A snapshot older than every link remembered,
 // written after maxLinks newer ones, could break that and is refused: its
 // checkpoint is declined (the newer ones subsume it anyway). So is a delta
-// capture with no chain left to extend (a reset, another storage), and the
-// next capture takes every entry. A delta capture extends its link even
+// capture with no chain left to extend (a reset, another storage) or only
+// one older than the chain it holds the changes since, and the next
+// capture takes every entry. A delta capture extends its link even
 // when the link wants a base: a full capture behind it writes that one.
-func (c *chain) plan(loc string, v uint64, epoch int, delta bool) (plan, error) {
+func (c *chain) plan(loc string, v uint64, epoch int, delta bool, since uint64) (plan, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	full := plan{epoch: epoch, full: true}
@@ -258,6 +262,12 @@ func (c *chain) plan(loc string, v uint64, epoch int, delta bool) (plan, error) 
 		return full, nil
 	}
 	l := c.links[i]
+	if delta && l.version < since {
+		// The capture holds the changes since a newer chain only: a full
+		// snapshot written late, to another storage, made this one the
+		// newest there (a review's find).
+		return plan{}, gone()
+	}
 	if l.version < c.pruned { // a late snapshot's base: the changes after it are no longer recorded
 		if delta {
 			return plan{}, gone()
@@ -327,6 +337,9 @@ type incrementalSnapshot struct {
 	// delta: only the entries of changed keys were captured (see
 	// Backend.Snapshot); the snapshot can only be written as a delta.
 	delta bool
+	// since, for a delta, is the version of the chain whose later changes
+	// it holds (deltaKeys.since).
+	since uint64
 }
 
 var _ state.IncrementalSnapshot = (*incrementalSnapshot)(nil)
@@ -343,7 +356,7 @@ type manifest struct {
 func (s *incrementalSnapshot) WriteFiles(files state.SnapshotFiles) (blob []byte, needs []state.FileHandle, err error) {
 	defer s.flight.land()
 	loc := files.Location()
-	p, err := s.chain.plan(loc, s.version, s.epoch, s.delta)
+	p, err := s.chain.plan(loc, s.version, s.epoch, s.delta, s.since)
 	if err != nil {
 		return nil, nil, err
 	}

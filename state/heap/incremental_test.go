@@ -797,3 +797,54 @@ func TestIncrementalExpiredIsNotLive(t *testing.T) {
 		t.Fatalf("a restore reads %d bytes in %d files, %.1f× the %d bytes of the live state", chain, len(needs), float64(chain)/float64(full), full)
 	}
 }
+
+// TestIncrementalDeltaRefusesOlderLink (a review's find): a delta capture
+// holds the keys changed since the newest chain written when it was
+// taken; a chain older than that, which a full snapshot written late to
+// another storage made the newest there, lacks changes the capture never
+// took. Its checkpoint is declined and the next one is written in full,
+// instead of a delta without them (a map state wrote such a key as
+// deleted).
+func TestIncrementalDeltaRefusesOlderLink(t *testing.T) {
+	for _, kind := range []string{"value", "map"} {
+		t.Run(kind, func(t *testing.T) {
+			clock, x, y := &fakeClock{ms: 1}, newMemStore("mem://x"), newMemStore("mem://y")
+			b := incBackend(t, nil, clock, nil)
+			put := func(k int64) {
+				at(b, k)
+				if kind == "value" {
+					state.Value(b, state.ValueDescriptor[int64]{Name: "v", Codec: state.Int64Codec{}}).Update(k)
+				} else {
+					state.Map(b, incMap).Put("u", k)
+				}
+			}
+			put(1)
+			s1 := takeSnap(t, b) // full: no chain yet
+			put(2)
+			s2 := takeSnap(t, b) // full
+			writeTo(t, s1, x)
+			put(3)
+			writeTo(t, takeSnap(t, b), x) // a delta on s1, holding key 3
+			put(4)
+			s4 := takeSnap(t, b) // a delta on s3: key 4 only
+			writeTo(t, s2, y)    // the newest chain in y: s2, without key 3
+			if _, _, err := s4.(state.IncrementalSnapshot).WriteFiles(y); err == nil {
+				t.Fatal("a delta holding the changes since capture 3 extended capture 2's chain")
+			}
+			man, _ := writeTo(t, takeSnap(t, b), y) // in full
+			r := incBackend(t, y, clock, man)
+			for k := int64(1); k <= 4; k++ {
+				at(r, k)
+				var got int64
+				if kind == "value" {
+					got, _ = state.Value(r, state.ValueDescriptor[int64]{Name: "v", Codec: state.Int64Codec{}}).Value()
+				} else {
+					got, _ = state.Map(r, incMap).Get("u")
+				}
+				if got != k {
+					t.Errorf("key %d: %d after the restore", k, got)
+				}
+			}
+		})
+	}
+}
