@@ -37,11 +37,14 @@ func TestRankedRowsStandAlone(t *testing.T) {
 		if len(r.Fields) != 3 || cap(r.Fields) != 3 {
 			t.Fatalf("row %d: %v, capacity %d", i, r.Fields, cap(r.Fields))
 		}
-		end := unsafe.Add(unsafe.Pointer(unsafe.SliceData(r.Fields)), 3*unsafe.Sizeof(any(nil)))
+		end := addr(r.Fields) + 3*unsafe.Sizeof(any(nil)) // an address, not a pointer: checkptr
 		for j, o := range rows {
-			if unsafe.Pointer(unsafe.SliceData(o.Fields)) == end {
+			if addr(o.Fields) == end {
 				t.Fatalf("rows %d and %d lie end to end in one array", i, j)
 			}
 		}
 	}
 }
+
+// addr is the address of fields' first element.
+func addr(fields []any) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(fields))) }
