@@ -32,14 +32,24 @@ func FieldKey(idx ...int) KeyFunc {
 // meet. The string is binary, not for display.
 func RowKey(fields []any, idx []int) string {
 	var scratch [64]byte // most keys fit: the string is then the one allocation
-	buf := scratch[:0]
+	buf, n := scalarKey(scratch[:0], fields, idx)
+	if n < len(idx) {
+		return rowKeyOnHeap(buf, fields, idx[n:])
+	}
+	return string(buf)
+}
+
+// scalarKey appends to buf the key of the fields at idx up to the first
+// that appendScalar cannot encode in place, and returns how many it
+// encoded (len(idx): all).
+func scalarKey(buf []byte, fields []any, idx []int) ([]byte, int) {
 	for n, i := range idx {
 		var ok bool
 		if buf, ok = appendScalar(buf, fields[i], true); !ok {
-			return rowKeyOnHeap(buf, fields, idx[n:])
+			return buf, n
 		}
 	}
-	return string(buf)
+	return buf, len(idx)
 }
 
 // rowKeyOnHeap is RowKey of the fields at idx after the key's prefix, in
@@ -106,12 +116,9 @@ func FieldKeyOf(idx ...int) KeyOf {
 // the heap only when it outgrows RowKey's buffer.
 func RowKeyHash(fields []any, idx []int) uint64 {
 	var scratch [64]byte
-	buf := scratch[:0]
-	for n, i := range idx {
-		var ok bool
-		if buf, ok = appendScalar(buf, fields[i], true); !ok {
-			return keygroup.HashString(rowKeyOnHeap(buf, fields, idx[n:]))
-		}
+	buf, n := scalarKey(scratch[:0], fields, idx)
+	if n < len(idx) {
+		return keygroup.HashString(rowKeyOnHeap(buf, fields, idx[n:]))
 	}
 	return keygroup.HashBytes(buf)
 }

@@ -7,6 +7,10 @@ import (
 	"github.com/weirstream/weir/state"
 )
 
+// ttlReadMap is a map state whose TTL of 10 s reads refresh.
+var ttlReadMap = state.MapDescriptor[string, int64]{Name: "m", ValueCodec: state.Int64Codec{},
+	TTL: &state.TTLConfig{TTL: 10 * time.Second, UpdateType: state.OnReadAndWrite}}
+
 // TestIncrementalTTLMapRefreshReachesDelta (a review's): a TTL map's
 // refresh by a read (and a put) reaches the next delta, the map written
 // whole with the refreshed timestamps, and survives a restore.
@@ -15,8 +19,7 @@ func TestIncrementalTTLMapRefreshReachesDelta(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			clock, store := &fakeClock{ms: 1000}, newMemStore("mem://a")
 			b := incBackend(t, nil, clock, nil)
-			d := state.MapDescriptor[string, int64]{Name: "m", ValueCodec: state.Int64Codec{},
-				TTL: &state.TTLConfig{TTL: 10 * time.Second, UpdateType: state.OnReadAndWrite}}
+			d := ttlReadMap
 			m := state.Map(b, d)
 			at(b, 1)
 			m.Put("a", 1)
@@ -58,9 +61,7 @@ func TestIncrementalTTLMapRefreshReachesDelta(t *testing.T) {
 func TestMapGetViewKeepsNoView(t *testing.T) {
 	clock := &fakeClock{ms: 1000}
 	b := incBackend(t, nil, clock, nil)
-	d := state.MapDescriptor[string, int64]{Name: "m", ValueCodec: state.Int64Codec{},
-		TTL: &state.TTLConfig{TTL: 10 * time.Second, UpdateType: state.OnReadAndWrite}}
-	m := state.Map(b, d)
+	m := state.Map(b, ttlReadMap)
 	at(b, 1)
 	m.Put("key1", 7)
 	long := "a user key longer than a short key's room"
