@@ -154,6 +154,17 @@ type TwoInput interface {
 	ProcessElement2(r event.Record) error
 }
 
+// Prefetcher is an operator that reads ahead the state a batch of
+// records will touch. The subtask calls Prefetch with each batch that
+// reaches the head of its chain (input 1 or 2) before processing its
+// records one by one: the lookups of a batch, made back to back, wait for
+// memory together instead of one after another (state of millions of keys
+// lives out of the CPU's caches). It is a hint: it changes no state and
+// reports nothing.
+type Prefetcher interface {
+	Prefetch(rs []event.Record, input int)
+}
+
 // Part is one named piece of an operator's snapshot ("keyed", "operator",
 // "timers", …) whose Write is called off the task goroutine.
 type Part struct {

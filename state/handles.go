@@ -137,6 +137,16 @@ func GetView[V any](s MapState[string, V], uk []byte) (V, bool) {
 	return s.Get(string(uk))
 }
 
+// Prefetch reads ahead the user keys as of s, when its table can
+// (Prefetcher); else it does nothing.
+func Prefetch[V any](s MapState[string, V], as []Ahead) {
+	if m, ok := s.(mapState[string, V]); ok {
+		if p, ok := m.t.(Prefetcher); ok {
+			p.Prefetch(as)
+		}
+	}
+}
+
 // Reducing returns the ReducingState desc names in b, registering it on
 // first use. It panics as Value does, and if desc.ReduceFunc is nil.
 func Reducing[T any](b KeyedBackend, desc ReducingDescriptor[T]) ReducingState[T] {

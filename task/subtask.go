@@ -184,6 +184,7 @@ type Subtask struct {
 	// writers caches allWriters (nil: not made yet, or none).
 	writers  []*RecordWriter
 	twoInput operator.TwoInput
+	prefetch operator.Prefetcher // the chain's head, if it reads ahead
 	// pts runs the chain's processing-time callbacks, keyed timers
 	// included; onTick advances it.
 	pts *operator.ProcessingTimeService
@@ -395,6 +396,7 @@ func (t *Subtask) wireChain() {
 		t.head = &chainOutput{t: t, next: chain[0].Op, lastWM: event.MinWatermark, metrics: &operator.Metrics{},
 			nextMetrics: chain[0].Ctx.Metrics}
 		t.twoInput, _ = chain[0].Op.(operator.TwoInput)
+		t.prefetch, _ = chain[0].Op.(operator.Prefetcher)
 	} else {
 		t.head = &chainOutput{t: t, writers: t.spec.Writers, lastWM: event.MinWatermark, metrics: &operator.Metrics{}}
 	}
@@ -605,6 +607,13 @@ func (t *Subtask) onEnvelope(e Envelope) {
 	in2 := g.inputOf[e.Channel] == 1
 	rs := e.Batch.Records
 	between := t.readsAhead() && e.Batch.Control.Kind == event.KindNone
+	if t.prefetch != nil && len(rs) > 1 {
+		input := 1
+		if in2 {
+			input = 2
+		}
+		t.prefetch.Prefetch(rs, input)
+	}
 	for i, r := range rs {
 		if t.err != nil {
 			break

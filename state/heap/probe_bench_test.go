@@ -16,18 +16,12 @@ func BenchmarkMapProbeBySize(b *testing.B) {
 	for _, n := range []int{60_000, 600_000, 6_000_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			var m keyMap[elem]
-			key := func(i uint64) string {
-				var k [9]byte
-				k[0] = 7
-				binary.BigEndian.PutUint64(k[1:], i*2654435761)
-				return string(k[:])
-			}
 			for i := range n {
-				m.setString(key(uint64(i)), elem{})
+				m.setString(probeKey(uint64(i)), elem{})
 			}
 			probes := make([]any, 1<<20)
 			for i := range probes {
-				probes[i] = key(uint64(rand.IntN(n)))
+				probes[i] = probeKey(uint64(rand.IntN(n)))
 			}
 			b.ResetTimer()
 			found := 0
@@ -41,4 +35,102 @@ func BenchmarkMapProbeBySize(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkMapProbeOrder probes a keyMap of 3 M short string keys at
+// random, each probe's key a string as state reads take it:
+//   - serial: each probe's key depends on the last one's result, as the
+//     reads of one row after another do;
+//   - batch: back to back through getString, which builds the short key
+//     (short) right before the map hashes it;
+//   - batch-short, batch-short-mixed: back to back on short keys built
+//     beforehand (every key present; half absent);
+//   - batch-shortconv: short, then the map, inline;
+//   - batch-mixed: batch with half the keys absent.
+//
+// Back to back, the CPU overlaps the misses of independent probes
+// (batch-short: about a quarter of serial's time per probe, absent keys
+// or not) — unless each key is built just before its probe: the hash
+// reads it with loads its stores cannot forward to, which wait for the
+// stores to retire, behind the previous probe's miss (batch,
+// batch-shortconv: as slow as serial). Why mapTable.Prefetch builds its
+// short keys in one loop and probes in another. Run with
+// go test -run '^$' -bench MapProbeOrder -benchtime 10000000x ./state/heap/
+func BenchmarkMapProbeOrder(b *testing.B) {
+	const n = 3_000_000
+	var m keyMap[elem]
+	for i := range n {
+		m.setString(probeKey(uint64(i)), elem{ver: 1})
+	}
+	probes := func(absent int) []string {
+		p := make([]string, 1<<22)
+		for i := range p {
+			j := uint64(rand.IntN(n))
+			if rand.IntN(100) < absent {
+				j += n
+			}
+			p[i] = probeKey(j)
+		}
+		return p
+	}
+	present, mixed := probes(0), probes(50)
+	mask := len(present) - 1
+	b.Run("serial", func(b *testing.B) {
+		var last uint64
+		for i := range b.N {
+			e, _ := m.getString(present[(i+int(last>>32))&mask]) // ver is 1: the index is i's, but waits for e
+			last = e.ver
+		}
+	})
+	b.Run("batch", func(b *testing.B) {
+		var sum uint64
+		for i := range b.N {
+			e, _ := m.getString(present[i&mask])
+			sum += e.ver
+		}
+		if sum != uint64(b.N) {
+			b.Fatalf("%d of %d probes found their key", sum, b.N)
+		}
+	})
+	prebuilt := func(keys []string) func(b *testing.B) {
+		return func(b *testing.B) {
+			sks := make([]shortKey, len(keys))
+			for i, k := range keys {
+				sks[i], _ = short(k)
+			}
+			b.ResetTimer()
+			var sum uint64
+			for i := range b.N {
+				sum += m.f[sks[i&mask]].ver
+			}
+		}
+	}
+	b.Run("batch-short", prebuilt(present))
+	b.Run("batch-short-mixed", prebuilt(mixed))
+	b.Run("batch-shortconv", func(b *testing.B) {
+		var sum uint64
+		for i := range b.N {
+			sk, _ := short(present[i&mask])
+			sum += m.f[sk].ver
+		}
+	})
+	b.Run("batch-mixed", func(b *testing.B) {
+		var sum uint64
+		for i := range b.N {
+			e, _ := m.getString(mixed[i&mask])
+			sum += e.ver
+		}
+		if b.N >= 1000 && (sum == 0 || sum == uint64(b.N)) {
+			b.Fatalf("%d of %d probes found their key; want about half", sum, b.N)
+		}
+	})
+}
+
+// probeKey is the i-th key of the probe benchmarks: 9 bytes, a tag and a
+// BIGINT, as SQL's.
+func probeKey(i uint64) string {
+	var k [9]byte
+	k[0] = 7
+	binary.BigEndian.PutUint64(k[1:], i*2654435761)
+	return string(k[:])
 }

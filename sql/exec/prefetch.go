@@ -1,0 +1,127 @@
+package exec
+
+import (
+	"unsafe"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/keygroup"
+	"github.com/weirstream/weir/state"
+)
+
+// readAhead is what an operator's Prefetch (operator.Prefetcher) took of
+// a batch: each row's key, which processing the rows then reads instead
+// of encoding it again, and the lookups for the state (state.Ahead).
+type readAhead struct {
+	rows []*any // each row's first field: which row a key is of
+	keys []string
+	next int // the row processing reaches next
+	as   []state.Ahead
+	ends []int  // where each lookup's user key ends in buf
+	buf  []byte // the user keys, one after another
+}
+
+// begin starts a batch.
+func (a *readAhead) begin() {
+	clear(a.rows)
+	clear(a.keys)
+	a.rows, a.keys, a.next = a.rows[:0], a.keys[:0], 0
+}
+
+// addRow records row fields' key k ("" with no fields: not kept).
+func (a *readAhead) addRow(fields []any, k string) {
+	var p *any
+	if len(fields) > 0 {
+		p = &fields[0]
+	}
+	a.rows, a.keys = append(a.rows, p), append(a.keys, k)
+}
+
+// key returns the key Prefetch took of the row of fields, if it is the
+// next row of the batch; else key(fields).
+func (a *readAhead) key(fields []any, key KeyFunc) string {
+	if j := a.next; j < len(a.rows) {
+		a.next++
+		if len(fields) > 0 && a.rows[j] == &fields[0] {
+			return a.keys[j]
+		}
+	}
+	return key(fields)
+}
+
+// lookups starts the lookups of one state.
+func (a *readAhead) lookups() {
+	clear(a.as)
+	a.as, a.ends, a.buf = a.as[:0], a.ends[:0], a.buf[:0]
+}
+
+// add records the lookup of the user key appended to a.buf since the
+// last add, under key k.
+func (a *readAhead) add(k string, kg int) {
+	a.as = append(a.as, state.Ahead{Key: k, KeyGroup: kg})
+	a.ends = append(a.ends, len(a.buf))
+}
+
+// done returns the lookups, each user key a view of a.buf: valid until
+// the next lookups.
+func (a *readAhead) done() []state.Ahead {
+	start := 0
+	for i, end := range a.ends {
+		a.as[i].UK = ""
+		if end > start {
+			a.as[i].UK = unsafe.String(&a.buf[start], end-start)
+		}
+		start = end
+	}
+	return a.as
+}
+
+// Prefetch reads ahead the DISTINCT sets of an insert-only input that the
+// rows of rs will look up (operator.Prefetcher). Nexmark q16's sets hold
+// millions of bidders and auctions; each row's lookups waited for memory
+// one after another.
+func (g *GroupAggregate) Prefetch(rs []event.Record, _ int) {
+	if g.partial || !g.readsAhead() {
+		return
+	}
+	a := &g.ahead
+	a.begin()
+	for _, r := range rs {
+		row, err := rowOf(r.Value)
+		if err != nil || checkWidth("GroupAggregate", row.Fields, g.opts.GroupKeys...) != nil {
+			a.addRow(nil, "")
+			continue
+		}
+		a.addRow(row.Fields, g.key(row.Fields))
+	}
+	for gi, dg := range g.agg.groups {
+		s := g.groups[gi]
+		a.lookups()
+		for i, r := range rs {
+			row, _ := rowOf(r.Value)
+			if a.rows[i] == nil || dg.arg >= len(row.Fields) {
+				continue
+			}
+			v := widen(row.Fields[dg.arg])
+			if v == nil {
+				continue
+			}
+			a.buf = appendValue(append(a.buf, s.prefix...), v, true)
+			a.add(a.keys[i], keygroup.ForKey(a.keys[i], g.Ctx.MaxParallelism))
+		}
+		state.Prefetch(s.bits, a.done())
+	}
+}
+
+// readsAhead reports whether the aggregate has sets to read ahead: every
+// DISTINCT group's over an insert-only input.
+func (g *GroupAggregate) readsAhead() bool {
+	if len(g.groups) == 0 {
+		return false
+	}
+	for _, s := range g.groups {
+		if s == nil || s.bits == nil {
+			return false
+		}
+	}
+	return true
+}
