@@ -211,16 +211,16 @@ type StringKeyGetter interface {
 	GetString(uk string) (any, bool)
 }
 
-// Ahead is one lookup a batch reads ahead (Prefetcher): user key UK
-// of key Key, in key group KeyGroup.
+// Ahead is one lookup a batch reads ahead (Prefetcher): key Key, in
+// key group KeyGroup, and in a map state its user key UK.
 type Ahead struct {
 	Key      string
 	KeyGroup int
 	UK       string
 }
 
-// Prefetcher is a MapTable that reads ahead: Prefetch looks up each of
-// as, back to back, and keeps nothing. The lookups of a batch then wait
+// Prefetcher is a table that reads ahead: Prefetch looks up each of as,
+// back to back, and keeps nothing. The lookups of a batch then wait
 // for memory together rather than one after another, and the reads that
 // follow find the entries in the CPU's caches. A hint: it changes
 // nothing, a key outside the table's key groups is skipped.

@@ -137,14 +137,25 @@ func GetView[V any](s MapState[string, V], uk []byte) (V, bool) {
 	return s.Get(string(uk))
 }
 
-// Prefetch reads ahead the user keys as of s, when its table can
-// (Prefetcher); else it does nothing.
-func Prefetch[V any](s MapState[string, V], as []Ahead) {
-	if m, ok := s.(mapState[string, V]); ok {
-		if p, ok := m.t.(Prefetcher); ok {
-			p.Prefetch(as)
-		}
+// Prefetch reads ahead the lookups as of the keyed state handle h (a
+// ValueState, ListState, MapState… of this package), when its table can
+// (CanPrefetch); else it does nothing.
+func Prefetch(h any, as []Ahead) {
+	if p := prefetcherOf(h); p != nil {
+		p.Prefetch(as)
 	}
+}
+
+// CanPrefetch reports whether h's table reads ahead (Prefetcher): an
+// operator need not build lookups for one that does not.
+func CanPrefetch(h any) bool { return prefetcherOf(h) != nil }
+
+func prefetcherOf(h any) Prefetcher {
+	if t, ok := h.(interface{ table() any }); ok {
+		p, _ := t.table().(Prefetcher)
+		return p
+	}
+	return nil
 }
 
 // Reducing returns the ReducingState desc names in b, registering it on
@@ -259,6 +270,8 @@ type mapState[K comparable, V any] struct {
 	t   MapTable
 	str StringKeyGetter
 }
+
+func (s mapState[K, V]) table() any { return s.t }
 
 func (s mapState[K, V]) Get(k K) (V, bool) {
 	if s.str != nil { // K is string

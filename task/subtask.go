@@ -185,6 +185,7 @@ type Subtask struct {
 	writers  []*RecordWriter
 	twoInput operator.TwoInput
 	prefetch operator.Prefetcher // the chain's head, if it reads ahead
+	chooser  *prefetchChooser    // whether it does, batch by batch
 	// pts runs the chain's processing-time callbacks, keyed timers
 	// included; onTick advances it.
 	pts *operator.ProcessingTimeService
@@ -397,6 +398,7 @@ func (t *Subtask) wireChain() {
 			nextMetrics: chain[0].Ctx.Metrics}
 		t.twoInput, _ = chain[0].Op.(operator.TwoInput)
 		t.prefetch, _ = chain[0].Op.(operator.Prefetcher)
+		t.chooser = newPrefetchChooser(prefetchTrial, prefetchKeep)
 	} else {
 		t.head = &chainOutput{t: t, writers: t.spec.Writers, lastWM: event.MinWatermark, metrics: &operator.Metrics{}}
 	}
@@ -607,12 +609,12 @@ func (t *Subtask) onEnvelope(e Envelope) {
 	in2 := g.inputOf[e.Channel] == 1
 	rs := e.Batch.Records
 	between := t.readsAhead() && e.Batch.Control.Kind == event.KindNone
-	if t.prefetch != nil && len(rs) > 1 {
-		input := 1
-		if in2 {
-			input = 2
+	timed, counted, start := t.prefetch != nil && len(rs) > 1, true, time.Time{}
+	if timed {
+		start = time.Now()
+		if t.chooser.use() {
+			t.prefetch.Prefetch(rs, t.inputOf(in2))
 		}
-		t.prefetch.Prefetch(rs, input)
 	}
 	for i, r := range rs {
 		if t.err != nil {
@@ -620,14 +622,32 @@ func (t *Subtask) onEnvelope(e Envelope) {
 		}
 		if between && i > 0 && len(g.inbox) > 0 {
 			t.admitBetween(e.Channel, rs[i:])
+			counted = false
 		}
 		t.processRecord(r, in2)
+	}
+	if timed {
+		t.chooser.took(len(rs), time.Since(start), counted)
 	}
 	t.spec.Gate.recycle(e)
 	t.countProcessed(len(e.Batch.Records))
 	if e.Batch.Control.Kind != event.KindNone && t.err == nil {
 		t.onControl(e.Channel, e.Batch.Control)
 	}
+}
+
+// prefetchTrial and prefetchKeep are the chooser's: batches timed each
+// way, batches the faster way is kept for (with batches of 256 records,
+// trials of 16 K records, about 1 M kept).
+const prefetchTrial, prefetchKeep = 64, 4096
+
+// inputOf is the operator input (1 or 2) records of a channel of the
+// second input (in2) or not go to.
+func (t *Subtask) inputOf(in2 bool) int {
+	if in2 && t.twoInput != nil {
+		return 2
+	}
+	return 1
 }
 
 func (t *Subtask) processRecord(r event.Record, in2 bool) {

@@ -265,7 +265,7 @@ func (g *GroupAggregate) ProcessElement(r event.Record) error {
 	if g.opts.MiniBatchSize > 0 {
 		return g.batchElement(row, r.Timestamp)
 	}
-	setKey(g.Ctx, g.ahead.key(row.Fields, g.key))
+	setKey(g.Ctx, g.ahead.key(1, row.Fields, g.key))
 	stored, ok := g.acc.Value()
 	if !ok && !row.Kind.IsAccumulate() {
 		return nil // retracting from a group we do not know (expired by TTL)
@@ -375,7 +375,7 @@ func (g *GroupAggregate) clear() {
 
 // batchElement folds a row into its group's batch accumulator.
 func (g *GroupAggregate) batchElement(row event.Row, ts event.Timestamp) error {
-	k := g.ahead.key(row.Fields, g.key)
+	k := g.ahead.key(1, row.Fields, g.key)
 	setKey(g.Ctx, k) // DISTINCT and MIN/MAX value sets are state, updated as rows come
 	b := &g.batch
 	bg := b.groups[k]

@@ -12,19 +12,21 @@ import (
 // a batch: each row's key, which processing the rows then reads instead
 // of encoding it again, and the lookups for the state (state.Ahead).
 type readAhead struct {
-	rows []*any // each row's first field: which row a key is of
-	keys []string
-	next int // the row processing reaches next
-	as   []state.Ahead
-	ends []int  // where each lookup's user key ends in buf
-	buf  []byte // the user keys, one after another
+	input  int    // the batch's
+	rows   []*any // each row's first field: which row a key is of
+	keys   []string
+	next   int   // the row processing reaches next
+	groups []int // each row's key group
+	as     []state.Ahead
+	ends   []int  // where each lookup's user key ends in buf
+	buf    []byte // the user keys, one after another
 }
 
-// begin starts a batch.
-func (a *readAhead) begin() {
+// begin starts a batch of input's.
+func (a *readAhead) begin(input int) {
 	clear(a.rows)
 	clear(a.keys)
-	a.rows, a.keys, a.next = a.rows[:0], a.keys[:0], 0
+	a.input, a.rows, a.keys, a.next = input, a.rows[:0], a.keys[:0], 0
 }
 
 // addRow records row fields' key k ("" with no fields: not kept).
@@ -37,16 +39,30 @@ func (a *readAhead) addRow(fields []any, k string) {
 }
 
 // key returns the key Prefetch took of the row of fields, if it is the
-// next row of the batch; else key(fields).
-func (a *readAhead) key(fields []any, key KeyFunc) string {
-	if j := a.next; j < len(a.rows) {
+// next row of the batch and of its input; else key(fields). After the
+// batch's last row it lets go of the batch.
+func (a *readAhead) key(input int, fields []any, key KeyFunc) string {
+	for a.next < len(a.rows) && a.rows[a.next] == nil {
+		a.next++ // a row processing keys not
+	}
+	k, taken := "", false
+	if j := a.next; j < len(a.rows) && input == a.input {
 		a.next++
 		if len(fields) > 0 && a.rows[j] == &fields[0] {
-			return a.keys[j]
+			k, taken = a.keys[j], true
+		}
+		if a.next == len(a.rows) {
+			a.begin(a.input)
 		}
 	}
-	return key(fields)
+	if !taken {
+		k = key(fields)
+	}
+	return k
 }
+
+// end lets go of the lookups' keys.
+func (a *readAhead) end() { clear(a.as) }
 
 // lookups starts the lookups of one state.
 func (a *readAhead) lookups() {
@@ -62,7 +78,7 @@ func (a *readAhead) add(k string, kg int) {
 }
 
 // done returns the lookups, each user key a view of a.buf: valid until
-// the next lookups.
+// the next lookups or end.
 func (a *readAhead) done() []state.Ahead {
 	start := 0
 	for i, end := range a.ends {
@@ -79,20 +95,25 @@ func (a *readAhead) done() []state.Ahead {
 // rows of rs will look up (operator.Prefetcher). Nexmark q16's sets hold
 // millions of bidders and auctions; each row's lookups waited for memory
 // one after another.
-func (g *GroupAggregate) Prefetch(rs []event.Record, _ int) {
+func (g *GroupAggregate) Prefetch(rs []event.Record, input int) {
 	if g.partial || !g.readsAhead() {
 		return
 	}
 	a := &g.ahead
-	a.begin()
+	a.begin(input)
+	kgs := a.groups[:0]
 	for _, r := range rs {
 		row, err := rowOf(r.Value)
 		if err != nil || checkWidth("GroupAggregate", row.Fields, g.opts.GroupKeys...) != nil {
 			a.addRow(nil, "")
+			kgs = append(kgs, 0)
 			continue
 		}
-		a.addRow(row.Fields, g.key(row.Fields))
+		k := g.key(row.Fields)
+		a.addRow(row.Fields, k)
+		kgs = append(kgs, keygroup.ForKey(k, g.Ctx.MaxParallelism))
 	}
+	a.groups = kgs
 	for gi, dg := range g.agg.groups {
 		s := g.groups[gi]
 		a.lookups()
@@ -106,20 +127,22 @@ func (g *GroupAggregate) Prefetch(rs []event.Record, _ int) {
 				continue
 			}
 			a.buf = appendValue(append(a.buf, s.prefix...), v, true)
-			a.add(a.keys[i], keygroup.ForKey(a.keys[i], g.Ctx.MaxParallelism))
+			a.add(a.keys[i], kgs[i])
 		}
 		state.Prefetch(s.bits, a.done())
 	}
+	a.end()
 }
 
 // readsAhead reports whether the aggregate has sets to read ahead: every
-// DISTINCT group's over an insert-only input.
+// DISTINCT group's over an insert-only input, in tables that read ahead
+// (the heap's).
 func (g *GroupAggregate) readsAhead() bool {
 	if len(g.groups) == 0 {
 		return false
 	}
 	for _, s := range g.groups {
-		if s == nil || s.bits == nil {
+		if s == nil || s.bits == nil || !state.CanPrefetch(s.bits) {
 			return false
 		}
 	}

@@ -36,11 +36,13 @@ func cloneElems(m *keyMap[elem]) *keyMap[elem] {
 // after every checkpoint.
 type mapTable struct {
 	core[mapEntry]
-	// Prefetch's scratch, and how many user keys it found (kept so that
-	// its lookups are made)
-	ahead     []*keyMap[elem]
-	aheadKeys []shortKey
-	found     uint64
+	// Prefetch's scratch, and how many user keys its last call found
+	// (kept so that its lookups are made)
+	ahead struct {
+		maps  []*keyMap[elem]
+		keys  []shortKey
+		found uint64
+	}
 }
 
 var _ state.MapTable = (*mapTable)(nil)
@@ -49,52 +51,6 @@ func newMapTable(b *Backend, sp state.StateSpec) *mapTable {
 	t := &mapTable{core: newCore[mapEntry](b, sp)}
 	t.ops = t
 	return t
-}
-
-// Prefetch looks up each key's entry, then each user key in it (see
-// state.Prefetcher): two loops, so that the lookups of the second wait for
-// memory together. The first also builds the short keys the second
-// looks up: a key built just before its lookup (short) is read by the
-// hash from stores that cannot forward to it, and the wait for them
-// serialises the lookups (BenchmarkMapProbeOrder).
-func (t *mapTable) Prefetch(as []state.Ahead) {
-	r := t.b.opts.KeyGroupRange
-	ms, sks := t.ahead[:0], t.aheadKeys[:0]
-	var last *keyMap[elem] // the entry's map of the last lookup's key
-	for j, a := range as {
-		if j == 0 || a.Key != as[j-1].Key || a.KeyGroup != as[j-1].KeyGroup {
-			last = nil
-			if r.Contains(a.KeyGroup) {
-				if e, ok := t.data.maps[a.KeyGroup-r.Start].getString(a.Key); ok && e.m.f != nil {
-					last = e.m
-				}
-			}
-		}
-		m := last
-		sk, ok := short(a.UK)
-		if !ok {
-			m = nil
-		}
-		ms, sks = append(ms, m), append(sks, sk)
-	}
-	var n uint64
-	for j, m := range ms {
-		if m == nil {
-			continue
-		}
-		_, ok := m.f[sks[j]]
-		n += oneIf(ok)
-	}
-	clear(ms)
-	t.ahead, t.aheadKeys, t.found = ms[:0], sks[:0], n
-}
-
-// oneIf is 1 if ok, else 0, without a branch.
-func oneIf(ok bool) uint64 {
-	if ok {
-		return 1
-	}
-	return 0
 }
 
 func (t *mapTable) entry() (k any, i int, e mapEntry, ok bool) {

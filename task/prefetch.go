@@ -1,0 +1,54 @@
+package task
+
+import "time"
+
+// prefetchChooser decides whether the subtask has its chain's head read
+// each batch ahead (operator.Prefetcher). Reading ahead pays when the
+// state a batch touches is out of the CPU's caches and costs when it is
+// in them, and only the run tells which: Nexmark q16's DISTINCT sets of
+// millions of values at 10 M events gain, q15's, which the caches hold,
+// lose. So it times the records of trial batches without, then trial
+// batches with, and keeps the faster way per record for keep batches
+// before trying again (state grows). A pure state machine: the subtask
+// passes each batch's time.
+type prefetchChooser struct {
+	trial, keep int
+	phase       int // trying without, trying with (0, 1), keeping (2)
+	n           int // batches so far in the phase
+	rows, ns    [2]int64
+	on          bool // the way kept
+}
+
+// newPrefetchChooser starts with a trial.
+func newPrefetchChooser(trial, keep int) *prefetchChooser {
+	return &prefetchChooser{trial: trial, keep: keep}
+}
+
+// use reports whether to read the next batch ahead.
+func (c *prefetchChooser) use() bool {
+	if c.phase < 2 {
+		return c.phase == 1
+	}
+	return c.on
+}
+
+// took records that the last batch's rows took d; counted is false for
+// a batch whose time holds other work (a checkpoint between its records).
+func (c *prefetchChooser) took(rows int, d time.Duration, counted bool) {
+	if c.phase < 2 && counted {
+		c.rows[c.phase] += int64(rows)
+		c.ns[c.phase] += int64(d)
+	}
+	c.n++
+	switch {
+	case c.phase < 2 && c.n >= c.trial:
+		c.phase, c.n = c.phase+1, 0
+		if c.phase == 2 {
+			r, ns := c.rows, c.ns
+			c.on = r[0] > 0 && r[1] > 0 && ns[1]*r[0] < ns[0]*r[1]
+			c.rows, c.ns = [2]int64{}, [2]int64{}
+		}
+	case c.phase == 2 && c.n >= c.keep:
+		c.phase, c.n = 0, 0
+	}
+}
