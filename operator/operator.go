@@ -154,7 +154,7 @@ type TwoInput interface {
 	ProcessElement2(r event.Record) error
 }
 
-// Prefetcher is an operator that reads ahead the state a batch of
+// Prefetcher is an operator that prefetches the state a batch of
 // records will touch. The subtask calls Prefetch with each batch that
 // reaches the head of its chain (input 1 or 2) before processing its
 // records one by one: the lookups of a batch, made back to back, wait for

@@ -211,7 +211,7 @@ type StringKeyGetter interface {
 	GetString(uk string) (any, bool)
 }
 
-// Ahead is one lookup a batch reads ahead (Prefetcher): key Key, in
+// Ahead is one lookup of a batch's prefetch (Prefetcher): key Key, in
 // key group KeyGroup, and in a map state its user key UK.
 type Ahead struct {
 	Key      string
@@ -219,7 +219,7 @@ type Ahead struct {
 	UK       string
 }
 
-// Prefetcher is a table that reads ahead: Prefetch looks up each of as,
+// Prefetcher is a table that prefetches: Prefetch looks up each of as,
 // back to back, and keeps nothing. The lookups of a batch then wait
 // for memory together rather than one after another, and the reads that
 // follow find the entries in the CPU's caches. A hint: it changes

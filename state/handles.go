@@ -137,7 +137,7 @@ func GetView[V any](s MapState[string, V], uk []byte) (V, bool) {
 	return s.Get(string(uk))
 }
 
-// Prefetch reads ahead the lookups as of the keyed state handle h (a
+// Prefetch prefetches the lookups as of the keyed state handle h (a
 // ValueState, ListState, MapState… of this package), when its table can
 // (CanPrefetch); else it does nothing.
 func Prefetch(h any, as []Ahead) {
@@ -146,7 +146,7 @@ func Prefetch(h any, as []Ahead) {
 	}
 }
 
-// CanPrefetch reports whether h's table reads ahead (Prefetcher): an
+// CanPrefetch reports whether h's table prefetches (Prefetcher): an
 // operator need not build lookups for one that does not.
 func CanPrefetch(h any) bool { return prefetcherOf(h) != nil }
 

@@ -2,15 +2,17 @@ package task
 
 import "time"
 
-// prefetchChooser decides whether the subtask has its chain's head read
-// each batch ahead (operator.Prefetcher). Reading ahead pays when the
-// state a batch touches is out of the CPU's caches and costs when it is
-// in them, and only the run tells which: Nexmark q16's DISTINCT sets of
+// prefetchChooser decides whether the subtask has its chain's head
+// prefetch the state of each batch (operator.Prefetcher). Prefetching
+// pays when the state a batch touches is out of the CPU's caches and
+// costs when it is in them, and only the run tells which: Nexmark q16's DISTINCT sets of
 // millions of values at 10 M events gain, q15's, which the caches hold,
 // lose. So it times the records of trial batches without, then trial
 // batches with, and keeps the faster way per record for keep batches
 // before trying again (state grows). A pure state machine: the subtask
-// passes each batch's time.
+// passes each trial batch's time, less what ran between its records that
+// was not its records' (admitBetween: a barrier, a snapshot). It reads
+// the clock only in trials.
 type prefetchChooser struct {
 	trial, keep int
 	phase       int // trying without, trying with (0, 1), keeping (2)
@@ -24,7 +26,7 @@ func newPrefetchChooser(trial, keep int) *prefetchChooser {
 	return &prefetchChooser{trial: trial, keep: keep}
 }
 
-// use reports whether to read the next batch ahead.
+// use reports whether to prefetch the next batch.
 func (c *prefetchChooser) use() bool {
 	if c.phase < 2 {
 		return c.phase == 1
@@ -32,10 +34,14 @@ func (c *prefetchChooser) use() bool {
 	return c.on
 }
 
-// took records that the last batch's rows took d; counted is false for
-// a batch whose time holds other work (a checkpoint between its records).
-func (c *prefetchChooser) took(rows int, d time.Duration, counted bool) {
-	if c.phase < 2 && counted {
+// trying reports whether the next batch is a trial's: one whose time
+// took wants.
+func (c *prefetchChooser) trying() bool { return c.phase < 2 }
+
+// took records that the last batch's rows took d (in a trial; outside
+// one, d is not read).
+func (c *prefetchChooser) took(rows int, d time.Duration) {
+	if c.phase < 2 {
 		c.rows[c.phase] += int64(rows)
 		c.ns[c.phase] += int64(d)
 	}
@@ -45,7 +51,8 @@ func (c *prefetchChooser) took(rows int, d time.Duration, counted bool) {
 		c.phase, c.n = c.phase+1, 0
 		if c.phase == 2 {
 			r, ns := c.rows, c.ns
-			c.on = r[0] > 0 && r[1] > 0 && ns[1]*r[0] < ns[0]*r[1]
+			// per record: float64, as ns × rows could overflow an int64
+			c.on = r[0] > 0 && r[1] > 0 && float64(ns[1])/float64(r[1]) < float64(ns[0])/float64(r[0])
 			c.rows, c.ns = [2]int64{}, [2]int64{}
 		}
 	case c.phase == 2 && c.n >= c.keep:

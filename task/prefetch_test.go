@@ -11,7 +11,7 @@ import (
 	"github.com/weirstream/weir/operator"
 )
 
-// readingAhead logs what it reads ahead and what it processes, on each
+// readingAhead logs what it prefetches and what it processes, on each
 // input.
 type readingAhead struct {
 	operator.Base
@@ -38,12 +38,12 @@ func (r *readingAhead) process(input int, rec event.Record) error {
 	return nil
 }
 
-// TestSubtaskReadsAheadEachBatch: the head of a chain that reads ahead
+// TestSubtaskPrefetchesEachBatch: the head of a chain that prefetches
 // (operator.Prefetcher) is handed a batch of more than one record, with
 // its input (here the second), before it processes the batch's records,
 // when the chooser says so: not in its first trial's batches, in its
 // second's.
-func TestSubtaskReadsAheadEachBatch(t *testing.T) {
+func TestSubtaskPrefetchesEachBatch(t *testing.T) {
 	gate := NewInputGate([]int{0, 1}, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -60,7 +60,7 @@ func TestSubtaskReadsAheadEachBatch(t *testing.T) {
 		}
 	}
 	var want []string
-	send(1, 1) // one record: never read ahead
+	send(1, 1) // one record: never prefetched
 	want = append(want, "2:1")
 	v := 100
 	for trial := range 2 { // one channel: batches of two keep their order
@@ -88,38 +88,54 @@ func TestSubtaskReadsAheadEachBatch(t *testing.T) {
 }
 
 // TestPrefetchChooserKeepsTheFasterWay: after a trial without and one with
-// read-ahead, the chooser keeps the way that took less time per record
-// for its keep batches, then tries again; batches not counted (other
-// work among their records) do not sway it.
+// prefetching, the chooser keeps the way that took less time per record
+// (not per batch: the batches differ in size) for its keep batches, then
+// tries again; a tie keeps prefetching off.
 func TestPrefetchChooserKeepsTheFasterWay(t *testing.T) {
 	c := newPrefetchChooser(3, 5)
+	// run feeds a cycle's batches (two trials of 3, a keep of 5) of 100,
+	// 10, 100, … records taking per[way] per record; it returns the way
+	// each batch was processed.
 	run := func(per [2]time.Duration, batches int) []bool {
 		var used []bool
-		for range batches {
+		for i := range batches {
 			on := c.use()
+			if c.trying() != (i < 6) {
+				t.Fatalf("batch %d of a cycle: trying %v", i, c.trying())
+			}
 			used = append(used, on)
-			d := per[0]
+			d, rows := per[0], 100-90*(i%2)
 			if on {
 				d = per[1]
 			}
-			c.took(100, 100*d, true)
+			c.took(rows, time.Duration(rows)*d)
 		}
 		return used
 	}
 	f, tr := false, true
 	if got, want := run([2]time.Duration{200, 100}, 11), []bool{f, f, f, tr, tr, tr, tr, tr, tr, tr, tr}; !slices.Equal(got, want) {
-		t.Fatalf("read-ahead faster: used %v, want %v", got, want)
+		t.Fatalf("prefetching faster: used %v, want %v", got, want)
 	}
 	if got, want := run([2]time.Duration{100, 200}, 11), []bool{f, f, f, tr, tr, tr, f, f, f, f, f}; !slices.Equal(got, want) {
-		t.Fatalf("read-ahead slower: used %v, want %v", got, want)
+		t.Fatalf("prefetching slower: used %v, want %v", got, want)
 	}
-	for range 3 { // a trial without, its one slow batch not counted
-		c.took(100, time.Second, c.n != 0)
+	if got, want := run([2]time.Duration{100, 100}, 11), []bool{f, f, f, tr, tr, tr, f, f, f, f, f}; !slices.Equal(got, want) {
+		t.Fatalf("a tie: used %v, want %v", got, want)
 	}
-	for range 3 {
-		c.took(100, 100*150, true)
+	// Per batch, the trial with prefetching (batches of 10, 100, 10
+	// records at 150 ns) took less than the one without (100, 10, 100 at
+	// 100 ns); per record it took more.
+	c = newPrefetchChooser(3, 5)
+	for i, x := range []struct {
+		rows int
+		per  time.Duration
+	}{{100, 100}, {10, 100}, {100, 100}, {10, 150}, {100, 150}, {10, 150}} {
+		if c.use() != (i >= 3) {
+			t.Fatalf("batch %d: use %v", i, c.use())
+		}
+		c.took(x.rows, time.Duration(x.rows)*x.per)
 	}
-	if !c.use() {
-		t.Fatal("a batch not counted swayed the choice")
+	if c.use() {
+		t.Fatal("kept prefetching, slower per record")
 	}
 }

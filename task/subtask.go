@@ -184,7 +184,7 @@ type Subtask struct {
 	// writers caches allWriters (nil: not made yet, or none).
 	writers  []*RecordWriter
 	twoInput operator.TwoInput
-	prefetch operator.Prefetcher // the chain's head, if it reads ahead
+	prefetch operator.Prefetcher // the chain's head, if it prefetches
 	chooser  *prefetchChooser    // whether it does, batch by batch
 	// pts runs the chain's processing-time callbacks, keyed timers
 	// included; onTick advances it.
@@ -609,25 +609,37 @@ func (t *Subtask) onEnvelope(e Envelope) {
 	in2 := g.inputOf[e.Channel] == 1
 	rs := e.Batch.Records
 	between := t.readsAhead() && e.Batch.Control.Kind == event.KindNone
-	timed, counted, start := t.prefetch != nil && len(rs) > 1, true, time.Time{}
+	prefetch := t.prefetch != nil && len(rs) > 1
+	timed := prefetch && t.chooser.trying()
+	var start time.Time
+	var other time.Duration // in admitBetween: not the batch's records
 	if timed {
 		start = time.Now()
-		if t.chooser.use() {
-			t.prefetch.Prefetch(rs, t.inputOf(in2))
-		}
+	}
+	if prefetch && t.chooser.use() {
+		t.prefetch.Prefetch(rs, t.inputOf(in2))
 	}
 	for i, r := range rs {
 		if t.err != nil {
 			break
 		}
 		if between && i > 0 && len(g.inbox) > 0 {
-			t.admitBetween(e.Channel, rs[i:])
-			counted = false
+			if timed {
+				at := time.Now()
+				t.admitBetween(e.Channel, rs[i:])
+				other += time.Since(at)
+			} else {
+				t.admitBetween(e.Channel, rs[i:])
+			}
 		}
 		t.processRecord(r, in2)
 	}
-	if timed {
-		t.chooser.took(len(rs), time.Since(start), counted)
+	if prefetch {
+		var took time.Duration
+		if timed {
+			took = time.Since(start) - other
+		}
+		t.chooser.took(len(rs), took)
 	}
 	t.spec.Gate.recycle(e)
 	t.countProcessed(len(e.Batch.Records))

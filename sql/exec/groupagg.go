@@ -151,7 +151,7 @@ type GroupAggregate struct {
 	sets    []valueSet     // per call; the zero valueSet when unused
 	groups  []*distinctSet // per distinct group (aggregator.groups)
 	batch   miniBatch
-	ahead   readAhead // Prefetch's
+	ahead   batchPrefetch // Prefetch's
 }
 
 // miniBatch holds the groups a mini-batch touched, in first-touch order.

@@ -8,10 +8,10 @@ import (
 	"github.com/weirstream/weir/state"
 )
 
-// readAhead is what an operator's Prefetch (operator.Prefetcher) took of
+// batchPrefetch is what an operator's Prefetch (operator.Prefetcher) took of
 // a batch: each row's key, which processing the rows then reads instead
 // of encoding it again, and the lookups for the state (state.Ahead).
-type readAhead struct {
+type batchPrefetch struct {
 	input  int    // the batch's
 	rows   []*any // each row's first field: which row a key is of
 	keys   []string
@@ -23,14 +23,14 @@ type readAhead struct {
 }
 
 // begin starts a batch of input's.
-func (a *readAhead) begin(input int) {
+func (a *batchPrefetch) begin(input int) {
 	clear(a.rows)
 	clear(a.keys)
 	a.input, a.rows, a.keys, a.next = input, a.rows[:0], a.keys[:0], 0
 }
 
 // addRow records row fields' key k ("" with no fields: not kept).
-func (a *readAhead) addRow(fields []any, k string) {
+func (a *batchPrefetch) addRow(fields []any, k string) {
 	var p *any
 	if len(fields) > 0 {
 		p = &fields[0]
@@ -41,7 +41,7 @@ func (a *readAhead) addRow(fields []any, k string) {
 // key returns the key Prefetch took of the row of fields, if it is the
 // next row of the batch and of its input; else key(fields). After the
 // batch's last row it lets go of the batch.
-func (a *readAhead) key(input int, fields []any, key KeyFunc) string {
+func (a *batchPrefetch) key(input int, fields []any, key KeyFunc) string {
 	for a.next < len(a.rows) && a.rows[a.next] == nil {
 		a.next++ // a row processing keys not
 	}
@@ -62,24 +62,24 @@ func (a *readAhead) key(input int, fields []any, key KeyFunc) string {
 }
 
 // end lets go of the lookups' keys.
-func (a *readAhead) end() { clear(a.as) }
+func (a *batchPrefetch) end() { clear(a.as) }
 
 // lookups starts the lookups of one state.
-func (a *readAhead) lookups() {
+func (a *batchPrefetch) lookups() {
 	clear(a.as)
 	a.as, a.ends, a.buf = a.as[:0], a.ends[:0], a.buf[:0]
 }
 
 // add records the lookup of the user key appended to a.buf since the
 // last add, under key k.
-func (a *readAhead) add(k string, kg int) {
+func (a *batchPrefetch) add(k string, kg int) {
 	a.as = append(a.as, state.Ahead{Key: k, KeyGroup: kg})
 	a.ends = append(a.ends, len(a.buf))
 }
 
 // done returns the lookups, each user key a view of a.buf: valid until
 // the next lookups or end.
-func (a *readAhead) done() []state.Ahead {
+func (a *batchPrefetch) done() []state.Ahead {
 	start := 0
 	for i, end := range a.ends {
 		a.as[i].UK = ""
@@ -91,12 +91,12 @@ func (a *readAhead) done() []state.Ahead {
 	return a.as
 }
 
-// Prefetch reads ahead the DISTINCT sets of an insert-only input that the
+// Prefetch prefetches the DISTINCT sets of an insert-only input that the
 // rows of rs will look up (operator.Prefetcher). Nexmark q16's sets hold
 // millions of bidders and auctions; each row's lookups waited for memory
 // one after another.
 func (g *GroupAggregate) Prefetch(rs []event.Record, input int) {
-	if g.partial || !g.readsAhead() {
+	if g.partial || !g.prefetches() {
 		return
 	}
 	a := &g.ahead
@@ -134,10 +134,10 @@ func (g *GroupAggregate) Prefetch(rs []event.Record, input int) {
 	a.end()
 }
 
-// readsAhead reports whether the aggregate has sets to read ahead: every
-// DISTINCT group's over an insert-only input, in tables that read ahead
+// prefetches reports whether the aggregate has sets to prefetch: every
+// DISTINCT group's over an insert-only input, in tables that prefetch
 // (the heap's).
-func (g *GroupAggregate) readsAhead() bool {
+func (g *GroupAggregate) prefetches() bool {
 	if len(g.groups) == 0 {
 		return false
 	}

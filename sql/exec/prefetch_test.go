@@ -15,7 +15,7 @@ var _ operator.Prefetcher = (*GroupAggregate)(nil)
 
 // TestGroupAggregatePrefetchChangesNothing: a GroupAggregate of shared
 // DISTINCT sets over an insert-only input emits the same rows whether or
-// not its batches were read ahead (Prefetch, see runPrefetched), with and
+// not its batches were prefetched (Prefetch, see runPrefetched), with and
 // without mini-batches, on the heap and on Pebble, across a restore.
 func TestGroupAggregatePrefetchChangesNothing(t *testing.T) {
 	for _, backend := range []string{"heap", "pebble"} {
@@ -38,7 +38,7 @@ func TestGroupAggregatePrefetchChangesNothing(t *testing.T) {
 }
 
 // samePrefetched fails unless the chain mk emits for steps what it emits
-// with its batches read ahead — each batch (a run of up to 16 steps of one
+// with its batches prefetched — each batch (a run of up to 16 steps of one
 // input) before it is processed, or the batch after it, or its rows
 // reversed, or it as the other input's — whose keys processing must not
 // take for rows they are not of.
@@ -47,14 +47,14 @@ func samePrefetched(t *testing.T, seed int64, pebble bool, mk []newStage, steps 
 	want := runPrefetched(t, pebble, mk, steps, nil)
 	got := runPrefetched(t, pebble, mk, steps, rand.New(rand.NewSource(seed)))
 	if !slices.Equal(got, want) {
-		t.Fatalf("seed %d: read ahead, the output differs:\n%s", seed, diffLines(want, got))
+		t.Fatalf("seed %d: prefetched, the output differs:\n%s", seed, diffLines(want, got))
 	}
 	if len(want) == 0 {
 		t.Fatalf("seed %d: no output", seed)
 	}
 }
 
-// runPrefetched processes steps in batches, read ahead as rng picks (none
+// runPrefetched processes steps in batches, prefetched as rng picks (none
 // without rng), checkpointing and restoring halfway; it returns the
 // output.
 func runPrefetched(t *testing.T, pebble bool, mk []newStage, steps []step, rng *rand.Rand) []string {
