@@ -10,9 +10,11 @@ import "time"
 // lose. So it times the records of trial batches without, then trial
 // batches with, and keeps the faster way per record for keep batches
 // before trying again (state grows). A pure state machine: the subtask
-// passes each trial batch's time, less what ran between its records that
-// was not its records' (admitBetween: a barrier, a snapshot). It reads
-// the clock only in trials.
+// passes each trial batch's time (threadSpan: the CPU time of the
+// subtask's thread, less what ran between its records that was not its
+// records': admitBetween's barriers, snapshots). Wall time on a machine
+// shared by more busy threads than cores swung 2.3 to 8 µs per record
+// between trials of one query, and the choice with it.
 type prefetchChooser struct {
 	trial, keep int
 	phase       int // trying without, trying with (0, 1), keeping (2)
@@ -39,9 +41,10 @@ func (c *prefetchChooser) use() bool {
 func (c *prefetchChooser) trying() bool { return c.phase < 2 }
 
 // took records that the last batch's rows took d (in a trial; outside
-// one, d is not read).
-func (c *prefetchChooser) took(rows int, d time.Duration) {
-	if c.phase < 2 {
+// one, d is not read); a batch not counted (its time could not be read)
+// only counts toward the trial's length.
+func (c *prefetchChooser) took(rows int, d time.Duration, counted bool) {
+	if c.phase < 2 && counted {
 		c.rows[c.phase] += int64(rows)
 		c.ns[c.phase] += int64(d)
 	}
@@ -58,4 +61,49 @@ func (c *prefetchChooser) took(rows int, d time.Duration) {
 	case c.phase == 2 && c.n >= c.keep:
 		c.phase, c.n = 0, 0
 	}
+}
+
+// threadSpan measures the CPU time a batch's records take on the
+// subtask's thread (threadClock), paused around other work; a span whose
+// thread changed, or whose clock could not be read, is not counted.
+type threadSpan struct {
+	on, broken bool
+	tid        int
+	at, sum    int64
+}
+
+func (s *threadSpan) start() {
+	s.on = true
+	s.resume()
+}
+
+func (s *threadSpan) pause() {
+	if !s.on || s.broken {
+		return
+	}
+	tid, ns, ok := threadClock()
+	if !ok || tid != s.tid || ns < s.at {
+		s.broken = true
+		return
+	}
+	s.sum += ns - s.at
+}
+
+func (s *threadSpan) resume() {
+	if !s.on || s.broken {
+		return
+	}
+	var ok bool
+	if s.tid, s.at, ok = threadClock(); !ok {
+		s.broken = true
+	}
+}
+
+// end returns the span's time, and whether it counts.
+func (s *threadSpan) end() (time.Duration, bool) {
+	if !s.on {
+		return 0, false
+	}
+	s.pause()
+	return time.Duration(s.sum), !s.broken
 }

@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -108,7 +109,7 @@ func TestPrefetchChooserKeepsTheFasterWay(t *testing.T) {
 			if on {
 				d = per[1]
 			}
-			c.took(rows, time.Duration(rows)*d)
+			c.took(rows, time.Duration(rows)*d, true)
 		}
 		return used
 	}
@@ -133,9 +134,58 @@ func TestPrefetchChooserKeepsTheFasterWay(t *testing.T) {
 		if c.use() != (i >= 3) {
 			t.Fatalf("batch %d: use %v", i, c.use())
 		}
-		c.took(x.rows, time.Duration(x.rows)*x.per)
+		c.took(x.rows, time.Duration(x.rows)*x.per, true)
 	}
 	if c.use() {
 		t.Fatal("kept prefetching, slower per record")
+	}
+}
+
+// TestPrefetchChooserIgnoresBatchesNotCounted: a batch whose time could
+// not be read does not sway the choice.
+func TestPrefetchChooserIgnoresBatchesNotCounted(t *testing.T) {
+	c := newPrefetchChooser(3, 5)
+	for i := range 6 {
+		d, counted := 100*time.Nanosecond, true
+		if c.use() {
+			d = 150
+		}
+		if i == 0 {
+			d, counted = time.Hour, false
+		}
+		c.took(100, 100*d, counted)
+	}
+	if c.use() {
+		t.Fatal("a batch not counted swayed the choice to prefetching")
+	}
+}
+
+// TestThreadSpanLeavesOutPauses: a span counts the CPU time its thread
+// spends between start and end, less the pauses.
+func TestThreadSpanLeavesOutPauses(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	spin := func(d time.Duration) { // until the thread has run d
+		_, from, _ := threadClock()
+		for {
+			if _, now, _ := threadClock(); now-from >= int64(d) {
+				return
+			}
+		}
+	}
+	var s threadSpan
+	s.start()
+	spin(5 * time.Millisecond)
+	s.pause()
+	spin(30 * time.Millisecond)
+	s.resume()
+	spin(5 * time.Millisecond)
+	d, ok := s.end()
+	if !ok || d < 10*time.Millisecond || d >= 30*time.Millisecond {
+		t.Fatalf("span of 10 ms run around a 30 ms pause: %v, counted %v", d, ok)
+	}
+	var never threadSpan
+	if _, ok := never.end(); ok {
+		t.Fatal("a span never started counts")
 	}
 }

@@ -610,11 +610,9 @@ func (t *Subtask) onEnvelope(e Envelope) {
 	rs := e.Batch.Records
 	between := t.readsAhead() && e.Batch.Control.Kind == event.KindNone
 	prefetch := t.prefetch != nil && len(rs) > 1
-	timed := prefetch && t.chooser.trying()
-	var start time.Time
-	var other time.Duration // in admitBetween: not the batch's records
-	if timed {
-		start = time.Now()
+	var span threadSpan // a trial batch's CPU time, less admitBetween's
+	if prefetch && t.chooser.trying() {
+		span.start()
 	}
 	if prefetch && t.chooser.use() {
 		t.prefetch.Prefetch(rs, t.inputOf(in2))
@@ -624,22 +622,15 @@ func (t *Subtask) onEnvelope(e Envelope) {
 			break
 		}
 		if between && i > 0 && len(g.inbox) > 0 {
-			if timed {
-				at := time.Now()
-				t.admitBetween(e.Channel, rs[i:])
-				other += time.Since(at)
-			} else {
-				t.admitBetween(e.Channel, rs[i:])
-			}
+			span.pause()
+			t.admitBetween(e.Channel, rs[i:])
+			span.resume()
 		}
 		t.processRecord(r, in2)
 	}
 	if prefetch {
-		var took time.Duration
-		if timed {
-			took = time.Since(start) - other
-		}
-		t.chooser.took(len(rs), took)
+		took, counted := span.end()
+		t.chooser.took(len(rs), took, counted)
 	}
 	t.spec.Gate.recycle(e)
 	t.countProcessed(len(e.Batch.Records))
