@@ -1,6 +1,9 @@
 package task
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // prefetchChooser decides whether the subtask has its chain's head
 // prefetch the state of each batch (operator.Prefetcher). Prefetching
@@ -11,8 +14,8 @@ import "time"
 // batches with, and keeps the faster way per record for keep batches
 // before trying again (state grows). A pure state machine: the subtask
 // passes each trial batch's time (threadSpan: the CPU time of the
-// subtask's thread, less what ran between its records that was not its
-// records': admitBetween's barriers, snapshots). Wall time on a machine
+// subtask's thread, the goroutine locked to it, less what ran between its
+// records that was not its records': admitBetween's barriers, snapshots). Wall time on a machine
 // shared by more busy threads than cores swung 2.3 to 8 µs per record
 // between trials of one query, and the choice with it.
 type prefetchChooser struct {
@@ -63,26 +66,37 @@ func (c *prefetchChooser) took(rows int, d time.Duration, counted bool) {
 	}
 }
 
+// threadClock reads the clock threadSpan measures by (a variable for
+// tests).
+var threadClock = readThreadClock
+
 // threadSpan measures the CPU time a batch's records take on the
-// subtask's thread (threadClock), paused around other work; a span whose
-// thread changed, or whose clock could not be read, is not counted.
+// subtask's thread (threadClock), paused around other work. The span
+// locks the goroutine to its thread: a goroutine that blocks (on an
+// output's credit) and resumes on its thread would otherwise count what
+// other goroutines ran there meanwhile. A span whose clock could not be
+// read, or went back, is not counted.
 type threadSpan struct {
-	on, broken bool
-	tid        int
-	at, sum    int64
+	on, paused, broken bool
+	at, sum            int64
 }
 
 func (s *threadSpan) start() {
+	runtime.LockOSThread()
 	s.on = true
 	s.resume()
 }
 
 func (s *threadSpan) pause() {
-	if !s.on || s.broken {
+	if !s.on || s.paused {
 		return
 	}
-	tid, ns, ok := threadClock()
-	if !ok || tid != s.tid || ns < s.at {
+	s.paused = true
+	if s.broken {
+		return
+	}
+	ns, ok := threadClock()
+	if !ok || ns < s.at {
 		s.broken = true
 		return
 	}
@@ -90,20 +104,27 @@ func (s *threadSpan) pause() {
 }
 
 func (s *threadSpan) resume() {
-	if !s.on || s.broken {
+	if !s.on {
+		return
+	}
+	s.paused = false
+	if s.broken {
 		return
 	}
 	var ok bool
-	if s.tid, s.at, ok = threadClock(); !ok {
+	if s.at, ok = threadClock(); !ok {
 		s.broken = true
 	}
 }
 
-// end returns the span's time, and whether it counts.
+// end returns the span's time, and whether it counts; it unlocks the
+// thread.
 func (s *threadSpan) end() (time.Duration, bool) {
 	if !s.on {
 		return 0, false
 	}
 	s.pause()
+	s.on = false
+	runtime.UnlockOSThread()
 	return time.Duration(s.sum), !s.broken
 }

@@ -161,16 +161,17 @@ func TestPrefetchChooserIgnoresBatchesNotCounted(t *testing.T) {
 }
 
 // TestThreadSpanLeavesOutPauses: a span counts the CPU time its thread
-// spends between start and end, less the pauses.
+// spends between start and end, less the pauses; a pause or end twice
+// adds nothing.
 func TestThreadSpanLeavesOutPauses(t *testing.T) {
+	if _, ok := threadClock(); !ok {
+		t.Fatal("the thread clock cannot be read")
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	spin := func(d time.Duration) { // until the thread has run d
-		_, from, _ := threadClock()
-		for {
-			if _, now, _ := threadClock(); now-from >= int64(d) {
-				return
-			}
+		from, _ := threadClock()
+		for now := from; now-from < int64(d); now, _ = threadClock() {
 		}
 	}
 	var s threadSpan
@@ -178,11 +179,57 @@ func TestThreadSpanLeavesOutPauses(t *testing.T) {
 	spin(5 * time.Millisecond)
 	s.pause()
 	spin(30 * time.Millisecond)
+	s.pause()
 	s.resume()
 	spin(5 * time.Millisecond)
 	d, ok := s.end()
 	if !ok || d < 10*time.Millisecond || d >= 30*time.Millisecond {
 		t.Fatalf("span of 10 ms run around a 30 ms pause: %v, counted %v", d, ok)
+	}
+	if d2, ok := s.end(); ok || d2 != 0 {
+		t.Fatalf("a span ended twice: %v, %v", d2, ok)
+	}
+}
+
+// TestThreadSpanBroken: a span whose clock failed, or went back, is not
+// counted, even if the clock works again; a span never started neither.
+func TestThreadSpanBroken(t *testing.T) {
+	defer func(c func() (int64, bool)) { threadClock = c }(threadClock)
+	readings := []struct {
+		ns int64
+		ok bool
+	}{}
+	threadClock = func() (int64, bool) {
+		r := readings[0]
+		readings = readings[1:]
+		return r.ns, r.ok
+	}
+	for name, rs := range map[string][]struct {
+		ns int64
+		ok bool
+	}{
+		"failed":    {{100, true}, {0, false}, {300, true}, {400, true}},
+		"went back": {{100, true}, {50, true}, {300, true}, {400, true}},
+	} {
+		readings = rs
+		var s threadSpan
+		s.start()
+		s.pause()
+		s.resume()
+		if d, ok := s.end(); ok {
+			t.Fatalf("%s: counted, %v", name, d)
+		}
+	}
+	readings = []struct {
+		ns int64
+		ok bool
+	}{{100, true}, {150, true}, {300, true}, {400, true}}
+	var s threadSpan
+	s.start()
+	s.pause()
+	s.resume()
+	if d, ok := s.end(); !ok || d != 150 {
+		t.Fatalf("a span of 50 + 100 ns: %v, counted %v", d, ok)
 	}
 	var never threadSpan
 	if _, ok := never.end(); ok {
