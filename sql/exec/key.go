@@ -145,12 +145,14 @@ func rowOf(v any) (event.Row, error) {
 
 // setKey makes k the current key of the keyed backend. A key that is
 // current already stays (rows of one key often come together): no hash
-// of its key group, no new box of it.
+// of its key group, no new box of it. A new key's group is hashed from
+// the string (keygroup.HashString, ForKey's hash of a string): ForKey
+// would box it once more.
 func setKey(ctx *operator.Context, k string) {
 	if cur, ok := ctx.Keyed.CurrentKey().(string); ok && cur == k {
 		return
 	}
-	ctx.Keyed.SetCurrentKey(k, keygroup.ForKey(k, ctx.MaxParallelism))
+	ctx.Keyed.SetCurrentKey(k, keygroup.ForHash(keygroup.HashString(k), ctx.MaxParallelism))
 }
 
 // ttlConfig turns table.exec.state.ttl into a descriptor's TTL: nil (no

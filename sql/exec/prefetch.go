@@ -111,7 +111,7 @@ func (g *GroupAggregate) Prefetch(rs []event.Record, input int) {
 		}
 		k := g.key(row.Fields)
 		a.addRow(row.Fields, k)
-		kgs = append(kgs, keygroup.ForKey(k, g.Ctx.MaxParallelism))
+		kgs = append(kgs, keygroup.ForHash(keygroup.HashString(k), g.Ctx.MaxParallelism))
 	}
 	a.groups = kgs
 	for gi, dg := range g.agg.groups {
