@@ -12,20 +12,18 @@ import (
 // cloned before the first write (own). The values in m carry their own
 // versions, because a clone shares them (see private).
 //
-// m points to a keyMap, as a map[any] would be a reference: the owner
+// m points to a ukMap, as a map[any] would be a reference: the owner
 // writes it in place, and a map it makes for a user key of the other kind
-// is seen by every holder of the entry. String user keys (COUNT DISTINCT's
-// values) are then held without a boxed header each (see keyMap).
+// (or the spill of its inline one) is seen by every holder of the entry.
+// String user keys (COUNT DISTINCT's values) are then held without a boxed
+// header each (see keyMap), one short one inline (see ukMap).
 type mapEntry struct {
-	m   *keyMap[elem]
+	m   *ukMap
 	ver uint64
 }
 
 // cloneElems returns a copy of m that shares no map with it.
-func cloneElems(m *keyMap[elem]) *keyMap[elem] {
-	c := m.clone()
-	return &c
-}
+func cloneElems(m *ukMap) *ukMap { return m.clone() }
 
 // mapTable stores MapState. An entry's inner map is the owner's to write
 // once created or cloned after the last full capture (ver is the map
@@ -39,7 +37,7 @@ type mapTable struct {
 	// Prefetch's scratch, and how many user keys its last call found
 	// (kept so that its lookups are made)
 	ahead struct {
-		maps  []*keyMap[elem]
+		maps  []*ukMap
 		keys  []shortKey
 		found uint64
 	}
@@ -129,13 +127,13 @@ func (t *mapTable) Contains(uk any) bool {
 // refreshing it if reads refresh the TTL. When handOut is set (Get, not
 // Contains), it makes the value private first.
 func (t *mapTable) get(uk any, handOut bool) (any, bool) {
-	return getUK(t, uk, handOut, func(m *keyMap[elem], uk any) (elem, bool) { return m.get(uk) })
+	return getUK(t, uk, handOut, func(m *ukMap, uk any) (elem, bool) { return m.get(uk) })
 }
 
 // GetString is Get for a string user key (state.StringKeyGetter): uk is
 // boxed, and copied, only when the read writes the entry.
 func (t *mapTable) GetString(uk string) (any, bool) {
-	return getUK(t, ukString(uk), true, func(m *keyMap[elem], uk ukString) (elem, bool) { return m.getString(string(uk)) })
+	return getUK(t, ukString(uk), true, func(m *ukMap, uk ukString) (elem, bool) { return m.getString(string(uk)) })
 }
 
 // ukString is a string user key that GetString read: the caller may write
@@ -145,7 +143,7 @@ type ukString string
 // getUK is get of user key uk, which find looks up in a map: it removes
 // an expired value, refreshes the TTL if reads do, and makes the value
 // private when handing it out.
-func getUK[U comparable](t *mapTable, uk U, handOut bool, find func(m *keyMap[elem], uk U) (elem, bool)) (any, bool) {
+func getUK[U comparable](t *mapTable, uk U, handOut bool, find func(m *ukMap, uk U) (elem, bool)) (any, bool) {
 	k, i, e, ok := t.entry()
 	if !ok {
 		return nil, false
@@ -198,7 +196,7 @@ func (t *mapTable) Put(uk, v any) {
 		t.writeUK(i, k, e, uk, el, true)
 		return
 	}
-	e = mapEntry{&keyMap[elem]{}, t.b.mapVersion}
+	e = mapEntry{&ukMap{}, t.b.mapVersion}
 	e.m.set(uk, el)
 	t.data.put(i, k, e)
 }
@@ -418,7 +416,7 @@ func changesOf(e mapEntry, u, own *ukRecord) *ukRecord {
 func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, error) {
 	r := wire.NewReader(p)
 	n := r.Count(2)
-	m := &keyMap[elem]{}
+	m := &ukMap{}
 	for j := 0; j < n && r.Err() == nil; j++ {
 		ts := readTS(r, hasTS, t.ttl, now)
 		kb, vb := r.Bytes(), r.Bytes()
@@ -434,7 +432,7 @@ func (t *mapTable) decode(p []byte, hasTS bool, now int64) (mapEntry, bool, erro
 			return mapEntry{}, false, err
 		}
 		if j == 0 {
-			*m = sized[elem](uk, n)
+			m = sizedUKs(uk, n)
 		}
 		if !t.ttl.Expired(ts, now) {
 			m.set(uk, elem{v, ts, t.b.loadedVersion()})
@@ -456,7 +454,7 @@ func (t *mapTable) sweep(e mapEntry, now int64) (mapEntry, int, bool) {
 	if n == 0 {
 		return e, 0, e.m.len() > 0
 	}
-	m := &keyMap[elem]{}
+	m := &ukMap{}
 	for uk, el := range e.m.all() {
 		if !t.ttl.Expired(el.ts, now) {
 			m.set(uk, el)

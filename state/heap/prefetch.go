@@ -12,12 +12,12 @@ import "github.com/weirstream/weir/state"
 func (t *mapTable) Prefetch(as []state.Ahead) {
 	r := t.b.opts.KeyGroupRange
 	ms, sks := t.ahead.maps[:0], t.ahead.keys[:0]
-	var last *keyMap[elem] // the entry's map of the last lookup's key
+	var last *ukMap // the entry's map of the last lookup's key
 	for j, a := range as {
 		if j == 0 || a.Key != as[j-1].Key || a.KeyGroup != as[j-1].KeyGroup {
 			last = nil
 			if r.Contains(a.KeyGroup) {
-				if e, ok := t.data.maps[a.KeyGroup-r.Start].getString(a.Key); ok && e.m.f != nil {
+				if e, ok := t.data.maps[a.KeyGroup-r.Start].getString(a.Key); ok {
 					last = e.m
 				}
 			}
@@ -28,7 +28,12 @@ func (t *mapTable) Prefetch(as []state.Ahead) {
 	}
 	var n uint64
 	for j, m := range ms {
-		_, ok := m.f[sks[j]]
+		var ok bool
+		if m.has {
+			ok = sks[j] == m.one
+		} else {
+			_, ok = m.km.f[sks[j]] // sks[j] itself, not a copy (see above)
+		}
 		n += oneIf(ok)
 	}
 	clear(ms)

@@ -1,0 +1,164 @@
+package heap
+
+import "iter"
+
+// ukMap is one key's map of MapState: its user keys and their elems.
+//
+// A map of one short string user key holds it inline (one, oneEl), not in
+// a Go map: a window operator's key mostly has one slice or window in its
+// map, and a Go map of one entry is two objects of some 500 bytes whose
+// header and group a read of the key misses in turn. A second user key,
+// or one that is not a short string, moves the inline one to the Go maps
+// (spill); has implies that km is empty.
+type ukMap struct {
+	km    keyMap[elem] // first: a large map's reads load km.f and has, in one cache line
+	has   bool
+	one   shortKey
+	oneEl elem
+}
+
+func (m *ukMap) len() int { return m.km.len() + int(oneIf(m.has)) }
+
+func (m *ukMap) get(uk any) (elem, bool) {
+	if s, ok := uk.(string); ok {
+		return m.getString(s)
+	}
+	return m.km.get(uk)
+}
+
+// getString is get of the string user key s, unboxed.
+func (m *ukMap) getString(s string) (elem, bool) {
+	if m.has {
+		if sk, ok := short(s); ok && sk == m.one {
+			return m.oneEl, true
+		}
+		return elem{}, false
+	}
+	return m.km.getString(s)
+}
+
+// getKey is get of a record's user key (see userKey).
+func (m *ukMap) getKey(k userKey) (elem, bool) {
+	if k.o == nil {
+		return m.getString(k.s)
+	}
+	return m.km.getKey(k)
+}
+
+// set stores el under uk.
+func (m *ukMap) set(uk any, el elem) {
+	if s, ok := uk.(string); ok {
+		m.setString(s, el)
+		return
+	}
+	m.spill()
+	m.km.set(uk, el)
+}
+
+// setString stores el under the string user key s: inline when the map
+// holds no other user key and s is short.
+func (m *ukMap) setString(s string, el elem) {
+	if sk, ok := short(s); ok && m.km.len() == 0 && (!m.has || sk == m.one) {
+		m.one, m.oneEl, m.has = sk, el, true
+		return
+	}
+	m.spill()
+	m.km.setString(s, el)
+}
+
+// spill moves the inline user key, if any, to the Go maps.
+func (m *ukMap) spill() {
+	if !m.has {
+		return
+	}
+	if m.km.f == nil {
+		m.km.f = make(map[shortKey]elem)
+	}
+	m.km.f[m.one] = m.oneEl
+	m.one, m.oneEl, m.has = shortKey{}, elem{}, false
+}
+
+func (m *ukMap) del(uk any) {
+	if m.has {
+		if s, ok := uk.(string); ok {
+			if sk, ok := short(s); ok && sk == m.one {
+				m.one, m.oneEl, m.has = shortKey{}, elem{}, false
+			}
+		}
+		return
+	}
+	m.km.del(uk)
+}
+
+// clone returns a copy that shares no Go map with m.
+func (m *ukMap) clone() *ukMap {
+	c := *m
+	c.km = m.km.clone()
+	return &c
+}
+
+// sizedUKs returns an empty ukMap with room for n user keys of uk's kind:
+// one is held inline.
+func sizedUKs(uk any, n int) *ukMap {
+	if n <= 1 {
+		return &ukMap{}
+	}
+	return &ukMap{km: sized[elem](uk, n)}
+}
+
+// values yields every user key's elem.
+func (m *ukMap) values() iter.Seq[elem] {
+	return func(yield func(elem) bool) {
+		if m.has {
+			yield(m.oneEl)
+			return
+		}
+		for e := range m.km.values() {
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+
+// all yields every user key and its elem, string user keys boxed (see
+// keyMap.all). The inline user key is read before it is yielded, so the
+// caller may set it again.
+func (m *ukMap) all() iter.Seq2[any, elem] {
+	return func(yield func(any, elem) bool) {
+		if m.has {
+			yield(m.one.str(), m.oneEl)
+			return
+		}
+		for k, e := range m.km.all() {
+			if !yield(k, e) {
+				return
+			}
+		}
+	}
+}
+
+// encoded yields every user key encoded by w's key codec, with its elem
+// (see keyMap.encoded).
+func (m *ukMap) encoded(w *writer) iter.Seq2[[]byte, elem] {
+	return func(yield func([]byte, elem) bool) {
+		if m.has {
+			w.key = w.encodeString(w.key[:0], w.shortView(m.one))
+			yield(w.key, m.oneEl)
+			return
+		}
+		for k, e := range m.km.encoded(w) {
+			if !yield(k, e) {
+				return
+			}
+		}
+	}
+}
+
+// sample yields up to n user keys and their elems (see keyMap.sample).
+func (m *ukMap) sample(n int, yield func(any, elem) bool) bool {
+	if m.has {
+		return n <= 0 || yield(m.one.str(), m.oneEl)
+	}
+	return m.km.sample(n, yield)
+}

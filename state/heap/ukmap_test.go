@@ -1,0 +1,144 @@
+package heap
+
+import (
+	"maps"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/weirstream/weir/state"
+)
+
+// TestUKMapActsAsAMap: random sets, deletes and reads of short and long
+// string user keys and other ones leave a ukMap holding what a Go map
+// does, whether its one user key is inline or not; a clone taken on the
+// way changes with neither; each iterator, the encoding and a sample
+// and yield what it holds.
+func TestUKMapActsAsAMap(t *testing.T) {
+	keys := []any{"", "a", "b", strings.Repeat("x", shortKeyMax), strings.Repeat("x", shortKeyMax+1), 7, int64(7)}
+	rng := rand.New(rand.NewPCG(1, 2))
+	inline := 0
+	for round := range 2000 {
+		m, want := &ukMap{}, map[any]elem{}
+		var c *ukMap
+		var cwant map[any]elem
+		for op := range rng.IntN(8) {
+			k := keys[rng.IntN(len(keys))]
+			if round%2 == 0 {
+				k = keys[rng.IntN(3)] // short strings alone: inline or spilled
+			}
+			switch rng.IntN(3) {
+			case 0, 1:
+				el := elem{v: op, ts: int64(round), ver: uint64(op)}
+				m.set(k, el)
+				want[k] = el
+			default:
+				m.del(k)
+				delete(want, k)
+			}
+			if op == 2 {
+				c, cwant = m.clone(), maps.Clone(want)
+			}
+		}
+		if m.has {
+			inline++
+		}
+		checkUKMap(t, m, want)
+		if c != nil {
+			checkUKMap(t, c, cwant)
+		}
+	}
+	if inline == 0 {
+		t.Fatal("no map held its user key inline")
+	}
+}
+
+func checkUKMap(t *testing.T, m *ukMap, want map[any]elem) {
+	t.Helper()
+	if m.has && m.km.len() > 0 {
+		t.Fatalf("inline user key beside %d in the Go maps", m.km.len())
+	}
+	if m.len() != len(want) {
+		t.Fatalf("len %d, want %d", m.len(), len(want))
+	}
+	for k, el := range want {
+		if got, ok := m.get(k); !ok || got != el {
+			t.Fatalf("get %q: %v, %v; want %v", k, got, ok, el)
+		}
+		if s, ok := k.(string); ok {
+			if got, ok := m.getKey(userKey{s: s}); !ok || got != el {
+				t.Fatalf("getKey %q: %v, %v; want %v", k, got, ok, el)
+			}
+		}
+	}
+	for _, k := range []any{"a", "b", "", "zz"} {
+		_, held := want[k]
+		if _, ok := m.getString(k.(string)); ok != held {
+			t.Fatalf("getString %q: %v, want %v", k, ok, held)
+		}
+	}
+	if got := maps.Collect(m.all()); !maps.Equal(got, want) {
+		t.Fatalf("all yields %v, want %v", got, want)
+	}
+	n := 0
+	for el := range m.values() {
+		n++
+		if el.ts < 0 {
+			t.Fatal("unreachable")
+		}
+	}
+	w := &writer{keyCodec: state.AnyCodec{}}
+	enc := 0
+	for kb, el := range m.encoded(w) {
+		k, err := decodeKey(state.AnyCodec{}, kb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want[k] != el {
+			t.Fatalf("encoded %q with %v, want %v", k, el, want[k])
+		}
+		enc++
+	}
+	sampled := 0
+	m.sample(len(want), func(k any, el elem) bool {
+		if want[k] != el {
+			t.Fatalf("sampled %q with %v, want %v", k, el, want[k])
+		}
+		sampled++
+		return true
+	})
+	if n != len(want) || enc != len(want) || sampled != len(want) {
+		t.Fatalf("values %d, encoded %d, sampled %d; want %d", n, enc, sampled, len(want))
+	}
+}
+
+// TestUKMapHoldsOneShortKeyInline: one short string user key is held
+// without a Go map, replaced in place; a second one, or a long one, moves
+// it to the Go maps.
+func TestUKMapHoldsOneShortKeyInline(t *testing.T) {
+	m := &ukMap{}
+	m.set("w1", elem{v: 1})
+	m.set("w1", elem{v: 2})
+	if !m.has || m.km.f != nil || m.len() != 1 {
+		t.Fatalf("one short key: inline %v, Go map %v, len %d", m.has, m.km.f != nil, m.len())
+	}
+	m.set("w2", elem{v: 3})
+	if m.has || len(m.km.f) != 2 {
+		t.Fatalf("two keys: inline %v, %d in the Go map", m.has, len(m.km.f))
+	}
+	l := &ukMap{}
+	l.set(strings.Repeat("x", shortKeyMax+1), elem{v: 1})
+	if l.has {
+		t.Fatal("a long key held inline")
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		n := &ukMap{}
+		n.setString("w1", elem{v: 1})
+		if n.len() != 1 {
+			t.Fatal("lost")
+		}
+	})
+	if allocs > 1 {
+		t.Fatalf("%.0f allocations for a map of one short key, want 1", allocs)
+	}
+}
