@@ -44,6 +44,51 @@ func TestGroupsTrackPartialChanges(t *testing.T) {
 	}
 }
 
+// TestGroupsLogRecordsEveryKeyKind: a logging table's changes, recorded
+// from its log, are as recorded at once, for short string keys (held in
+// the log as short keys), long ones and keys of other kinds in one group,
+// whichever kind comes first in the log and whether the log is recorded
+// whole at the capture or in parts as it fills.
+func TestGroupsLogRecordsEveryKeyKind(t *testing.T) {
+	long := strings.Repeat("k", shortKeyMax+1)
+	keys := []any{"short", long, int64(7), "", nil}
+	for _, first := range keys {
+		for _, logMax := range []int{2, 4096} {
+			setVar(t, &maxLogged, logMax)
+			var ver uint64 = 1
+			logging, direct := newGroups[int](1, &ver, true, true), newGroups[int](1, &ver, true, true)
+			logging.logChanges()
+			for _, g := range []*groups[int]{&logging, &direct} {
+				g.putAppend(0, first, 1, 2)
+				for j, k := range keys {
+					g.putAppend(0, k, j, 10+j) // the first append's length is kept
+					g.putAppend(0, k, j, 20+j)
+				}
+				g.put(0, "short", 9) // whole, after appends
+				g.put(0, int64(8), 9)
+				g.putAppend(0, int64(8), 9, 30) // and stays whole
+			}
+			got, _ := logging.takeDirty()
+			want, _ := direct.takeDirty()
+			if g, w := dirtyString(got[0]), dirtyString(want[0]); g != w {
+				t.Fatalf("first key %q, log of %d: logged %s, recorded at once %s", first, logMax, g, w)
+			}
+			if got[0].len() != len(keys)+1 {
+				t.Fatalf("first key %q: %d changed keys, want %d", first, got[0].len(), len(keys)+1)
+			}
+		}
+	}
+}
+
+func dirtyString(d changes) string {
+	var out []string
+	for k, how := range d.all() {
+		out = append(out, fmt.Sprintf("%T %v=%d", k, k, how))
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
+}
+
 // TestUKRecordIndexed: a record past smallRecord changes finds its user
 // keys through its index, keeps each key's last change, and keeps its
 // keys (not its elements) once released.
