@@ -64,7 +64,9 @@ func TestGroupsLogRecordsEveryKeyKind(t *testing.T) {
 					g.putAppend(0, k, j, 10+j) // the first append's length is kept
 					g.putAppend(0, k, j, 20+j)
 				}
-				g.put(0, "short", 9) // whole, after appends
+				for _, k := range []any{"short", long, int64(7)} {
+					g.put(0, k, 9) // whole, after appends
+				}
 				g.put(0, int64(8), 9)
 				g.putAppend(0, int64(8), 9, 30) // and stays whole
 			}
@@ -80,10 +82,18 @@ func TestGroupsLogRecordsEveryKeyKind(t *testing.T) {
 	}
 }
 
+// dirtyString is d's keys and how each changed, with the map each is in
+// (a short key held as a long one would be captured as removed).
 func dirtyString(d changes) string {
 	var out []string
-	for k, how := range d.all() {
-		out = append(out, fmt.Sprintf("%T %v=%d", k, k, how))
+	for k, how := range d.f {
+		out = append(out, fmt.Sprintf("f %q=%d", k.str(), how))
+	}
+	for k, how := range d.s {
+		out = append(out, fmt.Sprintf("s %q=%d", k, how))
+	}
+	for k, how := range d.a {
+		out = append(out, fmt.Sprintf("a %T %v=%d", k, k, how))
 	}
 	slices.Sort(out)
 	return strings.Join(out, " ")
