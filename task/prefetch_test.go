@@ -236,3 +236,95 @@ func TestThreadSpanBroken(t *testing.T) {
 		t.Fatal("a span never started counts")
 	}
 }
+
+// clockedAhead is readingAhead whose prefetch makes its batch look slow or
+// fast on the fake thread clock (see TestSubtaskKeepsTheWayTheClockSays).
+type clockedAhead struct {
+	readingAhead
+	ahead bool // the batch being processed was prefetched
+	last  int  // the last record processed
+}
+
+func (c *clockedAhead) Prefetch(rs []event.Record, input int) {
+	c.ahead = true
+	c.readingAhead.Prefetch(rs, input)
+}
+
+func (c *clockedAhead) ProcessElement(rec event.Record) error {
+	c.last, _ = rec.Value.(int)
+	return c.readingAhead.ProcessElement(rec)
+}
+
+// TestSubtaskKeepsTheWayTheClockSays: the subtask times its trial batches
+// by the thread clock — read only in them: at a batch's start and end, and
+// around the batches it admits between records — and processes
+// the batches after the trials the way that took less: without prefetching
+// when the prefetched batches measured slower, with it when faster.
+func TestSubtaskKeepsTheWayTheClockSays(t *testing.T) {
+	for _, prefetchFaster := range []bool{false, true} {
+		t.Run(fmt.Sprint("prefetchFaster=", prefetchFaster), func(t *testing.T) {
+			op := &clockedAhead{readingAhead: readingAhead{done: make(chan struct{})}}
+			var now int64
+			const first = 100 + 2*2*prefetchTrial // the first record after the trials
+			reads, keptReads := 0, 0
+			defer func(c func() (int64, bool)) { threadClock = c }(threadClock)
+			threadClock = func() (int64, bool) {
+				reads++
+				if op.last >= first {
+					keptReads++
+				}
+				switch {
+				case !op.ahead:
+					now += 100
+				case prefetchFaster:
+					now += 10
+				default:
+					now += 1000
+				}
+				op.ahead = false // a batch's second read ends its span
+				return now, true
+			}
+			gate := NewInputGate([]int{0}, 4)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			opCtx := &operator.Context{Subtask: event.SubtaskID{Vertex: "ra", Index: 0}, UID: "ra", Parallelism: 1,
+				MaxParallelism: 128, Metrics: &operator.Metrics{}, Now: func() int64 { return time.Now().UnixMilli() }}
+			st := New(Spec{ID: opCtx.Subtask, Gate: gate, Reports: make(chan Report, 16), Mail: make(chan Mail, 4), Now: time.Now,
+				Chain: []ChainedOperator{{UID: "ra", Op: op, Ctx: opCtx}}})
+			done := make(chan error, 1)
+			go func() { done <- st.Run(ctx) }()
+			const kept = 50 // batches after the trials
+			v := 100
+			for range 2*prefetchTrial + kept {
+				if err := gate.Channel(0).Send(ctx, event.Batch{Records: recs(v, v+1)}); err != nil {
+					t.Fatal(err)
+				}
+				v += 2
+			}
+			if err := gate.Channel(0).Send(ctx, event.Batch{Records: recs(6)}); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-op.done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("record 6 not processed")
+			}
+			cancel()
+			<-done
+			aheads := 0
+			for _, l := range op.log {
+				var x int
+				if _, err := fmt.Sscanf(l, "ahead1 [%d", &x); err == nil && x >= first {
+					aheads++
+				}
+			}
+			if want := map[bool]int{false: 0, true: kept}[prefetchFaster]; aheads != want {
+				t.Fatalf("%d of the %d batches after the trials prefetched, want %d", aheads, kept, want)
+			}
+			if keptReads > 0 || reads < 2*2*prefetchTrial {
+				t.Fatalf("the thread clock was read %d times after the trials and %d in all, want none and 2 or more for each of the %d trial batches",
+					keptReads, reads, 2*prefetchTrial)
+			}
+		})
+	}
+}
