@@ -39,6 +39,28 @@ func (r *readingAhead) process(input int, rec event.Record) error {
 	return nil
 }
 
+// runAhead runs a subtask whose chain is op alone on gate's inputs; wait
+// waits until op has processed record 6, then stops the subtask.
+func runAhead(t *testing.T, gate *InputGate, op operator.Operator, done chan struct{}) (ctx context.Context, wait func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	opCtx := &operator.Context{Subtask: event.SubtaskID{Vertex: "ra", Index: 0}, UID: "ra", Parallelism: 1,
+		MaxParallelism: 128, Metrics: &operator.Metrics{}, Now: func() int64 { return time.Now().UnixMilli() }}
+	st := New(Spec{ID: opCtx.Subtask, Gate: gate, Reports: make(chan Report, 16), Mail: make(chan Mail, 4), Now: time.Now,
+		Chain: []ChainedOperator{{UID: "ra", Op: op, Ctx: opCtx}}})
+	ran := make(chan error, 1)
+	go func() { ran <- st.Run(ctx) }()
+	return ctx, func() {
+		defer cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("record 6 not processed")
+		}
+		cancel()
+		<-ran
+	}
+}
+
 // TestSubtaskPrefetchesEachBatch: the head of a chain that prefetches
 // (operator.Prefetcher) is handed a batch of more than one record, with
 // its input (here the second), before it processes the batch's records,
@@ -46,15 +68,8 @@ func (r *readingAhead) process(input int, rec event.Record) error {
 // second's.
 func TestSubtaskPrefetchesEachBatch(t *testing.T) {
 	gate := NewInputGate([]int{0, 1}, 4)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	op := &readingAhead{done: make(chan struct{})}
-	opCtx := &operator.Context{Subtask: event.SubtaskID{Vertex: "ra", Index: 0}, UID: "ra", Parallelism: 1,
-		MaxParallelism: 128, Metrics: &operator.Metrics{}, Now: func() int64 { return time.Now().UnixMilli() }}
-	st := New(Spec{ID: opCtx.Subtask, Gate: gate, Reports: make(chan Report, 16), Mail: make(chan Mail, 4), Now: time.Now,
-		Chain: []ChainedOperator{{UID: "ra", Op: op, Ctx: opCtx}}})
-	done := make(chan error, 1)
-	go func() { done <- st.Run(ctx) }()
+	ctx, wait := runAhead(t, gate, op, op.done)
 	send := func(ch int, vs ...int) {
 		if err := gate.Channel(ch).Send(ctx, event.Batch{Records: recs(vs...)}); err != nil {
 			t.Fatal(err)
@@ -76,13 +91,7 @@ func TestSubtaskPrefetchesEachBatch(t *testing.T) {
 	}
 	send(1, 6)
 	want = append(want, "2:6")
-	select {
-	case <-op.done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("record 6 not processed")
-	}
-	cancel()
-	<-done
+	wait()
 	if !slices.Equal(op.log, want) {
 		t.Fatalf("the operator saw %q,\nwant %q", op.log, want)
 	}
@@ -285,14 +294,7 @@ func TestSubtaskKeepsTheWayTheClockSays(t *testing.T) {
 				return now, true
 			}
 			gate := NewInputGate([]int{0}, 4)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			opCtx := &operator.Context{Subtask: event.SubtaskID{Vertex: "ra", Index: 0}, UID: "ra", Parallelism: 1,
-				MaxParallelism: 128, Metrics: &operator.Metrics{}, Now: func() int64 { return time.Now().UnixMilli() }}
-			st := New(Spec{ID: opCtx.Subtask, Gate: gate, Reports: make(chan Report, 16), Mail: make(chan Mail, 4), Now: time.Now,
-				Chain: []ChainedOperator{{UID: "ra", Op: op, Ctx: opCtx}}})
-			done := make(chan error, 1)
-			go func() { done <- st.Run(ctx) }()
+			ctx, wait := runAhead(t, gate, op, op.done)
 			const kept = 50 // batches after the trials
 			v := 100
 			for range 2*prefetchTrial + kept {
@@ -304,13 +306,7 @@ func TestSubtaskKeepsTheWayTheClockSays(t *testing.T) {
 			if err := gate.Channel(0).Send(ctx, event.Batch{Records: recs(6)}); err != nil {
 				t.Fatal(err)
 			}
-			select {
-			case <-op.done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("record 6 not processed")
-			}
-			cancel()
-			<-done
+			wait()
 			aheads := 0
 			for _, l := range op.log {
 				var x int
