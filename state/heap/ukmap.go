@@ -58,11 +58,13 @@ func (m *ukMap) set(uk any, el elem) {
 // setString stores el under the string user key s: inline when the map
 // holds no other user key and s is short.
 func (m *ukMap) setString(s string, el elem) {
-	if sk, ok := short(s); ok && m.km.len() == 0 && (!m.has || sk == m.one) {
-		m.one, m.oneEl, m.has = sk, el, true
-		return
+	if m.has || m.km.len() == 0 { // a map of many goes to km at once, s made short once
+		if sk, ok := short(s); ok && (!m.has || sk == m.one) {
+			m.one, m.oneEl, m.has = sk, el, true
+			return
+		}
+		m.spill()
 	}
-	m.spill()
 	m.km.setString(s, el)
 }
 
