@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Throughput at 1 M against 10 M events, measured as the fourteenth
 # session's README section does: each query's Weir child run directly at
-# both sizes, alternately, REPS times; prints each run's process CPU-s
-# (user + sys), user and sys seconds and, per query, the medians (with
-# the range of the runs) and the change in events per core-second. Run from the repository's root:
+# both sizes, REPS times, each 10 M run between two 1 M runs (a 1 M run
+# lasts a second or two, and the machine's pace can drift by more than
+# the goal's 10 % within minutes; README, twenty-seventh session). Prints
+# each run's process CPU-s (user + sys), user and sys seconds and, per
+# query, the medians (with the range of the runs) and the change in
+# events per core-second. Run from the repository's root:
 #
 #   bench/nexmark/scale.sh 3 q4 q7 q16
 #   CHECKPOINT=0 bench/nexmark/scale.sh 2 q7 q18   # checkpoints off
@@ -17,6 +20,13 @@
 # million events at each size: on a virtual machine the kernel's share
 # holds the first touch of each fresh page, whose cost the host sets
 # (README, twentieth session).
+#
+# The 10 M runs also sample their progress each second; a last line per
+# query compares, within those runs, the events per CPU-second over
+# events 1–3 M with those over 7–9 M (medians): the state's growth alone,
+# with checkpoints at the same pace in both spans, leaving out the first
+# million (state nearly empty; a 1 M run completes a checkpoint or two,
+# of little state) and the last (the end of input fires every window).
 set -euo pipefail
 reps=${1:?usage: [CHECKPOINT=1s] scale.sh REPS QUERY...}
 checkpoint=${CHECKPOINT:-1s}
@@ -27,15 +37,18 @@ go build -o "$bin" ./bench/nexmark
 log=$(mktemp)
 for q in "$@"; do
   for _ in $(seq "$reps"); do
-    for n in 1000000 10000000; do
+    for n in 1000000 10000000 1000000; do
       /usr/bin/time -o "$log.t" -f "%U %S" "$bin" weir-child -query "$q" -events "$n" -checkpoint "$checkpoint" \
-        -memory-limit 8589934592 > /dev/null
+        -memory-limit 8589934592 -sample 1s > "$log.json"
       echo "$q $n $(awk '{print $1 + $2, $1, $2}' "$log.t")" | tee -a "$log"
+      if [ "$n" = 10000000 ]; then
+        echo "$q $(tail -n 1 "$log.json")" >> "$log.samples"
+      fi
     done
   done
 done
-python3 - "$log" <<'PY'
-import collections, statistics, sys
+python3 - "$log" "$log.samples" <<'PY'
+import collections, json, statistics, sys
 runs = collections.defaultdict(list)
 user = collections.defaultdict(list)
 kernel = collections.defaultdict(list)
@@ -54,5 +67,26 @@ for q in dict.fromkeys(q for q, _ in runs):
           f"by user CPU {100 * (statistics.median(user[q, 1000000]) * 10 / statistics.median(user[q, 10000000]) - 1):+.1f} %, "
           f"sys per M events {statistics.median(kernel[q, 1000000]):.2f} / "
           f"{statistics.median(kernel[q, 10000000]) / 10:.2f} s")
+def cpu_at(samples, events):
+    """The process CPU-s when the sources had emitted events (linear
+    between samples), or None past the last sample."""
+    prev = (0.0, 0.0)
+    for _, e, c in samples:
+        if e >= events:
+            return prev[1] + (c - prev[1]) * (events - prev[0]) / (e - prev[0]) if e > prev[0] else c
+        prev = (e, c)
+    return None
+spans = collections.defaultdict(list)
+for line in open(sys.argv[2]):
+    q, doc = line.split(" ", 1)
+    samples = json.loads(doc)["samples"]
+    cpu = [cpu_at(samples, m * 1e6) for m in (1, 3, 7, 9)]
+    if None not in cpu:
+        spans[q].append((2e6 / (cpu[1] - cpu[0]), 2e6 / (cpu[3] - cpu[2])))
+for q, runs in spans.items():
+    early, late = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+    print(f"{q} within 10 M: events 1-3 M {early / 1e3:.1f}K ev/s/core, 7-9 M {late / 1e3:.1f}K, "
+          f"change {100 * (late / early - 1):+.1f} % (runs: "
+          + ", ".join(f"{100 * (b / a - 1):+.1f}" for a, b in runs) + ")")
 PY
-rm -f "$log" "$log.t"
+rm -f "$log" "$log.t" "$log.json" "$log.samples"
