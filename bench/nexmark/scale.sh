@@ -2,7 +2,7 @@
 # Throughput at 1 M against 10 M events, measured as the fourteenth
 # session's README section does: each query's Weir child run directly at
 # both sizes, REPS times, each 10 M run between two 1 M runs (a 1 M run
-# lasts a second or two, and the machine's pace can drift by more than
+# takes one to seven CPU-s, and the machine's pace can drift by more than
 # the goal's 10 % within minutes; README, twenty-seventh session). Prints
 # each run's process CPU-s (user + sys), user and sys seconds and, per
 # query, the medians (with the range of the runs) and the change in
@@ -10,6 +10,7 @@
 #
 #   bench/nexmark/scale.sh 3 q4 q7 q16
 #   CHECKPOINT=0 bench/nexmark/scale.sh 2 q7 q18   # checkpoints off
+#   SAMPLES=/tmp/samples.txt bench/nexmark/scale.sh 2 q8   # keep the 10 M runs' JSON
 #
 # CHECKPOINT is the checkpoint interval (default 1s; 0: off). Without
 # checkpoints the change is the state's size alone; at 1 s a 1 M-event run
@@ -21,25 +22,32 @@
 # holds the first touch of each fresh page, whose cost the host sets
 # (README, twentieth session).
 #
-# The 10 M runs also sample their progress each second; a last line per
+# The 10 M runs also sample their progress every 200 ms; a last line per
 # query compares, within those runs, the events per CPU-second over
-# events 1–3 M with those over 7–9 M (medians): the state's growth alone,
-# with checkpoints at the same pace in both spans, leaving out the first
-# million (state nearly empty; a 1 M run completes a checkpoint or two,
-# of little state) and the last (the end of input fires every window).
+# source events 1–3 M with those over 7–9 M (medians; CPU interpolated
+# between samples): the state's growth alone, with checkpoints at the
+# same pace in both spans, leaving out the first million (state nearly
+# empty; a 1 M run completes a checkpoint or two, of little state) and
+# the end of input (it fires every window). A run with no sample between
+# 9 M events and the sources' last event is left out, and counted.
 set -euo pipefail
 reps=${1:?usage: [CHECKPOINT=1s] scale.sh REPS QUERY...}
 checkpoint=${CHECKPOINT:-1s}
 shift
 bin=$(mktemp -d)/nexmark
-trap 'rm -rf "$(dirname "$bin")"' EXIT
-go build -o "$bin" ./bench/nexmark
 log=$(mktemp)
+: > "$log.samples"
+trap 'rm -rf "$(dirname "$bin")" "$log" "$log.t" "$log.json" "$log.samples"' EXIT
+go build -o "$bin" ./bench/nexmark
 for q in "$@"; do
   for _ in $(seq "$reps"); do
     for n in 1000000 10000000 1000000; do
+      sample=5s # the child's default
+      if [ "$n" = 10000000 ]; then
+        sample=200ms
+      fi
       /usr/bin/time -o "$log.t" -f "%U %S" "$bin" weir-child -query "$q" -events "$n" -checkpoint "$checkpoint" \
-        -memory-limit 8589934592 -sample 1s > "$log.json"
+        -memory-limit 8589934592 -sample "$sample" > "$log.json"
       echo "$q $n $(awk '{print $1 + $2, $1, $2}' "$log.t")" | tee -a "$log"
       if [ "$n" = 10000000 ]; then
         echo "$q $(tail -n 1 "$log.json")" >> "$log.samples"
@@ -69,24 +77,39 @@ for q in dict.fromkeys(q for q, _ in runs):
           f"{statistics.median(kernel[q, 10000000]) / 10:.2f} s")
 def cpu_at(samples, events):
     """The process CPU-s when the sources had emitted events (linear
-    between samples), or None past the last sample."""
+    between samples); None when the sample past them is one taken after
+    the sources had emitted their last event, whose CPU holds the end of
+    input's firing, or when there is none."""
+    last = samples[-1][1] if samples else 0
     prev = (0.0, 0.0)
     for _, e, c in samples:
         if e >= events:
-            return prev[1] + (c - prev[1]) * (events - prev[0]) / (e - prev[0]) if e > prev[0] else c
+            if e >= last:
+                return None
+            return prev[1] + (c - prev[1]) * (events - prev[0]) / (e - prev[0])
         prev = (e, c)
     return None
 spans = collections.defaultdict(list)
+dropped = collections.Counter()
 for line in open(sys.argv[2]):
     q, doc = line.split(" ", 1)
     samples = json.loads(doc)["samples"]
     cpu = [cpu_at(samples, m * 1e6) for m in (1, 3, 7, 9)]
-    if None not in cpu:
-        spans[q].append((2e6 / (cpu[1] - cpu[0]), 2e6 / (cpu[3] - cpu[2])))
-for q, runs in spans.items():
-    early, late = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+    if None in cpu:
+        dropped[q] += 1
+        continue
+    spans[q].append((2e6 / (cpu[1] - cpu[0]), 2e6 / (cpu[3] - cpu[2])))
+for q in dict.fromkeys(list(spans) + list(dropped)):
+    pairs = spans[q]
+    if not pairs:
+        print(f"{q} within 10 M: no run sampled between 9 M events and its end ({dropped[q]} left out)")
+        continue
+    early, late = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
     print(f"{q} within 10 M: events 1-3 M {early / 1e3:.1f}K ev/s/core, 7-9 M {late / 1e3:.1f}K, "
           f"change {100 * (late / early - 1):+.1f} % (runs: "
-          + ", ".join(f"{100 * (b / a - 1):+.1f}" for a, b in runs) + ")")
+          + ", ".join(f"{100 * (b / a - 1):+.1f}" for a, b in pairs) + ")"
+          + (f"; {dropped[q]} run(s) left out, not sampled between 9 M events and the end" if dropped[q] else ""))
 PY
-rm -f "$log" "$log.t" "$log.json" "$log.samples"
+if [ -n "${SAMPLES:-}" ]; then
+  cp "$log.samples" "$SAMPLES"
+fi
