@@ -2,7 +2,7 @@
 # Throughput at 1 M against 10 M events, measured as the fourteenth
 # session's README section does: each query's Weir child run directly at
 # both sizes, REPS times, each 10 M run between two 1 M runs (a 1 M run
-# takes one to seven CPU-s, and the machine's pace can drift by more than
+# takes about one to seven CPU-s, and the machine's pace can drift by more than
 # the goal's 10 % within minutes; README, twenty-seventh session). Prints
 # each run's process CPU-s (user + sys), user and sys seconds and, per
 # query, the medians (with the range of the runs) and the change in
@@ -34,10 +34,11 @@ set -euo pipefail
 reps=${1:?usage: [CHECKPOINT=1s] scale.sh REPS QUERY...}
 checkpoint=${CHECKPOINT:-1s}
 shift
-bin=$(mktemp -d)/nexmark
-log=$(mktemp)
+tmp=$(mktemp -d)
+trap '[ -z "${SAMPLES:-}" ] || [ ! -f "$tmp/log.samples" ] || cp "$tmp/log.samples" "$SAMPLES"; rm -rf "$tmp"' EXIT
+bin=$tmp/nexmark
+log=$tmp/log
 : > "$log.samples"
-trap 'rm -rf "$(dirname "$bin")" "$log" "$log.t" "$log.json" "$log.samples"' EXIT
 go build -o "$bin" ./bench/nexmark
 for q in "$@"; do
   for _ in $(seq "$reps"); do
@@ -91,18 +92,20 @@ def cpu_at(samples, events):
     return None
 spans = collections.defaultdict(list)
 dropped = collections.Counter()
+order = {}
 for line in open(sys.argv[2]):
     q, doc = line.split(" ", 1)
+    order.setdefault(q, len(order))
     samples = json.loads(doc)["samples"]
     cpu = [cpu_at(samples, m * 1e6) for m in (1, 3, 7, 9)]
     if None in cpu:
         dropped[q] += 1
         continue
     spans[q].append((2e6 / (cpu[1] - cpu[0]), 2e6 / (cpu[3] - cpu[2])))
-for q in dict.fromkeys(list(spans) + list(dropped)):
+for q in order:
     pairs = spans[q]
     if not pairs:
-        print(f"{q} within 10 M: no run sampled between 9 M events and its end ({dropped[q]} left out)")
+        print(f"{q} within 10 M: no run with samples between 9 M events and the sources' last one ({dropped[q]} left out)")
         continue
     early, late = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
     print(f"{q} within 10 M: events 1-3 M {early / 1e3:.1f}K ev/s/core, 7-9 M {late / 1e3:.1f}K, "
@@ -110,6 +113,3 @@ for q in dict.fromkeys(list(spans) + list(dropped)):
           + ", ".join(f"{100 * (b / a - 1):+.1f}" for a, b in pairs) + ")"
           + (f"; {dropped[q]} run(s) left out, not sampled between 9 M events and the end" if dropped[q] else ""))
 PY
-if [ -n "${SAMPLES:-}" ]; then
-  cp "$log.samples" "$SAMPLES"
-fi
