@@ -2,6 +2,7 @@ package heap
 
 import (
 	"hash/fnv"
+	"iter"
 	"testing"
 
 	"github.com/weirstream/weir/keygroup"
@@ -106,4 +107,22 @@ func setVar[T any](t testing.TB, v *T, x T) {
 	old := *v
 	*v = x
 	t.Cleanup(func() { *v = old })
+}
+
+// countEncoded decodes each key an encoded iterator yields and fails t
+// unless its element is want's; it returns how many it yielded.
+func countEncoded[E comparable](t *testing.T, seq iter.Seq2[[]byte, E], want map[any]E) int {
+	t.Helper()
+	n := 0
+	for kb, e := range seq {
+		k, err := decodeKey(state.AnyCodec{}, kb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want[k] != e {
+			t.Fatalf("key %q encoded with %v, want %v", k, e, want[k])
+		}
+		n++
+	}
+	return n
 }

@@ -43,18 +43,7 @@ func TestKeyMapHoldsEveryKind(t *testing.T) {
 	if _, ok := m.get(strings.Repeat("x", shortKeyMax)); ok || m.len() != len(keys)-2 {
 		t.Fatalf("deleted keys still held: %d keys", m.len())
 	}
-	w := &writer{keyCodec: state.AnyCodec{}}
-	seen := 0
-	for kb, e := range c.encoded(w) {
-		k, err := decodeKey(state.AnyCodec{}, kb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want[k] != e {
-			t.Fatalf("key %q encoded with %d, want %d", k, e, want[k])
-		}
-		seen++
-	}
+	seen := countEncoded(t, c.encoded(&writer{keyCodec: state.AnyCodec{}}), want)
 	n := 0
 	c.sample(4, func(k any, e int) bool {
 		if want[k] != e {

@@ -87,18 +87,7 @@ func checkUKMap(t *testing.T, m *ukMap, want map[any]elem) {
 			t.Fatal("unreachable")
 		}
 	}
-	w := &writer{keyCodec: state.AnyCodec{}}
-	enc := 0
-	for kb, el := range m.encoded(w) {
-		k, err := decodeKey(state.AnyCodec{}, kb)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want[k] != el {
-			t.Fatalf("encoded %q with %v, want %v", k, el, want[k])
-		}
-		enc++
-	}
+	enc := countEncoded(t, m.encoded(&writer{keyCodec: state.AnyCodec{}}), want)
 	sampled := 0
 	m.sample(len(want), func(k any, el elem) bool {
 		if want[k] != el {
