@@ -37,6 +37,13 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == latencyArg {
+		if err := latencyMain(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "nexmark mem-latency:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) > 1 && os.Args[1] == modelArg {
 		if err := modelMain(os.Args[2:], os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "nexmark state-model:", err)

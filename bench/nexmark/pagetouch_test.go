@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,12 +32,20 @@ func TestTouchOnceCountsAFaultPerPage(t *testing.T) {
 }
 
 func TestTouchMainRefusesBadFlags(t *testing.T) {
-	for _, args := range [][]string{
+	refusesFlags(t, touchMain, [][]string{
 		{"-mib", "0"}, {"-mib", "-1"}, {"-rounds", "0"}, {"-rounds", "-1"},
 		{"-pause", "-1s"}, {"extra", "-mib", "4"},
-	} {
+	})
+}
+
+// refusesFlags checks that main refuses each of cases with an error that
+// names its first argument (the flag, or the stray argument), having
+// printed nothing.
+func refusesFlags(t *testing.T, main func([]string, io.Writer) error, cases [][]string) {
+	t.Helper()
+	for _, args := range cases {
 		var out bytes.Buffer
-		err := touchMain(args, &out)
+		err := main(args, &out)
 		if err == nil {
 			t.Errorf("%q: no error, printed %q", args, out.String())
 			continue
