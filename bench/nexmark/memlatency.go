@@ -37,7 +37,7 @@ func latencyMain(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet(latencyArg, flag.ContinueOnError)
 	sizes := fs.String("mib", "1,16,64,256,1024", "sizes to probe, MiB, comma-separated")
 	loads := fs.Int("loads", 4_000_000, "dependent loads timed per size and page size")
-	rounds := fs.Int("rounds", 3, "rounds; the median is reported")
+	rounds := fs.Int("rounds", 3, "rounds; the median is reported (of an even number, the upper middle)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func latencyMain(args []string, out io.Writer) error {
 		for p, pages := range latencyPages {
 			runs := make([]float64, 0, *rounds)
 			for range *rounds {
-				d, err := chaseOnce(mib<<20, pages.advice, *loads)
+				d, _, err := chaseOnce(mib<<20, pages.advice, *loads)
 				if err != nil {
 					return err
 				}
@@ -71,13 +71,17 @@ func latencyMain(args []string, out io.Writer) error {
 	return nil
 }
 
+// maxLatencyMiB is the largest size the probe takes: its slots hold
+// 32-bit indices, 4 bytes each.
+const maxLatencyMiB = (1 << 32) * 4 >> 20
+
 // parseMiBs reads -mib's list of positive sizes.
 func parseMiBs(s string) ([]int, error) {
 	var mibs []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 || n > 1<<20 {
-			return nil, fmt.Errorf("-mib: %q is not a size in MiB from 1 to %d", f, 1<<20)
+		if err != nil || n <= 0 || n > maxLatencyMiB {
+			return nil, fmt.Errorf("-mib: %q is not a size in MiB from 1 to %d", f, maxLatencyMiB)
 		}
 		mibs = append(mibs, n)
 	}
@@ -85,30 +89,26 @@ func parseMiBs(s string) ([]int, error) {
 }
 
 // chaseOnce maps n bytes (with madvise advice), lays a random cycle
-// through them and times loads steps along it.
-func chaseOnce(n, advice, loads int) (time.Duration, error) {
+// through them and times loads steps along it from slot 0; it returns the
+// slot where they end.
+func chaseOnce(n, advice, loads int) (time.Duration, uint32, error) {
 	const huge = 2 << 20 // a huge page's size and alignment on x86-64
 	m, err := syscall.Mmap(-1, 0, n+huge, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
-		return 0, fmt.Errorf("mmap %d bytes: %w", n+huge, err)
+		return 0, 0, fmt.Errorf("mmap %d bytes: %w", n+huge, err)
 	}
 	defer syscall.Munmap(m)
 	off := int(-uintptr(unsafe.Pointer(&m[0])) & (huge - 1))
 	b := m[off : off+n]
 	if err := syscall.Madvise(b, advice); err != nil {
-		return 0, fmt.Errorf("madvise(%d): %w", advice, err)
+		return 0, 0, fmt.Errorf("madvise(%d): %w", advice, err)
 	}
 	next := unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n/4)
 	layCycle(next, 0x9e3779b97f4a7c15)
 	start := time.Now()
 	at := chase(next, loads)
-	d := time.Since(start)
-	chaseSink = at
-	return d, nil
+	return time.Since(start), at, nil
 }
-
-// chaseSink keeps the chase's result, so that its loads are made.
-var chaseSink uint32
 
 // chase follows next from slot 0 for loads steps and returns where it
 // ends.
