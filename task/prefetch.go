@@ -9,8 +9,9 @@ import (
 // prefetch the state of each batch (operator.Prefetcher). Prefetching
 // pays when the state a batch touches is out of the CPU's caches and
 // costs when it is in them, and only the run tells which: Nexmark q16's DISTINCT sets of
-// millions of values at 10 M events gain, q15's, which the caches hold,
-// lose. So it times the records of trial batches without, then trial
+// millions of values at 10 M events gained in pairs of whole runs (and
+// broke even measured inside one run, bench/nexmark/README.md), q15's,
+// which the caches hold, lose. So it times the records of trial batches without, then trial
 // batches with, and keeps the faster way per record for keep batches
 // before trying again (state grows). A pure state machine: the subtask
 // passes each trial batch's time (threadSpan: the CPU time of the
