@@ -154,3 +154,84 @@ func BenchmarkGoMap4M(b *testing.B)       { goMap(b, 4_000_000) }
 func BenchmarkOpenTable4M(b *testing.B)   { openTable(b, 4_000_000) }
 func BenchmarkGoMap100K(b *testing.B)     { goMap(b, 100_000) }
 func BenchmarkOpenTable100K(b *testing.B) { openTable(b, 100_000) }
+
+// valueEntry is the size and shape of the heap backend's value entry: a
+// value in an any, its timestamp and version.
+type valueEntry struct {
+	v   any
+	ts  int64
+	ver uint64
+}
+
+type valueSlot struct {
+	k    key
+	used bool
+	e    valueEntry
+}
+
+// valueTable is table's layout for valueEntry, growing by doubling from
+// eight slots.
+type valueTable struct {
+	s    []valueSlot
+	mask uint64
+	n    int
+}
+
+func (t *valueTable) set(k *key, e valueEntry) {
+	if (t.n+1)*4 > len(t.s)*3 {
+		old := t.s
+		t.s, t.mask = make([]valueSlot, 2*len(old)), uint64(2*len(old)-1)
+		for j := range old {
+			if old[j].used {
+				t.place(old[j])
+			}
+		}
+	}
+	for i := hash(k) & t.mask; ; i = (i + 1) & t.mask {
+		if s := &t.s[i]; !s.used || s.k == *k {
+			if !s.used {
+				t.n++
+			}
+			*s = valueSlot{k: *k, used: true, e: e}
+			return
+		}
+	}
+}
+
+// place puts s, whose key is not in t, in its slot.
+func (t *valueTable) place(s valueSlot) {
+	for i := hash(&s.k) & t.mask; ; i = (i + 1) & t.mask {
+		if !t.s[i].used {
+			t.s[i] = s
+			return
+		}
+	}
+}
+
+var boxed any = int64(12345678) // a value as a row's field holds it
+
+// Inserting 3 M keys, growth included, into Go's map and into the table.
+func BenchmarkInsertGoMap3M(b *testing.B) {
+	for range b.N {
+		m := map[key]valueEntry{}
+		for i := range 3_000_000 {
+			m[keyOf(i)] = valueEntry{v: boxed, ts: int64(i)}
+		}
+		if len(m) != 3_000_000 {
+			b.Fatalf("%d keys", len(m))
+		}
+	}
+}
+
+func BenchmarkInsertOpenTable3M(b *testing.B) {
+	for range b.N {
+		t := &valueTable{s: make([]valueSlot, 8), mask: 7}
+		for i := range 3_000_000 {
+			k := keyOf(i)
+			t.set(&k, valueEntry{v: boxed, ts: int64(i)})
+		}
+		if t.n != 3_000_000 {
+			b.Fatalf("%d keys", t.n)
+		}
+	}
+}
