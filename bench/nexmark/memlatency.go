@@ -51,24 +51,38 @@ func latencyMain(args []string, out io.Writer) error {
 	if *loads <= 0 || *rounds <= 0 {
 		return fmt.Errorf("-loads and -rounds must be positive, got %d and %d", *loads, *rounds)
 	}
-	fmt.Fprintf(out, "%8s %14s %14s\n", "MiB", "small ns/load", "huge ns/load")
+	fmt.Fprintf(out, "%8s", "MiB")
+	for _, pages := range latencyPages {
+		fmt.Fprintf(out, " %14s", pages.name+" ns/load")
+	}
+	fmt.Fprintln(out)
 	for _, mib := range mibs {
-		var ns [2]float64
-		for p, pages := range latencyPages {
-			runs := make([]float64, 0, *rounds)
-			for range *rounds {
-				d, _, err := chaseOnce(mib<<20, pages.advice, *loads)
-				if err != nil {
-					return err
-				}
-				runs = append(runs, float64(d.Nanoseconds())/float64(*loads))
+		fmt.Fprintf(out, "%8d", mib)
+		for _, pages := range latencyPages {
+			ns, err := medianChase(mib<<20, pages.advice, *loads, *rounds)
+			if err != nil {
+				return err
 			}
-			slices.Sort(runs)
-			ns[p] = runs[len(runs)/2]
+			fmt.Fprintf(out, " %14.1f", ns)
 		}
-		fmt.Fprintf(out, "%8d %14.1f %14.1f\n", mib, ns[0], ns[1])
+		fmt.Fprintln(out)
 	}
 	return nil
+}
+
+// medianChase is the median over rounds of chaseOnce's nanoseconds per
+// load (of an even number of rounds, the upper middle).
+func medianChase(n, advice, loads, rounds int) (float64, error) {
+	runs := make([]float64, 0, rounds)
+	for range rounds {
+		d, _, err := chaseOnce(n, advice, loads)
+		if err != nil {
+			return 0, err
+		}
+		runs = append(runs, float64(d.Nanoseconds())/float64(loads))
+	}
+	slices.Sort(runs)
+	return runs[len(runs)/2], nil
 }
 
 // maxLatencyMiB is the largest size the probe takes: its slots hold
