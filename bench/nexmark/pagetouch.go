@@ -4,24 +4,40 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
 // touchArg is the hidden first argument of the page-touch probe: it maps
 // fresh anonymous memory, writes one byte to each 4 KiB page and reports
-// the minor faults and the wall and system time per fault. On a virtual machine
+// the minor faults and the wall and system time per fault and per byte. On a virtual machine
 // the first touch of a page the host does not back is several times
 // dearer than one it does, and the kernel's share of a large run (its
 // fresh pages zeroed, clear_page) moves with it (README, twentieth
-// session).
+// session). With -huge the mapping asks for transparent huge pages
+// instead of small ones; each round also reports how much memory the
+// guest reported free to the host while it touched (where the kernel
+// counts it: README, twenty-ninth session).
 const touchArg = "touch-pages"
 
 // touchRound is one round's measure.
 type touchRound struct {
+	bytes  int
 	faults int64
 	sys    time.Duration
 	wall   time.Duration
+}
+
+// sysPerByte is the system time per byte touched, in ns: comparable
+// between small and huge pages, whose faults are not.
+func (r touchRound) sysPerByte() float64 {
+	if r.bytes == 0 {
+		return 0
+	}
+	return float64(r.sys.Nanoseconds()) / float64(r.bytes)
 }
 
 // perFault is the wall and the system time per minor fault. On an idle
@@ -39,11 +55,12 @@ func touchMain(args []string, out io.Writer) error {
 	mib := fs.Int("mib", 1024, "MiB to map and touch per round")
 	rounds := fs.Int("rounds", 2, "rounds, each a fresh mapping")
 	pause := fs.Duration("pause", 0, "sleep between rounds")
+	huge := fs.Bool("huge", false, "ask for transparent huge pages (MADV_HUGEPAGE) instead of small ones")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q: flags are -mib, -rounds and -pause", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q: flags are -mib, -rounds, -pause and -huge", fs.Arg(0))
 	}
 	if *mib <= 0 || *rounds <= 0 {
 		return fmt.Errorf("-mib and -rounds must be positive, got %d and %d", *mib, *rounds)
@@ -55,13 +72,20 @@ func touchMain(args []string, out io.Writer) error {
 		if i > 0 {
 			time.Sleep(*pause)
 		}
-		r, err := touchOnce(*mib << 20)
+		reported0, reporting := reportedKiB()
+		r, err := touchOnce(*mib<<20, *huge)
 		if err != nil {
 			return err
 		}
 		wall, sys := r.perFault()
-		fmt.Fprintf(out, "round %d: %d MiB, %d minor faults, %.2f s wall, %.2f s sys; a fault %.2f µs wall, %.2f µs sys\n",
-			i, *mib, r.faults, r.wall.Seconds(), r.sys.Seconds(), micros(wall), micros(sys))
+		fmt.Fprintf(out, "round %d: %d MiB, %d minor faults, %.2f s wall, %.2f s sys; a fault %.2f µs wall, %.2f µs sys; %.3f ns sys per byte",
+			i, *mib, r.faults, r.wall.Seconds(), r.sys.Seconds(), micros(wall), micros(sys), r.sysPerByte())
+		if reported1, ok := reportedKiB(); ok && reporting {
+			fmt.Fprintf(out, "; %.1f MiB reported free to the host during the touch (whole guest)", float64(reported1-reported0)/1024)
+		} else {
+			fmt.Fprint(out, "; free page reporting not counted by this kernel")
+		}
+		fmt.Fprintln(out)
 	}
 	return nil
 }
@@ -70,15 +94,21 @@ func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
 // touchOnce maps n bytes, writes a byte per page and unmaps them. The
 // mapping asks for small pages, so that a fault is one page whatever the
-// machine's transparent huge page setting.
-func touchOnce(n int) (touchRound, error) {
+// machine's transparent huge page setting, or with huge for transparent
+// huge pages (which the kernel gives where it can: under the setting
+// never, none).
+func touchOnce(n int, huge bool) (touchRound, error) {
 	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
 		return touchRound{}, fmt.Errorf("mmap %d bytes: %w", n, err)
 	}
 	defer syscall.Munmap(b)
-	if err := syscall.Madvise(b, syscall.MADV_NOHUGEPAGE); err != nil {
-		return touchRound{}, fmt.Errorf("madvise(MADV_NOHUGEPAGE): %w", err)
+	advice, name := syscall.MADV_NOHUGEPAGE, "MADV_NOHUGEPAGE"
+	if huge {
+		advice, name = syscall.MADV_HUGEPAGE, "MADV_HUGEPAGE"
+	}
+	if err := syscall.Madvise(b, advice); err != nil {
+		return touchRound{}, fmt.Errorf("madvise(%s): %w", name, err)
 	}
 	page := syscall.Getpagesize()
 	before, err := selfUsage()
@@ -95,6 +125,7 @@ func touchOnce(n int) (touchRound, error) {
 		return touchRound{}, err
 	}
 	return touchRound{
+		bytes:  n,
 		faults: after.Minflt - before.Minflt,
 		sys:    time.Duration(after.Stime.Nano() - before.Stime.Nano()),
 		wall:   wall,
@@ -107,4 +138,22 @@ func selfUsage() (syscall.Rusage, error) {
 		return r, fmt.Errorf("getrusage: %w", err)
 	}
 	return r, nil
+}
+
+// reportedPath is where this machine's kernel build (6.18, Firecracker's)
+// counts the KiB its free page reporting (the virtio balloon's) has
+// reported free to the host, which may then drop their backing: the
+// guest's next touch of them is the host's first again. Upstream kernels
+// have no such count.
+const reportedPath = "/sys/module/page_reporting/parameters/reported_kib"
+
+// reportedKiB reads reportedPath; false where the kernel has no such
+// count.
+func reportedKiB() (int64, bool) {
+	b, err := os.ReadFile(reportedPath)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n, err == nil
 }

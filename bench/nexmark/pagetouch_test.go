@@ -14,7 +14,7 @@ import (
 // kernel's time for them is system time, within the round's wall time.
 func TestTouchOnceCountsAFaultPerPage(t *testing.T) {
 	const n = 64 << 20
-	r, err := touchOnce(n)
+	r, err := touchOnce(n, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +28,23 @@ func TestTouchOnceCountsAFaultPerPage(t *testing.T) {
 	wall, sys := r.perFault()
 	if wall <= 0 || sys <= 0 || wall != r.wall/time.Duration(r.faults) || sys != r.sys/time.Duration(r.faults) {
 		t.Fatalf("per fault %v wall, %v sys, of %+v", wall, sys, r)
+	}
+}
+
+// Asked for huge pages, a round faults at most once per small page (the
+// kernel may give none: its setting never, or no free 2 MiB block) and at
+// least once per huge one; its system time per byte is the round's.
+func TestTouchOnceHugeFaultsPerHugePageAtLeast(t *testing.T) {
+	const n, hugePage = 64 << 20, 2 << 20
+	r, err := touchOnce(n, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if small := int64(n / syscall.Getpagesize()); r.faults < n/hugePage || r.faults > small+64 {
+		t.Fatalf("%d faults for %d bytes: fewer than one per huge page or more than one per small page", r.faults, n)
+	}
+	if r.bytes != n || r.sysPerByte() != float64(r.sys.Nanoseconds())/n {
+		t.Fatalf("%.4f ns per byte of %+v", r.sysPerByte(), r)
 	}
 }
 

@@ -61,15 +61,15 @@ func writeCSV(path string, rows []Row) error {
 		}
 		head = append(head, e+"_checkpoints", e+"_error", e+"_steady_events_per_core_s", e+"_state_backend", e+"_heap_cap_bytes",
 			e+"_checkpoint_mean_ms", e+"_checkpoint_p50_ms", e+"_checkpoint_p99_ms", e+"_checkpoint_max_ms", e+"_checkpoint_mean_bytes", e+"_checkpoint_max_bytes",
-			e+"_rows", e+"_changes")
+			e+"_rows", e+"_changes", e+"_growth_early_events_per_core_s", e+"_growth_late_events_per_core_s")
 	}
 	w.Write(append(head, "ratio", "steady_ratio", "rows_differ"))
 	for _, r := range rows {
 		rec := []string{r.Query, r.Checkpoint, strconv.FormatInt(r.Events, 10), r.Backends, strconv.FormatInt(r.Warmup, 10)}
 		rec = append(rec, csvMeasured(r.Weir, r.Events, false)...)
-		rec = append(rec, csvExtra(r.Weir, r.Warmup)...)
+		rec = append(rec, csvExtra(r.Weir, r.Warmup, r.Events)...)
 		rec = append(rec, csvMeasured(r.Flink, r.Events, true)...)
-		rec = append(rec, csvExtra(r.Flink, r.Warmup)...)
+		rec = append(rec, csvExtra(r.Flink, r.Warmup, r.Events)...)
 		rec = append(rec, fmtFloat(r.Ratio(), 3), fmtFloat(r.SteadyRatio(), 3), r.RowsDiffer)
 		w.Write(rec)
 	}
@@ -97,17 +97,19 @@ func csvMeasured(m *Measured, events int64, process bool) []string {
 }
 
 // csvExtra are the columns issue 16 added.
-func csvExtra(m *Measured, warmup int64) []string {
+func csvExtra(m *Measured, warmup, events int64) []string {
 	if m == nil {
-		return make([]string, 11)
+		return make([]string, 13)
 	}
 	c := m.checkpointSummary()
 	rows, changes := "", ""
 	if m.Rows >= 0 {
 		rows, changes = strconv.FormatInt(m.Rows, 10), strconv.FormatInt(m.Changes, 10)
 	}
+	early, late, _ := StateGrowth(m.Samples, events)
 	return []string{fmtFloat(SteadyRate(m.Samples, warmup), 0), m.Backend, strconv.FormatInt(m.HeapCap, 10),
-		fmtFloat(c.MeanMs, 1), fmtFloat(c.P50Ms, 0), fmtFloat(c.P99Ms, 0), fmtFloat(c.MaxMs, 0), fmtFloat(c.MeanBytes, 0), fmtFloat(c.MaxBytes, 0), rows, changes}
+		fmtFloat(c.MeanMs, 1), fmtFloat(c.P50Ms, 0), fmtFloat(c.P99Ms, 0), fmtFloat(c.MaxMs, 0), fmtFloat(c.MeanBytes, 0), fmtFloat(c.MaxBytes, 0), rows, changes,
+		fmtFloat(early, 0), fmtFloat(late, 0)}
 }
 
 func fmtFloat(x float64, prec int) string {
@@ -179,6 +181,11 @@ func detailTables(rows []Row) string {
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Query, r.Checkpoint, r.Backends,
 			ckptCell(r.Weir), ckptCell(r.Flink), rowsCell(r.Weir), rowsCell(r.Flink), capCell(r.Weir), capCell(r.Flink))
+	}
+	b.WriteString("\nThroughput as state grows (events/s/core over the sources' events 10–30 % of the run against 70–90 %):\n\n")
+	b.WriteString("| query | checkpoint | backends | Weir | Flink |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.Query, r.Checkpoint, r.Backends, growthCell(r.Weir, r.Events), growthCell(r.Flink, r.Events))
 	}
 	b.WriteString("\nThroughput over time (events/s in each sampling interval, wall clock; timeline.csv has events/s/core too):\n\n")
 	for _, r := range rows {

@@ -186,7 +186,7 @@ func printRow(r Row) {
 		m    *Measured
 	}{{"weir", r.Weir}, {"flink", r.Flink}} {
 		if e.m != nil && e.m.Err == "" {
-			fmt.Printf("     %-5s %s\n", e.name, e.m.details(r.Warmup))
+			fmt.Printf("     %-5s %s\n", e.name, e.m.details(r.Warmup, r.Events))
 			if e.name == "weir" && os.Getenv("WEIR_NEXMARK_CHECKPOINTS") != "" {
 				fmt.Print(e.m.checkpointLines())
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,6 +125,54 @@ func TestCSVCheckpointPercentiles(t *testing.T) {
 	for k, v := range want {
 		if got, ok := col[k]; !ok || got != v {
 			t.Errorf("%s = %q (present %v), want %q", k, got, ok, v)
+		}
+	}
+}
+
+// samplesAt builds samples at the given source events for a run whose
+// sources emit at rate1 events per CPU second up to half of 100 events
+// and at rate2 after, the last sample at the end of input.
+func samplesAt(rate1, rate2 float64, at ...float64) []Sample {
+	cpu := func(e float64) float64 {
+		if e <= 50 {
+			return e / rate1
+		}
+		return 50/rate1 + (e-50)/rate2
+	}
+	var out []Sample
+	for i, e := range at {
+		out = append(out, Sample{float64(i + 1), e, cpu(e)})
+	}
+	return out
+}
+
+// StateGrowth reads each span's rate off samples that do not fall on its
+// bounds (interpolated), and refuses a span it cannot read: no sample of
+// its own inside, or a bound closed only by a sample taken once the
+// sources had ended.
+func TestStateGrowth(t *testing.T) {
+	early, late, ok := StateGrowth(samplesAt(2000, 500, 5, 25, 45, 55, 75, 95, 100), 100)
+	if !ok || math.Abs(early-2000) > 1e-9 || math.Abs(late-500) > 1e-9 {
+		t.Errorf("got %v, %v, %v; want 2000, 500, true", early, late, ok)
+	}
+	if got := growthCell(&Measured{Samples: samplesAt(2000, 500, 5, 25, 45, 55, 75, 95, 100)}, 100); got != "2.0K → 500 ev/s/core (-75.0 %)" {
+		t.Errorf("cell %q", got)
+	}
+	for name, s := range map[string][]Sample{
+		"end of input closes 90 %": samplesAt(1000, 500, 5, 25, 45, 55, 75, 85, 100),
+		// sampled on while the job worked after its sources ended
+		"a sample after the sources ended closes 90 %": append(samplesAt(1000, 500, 5, 25, 45, 55, 75, 85, 100),
+			Sample{8, 100, 0.2}),
+		"no sample within 10–30 %": samplesAt(1000, 500, 5, 35, 55, 75, 95, 100),
+		"no sample within 70–90 %": samplesAt(1000, 500, 5, 25, 45, 65, 95, 100),
+		"no samples":               nil,
+		"one sample, the last":     samplesAt(1000, 500, 100),
+	} {
+		if e, l, ok := StateGrowth(s, 100); ok {
+			t.Errorf("%s: read %v, %v", name, e, l)
+		}
+		if got := growthCell(&Measured{Samples: s}, 100); !strings.Contains(got, "too few samples") {
+			t.Errorf("%s: cell %q", name, got)
 		}
 	}
 }
