@@ -68,6 +68,10 @@ func touchMain(args []string, out io.Writer) error {
 	if *pause < 0 {
 		return fmt.Errorf("-pause must not be negative, got %v", *pause)
 	}
+	pages := "small pages"
+	if *huge {
+		pages = "huge pages asked for"
+	}
 	for i := range *rounds {
 		if i > 0 {
 			time.Sleep(*pause)
@@ -78,8 +82,8 @@ func touchMain(args []string, out io.Writer) error {
 			return err
 		}
 		wall, sys := r.perFault()
-		fmt.Fprintf(out, "round %d: %d MiB, %d minor faults, %.2f s wall, %.2f s sys; a fault %.2f µs wall, %.2f µs sys; %.3f ns sys per byte",
-			i, *mib, r.faults, r.wall.Seconds(), r.sys.Seconds(), micros(wall), micros(sys), r.sysPerByte())
+		fmt.Fprintf(out, "round %d (%s): %d MiB, %d minor faults, %.2f s wall, %.2f s sys; a fault %.2f µs wall, %.2f µs sys; %.3f ns sys per byte",
+			i, pages, *mib, r.faults, r.wall.Seconds(), r.sys.Seconds(), micros(wall), micros(sys), r.sysPerByte())
 		if reported1, ok := reportedKiB(); ok && reporting {
 			fmt.Fprintf(out, "; %.1f MiB reported free to the host during the touch (whole guest)", float64(reported1-reported0)/1024)
 		} else {

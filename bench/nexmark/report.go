@@ -106,7 +106,7 @@ func csvExtra(m *Measured, warmup, events int64) []string {
 	if m.Rows >= 0 {
 		rows, changes = strconv.FormatInt(m.Rows, 10), strconv.FormatInt(m.Changes, 10)
 	}
-	early, late, _ := StateGrowth(m.Samples, events)
+	early, late, _ := StateGrowth(m.Samples, events) // empty cells when it cannot be read (the report says why)
 	return []string{fmtFloat(SteadyRate(m.Samples, warmup), 0), m.Backend, strconv.FormatInt(m.HeapCap, 10),
 		fmtFloat(c.MeanMs, 1), fmtFloat(c.P50Ms, 0), fmtFloat(c.P99Ms, 0), fmtFloat(c.MaxMs, 0), fmtFloat(c.MeanBytes, 0), fmtFloat(c.MaxBytes, 0), rows, changes,
 		fmtFloat(early, 0), fmtFloat(late, 0)}

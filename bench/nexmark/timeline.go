@@ -153,23 +153,29 @@ var growthSpans = [2][2]float64{{0.1, 0.3}, {0.7, 0.9}}
 // 10–30 % of events and over 70–90 %: whether throughput holds as state
 // grows, read inside one run, without a second run's drift or a short
 // run's warm-up (the goal of 10 M within 10 % of 1 M, issue 16). The CPU
-// at each bound is interpolated between the samples around it. ok is
-// false when a span holds no sample strictly inside it (one on a bound
-// does not count), or when the sample that closes a bound was taken after
-// the sources had emitted their last event: its CPU holds the end of
-// input's work (windows firing, the last checkpoint).
-func StateGrowth(samples []Sample, events int64) (early, late float64, ok bool) {
+// at each bound is interpolated between the samples around it. It fails
+// when a span holds no sample strictly inside it (one on a bound does
+// not count), or when the sample that closes a bound was taken after the
+// sources had emitted their last event: its CPU holds the end of input's
+// work (windows firing, the last checkpoint).
+func StateGrowth(samples []Sample, events int64) (early, late float64, err error) {
 	var rates [2]float64
 	for i, span := range growthSpans {
 		lo, hi := span[0]*float64(events), span[1]*float64(events)
+		if !sampledWithin(samples, lo, hi) {
+			return 0, 0, fmt.Errorf("no progress sample between events %s and %s: lower -sample (200ms for 10 M events)", human(lo), human(hi))
+		}
 		c0, ok0 := cpuAt(samples, lo)
 		c1, ok1 := cpuAt(samples, hi)
-		if !ok0 || !ok1 || c1 <= c0 || !sampledWithin(samples, lo, hi) {
-			return 0, 0, false
+		if !ok0 || !ok1 {
+			return 0, 0, fmt.Errorf("no progress sample reached %s events before the sources ended: lower -sample", human(hi))
+		}
+		if c1 <= c0 {
+			return 0, 0, fmt.Errorf("no CPU time measured between events %s and %s", human(lo), human(hi))
 		}
 		rates[i] = (hi - lo) / (c1 - c0)
 	}
-	return rates[0], rates[1], true
+	return rates[0], rates[1], nil
 }
 
 // cpuAt is the process CPU when the sources had emitted events, linear
@@ -213,9 +219,9 @@ func growthCell(m *Measured, events int64) string {
 	if m == nil || m.Err != "" {
 		return "–"
 	}
-	early, late, ok := StateGrowth(m.Samples, events)
-	if !ok {
-		return "too few samples (lower -sample)"
+	early, late, err := StateGrowth(m.Samples, events)
+	if err != nil {
+		return "n/a: " + err.Error()
 	}
 	return fmt.Sprintf("%s → %s ev/s/core (%+.1f %%)", human(early), human(late), 100*(late/early-1))
 }
@@ -318,8 +324,12 @@ func (m *Measured) details(warmup, events int64) string {
 	for _, iv := range Intervals(m.Samples) {
 		rates = append(rates, human(iv.EventsPerSecond))
 	}
-	return fmt.Sprintf("[%s, heap cap %s] steady %s ev/s/core, as state grows (events 10–30 %% → 70–90 %%) %s, checkpoints %s, rows %s, events/s over time: %s",
-		m.Backend, bytesHuman(m.HeapCap), steadyCell(m, warmup), growthCell(m, events), m.checkpointSummary(), rowsCell(m), strings.Join(rates, " "))
+	steady := steadyCell(m, warmup)
+	if SteadyRate(m.Samples, warmup) > 0 {
+		steady += " ev/s/core"
+	}
+	return fmt.Sprintf("[%s, heap cap %s] steady %s, as state grows (events 10–30 %% → 70–90 %%) %s, checkpoints %s, rows %s, events/s over time: %s",
+		m.Backend, bytesHuman(m.HeapCap), steady, growthCell(m, events), m.checkpointSummary(), rowsCell(m), strings.Join(rates, " "))
 }
 
 func steadyCell(m *Measured, warmup int64) string {

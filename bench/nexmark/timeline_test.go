@@ -151,28 +151,32 @@ func samplesAt(rate1, rate2 float64, at ...float64) []Sample {
 // its own inside, or a bound closed only by a sample taken once the
 // sources had ended.
 func TestStateGrowth(t *testing.T) {
-	early, late, ok := StateGrowth(samplesAt(2000, 500, 5, 25, 45, 55, 75, 95, 100), 100)
-	if !ok || math.Abs(early-2000) > 1e-9 || math.Abs(late-500) > 1e-9 {
-		t.Errorf("got %v, %v, %v; want 2000, 500, true", early, late, ok)
+	early, late, err := StateGrowth(samplesAt(2000, 500, 5, 25, 45, 55, 75, 95, 100), 100)
+	if err != nil || math.Abs(early-2000) > 1e-9 || math.Abs(late-500) > 1e-9 {
+		t.Errorf("got %v, %v, %v; want 2000, 500, no error", early, late, err)
 	}
 	if got := growthCell(&Measured{Samples: samplesAt(2000, 500, 5, 25, 45, 55, 75, 95, 100)}, 100); got != "2.0K → 500 ev/s/core (-75.0 %)" {
 		t.Errorf("cell %q", got)
 	}
-	for name, s := range map[string][]Sample{
-		"end of input closes 90 %": samplesAt(1000, 500, 5, 25, 45, 55, 75, 85, 100),
+	const unsampled, ended = "no progress sample between", "before the sources ended"
+	for name, c := range map[string]struct {
+		s    []Sample
+		want string
+	}{
+		"end of input closes 90 %": {samplesAt(1000, 500, 5, 25, 45, 55, 75, 85, 100), ended},
 		// sampled on while the job worked after its sources ended
-		"a sample after the sources ended closes 90 %": append(samplesAt(1000, 500, 5, 25, 45, 55, 75, 85, 100),
-			Sample{8, 100, 0.2}),
-		"no sample within 10–30 %": samplesAt(1000, 500, 5, 35, 55, 75, 95, 100),
-		"no sample within 70–90 %": samplesAt(1000, 500, 5, 25, 45, 65, 95, 100),
-		"no samples":               nil,
-		"one sample, the last":     samplesAt(1000, 500, 100),
+		"a sample after the sources ended closes 90 %": {append(samplesAt(1000, 500, 5, 25, 45, 55, 75, 85, 100),
+			Sample{8, 100, 0.2}), ended},
+		"no sample within 10–30 %": {samplesAt(1000, 500, 5, 35, 55, 75, 95, 100), unsampled + " events 10 and 30"},
+		"no sample within 70–90 %": {samplesAt(1000, 500, 5, 25, 45, 65, 95, 100), unsampled + " events 70 and 90"},
+		"no samples":               {nil, unsampled},
+		"one sample, the last":     {samplesAt(1000, 500, 100), unsampled},
 	} {
-		if e, l, ok := StateGrowth(s, 100); ok {
+		if e, l, err := StateGrowth(c.s, 100); err == nil {
 			t.Errorf("%s: read %v, %v", name, e, l)
 		}
-		if got := growthCell(&Measured{Samples: s}, 100); !strings.Contains(got, "too few samples") {
-			t.Errorf("%s: cell %q", name, got)
+		if got := growthCell(&Measured{Samples: c.s}, 100); !strings.HasPrefix(got, "n/a: ") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: cell %q, want one saying %q", name, got, c.want)
 		}
 	}
 }
