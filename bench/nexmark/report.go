@@ -182,7 +182,7 @@ func detailTables(rows []Row) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Query, r.Checkpoint, r.Backends,
 			ckptCell(r.Weir), ckptCell(r.Flink), rowsCell(r.Weir), rowsCell(r.Flink), capCell(r.Weir), capCell(r.Flink))
 	}
-	b.WriteString("\nThroughput as state grows (events/s/core over the sources' events 10–30 % of the run against 70–90 %):\n\n")
+	b.WriteString("\nThroughput as state grows (events/s/core over the sources' " + growthSpansText() + " of the run):\n\n")
 	b.WriteString("| query | checkpoint | backends | Weir | Flink |\n|---|---|---|---|---|\n")
 	for _, r := range rows {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.Query, r.Checkpoint, r.Backends, growthCell(r.Weir, r.Events), growthCell(r.Flink, r.Events))

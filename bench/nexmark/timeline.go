@@ -213,6 +213,13 @@ func sampledWithin(samples []Sample, lo, hi float64) bool {
 	return false
 }
 
+// growthSpansText names growthSpans as the reports do: "events 10–30 %
+// → 70–90 %".
+func growthSpansText() string {
+	g := growthSpans
+	return fmt.Sprintf("events %.0f–%.0f %% → %.0f–%.0f %%", 100*g[0][0], 100*g[0][1], 100*g[1][0], 100*g[1][1])
+}
+
 // growthCell is StateGrowth of m as a report gives it: both rates and the
 // change, or why there is none.
 func growthCell(m *Measured, events int64) string {
@@ -328,8 +335,8 @@ func (m *Measured) details(warmup, events int64) string {
 	if SteadyRate(m.Samples, warmup) > 0 {
 		steady += " ev/s/core"
 	}
-	return fmt.Sprintf("[%s, heap cap %s] steady %s, as state grows (events 10–30 %% → 70–90 %%) %s, checkpoints %s, rows %s, events/s over time: %s",
-		m.Backend, bytesHuman(m.HeapCap), steady, growthCell(m, events), m.checkpointSummary(), rowsCell(m), strings.Join(rates, " "))
+	return fmt.Sprintf("[%s, heap cap %s] steady %s, as state grows (%s) %s, checkpoints %s, rows %s, events/s over time: %s",
+		m.Backend, bytesHuman(m.HeapCap), steady, growthSpansText(), growthCell(m, events), m.checkpointSummary(), rowsCell(m), strings.Join(rates, " "))
 }
 
 func steadyCell(m *Measured, warmup int64) string {

@@ -180,3 +180,9 @@ func TestStateGrowth(t *testing.T) {
 		}
 	}
 }
+
+func TestGrowthSpansText(t *testing.T) {
+	if got := growthSpansText(); got != "events 10–30 % → 70–90 %" {
+		t.Errorf("got %q", got)
+	}
+}
