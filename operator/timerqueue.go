@@ -32,9 +32,8 @@ type timerQueue interface {
 	// pop removes t, which peek has just returned.
 	pop(t Timer)
 	len() int
-	// snapshot captures the timers now; the function it returns calls f
-	// with each, once, on any goroutine.
-	snapshot() func(f func(Timer)) error
+	// snapshot captures the timers now, for a writer on any goroutine.
+	snapshot() capturedQueue
 }
 
 // heapQueue keeps timers on the Go heap (Flink's HEAP timer service),
@@ -74,6 +73,12 @@ type timerBucket struct {
 	// registered (true) or ghosts (false), and in a sorted bucket stale
 	// entries of fired ones.
 	reg *timerRegistry
+	// enc is the encoding of the bucket's first timers that the last
+	// snapshot wrote, pend where the writer of the newest leaves its,
+	// and gen counts the changes that drop them (see timerenc.go).
+	enc  *timerEncoding
+	pend *encodedBack
+	gen  uint64
 }
 
 // smallBucket is the number of timers a bucket finds by a scan (a
@@ -157,6 +162,7 @@ func (q *heapQueue) add(t Timer) bool {
 			return false
 		case ok: // a ghost: it still has its place in the bucket
 			q.ghosts--
+			b.invalidate()
 		default:
 			b.push(t)
 		}
@@ -251,6 +257,7 @@ func (q *heapQueue) remove(t Timer) bool {
 		return false
 	}
 	b.reg.set(t, false)
+	b.invalidate()
 	q.n--
 	q.ghosts++
 	if q.ghosts > compactGhosts && q.ghosts > q.n {
@@ -262,6 +269,7 @@ func (q *heapQueue) remove(t Timer) bool {
 // drop removes the pending timer at index i (as index returns it) from a
 // small bucket, keeping the order of a sorted one.
 func (b *timerBucket) drop(i int) {
+	b.invalidate()
 	switch {
 	case i >= len(b.ts):
 		heap.Remove(&b.late, i-len(b.ts))
@@ -340,6 +348,7 @@ func (q *heapQueue) peek() (Timer, bool) {
 	if !b.sorted {
 		slices.SortFunc(b.ts, func(x, y Timer) int { return timerCompare(x, y, q.codec) })
 		b.sorted = true
+		b.invalidate() // a sorted bucket's snapshots copy it: let its encoding go
 	}
 	b.hasLive(q) // drops the ghosts now at the head
 	t, _ := b.head(q.codec)
@@ -380,6 +389,7 @@ func (q *heapQueue) compact() {
 	q.times = q.times[:0]
 	for ts, b := range q.buckets {
 		if b.reg != nil {
+			b.invalidate()
 			keep := func(t Timer) bool {
 				if live, _ := b.reg.get(t); live {
 					return true
@@ -415,31 +425,51 @@ func (q *heapQueue) registered() int {
 	return n
 }
 
-// snapshot copies the registered timers now (the owner goes on changing
-// the buckets).
-func (q *heapQueue) snapshot() func(f func(Timer)) error {
-	all := make([]Timer, 0, q.n)
+// snapshot captures the registered timers now (the owner goes on
+// changing the buckets), a piece per bucket in time order: the bucket's
+// kept encoding (see timerEncoding) and a copy of the timers after it.
+func (q *heapQueue) snapshot() capturedQueue {
 	times := slices.Sorted(maps.Keys(q.buckets))
+	pieces := make([]timerPiece, 0, len(times))
 	for _, ts := range times {
-		b := q.buckets[ts]
-		for _, part := range [][]Timer{b.ts[b.next:], b.late.ts} {
-			if q.ghosts == 0 || b.reg == nil {
-				all = append(all, part...)
-				continue
-			}
-			for _, t := range part {
-				if live, _ := b.reg.get(t); live {
-					all = append(all, t)
-				}
-			}
+		pieces = append(pieces, q.buckets[ts].capture(q))
+	}
+	return capturedQueue{pieces: pieces}
+}
+
+// capture is the bucket's piece of a snapshot. A sorted bucket (being
+// fired) is copied whole; an unsorted one gives its kept encoding, if
+// any, and a copy of the timers added after it, with a place for the
+// writer to leave their encoding for the next snapshot.
+func (b *timerBucket) capture(q *heapQueue) timerPiece {
+	if b.sorted {
+		return timerPiece{ts: q.liveOf(b, q.liveOf(b, nil, b.ts[b.next:]), b.late.ts)}
+	}
+	b.adopt()
+	var from int
+	var enc timerEncoding
+	if b.enc != nil {
+		enc, from = *b.enc, b.enc.upTo
+	}
+	p := timerPiece{enc: enc, ts: q.liveOf(b, nil, b.ts[from:])}
+	if b.enc == nil || len(p.ts) > 0 {
+		p.back = &encodedBack{gen: b.gen, base: enc, upTo: len(b.ts)}
+		b.pend = p.back
+	}
+	return p
+}
+
+// liveOf appends to out the registered timers of part, a part of b.
+func (q *heapQueue) liveOf(b *timerBucket, out, part []Timer) []Timer {
+	if q.ghosts == 0 || b.reg == nil {
+		return append(out, part...)
+	}
+	for _, t := range part {
+		if live, _ := b.reg.get(t); live {
+			out = append(out, t)
 		}
 	}
-	return func(f func(Timer)) error {
-		for _, t := range all {
-			f(t)
-		}
-		return nil
-	}
+	return out
 }
 
 // timeHeap is a min-heap of times.
@@ -563,9 +593,9 @@ func (q *storeQueue) peek() (Timer, bool) {
 
 func (q *storeQueue) len() int { return q.q.Len() }
 
-func (q *storeQueue) snapshot() func(f func(Timer)) error {
+func (q *storeQueue) snapshot() capturedQueue {
 	s := q.q.Snapshot()
-	return func(f func(Timer)) error {
+	return capturedQueue{each: func(f func(Timer)) error {
 		var derr error
 		err := s.Range(func(kg int, elem []byte) bool {
 			t, err := decodeElem(elem, q.domain, q.codec)
@@ -580,7 +610,7 @@ func (q *storeQueue) snapshot() func(f func(Timer)) error {
 			return err
 		}
 		return derr
-	}
+	}}
 }
 
 // encodeElem appends t's element: its bytes sort as timerCompare orders

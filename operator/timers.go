@@ -192,41 +192,84 @@ func (s *TimerService) Len() int { return s.queue(EventTime).len() + s.queue(Pro
 
 // Snapshot captures every timer now; Write encodes them later.
 func (s *TimerService) Snapshot() state.Snapshot {
-	return timerSnapshot{domains: [2]func(func(Timer)) error{s.queue(EventTime).snapshot(), s.queue(ProcessingTime).snapshot()},
+	return timerSnapshot{domains: [2]capturedQueue{s.queue(EventTime).snapshot(), s.queue(ProcessingTime).snapshot()},
 		codec: s.keyCodec, count: s.Len()}
 }
 
 type timerSnapshot struct {
-	domains [2]func(func(Timer)) error
+	domains [2]capturedQueue
 	codec   state.Codec[any]
 	count   int // the timers captured, to size the encoding
 }
 
 // Write encodes the timers: their count, then each (the same format
-// whatever queue held them). The buffer is sized from the first timer's
-// encoding and the count, with room for the count in front: a window
-// operator's millions of timers are not copied over and over as the
-// buffer grows (a tenth of Nexmark q5's CPU at 1 s checkpoints was the
-// timers' encoding).
+// whatever queue held them, and whatever a heap queue's bucket kept
+// encoded from the last snapshot). The buffer is sized from the kept
+// encodings, the first timer encoded and the count, with room for the
+// count in front: a window operator's millions of timers are not copied
+// over and over as the buffer grows (a tenth of Nexmark q5's CPU at 1 s
+// checkpoints was the timers' encoding).
 func (ts timerSnapshot) Write() ([]byte, error) {
 	const room = binary.MaxVarintLen64
-	body := make([]byte, room, room+64)
-	n := 0
+	kept, keptCount := 0, 0
 	for _, d := range ts.domains {
-		if err := d(func(t Timer) {
-			body = ts.append(body, t)
-			if n++; n == 1 && ts.count > 1 {
-				per := len(body) - room
-				body = slices.Grow(body, (ts.count-1)*(per+per/4))
-			}
-		}); err != nil {
-			return nil, err
+		for _, p := range d.pieces {
+			kept += p.enc.size()
+			keptCount += p.enc.count
 		}
 	}
-	head := binary.AppendUvarint(make([]byte, 0, room), uint64(n))
+	w := timerWriter{ts: ts, body: make([]byte, room, room+kept+64), room: room, rest: ts.count - keptCount}
+	for _, d := range ts.domains {
+		for _, p := range d.pieces {
+			w.piece(p)
+		}
+		if d.each != nil {
+			if err := d.each(w.add); err != nil {
+				return nil, err
+			}
+		}
+	}
+	head := binary.AppendUvarint(make([]byte, 0, room), uint64(w.n))
 	start := room - len(head)
-	copy(body[start:], head)
-	return body[start:], nil
+	copy(w.body[start:], head)
+	return w.body[start:], nil
+}
+
+// timerWriter accumulates a timer snapshot's encoding.
+type timerWriter struct {
+	ts      timerSnapshot
+	body    []byte
+	room    int
+	n       int // timers written
+	encoded int // timers encoded (not copied from a kept encoding)
+	rest    int // about how many timers are to encode, to size body
+}
+
+// piece writes a heap queue's piece: its kept encoding copied, its other
+// timers encoded, and that encoding left for the bucket if it wants it.
+func (w *timerWriter) piece(p timerPiece) {
+	for _, s := range p.enc.segs {
+		w.body = append(w.body, s...)
+	}
+	w.n += p.enc.count
+	start := len(w.body)
+	for _, t := range p.ts {
+		w.add(t)
+	}
+	if p.back != nil {
+		p.back.finish(w.body[start:], len(p.ts))
+	}
+}
+
+// add encodes t, growing the buffer once, after the first, for the rest.
+func (w *timerWriter) add(t Timer) {
+	before := len(w.body)
+	w.body = w.ts.append(w.body, t)
+	w.n++
+	if w.encoded++; w.encoded == 1 && w.rest > 1 {
+		per := len(w.body) - before
+		w.body = slices.Grow(w.body, (w.rest-1)*(per+per/4))
+	}
 }
 
 func (ts timerSnapshot) append(buf []byte, t Timer) []byte {
