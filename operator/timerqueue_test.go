@@ -2,6 +2,8 @@ package operator
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/weirstream/weir/event"
@@ -48,5 +50,39 @@ func TestHeapQueueDropsDeletedTimers(t *testing.T) {
 	}
 	if q.registered() != 0 || len(q.buckets) != 0 || q.len() != 0 {
 		t.Fatalf("after firing everything: %d in the registry, %d buckets, len %d", q.registered(), len(q.buckets), q.len())
+	}
+}
+
+// TestSortBucketByRecordsAsTimerCompare sorts random buckets by records
+// and checks the order against timerCompare's: keys of 0 to 24 bytes
+// sharing long prefixes and holding zero bytes (alike in their first 16
+// bytes, or a shorter one padded to look alike), of other types with the
+// same text, in several key groups and namespaces.
+func TestSortBucketByRecordsAsTimerCompare(t *testing.T) {
+	defer func(n int) { sortByRecords = n }(sortByRecords)
+	sortByRecords = 2
+	rng := rand.New(rand.NewPCG(5, 9))
+	alphabet := "\x00\x01ab"
+	for round := range 200 {
+		ts := make([]Timer, 2+rng.IntN(300))
+		for i := range ts {
+			b := []byte("prefix-shared-16")[:rng.IntN(17)]
+			for range rng.IntN(9) {
+				b = append(b, alphabet[rng.IntN(len(alphabet))])
+			}
+			var key any = string(b)
+			if rng.IntN(8) == 0 {
+				key = int64(rng.IntN(3))
+			} else if rng.IntN(8) == 0 {
+				key = fmt.Sprint(rng.IntN(3))
+			}
+			ts[i] = Timer{Timestamp: 5, Key: key, KeyGroup: rng.IntN(3), Namespace: fmt.Sprint(rng.IntN(2))}
+		}
+		want := slices.Clone(ts)
+		slices.SortFunc(want, func(x, y Timer) int { return timerCompare(x, y, state.AnyCodec{}) })
+		got := sortBucket(slices.Clone(ts), state.AnyCodec{})
+		if !slices.EqualFunc(got, want, func(a, b Timer) bool { return a == b }) {
+			t.Fatalf("round %d: records sort %v,\ntimerCompare %v", round, got, want)
+		}
 	}
 }

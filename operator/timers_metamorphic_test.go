@@ -207,14 +207,16 @@ func (w *timerWorld) apply(t *testing.T, op timerOp, blobs [][]byte) {
 }
 
 func TestTimersMetamorphicHeapPebble(t *testing.T) {
-	defer func(n, m int) { compactGhosts, smallBucket = n, m }(compactGhosts, smallBucket)
+	defer func(n, m, r int) { compactGhosts, smallBucket, sortByRecords = n, m, r }(compactGhosts, smallBucket, sortByRecords)
 	for seed := range uint64(24) {
 		// Odd seeds have the heap queue drop its ghosts (removed timers
 		// left in their buckets) as soon as there are more than 2. Seeds
 		// 12 and up give every bucket of more than one timer a registry
 		// (ghosts, stale entries of fired timers), the others scan theirs.
+		// Seeds 2, 3, 6, 7 … sort every bucket of two or more by records.
 		compactGhosts = map[bool]int{true: 2, false: 1024}[seed%2 == 1]
 		smallBucket = map[bool]int{true: 1, false: 8}[seed >= 12]
+		sortByRecords = map[bool]int{true: 2, false: 256}[seed%4 >= 2]
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			heapW := &timerWorld{log: &strings.Builder{}, again: map[string]bool{}}
