@@ -34,27 +34,41 @@ func TestListAggAccumulatorNotWrittenInPlace(t *testing.T) {
 	in(c, "x")
 	// The checkpoint's synchronous part (barrier), written later, as
 	// checkpoint storage would on another goroutine.
-	s := c.head()
-	if err := s.op.PrepareSnapshotPreBarrier(1); err != nil {
-		t.Fatal(err)
-	}
-	snap, err := s.op.SnapshotState(1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	write := captureHead(t, c, 1)
 	in(c, "y") // after the barrier
-	parts := map[string][][]byte{}
-	for _, p := range snap {
-		blob, err := p.Snap.Write()
-		if err != nil {
-			t.Fatal(err)
-		}
-		parts[p.Name] = [][]byte{blob}
-	}
+	parts := write()
 	r := openChain(t, mk, &clock, []map[string][][]byte{parts})
 	in(r, "z")
 	got := fmt.Sprint(r.out.take())
 	if want := "[-U[k, x] +U[k, 'x,z']]"; got != want {
 		t.Fatalf("restored from checkpoint 1 (taken before y), then z: %s, want %s", got, want)
+	}
+}
+
+// captureHead takes the synchronous part of checkpoint id of the chain's
+// head (the barrier); the function it returns writes it, later, as
+// checkpoint storage would on another goroutine, into the parts a
+// restore takes.
+func captureHead(t *testing.T, c *chain, id event.CheckpointID) (write func() map[string][][]byte) {
+	t.Helper()
+	s := c.head()
+	if err := s.op.PrepareSnapshotPreBarrier(id); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.op.SnapshotState(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() map[string][][]byte {
+		t.Helper()
+		parts := map[string][][]byte{}
+		for _, p := range snap {
+			blob, err := p.Snap.Write()
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts[p.Name] = [][]byte{blob}
+		}
+		return parts
 	}
 }

@@ -1,7 +1,9 @@
 package exec
 
 import (
+	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"sort"
 	"time"
@@ -72,12 +74,17 @@ type SessionAggregate struct {
 	reads []int
 	gap   int64
 	zone  windowZone
-	state state.ValueState[[]any]
+	state state.ValueState[*sessionState]
 	// distinct: a call is DISTINCT (keeps a set per session).
 	distinct bool
 }
 
-// sessionState is the decoded value of one key.
+// sessionState is the value of one key, held in state as it is (a
+// pointer the heap backend keeps; sessionCodec encodes it as RowCodec
+// encodes [keys, timer, [start, end, acc, sets]…], the layout checkpoints
+// have always had). Boxed in nested []any, a key took a dozen objects,
+// each a miss and a collector's visit as state grew; and each row that
+// extended its session boxed the new end.
 type sessionState struct {
 	keys     []any
 	timer    int64 // the registered timer, or noTimer
@@ -92,26 +99,73 @@ type session struct {
 
 const noTimer = int64(-1 << 63)
 
-func decodeSessions(v []any) sessionState {
-	st := sessionState{keys: v[0].([]any), timer: v[1].(int64)}
+// decodeSessions is the state RowCodec's layout holds.
+func decodeSessions(v []any) (*sessionState, error) {
+	if len(v) < 2 {
+		return nil, fmt.Errorf("%w: sql/exec: session state of %d fields, want 2 or more", state.ErrCorrupt, len(v))
+	}
+	keys, ok1 := v[0].([]any)
+	timer, ok2 := v[1].(int64)
+	if !ok1 && v[0] != nil || !ok2 {
+		return nil, fmt.Errorf("%w: sql/exec: session state holds %T and %T, want keys and a timer", state.ErrCorrupt, v[0], v[1])
+	}
+	st := &sessionState{keys: keys, timer: timer}
 	for _, x := range v[2:] {
-		e := x.([]any)
-		x := session{start: e[0].(int64), end: e[1].(int64), acc: e[2].([]any)}
+		e, ok := x.([]any)
+		if !ok || len(e) < 3 {
+			return nil, fmt.Errorf("%w: sql/exec: a session in state is %T of %d fields, want 3 or 4", state.ErrCorrupt, x, len(e))
+		}
+		start, ok1 := e[0].(int64)
+		end, ok2 := e[1].(int64)
+		acc, ok3 := e[2].([]any)
+		if !ok1 || !ok2 || !ok3 && e[2] != nil {
+			return nil, fmt.Errorf("%w: sql/exec: a session in state holds %T, %T, %T, want start, end, accumulator", state.ErrCorrupt, e[0], e[1], e[2])
+		}
+		x := session{start: start, end: end, acc: acc}
 		if len(e) > 3 { // a checkpoint from before DISTINCT calls had sets has none
-			x.sets = decodeDistinctSets(e[3].([]any))
+			sets, _ := e[3].([]any)
+			x.sets = decodeDistinctSets(sets)
 		}
 		st.sessions = append(st.sessions, x)
 	}
-	return st
+	return st, nil
 }
 
-func (st sessionState) encode() []any {
-	v := make([]any, 2, 2+len(st.sessions))
-	v[0], v[1] = st.keys, st.timer
-	for _, s := range st.sessions {
-		v = append(v, []any{s.start, s.end, s.acc, s.sets.encode()})
+// sessionCodec encodes a key's sessionState in RowCodec's bytes for
+// [keys, timer, [start, end, acc, sets]…].
+type sessionCodec struct{}
+
+func (sessionCodec) Encode(buf []byte, st *sessionState) []byte {
+	buf = binary.AppendUvarint(append(buf, tagArray), uint64(2+len(st.sessions)))
+	buf = appendValue(buf, st.keys, false)
+	buf = appendValue(buf, st.timer, false)
+	for _, x := range st.sessions {
+		buf = binary.AppendUvarint(append(buf, tagArray), 4)
+		buf = appendValue(buf, x.start, false)
+		buf = appendValue(buf, x.end, false)
+		buf = appendValue(buf, x.acc, false)
+		buf = appendValue(buf, x.sets.encode(), false)
 	}
-	return v
+	return buf
+}
+
+func (sessionCodec) Decode(b []byte) (*sessionState, []byte, error) {
+	v, rest, err := RowCodec{}.Decode(b)
+	if err != nil {
+		return nil, b, err
+	}
+	st, err := decodeSessions(v)
+	return st, rest, err
+}
+
+// Copy is a deep copy, for the heap backend to hand the owner while a
+// snapshot encodes the original.
+func (sessionCodec) Copy(st *sessionState) *sessionState {
+	out := &sessionState{keys: st.keys, timer: st.timer, sessions: make([]session, len(st.sessions))}
+	for i, x := range st.sessions {
+		out.sessions[i] = session{start: x.start, end: x.end, acc: RowCodec{}.Copy(x.acc), sets: x.sets.clone()}
+	}
+	return out
 }
 
 // NewSessionAggregate returns a SessionAggregate; its input must be keyed
@@ -134,7 +188,7 @@ func (s *SessionAggregate) Open(ctx *operator.Context) error {
 		return err
 	}
 	ctx.Timers.SetTriggerable(s)
-	s.state = state.Value(ctx.Keyed, state.ValueDescriptor[[]any]{Name: "sessions", Codec: RowCodec{}})
+	s.state = state.Value(ctx.Keyed, state.ValueDescriptor[*sessionState]{Name: "sessions", Codec: sessionCodec{}})
 	return nil
 }
 
@@ -156,17 +210,13 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 	}
 	ts = s.zone.local(ts)
 	setKey(s.Ctx, s.key(row.Fields))
-	v, ok := s.state.Value()
+	st, ok := s.state.Value()
 	if ok {
-		if done, err := s.extendOnly(v, row.Fields, ts); done || err != nil {
+		if done, err := s.extendOnly(st, row.Fields, ts); done || err != nil {
 			return err
 		}
-	}
-	st := sessionState{keys: nil, timer: noTimer}
-	if ok {
-		st = decodeSessions(v)
 	} else {
-		st.keys = pick(row.Fields, s.opts.GroupKeys)
+		st = &sessionState{keys: pick(row.Fields, s.opts.GroupKeys), timer: noTimer}
 	}
 	merged := session{start: ts, end: ts + s.gap}
 	var keep, parts []session
@@ -189,45 +239,38 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 		return fmt.Errorf("sql/exec: SessionAggregate: %w", err)
 	}
 	st.sessions = append(keep, merged)
-	s.arm(&st)
-	s.state.Update(st.encode())
+	s.arm(st)
+	s.state.Update(st)
 	return nil
 }
 
-// extendOnly adds a row at ts to the key's state v when v holds one
+// extendOnly adds a row at ts to the key's state st when st holds one
 // session, which the row's extends or falls in, and no call is DISTINCT:
-// the common case (a key's rows close together) updates v in place (a
-// value read from state is the owner's to change) instead of decoding the
-// sessions and encoding them again for every row. It reports whether it
-// did; the general path handles the rest.
-func (s *SessionAggregate) extendOnly(v []any, fields []any, ts int64) (bool, error) {
-	if len(v) != 3 || s.distinct || !sessionsInPlace {
+// the common case (a key's rows close together) updates st in place (a
+// value read from state is the owner's to change) instead of merging
+// sessions. It reports whether it did; the general path handles the rest.
+func (s *SessionAggregate) extendOnly(st *sessionState, fields []any, ts int64) (bool, error) {
+	if len(st.sessions) != 1 || s.distinct || !sessionsInPlace {
 		return false, nil
 	}
-	e := v[2].([]any)
-	start, end := e[0].(int64), e[1].(int64)
-	if start > ts+s.gap || ts > end { // a new session beside it
+	e := &st.sessions[0]
+	if e.start > ts+s.gap || ts > e.end { // a new session beside it
 		return false, nil
 	}
-	nstart, nend := min(start, ts), max(end, ts+s.gap)
+	nstart, nend := min(e.start, ts), max(e.end, ts+s.gap)
 	if s.zone.timer(nend-1) <= s.Ctx.Timers.CurrentWatermark() {
 		s.Ctx.Metrics.LateDropped++
 		return true, nil
 	}
-	if err := s.agg.accumulate(e[2].([]any), fields, false, nil); err != nil {
+	if err := s.agg.accumulate(e.acc, fields, false, nil); err != nil {
 		return true, fmt.Errorf("sql/exec: SessionAggregate: %w", err)
 	}
-	if nstart != start {
-		e[0] = nstart
-	}
-	if nend != end {
-		e[1] = nend
-	}
-	if next, timer := s.zone.timer(nend-1), v[1].(int64); timer == noTimer || timer > next {
+	e.start, e.end = nstart, nend
+	if next := s.zone.timer(nend - 1); st.timer == noTimer || st.timer > next {
 		s.Ctx.Timers.Register(operator.EventTime, next, "")
-		v[1] = next
+		st.timer = next
 	}
-	s.state.Update(v)
+	s.state.Update(st)
 	return true, nil
 }
 
@@ -280,11 +323,10 @@ func (s *SessionAggregate) arm(st *sessionState) {
 // OnTimer emits the sessions of the key that the watermark has passed,
 // and re-arms the timer for the others.
 func (s *SessionAggregate) OnTimer(t operator.Timer) error {
-	v, ok := s.state.Value()
+	st, ok := s.state.Value()
 	if !ok {
 		return nil
 	}
-	st := decodeSessions(v)
 	if t.Timestamp != st.timer {
 		return nil // superseded by an earlier timer that already ran
 	}
@@ -307,8 +349,8 @@ func (s *SessionAggregate) OnTimer(t operator.Timer) error {
 		return nil
 	}
 	st.sessions, st.timer = open, noTimer
-	s.arm(&st)
-	s.state.Update(st.encode())
+	s.arm(st)
+	s.state.Update(st)
 	return nil
 }
 
@@ -331,6 +373,21 @@ func newDistinctSets(calls []AggCall) distinctSets {
 
 // of is the multiset of call i, as aggregator.accumulate asks for it.
 func (ds distinctSets) of(i int) multiset { return ds[i] }
+
+// clone copies the sets (an entry is never changed in place: add
+// replaces it).
+func (ds distinctSets) clone() distinctSets {
+	if ds == nil {
+		return nil
+	}
+	out := make(distinctSets, len(ds))
+	for i, m := range ds {
+		if m != nil {
+			out[i] = maps.Clone(m)
+		}
+	}
+	return out
+}
 
 // union adds other's counts to ds.
 func (ds distinctSets) union(other distinctSets) {

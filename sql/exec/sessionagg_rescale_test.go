@@ -157,3 +157,73 @@ func TestSessionInPlaceSameOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionStateNotWrittenInPlace: a checkpoint of a SessionAggregate
+// taken at a barrier and written after more rows of the key extended its
+// session in place restores the session as it was at the barrier: the
+// heap backend gives the owner a copy (sessionCodec.Copy) while a
+// snapshot holds the value.
+func TestSessionStateNotWrittenInPlace(t *testing.T) {
+	opts := SessionAggOptions{Gap: 10 * time.Millisecond, TimeField: 1, GroupKeys: []int{0},
+		Aggs: []AggCall{{Kind: CountStar}, {Kind: Max, Arg: 2}}}
+	mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewSessionAggregate(opts) })}
+	var clock int64
+	in := func(c *chain, ms, v int64) {
+		t.Helper()
+		row := event.Row{Kind: event.Insert, Fields: []any{"k", time.UnixMilli(ms).UTC(), v}}
+		if err := c.process(t, 1, event.Record{Value: row, Timestamp: event.NoTimestamp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := openChain(t, mk, &clock, nil)
+	in(want, 1, 3)
+	in(want, 7, 4)
+	want.watermark(t, 100)
+
+	c := openChain(t, mk, &clock, nil)
+	in(c, 1, 3)
+	write := captureHead(t, c, 1)
+	in(c, 5, 9) // after the barrier: extends the session in place
+	parts := write()
+	r := openChain(t, mk, &clock, []map[string][][]byte{parts})
+	in(r, 7, 4)
+	r.watermark(t, 100)
+	if got, w := fmt.Sprint(r.out.take()), fmt.Sprint(want.out.take()); got != w || w == "[]" {
+		t.Fatalf("restored from the checkpoint taken before the row at 5 ms, then 7 ms: %s, want %s", got, w)
+	}
+}
+
+// TestSessionCodecKeepsTheCheckpointLayout: sessionCodec writes the
+// bytes RowCodec wrote for the state's old form, [keys, timer, [start,
+// end, acc, sets]…], so checkpoints and savepoints taken before it
+// restore, and it reads back what it wrote.
+func TestSessionCodecKeepsTheCheckpointLayout(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for range 200 {
+		st := &sessionState{keys: []any{"k", int64(rng.Intn(9))}, timer: noTimer}
+		if rng.Intn(2) == 0 {
+			st.timer = int64(rng.Intn(1000))
+		}
+		old := []any{st.keys, st.timer}
+		for range rng.Intn(4) {
+			x := session{start: int64(rng.Intn(100)), end: int64(100 + rng.Intn(100)), acc: []any{int64(rng.Intn(50)), "max"}}
+			if rng.Intn(2) == 0 {
+				x.sets = distinctSets{nil, memSet{}}
+				x.sets[1].add("a", int64(1+rng.Intn(3)))
+			}
+			st.sessions = append(st.sessions, x)
+			old = append(old, []any{x.start, x.end, x.acc, x.sets.encode()})
+		}
+		b := sessionCodec{}.Encode(nil, st)
+		if w := (RowCodec{}).Encode(nil, old); !slices.Equal(b, w) {
+			t.Fatalf("sessionCodec wrote %x, the old layout is %x", b, w)
+		}
+		back, rest, err := sessionCodec{}.Decode(b)
+		if err != nil || len(rest) != 0 {
+			t.Fatalf("decode: %v, %d bytes left", err, len(rest))
+		}
+		if again := (sessionCodec{}).Encode(nil, back); !slices.Equal(again, b) {
+			t.Fatalf("decoded %+v encodes as %x, want %x", back, again, b)
+		}
+	}
+}
