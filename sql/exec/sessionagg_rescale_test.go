@@ -166,31 +166,7 @@ func TestSessionInPlaceSameOutput(t *testing.T) {
 func TestSessionStateNotWrittenInPlace(t *testing.T) {
 	opts := SessionAggOptions{Gap: 10 * time.Millisecond, TimeField: 1, GroupKeys: []int{0},
 		Aggs: []AggCall{{Kind: CountStar}, {Kind: Max, Arg: 2}}}
-	mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewSessionAggregate(opts) })}
-	var clock int64
-	in := func(c *chain, ms, v int64) {
-		t.Helper()
-		row := event.Row{Kind: event.Insert, Fields: []any{"k", time.UnixMilli(ms).UTC(), v}}
-		if err := c.process(t, 1, event.Record{Value: row, Timestamp: event.NoTimestamp}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := openChain(t, mk, &clock, nil)
-	in(want, 1, 3)
-	in(want, 7, 4)
-	want.watermark(t, 100)
-
-	c := openChain(t, mk, &clock, nil)
-	in(c, 1, 3)
-	write := captureHead(t, c, 1)
-	in(c, 5, 9) // after the barrier: extends the session in place
-	parts := write()
-	r := openChain(t, mk, &clock, []map[string][][]byte{parts})
-	in(r, 7, 4)
-	r.watermark(t, 100)
-	if got, w := fmt.Sprint(r.out.take()), fmt.Sprint(want.out.take()); got != w || w == "[]" {
-		t.Fatalf("restored from the checkpoint taken before the row at 5 ms, then 7 ms: %s, want %s", got, w)
-	}
+	checkNotWrittenInPlace(t, []newStage{keyedStage(func() (operator.Operator, error) { return NewSessionAggregate(opts) })})
 }
 
 // TestSessionCodecKeepsTheCheckpointLayout: sessionCodec writes the

@@ -255,7 +255,7 @@ type WindowAggregate struct {
 	agg  aggregator
 	// reads are the fields a row must have.
 	reads []int
-	accs  state.MapState[string, []any] // window (or slice) id → [keys, accumulator]
+	accs  state.MapState[string, *windowAcc] // window (or slice) id → [keys, accumulator]
 	sets  []state.MapState[string, []any]
 	wm    watermarkKeeper
 	// sliced: the accumulators merge, so rows go to slices (windowslice.go).
@@ -292,7 +292,7 @@ func (w *WindowAggregate) Open(ctx *operator.Context) error {
 	if w.sliced {
 		name = "window-slices"
 	}
-	w.accs = state.Map(ctx.Keyed, state.MapDescriptor[string, []any]{Name: name, ValueCodec: RowCodec{}})
+	w.accs = state.Map(ctx.Keyed, state.MapDescriptor[string, *windowAcc]{Name: name, ValueCodec: windowAccCodec{}})
 	w.sets = make([]state.MapState[string, []any], len(w.opts.Aggs))
 	for i := range w.opts.Aggs {
 		if w.agg.needsSet(i) {
@@ -417,21 +417,19 @@ func (w *WindowAggregate) addAttached(fields []any) error {
 
 func (w *WindowAggregate) add(win windowRange, fields []any) error {
 	id := w.ids.of(win)
-	var acc []any
-	if e, ok := w.accs.Get(id); ok {
-		acc = append([]any(nil), e[1].([]any)...)
-	} else {
-		acc = w.agg.newAcc()
+	e, ok := w.accs.Get(id) // the owner's to change in place
+	if !ok {
+		e = &windowAcc{keys: pick(fields, w.opts.GroupKeys), acc: w.agg.newAcc()}
 		w.Ctx.Timers.Register(w.domain(), w.fireAt(win), id)
 	}
 	if w.opts.Partial {
-		if err := w.agg.merge(acc, fields[len(w.opts.GroupKeys)+2:]); err != nil {
+		if err := w.agg.merge(e.acc, fields[len(w.opts.GroupKeys)+2:]); err != nil {
 			return err
 		}
-	} else if err := w.agg.accumulate(acc, fields, false, func(i int) multiset { return w.valueSet(i, win) }); err != nil {
+	} else if err := w.agg.accumulate(e.acc, fields, false, func(i int) multiset { return w.valueSet(i, win) }); err != nil {
 		return err
 	}
-	w.accs.Put(id, []any{pick(fields, w.opts.GroupKeys), acc})
+	w.accs.Put(id, e)
 	return nil
 }
 
@@ -455,7 +453,7 @@ func (w *WindowAggregate) OnTimer(t operator.Timer) error {
 			w.valueSet(i, win).clear()
 		}
 	}
-	return w.emitWindow(e[0].([]any), win, e[1].([]any))
+	return w.emitWindow(e.keys, win, e.acc)
 }
 
 // windowColumns boxes the window_start, window_end and window_time values

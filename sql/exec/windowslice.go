@@ -2,6 +2,7 @@ package exec
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -91,6 +92,45 @@ func (w WindowSpec) expiredSlices(win windowRange) []int64 {
 	return []int64{win.Start}
 }
 
+// windowAcc is what state holds of a key's slice (of a window, when the
+// aggregation is not sliced): the group keys and the accumulator, one Go
+// value in the heap backend, written by windowAccCodec in the bytes
+// RowCodec wrote for [keys, accumulator] (older checkpoints restore).
+// Stored as that []any, an entry was two more objects, and each flush
+// copied the accumulator.
+type windowAcc struct {
+	keys, acc []any
+}
+
+// windowAccCodec encodes a windowAcc as RowCodec encodes [keys, acc].
+type windowAccCodec struct{}
+
+func (windowAccCodec) Encode(buf []byte, e *windowAcc) []byte {
+	buf = binary.AppendUvarint(append(buf, tagArray), 2)
+	return appendValue(appendValue(buf, e.keys, false), e.acc, false)
+}
+
+func (windowAccCodec) Decode(b []byte) (*windowAcc, []byte, error) {
+	v, rest, err := RowCodec{}.Decode(b)
+	if err != nil {
+		return nil, b, err
+	}
+	if len(v) == 2 {
+		keys, ok1 := v[0].([]any)
+		acc, ok2 := v[1].([]any)
+		if (ok1 || v[0] == nil) && (ok2 || v[1] == nil) {
+			return &windowAcc{keys: keys, acc: acc}, rest, nil
+		}
+	}
+	return nil, b, fmt.Errorf("%w: sql/exec: a window's state holds %d fields, want keys and an accumulator", state.ErrCorrupt, len(v))
+}
+
+// Copy is a deep copy of the accumulator (the keys are never changed),
+// for the heap backend to hand the owner while a snapshot encodes e.
+func (windowAccCodec) Copy(e *windowAcc) *windowAcc {
+	return &windowAcc{keys: e.keys, acc: RowCodec{}.Copy(e.acc)}
+}
+
 type sliceKey struct {
 	key   string
 	start int64
@@ -172,10 +212,9 @@ func (w *WindowAggregate) flushSlices() error {
 		b := w.buf.m[sk]
 		setKey(w.Ctx, sk.key)
 		id := w.sliceIDs.of(sk.start)
-		acc := b.acc
-		if e, ok := w.accs.Get(id); ok {
-			acc = append([]any(nil), e[1].([]any)...)
-			if err := w.agg.merge(acc, b.acc); err != nil {
+		e, ok := w.accs.Get(id) // the owner's to change in place
+		if ok {
+			if err := w.agg.merge(e.acc, b.acc); err != nil {
 				return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
 			}
 		} else if !w.armFirst(sk.start, wm) {
@@ -187,7 +226,10 @@ func (w *WindowAggregate) flushSlices() error {
 			w.Ctx.Metrics.LateDropped += b.rows
 			continue
 		}
-		w.accs.Put(id, []any{b.keys, acc})
+		if !ok {
+			e = &windowAcc{keys: b.keys, acc: b.acc}
+		}
+		w.accs.Put(id, e)
 	}
 	clear(w.buf.m)
 	w.buf.order = w.buf.order[:0]
@@ -222,7 +264,7 @@ func (w *WindowAggregate) fireSliced(t operator.Timer, win windowRange) error {
 	expired := w.opts.Window.expiredSlices(win)
 	scan := &w.scan
 	scan.in, scan.next, scan.n = scan.in[:0], math.MaxInt64, 0
-	w.accs.Range(func(id string, e []any) bool {
+	w.accs.Range(func(id string, e *windowAcc) bool {
 		if s, err := strconv.ParseInt(id, 10, 64); err == nil {
 			scan.add(s, e, win, w.opts.Window.sliceMillis(), slices.Contains(expired, s))
 		}
@@ -239,9 +281,9 @@ func (w *WindowAggregate) fireSliced(t operator.Timer, win windowRange) error {
 	var keys, acc []any
 	for _, sl := range scan.in {
 		if acc == nil {
-			keys, acc = sl.e[0].([]any), w.agg.newAcc()
+			keys, acc = sl.e.keys, w.agg.newAcc()
 		}
-		if err := w.agg.merge(acc, sl.e[1].([]any)); err != nil {
+		if err := w.agg.merge(acc, sl.e.acc); err != nil {
 			return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
 		}
 	}
@@ -265,8 +307,8 @@ func (w *WindowAggregate) fireSliced(t operator.Timer, win windowRange) error {
 // backlog read — a key's windows fire on one read of its state instead of
 // one timer and one read each (HOP(2 s, 10 s): 5).
 func (w *WindowAggregate) fireThrough(win windowRange, sl storedSlice) error {
-	keys, acc := sl.e[0].([]any), w.agg.newAcc()
-	if err := w.agg.merge(acc, sl.e[1].([]any)); err != nil {
+	keys, acc := sl.e.keys, w.agg.newAcc()
+	if err := w.agg.merge(acc, sl.e.acc); err != nil {
 		return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
 	}
 	wm := w.Ctx.Timers.CurrentWatermark()
@@ -289,7 +331,7 @@ func (w *WindowAggregate) fireThrough(win windowRange, sl storedSlice) error {
 // storedSlice is a slice of the current key read from state.
 type storedSlice struct {
 	start int64
-	e     []any // [keys, accumulator]
+	e     *windowAcc
 }
 
 // sliceScan collects, over a key's slices, those of a window that fires
@@ -300,7 +342,7 @@ type sliceScan struct {
 	n          int   // slices scanned
 }
 
-func (c *sliceScan) add(s int64, e []any, win windowRange, step int64, expires bool) {
+func (c *sliceScan) add(s int64, e *windowAcc, win windowRange, step int64, expires bool) {
 	c.n++
 	if s >= win.Start && s < win.End {
 		c.in = append(c.in, storedSlice{s, e})
