@@ -51,12 +51,21 @@ type encodedBack struct {
 	result timerEncoding
 }
 
+// maxSegments bounds a kept encoding's segments: a bucket that gains
+// timers at every checkpoint for a day of them would otherwise hold, and
+// have each snapshot walk, one segment per checkpoint.
+const maxSegments = 16
+
 // finish records the encoding of the captured timers after base: fresh,
-// count of them. It copies fresh, a part of the writer's blob.
+// count of them. It copies fresh, a part of the writer's blob, and joins
+// the segments into one once they are too many.
 func (e *encodedBack) finish(fresh []byte, count int) {
 	r := timerEncoding{segs: e.base.segs[:len(e.base.segs):len(e.base.segs)], count: e.base.count + count, upTo: e.upTo}
 	if len(fresh) > 0 {
 		r.segs = append(r.segs, bytes.Clone(fresh))
+	}
+	if len(r.segs) > maxSegments {
+		r.segs = [][]byte{bytes.Join(r.segs, nil)}
 	}
 	e.result = r
 	e.done.Store(true)

@@ -249,3 +249,29 @@ func TestTimerSnapshotWrittenWhileOwnerGoesOn(t *testing.T) {
 		t.Fatal("no capture took a kept encoding")
 	}
 }
+
+// TestTimerEncodingJoinsSegments: a bucket added to before every one of
+// many snapshots keeps at most maxSegments segments, and its snapshots
+// still hold every timer.
+func TestTimerEncodingJoinsSegments(t *testing.T) {
+	s, kb := newEncService(t)
+	var want []string
+	for i := range 3 * maxSegments {
+		key := fmt.Sprint("k", i)
+		kg := keygroup.ForKey(key, encMaxPar)
+		kb.SetCurrentKey(key, kg)
+		s.Register(EventTime, 10, "")
+		want = append(want, timerText(Timer{Domain: EventTime, Timestamp: 10, Key: key, KeyGroup: kg}))
+		snap := s.Snapshot()
+		blob, err := snap.Write()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, w := writtenIDs(t, blob), slices.Sorted(slices.Values(want)); !slices.Equal(got, w) {
+			t.Fatalf("snapshot %d holds %q, want %q", i, got, w)
+		}
+		if p := snap.(timerSnapshot).domains[EventTime].pieces[0]; len(p.enc.segs) > maxSegments {
+			t.Fatalf("snapshot %d: the kept encoding has %d segments", i, len(p.enc.segs))
+		}
+	}
+}

@@ -99,8 +99,9 @@ type session struct {
 
 const noTimer = int64(-1 << 63)
 
-// decodeSessions is the state RowCodec's layout holds.
-func decodeSessions(v []any) (*sessionState, error) {
+// decodeSessions is the state RowCodec's layout holds, with accumulators
+// of accLen fields.
+func decodeSessions(v []any, accLen int) (*sessionState, error) {
 	if len(v) < 2 {
 		return nil, fmt.Errorf("%w: sql/exec: session state of %d fields, want 2 or more", state.ErrCorrupt, len(v))
 	}
@@ -118,13 +119,19 @@ func decodeSessions(v []any) (*sessionState, error) {
 		start, ok1 := e[0].(int64)
 		end, ok2 := e[1].(int64)
 		acc, ok3 := e[2].([]any)
-		if !ok1 || !ok2 || !ok3 && e[2] != nil {
+		if !ok1 || !ok2 || !ok3 {
 			return nil, fmt.Errorf("%w: sql/exec: a session in state holds %T, %T, %T, want start, end, accumulator", state.ErrCorrupt, e[0], e[1], e[2])
+		}
+		if len(acc) != accLen {
+			return nil, fmt.Errorf("%w: sql/exec: a session's accumulator in state has %d fields, want %d", state.ErrCorrupt, len(acc), accLen)
 		}
 		x := session{start: start, end: end, acc: acc}
 		if len(e) > 3 { // a checkpoint from before DISTINCT calls had sets has none
 			sets, _ := e[3].([]any)
-			x.sets = decodeDistinctSets(sets)
+			var err error
+			if x.sets, err = decodeDistinctSets(sets); err != nil {
+				return nil, err
+			}
 		}
 		st.sessions = append(st.sessions, x)
 	}
@@ -132,8 +139,9 @@ func decodeSessions(v []any) (*sessionState, error) {
 }
 
 // sessionCodec encodes a key's sessionState in RowCodec's bytes for
-// [keys, timer, [start, end, acc, sets]…].
-type sessionCodec struct{}
+// [keys, timer, [start, end, acc, sets]…]; accLen is the accumulators'
+// width, which Decode checks.
+type sessionCodec struct{ accLen int }
 
 func (sessionCodec) Encode(buf []byte, st *sessionState) []byte {
 	buf = binary.AppendUvarint(append(buf, tagArray), uint64(2+len(st.sessions)))
@@ -149,13 +157,16 @@ func (sessionCodec) Encode(buf []byte, st *sessionState) []byte {
 	return buf
 }
 
-func (sessionCodec) Decode(b []byte) (*sessionState, []byte, error) {
+func (c sessionCodec) Decode(b []byte) (*sessionState, []byte, error) {
 	v, rest, err := RowCodec{}.Decode(b)
 	if err != nil {
 		return nil, b, err
 	}
-	st, err := decodeSessions(v)
-	return st, rest, err
+	st, err := decodeSessions(v, c.accLen)
+	if err != nil {
+		return nil, b, err
+	}
+	return st, rest, nil
 }
 
 // Copy is a deep copy, for the heap backend to hand the owner while a
@@ -188,7 +199,7 @@ func (s *SessionAggregate) Open(ctx *operator.Context) error {
 		return err
 	}
 	ctx.Timers.SetTriggerable(s)
-	s.state = state.Value(ctx.Keyed, state.ValueDescriptor[*sessionState]{Name: "sessions", Codec: sessionCodec{}})
+	s.state = state.Value(ctx.Keyed, state.ValueDescriptor[*sessionState]{Name: "sessions", Codec: sessionCodec{accLen: len(s.agg.newAcc())}})
 	return nil
 }
 
@@ -417,9 +428,9 @@ func (ds distinctSets) encode() []any {
 	return out
 }
 
-func decodeDistinctSets(v []any) distinctSets {
+func decodeDistinctSets(v []any) (distinctSets, error) {
 	if len(v) == 0 {
-		return nil
+		return nil, nil
 	}
 	ds := make(distinctSets, len(v))
 	for i, x := range v {
@@ -429,10 +440,14 @@ func decodeDistinctSets(v []any) distinctSets {
 		}
 		ds[i] = memSet{}
 		for j := 0; j+1 < len(flat); j += 2 {
-			ds[i].add(flat[j+1], flat[j].(int64))
+			n, ok := flat[j].(int64)
+			if !ok {
+				return nil, fmt.Errorf("%w: sql/exec: a session's distinct values of call %d hold a count of %T", state.ErrCorrupt, i, flat[j])
+			}
+			ds[i].add(flat[j+1], n)
 		}
 	}
-	return ds
+	return ds, nil
 }
 
 // memSet is a multiset held in memory: valueKey(v) → [count, v].

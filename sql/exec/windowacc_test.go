@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state"
 )
 
 // TestWindowStateNotWrittenInPlace: a checkpoint of a WindowAggregate
@@ -71,22 +73,30 @@ func checkNotWrittenInPlace(t *testing.T, mk []newStage) {
 func TestWindowAccCodecKeepsTheCheckpointLayout(t *testing.T) {
 	for _, e := range []*windowAcc{
 		{keys: []any{"k", int64(3)}, acc: []any{int64(7), "x", nil}},
-		{keys: nil, acc: []any{int64(1)}},
-		{keys: []any{}, acc: nil},
+		{keys: nil, acc: []any{int64(1), nil, nil}},
+		{keys: []any{}, acc: []any{nil, nil, nil}},
 	} {
-		b := windowAccCodec{}.Encode(nil, e)
+		c := windowAccCodec{accLen: 3}
+		b := c.Encode(nil, e)
 		if w := (RowCodec{}).Encode(nil, []any{e.keys, e.acc}); !slices.Equal(b, w) {
 			t.Fatalf("windowAccCodec wrote %x, the old layout is %x", b, w)
 		}
-		back, rest, err := windowAccCodec{}.Decode(b)
+		back, rest, err := c.Decode(b)
 		if err != nil || len(rest) != 0 {
 			t.Fatalf("decode: %v, %d bytes left", err, len(rest))
 		}
-		if again := (windowAccCodec{}).Encode(nil, back); !slices.Equal(again, b) {
+		if again := c.Encode(nil, back); !slices.Equal(again, b) {
 			t.Fatalf("decoded %+v encodes as %x, want %x", back, again, b)
 		}
 	}
-	if _, _, err := (windowAccCodec{}).Decode(RowCodec{}.Encode(nil, []any{"k", int64(1), int64(2)})); err == nil {
-		t.Fatal("a state of three fields decoded")
+	for _, bad := range [][]any{
+		{"k", int64(1), int64(2)},        // three fields
+		{[]any{"k"}, nil},                // no accumulator
+		{[]any{"k"}, []any{int64(1)}},    // a narrow one
+		{"k", []any{int64(1), nil, nil}}, // keys that are not a row
+	} {
+		if _, _, err := (windowAccCodec{accLen: 3}).Decode(RowCodec{}.Encode(nil, bad)); !errors.Is(err, state.ErrCorrupt) {
+			t.Fatalf("%v decoded: %v, want ErrCorrupt", bad, err)
+		}
 	}
 }

@@ -292,7 +292,7 @@ func (w *WindowAggregate) Open(ctx *operator.Context) error {
 	if w.sliced {
 		name = "window-slices"
 	}
-	w.accs = state.Map(ctx.Keyed, state.MapDescriptor[string, *windowAcc]{Name: name, ValueCodec: windowAccCodec{}})
+	w.accs = state.Map(ctx.Keyed, state.MapDescriptor[string, *windowAcc]{Name: name, ValueCodec: windowAccCodec{accLen: len(w.agg.newAcc())}})
 	w.sets = make([]state.MapState[string, []any], len(w.opts.Aggs))
 	for i := range w.opts.Aggs {
 		if w.agg.needsSet(i) {

@@ -97,20 +97,23 @@ func (w WindowSpec) expiredSlices(win windowRange) []int64 {
 // value in the heap backend, written by windowAccCodec in the bytes
 // RowCodec wrote for [keys, accumulator] (older checkpoints restore).
 // Stored as that []any, an entry was two more objects, and each flush
-// copied the accumulator.
+// copied the accumulator. The keys are those of the slice's first row
+// (values SQL holds equal but written differently, DECIMAL 1.5 and 1.50,
+// come out as the first was), as a session's are.
 type windowAcc struct {
 	keys, acc []any
 }
 
-// windowAccCodec encodes a windowAcc as RowCodec encodes [keys, acc].
-type windowAccCodec struct{}
+// windowAccCodec encodes a windowAcc as RowCodec encodes [keys, acc];
+// accLen is the accumulator's width, which Decode checks.
+type windowAccCodec struct{ accLen int }
 
 func (windowAccCodec) Encode(buf []byte, e *windowAcc) []byte {
 	buf = binary.AppendUvarint(append(buf, tagArray), 2)
 	return appendValue(appendValue(buf, e.keys, false), e.acc, false)
 }
 
-func (windowAccCodec) Decode(b []byte) (*windowAcc, []byte, error) {
+func (c windowAccCodec) Decode(b []byte) (*windowAcc, []byte, error) {
 	v, rest, err := RowCodec{}.Decode(b)
 	if err != nil {
 		return nil, b, err
@@ -118,11 +121,11 @@ func (windowAccCodec) Decode(b []byte) (*windowAcc, []byte, error) {
 	if len(v) == 2 {
 		keys, ok1 := v[0].([]any)
 		acc, ok2 := v[1].([]any)
-		if (ok1 || v[0] == nil) && (ok2 || v[1] == nil) {
+		if (ok1 || v[0] == nil) && ok2 && len(acc) == c.accLen {
 			return &windowAcc{keys: keys, acc: acc}, rest, nil
 		}
 	}
-	return nil, b, fmt.Errorf("%w: sql/exec: a window's state holds %d fields, want keys and an accumulator", state.ErrCorrupt, len(v))
+	return nil, b, fmt.Errorf("%w: sql/exec: a window's state holds %d fields, want keys and an accumulator of %d", state.ErrCorrupt, len(v), c.accLen)
 }
 
 // Copy is a deep copy of the accumulator (the keys are never changed),
