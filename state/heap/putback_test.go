@@ -101,3 +101,40 @@ func TestIncrementalValuePutBackAfterCapture(t *testing.T) {
 		t.Fatalf("restored %+v, want count 2", y)
 	}
 }
+
+// TestValuePutBackWithTTL: with a TTL a sweep may remove the entry
+// between a read and the put back, so Put stores it even when the clock
+// (which may step back) gives it the timestamp it had.
+func TestValuePutBackWithTTL(t *testing.T) {
+	clock := &fakeClock{ms: 100}
+	b := newSubtask(t, 1, 0, clock)
+	v := state.Value(b, state.ValueDescriptor[*tally]{Name: "v", TTL: ttlOf(10, state.OnCreateAndWrite)})
+	at(b, 1)
+	v.Update(&tally{Count: 1})
+	x, _ := v.Value()
+	clock.ms = 200
+	if n := b.CleanupExpired(10); n != 1 {
+		t.Fatalf("CleanupExpired removed %d, want the one value", n)
+	}
+	clock.ms = 100 // a wall clock stepped back
+	at(b, 1)
+	v.Update(x)
+	if y, ok := v.Value(); !ok || y.Count != 1 {
+		t.Fatalf("after the put back, %+v (%v), want count 1", y, ok)
+	}
+}
+
+// TestValuePutBackOtherGroup: the same key under two key groups (a
+// routing error, but Put must not hide it) is two entries.
+func TestValuePutBackOtherGroup(t *testing.T) {
+	b := newSubtask(t, 1, 0, nil)
+	v := state.Value(b, state.ValueDescriptor[*tally]{Name: "v"})
+	b.SetCurrentKey(1, 3)
+	v.Update(&tally{Count: 1})
+	x, _ := v.Value()
+	b.SetCurrentKey(1, 4)
+	v.Update(x)
+	if y, ok := v.Value(); !ok || y.Count != 1 {
+		t.Fatalf("under key group 4: %+v (%v), want count 1", y, ok)
+	}
+}

@@ -57,7 +57,7 @@ func (t *valueTable) lookup() (k any, i int, e elem, ok bool) {
 func (t *valueTable) Get() (any, bool) {
 	k, i, e, ok := t.lookup()
 	if !ok {
-		t.last.ok = false
+		t.forget()
 		return nil, false
 	}
 	if v, copied := t.private(e.v, e.ver); copied {
@@ -76,6 +76,9 @@ func (t *valueTable) remember(k any, i int, e elem) {
 	t.last.k, t.last.i, t.last.e, t.last.ok = k, i, e, !t.ttl.Enabled()
 }
 
+// forget drops the record, and with it the key and value it kept alive.
+func (t *valueTable) forget() { t.last.k, t.last.e, t.last.ok = nil, elem{}, false }
+
 // Put stores v, recording the key's change unless it was written since
 // the last capture (its elem's version is the current one): Nexmark q11's
 // sessions and q19's ranks are written many times an interval, and each
@@ -93,12 +96,12 @@ func (t *valueTable) Put(v any) {
 	if l := &t.last; l.ok && l.i == i && l.e.ver == e.ver && l.e.ts == e.ts && sameWords(l.e.v, v) && l.k == k {
 		return // the entry holds e already
 	}
-	defer t.remember(k, i, e)
 	if old, ok := t.data.get(i, k); ok && old.ver == e.ver {
 		t.data.writable(i).set(k, e)
-		return
+	} else {
+		t.data.put(i, k, e)
 	}
-	t.data.put(i, k, e)
+	t.remember(k, i, e)
 }
 
 // sameWords reports whether a and b are the same interface value word for
@@ -111,7 +114,7 @@ func sameWords(a, b any) bool {
 
 func (t *valueTable) Delete() {
 	k, i := t.b.current()
-	t.last.ok = false
+	t.forget()
 	t.data.del(i, k)
 }
 
