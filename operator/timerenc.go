@@ -106,6 +106,3 @@ func (b *timerBucket) adopt() {
 	}
 	b.pend = nil
 }
-
-// count is the number of timers the piece writes.
-func (p timerPiece) count() int { return p.enc.count + len(p.ts) }

@@ -218,7 +218,7 @@ func (ts timerSnapshot) Write() ([]byte, error) {
 			keptCount += p.enc.count
 		}
 	}
-	w := timerWriter{ts: ts, body: make([]byte, room, room+kept+64), room: room, rest: ts.count - keptCount}
+	w := timerWriter{ts: ts, body: make([]byte, room, room+kept+64), rest: ts.count - keptCount}
 	for _, d := range ts.domains {
 		for _, p := range d.pieces {
 			w.piece(p)
@@ -239,7 +239,6 @@ func (ts timerSnapshot) Write() ([]byte, error) {
 type timerWriter struct {
 	ts      timerSnapshot
 	body    []byte
-	room    int
 	n       int // timers written
 	encoded int // timers encoded (not copied from a kept encoding)
 	rest    int // about how many timers are to encode, to size body

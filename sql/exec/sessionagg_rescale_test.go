@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"errors"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/keygroup"
 	"github.com/weirstream/weir/operator"
-	"github.com/weirstream/weir/state"
 )
 
 // TestSessionRescaleKeepsState checkpoints a SessionAggregate (the SESSION
@@ -192,27 +190,12 @@ func TestSessionCodecKeepsTheCheckpointLayout(t *testing.T) {
 			st.sessions = append(st.sessions, x)
 			old = append(old, []any{x.start, x.end, x.acc, x.sets.encode()})
 		}
-		c := sessionCodec{accLen: 2}
-		b := c.Encode(nil, st)
-		if w := (RowCodec{}).Encode(nil, old); !slices.Equal(b, w) {
-			t.Fatalf("sessionCodec wrote %x, the old layout is %x", b, w)
-		}
-		back, rest, err := c.Decode(b)
-		if err != nil || len(rest) != 0 {
-			t.Fatalf("decode: %v, %d bytes left", err, len(rest))
-		}
-		if again := c.Encode(nil, back); !slices.Equal(again, b) {
-			t.Fatalf("decoded %+v encodes as %x, want %x", back, again, b)
-		}
+		checkOldLayout(t, sessionCodec{accLen: 2}, st, old)
 	}
-	for _, bad := range [][]any{
+	checkRefused(t, sessionCodec{accLen: 2}, [][]any{
 		{[]any{}, int64(5), []any{int64(1), int64(2), []any{}, []any{[]any{"x", "y"}}}}, // a count that is not one
 		{[]any{}, int64(5), []any{int64(1), int64(2), []any{int64(1)}}},                 // a narrow accumulator
 		{[]any{}, int64(5), []any{int64(1), int64(2), nil}},                             // none
 		{[]any{}},
-	} {
-		if _, _, err := (sessionCodec{accLen: 2}).Decode(RowCodec{}.Encode(nil, bad)); !errors.Is(err, state.ErrCorrupt) {
-			t.Fatalf("%v decoded: %v, want ErrCorrupt", bad, err)
-		}
-	}
+	})
 }

@@ -76,27 +76,41 @@ func TestWindowAccCodecKeepsTheCheckpointLayout(t *testing.T) {
 		{keys: nil, acc: []any{int64(1), nil, nil}},
 		{keys: []any{}, acc: []any{nil, nil, nil}},
 	} {
-		c := windowAccCodec{accLen: 3}
-		b := c.Encode(nil, e)
-		if w := (RowCodec{}).Encode(nil, []any{e.keys, e.acc}); !slices.Equal(b, w) {
-			t.Fatalf("windowAccCodec wrote %x, the old layout is %x", b, w)
-		}
-		back, rest, err := c.Decode(b)
-		if err != nil || len(rest) != 0 {
-			t.Fatalf("decode: %v, %d bytes left", err, len(rest))
-		}
-		if again := c.Encode(nil, back); !slices.Equal(again, b) {
-			t.Fatalf("decoded %+v encodes as %x, want %x", back, again, b)
-		}
+		checkOldLayout(t, windowAccCodec{accLen: 3}, e, []any{e.keys, e.acc})
 	}
-	for _, bad := range [][]any{
+	checkRefused(t, windowAccCodec{accLen: 3}, [][]any{
 		{"k", int64(1), int64(2)},        // three fields
 		{[]any{"k"}, nil},                // no accumulator
 		{[]any{"k"}, []any{int64(1)}},    // a narrow one
 		{"k", []any{int64(1), nil, nil}}, // keys that are not a row
-	} {
-		if _, _, err := (windowAccCodec{accLen: 3}).Decode(RowCodec{}.Encode(nil, bad)); !errors.Is(err, state.ErrCorrupt) {
-			t.Fatalf("%v decoded: %v, want ErrCorrupt", bad, err)
+	})
+}
+
+// checkOldLayout checks that c writes for v the bytes RowCodec wrote for
+// old, the state's layout before c, reads them back, and writes what it
+// read alike.
+func checkOldLayout[T any](t *testing.T, c state.Codec[T], v T, old []any) {
+	t.Helper()
+	b := c.Encode(nil, v)
+	if w := (RowCodec{}).Encode(nil, old); !slices.Equal(b, w) {
+		t.Fatalf("%T wrote %x, the old layout is %x", c, b, w)
+	}
+	back, rest, err := c.Decode(b)
+	if err != nil || len(rest) != 0 {
+		t.Fatalf("decode: %v, %d bytes left", err, len(rest))
+	}
+	if again := c.Encode(nil, back); !slices.Equal(again, b) {
+		t.Fatalf("decoded %+v encodes as %x, want %x", back, again, b)
+	}
+}
+
+// checkRefused checks that c refuses each of bad, in RowCodec's bytes,
+// with state.ErrCorrupt.
+func checkRefused[T any](t *testing.T, c state.Codec[T], bad [][]any) {
+	t.Helper()
+	for _, v := range bad {
+		if _, _, err := c.Decode(RowCodec{}.Encode(nil, v)); !errors.Is(err, state.ErrCorrupt) {
+			t.Fatalf("%v decoded: %v, want ErrCorrupt", v, err)
 		}
 	}
 }
