@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/internal/testsvc"
 	"github.com/weirstream/weir/operator"
@@ -158,13 +160,29 @@ func (db *testDB) xaEnd(t testing.TB, stmt string) {
 }
 
 // kill ends connection id from another session, as an administrator would.
-func (db *testDB) kill(t testing.TB, id int64) {
-	t.Helper()
-	if db.kind == "mysql" {
-		db.exec(t, fmt.Sprintf("KILL %d", id))
-		return
+// kill terminates the server connection id from another session. It
+// reports gone, and no error, when the connection had already closed: a
+// sink's session ends when its job restarts, possibly between the sink
+// naming it and the kill.
+func (db *testDB) kill(id int64) (gone bool, err error) {
+	s, err := db.p.acquire(context.Background())
+	if err != nil {
+		return false, err
 	}
-	db.query(t, "SELECT pg_terminate_backend($1, 5000)", int32(id))
+	defer func() { s.release(err != nil) }()
+	if db.kind == "mysql" {
+		_, err = s.exec(context.Background(), fmt.Sprintf("KILL %d", id))
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1094 { // ER_NO_SUCH_THREAD
+			return true, nil
+		}
+		return false, err
+	}
+	rows, err := s.query(context.Background(), "SELECT pg_terminate_backend($1, 5000)", int32(id))
+	if err != nil {
+		return false, err
+	}
+	return rows[0][0] != "true", nil
 }
 
 func randHex(n int) string {

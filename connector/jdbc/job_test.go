@@ -64,7 +64,8 @@ func jobGraph(src *sim.SeqSource, f *sim.Faults, sink operator.Sink) *graph.Stre
 }
 
 // killer kills the sink's connection from another session the n-th time
-// the sink reports it at point, once.
+// the sink reports it at point, once; when that connection has already
+// closed (its job restarting) it kills at the next report instead.
 type killer struct {
 	db     *testDB
 	t      testing.TB
@@ -76,13 +77,24 @@ type killer struct {
 }
 
 func (k *killer) hook(point string, connID int64) {
-	if point != k.point || k.calls.Add(1) != k.n {
+	if point != k.point || k.calls.Add(1) < k.n || k.killed.Load() {
 		return
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.db.kill(k.t, connID)
-	k.killed.Store(true)
+	if k.killed.Load() {
+		return
+	}
+	gone, err := k.db.kill(connID)
+	switch {
+	case err != nil:
+		k.t.Errorf("killing connection %d at %s: %v", connID, point, err)
+		k.killed.Store(true) // reported; do not try again
+	case gone:
+		k.t.Logf("connection %d at %s closed before the kill; killing at the next report", connID, point)
+	default:
+		k.killed.Store(true)
+	}
 }
 
 type jobCase struct {
