@@ -10,12 +10,17 @@
 #
 #   bench/nexmark/scale.sh 3 q4 q7 q16
 #   CHECKPOINT=0 bench/nexmark/scale.sh 2 q7 q18   # checkpoints off
+#   CHECKPOINT="1s 0" bench/nexmark/scale.sh 2 q9  # both, alternated
 #   SAMPLES=/tmp/samples.txt bench/nexmark/scale.sh 2 q8   # keep the 10 M runs' JSON
 #
 # CHECKPOINT is the checkpoint interval (default 1s; 0: off). Without
 # checkpoints the change is the state's size alone; at 1 s a 1 M-event run
 # (a few seconds of wall time at most) checkpoints a few times, a 10 M-event
-# one every second.
+# one every second. Several intervals ("1s 0") are run in turn within each
+# repetition, each run labelled query@interval: two invocations minutes
+# apart differ by more than checkpoints cost (README, thirty-first
+# session), runs alternated do not. With 0 among them, a last line per
+# query gives the CPU the checkpoints added at each size.
 # Needs an idle machine: single runs vary by about ±10 %. Each summary line
 # also gives the change by user CPU alone and the kernel's (sys) CPU-s per
 # million events at each size: on a virtual machine the kernel's share
@@ -32,7 +37,7 @@
 # 9 M events and the sources' last event is left out, and counted.
 set -euo pipefail
 reps=${1:?usage: [CHECKPOINT=1s] scale.sh REPS QUERY...}
-checkpoint=${CHECKPOINT:-1s}
+read -r -a checkpoints <<< "${CHECKPOINT:-1s}"
 shift
 tmp=$(mktemp -d)
 trap '[ -z "${SAMPLES:-}" ] || [ ! -f "$tmp/log.samples" ] || cp "$tmp/log.samples" "$SAMPLES"; rm -rf "$tmp"' EXIT
@@ -42,17 +47,23 @@ log=$tmp/log
 go build -o "$bin" ./bench/nexmark
 for q in "$@"; do
   for _ in $(seq "$reps"); do
-    for n in 1000000 10000000 1000000; do
-      sample=5s # the child's default
-      if [ "$n" = 10000000 ]; then
-        sample=200ms
+    for checkpoint in "${checkpoints[@]}"; do
+      label=$q
+      if [ "${#checkpoints[@]}" -gt 1 ]; then
+        label=$q@$checkpoint
       fi
-      /usr/bin/time -o "$log.t" -f "%U %S" "$bin" weir-child -query "$q" -events "$n" -checkpoint "$checkpoint" \
-        -memory-limit 8589934592 -sample "$sample" > "$log.json"
-      echo "$q $n $(awk '{print $1 + $2, $1, $2}' "$log.t")" | tee -a "$log"
-      if [ "$n" = 10000000 ]; then
-        echo "$q $(tail -n 1 "$log.json")" >> "$log.samples"
-      fi
+      for n in 1000000 10000000 1000000; do
+        sample=5s # the child's default
+        if [ "$n" = 10000000 ]; then
+          sample=200ms
+        fi
+        /usr/bin/time -o "$log.t" -f "%U %S" "$bin" weir-child -query "$q" -events "$n" -checkpoint "$checkpoint" \
+          -memory-limit 8589934592 -sample "$sample" > "$log.json"
+        echo "$label $n $(awk '{print $1 + $2, $1, $2}' "$log.t")" | tee -a "$log"
+        if [ "$n" = 10000000 ]; then
+          echo "$label $(tail -n 1 "$log.json")" >> "$log.samples"
+        fi
+      done
     done
   done
 done
@@ -112,4 +123,11 @@ for q in order:
           f"change {100 * (late / early - 1):+.1f} % (runs: "
           + ", ".join(f"{100 * (b / a - 1):+.1f}" for a, b in pairs) + ")"
           + (f"; {dropped[q]} run(s) left out, not sampled between 9 M events and the end" if dropped[q] else ""))
+for label in dict.fromkeys(q for q, _ in runs):
+    q, _, interval = label.partition("@")
+    off = q + "@0"
+    if not interval or interval == "0" or (off, 1000000) not in runs:
+        continue
+    cost = [100 * (statistics.median(runs[label, n]) / statistics.median(runs[off, n]) - 1) for n in (1000000, 10000000)]
+    print(f"{q}: checkpoints every {interval} add {cost[0]:+.1f} % CPU at 1 M events, {cost[1]:+.1f} % at 10 M")
 PY
