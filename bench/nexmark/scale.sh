@@ -17,10 +17,11 @@
 # checkpoints the change is the state's size alone; at 1 s a 1 M-event run
 # (a few seconds of wall time at most) checkpoints a few times, a 10 M-event
 # one every second. Several intervals ("1s 0") are run in turn within each
-# repetition, each run labelled query@interval: two invocations minutes
-# apart differ by more than checkpoints cost (README, thirty-first
-# session), runs alternated do not. With 0 among them, a last line per
-# query gives the CPU the checkpoints added at each size.
+# repetition (in reverse order every other one), each run labelled
+# query@interval: two invocations minutes apart can differ by more than
+# checkpoints cost (README, thirty-first session); runs alternated share
+# the machine's drift. With 0 among them, a last line per query gives the
+# CPU the checkpoints added at each size.
 # Needs an idle machine: single runs vary by about ±10 %. Each summary line
 # also gives the change by user CPU alone and the kernel's (sys) CPU-s per
 # million events at each size: on a virtual machine the kernel's share
@@ -36,8 +37,11 @@
 # the end of input (it fires every window). A run with no sample between
 # 9 M events and the sources' last event is left out, and counted.
 set -euo pipefail
-reps=${1:?usage: [CHECKPOINT=1s] scale.sh REPS QUERY...}
+reps=${1:?usage: [CHECKPOINT="1s"|"0"|"1s 0"] scale.sh REPS QUERY...}
 read -r -a checkpoints <<< "${CHECKPOINT:-1s}"
+if [ "${#checkpoints[@]}" -eq 0 ]; then
+  checkpoints=(1s)
+fi
 shift
 tmp=$(mktemp -d)
 trap '[ -z "${SAMPLES:-}" ] || [ ! -f "$tmp/log.samples" ] || cp "$tmp/log.samples" "$SAMPLES"; rm -rf "$tmp"' EXIT
@@ -46,8 +50,14 @@ log=$tmp/log
 : > "$log.samples"
 go build -o "$bin" ./bench/nexmark
 for q in "$@"; do
-  for _ in $(seq "$reps"); do
-    for checkpoint in "${checkpoints[@]}"; do
+  for rep in $(seq "$reps"); do
+    order=("${checkpoints[@]}")
+    if [ $((rep % 2)) -eq 0 ]; then
+      for ((i = 0; i < ${#checkpoints[@]}; i++)); do
+        order[i]=${checkpoints[${#checkpoints[@]} - 1 - i]}
+      done
+    fi
+    for checkpoint in "${order[@]}"; do
       label=$q
       if [ "${#checkpoints[@]}" -gt 1 ]; then
         label=$q@$checkpoint
@@ -125,9 +135,10 @@ for q in order:
           + (f"; {dropped[q]} run(s) left out, not sampled between 9 M events and the end" if dropped[q] else ""))
 for label in dict.fromkeys(q for q, _ in runs):
     q, _, interval = label.partition("@")
-    off = q + "@0"
-    if not interval or interval == "0" or (off, 1000000) not in runs:
+    offs = [q + "@" + z for z in ("0", "0s") if (q + "@" + z, 1000000) in runs]
+    if not interval or interval in ("0", "0s") or not offs:
         continue
+    off = offs[0]
     cost = [100 * (statistics.median(runs[label, n]) / statistics.median(runs[off, n]) - 1) for n in (1000000, 10000000)]
     print(f"{q}: checkpoints every {interval} add {cost[0]:+.1f} % CPU at 1 M events, {cost[1]:+.1f} % at 10 M")
 PY
