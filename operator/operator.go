@@ -67,6 +67,10 @@ type Context struct {
 	Logger *slog.Logger
 	// Now returns processing time in ms since the epoch.
 	Now func() int64
+	// CachedNow, when set, is what Now reads: the runtime sets both when
+	// the job runs on the real clock, and the subtask drops its reading
+	// whenever it takes up new work. Nil: Now reads its clock every call.
+	CachedNow *CachedNow
 	// Restored is true when the operator's state came from a checkpoint.
 	Restored bool
 	// JobID names the job (sinks derive transaction ids from it).

@@ -428,6 +428,9 @@ func (dp *deployer) watchStalls(s *task.SourceSpec, c *task.Counters) {
 	dp.d.stalls = append(dp.d.stalls, w)
 }
 
+// processingTime is the operators' processing time in ms since the epoch.
+func (dp *deployer) processingTime() int64 { return dp.opts.Now().UnixMilli() }
+
 func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.ChainedOperator {
 	m := &operator.Metrics{}
 	dp.d.opMetric = append(dp.d.opMetric, opMetric{n.UID, m})
@@ -435,10 +438,14 @@ func (dp *deployer) chained(n *graph.Node, id event.SubtaskID, par int) task.Cha
 	// operator state is on the heap whatever the backend, as Flink's
 	// DefaultOperatorStateBackend is for every state.backend.type.
 	ctx := &operator.Context{Subtask: id, UID: n.UID, Parallelism: par, MaxParallelism: n.MaxParallelism,
-		Metrics: m, Now: func() int64 { return dp.opts.Now().UnixMilli() }, Restored: dp.restore != nil,
+		Metrics: m, Now: dp.processingTime, Restored: dp.restore != nil,
 		OperatorState: heap.NewOperatorBackend(), KeySelector: n.KeySelector, JobID: dp.opts.JobID,
 		Name: n.Name, Commit: dp.commit, CommitRetries: dp.opts.CommitRetries, CommitBackoff: dp.opts.CommitBackoff,
 		Clock: dp.opts.Clock}
+	if dp.opts.cacheNow {
+		ctx.CachedNow = operator.NewCachedNow(dp.processingTime)
+		ctx.Now = ctx.CachedNow.Now
+	}
 	if dp.opts.Mode != task.AtMostOnce {
 		ctx.CheckpointInterval = dp.opts.Checkpoint.Interval
 		ctx.CheckpointTimeout = dp.opts.Checkpoint.Timeout

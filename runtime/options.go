@@ -141,6 +141,11 @@ type Options struct {
 	// them to Prometheus). The job stays registered after it ends, with
 	// its final values. Default nil: no metrics.
 	Metrics *metrics.Registry
+
+	// cacheNow: Now is the real clock's, so operators may share a reading
+	// of it (operator.CachedNow); with a clock of the caller's, every
+	// call reads it.
+	cacheNow bool
 }
 
 // Values of Options.Restore other than a checkpoint path.
@@ -204,6 +209,7 @@ func (o *Options) EnsureDefaults(jobName string) {
 	o.Clock = clock.Or(o.Clock)
 	if o.Now == nil {
 		o.Now = o.Clock.Now
+		o.cacheNow = o.Clock == clock.Real
 	}
 	o.Debloat.MaxBatch = o.BatchSize
 	o.Debloat.EnsureDefaults()

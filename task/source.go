@@ -311,6 +311,7 @@ func (t *Subtask) sourceStep(d *sourceDriver) (<-chan struct{}, error) {
 		}
 	}
 	d.now, d.polled = t.spec.Now(), 0
+	t.dropNow()
 	var st operator.ReaderStatus
 	var err error
 	// A full output queue ends the step too, as Flink checks its record

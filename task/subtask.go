@@ -181,6 +181,9 @@ type Subtask struct {
 	head     *chainOutput // where the source (or gate) feeds records
 	// outs are the outputs of the chain's operators, in chain order.
 	outs []*chainOutput
+	// nows are the chain's cached processing times, dropped whenever the
+	// subtask takes up new work (dropNow).
+	nows []*operator.CachedNow
 	// writers caches allWriters (nil: not made yet, or none).
 	writers  []*RecordWriter
 	twoInput operator.TwoInput
@@ -392,6 +395,9 @@ func (t *Subtask) wireChain() {
 		if c.Ctx.Timers != nil {
 			c.Ctx.Timers.UseProcessingTime(t.pts)
 		}
+		if c.Ctx.CachedNow != nil {
+			t.nows = append(t.nows, c.Ctx.CachedNow)
+		}
 	}
 	if len(chain) > 0 {
 		t.head = &chainOutput{t: t, next: chain[0].Op, lastWM: event.MinWatermark, metrics: &operator.Metrics{},
@@ -404,6 +410,14 @@ func (t *Subtask) wireChain() {
 	}
 	if g := t.spec.Metrics; g != nil {
 		t.tailedOutput().tail = &g.Tail
+	}
+}
+
+// dropNow makes the chain's operators read the clock afresh: the subtask
+// takes up new work (operator.CachedNow).
+func (t *Subtask) dropNow() {
+	for _, n := range t.nows {
+		n.Drop()
 	}
 }
 
@@ -602,6 +616,7 @@ func (t *Subtask) check() error {
 
 func (t *Subtask) onEnvelope(e Envelope) {
 	t.touch()
+	t.dropNow()
 	if c := t.spec.Counters; c != nil {
 		c.In.Add(int64(len(e.Batch.Records)))
 	}
@@ -784,6 +799,7 @@ func (t *Subtask) apply(d barrier.Decision) {
 
 func (t *Subtask) onMail(m Mail) {
 	t.touch()
+	t.dropNow()
 	switch m.Kind {
 	case MailTrigger:
 		t.checkpoint(m.Barrier, 0, false)
@@ -835,6 +851,7 @@ const ttlCleanupBatch = 64
 // processing-time wake-up; what the callbacks emit is flushed downstream
 // with the rest of the mailbox's output.
 func (t *Subtask) onTick() {
+	t.dropNow()
 	if t.err == nil && t.stopping == 0 {
 		t.setErr(t.pts.Advance(t.spec.Now().UnixMilli()))
 	}

@@ -1,0 +1,71 @@
+package task
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/operator"
+	"github.com/weirstream/weir/state/heap"
+)
+
+// nowLogger logs the processing time it reads for each record.
+type nowLogger struct {
+	operator.Base
+	seen []int64
+}
+
+func (n *nowLogger) ProcessElement(r event.Record) error {
+	n.seen = append(n.seen, n.Ctx.Now())
+	return nil
+}
+
+// TestCachedNowDroppedPerBatch: an operator reading processing time for
+// every record shares a reading of the clock across at most
+// operator.CachedNowReads records, and never across two input batches.
+func TestCachedNowDroppedPerBatch(t *testing.T) {
+	in := NewInputGate([]int{0}, 8)
+	reports, mail := make(chan Report, 16), make(chan Mail, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var reads int64 // the clock: each reading is the next number
+	cached := operator.NewCachedNow(func() int64 { reads++; return reads })
+	op := &nowLogger{}
+	opCtx := &operator.Context{Subtask: event.SubtaskID{Vertex: "now", Index: 0}, UID: "now", Parallelism: 1,
+		MaxParallelism: 128, Metrics: &operator.Metrics{}, OperatorState: heap.NewOperatorBackend(),
+		Now: cached.Now, CachedNow: cached}
+	st := New(Spec{ID: opCtx.Subtask, Mode: AtMostOnce, Gate: in, Reports: reports, Mail: mail, Now: time.Now,
+		Chain: []ChainedOperator{{UID: "now", Op: op, Ctx: opCtx}}})
+	batch := func(n int) event.Batch {
+		rs := make([]event.Record, n)
+		for i := range rs {
+			rs[i] = event.Record{Value: i, Timestamp: event.NoTimestamp}
+		}
+		return event.Batch{Records: rs}
+	}
+	for _, b := range []event.Batch{batch(operator.CachedNowReads + 4), batch(3), {Control: event.Control{Kind: event.KindEndOfInput}}} {
+		if err := in.Channel(0).Send(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- st.Run(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second): // a failure guard, not a timing assertion
+		t.Fatal("the subtask did not exit at the end of its input")
+	}
+	var want []int64
+	for range operator.CachedNowReads {
+		want = append(want, 1)
+	}
+	want = append(want, 2, 2, 2, 2, 3, 3, 3)
+	if !slices.Equal(op.seen, want) {
+		t.Errorf("readings per record %v, want %v", op.seen, want)
+	}
+}
