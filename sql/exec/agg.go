@@ -317,7 +317,7 @@ func (a *aggregator) foldValue(acc []any, i int, v any, sign int64, ms multiset,
 		cur := acc[vi]
 		switch {
 		case sign > 0 && (cur == nil || a.better(c.Kind, v, cur)):
-			acc[vi] = v
+			acc[vi] = rebox(v) // kept: not inside the row's block (pickOwned)
 		case sign < 0 && n <= 0:
 			acc[vi] = nil
 		case sign < 0 && (cur == nil || (after <= 0 && compareValues(v, cur) == 0)):
@@ -328,7 +328,7 @@ func (a *aggregator) foldValue(acc []any, i int, v any, sign int64, ms multiset,
 			return fmt.Errorf("%w: %s cannot retract", ErrUpdatesUnsupported, c)
 		}
 		if c.Kind == LastValue || acc[vi] == nil {
-			acc[vi] = v
+			acc[vi] = rebox(v)
 		}
 	}
 	return nil

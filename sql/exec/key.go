@@ -231,3 +231,33 @@ func checkWidth(op string, fields []any, idx ...int) error {
 func concatInts(a []int, b ...int) []int {
 	return append(append(make([]int, 0, len(a)+len(b)), a...), b...)
 }
+
+// pickOwned is pick for values kept in state as long as their key lives:
+// a value boxed inside a larger block (a source's event, whose fields
+// share one allocation) is boxed afresh, so the key does not keep the
+// whole event alive, and what the collector marks at every cycle is one
+// small box, not the event and the strings it points to.
+func pickOwned(fields []any, idx []int) []any {
+	out := make([]any, len(idx))
+	for i, j := range idx {
+		out[i] = rebox(fields[j])
+	}
+	return out
+}
+
+// rebox returns v in a box of its own, for the types a key holds most.
+func rebox(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		return x
+	case time.Time:
+		return x
+	case int32:
+		return x
+	case float64:
+		return x
+	}
+	return v
+}

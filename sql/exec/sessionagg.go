@@ -227,7 +227,7 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 			return err
 		}
 	} else {
-		st = &sessionState{keys: pick(row.Fields, s.opts.GroupKeys), timer: noTimer}
+		st = &sessionState{keys: pickOwned(row.Fields, s.opts.GroupKeys), timer: noTimer}
 	}
 	merged := session{start: ts, end: ts + s.gap}
 	var keep, parts []session

@@ -192,7 +192,7 @@ func (w *WindowAggregate) addToSlice(k string, ss int64, fields []any, rows int6
 		if w.buf.m == nil {
 			w.buf.m = map[sliceKey]*sliceBuf{}
 		}
-		b = &sliceBuf{keys: pick(fields, w.opts.GroupKeys), acc: w.agg.newAcc()}
+		b = &sliceBuf{keys: pickOwned(fields, w.opts.GroupKeys), acc: w.agg.newAcc()}
 		w.buf.m[sk] = b
 		w.buf.order = append(w.buf.order, sk)
 	}
