@@ -165,7 +165,7 @@ func (s *distinctSet) add(v any, sign int64, pass uint64, n int) (flipped uint64
 	k := string(s.key)
 	e, ok := s.m.Get(k)
 	if !ok {
-		e = &distinctEntry{counts: make([]int64, n), v: v}
+		e = &distinctEntry{counts: make([]int64, n), v: rebox(v)}
 	}
 	changed := !ok || s.refresh
 	nonzero := false

@@ -245,7 +245,8 @@ func pickOwned(fields []any, idx []int) []any {
 	return out
 }
 
-// rebox returns v in a box of its own, for the types a key holds most.
+// rebox returns v in a box of its own (see pickOwned), for the scalar
+// types a source boxes inside its event's block; any other value as it is.
 func rebox(v any) any {
 	switch x := v.(type) {
 	case int64:
