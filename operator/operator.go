@@ -65,7 +65,9 @@ type Context struct {
 	// connectors log through it unless the user gave them a logger. Set by
 	// the subtask before Open; nil outside a job.
 	Logger *slog.Logger
-	// Now returns processing time in ms since the epoch.
+	// Now returns processing time in ms since the epoch. Only the
+	// subtask's goroutine may call it (see CachedNow): two calls within one
+	// batch of work may return the same time.
 	Now func() int64
 	// CachedNow, when set, is what Now reads: the runtime sets both when
 	// the job runs on the real clock, and the subtask drops its reading

@@ -49,6 +49,7 @@ func (t *Subtask) checkpoint(b event.CheckpointBarrier, alignment time.Duration,
 		return
 	}
 	start := t.spec.Now()
+	t.dropNow()
 	t.reportProgress(b.ID, checkpoint.PhaseSync, "")
 	for _, c := range t.spec.Chain {
 		if t.setErr(c.Op.PrepareSnapshotPreBarrier(b.ID)); t.err != nil {

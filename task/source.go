@@ -351,6 +351,7 @@ func (t *Subtask) emitSourceWatermark(d *sourceDriver) {
 		return // stopped by a stop-with-savepoint: event time stops with the input
 	}
 	now := t.spec.Now()
+	t.dropNow()
 	wm, idle, adv := d.multi.OnPeriodicEmit(now)
 	d.spec.Metrics.FutureSkewed = d.multi.FutureSkewed()
 	t.setIdle(idle)

@@ -45,6 +45,7 @@ func (t *Subtask) drainInbox() {
 // records if its channel is being persisted, and handles its barrier at
 // once if that barrier overtakes.
 func (t *Subtask) admit(e Envelope) {
+	t.dropNow()
 	g := t.spec.Gate
 	if e.Priority && t.err == nil {
 		// Its sender's aligned timeout passed: the handler sees the time

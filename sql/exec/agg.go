@@ -167,7 +167,7 @@ func (s valueSet) add(v any, delta int64) (int64, int64) {
 	if after == 0 {
 		s.m.Remove(k)
 	} else {
-		s.m.Put(k, []any{after, rebox(v)})
+		s.m.Put(k, []any{after, rebox(v)}) // held for as long as the value: as pickOwned
 	}
 	return before, after
 }

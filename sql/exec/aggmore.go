@@ -34,17 +34,17 @@ func (a *aggregator) foldMore(acc []any, vi int, c AggCall, v any, sign int64) (
 	case isVariance(c.Kind):
 		acc[vi], err = foldMoments(acc[vi], c, v, sign)
 		return true, err
-	case a.listKind(c.Kind):
-		acc[vi] = foldList(acc[vi], v, sign)
+	case a.listKind(c.Kind): // lists keep the value: rebox, as pickOwned
+		acc[vi] = foldList(acc[vi], rebox(v), sign)
 		return true, nil
 	case c.Kind == Collect:
-		acc[vi] = multisetAdd(multisetOf(acc[vi]), v, sign)
+		acc[vi] = multisetAdd(multisetOf(acc[vi]), rebox(v), sign)
 		return true, nil
 	case c.Kind == Lag:
 		if sign < 0 {
 			return true, fmt.Errorf("%w: %s cannot retract", ErrUpdatesUnsupported, c)
 		}
-		acc[vi] = foldLag(acc[vi], c, v)
+		acc[vi] = foldLag(acc[vi], c, rebox(v))
 		return true, nil
 	}
 	return false, nil

@@ -1,11 +1,13 @@
 package exec
 
 import (
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/weirstream/weir/event"
+	"github.com/weirstream/weir/types"
 )
 
 // block is a source event's values in one allocation, its fields boxed
@@ -80,6 +82,52 @@ func TestExtremesLeaveTheBlock(t *testing.T) {
 				t.Errorf("%v of field %d holds %T %v, want %T %v", kind, f, got, got, want, want)
 			}
 			inBlock(t, kind.String(), []any{got}, lo, hi)
+		}
+	}
+}
+
+// leaves are the scalar values v holds, through lists and multisets.
+func leaves(v any) []any {
+	switch x := v.(type) {
+	case []any:
+		var out []any
+		for _, e := range x {
+			out = append(out, leaves(e)...)
+		}
+		return out
+	case types.MultisetValue:
+		var out []any
+		for _, e := range x {
+			out = append(out, e.Elem)
+		}
+		return out
+	case nil:
+		return nil
+	}
+	return []any{v}
+}
+
+// TestListsLeaveTheBlock: the calls that keep a list of values (LAG,
+// COLLECT, and FIRST_VALUE and LAST_VALUE over an updating input, which
+// keep every value to retract from) keep them apart from the rows they
+// came from.
+func TestListsLeaveTheBlock(t *testing.T) {
+	fields, lo, hi := boxedBlock()
+	for _, c := range []struct {
+		kind       AggKind
+		insertOnly bool
+	}{{Lag, true}, {Collect, false}, {FirstValue, false}, {LastValue, false}} {
+		for f := range fields {
+			a := aggregator{calls: []AggCall{{Kind: c.kind, Arg: f}}, insertOnly: c.insertOnly}
+			acc := a.newAcc()
+			if err := a.accumulate(acc, fields, false, nil); err != nil {
+				t.Fatal(err)
+			}
+			kept := leaves(acc[2])
+			if want := widen(fields[f]); !slices.Contains(kept, want) {
+				t.Errorf("%v of field %d keeps %v, want %v among them", c.kind, f, kept, want)
+			}
+			inBlock(t, c.kind.String(), kept, lo, hi)
 		}
 	}
 }
