@@ -5,8 +5,8 @@ package operator
 // allow-latency, processing-time windows, state TTL) share one reading
 // of the clock across up to CachedNowReads calls, and the subtask drops
 // the reading whenever it takes up new work (an input batch, a source
-// poll, a timer tick, a mail), so no reading outlives the batch it was
-// taken in. Reading the wall clock costs about 50 ns on a virtual
+// poll or periodic watermark, a timer tick before its callbacks, a mail,
+// a checkpoint), so no reading outlives the batch it was taken in. Reading the wall clock costs about 50 ns on a virtual
 // machine, a few per cent of a query that reads it once or twice a row.
 //
 // A CachedNow belongs to its subtask's goroutine, as the operators that

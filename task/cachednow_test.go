@@ -50,16 +50,7 @@ func TestCachedNowDroppedPerBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	done := make(chan error, 1)
-	go func() { done <- st.Run(ctx) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second): // a failure guard, not a timing assertion
-		t.Fatal("the subtask did not exit at the end of its input")
-	}
+	runToEnd(t, ctx, st)
 	var want []int64
 	for range operator.CachedNowReads {
 		want = append(want, 1)
@@ -135,10 +126,29 @@ func TestCachedNowDroppedBeforeTimers(t *testing.T) {
 	if err := in.Channel(0).Send(ctx, event.Batch{Control: event.Control{Kind: event.KindEndOfInput}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	waitExit(t, done)
 	if !slices.Equal(op.seen, []int64{1}) || !slices.Equal(op.fired, []int64{2}) {
 		t.Errorf("the record read %v, the callback %v; want [1] and a new reading, [2]", op.seen, op.fired)
+	}
+}
+
+// runToEnd runs st until it exits at the end of its input.
+func runToEnd(t *testing.T, ctx context.Context, st *Subtask) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- st.Run(ctx) }()
+	waitExit(t, done)
+}
+
+// waitExit waits for a subtask's Run to return, and fails on its error.
+func waitExit(t *testing.T, done <-chan error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second): // a failure guard, not a timing assertion
+		t.Fatal("the subtask did not exit at the end of its input")
 	}
 }
