@@ -229,6 +229,27 @@ func (a *aggregator) newAcc() []any {
 	return acc
 }
 
+// countBoxes are the counts an accumulator most often holds, each boxed
+// once. Go boxes 0 to 255 without allocating, a larger int64 afresh: a
+// key's counts, updated with every row, were a new box each time, the
+// garbage of every row and, kept by state, a box of each key's own
+// apart from its accumulator.
+var countBoxes = func() []any {
+	b := make([]any, 1<<14)
+	for i := range b {
+		b[i] = int64(i)
+	}
+	return b
+}()
+
+// boxCount is n as an any, from countBoxes when it holds n.
+func boxCount(n int64) any {
+	if uint64(n) < uint64(len(countBoxes)) {
+		return countBoxes[n]
+	}
+	return n
+}
+
 // rows is the number of rows acc aggregates.
 func rows(acc []any) int64 { return acc[0].(int64) }
 
@@ -251,7 +272,7 @@ func (a *aggregator) accumulate(acc, fields []any, retract bool, set func(i int)
 	if retract {
 		sign = -1
 	}
-	acc[0] = rows(acc) + sign
+	acc[0] = boxCount(rows(acc) + sign)
 	for i, c := range a.calls {
 		if a.inGroup != nil && a.inGroup[i] {
 			continue // folded by foldGroups, below
@@ -306,7 +327,7 @@ func (a *aggregator) foldValue(acc []any, i int, v any, sign int64, ms multiset,
 	c := a.calls[i]
 	ni, vi := 1+2*i, 2+2*i
 	n := acc[ni].(int64) + sign
-	acc[ni] = n
+	acc[ni] = boxCount(n)
 	if ok, err := a.foldMore(acc, vi, c, v, sign); ok {
 		return err
 	}
@@ -377,10 +398,10 @@ func (a *aggregator) merge(acc, partial []any) error {
 	if len(partial) != len(acc) {
 		return fmt.Errorf("%w: partial accumulator of %d fields, want %d", ErrType, len(partial), len(acc))
 	}
-	acc[0] = rows(acc) + rows(partial)
+	acc[0] = boxCount(rows(acc) + rows(partial))
 	for i, c := range a.calls {
 		ni, vi := 1+2*i, 2+2*i
-		acc[ni] = acc[ni].(int64) + partial[ni].(int64)
+		acc[ni] = boxCount(acc[ni].(int64) + partial[ni].(int64))
 		pv := partial[vi]
 		if pv == nil {
 			continue

@@ -73,6 +73,20 @@ func (w WindowSpec) windowsOfSlice(ss int64) []windowRange {
 	return []windowRange{{ss, ss + size}}
 }
 
+// lastWindowOfSlice is the last of windowsOfSlice(ss), without making the
+// list: addToSlice asks it of every row, and the list was an allocation
+// per row. A size is a multiple of the slide or step, so a HOP or TUMBLE
+// slice's last window starts with it, and a CUMULATE slice's is its
+// period's whole window.
+func (w WindowSpec) lastWindowOfSlice(ss int64) windowRange {
+	size := w.Size.Milliseconds()
+	if w.Kind == Cumulate {
+		ps := ss - floorMod(ss-w.Offset.Milliseconds(), size)
+		return windowRange{ps, ps + size}
+	}
+	return windowRange{ss, ss + size}
+}
+
 // expiredSlices returns the slices whose last window is win: they can go
 // once win has fired.
 func (w WindowSpec) expiredSlices(win windowRange) []int64 {
@@ -181,8 +195,7 @@ func (w *WindowAggregate) addSlicePartial(k string, fields []any) error {
 // addToSlice folds a row, which stands for rows input rows, into the
 // buffer entry of key k and slice ss.
 func (w *WindowAggregate) addToSlice(k string, ss int64, fields []any, rows int64, fold func(acc []any) error) error {
-	wins := w.opts.Window.windowsOfSlice(ss)
-	if last := wins[len(wins)-1]; w.fireAt(last) <= w.Ctx.Timers.CurrentWatermark() && !w.opts.ProcTime {
+	if last := w.opts.Window.lastWindowOfSlice(ss); w.fireAt(last) <= w.Ctx.Timers.CurrentWatermark() && !w.opts.ProcTime {
 		w.Ctx.Metrics.LateDropped += rows // every window of the row has fired
 		return nil
 	}
