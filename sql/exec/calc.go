@@ -36,6 +36,19 @@ type Calc struct {
 	// Nexmark q19 copied each of its Top-N's ranked rows). A wider row is
 	// projected.
 	Prefix bool
+	// Now lists the output fields that are the current instant (PROCTIME()
+	// or CURRENT_TIMESTAMP as a column, expr.Compiled.IsCurrentTimestamp),
+	// and NowValue gives an instant's value: the Calc fills those fields
+	// from its subtask's processing time (operator.Context.Now: on the
+	// real clock one reading serves a batch) with one box per millisecond,
+	// where each row read the wall clock and boxed a time of its own.
+	// Project and ProjectInto need not compute them. Default nil.
+	Now      []int
+	NowValue func(ms int64) any
+	// nowMs and nowBox are the last value of Now's fields, and its
+	// millisecond.
+	nowMs  int64
+	nowBox any
 	// stages, when set (FuseCalcs), replace Filter and Project: each stage
 	// filters and projects the previous stage's output.
 	stages []*Calc
@@ -55,7 +68,8 @@ func FuseCalcs(calcs ...*Calc) *Calc {
 	var stages []*Calc
 	for _, c := range calcs {
 		for _, s := range c.flat() {
-			stages = append(stages, &Calc{Filter: s.Filter, Project: s.Project, ProjectInto: s.ProjectInto, Width: s.Width, Prefix: s.Prefix})
+			stages = append(stages, &Calc{Filter: s.Filter, Project: s.Project, ProjectInto: s.ProjectInto, Width: s.Width, Prefix: s.Prefix,
+				Now: s.Now, NowValue: s.NowValue})
 		}
 	}
 	var next *Calc // the nearest later stage that projects
@@ -94,7 +108,7 @@ func (c *Calc) flat() []*Calc {
 // A projection into a row of its own (ProjectInto without scratch) comes
 // back as row too: its fields and header are one allocation, which emit
 // boxes with no other.
-func (c *Calc) apply(fields []any, kind event.RowKind) (out []any, row *event.Row, keep bool, err error) {
+func (c *Calc) apply(fields []any, kind event.RowKind, ctx *operator.Context) (out []any, row *event.Row, keep bool, err error) {
 	if c.Filter != nil {
 		ok, err := c.Filter(fields)
 		if err != nil {
@@ -121,8 +135,23 @@ func (c *Calc) apply(fields []any, kind event.RowKind) (out []any, row *event.Ro
 		if fields, err = c.Project(fields); err != nil {
 			return nil, nil, false, fmt.Errorf("sql/exec: Calc projection: %w", err)
 		}
+	default:
+		return fields, row, true, nil
+	}
+	if len(c.Now) > 0 {
+		c.fillNow(fields, ctx.Now())
 	}
 	return fields, row, true, nil
+}
+
+// fillNow sets the Now fields of a projected row to the instant ms.
+func (c *Calc) fillNow(fields []any, ms int64) {
+	if c.nowBox == nil || ms != c.nowMs {
+		c.nowMs, c.nowBox = ms, c.NowValue(ms)
+	}
+	for _, i := range c.Now {
+		fields[i] = c.nowBox
+	}
 }
 
 // ProcessElement filters and projects one row.
@@ -134,11 +163,11 @@ func (c *Calc) ProcessElement(r event.Record) error {
 	fields, keep := in.Fields, true
 	var row *event.Row // the row the last projection made
 	if len(c.stages) == 0 {
-		fields, row, keep, err = c.apply(fields, in.Kind)
+		fields, row, keep, err = c.apply(fields, in.Kind, c.Ctx)
 	} else {
 		for _, s := range c.stages {
 			var made *event.Row
-			if fields, made, keep, err = s.apply(fields, in.Kind); err != nil || !keep {
+			if fields, made, keep, err = s.apply(fields, in.Kind, c.Ctx); err != nil || !keep {
 				break
 			}
 			if made != nil || s.Project != nil {

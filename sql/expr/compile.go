@@ -109,7 +109,28 @@ type Compiled struct {
 	// integer: comparisons with constants compare integers (see
 	// scaledProduct).
 	scaled *scaledProduct
+	// now, when set, says that Eval is the current instant on the default
+	// clock (see IsCurrentTimestamp).
+	now *nowMark
 }
+
+// nowMark is the Compiled that is the current instant: a copy of it
+// (whose Eval may have been replaced) is not it.
+type nowMark struct{ self *Compiled }
+
+// IsCurrentTimestamp reports whether c is CURRENT_TIMESTAMP, NOW(),
+// CURRENT_ROW_TIMESTAMP() or PROCTIME() as it is, read from the default
+// clock (the Scope had no Now): the current instant as TIMESTAMP_LTZ(3).
+// A projection may then give its column CurrentTimestamp of a reading of
+// its own, its subtask's processing time, instead of calling Eval, which
+// reads the wall clock each row.
+func (c *Compiled) IsCurrentTimestamp() bool { return c.now != nil && c.now.self == c }
+
+// CurrentTimestamp is the value CURRENT_TIMESTAMP and PROCTIME() have at
+// the instant ms (milliseconds since the epoch): a TIMESTAMP_LTZ(3), the
+// Eval of an IsCurrentTimestamp expression's value at any instant of
+// that millisecond.
+func CurrentTimestamp(ms int64) any { return time.UnixMilli(ms).UTC() }
 
 // columnRef is the column a Compiled reads as is, and that Compiled: a
 // copy of it (whose Eval may have been replaced) is not it.
@@ -186,6 +207,9 @@ func guard(out *Compiled) *Compiled {
 		c := *sp
 		c.self = &g
 		g.scaled = &c
+	}
+	if out.IsCurrentTimestamp() {
+		g.now = &nowMark{self: &g}
 	}
 	return &g
 }

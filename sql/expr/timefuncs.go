@@ -591,7 +591,9 @@ func (c *compiler) clock() func() time.Time {
 // PROCTIME() (TIMESTAMP_LTZ(3)), LOCALTIMESTAMP (TIMESTAMP(3)) and
 // CURRENT_DATE, CURRENT_TIME and LOCALTIME (TIME(0), the wall clock in
 // the session zone, as Flink), read from the scope's clock on every
-// evaluation.
+// evaluation. A projection's column that is one of the first four as it
+// is, on the default clock, is filled from the subtask's processing time
+// instead (Compiled.IsCurrentTimestamp).
 func clockFunc(c *compiler, call *parser.FuncCall, _ []*Compiled) (*Compiled, error) {
 	now, loc := c.clock(), c.loc()
 	out := &Compiled{}
@@ -611,6 +613,9 @@ func clockFunc(c *compiler, call *parser.FuncCall, _ []*Compiled) (*Compiled, er
 			out.Type.TimeAttr = "proctime"
 		}
 		out.Eval = func([]any) (any, error) { return truncateTime(now().UTC(), 3), nil }
+		if c.s.Now == nil {
+			out.now = &nowMark{self: out}
+		}
 	}
 	return out, nil
 }

@@ -194,10 +194,26 @@ func projectorInto(evals []*expr.Compiled) func(out, row []any) error {
 	return expr.ProjectInto(evals)
 }
 
-// projectStage is a Calc stage that projects each row through evals.
+// projectStage is a Calc stage that projects each row through evals. A
+// column that is the current instant (PROCTIME() AS p_time) the Calc
+// fills from its subtask's processing time, read once a batch, instead
+// of reading the wall clock for each row (see exec.Calc.Now).
 func projectStage(evals []*expr.Compiled) *exec.Calc {
-	return &exec.Calc{Project: projector(evals), ProjectInto: projectorInto(evals), Width: len(evals),
-		Prefix: isIdentity(evals, len(evals))}
+	c := &exec.Calc{Width: len(evals), Prefix: isIdentity(evals, len(evals))}
+	into := evals
+	for i, e := range evals {
+		if !e.IsCurrentTimestamp() {
+			continue
+		}
+		if c.Now == nil {
+			into = append([]*expr.Compiled(nil), evals...)
+			c.NowValue = expr.CurrentTimestamp
+		}
+		c.Now = append(c.Now, i)
+		into[i] = &expr.Compiled{Type: e.Type, Eval: func([]any) (any, error) { return nil, nil }}
+	}
+	c.Project, c.ProjectInto = projector(into), projectorInto(into)
+	return c
 }
 
 // wmSpec is a table's watermark: the rowtime column, how to read it from a
