@@ -221,12 +221,20 @@ type aggregator struct {
 }
 
 func (a *aggregator) newAcc() []any {
-	acc := make([]any, 1+2*len(a.calls))
+	acc := make([]any, a.accLen())
+	a.initAcc(acc)
+	return acc
+}
+
+// accLen is the length of an accumulator.
+func (a *aggregator) accLen() int { return 1 + 2*len(a.calls) }
+
+// initAcc makes acc, of accLen fields, an accumulator of no rows.
+func (a *aggregator) initAcc(acc []any) {
 	acc[0] = int64(0)
 	for i := range a.calls {
-		acc[1+2*i] = int64(0)
+		acc[1+2*i], acc[2+2*i] = int64(0), nil
 	}
-	return acc
 }
 
 // countBoxes are the counts an accumulator most often holds, each boxed

@@ -419,7 +419,7 @@ func (w *WindowAggregate) add(win windowRange, fields []any) error {
 	id := w.ids.of(win)
 	e, ok := w.accs.Get(id) // the owner's to change in place
 	if !ok {
-		e = &windowAcc{keys: pickOwned(fields, w.opts.GroupKeys), acc: w.agg.newAcc()}
+		e = w.newEntry(fields)
 		w.Ctx.Timers.Register(w.domain(), w.fireAt(win), id)
 	}
 	if w.opts.Partial {

@@ -116,6 +116,47 @@ func (w WindowSpec) expiredSlices(win windowRange) []int64 {
 // come out as the first was), as a session's are.
 type windowAcc struct {
 	keys, acc []any
+	// inline holds keys and acc when they fit (newWindowAcc): one object
+	// per entry, whose accumulator a read finds next to its header.
+	inline [windowAccInline]any
+}
+
+// windowAccInline is how many keys and accumulator fields a windowAcc
+// holds in itself: a key and COUNT(*)'s [rows, n, v].
+const windowAccInline = 4
+
+// newWindowAcc returns a windowAcc of keys and acc, copied into the
+// windowAcc itself when they fit.
+func newWindowAcc(keys, acc []any) *windowAcc {
+	e := &windowAcc{}
+	nk := len(keys)
+	if nk+len(acc) > len(e.inline) {
+		e.keys, e.acc = keys, acc
+		return e
+	}
+	copy(e.inline[:], keys)
+	copy(e.inline[nk:], acc)
+	e.keys, e.acc = e.inline[:nk:nk], e.inline[nk:nk+len(acc):nk+len(acc)]
+	return e
+}
+
+// newEntry returns the windowAcc of a key's first row, fields: its group
+// keys boxed apart from the row (pickOwned) and an accumulator of no
+// rows, in the windowAcc itself when they fit, else in one slice.
+func (w *WindowAggregate) newEntry(fields []any) *windowAcc {
+	e := &windowAcc{}
+	keys := w.opts.GroupKeys
+	nk, n := len(keys), len(keys)+w.agg.accLen()
+	buf := e.inline[:]
+	if n > len(buf) {
+		buf = make([]any, n)
+	}
+	for i, j := range keys {
+		buf[i] = rebox(fields[j])
+	}
+	e.keys, e.acc = buf[:nk:nk], buf[nk:n:n]
+	w.agg.initAcc(e.acc)
+	return e
 }
 
 // windowAccCodec encodes a windowAcc as RowCodec encodes [keys, acc];
@@ -136,7 +177,7 @@ func (c windowAccCodec) Decode(b []byte) (*windowAcc, []byte, error) {
 		keys, ok1 := v[0].([]any)
 		acc, ok2 := v[1].([]any)
 		if (ok1 || v[0] == nil) && ok2 && len(acc) == c.accLen {
-			return &windowAcc{keys: keys, acc: acc}, rest, nil
+			return newWindowAcc(keys, acc), rest, nil
 		}
 	}
 	return nil, b, fmt.Errorf("%w: sql/exec: a window's state holds %d fields, want keys and an accumulator of %d", state.ErrCorrupt, len(v), c.accLen)
@@ -145,7 +186,7 @@ func (c windowAccCodec) Decode(b []byte) (*windowAcc, []byte, error) {
 // Copy is a deep copy of the accumulator (the keys are never changed),
 // for the heap backend to hand the owner while a snapshot encodes e.
 func (windowAccCodec) Copy(e *windowAcc) *windowAcc {
-	return &windowAcc{keys: e.keys, acc: RowCodec{}.Copy(e.acc)}
+	return newWindowAcc(e.keys, RowCodec{}.Copy(e.acc))
 }
 
 type sliceKey struct {
@@ -154,8 +195,7 @@ type sliceKey struct {
 }
 
 type sliceBuf struct {
-	keys []any
-	acc  []any
+	e    *windowAcc // what state takes when it has no entry of the slice
 	rows int64
 }
 
@@ -205,11 +245,11 @@ func (w *WindowAggregate) addToSlice(k string, ss int64, fields []any, rows int6
 		if w.buf.m == nil {
 			w.buf.m = map[sliceKey]*sliceBuf{}
 		}
-		b = &sliceBuf{keys: pickOwned(fields, w.opts.GroupKeys), acc: w.agg.newAcc()}
+		b = &sliceBuf{e: w.newEntry(fields)}
 		w.buf.m[sk] = b
 		w.buf.order = append(w.buf.order, sk)
 	}
-	if err := fold(b.acc); err != nil {
+	if err := fold(b.e.acc); err != nil {
 		return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
 	}
 	b.rows += rows
@@ -230,7 +270,7 @@ func (w *WindowAggregate) flushSlices() error {
 		id := w.sliceIDs.of(sk.start)
 		e, ok := w.accs.Get(id) // the owner's to change in place
 		if ok {
-			if err := w.agg.merge(e.acc, b.acc); err != nil {
+			if err := w.agg.merge(e.acc, b.e.acc); err != nil {
 				return fmt.Errorf("sql/exec: WindowAggregate: %w", err)
 			}
 		} else if !w.armFirst(sk.start, wm) {
@@ -243,7 +283,7 @@ func (w *WindowAggregate) flushSlices() error {
 			continue
 		}
 		if !ok {
-			e = &windowAcc{keys: b.keys, acc: b.acc}
+			e = b.e
 		}
 		w.accs.Put(id, e)
 	}

@@ -1,0 +1,47 @@
+package exec
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestWindowEntryOneObject: a window's state entry for a key and COUNT(*)
+// (four fields) is one object, its keys and accumulator inside it; a
+// wider one is two, its fields in one slice. Either holds the row's keys
+// and an accumulator of no rows, and newWindowAcc (Decode, Copy) makes
+// the same entry of its parts without sharing their memory.
+func TestWindowEntryOneObject(t *testing.T) {
+	for _, c := range []struct {
+		aggs   []AggCall
+		allocs float64
+	}{
+		{[]AggCall{{Kind: CountStar}}, 1},
+		{[]AggCall{{Kind: CountStar}, {Kind: Max, Arg: 2}}, 2},
+	} {
+		w, err := NewWindowAggregate(WindowAggOptions{Window: WindowSpec{Kind: Tumble, Size: time.Second}, TimeField: 1,
+			GroupKeys: []int{0}, Aggs: c.aggs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := []any{int64(7), int64(1), int64(3)}
+		if n := testing.AllocsPerRun(100, func() { w.newEntry(row) }); n != c.allocs {
+			t.Errorf("%d calls: a new entry is %v allocations, want %v", len(c.aggs), n, c.allocs)
+		}
+		e := w.newEntry(row)
+		if want := w.agg.newAcc(); !slices.Equal(e.keys, []any{int64(7)}) || !slices.Equal(e.acc, want) {
+			t.Errorf("%d calls: entry keys %v acc %v, want [7] %v", len(c.aggs), e.keys, e.acc, want)
+		}
+		if err := w.agg.accumulate(e.acc, row, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(e.keys, []any{int64(7)}) || rows(e.acc) != 1 {
+			t.Errorf("%d calls: after a row, keys %v acc %v", len(c.aggs), e.keys, e.acc)
+		}
+		cp := newWindowAcc(e.keys, windowAccCodec{}.Copy(e).acc)
+		cp.acc[0] = int64(5)
+		if rows(e.acc) != 1 || !slices.Equal(cp.keys, e.keys) {
+			t.Errorf("%d calls: a copy's accumulator shares the entry's: %v, %v", len(c.aggs), e.acc, cp.acc)
+		}
+	}
+}
