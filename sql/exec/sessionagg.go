@@ -89,7 +89,16 @@ type sessionState struct {
 	keys     []any
 	timer    int64 // the registered timer, or noTimer
 	sessions []session
+	// one and vals hold a new key's session, and its keys and
+	// accumulator, when they fit (newSessionState): a key of one session
+	// is one object, where four were a miss each as state grew.
+	one  [1]session
+	vals [sessionInline]any
 }
+
+// sessionInline is how many keys and accumulator fields a sessionState
+// holds in itself: a key and COUNT(*)'s [rows, n, v].
+const sessionInline = 4
 
 type session struct {
 	start, end int64
@@ -227,7 +236,10 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 			return err
 		}
 	} else {
-		st = &sessionState{keys: pickOwned(row.Fields, s.opts.GroupKeys), timer: noTimer}
+		st = s.newSessionState(row.Fields, ts)
+		if st.sessions != nil {
+			return s.addFirst(st, row.Fields)
+		}
 	}
 	merged := session{start: ts, end: ts + s.gap}
 	var keep, parts []session
@@ -250,6 +262,43 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 		return fmt.Errorf("sql/exec: SessionAggregate: %w", err)
 	}
 	st.sessions = append(keep, merged)
+	s.arm(st)
+	s.state.Update(st)
+	return nil
+}
+
+// newSessionState returns a new key's state: its group keys, of the row
+// fields, boxed apart from the row (pickOwned), and, when they and an
+// accumulator fit in the state itself and no call is DISTINCT, the
+// session of a row at ts, in the state, its accumulator of no rows.
+func (s *SessionAggregate) newSessionState(fields []any, ts int64) *sessionState {
+	st := &sessionState{timer: noTimer}
+	keys := s.opts.GroupKeys
+	nk, n := len(keys), len(keys)+s.agg.accLen()
+	if s.distinct || n > len(st.vals) {
+		st.keys = pickOwned(fields, keys)
+		return st
+	}
+	for i, j := range keys {
+		st.vals[i] = rebox(fields[j])
+	}
+	st.keys = st.vals[:nk:nk]
+	st.one[0] = session{start: ts, end: ts + s.gap, acc: st.vals[nk:n:n]}
+	s.agg.initAcc(st.one[0].acc)
+	st.sessions = st.one[:1:1]
+	return st
+}
+
+// addFirst folds the first row of a key into the session newSessionState
+// made, unless the row is late.
+func (s *SessionAggregate) addFirst(st *sessionState, fields []any) error {
+	if s.zone.timer(st.one[0].end-1) <= s.Ctx.Timers.CurrentWatermark() {
+		s.Ctx.Metrics.LateDropped++
+		return nil
+	}
+	if err := s.agg.accumulate(st.one[0].acc, fields, false, nil); err != nil {
+		return fmt.Errorf("sql/exec: SessionAggregate: %w", err)
+	}
 	s.arm(st)
 	s.state.Update(st)
 	return nil

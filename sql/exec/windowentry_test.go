@@ -45,3 +45,41 @@ func TestWindowEntryOneObject(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionStateOneObject: a new key's session state for COUNT(*) is
+// one object holding its keys, its session and the accumulator; with a
+// DISTINCT call (sets of its own) or more fields than fit, the state
+// holds only the keys, and the general path makes the session.
+func TestSessionStateOneObject(t *testing.T) {
+	for _, c := range []struct {
+		aggs   []AggCall
+		inline bool
+	}{
+		{[]AggCall{{Kind: CountStar}}, true},
+		{[]AggCall{{Kind: CountStar}, {Kind: Count, Arg: 2, Distinct: true}}, false},
+		{[]AggCall{{Kind: CountStar}, {Kind: Max, Arg: 2}}, false},
+	} {
+		s, err := NewSessionAggregate(SessionAggOptions{Gap: 10 * time.Millisecond, TimeField: 1, GroupKeys: []int{0}, Aggs: c.aggs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := []any{int64(7), int64(1), int64(3)}
+		want := 1.0 // the state
+		if !c.inline {
+			want = 2 // and its keys
+		}
+		if n := testing.AllocsPerRun(100, func() { s.newSessionState(row, 100) }); n != want {
+			t.Errorf("%d calls: a new key's state is %v allocations, want %v", len(c.aggs), n, want)
+		}
+		st := s.newSessionState(row, 100)
+		if !slices.Equal(st.keys, []any{int64(7)}) || (st.sessions != nil) != c.inline {
+			t.Fatalf("%d calls: state keys %v sessions %v", len(c.aggs), st.keys, st.sessions)
+		}
+		if c.inline {
+			x := st.sessions[0]
+			if x.start != 100 || x.end != 110 || !slices.Equal(x.acc, s.agg.newAcc()) || x.sets != nil {
+				t.Errorf("session %+v, want [100, 110) with an accumulator of no rows", x)
+			}
+		}
+	}
+}
