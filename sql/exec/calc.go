@@ -40,9 +40,11 @@ type Calc struct {
 	// or CURRENT_TIMESTAMP as a column, expr.Compiled.IsCurrentTimestamp),
 	// and NowValue gives an instant's value: the Calc fills those fields
 	// from its subtask's processing time (operator.Context.Now: on the
-	// real clock one reading serves a batch) with one box per millisecond,
-	// where each row read the wall clock and boxed a time of its own.
-	// Project and ProjectInto need not compute them. Default nil.
+	// real clock one reading serves up to 16 rows of a batch, see
+	// operator.CachedNow; a caller's clock, runtime.Options.Now, is read
+	// for each row) with one box per millisecond, where each row read the
+	// wall clock and boxed a time of its own. Project and ProjectInto need
+	// not compute them. Default nil.
 	Now      []int
 	NowValue func(ms int64) any
 	// nowMs and nowBox are the last value of Now's fields, and its

@@ -89,16 +89,38 @@ type sessionState struct {
 	keys     []any
 	timer    int64 // the registered timer, or noTimer
 	sessions []session
-	// one and vals hold a new key's session, and its keys and
-	// accumulator, when they fit (newSessionState): a key of one session
-	// is one object, where four were a miss each as state grew.
+}
+
+// inlineSessions is a sessionState of one session whose keys, session
+// and accumulator are inside it (inlineSessionState): a key of one
+// session is one object, where its four were a miss each as state
+// outgrew the caches.
+type inlineSessions struct {
+	sessionState
 	one  [1]session
 	vals [sessionInline]any
 }
 
-// sessionInline is how many keys and accumulator fields a sessionState
-// holds in itself: a key and COUNT(*)'s [rows, n, v].
+// sessionInline is how many keys and accumulator fields an
+// inlineSessions holds: a key and COUNT(*)'s [rows, n, v].
 const sessionInline = 4
+
+// inlineSessionState returns a sessionState of keys and one session
+// [start, end) of accumulator acc, as an inlineSessions holding copies of
+// them, or nil when they do not fit (or the session has distinct sets).
+func inlineSessionState(keys []any, timer, start, end int64, acc []any, sets distinctSets) *sessionState {
+	nk, n := len(keys), len(keys)+len(acc)
+	if n > sessionInline || sets != nil {
+		return nil
+	}
+	in := &inlineSessions{}
+	copy(in.vals[:], keys)
+	copy(in.vals[nk:], acc)
+	in.keys, in.timer = in.vals[:nk:nk], timer
+	in.one[0] = session{start: start, end: end, acc: in.vals[nk:n:n]}
+	in.sessions = in.one[:1:1]
+	return &in.sessionState
+}
 
 type session struct {
 	start, end int64
@@ -181,6 +203,12 @@ func (c sessionCodec) Decode(b []byte) (*sessionState, []byte, error) {
 // Copy is a deep copy, for the heap backend to hand the owner while a
 // snapshot encodes the original.
 func (sessionCodec) Copy(st *sessionState) *sessionState {
+	if len(st.sessions) == 1 {
+		x := st.sessions[0]
+		if in := inlineSessionState(st.keys, st.timer, x.start, x.end, RowCodec{}.Copy(x.acc), x.sets); in != nil {
+			return in // its own keys too: sharing them would keep st whole
+		}
+	}
 	out := &sessionState{keys: st.keys, timer: st.timer, sessions: make([]session, len(st.sessions))}
 	for i, x := range st.sessions {
 		out.sessions[i] = session{start: x.start, end: x.end, acc: RowCodec{}.Copy(x.acc), sets: x.sets.clone()}
@@ -269,34 +297,35 @@ func (s *SessionAggregate) ProcessElement(r event.Record) error {
 
 // newSessionState returns a new key's state: its group keys, of the row
 // fields, boxed apart from the row (pickOwned), and, when they and an
-// accumulator fit in the state itself and no call is DISTINCT, the
-// session of a row at ts, in the state, its accumulator of no rows.
+// accumulator fit in an inlineSessions and no call is DISTINCT, the
+// session of a row at ts, its accumulator of no rows (sessionsInPlace,
+// as extendOnly; without it the general path makes the session).
 func (s *SessionAggregate) newSessionState(fields []any, ts int64) *sessionState {
-	st := &sessionState{timer: noTimer}
 	keys := s.opts.GroupKeys
 	nk, n := len(keys), len(keys)+s.agg.accLen()
-	if s.distinct || n > len(st.vals) {
-		st.keys = pickOwned(fields, keys)
-		return st
+	if s.distinct || !sessionsInPlace || n > sessionInline {
+		return &sessionState{keys: pickOwned(fields, keys), timer: noTimer}
 	}
+	in := &inlineSessions{}
 	for i, j := range keys {
-		st.vals[i] = rebox(fields[j])
+		in.vals[i] = rebox(fields[j])
 	}
-	st.keys = st.vals[:nk:nk]
-	st.one[0] = session{start: ts, end: ts + s.gap, acc: st.vals[nk:n:n]}
-	s.agg.initAcc(st.one[0].acc)
-	st.sessions = st.one[:1:1]
-	return st
+	in.keys, in.timer = in.vals[:nk:nk], noTimer
+	in.one[0] = session{start: ts, end: ts + s.gap, acc: in.vals[nk:n:n]}
+	s.agg.initAcc(in.one[0].acc)
+	in.sessions = in.one[:1:1]
+	return &in.sessionState
 }
 
 // addFirst folds the first row of a key into the session newSessionState
 // made, unless the row is late.
 func (s *SessionAggregate) addFirst(st *sessionState, fields []any) error {
-	if s.zone.timer(st.one[0].end-1) <= s.Ctx.Timers.CurrentWatermark() {
+	x := &st.sessions[0]
+	if s.zone.timer(x.end-1) <= s.Ctx.Timers.CurrentWatermark() {
 		s.Ctx.Metrics.LateDropped++
 		return nil
 	}
-	if err := s.agg.accumulate(st.one[0].acc, fields, false, nil); err != nil {
+	if err := s.agg.accumulate(x.acc, fields, false, nil); err != nil {
 		return fmt.Errorf("sql/exec: SessionAggregate: %w", err)
 	}
 	s.arm(st)

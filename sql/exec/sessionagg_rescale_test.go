@@ -142,8 +142,12 @@ func TestSessionInPlaceSameOutput(t *testing.T) {
 	defer func() { sessionsInPlace = true }()
 	for seed := int64(1); seed <= 8; seed++ {
 		rng := rand.New(rand.NewSource(seed))
+		aggs := []AggCall{{Kind: CountStar}, {Kind: Sum, Arg: 2}, {Kind: Max, Arg: 2}}
+		if seed%2 == 0 {
+			aggs = aggs[:1] // a new key's state inline (inlineSessions)
+		}
 		opts := SessionAggOptions{Gap: time.Duration(2+rng.Intn(12)) * time.Millisecond, TimeField: 1, GroupKeys: []int{0},
-			Aggs: []AggCall{{Kind: CountStar}, {Kind: Sum, Arg: 2}, {Kind: Max, Arg: 2}}}
+			Aggs: aggs}
 		mk := []newStage{keyedStage(func() (operator.Operator, error) { return NewSessionAggregate(opts) })}
 		steps := sessionSteps(rng)
 		restarts := randomRestarts(rng, len(steps), 5)
@@ -164,9 +168,15 @@ func TestSessionInPlaceSameOutput(t *testing.T) {
 // heap backend gives the owner a copy (sessionCodec.Copy) while a
 // snapshot holds the value.
 func TestSessionStateNotWrittenInPlace(t *testing.T) {
-	opts := SessionAggOptions{Gap: 10 * time.Millisecond, TimeField: 1, GroupKeys: []int{0},
-		Aggs: []AggCall{{Kind: CountStar}, {Kind: Max, Arg: 2}}}
-	checkNotWrittenInPlace(t, []newStage{keyedStage(func() (operator.Operator, error) { return NewSessionAggregate(opts) })})
+	for name, aggs := range map[string][]AggCall{
+		"two calls": {{Kind: CountStar}, {Kind: Max, Arg: 2}},
+		"inline":    {{Kind: CountStar}}, // inlineSessions
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts := SessionAggOptions{Gap: 10 * time.Millisecond, TimeField: 1, GroupKeys: []int{0}, Aggs: aggs}
+			checkNotWrittenInPlace(t, []newStage{keyedStage(func() (operator.Operator, error) { return NewSessionAggregate(opts) })})
+		})
+	}
 }
 
 // TestSessionCodecKeepsTheCheckpointLayout: sessionCodec writes the

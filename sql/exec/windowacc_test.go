@@ -20,6 +20,7 @@ import (
 func TestWindowStateNotWrittenInPlace(t *testing.T) {
 	for name, aggs := range map[string][]AggCall{
 		"sliced":   {{Kind: CountStar}, {Kind: Max, Arg: 2}},
+		"inline":   {{Kind: CountStar}}, // sliced, each entry an inlineWindowAcc
 		"unsliced": {{Kind: CountStar}, {Kind: Count, Arg: 2, Distinct: true}},
 	} {
 		t.Run(name, func(t *testing.T) { checkWindowStateNotWrittenInPlace(t, aggs) })

@@ -38,7 +38,7 @@ func TestWindowEntryOneObject(t *testing.T) {
 		if !slices.Equal(e.keys, []any{int64(7)}) || rows(e.acc) != 1 {
 			t.Errorf("%d calls: after a row, keys %v acc %v", len(c.aggs), e.keys, e.acc)
 		}
-		cp := newWindowAcc(e.keys, windowAccCodec{}.Copy(e).acc)
+		cp := windowAccCodec{}.Copy(e)
 		cp.acc[0] = int64(5)
 		if rows(e.acc) != 1 || !slices.Equal(cp.keys, e.keys) {
 			t.Errorf("%d calls: a copy's accumulator shares the entry's: %v, %v", len(c.aggs), e.acc, cp.acc)
@@ -75,11 +75,20 @@ func TestSessionStateOneObject(t *testing.T) {
 		if !slices.Equal(st.keys, []any{int64(7)}) || (st.sessions != nil) != c.inline {
 			t.Fatalf("%d calls: state keys %v sessions %v", len(c.aggs), st.keys, st.sessions)
 		}
-		if c.inline {
-			x := st.sessions[0]
-			if x.start != 100 || x.end != 110 || !slices.Equal(x.acc, s.agg.newAcc()) || x.sets != nil {
-				t.Errorf("session %+v, want [100, 110) with an accumulator of no rows", x)
-			}
+		if !c.inline {
+			continue
+		}
+		x := st.sessions[0]
+		if x.start != 100 || x.end != 110 || !slices.Equal(x.acc, s.agg.newAcc()) || x.sets != nil {
+			t.Errorf("session %+v, want [100, 110) with an accumulator of no rows", x)
+		}
+		// A copy (the owner's, while a snapshot writes st) shares nothing
+		// with st: not the accumulator, nor the keys, which would keep
+		// all of st alive.
+		cp := sessionCodec{}.Copy(st)
+		cp.sessions[0].acc[0] = int64(5)
+		if rows(x.acc) != 0 || &cp.keys[0] == &st.keys[0] || !slices.Equal(cp.keys, st.keys) {
+			t.Errorf("a copy shares the state's memory: keys %p, %p; rows %v", &cp.keys[0], &st.keys[0], x.acc)
 		}
 	}
 }

@@ -116,40 +116,48 @@ func (w WindowSpec) expiredSlices(win windowRange) []int64 {
 // come out as the first was), as a session's are.
 type windowAcc struct {
 	keys, acc []any
-	// inline holds keys and acc when they fit (newWindowAcc): one object
-	// per entry, whose accumulator a read finds next to its header.
-	inline [windowAccInline]any
 }
 
-// windowAccInline is how many keys and accumulator fields a windowAcc
-// holds in itself: a key and COUNT(*)'s [rows, n, v].
+// inlineWindowAcc is a windowAcc whose keys and accumulator are inside
+// it (newWindowAcc, newEntry): one object per entry, whose accumulator a
+// read finds next to its header, where a windowAcc and its two slices
+// were three objects, each a miss of its own as state outgrew the caches.
+type inlineWindowAcc struct {
+	windowAcc
+	fields [windowAccInline]any
+}
+
+// windowAccInline is how many keys and accumulator fields an
+// inlineWindowAcc holds: a key and COUNT(*)'s [rows, n, v].
 const windowAccInline = 4
 
-// newWindowAcc returns a windowAcc of keys and acc, copied into the
-// windowAcc itself when they fit.
+// newWindowAcc returns a windowAcc of keys and acc: an inlineWindowAcc's,
+// holding copies of them, when they fit; else one that holds them.
 func newWindowAcc(keys, acc []any) *windowAcc {
-	e := &windowAcc{}
-	nk := len(keys)
-	if nk+len(acc) > len(e.inline) {
-		e.keys, e.acc = keys, acc
-		return e
+	nk, n := len(keys), len(keys)+len(acc)
+	if n > windowAccInline {
+		return &windowAcc{keys: keys, acc: acc}
 	}
-	copy(e.inline[:], keys)
-	copy(e.inline[nk:], acc)
-	e.keys, e.acc = e.inline[:nk:nk], e.inline[nk:nk+len(acc):nk+len(acc)]
-	return e
+	e := &inlineWindowAcc{}
+	copy(e.fields[:], keys)
+	copy(e.fields[nk:], acc)
+	e.keys, e.acc = e.fields[:nk:nk], e.fields[nk:n:n]
+	return &e.windowAcc
 }
 
 // newEntry returns the windowAcc of a key's first row, fields: its group
 // keys boxed apart from the row (pickOwned) and an accumulator of no
-// rows, in the windowAcc itself when they fit, else in one slice.
+// rows, in an inlineWindowAcc when they fit, else in one slice.
 func (w *WindowAggregate) newEntry(fields []any) *windowAcc {
-	e := &windowAcc{}
 	keys := w.opts.GroupKeys
 	nk, n := len(keys), len(keys)+w.agg.accLen()
-	buf := e.inline[:]
-	if n > len(buf) {
-		buf = make([]any, n)
+	var e *windowAcc
+	var buf []any
+	if n <= windowAccInline {
+		in := &inlineWindowAcc{}
+		e, buf = &in.windowAcc, in.fields[:n:n]
+	} else {
+		e, buf = &windowAcc{}, make([]any, n)
 	}
 	for i, j := range keys {
 		buf[i] = rebox(fields[j])

@@ -33,7 +33,12 @@ type Config struct {
 	// MaxFutureSkew is Weir's table.exec.source.max-future-skew (0: off;
 	// a session's default is DefaultMaxFutureSkew).
 	MaxFutureSkew time.Duration
-	// Now is the clock of CURRENT_TIMESTAMP and friends. Default time.Now.
+	// Now is the clock of CURRENT_TIMESTAMP and friends. Default: the
+	// wall clock (time.Now), except that PROCTIME(), CURRENT_TIMESTAMP,
+	// NOW() and CURRENT_ROW_TIMESTAMP() as a projection's column, as they
+	// are, are the job's processing time (runtime.Options.Now, the clock
+	// its processing-time windows and timers read; the wall clock unless
+	// a test or simulation sets one; see exec.Calc.Now).
 	Now func() time.Time
 	// Location is table.local-time-zone: the zone TIMESTAMP_LTZ values
 	// show and convert in, CURRENT_TIMESTAMP's and windows' over a

@@ -196,8 +196,9 @@ func projectorInto(evals []*expr.Compiled) func(out, row []any) error {
 
 // projectStage is a Calc stage that projects each row through evals. A
 // column that is the current instant (PROCTIME() AS p_time) the Calc
-// fills from its subtask's processing time, read once a batch, instead
-// of reading the wall clock for each row (see exec.Calc.Now).
+// fills from its subtask's processing time (one reading for up to 16
+// rows of a batch), instead of reading the wall clock for each row (see
+// exec.Calc.Now).
 func projectStage(evals []*expr.Compiled) *exec.Calc {
 	c := &exec.Calc{Width: len(evals), Prefix: isIdentity(evals, len(evals))}
 	into := evals
