@@ -113,13 +113,20 @@ func inlineSessionState(keys []any, timer, start, end int64, acc []any, sets dis
 	if n > sessionInline || sets != nil {
 		return nil
 	}
-	in := &inlineSessions{}
+	in := newInlineSessions(nk, n, timer, start, end)
 	copy(in.vals[:], keys)
 	copy(in.vals[nk:], acc)
+	return &in.sessionState
+}
+
+// newInlineSessions returns an inlineSessions of nk keys and a session
+// [start, end) of an accumulator of n-nk fields, their values unset.
+func newInlineSessions(nk, n int, timer, start, end int64) *inlineSessions {
+	in := &inlineSessions{}
 	in.keys, in.timer = in.vals[:nk:nk], timer
 	in.one[0] = session{start: start, end: end, acc: in.vals[nk:n:n]}
 	in.sessions = in.one[:1:1]
-	return &in.sessionState
+	return in
 }
 
 type session struct {
@@ -306,14 +313,11 @@ func (s *SessionAggregate) newSessionState(fields []any, ts int64) *sessionState
 	if s.distinct || !sessionsInPlace || n > sessionInline {
 		return &sessionState{keys: pickOwned(fields, keys), timer: noTimer}
 	}
-	in := &inlineSessions{}
+	in := newInlineSessions(nk, n, noTimer, ts, ts+s.gap)
 	for i, j := range keys {
 		in.vals[i] = rebox(fields[j])
 	}
-	in.keys, in.timer = in.vals[:nk:nk], noTimer
-	in.one[0] = session{start: ts, end: ts + s.gap, acc: in.vals[nk:n:n]}
 	s.agg.initAcc(in.one[0].acc)
-	in.sessions = in.one[:1:1]
 	return &in.sessionState
 }
 

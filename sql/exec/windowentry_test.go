@@ -9,7 +9,7 @@ import (
 // TestWindowEntryOneObject: a window's state entry for a key and COUNT(*)
 // (four fields) is one object, its keys and accumulator inside it; a
 // wider one is two, its fields in one slice. Either holds the row's keys
-// and an accumulator of no rows, and newWindowAcc (Decode, Copy) makes
+// and an accumulator of no rows, and newWindowAcc (Copy) makes
 // the same entry of its parts without sharing their memory.
 func TestWindowEntryOneObject(t *testing.T) {
 	for _, c := range []struct {

@@ -119,7 +119,7 @@ type windowAcc struct {
 }
 
 // inlineWindowAcc is a windowAcc whose keys and accumulator are inside
-// it (newWindowAcc, newEntry): one object per entry, whose accumulator a
+// it (newEntry; Copy, for a snapshot, too): one object per entry, whose accumulator a
 // read finds next to its header, where a windowAcc and its two slices
 // were three objects, each a miss of its own as state outgrew the caches.
 type inlineWindowAcc struct {
@@ -138,9 +138,16 @@ func newWindowAcc(keys, acc []any) *windowAcc {
 	if n > windowAccInline {
 		return &windowAcc{keys: keys, acc: acc}
 	}
+	e := newInlineWindowAcc(nk, n)
+	copy(e.keys, keys)
+	copy(e.acc, acc)
+	return e
+}
+
+// newInlineWindowAcc returns an inlineWindowAcc's windowAcc of nk keys
+// and an accumulator of n-nk fields, their values unset.
+func newInlineWindowAcc(nk, n int) *windowAcc {
 	e := &inlineWindowAcc{}
-	copy(e.fields[:], keys)
-	copy(e.fields[nk:], acc)
 	e.keys, e.acc = e.fields[:nk:nk], e.fields[nk:n:n]
 	return &e.windowAcc
 }
@@ -152,17 +159,15 @@ func (w *WindowAggregate) newEntry(fields []any) *windowAcc {
 	keys := w.opts.GroupKeys
 	nk, n := len(keys), len(keys)+w.agg.accLen()
 	var e *windowAcc
-	var buf []any
 	if n <= windowAccInline {
-		in := &inlineWindowAcc{}
-		e, buf = &in.windowAcc, in.fields[:n:n]
+		e = newInlineWindowAcc(nk, n)
 	} else {
-		e, buf = &windowAcc{}, make([]any, n)
+		buf := make([]any, n)
+		e = &windowAcc{keys: buf[:nk:nk], acc: buf[nk:n:n]}
 	}
 	for i, j := range keys {
-		buf[i] = rebox(fields[j])
+		e.keys[i] = rebox(fields[j])
 	}
-	e.keys, e.acc = buf[:nk:nk], buf[nk:n:n]
 	w.agg.initAcc(e.acc)
 	return e
 }
@@ -185,7 +190,7 @@ func (c windowAccCodec) Decode(b []byte) (*windowAcc, []byte, error) {
 		keys, ok1 := v[0].([]any)
 		acc, ok2 := v[1].([]any)
 		if (ok1 || v[0] == nil) && ok2 && len(acc) == c.accLen {
-			return newWindowAcc(keys, acc), rest, nil
+			return &windowAcc{keys: keys, acc: acc}, rest, nil
 		}
 	}
 	return nil, b, fmt.Errorf("%w: sql/exec: a window's state holds %d fields, want keys and an accumulator of %d", state.ErrCorrupt, len(v), c.accLen)
