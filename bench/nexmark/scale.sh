@@ -11,7 +11,7 @@
 #   bench/nexmark/scale.sh 3 q4 q7 q16
 #   CHECKPOINT=0 bench/nexmark/scale.sh 2 q7 q18   # checkpoints off
 #   CHECKPOINT="1s 0" bench/nexmark/scale.sh 2 q9  # both, alternated
-#   SAMPLES=/tmp/samples.txt bench/nexmark/scale.sh 2 q8   # keep the 10 M runs' JSON
+#   SAMPLES=/tmp/samples.txt bench/nexmark/scale.sh 2 q8   # keep each run's JSON (label, events, JSON)
 #
 # CHECKPOINT is the checkpoint interval (default 1s; 0: off). Without
 # checkpoints the change is the state's size alone; at 1 s a 1 M-event run
@@ -28,8 +28,12 @@
 # holds the first touch of each fresh page, whose cost the host sets
 # (README, twentieth session).
 #
-# The 10 M runs also sample their progress every 200 ms; a last line per
-# query compares, within those runs, the events per CPU-second over
+# Every run samples its progress every 200 ms. A line per query gives the
+# harness's steady rate at each size (SteadyRate: events per CPU-second
+# from the first sample past a tenth of the run's events to its end, the
+# warm-up left out as bench/nexmark's report leaves it out) and its
+# change. For the 10 M runs a last line per query compares, within those
+# runs, the events per CPU-second over
 # source events 1–3 M with those over 7–9 M (medians; CPU interpolated
 # between samples): the state's growth alone, with checkpoints at the
 # same pace in both spans, leaving out the first million (state nearly
@@ -63,16 +67,10 @@ for q in "$@"; do
         label=$q@$checkpoint
       fi
       for n in 1000000 10000000 1000000; do
-        sample=5s # the child's default
-        if [ "$n" = 10000000 ]; then
-          sample=200ms
-        fi
         /usr/bin/time -o "$log.t" -f "%U %S" "$bin" weir-child -query "$q" -events "$n" -checkpoint "$checkpoint" \
-          -memory-limit 8589934592 -sample "$sample" > "$log.json"
+          -memory-limit 8589934592 -sample 200ms > "$log.json"
         echo "$label $n $(awk '{print $1 + $2, $1, $2}' "$log.t")" | tee -a "$log"
-        if [ "$n" = 10000000 ]; then
-          echo "$label $(tail -n 1 "$log.json")" >> "$log.samples"
-        fi
+        echo "$label $n $(tail -n 1 "$log.json")" >> "$log.samples"
       done
     done
   done
@@ -111,13 +109,26 @@ def cpu_at(samples, events):
             return prev[1] + (c - prev[1]) * (events - prev[0]) / (e - prev[0])
         prev = (e, c)
     return None
+def steady_rate(samples, warmup):
+    """The harness's steady rate (SteadyRate in timeline.go): events per
+    CPU-s from the first sample past warmup events to the run's last."""
+    for _, e, c in samples[:-1]:
+        if e >= warmup and samples[-1][2] > c:
+            return (samples[-1][1] - e) / (samples[-1][2] - c)
+    return 0
 spans = collections.defaultdict(list)
 dropped = collections.Counter()
 order = {}
+steady = collections.defaultdict(list)
 for line in open(sys.argv[2]):
-    q, doc = line.split(" ", 1)
-    order.setdefault(q, len(order))
+    q, n, doc = line.split(" ", 2)
     samples = json.loads(doc)["samples"]
+    rate = steady_rate(samples, int(n) // 10)
+    if rate:
+        steady[q, int(n)].append(rate)
+    if n != "10000000":
+        continue
+    order.setdefault(q, len(order))
     cpu = [cpu_at(samples, m * 1e6) for m in (1, 3, 7, 9)]
     if None in cpu:
         dropped[q] += 1
@@ -133,6 +144,13 @@ for q in order:
           f"change {100 * (late / early - 1):+.1f} % (runs: "
           + ", ".join(f"{100 * (b / a - 1):+.1f}" for a, b in pairs) + ")"
           + (f"; {dropped[q]} run(s) left out, not sampled between 9 M events and the end" if dropped[q] else ""))
+for q in dict.fromkeys(q for q, _ in steady):
+    a, b = steady[q, 1000000], steady[q, 10000000]
+    if not a or not b:
+        continue
+    sa, sb = statistics.median(a), statistics.median(b)
+    print(f"{q} steady (a tenth of each run's events left out, as the harness's Steady): "
+          f"1 M {sa / 1e3:.1f}K ev/s/core, 10 M {sb / 1e3:.1f}K, change {100 * (sb / sa - 1):+.1f} %")
 for label in dict.fromkeys(q for q, _ in runs):
     q, _, interval = label.partition("@")
     offs = [q + "@" + z for z in ("0", "0s") if (q + "@" + z, 1000000) in runs]
