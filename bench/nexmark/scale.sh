@@ -120,12 +120,15 @@ spans = collections.defaultdict(list)
 dropped = collections.Counter()
 order = {}
 steady = collections.defaultdict(list)
+unsteady = collections.Counter()
 for line in open(sys.argv[2]):
     q, n, doc = line.split(" ", 2)
     samples = json.loads(doc)["samples"]
     rate = steady_rate(samples, int(n) // 10)
     if rate:
         steady[q, int(n)].append(rate)
+    else:
+        unsteady[q, int(n)] += 1
     if n != "10000000":
         continue
     order.setdefault(q, len(order))
@@ -144,13 +147,16 @@ for q in order:
           f"change {100 * (late / early - 1):+.1f} % (runs: "
           + ", ".join(f"{100 * (b / a - 1):+.1f}" for a, b in pairs) + ")"
           + (f"; {dropped[q]} run(s) left out, not sampled between 9 M events and the end" if dropped[q] else ""))
-for q in dict.fromkeys(q for q, _ in steady):
+for q in dict.fromkeys(q for q, _ in list(steady) + list(unsteady)):
     a, b = steady[q, 1000000], steady[q, 10000000]
+    left = unsteady[q, 1000000] + unsteady[q, 10000000]
+    note = f"; {left} run(s) left out, no sample past the warm-up before the last" if left else ""
     if not a or not b:
+        print(f"{q} steady: no steady rate at one of the sizes{note}")
         continue
     sa, sb = statistics.median(a), statistics.median(b)
     print(f"{q} steady (a tenth of each run's events left out, as the harness's Steady): "
-          f"1 M {sa / 1e3:.1f}K ev/s/core, 10 M {sb / 1e3:.1f}K, change {100 * (sb / sa - 1):+.1f} %")
+          f"1 M {sa / 1e3:.1f}K ev/s/core, 10 M {sb / 1e3:.1f}K, change {100 * (sb / sa - 1):+.1f} %{note}")
 for label in dict.fromkeys(q for q, _ in runs):
     q, _, interval = label.partition("@")
     offs = [q + "@" + z for z in ("0", "0s") if (q + "@" + z, 1000000) in runs]
