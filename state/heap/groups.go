@@ -112,6 +112,13 @@ func newGroups[E any](n int, mapVer *uint64, track, tracking bool) groups[E] {
 func (g *groups[E]) record(i int, c *logged) {
 	d := &g.dirty[i]
 	if c.isShort {
+		if wk, ok := c.sk.word(); ok {
+			if d.w == nil {
+				d.w = make(map[wordKey]int)
+			}
+			recordWord(d.w, wk, c.how)
+			return
+		}
 		if d.f == nil {
 			d.f = make(map[shortKey]int)
 		}
@@ -136,6 +143,17 @@ func recordIn(m map[shortKey]int, sk *shortKey, how int) {
 	}
 	if _, ok := m[*sk]; !ok {
 		m[*sk] = how
+	}
+}
+
+// recordWord is recordIn of a word key.
+func recordWord(m map[wordKey]int, k wordKey, how int) {
+	if how == changedWhole {
+		m[k] = changedWhole
+		return
+	}
+	if _, ok := m[k]; !ok {
+		m[k] = how
 	}
 }
 
@@ -167,6 +185,9 @@ func (g *groups[E]) recordGroup(i int) {
 // its first key's kind.
 func sizedLog(l []logged) changes {
 	if l[0].isShort {
+		if _, ok := l[0].sk.word(); ok {
+			return changes{w: make(map[wordKey]int, len(l))}
+		}
 		return changes{f: make(map[shortKey]int, len(l))}
 	}
 	return sized[int](l[0].k, len(l))
@@ -349,6 +370,11 @@ func (g *groups[E]) captureKeys(keys []changes) []keyMap[E] {
 	out := make([]keyMap[E], len(g.maps))
 	for i, ks := range keys {
 		m, src := sizedAs[E](ks), g.maps[i]
+		for k := range ks.w {
+			if e, ok := src.w[k]; ok {
+				m.w[k] = e
+			}
+		}
 		for k := range ks.f {
 			if e, ok := src.f[k]; ok {
 				m.f[k] = e
@@ -387,12 +413,13 @@ type capturedKey[K comparable, E any] struct {
 // (capturedGroups.appendList).
 type capturedList[E any] struct {
 	keys changes
+	w    []capturedKey[wordKey, E]
 	f    []capturedKey[shortKey, E]
 	s    []capturedKey[string, E]
 	a    []capturedKey[any, E]
 }
 
-func (l *capturedList[E]) len() int { return len(l.f) + len(l.s) + len(l.a) }
+func (l *capturedList[E]) len() int { return len(l.w) + len(l.f) + len(l.s) + len(l.a) }
 
 // captureList returns, per group, the keys of keys with their current
 // entries (captureKeys' as lists).
@@ -400,7 +427,8 @@ func (g *groups[E]) captureList(keys []changes) []capturedList[E] {
 	out := make([]capturedList[E], len(g.maps))
 	for i, ks := range keys {
 		src, l := g.maps[i], &out[i]
-		l.keys, l.f, l.s, l.a = ks, captureOf(src.f, ks.f), captureOf(src.s, ks.s), captureOf(src.a, ks.a)
+		l.keys, l.w, l.f = ks, captureOf(src.w, ks.w), captureOf(src.f, ks.f)
+		l.s, l.a = captureOf(src.s, ks.s), captureOf(src.a, ks.a)
 	}
 	return out
 }

@@ -456,6 +456,9 @@ func union(cs []map[string][]changes) map[string][]changes {
 				out[name] = u
 			}
 			for i, keys := range groups {
+				if len(keys.w) > 0 && u[i].w == nil {
+					u[i].w = make(map[wordKey]int, len(keys.w))
+				}
 				if len(keys.f) > 0 && u[i].f == nil {
 					u[i].f = make(map[shortKey]int, len(keys.f))
 				}
@@ -465,6 +468,7 @@ func union(cs []map[string][]changes) map[string][]changes {
 				if len(keys.a) > 0 && u[i].a == nil {
 					u[i].a = make(map[any]int, len(keys.a))
 				}
+				mergeChanges(u[i].w, keys.w)
 				mergeChanges(u[i].f, keys.f)
 				mergeChanges(u[i].s, keys.s)
 				mergeChanges(u[i].a, keys.a)
@@ -505,6 +509,9 @@ func userKeyChanges(cps []capture) map[string][]userKeys {
 					uks = u[i]
 				}
 				o, s := &out[name][i], &seen[name][i]
+				if len(keys.w) > 0 && o.w == nil {
+					o.w, s.w = map[wordKey]*ukRecord{}, map[wordKey]bool{}
+				}
 				if len(keys.f) > 0 && o.f == nil {
 					o.f, s.f = map[shortKey]*ukRecord{}, map[shortKey]bool{}
 				}
@@ -514,6 +521,7 @@ func userKeyChanges(cps []capture) map[string][]userKeys {
 				if len(keys.a) > 0 && o.a == nil {
 					o.a, s.a = map[any]*ukRecord{}, map[any]bool{}
 				}
+				userKeysOf(keys.w, uks.w, o.w, s.w)
 				userKeysOf(keys.f, uks.f, o.f, s.f)
 				userKeysOf(keys.s, uks.s, o.s, s.s)
 				userKeysOf(keys.a, uks.a, o.a, s.a)
@@ -614,6 +622,11 @@ func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, w *writ
 	if c.partial != nil {
 		partial = c.partial[i]
 	}
+	for k, how := range keys.w {
+		w.key = w.encodeString(w.key[:0], w.wordView(k))
+		e, ok := m.w[k]
+		body = c.appendKey(body, w.key, e, ok, how, partial.w[k], w.now)
+	}
 	for k, how := range keys.f {
 		w.key = w.encodeString(w.key[:0], w.shortView(k))
 		e, ok := m.f[k]
@@ -640,6 +653,9 @@ func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, w *writ
 func (c *capturedGroups[E]) appendList(body []byte, l *capturedList[E], keys changes, w *writer) []byte {
 	same := sameChanges(l.keys, keys)
 	n := 0
+	body = appendCaptured(c, body, l.w, keys.w, same, &n, w, func(k wordKey) []byte {
+		return w.encodeString(w.key[:0], w.wordView(k))
+	})
 	body = appendCaptured(c, body, l.f, keys.f, same, &n, w, func(k shortKey) []byte {
 		return w.encodeString(w.key[:0], w.shortView(k))
 	})
@@ -673,7 +689,7 @@ func appendCaptured[K comparable, E any](c *capturedGroups[E], body []byte, list
 
 // sameChanges reports whether a and b are one record (the same maps).
 func sameChanges(a, b changes) bool {
-	return mapID(a.f) == mapID(b.f) && mapID(a.s) == mapID(b.s) && mapID(a.a) == mapID(b.a)
+	return mapID(a.w) == mapID(b.w) && mapID(a.f) == mapID(b.f) && mapID(a.s) == mapID(b.s) && mapID(a.a) == mapID(b.a)
 }
 
 // mapID is the identity of map m.

@@ -148,13 +148,14 @@ func (s *incStates) registerLate() {
 	s.late = state.Value(s.b, state.ValueDescriptor[int64]{Name: "late", Codec: state.Int64Codec{}})
 }
 
-// incKey is the backend's key for the model's key k: a short string, a
-// string of about the most a map's slot holds (keyMap.f), or k itself, so that key
-// groups hold keys of every kind (keyMap).
+// incKey is the backend's key for the model's key k: a string of about
+// the most a word holds (keyMap.w), a string of about the most a map's
+// slot holds (keyMap.f), or k itself, so that key groups hold keys of
+// every kind (keyMap).
 func incKey(k int) any {
 	switch k % 4 {
-	case 1:
-		return fmt.Sprint("k", k)
+	case 1: // 6 to 8 bytes: either side of what a word holds
+		return fmt.Sprintf("k%0*d", wordKeyMax-2+k%3, k)
 	case 3: // 22 to 24 bytes: either side of what a slot holds
 		return fmt.Sprintf("%0*d", shortKeyMax-1+k%3, k)
 	}

@@ -9,19 +9,20 @@ import (
 	"github.com/weirstream/weir/state"
 )
 
-// TestKeyMapHoldsEveryKind: short string keys (in the slot), longer ones,
-// and other keys are each found, replaced, deleted, cloned, iterated and
-// encoded as themselves; keys that differ only by a trailing NUL or their
-// length stay apart.
+// TestKeyMapHoldsEveryKind: word keys (one word), short string keys (in
+// the slot), longer ones, and other keys are each found, replaced,
+// deleted, cloned, iterated and encoded as themselves; keys that differ
+// only by a trailing NUL or their length stay apart.
 func TestKeyMapHoldsEveryKind(t *testing.T) {
-	keys := []any{"", "\x00", "a", "a\x00", strings.Repeat("x", shortKeyMax), strings.Repeat("x", shortKeyMax+1),
+	keys := []any{"", "\x00", "a", "a\x00", strings.Repeat("\x00", wordKeyMax), strings.Repeat("w", wordKeyMax),
+		strings.Repeat("w", wordKeyMax+1), strings.Repeat("x", shortKeyMax), strings.Repeat("x", shortKeyMax+1),
 		strings.Repeat("y", 100), 7, int64(7), nil}
 	var m keyMap[int]
 	for i, k := range keys {
 		m.set(k, i)
 	}
-	if len(m.f) != 5 || len(m.s) != 2 || len(m.a) != 3 {
-		t.Fatalf("held %d in slots, %d as strings, %d boxed; want 5, 2, 3", len(m.f), len(m.s), len(m.a))
+	if len(m.w) != 6 || len(m.f) != 2 || len(m.s) != 2 || len(m.a) != 3 {
+		t.Fatalf("held %d in words, %d in slots, %d as strings, %d boxed; want 6, 2, 2, 3", len(m.w), len(m.f), len(m.s), len(m.a))
 	}
 	want := map[any]int{}
 	for i, k := range keys {

@@ -356,7 +356,14 @@ func (t *mapTable) detach(captured []keyMap[mapEntry], d tableDelta) []userKeys 
 		} else {
 			partial[i] = sizedAs[*ukRecord](uks)
 		}
-		for k, e := range m.f { // setting keys the range has met is safe
+		for k, e := range m.w { // setting keys the range has met is safe
+			u, ok := uks.w[k]
+			m.w[k] = t.detached(e, ok)
+			if ok && !d.alone {
+				partial[i].w[k] = changesOf(e, u, own.w[k])
+			}
+		}
+		for k, e := range m.f {
 			u, ok := uks.f[k]
 			m.f[k] = t.detached(e, ok)
 			if ok && !d.alone {

@@ -19,11 +19,11 @@ type mixedKey string
 func init() { gob.Register(mixedKey("")) }
 
 // mixedKeyOf maps model key k to a backend key of one of many types, so
-// that both halves of keyMap (s and a) hold keys of several kinds.
+// that every part of keyMap (w, f, s and a) holds keys of several kinds.
 func mixedKeyOf(k int) any {
 	switch k % 9 {
-	case 0:
-		return fmt.Sprint("s", k)
+	case 0: // a string of 4, 8, 23 or 41 bytes: a word, a slot's two ends, longer
+		return fmt.Sprintf("s%0*d", []int{3, 7, 22, 40}[k/9%4], k)
 	case 1:
 		return k
 	case 2:

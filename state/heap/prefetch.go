@@ -32,7 +32,7 @@ func (t *mapTable) Prefetch(as []state.Ahead) {
 		if m.has {
 			ok = sks[j] == m.one
 		} else {
-			_, ok = m.km.f[sks[j]] // sks[j] itself, not a copy (see above)
+			ok = m.km.hasShort(&sks[j])
 		}
 		n += oneIf(ok)
 	}

@@ -75,23 +75,8 @@ func BenchmarkMapProbeOrder(b *testing.B) {
 	}
 	present, mixed := probes(0), probes(50)
 	mask := len(present) - 1
-	b.Run("serial", func(b *testing.B) {
-		var last uint64
-		for i := range b.N {
-			e, _ := m.getString(present[(i+int(last>>32))&mask]) // ver is 1: the index is i's, but waits for e
-			last = e.ver
-		}
-	})
-	b.Run("batch", func(b *testing.B) {
-		var sum uint64
-		for i := range b.N {
-			e, _ := m.getString(present[i&mask])
-			sum += e.ver
-		}
-		if sum != uint64(b.N) {
-			b.Fatalf("%d of %d probes found their key", sum, b.N)
-		}
-	})
+	b.Run("serial", serialProbes(m, present))
+	b.Run("batch", batchProbes(m, present))
 	prebuilt := func(keys []string) func(b *testing.B) {
 		return func(b *testing.B) {
 			sks := make([]shortKey, len(keys))
@@ -133,4 +118,68 @@ func probeKey(i uint64) string {
 	k[0] = 7
 	binary.BigEndian.PutUint64(k[1:], i*2654435761)
 	return string(k[:])
+}
+
+// BenchmarkMapProbeWordKeys probes and writes a keyMap through getString
+// and setString with keys of up to 5 bytes, SQL's key of one BIGINT (a
+// tag and a varint: Nexmark's auction, bidder and price keys), at
+// three sizes: those keys are word keys (keyMap.w), a map of 64-bit keys,
+// whose probe hashes a register rather than stored bytes (see
+// BenchmarkMapProbeOrder). serial probes one after another, each waiting
+// for the last; batch and set back to back. Run with
+// go test -run '^$' -bench MapProbeWordKeys -benchtime 3000000x ./state/heap/
+func BenchmarkMapProbeWordKeys(b *testing.B) {
+	for _, n := range []int{60_000, 600_000, 6_000_000} {
+		var m keyMap[elem]
+		for i := range n {
+			m.setString(wordProbeKey(uint64(i)), elem{ver: 1})
+		}
+		keys := make([]string, 1<<22)
+		for i := range keys {
+			keys[i] = wordProbeKey(uint64(rand.IntN(n)))
+		}
+		mask := len(keys) - 1
+		b.Run(fmt.Sprint("serial-", n), serialProbes(m, keys))
+		b.Run(fmt.Sprint("batch-", n), batchProbes(m, keys))
+		b.Run(fmt.Sprint("set-", n), func(b *testing.B) {
+			for i := range b.N {
+				m.setString(keys[i&mask], elem{ver: 1})
+			}
+		})
+	}
+}
+
+// wordProbeKey is the i-th key of BenchmarkMapProbeWordKeys: a tag and
+// i as a varint, as SQL encodes a BIGINT key.
+func wordProbeKey(i uint64) string {
+	return string(binary.AppendVarint([]byte{7}, int64(i)))
+}
+
+// serialProbes probes m for keys (every one present, its ver 1, a power
+// of two of them) one after another, each probe's index waiting for the
+// last one's entry.
+func serialProbes(m keyMap[elem], keys []string) func(*testing.B) {
+	return func(b *testing.B) {
+		mask := len(keys) - 1
+		var last uint64
+		for i := range b.N {
+			e, _ := m.getString(keys[(i+int(last>>32))&mask]) // ver is 1: the index is i's, but waits for e
+			last = e.ver
+		}
+	}
+}
+
+// batchProbes probes m for keys (as serialProbes) back to back.
+func batchProbes(m keyMap[elem], keys []string) func(*testing.B) {
+	return func(b *testing.B) {
+		mask := len(keys) - 1
+		var sum uint64
+		for i := range b.N {
+			e, _ := m.getString(keys[i&mask])
+			sum += e.ver
+		}
+		if sum != uint64(b.N) {
+			b.Fatalf("%d of %d probes found their key", sum, b.N)
+		}
+	}
 }

@@ -141,13 +141,7 @@ func (c *core[E]) estimateByElements(keys state.Codec[any], sizer entrySizer[E],
 		entries, elements, headers = entries+1, elements+int64(n), headers+uvarintLen(n)
 	}
 	for _, m := range c.data.maps {
-		for _, e := range m.f {
-			each(e)
-		}
-		for _, e := range m.s {
-			each(e)
-		}
-		for _, e := range m.a {
+		for e := range m.values() {
 			each(e)
 		}
 	}

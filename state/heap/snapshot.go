@@ -118,13 +118,7 @@ func (f *flight) land() {
 	f.count.Add(-1)
 	for _, groups := range f.records {
 		for _, uks := range groups {
-			for _, r := range uks.f {
-				r.release()
-			}
-			for _, r := range uks.s {
-				r.release()
-			}
-			for _, r := range uks.a {
+			for r := range uks.values() {
 				r.release()
 			}
 		}
@@ -137,6 +131,7 @@ type writer struct {
 	now      int64
 	key      []byte
 	sk       shortKey // shortView's
+	wk       wordKey  // wordView's
 	// lastGroup is the size of the last group appended, which sizes the
 	// room made before the next (key groups hash alike, so sizes are).
 	lastGroup int

@@ -73,10 +73,18 @@ func (m *ukMap) spill() {
 	if !m.has {
 		return
 	}
-	if m.km.f == nil {
-		m.km.f = make(map[shortKey]elem)
+	switch wk, ok := m.one.word(); {
+	case ok:
+		if m.km.w == nil {
+			m.km.w = make(map[wordKey]elem)
+		}
+		m.km.w[wk] = m.oneEl
+	default:
+		if m.km.f == nil {
+			m.km.f = make(map[shortKey]elem)
+		}
+		m.km.f[m.one] = m.oneEl
 	}
-	m.km.f[m.one] = m.oneEl
 	m.one, m.oneEl, m.has = shortKey{}, elem{}, false
 }
 

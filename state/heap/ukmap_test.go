@@ -108,12 +108,21 @@ func TestUKMapHoldsOneShortKeyInline(t *testing.T) {
 	m := &ukMap{}
 	m.set("w1", elem{v: 1})
 	m.set("w1", elem{v: 2})
-	if !m.has || m.km.f != nil || m.len() != 1 {
-		t.Fatalf("one short key: inline %v, Go map %v, len %d", m.has, m.km.f != nil, m.len())
+	if !m.has || m.km.w != nil || m.km.f != nil || m.len() != 1 {
+		t.Fatalf("one short key: inline %v, Go map %v, len %d", m.has, m.km.w != nil || m.km.f != nil, m.len())
 	}
 	m.set("w2", elem{v: 3})
-	if m.has || len(m.km.f) != 2 {
-		t.Fatalf("two keys: inline %v, %d in the Go map", m.has, len(m.km.f))
+	if m.has || len(m.km.w) != 2 {
+		t.Fatalf("two keys: inline %v, %d in the Go map of word keys", m.has, len(m.km.w))
+	}
+	s := &ukMap{}
+	s.set(strings.Repeat("s", wordKeyMax+1), elem{v: 1})
+	s.set("s2", elem{v: 2})
+	if s.has || len(s.km.f) != 1 || len(s.km.w) != 1 {
+		t.Fatalf("a short key spilled: inline %v, %d short, %d word keys", s.has, len(s.km.f), len(s.km.w))
+	}
+	if e, ok := s.get(strings.Repeat("s", wordKeyMax+1)); !ok || e.v != 1 {
+		t.Fatalf("the spilled short key reads %v, %v", e.v, ok)
 	}
 	l := &ukMap{}
 	l.set(strings.Repeat("x", shortKeyMax+1), elem{v: 1})

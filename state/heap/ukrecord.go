@@ -214,6 +214,9 @@ func (r *ukRecord) eachKey(f func(uk userKey)) {
 		}
 		return
 	}
+	for k := range r.index.w {
+		f(userKey{s: k.str()})
+	}
 	for k := range r.index.f {
 		f(userKey{s: k.str()})
 	}
