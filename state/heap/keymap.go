@@ -1,7 +1,6 @@
 package heap
 
 import (
-	"encoding/binary"
 	"iter"
 	"maps"
 	"math/rand/v2"
@@ -11,8 +10,8 @@ import (
 )
 
 // keyMap holds one key group's entries of a state. String keys (every
-// key of a SQL operator) are held in f (short ones, below) or s, other
-// keys in a.
+// key of a SQL operator) are held in w or f (short ones, below) or s,
+// other keys in a.
 //
 // Why apart: a map[any] holds a string key as an interface that points
 // to a boxed string header, which points to the bytes. A probe of a map of
@@ -26,8 +25,8 @@ import (
 // until one side clones them (groups.writable), and a map made later in
 // one copy is not seen by the other.
 //
-// A string key of up to shortKeyMax bytes (a SQL key of one or two
-// BIGINTs) is held in f, in the slot itself (shortKey): the map then
+// A string key of wordKeyMax+1 to shortKeyMax bytes (a SQL key of one or
+// two BIGINTs) is held in f, in the slot itself (shortKey): the map then
 // holds no pointer to it for the collector to mark at every cycle, and a
 // probe compares it without a miss on its bytes elsewhere. Longer ones
 // are in s.
@@ -66,8 +65,9 @@ func short(s string) (shortKey, bool) {
 }
 
 // wordKey is a string key of up to wordKeyMax bytes: its bytes from the
-// lowest byte of the word (little-endian), zero-padded, and its length in
-// the highest byte.
+// word's first byte in memory, zero-padded, and its length in the last
+// (whatever the machine's byte order: the word is only hashed and
+// compared, and view reads the bytes in place).
 type wordKey uint64
 
 const wordKeyMax = 7
@@ -77,24 +77,25 @@ func word(s string) (wordKey, bool) {
 	if len(s) > wordKeyMax {
 		return 0, false
 	}
-	var b [8]byte
+	var k wordKey
+	b := k.bytes()
 	copy(b[:], s)
 	b[7] = byte(len(s))
-	return wordKey(binary.LittleEndian.Uint64(b[:])), true
+	return k, true
 }
+
+// bytes is k's memory.
+func (k *wordKey) bytes() *[8]byte { return (*[8]byte)(unsafe.Pointer(k)) }
 
 // view is the key as a string over k's bytes, as shortKey.view.
 func (k *wordKey) view() string {
-	if *k>>56 == 0 {
-		return ""
-	}
-	return unsafe.String((*byte)(unsafe.Pointer(k)), int(*k>>56))
+	b := k.bytes()
+	return unsafe.String(&b[0], int(b[7]))
 }
 
 // str is a copy of the key as a string.
 func (k wordKey) str() string {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(k))
+	b := k.bytes()
 	return string(b[:b[7]])
 }
 
@@ -344,9 +345,13 @@ func (m keyMap[E]) sample(n int, yield func(any, E) bool) bool {
 	if n < total {
 		fromS = min(strings, int(float64(n)*float64(strings)/float64(total)+rand.Float64()))
 	}
+	// Each kind's share of what the kinds after it leave, so that the
+	// shares add up to fromS (a review found f's and w's rounded apart
+	// came out short of it, and f sampled at half w's rate).
 	fromW := min(len(m.w), int(float64(fromS)*float64(len(m.w))/float64(max(1, strings))+rand.Float64()))
-	fromF := min(len(m.f), int(float64(fromS)*float64(len(m.f))/float64(max(1, strings))+rand.Float64()))
-	fromF = min(fromF, fromS-fromW)
+	rest := len(m.f) + len(m.s)
+	fromF := min(len(m.f), int(float64(fromS-fromW)*float64(len(m.f))/float64(max(1, rest))+rand.Float64()))
+	fromF = max(fromF, fromS-fromW-len(m.s))
 	fromA := min(len(m.a), n-fromS)
 	return yieldFirstStr(m.w, fromW, yield) && yieldFirstStr(m.f, fromF, yield) &&
 		yieldFirst(m.s, fromS-fromW-fromF, yield) && yieldFirst(m.a, fromA, yield)

@@ -56,8 +56,57 @@ func TestKeyMapHoldsEveryKind(t *testing.T) {
 	if seen != len(keys) || n != 4 {
 		t.Fatalf("encoded %d keys, sampled %d of 4", seen, n)
 	}
-	if s := sizedAs[int](c); s.f == nil || s.s == nil || s.a == nil {
+	if s := sizedAs[int](c); s.w == nil || s.f == nil || s.s == nil || s.a == nil {
 		t.Fatal("sizedAs left out a kind")
+	}
+}
+
+// TestKeyMapSamplesEveryStringKind: a sample of n from a map of word,
+// short and long string keys yields n entries every time, each kind about
+// in proportion to its count.
+func TestKeyMapSamplesEveryStringKind(t *testing.T) {
+	var m keyMap[int]
+	kinds := []int{300, 600, 100} // word, short, long keys
+	for i := range kinds[0] {
+		m.set(fmt.Sprint("w", i), 0)
+	}
+	for i := range kinds[1] {
+		m.set(fmt.Sprint("short-key-", i), 1)
+	}
+	for i := range kinds[2] {
+		m.set(fmt.Sprint(strings.Repeat("l", 30), i), 2)
+	}
+	if len(m.w) != kinds[0] || len(m.f) != kinds[1] || len(m.s) != kinds[2] {
+		t.Fatalf("held %d, %d, %d keys; want %v", len(m.w), len(m.f), len(m.s), kinds)
+	}
+	const rounds, n = 2000, 10
+	var got [3]int
+	for range rounds {
+		yielded := 0
+		m.sample(n, func(_ any, kind int) bool {
+			got[kind]++
+			yielded++
+			return true
+		})
+		if yielded != n {
+			t.Fatalf("sample(%d) yielded %d", n, yielded)
+		}
+	}
+	for kind, c := range kinds {
+		want := float64(rounds*n) * float64(c) / 1000
+		if d := float64(got[kind]) - want; d > want/10 || d < -want/10 {
+			t.Fatalf("kind %d sampled %d times, want about %.0f (%v)", kind, got[kind], want, got)
+		}
+	}
+	var one keyMap[int]
+	one.set("w", 0)
+	one.set("short-key", 1)
+	for range 200 {
+		yielded := 0
+		one.sample(1, func(any, int) bool { yielded++; return true })
+		if yielded != 1 {
+			t.Fatalf("sample(1) of a word and a short key yielded %d", yielded)
+		}
 	}
 }
 

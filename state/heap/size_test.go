@@ -158,8 +158,8 @@ func TestEstimatedSizeOfExpiredLargeEntry(t *testing.T) {
 	}
 }
 
-// A state whose keys are strings and other kinds, held apart (keyMap.f
-// or keyMap.s, and keyMap.a), is sampled from both in proportion: a review found the
+// A state whose keys are strings and other kinds, held apart (keyMap.w,
+// keyMap.f or keyMap.s, and keyMap.a), is sampled from both in proportion: a review found the
 // strings sampled first and the others never met (72 KB estimated
 // against a snapshot of 3.1 MB), when the entries of one kind are large.
 // With 9 strings to 1 other key, a share rounded down would never sample

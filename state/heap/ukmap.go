@@ -11,7 +11,7 @@ import "iter"
 // or one that is not a short string, moves the inline one to the Go maps
 // (spill); has implies that km is empty.
 type ukMap struct {
-	km    keyMap[elem] // first: a large map's reads load km.f and has, in one cache line
+	km    keyMap[elem] // first: a large map's reads load km.w or km.f and has, in one cache line
 	has   bool
 	one   shortKey
 	oneEl elem
