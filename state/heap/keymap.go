@@ -25,8 +25,8 @@ import (
 // until one side clones them (groups.writable), and a map made later in
 // one copy is not seen by the other.
 //
-// A string key of wordKeyMax+1 to shortKeyMax bytes (a SQL key of one or
-// two BIGINTs) is held in f, in the slot itself (shortKey): the map then
+// A string key of wordKeyMax+1 to shortKeyMax bytes (a SQL key of two
+// BIGINTs, or of one large one) is held in f, in the slot itself (shortKey): the map then
 // holds no pointer to it for the collector to mark at every cycle, and a
 // probe compares it without a miss on its bytes elsewhere. Longer ones
 // are in s.
