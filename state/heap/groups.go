@@ -116,7 +116,7 @@ func (g *groups[E]) record(i int, c *logged) {
 			if d.w == nil {
 				d.w = make(map[wordKey]int)
 			}
-			recordWord(d.w, wk, c.how)
+			recordIn(d.w, &wk, c.how)
 			return
 		}
 		if d.f == nil {
@@ -134,26 +134,15 @@ func (g *groups[E]) record(i int, c *logged) {
 	}
 }
 
-// recordIn is record's change of short key *sk in m, looked up in place
-// in the log, not copied (see captureOf).
-func recordIn(m map[shortKey]int, sk *shortKey, how int) {
+// recordIn is record's change of short or word key *sk in m, a short key
+// looked up in place in the log, not copied (see captureOf).
+func recordIn[K comparable](m map[K]int, sk *K, how int) {
 	if how == changedWhole {
 		m[*sk] = changedWhole
 		return
 	}
 	if _, ok := m[*sk]; !ok {
 		m[*sk] = how
-	}
-}
-
-// recordWord is recordIn of a word key.
-func recordWord(m map[wordKey]int, k wordKey, how int) {
-	if how == changedWhole {
-		m[k] = changedWhole
-		return
-	}
-	if _, ok := m[k]; !ok {
-		m[k] = how
 	}
 }
 
