@@ -26,13 +26,15 @@ import (
 // one copy is not seen by the other.
 //
 // A string key of wordKeyMax+1 to shortKeyMax bytes (a SQL key of two
-// BIGINTs, or of one large one) is held in f, in the slot itself (shortKey): the map then
+// BIGINTs, or of one large one) is held in f, in the slot itself
+// (shortKey), unless it is a word key of 8 bytes (see wordKey): the map then
 // holds no pointer to it for the collector to mark at every cycle, and a
 // probe compares it without a miss on its bytes elsewhere. Longer ones
 // are in s.
 //
 // A key of up to wordKeyMax bytes (a SQL key of one BIGINT of magnitude
-// below 2^41: a tag and a varint) is held in w, as one word (wordKey): Go's
+// below 2^41: a tag and a varint), or of 8 whose last is above wordKeyMax,
+// is held in w, as one word (wordKey): Go's
 // maps of 64-bit keys hash the word in a register, where f's hash reads
 // the key's bytes from the stores that built it and waits for them, and
 // a slot of w is 16 bytes smaller than f's (BenchmarkMapProbeWordKeys).
@@ -67,22 +69,34 @@ func short(s string) (shortKey, bool) {
 // wordKey is a string key of up to wordKeyMax bytes: its bytes from the
 // word's first byte in memory, zero-padded, and its length in the last
 // (whatever the machine's byte order: the word is only hashed and
-// compared, and view reads the bytes in place).
+// compared, and view reads the bytes in place). A key of 8 bytes whose
+// last byte is above wordKeyMax is a wordKey too, its 8 bytes as they
+// are: the last byte tells it from a shorter key's length. That is most
+// SQL keys of two BIGINTs each of 3 varint bytes (Nexmark q18's bidder
+// and auction: the last byte is the auction id's bits 13 and up, above 7
+// from id 65,536 on).
 type wordKey uint64
 
 const wordKeyMax = 7
 
-// word returns s as a wordKey, false when it is longer than wordKeyMax.
+// word returns s as a wordKey, false when it is not one (see wordKey).
 func word(s string) (wordKey, bool) {
-	if len(s) > wordKeyMax {
-		return 0, false
-	}
 	var k wordKey
 	b := k.bytes()
-	copy(b[:], s)
-	b[7] = byte(len(s))
+	switch {
+	case len(s) <= wordKeyMax:
+		copy(b[:], s)
+		b[7] = byte(len(s))
+	case len(s) == 8 && s[7] > wordKeyMax:
+		copy(b[:], s)
+	default:
+		return 0, false
+	}
 	return k, true
 }
+
+// len is the key's length.
+func (k *wordKey) len() int { return int(min(k.bytes()[7], wordKeyMax+1)) }
 
 // bytes is k's memory.
 func (k *wordKey) bytes() *[8]byte { return (*[8]byte)(unsafe.Pointer(k)) }
@@ -90,13 +104,13 @@ func (k *wordKey) bytes() *[8]byte { return (*[8]byte)(unsafe.Pointer(k)) }
 // view is the key as a string over k's bytes, as shortKey.view.
 func (k *wordKey) view() string {
 	b := k.bytes()
-	return unsafe.String(&b[0], int(b[7]))
+	return unsafe.String(&b[0], k.len())
 }
 
 // str is a copy of the key as a string.
 func (k wordKey) str() string {
 	b := k.bytes()
-	return string(b[:b[7]])
+	return string(b[:k.len()])
 }
 
 // wordView is the view of k copied into w's scratch: valid until the next
@@ -112,9 +126,9 @@ func (w *writer) wordView(k wordKey) string {
 // loops take it of the writer's scratch (writer.shortView) instead.
 func (k *shortKey) view() string { return unsafe.String(&k[1], int(k[0])) }
 
-// word is k as a wordKey, false when it is longer than wordKeyMax.
+// word is k as a wordKey, false when it is not one (see wordKey).
 func (k *shortKey) word() (wordKey, bool) {
-	if k[0] > wordKeyMax {
+	if k[0] > wordKeyMax+1 {
 		return 0, false
 	}
 	return word(k.view())
@@ -242,7 +256,7 @@ func (m keyMap[E]) clone() keyMap[E] {
 // sized returns an empty keyMap with room for n keys of k's kind.
 func sized[E any](k any, n int) keyMap[E] {
 	if s, ok := k.(string); ok {
-		if len(s) <= wordKeyMax {
+		if _, ok := word(s); ok {
 			return keyMap[E]{w: make(map[wordKey]E, n)}
 		}
 		if len(s) <= shortKeyMax {

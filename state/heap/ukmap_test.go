@@ -116,12 +116,12 @@ func TestUKMapHoldsOneShortKeyInline(t *testing.T) {
 		t.Fatalf("two keys: inline %v, %d in the Go map of word keys", m.has, len(m.km.w))
 	}
 	s := &ukMap{}
-	s.set(strings.Repeat("s", wordKeyMax+1), elem{v: 1})
+	s.set(strings.Repeat("s", wordKeyMax+2), elem{v: 1})
 	s.set("s2", elem{v: 2})
 	if s.has || len(s.km.f) != 1 || len(s.km.w) != 1 {
 		t.Fatalf("a short key spilled: inline %v, %d short, %d word keys", s.has, len(s.km.f), len(s.km.w))
 	}
-	if e, ok := s.get(strings.Repeat("s", wordKeyMax+1)); !ok || e.v != 1 {
+	if e, ok := s.get(strings.Repeat("s", wordKeyMax+2)); !ok || e.v != 1 {
 		t.Fatalf("the spilled short key reads %v, %v", e.v, ok)
 	}
 	l := &ukMap{}
