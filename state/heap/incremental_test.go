@@ -154,7 +154,10 @@ func (s *incStates) registerLate() {
 // every kind (keyMap).
 func incKey(k int) any {
 	switch k % 4 {
-	case 1: // 6 to 8 bytes: either side of what a word holds
+	case 1: // 6 to 8 bytes, words; 8 ending in a byte below 8, in a slot
+		if k%5 == 0 {
+			return fmt.Sprintf("k%06d\x03", k)
+		}
 		return fmt.Sprintf("k%0*d", wordKeyMax-2+k%3, k)
 	case 3: // 22 to 24 bytes: either side of what a slot holds
 		return fmt.Sprintf("%0*d", shortKeyMax-1+k%3, k)

@@ -22,8 +22,11 @@ func init() { gob.Register(mixedKey("")) }
 // that every part of keyMap (w, f, s and a) holds keys of several kinds.
 func mixedKeyOf(k int) any {
 	switch k % 9 {
-	case 0: // a string of 4, 8, 23 or 41 bytes: a word, a slot's two ends, longer
-		return fmt.Sprintf("s%0*d", []int{3, 7, 22, 40}[k/9%4], k)
+	case 0: // a string of 4 or 8 bytes (words), 8 ending in a byte below 8 or 23 (a slot's two ends), 41
+		if k/9%5 == 4 {
+			return fmt.Sprintf("s%06d\x07", k)
+		}
+		return fmt.Sprintf("s%0*d", []int{3, 7, 22, 40}[k/9%5], k)
 	case 1:
 		return k
 	case 2:

@@ -124,6 +124,21 @@ func TestUKMapHoldsOneShortKeyInline(t *testing.T) {
 	if e, ok := s.get(strings.Repeat("s", wordKeyMax+2)); !ok || e.v != 1 {
 		t.Fatalf("the spilled short key reads %v, %v", e.v, ok)
 	}
+	for _, k8 := range []string{"12345678", "1234567\x07"} { // a word of 8 bytes; 8 bytes held in a slot
+		m8 := &ukMap{}
+		m8.set(k8, elem{v: 1})
+		m8.set("x", elem{v: 2})
+		words, slots := 2, 0
+		if k8[7] <= wordKeyMax {
+			words, slots = 1, 1
+		}
+		if m8.has || len(m8.km.w) != words || len(m8.km.f) != slots {
+			t.Fatalf("%q spilled: inline %v, %d word keys, %d short; want %d, %d", k8, m8.has, len(m8.km.w), len(m8.km.f), words, slots)
+		}
+		if e, ok := m8.get(k8); !ok || e.v != 1 {
+			t.Fatalf("the spilled key %q reads %v, %v", k8, e.v, ok)
+		}
+	}
 	l := &ukMap{}
 	l.set(strings.Repeat("x", shortKeyMax+1), elem{v: 1})
 	if l.has {
