@@ -82,13 +82,18 @@ func (c *cluster) tryProduce(recs ...*kgo.Record) error {
 }
 
 // produceTo writes values to one partition, one record at a time, retrying
-// while the producer's metadata lags behind a partition just created.
+// while the producer's metadata lags behind a partition just created. Each
+// try produces a new record: franz-go keeps the context of the produce call
+// in a record that has none (Record.Context), and a record tried again
+// would carry the last try's, canceled when it returned ("context
+// canceled" on every retry: TestSourcePartitionDiscovery failed so in a CI
+// run whose first produce to the new partition came before the producer
+// knew of it).
 func (c *cluster) produceTo(topic string, partition int32, values ...string) {
 	c.t.Helper()
 	for _, v := range values {
-		rec := &kgo.Record{Topic: topic, Partition: partition, Value: []byte(v)}
 		for i := 0; ; i++ {
-			err := c.tryProduce(rec)
+			err := c.tryProduce(&kgo.Record{Topic: topic, Partition: partition, Value: []byte(v)})
 			if err == nil {
 				break
 			}
