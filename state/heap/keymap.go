@@ -27,14 +27,14 @@ import (
 //
 // A string key of wordKeyMax+1 to shortKeyMax bytes (a SQL key of two
 // BIGINTs, or of one large one) is held in f, in the slot itself
-// (shortKey), unless it is a word key of 8 bytes (see wordKey): the map then
+// (shortKey), unless it is a word key of 8 bytes (most are; see wordKey): the map then
 // holds no pointer to it for the collector to mark at every cycle, and a
 // probe compares it without a miss on its bytes elsewhere. Longer ones
 // are in s.
 //
 // A key of up to wordKeyMax bytes (a SQL key of one BIGINT of magnitude
-// below 2^41: a tag and a varint), or of 8 whose last is above wordKeyMax,
-// is held in w, as one word (wordKey): Go's
+// below 2^41: a tag and a varint), or of 8 that no shorter key's word
+// reads as, is held in w, as one word (wordKey): Go's
 // maps of 64-bit keys hash the word in a register, where f's hash reads
 // the key's bytes from the stores that built it and waits for them, and
 // a slot of w is 16 bytes smaller than f's (BenchmarkMapProbeWordKeys).
@@ -69,12 +69,17 @@ func short(s string) (shortKey, bool) {
 // wordKey is a string key of up to wordKeyMax bytes: its bytes from the
 // word's first byte in memory, zero-padded, and its length in the last
 // (whatever the machine's byte order: the word is only hashed and
-// compared, and view reads the bytes in place). A key of 8 bytes whose
-// last byte is above wordKeyMax is a wordKey too, its 8 bytes as they
-// are: the last byte tells it from a shorter key's length. That is most
-// SQL keys of two BIGINTs each of 3 varint bytes (Nexmark q18's bidder
-// and auction: the last byte is the auction id's bits 13 and up, above 7
-// from id 65,536 on).
+// compared, and view reads the bytes in place).
+//
+// A key of 8 bytes is a wordKey too, its 8 bytes as they are, unless it
+// reads as a shorter key's word: its last byte L at most wordKeyMax and
+// its bytes L to 6 zero (long8). A shorter key's word has zeros after its
+// L bytes, so a key of 8 with a non-zero byte there, or with a last byte
+// above wordKeyMax, is told from every one; len tells them apart the same
+// way. That takes every SQL key of two BIGINTs each of 3 varint bytes
+// whose last byte is not 7 (a varint's bytes before its last are at least
+// 0x80; Nexmark q18's bidder and auction: the last byte is the auction
+// id's bits 13 and up).
 type wordKey uint64
 
 const wordKeyMax = 7
@@ -87,16 +92,41 @@ func word(s string) (wordKey, bool) {
 	case len(s) <= wordKeyMax:
 		copy(b[:], s)
 		b[7] = byte(len(s))
-	case len(s) == 8 && s[7] > wordKeyMax:
+	case len(s) == 8:
 		copy(b[:], s)
+		if !long8(b) {
+			return 0, false
+		}
 	default:
 		return 0, false
 	}
 	return k, true
 }
 
+// long8 reports whether b, a word's bytes, are those of a key of 8 bytes:
+// its last byte is above wordKeyMax, or one of the bytes from the one the
+// last names to the 7th is not zero (where a shorter key's word is zero).
+func long8(b *[8]byte) bool {
+	n := b[7]
+	if n > wordKeyMax {
+		return true
+	}
+	for _, c := range b[n:7] {
+		if c != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // len is the key's length.
-func (k *wordKey) len() int { return int(min(k.bytes()[7], wordKeyMax+1)) }
+func (k *wordKey) len() int {
+	b := k.bytes()
+	if long8(b) {
+		return wordKeyMax + 1
+	}
+	return int(b[7])
+}
 
 // bytes is k's memory.
 func (k *wordKey) bytes() *[8]byte { return (*[8]byte)(unsafe.Pointer(k)) }

@@ -9,23 +9,26 @@ import (
 	"github.com/weirstream/weir/state"
 )
 
-// TestKeyMapHoldsEveryKind: word keys (one word, of up to 7 bytes or of 8
-// whose last is above 7), short string keys (in the slot), longer ones,
-// and other keys are each found, replaced, deleted, cloned, iterated and
-// encoded as themselves; keys that differ only by a trailing NUL or their
-// length stay apart, and so does an 8-byte key whose last byte is a
-// 7-byte key's length (it is held in the slot, not as a word).
+// TestKeyMapHoldsEveryKind: word keys (one word: of up to 7 bytes, or of
+// 8 unless they read as a shorter key's word), short string keys (in the
+// slot), longer ones, and other keys are each found, replaced, deleted,
+// cloned, iterated and encoded as themselves; keys that differ only by a
+// trailing NUL or their length stay apart, and so do 8-byte keys whose
+// bytes are a shorter key's word ("ab" and "ab", five NULs, 2; "" and
+// eight NULs; a 7-byte key and itself with 7 after it): those are held in
+// the slot, not as words.
 func TestKeyMapHoldsEveryKind(t *testing.T) {
 	seven := strings.Repeat("w", wordKeyMax)
-	keys := []any{"", "\x00", "a", "a\x00", strings.Repeat("\x00", wordKeyMax), seven,
-		seven + "\x07", seven + "\x08", seven + "\x00", strings.Repeat("w", wordKeyMax+1), strings.Repeat("w", wordKeyMax+2),
+	keys := []any{"", "\x00", "a", "a\x00", "ab", strings.Repeat("\x00", wordKeyMax), seven,
+		seven + "\x08", seven + "\x00", strings.Repeat("w", wordKeyMax+1), "a\x00\x00\x00\x00\x00\x00\x00", // 8-byte words
+		seven + "\x07", "ab\x00\x00\x00\x00\x00\x02", strings.Repeat("\x00", 8), strings.Repeat("w", wordKeyMax+2), // in slots
 		strings.Repeat("x", shortKeyMax), strings.Repeat("x", shortKeyMax+1), strings.Repeat("y", 100), 7, int64(7), nil}
 	var m keyMap[int]
 	for i, k := range keys {
 		m.set(k, i)
 	}
-	if len(m.w) != 8 || len(m.f) != 4 || len(m.s) != 2 || len(m.a) != 3 {
-		t.Fatalf("held %d in words, %d in slots, %d as strings, %d boxed; want 8, 4, 2, 3", len(m.w), len(m.f), len(m.s), len(m.a))
+	if len(m.w) != 11 || len(m.f) != 5 || len(m.s) != 2 || len(m.a) != 3 {
+		t.Fatalf("held %d in words, %d in slots, %d as strings, %d boxed; want 11, 5, 2, 3", len(m.w), len(m.f), len(m.s), len(m.a))
 	}
 	want := map[any]int{}
 	for i, k := range keys {
