@@ -154,9 +154,12 @@ func (s *incStates) registerLate() {
 // every kind (keyMap).
 func incKey(k int) any {
 	switch k % 4 {
-	case 1: // 6 to 8 bytes, words; 8 that read as a 3-byte key's word, in a slot
-		if k%5 == 0 {
+	case 1: // 6 to 8 bytes, words (8 ending in 3 too); 8 that read as a 3-byte key's word, in a slot
+		switch k % 5 {
+		case 0:
 			return string([]byte{'k', byte(k >> 8), byte(k), 0, 0, 0, 0, 3})
+		case 1:
+			return fmt.Sprintf("k%06d\x03", k)
 		}
 		return fmt.Sprintf("k%0*d", wordKeyMax-2+k%3, k)
 	case 3: // 22 to 24 bytes: either side of what a slot holds

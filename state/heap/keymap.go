@@ -104,8 +104,8 @@ func word(s string) (wordKey, bool) {
 }
 
 // long8 reports whether b, a word's bytes, are those of a key of 8 bytes:
-// its last byte is above wordKeyMax, or one of the bytes from the one the
-// last names to the 7th is not zero (where a shorter key's word is zero).
+// its last byte L is above wordKeyMax, or one of b[L:7] (counting from 0:
+// where a shorter key's word is zero) is not zero.
 func long8(b *[8]byte) bool {
 	n := b[7]
 	if n > wordKeyMax {

@@ -22,7 +22,7 @@ func init() { gob.Register(mixedKey("")) }
 // that every part of keyMap (w, f, s and a) holds keys of several kinds.
 func mixedKeyOf(k int) any {
 	switch k % 9 {
-	case 0: // a string of 4 or 8 bytes (words), 8 ending in a byte below 8 or 23 (a slot's two ends), 41
+	case 0: // a string of 4 or 8 bytes (words), 8 ending in 7 (reads as a 7-byte key's word) or 23 (a slot's two ends), 41
 		if k/9%5 == 4 {
 			return fmt.Sprintf("s%06d\x07", k)
 		}

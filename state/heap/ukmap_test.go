@@ -124,12 +124,13 @@ func TestUKMapHoldsOneShortKeyInline(t *testing.T) {
 	if e, ok := s.get(strings.Repeat("s", wordKeyMax+2)); !ok || e.v != 1 {
 		t.Fatalf("the spilled short key reads %v, %v", e.v, ok)
 	}
-	for _, k8 := range []string{"12345678", "1234567\x07"} { // a word of 8 bytes; 8 bytes held in a slot
+	// words of 8 bytes (one ending in 2); 8 bytes held in a slot (they read as a 7-byte key's word)
+	for _, k8 := range []string{"12345678", "abcdefg\x02", "1234567\x07"} {
 		m8 := &ukMap{}
 		m8.set(k8, elem{v: 1})
 		m8.set("x", elem{v: 2})
 		words, slots := 2, 0
-		if k8[7] <= wordKeyMax {
+		if k8[7] == wordKeyMax {
 			words, slots = 1, 1
 		}
 		if m8.has || len(m8.km.w) != words || len(m8.km.f) != slots {
