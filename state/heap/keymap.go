@@ -88,19 +88,15 @@ const wordKeyMax = 7
 func word(s string) (wordKey, bool) {
 	var k wordKey
 	b := k.bytes()
-	switch {
-	case len(s) <= wordKeyMax:
-		copy(b[:], s)
-		b[7] = byte(len(s))
-	case len(s) == 8:
-		copy(b[:], s)
-		if !long8(b) {
-			return 0, false
-		}
-	default:
+	if len(s) > len(b) {
 		return 0, false
 	}
-	return k, true
+	copy(b[:], s)
+	if len(s) <= wordKeyMax {
+		b[7] = byte(len(s))
+		return k, true
+	}
+	return k, long8(b)
 }
 
 // long8 reports whether b, a word's bytes, are those of a key of 8 bytes:
