@@ -31,10 +31,9 @@ import (
 // with SIGSTOP, so no newer checkpoint completes before the kill) until the
 // newest completed checkpoint holds input and output channel state taken
 // at another parallelism than the next run's, but at most 2 s: on a quiet
-// machine the job keeps up and such checkpoints may never come (a run held
-// for good would finish before its kills). The runs' logs name the
-// checkpoint each restored; how many restores at another parallelism
-// loaded channel state is logged, not asserted. The rescaled replay of
+// machine the job keeps up and such checkpoints may never come. The runs'
+// logs name the checkpoint each restored; how many restores at another
+// parallelism loaded channel state is logged, not asserted. The rescaled replay of
 // channel state is proven where timing is controlled: internal/sim's
 // TestUnalignedRestoreAtOtherParallelism (tiny credits, a slowed subtask).
 //

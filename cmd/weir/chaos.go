@@ -75,14 +75,15 @@ MySQL/MariaDB, pg_prepared_xacts on PostgreSQL). With --job, only the transactio
 sink count (other jobs' on a shared server are named and left alone); without it, every prepared
 transaction on the server counts. The verdict is OK
 only when every one of the --kills happened: a job that finishes before its last kill fails
-the verdict (lower the delays or give it more input).
+the verdict (lower the delays, give it more input, or run it unbounded with --settle).
 
-An unbounded job (a CDC source) never finishes: give --settle and --source-mysql or
---source-postgres with --source-table, the bills table (bill_id, account_id, amount) it
-captures. The run after the kills is then stopped with SIGTERM (--savepoint-on-stop is
-appended, so the stop commits the sink's transactions) as soon as --table equals the totals
-recomputed from the source table, or after --settle; the verdict compares them once more.
-Whatever changes the source table must stop before that run: chaos prints "settling" first.`,
+An unbounded job never finishes: give --settle. The run after the kills is then stopped with
+SIGTERM (--savepoint-on-stop is appended, so the stop commits the sink's transactions) as soon
+as --table equals the truth, or after --settle; the verdict compares them once more. The truth
+is the --truth CSV (a Kafka source without 'scan.bounded.mode'), or, for a CDC source, the
+totals recomputed from the bills table (bill_id, account_id, amount) it captures: give
+--source-mysql or --source-postgres with --source-table. Whatever changes the source must stop
+before that run: chaos prints "settling" first.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runChaos(cmd.Context(), cmd.OutOrStdout(), f, args)

@@ -38,6 +38,9 @@ type dialect interface {
 	detachAfterPrepare() bool
 	// unknownXid reports "no such prepared transaction".
 	unknownXid(err error) bool
+	// openConnections returns those of the server connections ids that
+	// the server still lists (see awaitDetached).
+	openConnections(ctx context.Context, s session, ids []int64) ([]int64, error)
 	// lockIdentity takes the named lock for as long as session s lives,
 	// waiting at most wait while another session holds it; ok is false
 	// when that session still holds it then, and holder names it (see

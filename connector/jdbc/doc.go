@@ -45,13 +45,15 @@
 // XA (StrategyXA): each subtask writes the rows between two barriers into
 // one transaction on a pinned connection, named weir:<job>:<sink>:<subtask>:<seq>:r<run>
 // (see xid; the run is random per writer, so no two attempts reuse a name), and prepares it at the barrier; the xid is the committable.
-// When the checkpoint completes the committer commits it. A writer that
+// When the checkpoint completes the committer commits it, on MySQL/MariaDB
+// on the connection that prepared it (see handover.go). A writer that
 // starts rolls back the prepared transactions of checkpoints after the
 // restored one; the committer then commits the restored checkpoint's
 // (committed already: success). Every transaction inserts its xid into
 // weir_xa_log, so a commit that finds no prepared transaction can tell
 // "committed" (row present) from "lost" (no row: operator.ErrDataLoss, the
-// job fails and nothing is retried). PostgreSQL needs
+// job fails and nothing is retried), and a commit that answers OK is
+// checked by the same row. PostgreSQL needs
 // max_prepared_transactions > 0; MySQL 8 needs XA_RECOVER_ADMIN for XA
 // RECOVER. Prepared transactions hold their row locks until the checkpoint
 // completes (so on a keyed table the writer defers writes behind them, see

@@ -21,6 +21,7 @@ import (
 type testDB struct {
 	kind string // "mysql" or "postgres"
 	url  string
+	addr string // the server's address (target.address)
 	d    dialect
 	p    pool
 }
@@ -50,7 +51,7 @@ func openTestDB(t testing.TB, kind string) *testDB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.close() })
-	return &testDB{kind: kind, url: url, d: tg.dialect, p: p}
+	return &testDB{kind: kind, url: url, addr: tg.address(), d: tg.dialect, p: p}
 }
 
 func (db *testDB) exec(t testing.TB, q string, args ...any) int64 {
@@ -136,9 +137,10 @@ func (db *testDB) job(t testing.TB) string {
 	return job
 }
 
-// xaEnd runs an XA COMMIT or ROLLBACK, waiting while the branch is still
-// attached to the session that prepared it (MySQL detaches it only when
-// the server has processed that session's disconnect).
+// xaEnd runs an XA COMMIT or ROLLBACK, as a sink's committer would: once
+// the server has dropped the sessions the sinks closed holding prepared
+// branches (see handover.go), and waiting while the branch is still
+// attached to the session that prepared it.
 func (db *testDB) xaEnd(t testing.TB, stmt string) {
 	t.Helper()
 	var err error
@@ -147,7 +149,9 @@ func (db *testDB) xaEnd(t testing.TB, stmt string) {
 		if aerr != nil {
 			t.Fatal(aerr)
 		}
-		_, err = s.exec(context.Background(), stmt)
+		if err = awaitClosed(context.Background(), db.d, db.addr, s, detachWait); err == nil {
+			_, err = s.exec(context.Background(), stmt)
+		}
 		s.release(err != nil)
 		if err == nil || !db.d.unknownXid(err) {
 			break

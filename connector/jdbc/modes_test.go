@@ -361,8 +361,12 @@ func TestXANamesAreUniquePerAttempt(t *testing.T) {
 		write(a, ins(2, 20)) // a stays open: the server has not dropped its session yet
 		defer a.Close()
 		// The server has processed the disconnect of attempt 1's identity
-		// lock session (see identityLease), not yet that of its XA session.
+		// lock session (see identityLease) and of the session that
+		// prepared checkpoint 1, not yet that of its open XA session.
 		a.(*xaWriter).lease.release()
+		for _, h := range a.(*xaWriter).link.drop() {
+			a.(*xaWriter).s.detach(h.sess, h.connID)
+		}
 
 		// Attempt 2 restores checkpoint 1: commits its transaction, then
 		// opens seq 2 while attempt 1's seq 2 still exists.

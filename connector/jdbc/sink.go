@@ -39,7 +39,8 @@ type hooks struct {
 	// "after-commit" (after the commit, before Commit returns).
 	fault func(point string) error
 	// conn is told the server id of the connection in use at "xa-write"
-	// (rows written into an open XA transaction), "wal-apply" (checkpoint
+	// (rows written into an open XA transaction), "xa-commit" (before XA
+	// COMMIT), "wal-apply" (checkpoint
 	// rows written, before COMMIT) and "flush" (at-least-once, before COMMIT).
 	conn func(point string, connID int64)
 }
@@ -179,7 +180,7 @@ func (s *Sink) link(subtask int) *xaLink {
 		s.mu.links = map[int]*xaLink{}
 	}
 	if s.mu.links[subtask] == nil {
-		s.mu.links[subtask] = &xaLink{pending: map[string]bool{}}
+		s.mu.links[subtask] = &xaLink{pending: map[string]*heldSession{}}
 	}
 	return s.mu.links[subtask]
 }

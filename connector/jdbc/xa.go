@@ -58,7 +58,9 @@ func (s *Sink) newXAWriter(ctx context.Context, wctx operator.WriterContext, p p
 	w := &xaWriter{s: s, t: t, p: p, ctx: ctx, lease: lease, last: wctx.RestoredCheckpoint, subtask: wctx.Subtask.Index,
 		prefix: xidPrefix(wctx.JobID, s.opts.Name), run: newRun(), link: s.link(wctx.Subtask.Index), deferWrites: !t.isAppend(),
 		lockWait: s.lockWait(wctx)}
-	w.link.reset(w.last)
+	for _, h := range w.link.reset(w.last) { // a predecessor's, if it was not closed
+		s.detach(h.sess, h.connID)
+	}
 	r := xaRecovery{s: s, p: p, prefix: w.prefix, subtask: wctx.Subtask.Index,
 		parallelism: max(1, wctx.Parallelism), restored: wctx.RestoredCheckpoint, wctx: wctx}
 	if err := r.run(ctx); err != nil {
@@ -156,7 +158,7 @@ func (w *xaWriter) PrepareCommit(id event.CheckpointID) ([][]byte, error) {
 			return err
 		}
 		out = append(out, b)
-		w.link.prepared(xid{prefix: w.prefix, subtask: w.subtask, seq: id, wal: true}.String())
+		w.link.prepared(xid{prefix: w.prefix, subtask: w.subtask, seq: id, wal: true}.String(), nil)
 		return nil
 	})
 	return out, err
@@ -171,10 +173,15 @@ func (w *xaWriter) prepareLocked() error {
 	if err != nil {
 		return w.abandonLocked(fmt.Errorf("preparing: %w", err))
 	}
-	w.link.prepared(x)
-	// Prepared: the transaction now survives this session. MySQL needs the
-	// session closed before another one may commit it.
-	w.sess.release(d.detachAfterPrepare())
+	// Prepared: the transaction now survives this session. On MySQL the
+	// committer commits it on this session (see handover.go); on
+	// PostgreSQL any session may, and this one goes back to the pool.
+	if d.detachAfterPrepare() {
+		w.link.prepared(x, &heldSession{sess: w.sess, connID: w.connID})
+	} else {
+		w.link.prepared(x, nil)
+		w.sess.release(false)
+	}
 	w.sess = nil
 	return w.s.hooks.maybe("prepare")
 }
@@ -182,7 +189,8 @@ func (w *xaWriter) prepareLocked() error {
 func (w *xaWriter) SnapshotState(event.CheckpointID) ([]byte, error) { return nil, nil }
 
 // Close rolls back the open transaction (by closing its connection);
-// prepared ones stay for the committer or the next recovery.
+// prepared ones stay for the committer or the next recovery, and the
+// sessions that prepared them are closed (detach).
 func (w *xaWriter) Close() error {
 	w.buf.close(func() {
 		if w.sess != nil {
@@ -190,6 +198,9 @@ func (w *xaWriter) Close() error {
 			w.sess = nil
 		}
 	})
+	for _, h := range w.link.drop() {
+		w.s.detach(h.sess, h.connID)
+	}
 	w.lease.release()
 	w.s.release()
 	return nil
@@ -197,18 +208,54 @@ func (w *xaWriter) Close() error {
 
 // xaLink is what the writer and the committer of one subtask index share:
 // the last barrier the writer saw, and the xids it prepared that are not
-// committed yet. Both run on the subtask's goroutine, but the writer's
-// flush timer reads it too.
+// committed yet, with the sessions that prepared them while the writer
+// holds those (MySQL, see handover.go). Both run on the subtask's
+// goroutine, but the writer's flush timer reads it too.
 type xaLink struct {
 	mu      sync.Mutex
 	last    event.CheckpointID
-	pending map[string]bool
+	pending map[string]*heldSession // nil: no session held
 }
 
-func (l *xaLink) reset(last event.CheckpointID) {
+// heldSession is a session that prepared a branch, kept for its commit.
+type heldSession struct {
+	sess   session
+	connID int64 // the server's id of its connection (0: unknown)
+}
+
+// reset starts the link afresh for a writer restored at last, and
+// returns the sessions still held (to detach).
+func (l *xaLink) reset(last event.CheckpointID) []*heldSession {
+	held := l.drop()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.last, l.pending = last, map[string]bool{}
+	l.last, l.pending = last, map[string]*heldSession{}
+	return held
+}
+
+// drop takes every held session out of the link; their xids stay pending.
+func (l *xaLink) drop() []*heldSession {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var held []*heldSession
+	for x, h := range l.pending {
+		if h != nil {
+			held = append(held, h)
+			l.pending[x] = nil
+		}
+	}
+	return held
+}
+
+// take hands the session that prepared x to the committer (nil if none).
+func (l *xaLink) take(x string) *heldSession {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h := l.pending[x]
+	if h != nil {
+		l.pending[x] = nil
+	}
+	return h
 }
 
 func (l *xaLink) setLast(id event.CheckpointID) {
@@ -223,10 +270,10 @@ func (l *xaLink) getLast() event.CheckpointID {
 	return l.last
 }
 
-func (l *xaLink) prepared(x string) {
+func (l *xaLink) prepared(x string, h *heldSession) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.pending[x] = true
+	l.pending[x] = h
 }
 
 func (l *xaLink) committed(x string) {
@@ -269,7 +316,10 @@ func (r *xaRecovery) run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("jdbc: XA recovery of %s: %w", r.prefix, err)
 	}
-	err = r.rollBackNewer(ctx, sess)
+	err = r.s.awaitDetached(ctx, sess)
+	if err == nil {
+		err = r.rollBackNewer(ctx, sess)
+	}
 	if err == nil {
 		err = r.forgetNewer(ctx, sess)
 	}
@@ -487,38 +537,67 @@ func (c *xaCommitter) applyDeferred(ctx context.Context, name string, b walBatch
 	return err
 }
 
+// commitOne commits x on the session that prepared it if the writer
+// holds it, else on another one once the server has dropped the sessions
+// this process gave up (see handover.go).
 func (c *xaCommitter) commitOne(ctx context.Context, id event.CheckpointID, x string) error {
-	d := c.s.target.dialect
+	h := c.link.take(x)
+	if h == nil {
+		return c.commitElsewhere(ctx, id, x)
+	}
+	c.s.hooks.onConn(ctx, "xa-commit", h.sess)
+	if err := c.commitOn(ctx, h.sess, id, x); err != nil {
+		c.s.detach(h.sess, h.connID) // a retry commits elsewhere
+		return err
+	}
+	h.sess.release(false)
+	return nil
+}
+
+func (c *xaCommitter) commitElsewhere(ctx context.Context, id event.CheckpointID, x string) error {
 	sess, err := c.p.acquire(ctx)
 	if err != nil {
 		return err
 	}
-	for attempt := 0; ; attempt++ {
-		_, err = sess.exec(ctx, d.xaCommit(x))
-		if err == nil || !d.unknownXid(err) {
-			break
-		}
-		var st xaStatus
-		if st, err = xaState(ctx, d, sess, c.s.opts.XALogTable, x); err != nil {
-			break
-		}
-		if st == xaCommitted {
-			break
-		}
-		if st == xaLost {
-			err = fmt.Errorf("jdbc: table %q: XA transaction %s of checkpoint %d is neither prepared nor committed; "+
-				"its rows are lost (rolled back by an administrator or a server timeout?): %w",
-				c.t.name, x, id, operator.ErrDataLoss)
-			break
-		}
-		if attempt >= attachedRetries { // prepared, but attached to a live session
-			err = fmt.Errorf("jdbc: XA transaction %s stays attached to another session: %w", x, err)
-			break
-		}
-		time.Sleep(attachedWait)
+	err = c.s.awaitDetached(ctx, sess)
+	if err == nil {
+		c.s.hooks.onConn(ctx, "xa-commit", sess)
+		err = c.commitOn(ctx, sess, id, x)
 	}
 	sess.release(err != nil)
 	return err
+}
+
+// commitOn commits x through sess. Unknown to the server, x was committed
+// (its XA log row is there) or lost; still prepared, it is attached to
+// another session (one of a crashed process the server has not dropped
+// yet): wait for it, a while.
+func (c *xaCommitter) commitOn(ctx context.Context, sess session, id event.CheckpointID, x string) error {
+	d := c.s.target.dialect
+	for attempt := 0; ; attempt++ {
+		_, cerr := sess.exec(ctx, d.xaCommit(x))
+		if cerr == nil {
+			return c.confirmCommitted(ctx, sess, id, x)
+		}
+		if !d.unknownXid(cerr) {
+			return cerr
+		}
+		st, err := xaState(ctx, d, sess, c.s.opts.XALogTable, x)
+		if err != nil {
+			return err
+		}
+		switch {
+		case st == xaCommitted:
+			return nil
+		case st == xaLost:
+			return fmt.Errorf("jdbc: table %q: XA transaction %s of checkpoint %d is neither prepared nor committed; "+
+				"its rows are lost (rolled back by an administrator or a server timeout?): %w",
+				c.t.name, x, id, operator.ErrDataLoss)
+		case attempt >= attachedRetries: // prepared, but attached to a live session
+			return fmt.Errorf("jdbc: XA transaction %s stays attached to another session: %w", x, cerr)
+		}
+		time.Sleep(attachedWait)
+	}
 }
 
 // trimLog deletes the XA log rows that no restorable checkpoint needs, now
