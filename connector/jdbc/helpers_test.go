@@ -21,7 +21,7 @@ import (
 type testDB struct {
 	kind string // "mysql" or "postgres"
 	url  string
-	addr string // the server's address (target.address)
+	key  string // the sinks' key of closing (target.closingKey)
 	d    dialect
 	p    pool
 }
@@ -51,7 +51,7 @@ func openTestDB(t testing.TB, kind string) *testDB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.close() })
-	return &testDB{kind: kind, url: url, addr: tg.address(), d: tg.dialect, p: p}
+	return &testDB{kind: kind, url: url, key: tg.closingKey(), d: tg.dialect, p: p}
 }
 
 func (db *testDB) exec(t testing.TB, q string, args ...any) int64 {
@@ -149,7 +149,7 @@ func (db *testDB) xaEnd(t testing.TB, stmt string) {
 		if aerr != nil {
 			t.Fatal(aerr)
 		}
-		if err = awaitClosed(context.Background(), db.d, db.addr, s, detachWait); err == nil {
+		if err = awaitClosed(context.Background(), db.d, db.key, s, detachWait); err == nil {
 			_, err = s.exec(context.Background(), stmt)
 		}
 		s.release(err != nil)

@@ -43,7 +43,7 @@ type xaWriter struct {
 	deferWrites bool // defer flushes while a prepared transaction is uncommitted (keyed tables)
 	// Guarded by buf.mu (flushes run under it, and so does prepare).
 	sess    session // the open transaction's session; nil between transactions
-	connID  int64   // its server connection id, for messages
+	connID  int64   // its server connection id, for messages and detach
 	cur     xid
 	last    event.CheckpointID // the last barrier seen, or the restored checkpoint
 	subtask int
@@ -113,14 +113,18 @@ func (w *xaWriter) beginLocked() error {
 		return fmt.Errorf("jdbc: table %q: starting XA transaction %s: %w", w.t.name, x, err)
 	}
 	w.sess, w.cur = sess, x
-	w.connID, _ = sess.id(w.ctx)
+	if w.connID, err = sess.id(w.ctx); err != nil { // detach needs it
+		return w.abandonLocked(err)
+	}
 	return nil
 }
 
 // abandonLocked drops the open transaction: closing its connection rolls
 // it back. The rows since the last barrier are replayed after the restart.
+// A failed XA PREPARE may have prepared it all the same (the answer was
+// lost), so the session is given up as a prepared one is (detach).
 func (w *xaWriter) abandonLocked(cause error) error {
-	w.sess.release(true)
+	w.s.detach(w.sess, w.connID)
 	w.sess = nil
 	var bad *BadRowError
 	if errors.As(cause, &bad) || errors.Is(cause, ErrLockWait) {
@@ -177,7 +181,9 @@ func (w *xaWriter) prepareLocked() error {
 	// committer commits it on this session (see handover.go); on
 	// PostgreSQL any session may, and this one goes back to the pool.
 	if d.detachAfterPrepare() {
-		w.link.prepared(x, &heldSession{sess: w.sess, connID: w.connID})
+		for _, e := range w.link.prepared(x, &heldSession{sess: w.sess, connID: w.connID}) {
+			w.s.detach(e.sess, e.connID)
+		}
 	} else {
 		w.link.prepared(x, nil)
 		w.sess.release(false)
@@ -215,13 +221,20 @@ type xaLink struct {
 	mu      sync.Mutex
 	last    event.CheckpointID
 	pending map[string]*heldSession // nil: no session held
+	held    uint64                  // sessions ever held, to order them
 }
 
 // heldSession is a session that prepared a branch, kept for its commit.
 type heldSession struct {
 	sess   session
-	connID int64 // the server's id of its connection (0: unknown)
+	connID int64  // the server's id of its connection
+	n      uint64 // its place in the order the link got them
 }
+
+// maxHeld bounds the sessions a link holds. Each is a connection, and a
+// transaction prepared for a checkpoint that failed or completes late
+// waits for a later checkpoint's commit.
+const maxHeld = 4
 
 // reset starts the link afresh for a writer restored at last, and
 // returns the sessions still held (to detach).
@@ -270,10 +283,33 @@ func (l *xaLink) getLast() event.CheckpointID {
 	return l.last
 }
 
-func (l *xaLink) prepared(x string, h *heldSession) {
+// prepared adds x, with the session that prepared it if h is set; it
+// returns the sessions that no longer fit (maxHeld), oldest first, to
+// detach.
+func (l *xaLink) prepared(x string, h *heldSession) (evicted []*heldSession) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if h != nil {
+		l.held++
+		h.n = l.held
+	}
 	l.pending[x] = h
+	for {
+		oldest, count := "", 0
+		for y, g := range l.pending {
+			if g != nil {
+				count++
+				if oldest == "" || g.n < l.pending[oldest].n {
+					oldest = y
+				}
+			}
+		}
+		if count <= maxHeld {
+			return evicted
+		}
+		evicted = append(evicted, l.pending[oldest])
+		l.pending[oldest] = nil
+	}
 }
 
 func (l *xaLink) committed(x string) {
