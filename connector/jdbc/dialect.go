@@ -41,6 +41,8 @@ type dialect interface {
 	// openConnections returns those of the server connections ids that
 	// the server still lists (see awaitDetached).
 	openConnections(ctx context.Context, s session, ids []int64) ([]int64, error)
+	// uptime is how long the server has run (see awaitClosed).
+	uptime(ctx context.Context, s session) (time.Duration, error)
 	// lockIdentity takes the named lock for as long as session s lives,
 	// waiting at most wait while another session holds it; ok is false
 	// when that session still holds it then, and holder names it (see

@@ -46,7 +46,8 @@
 // one transaction on a pinned connection, named weir:<job>:<sink>:<subtask>:<seq>:r<run>
 // (see xid; the run is random per writer, so no two attempts reuse a name), and prepares it at the barrier; the xid is the committable.
 // When the checkpoint completes the committer commits it, on MySQL/MariaDB
-// on the connection that prepared it (see handover.go). A writer that
+// on the connection that prepared it while the writer holds that (see
+// handover.go). A writer that
 // starts rolls back the prepared transactions of checkpoints after the
 // restored one; the committer then commits the restored checkpoint's
 // (committed already: success). Every transaction inserts its xid into

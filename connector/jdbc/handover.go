@@ -35,8 +35,8 @@ import (
 //     the committer commits on it (at most maxHeld per subtask; more are
 //     given up, oldest first).
 //   - A session given up while its branch may be prepared and uncommitted
-//     (the writer fails or closes first) is recorded, then closed, by
-//     detach. Before this process commits or rolls back XA branches on
+//     (the writer fails or closes first, or its XA PREPARE failed) is
+//     recorded, then closed, by detach. Before this process commits or rolls back XA branches on
 //     that server from another session, awaitDetached waits until the
 //     server's process list no longer shows the recorded connections, and
 //     detachGrace more for the step after. That narrows the window
@@ -60,8 +60,8 @@ import (
 // job has a new Sink but the same server.
 var closing = struct {
 	sync.Mutex
-	conns map[string]map[int64]bool
-}{conns: map[string]map[int64]bool{}}
+	conns map[string]map[int64]time.Time // when each was recorded
+}{conns: map[string]map[int64]time.Time{}}
 
 // detachWait bounds how long awaitDetached waits for the server to drop a
 // closed connection (milliseconds, normally); detachGrace is the wait
@@ -97,9 +97,9 @@ func recordClosing(key string, connID int64) {
 	closing.Lock()
 	defer closing.Unlock()
 	if closing.conns[key] == nil {
-		closing.conns[key] = map[int64]bool{}
+		closing.conns[key] = map[int64]time.Time{}
 	}
-	closing.conns[key][connID] = true
+	closing.conns[key][connID] = time.Now()
 }
 
 // awaitDetached waits, asking through sess, until the server has dropped
@@ -109,9 +109,9 @@ func (s *Sink) awaitDetached(ctx context.Context, sess session) error {
 }
 
 // awaitClosed waits until the server no longer lists the connections
-// recorded under key, then detachGrace more. After wait it gives up on those still listed: it
-// forgets them (after a server restart their ids may name new
-// connections) and fails, so the attempt restarts.
+// recorded under key, then detachGrace more; after wait it fails, so the
+// attempt restarts, and the records stay. A record older than the
+// server's start is forgotten: a restarted server reuses ids.
 func awaitClosed(ctx context.Context, d dialect, key string, sess session, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	for {
@@ -128,12 +128,16 @@ func awaitClosed(ctx context.Context, d dialect, key string, sess session, wait 
 			return fmt.Errorf("jdbc: waiting for the server to drop closed connections %v: %w", ids, err)
 		}
 		open = slices.DeleteFunc(open, func(id int64) bool { return id == own })
+		if len(open) > 0 {
+			if open, err = sinceStart(ctx, d, sess, key, open); err != nil {
+				return err
+			}
+		}
 		forgetClosed(key, ids, open)
 		if len(open) == 0 {
 			return sleepCtx(ctx, detachGrace)
 		}
 		if time.Now().After(deadline) {
-			forgetClosed(key, open, nil)
 			return fmt.Errorf("jdbc: %s still lists connections %v %s after they were closed holding prepared XA "+
 				"transactions; committing or rolling back XA transactions before the server has dropped them can "+
 				"lose the commit (a MariaDB race), so this attempt stops (the restart strategy retries it)",
@@ -153,6 +157,20 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// sinceStart returns those of ids recorded under key since the server
+// started (a second's leeway); the others name connections of a server
+// that has restarted since.
+func sinceStart(ctx context.Context, d dialect, sess session, key string, ids []int64) ([]int64, error) {
+	up, err := d.uptime(ctx, sess)
+	if err != nil {
+		return nil, fmt.Errorf("jdbc: reading the server's uptime: %w", err)
+	}
+	started := time.Now().Add(-up - time.Second)
+	closing.Lock()
+	defer closing.Unlock()
+	return slices.DeleteFunc(ids, func(id int64) bool { return closing.conns[key][id].Before(started) }), nil
 }
 
 // closingOn returns the connections recorded under key, in order.
@@ -190,6 +208,28 @@ func (mysqlDialect) openConnections(ctx context.Context, s session, ids []int64)
 
 func (pgDialect) openConnections(ctx context.Context, s session, ids []int64) ([]int64, error) {
 	return openOf(ctx, s, "SELECT pid FROM pg_stat_activity WHERE pid IN (%s)", ids)
+}
+
+// uptime is how long the server has run.
+func (mysqlDialect) uptime(ctx context.Context, s session) (time.Duration, error) {
+	return uptimeOf(ctx, s, "SHOW GLOBAL STATUS LIKE 'Uptime'", 1)
+}
+
+func (pgDialect) uptime(ctx context.Context, s session) (time.Duration, error) {
+	return uptimeOf(ctx, s, "SELECT floor(extract(epoch FROM now() - pg_postmaster_start_time()))::bigint", 0)
+}
+
+// uptimeOf reads whole seconds from column col of q's one row.
+func uptimeOf(ctx context.Context, s session, q string, col int) (time.Duration, error) {
+	rows, err := s.query(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	if len(rows) != 1 || len(rows[0]) <= col {
+		return 0, fmt.Errorf("%s: %d rows", q, len(rows))
+	}
+	n, err := strconv.ParseInt(rows[0][col], 10, 64)
+	return time.Duration(n) * time.Second, err
 }
 
 // openOf runs q with the ids as its IN list (integers, written inline) and

@@ -230,8 +230,8 @@ func TestXALinkHoldsAtMostMaxHeld(t *testing.T) {
 	if h := l.take("x3"); h == nil || h.connID != 3 {
 		t.Errorf("take x3: %+v", h)
 	}
-	if !l.uncommitted() || l.take("x1") != nil {
-		t.Error("an evicted xid must stay pending, without its session")
+	if h, ok := l.pending["x1"]; !ok || h != nil {
+		t.Errorf("x1 after its eviction: %+v, %v; want pending without its session", h, ok)
 	}
 	if len(l.drop()) != maxHeld-1 {
 		t.Errorf("drop after a take: want %d held", maxHeld-1)
@@ -239,22 +239,42 @@ func TestXALinkHoldsAtMostMaxHeld(t *testing.T) {
 }
 
 // awaitClosed waits while the server lists a recorded connection, fails
-// naming it when the wait runs out, and returns once the server has
-// dropped it.
+// naming it when the wait runs out (keeping the record: others must still
+// wait), and returns once the server has dropped it. It does not wait for
+// its own session, nor for a connection recorded before the server
+// started (a restarted server reuses ids).
 func TestAwaitClosedWaitsForTheServer(t *testing.T) {
 	eachDB(t, func(t *testing.T, db *testDB) {
 		ctx := context.Background()
-		live, id := liveSession(t, db)
 		key := "test:" + db.key
-		recordClosing(key, id) // as if closed, but still open
-		other, err := db.p.acquire(ctx)
+		other, own := liveSession(t, db)
+		defer other.release(true)
+		recordClosing(key, own)
+		if err := awaitClosed(ctx, db.d, key, other, 50*time.Millisecond); err != nil {
+			t.Fatalf("with its own connection recorded: %v", err)
+		}
+		old, oldID := liveSession(t, db)
+		defer old.release(true)
+		recordClosing(key, oldID)
+		up, err := db.d.uptime(ctx, other)
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer other.release(true)
+		closing.Lock()
+		closing.conns[key][oldID] = time.Now().Add(-up - time.Minute) // before the server started
+		closing.Unlock()
+		if err := awaitClosed(ctx, db.d, key, other, 50*time.Millisecond); err != nil {
+			t.Fatalf("with a connection recorded before the server started (up %v): %v", up, err)
+		}
+
+		live, id := liveSession(t, db)
+		recordClosing(key, id) // as if closed, but still open
 		err = awaitClosed(ctx, db.d, key, other, 50*time.Millisecond)
 		if err == nil || !strings.Contains(err.Error(), strconv.FormatInt(id, 10)) {
 			t.Fatalf("while connection %d is open: %v, want an error naming it", id, err)
+		}
+		if left := closingOn(key); fmt.Sprint(left) != fmt.Sprint([]int64{id}) {
+			t.Fatalf("recorded after the wait ran out: %v, want [%d]", left, id)
 		}
 		live.release(true)
 		if err := awaitClosed(ctx, db.d, key, other, detachWait); err != nil {

@@ -96,7 +96,7 @@ func (w *xaWriter) flushLocked(rows []event.Row) error {
 		}
 	}
 	if err := w.t.apply(w.ctx, w.sess, rows); err != nil {
-		return w.abandonLocked(w.s.explainLockWait(err, w.t, w.subtask, w.lockWait, true))
+		return w.abandonLocked(w.s.explainLockWait(err, w.t, w.subtask, w.lockWait, true), false)
 	}
 	w.s.hooks.onConn(w.ctx, "xa-write", w.sess)
 	return nil
@@ -114,17 +114,22 @@ func (w *xaWriter) beginLocked() error {
 	}
 	w.sess, w.cur = sess, x
 	if w.connID, err = sess.id(w.ctx); err != nil { // detach needs it
-		return w.abandonLocked(err)
+		return w.abandonLocked(err, false)
 	}
 	return nil
 }
 
 // abandonLocked drops the open transaction: closing its connection rolls
 // it back. The rows since the last barrier are replayed after the restart.
-// A failed XA PREPARE may have prepared it all the same (the answer was
-// lost), so the session is given up as a prepared one is (detach).
-func (w *xaWriter) abandonLocked(cause error) error {
-	w.s.detach(w.sess, w.connID)
+// After a failed XA PREPARE (mayBePrepared) it may be prepared all the
+// same (the answer was lost), so the session is given up as a prepared
+// one is (detach).
+func (w *xaWriter) abandonLocked(cause error, mayBePrepared bool) error {
+	if mayBePrepared {
+		w.s.detach(w.sess, w.connID)
+	} else {
+		w.sess.release(true)
+	}
 	w.sess = nil
 	var bad *BadRowError
 	if errors.As(cause, &bad) || errors.Is(cause, ErrLockWait) {
@@ -170,12 +175,11 @@ func (w *xaWriter) PrepareCommit(id event.CheckpointID) ([][]byte, error) {
 
 func (w *xaWriter) prepareLocked() error {
 	d, x := w.s.target.dialect, w.cur.String()
-	err := insertLog(w.ctx, d, w.sess, w.s.opts.XALogTable, w.cur)
-	if err == nil {
-		err = execAll(w.ctx, w.sess, d.xaPrepare(x))
+	if err := insertLog(w.ctx, d, w.sess, w.s.opts.XALogTable, w.cur); err != nil {
+		return w.abandonLocked(fmt.Errorf("preparing: %w", err), false)
 	}
-	if err != nil {
-		return w.abandonLocked(fmt.Errorf("preparing: %w", err))
+	if err := execAll(w.ctx, w.sess, d.xaPrepare(x)); err != nil {
+		return w.abandonLocked(fmt.Errorf("preparing: %w", err), true)
 	}
 	// Prepared: the transaction now survives this session. On MySQL the
 	// committer commits it on this session (see handover.go); on
@@ -239,9 +243,9 @@ const maxHeld = 4
 // reset starts the link afresh for a writer restored at last, and
 // returns the sessions still held (to detach).
 func (l *xaLink) reset(last event.CheckpointID) []*heldSession {
-	held := l.drop()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	held := l.dropLocked()
 	l.last, l.pending = last, map[string]*heldSession{}
 	return held
 }
@@ -250,6 +254,10 @@ func (l *xaLink) reset(last event.CheckpointID) []*heldSession {
 func (l *xaLink) drop() []*heldSession {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	return l.dropLocked()
+}
+
+func (l *xaLink) dropLocked() []*heldSession {
 	var held []*heldSession
 	for x, h := range l.pending {
 		if h != nil {
