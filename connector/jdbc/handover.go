@@ -3,13 +3,14 @@ package jdbc
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/weirstream/weir/clock"
 	"github.com/weirstream/weir/event"
 	"github.com/weirstream/weir/operator"
 )
@@ -135,7 +136,7 @@ func awaitClosed(ctx context.Context, d dialect, key string, sess session, wait 
 		}
 		forgetClosed(key, ids, open)
 		if len(open) == 0 {
-			return sleepCtx(ctx, detachGrace)
+			return pause(ctx, detachGrace)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("jdbc: %s still lists connections %v %s after they were closed holding prepared XA "+
@@ -143,20 +144,18 @@ func awaitClosed(ctx context.Context, d dialect, key string, sess session, wait 
 				"lose the commit (a MariaDB race), so this attempt stops (the restart strategy retries it)",
 				d.name(), open, wait)
 		}
-		if err := sleepCtx(ctx, 2*time.Millisecond); err != nil {
+		if err := pause(ctx, 2*time.Millisecond); err != nil {
 			return err
 		}
 	}
 }
 
-// sleepCtx waits d, or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	select {
-	case <-time.After(d):
-		return nil
-	case <-ctx.Done():
+// pause waits d, or until ctx is done (its error).
+func pause(ctx context.Context, d time.Duration) error {
+	if !clock.Sleep(ctx, clock.Real, d) {
 		return ctx.Err()
 	}
+	return nil
 }
 
 // sinceStart returns those of ids recorded under key since the server
@@ -177,12 +176,7 @@ func sinceStart(ctx context.Context, d dialect, sess session, key string, ids []
 func closingOn(key string) []int64 {
 	closing.Lock()
 	defer closing.Unlock()
-	var ids []int64
-	for id := range closing.conns[key] {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
+	return slices.Sorted(maps.Keys(closing.conns[key]))
 }
 
 // forgetClosed drops the connections of ids that are not in open.
