@@ -179,7 +179,7 @@ func (s incStates) step(rng *rand.Rand, model incModel, keys int) {
 	k := rng.IntN(keys)
 	at(s.b, incKey(k))
 	n := rng.Int64N(1000)
-	uk := fmt.Sprint("u", rng.IntN(4), strings.Repeat("x", rng.IntN(2)*9)) // a word or a short key (ukMap.km.w, km.f)
+	uk := fmt.Sprint("u", rng.IntN(4), strings.Repeat("x", rng.IntN(2)*9)) // a word or a short key (ukMap.w, km.f)
 	s.clock.ms++
 	if s.late != nil && rng.IntN(8) == 0 {
 		s.late.Update(n)

@@ -28,13 +28,7 @@ func (t *mapTable) Prefetch(as []state.Ahead) {
 	}
 	var n uint64
 	for j, m := range ms {
-		var ok bool
-		if m.has {
-			ok = sks[j] == m.one
-		} else {
-			ok = m.km.hasShort(&sks[j])
-		}
-		n += oneIf(ok)
+		n += oneIf(m.hasShort(&sks[j]))
 	}
 	clear(ms)
 	t.ahead.maps, t.ahead.keys, t.ahead.found = ms[:0], sks[:0], n

@@ -183,3 +183,82 @@ func batchProbes(m keyMap[elem], keys []string) func(*testing.B) {
 		}
 	}
 }
+
+// BenchmarkWordMapProbe probes the user-key maps of many keys, as Nexmark
+// q16's DISTINCT sets are (at 10 M events some 20,000 maps, four of them
+// of a million values and more), back to back at random: ukMaps whose
+// word user keys are in a wordMap, against the same user keys in a Go
+// map (map[wordKey]elem, what ukMap held them in before). maps × keys
+// per map: 20,000 × 50 as at 1 M events, 20,000 × 500 as at 10 M, and 8
+// maps of 500,000. found probes keys held; absent ones not held (most
+// of q16's first probes of a value). Run with
+// go test -run '^$' -bench WordMapProbe -benchtime 3000000x ./state/heap/
+func BenchmarkWordMapProbe(b *testing.B) {
+	for _, size := range [][2]int{{20_000, 50}, {20_000, 500}, {8, 500_000}} {
+		maps, per := size[0], size[1]
+		type probe struct {
+			m  int
+			uk string
+		}
+		word, goMap := make([]*ukMap, maps), make([]*map[wordKey]elem, maps)
+		var found, absent []probe
+		for i := range maps {
+			word[i] = &ukMap{}
+			gm := map[wordKey]elem{}
+			goMap[i] = &gm
+		}
+		for j := range per { // the maps grow together, as a stream's do
+			for i := range maps {
+				uk := wordProbeKey(uint64(j*maps + i))
+				word[i].setString(uk, elem{ver: 1})
+				k, _ := wordOf(uk)
+				(*goMap[i])[k] = elem{ver: 1}
+				found = append(found, probe{i, uk})
+				absent = append(absent, probe{i, wordProbeKey(uint64((per+j)*maps + i))})
+			}
+		}
+		for _, ps := range [][]probe{found, absent} {
+			rand.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+			var buf []byte // the user keys in probe order, as a batch's are: not a miss each
+			for _, p := range ps {
+				buf = append(buf, p.uk...)
+			}
+			at := 0
+			for j := range ps {
+				ps[j].uk, at = string(buf[at:at+len(ps[j].uk)]), at+len(ps[j].uk)
+			}
+		}
+		for _, c := range []struct {
+			name string
+			ps   []probe
+			want uint64
+		}{{"found", found, 1}, {"absent", absent, 0}} {
+			name := fmt.Sprintf("%dx%d-%s", maps, per, c.name)
+			b.Run(name+"-wordMap", func(b *testing.B) {
+				var sum uint64
+				for i := range b.N {
+					p := c.ps[i%len(c.ps)]
+					e, _ := word[p.m].getString(p.uk)
+					sum += e.ver
+				}
+				if sum != c.want*uint64(b.N) {
+					b.Fatalf("%d of %d probes found their key", sum, b.N)
+				}
+			})
+			b.Run(name+"-goMap", func(b *testing.B) {
+				var sum uint64
+				for i := range b.N {
+					p := c.ps[i%len(c.ps)]
+					k, _ := wordOf(p.uk)
+					sum += (*goMap[p.m])[k].ver
+				}
+				if sum != c.want*uint64(b.N) {
+					b.Fatalf("%d of %d probes found their key", sum, b.N)
+				}
+			})
+		}
+	}
+}
+
+// wordOf is word, for the benchmark's Go maps.
+func wordOf(s string) (wordKey, bool) { return word(s) }

@@ -1,23 +1,32 @@
 package heap
 
-import "iter"
+import (
+	"iter"
+	"math/rand/v2"
+)
 
 // ukMap is one key's map of MapState: its user keys and their elems.
 //
 // A map of one short string user key holds it inline (one, oneEl), not in
-// a Go map: a window operator's key mostly has one slice or window in its
-// map, and a Go map of one entry is two objects of some 500 bytes whose
-// header and group a read of the key misses in turn. A second user key,
-// or one that is not a short string, moves the inline one to the Go maps
-// (spill); has implies that km is empty.
+// a table: a window operator's key mostly has one slice or window in its
+// map, and a table of one entry is an object more whose header and slots a
+// read of the key misses in turn. A second user key, or one that is not a
+// short string, moves the inline one to the tables (spill); has implies
+// that w and km are empty.
+//
+// String user keys that are word keys (COUNT DISTINCT's values of a
+// BIGINT, a window's slice) are in w, a wordMap held in place: a probe
+// reads the map's slots from here. Other user keys are in km (whose w is
+// not used).
 type ukMap struct {
-	km    keyMap[elem] // first: a large map's reads load km.w or km.f and has, in one cache line
+	w     wordMap[elem] // first: a large map's reads load w.slots and has in one cache line
 	has   bool
+	km    keyMap[elem]
 	one   shortKey
 	oneEl elem
 }
 
-func (m *ukMap) len() int { return m.km.len() + int(oneIf(m.has)) }
+func (m *ukMap) len() int { return m.w.len() + m.km.len() + int(oneIf(m.has)) }
 
 func (m *ukMap) get(uk any) (elem, bool) {
 	if s, ok := uk.(string); ok {
@@ -33,6 +42,9 @@ func (m *ukMap) getString(s string) (elem, bool) {
 			return m.oneEl, true
 		}
 		return elem{}, false
+	}
+	if wk, ok := word(s); ok {
+		return m.w.get(wk)
 	}
 	return m.km.getString(s)
 }
@@ -58,27 +70,28 @@ func (m *ukMap) set(uk any, el elem) {
 // setString stores el under the string user key s: inline when the map
 // holds no other user key and s is short.
 func (m *ukMap) setString(s string, el elem) {
-	if m.has || m.km.len() == 0 { // a map of many goes to km at once, s made short once
+	if m.has || m.len() == 0 { // a map of many goes to the tables at once, s made short once
 		if sk, ok := short(s); ok && (!m.has || sk == m.one) {
 			m.one, m.oneEl, m.has = sk, el, true
 			return
 		}
 		m.spill()
 	}
+	if wk, ok := word(s); ok {
+		m.w.set(wk, el)
+		return
+	}
 	m.km.setString(s, el)
 }
 
-// spill moves the inline user key, if any, to the Go maps.
+// spill moves the inline user key, if any, to the tables.
 func (m *ukMap) spill() {
 	if !m.has {
 		return
 	}
 	switch wk, ok := m.one.word(); {
 	case ok:
-		if m.km.w == nil {
-			m.km.w = make(map[wordKey]elem)
-		}
-		m.km.w[wk] = m.oneEl
+		m.w.set(wk, m.oneEl)
 	default:
 		if m.km.f == nil {
 			m.km.f = make(map[shortKey]elem)
@@ -97,13 +110,19 @@ func (m *ukMap) del(uk any) {
 		}
 		return
 	}
+	if s, ok := uk.(string); ok {
+		if wk, ok := word(s); ok {
+			m.w.del(wk)
+			return
+		}
+	}
 	m.km.del(uk)
 }
 
 // clone returns a copy that shares no Go map with m.
 func (m *ukMap) clone() *ukMap {
 	c := *m
-	c.km = m.km.clone()
+	c.w, c.km = m.w.clone(), m.km.clone()
 	return &c
 }
 
@@ -112,6 +131,11 @@ func (m *ukMap) clone() *ukMap {
 func sizedUKs(uk any, n int) *ukMap {
 	if n <= 1 {
 		return &ukMap{}
+	}
+	if s, ok := uk.(string); ok {
+		if _, ok := word(s); ok {
+			return &ukMap{w: sizedWordMap[elem](n)}
+		}
 	}
 	return &ukMap{km: sized[elem](uk, n)}
 }
@@ -122,6 +146,11 @@ func (m *ukMap) values() iter.Seq[elem] {
 		if m.has {
 			yield(m.oneEl)
 			return
+		}
+		for _, e := range m.w.all() {
+			if !yield(e) {
+				return
+			}
 		}
 		for e := range m.km.values() {
 			if !yield(e) {
@@ -140,6 +169,11 @@ func (m *ukMap) all() iter.Seq2[any, elem] {
 			yield(m.one.str(), m.oneEl)
 			return
 		}
+		for k, e := range m.w.all() {
+			if !yield(k.str(), e) {
+				return
+			}
+		}
 		for k, e := range m.km.all() {
 			if !yield(k, e) {
 				return
@@ -157,6 +191,12 @@ func (m *ukMap) encoded(w *writer) iter.Seq2[[]byte, elem] {
 			yield(w.key, m.oneEl)
 			return
 		}
+		for k, e := range m.w.all() {
+			w.key = w.encodeString(w.key[:0], w.wordView(k))
+			if !yield(w.key, e) {
+				return
+			}
+		}
 		for k, e := range m.km.encoded(w) {
 			if !yield(k, e) {
 				return
@@ -165,10 +205,29 @@ func (m *ukMap) encoded(w *writer) iter.Seq2[[]byte, elem] {
 	}
 }
 
-// sample yields up to n user keys and their elems (see keyMap.sample).
+// sample yields up to n user keys and their elems (all when m holds no
+// more), from w and km in proportion to their counts, the share of each
+// rounded up or down at random (see keyMap.sample). It returns false when
+// yield did.
 func (m *ukMap) sample(n int, yield func(any, elem) bool) bool {
 	if m.has {
 		return n <= 0 || yield(m.one.str(), m.oneEl)
 	}
-	return m.km.sample(n, yield)
+	fromW := m.w.len()
+	if total := m.len(); n < total {
+		fromW = min(fromW, int(float64(n)*float64(fromW)/float64(total)+rand.Float64()))
+	}
+	return m.w.sample(fromW, func(k wordKey, e elem) bool { return yield(k.str(), e) }) && m.km.sample(n-fromW, yield)
+}
+
+// hasShort reports whether m holds the short user key *sk (see
+// mapTable.Prefetch).
+func (m *ukMap) hasShort(sk *shortKey) bool {
+	if m.has {
+		return *sk == m.one
+	}
+	if wk, ok := sk.word(); ok {
+		return m.w.has(wk)
+	}
+	return m.km.hasShort(sk)
 }

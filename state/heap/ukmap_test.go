@@ -55,8 +55,8 @@ func TestUKMapActsAsAMap(t *testing.T) {
 
 func checkUKMap(t *testing.T, m *ukMap, want map[any]elem) {
 	t.Helper()
-	if m.has && m.km.len() > 0 {
-		t.Fatalf("inline user key beside %d in the Go maps", m.km.len())
+	if m.has && m.w.len()+m.km.len() > 0 {
+		t.Fatalf("inline user key beside %d in the tables", m.w.len()+m.km.len())
 	}
 	if m.len() != len(want) {
 		t.Fatalf("len %d, want %d", m.len(), len(want))
@@ -102,24 +102,24 @@ func checkUKMap(t *testing.T, m *ukMap, want map[any]elem) {
 }
 
 // TestUKMapHoldsOneShortKeyInline: one short string user key is held
-// without a Go map, replaced in place; a second one, or a long one, moves
-// it to the Go maps.
+// without a table, replaced in place; a second one, or a long one, moves
+// it to the tables.
 func TestUKMapHoldsOneShortKeyInline(t *testing.T) {
 	m := &ukMap{}
 	m.set("w1", elem{v: 1})
 	m.set("w1", elem{v: 2})
-	if !m.has || m.km.w != nil || m.km.f != nil || m.len() != 1 {
-		t.Fatalf("one short key: inline %v, Go map %v, len %d", m.has, m.km.w != nil || m.km.f != nil, m.len())
+	if !m.has || m.w.slots != nil || m.km.w != nil || m.km.f != nil || m.len() != 1 {
+		t.Fatalf("one short key: inline %v, table %v, len %d", m.has, m.w.slots != nil || m.km.w != nil || m.km.f != nil, m.len())
 	}
 	m.set("w2", elem{v: 3})
-	if m.has || len(m.km.w) != 2 {
-		t.Fatalf("two keys: inline %v, %d in the Go map of word keys", m.has, len(m.km.w))
+	if m.has || m.w.len() != 2 || m.km.w != nil {
+		t.Fatalf("two keys: inline %v, %d in the table of word keys", m.has, m.w.len())
 	}
 	s := &ukMap{}
 	s.set(strings.Repeat("s", wordKeyMax+2), elem{v: 1})
 	s.set("s2", elem{v: 2})
-	if s.has || len(s.km.f) != 1 || len(s.km.w) != 1 {
-		t.Fatalf("a short key spilled: inline %v, %d short, %d word keys", s.has, len(s.km.f), len(s.km.w))
+	if s.has || len(s.km.f) != 1 || s.w.len() != 1 {
+		t.Fatalf("a short key spilled: inline %v, %d short, %d word keys", s.has, len(s.km.f), s.w.len())
 	}
 	if e, ok := s.get(strings.Repeat("s", wordKeyMax+2)); !ok || e.v != 1 {
 		t.Fatalf("the spilled short key reads %v, %v", e.v, ok)
@@ -133,8 +133,8 @@ func TestUKMapHoldsOneShortKeyInline(t *testing.T) {
 		if k8[7] == wordKeyMax {
 			words, slots = 1, 1
 		}
-		if m8.has || len(m8.km.w) != words || len(m8.km.f) != slots {
-			t.Fatalf("%q spilled: inline %v, %d word keys, %d short; want %d, %d", k8, m8.has, len(m8.km.w), len(m8.km.f), words, slots)
+		if m8.has || m8.w.len() != words || len(m8.km.f) != slots {
+			t.Fatalf("%q spilled: inline %v, %d word keys, %d short; want %d, %d", k8, m8.has, m8.w.len(), len(m8.km.f), words, slots)
 		}
 		if e, ok := m8.get(k8); !ok || e.v != 1 {
 			t.Fatalf("the spilled key %q reads %v, %v", k8, e.v, ok)
