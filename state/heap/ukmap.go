@@ -19,7 +19,7 @@ import (
 // reads the map's slots from here. Other user keys are in km (whose w is
 // not used).
 type ukMap struct {
-	w     wordMap[elem] // first: a large map's reads load w.slots and has in one cache line
+	w     wordMap[elem] // first, beside has: a read loads w.slots, w.seed and has, near one another
 	has   bool
 	km    keyMap[elem]
 	one   shortKey

@@ -1,6 +1,7 @@
 package heap
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"strings"
@@ -154,5 +155,34 @@ func TestUKMapHoldsOneShortKeyInline(t *testing.T) {
 	})
 	if allocs > 1 {
 		t.Fatalf("%.0f allocations for a map of one short key, want 1", allocs)
+	}
+}
+
+// MapState.Range meets every user key once though its callback puts new
+// ones (state.MapTable.Range leaves only those unspecified), word keys
+// held in the map's wordMap among them.
+func TestMapRangeThatPutsMeetsEveryOtherKey(t *testing.T) {
+	b := newSubtask(t, 1, 0, nil)
+	ms := state.Map(b, state.MapDescriptor[string, int64]{Name: "m", KeyCodec: state.StringCodec{}, ValueCodec: state.Int64Codec{}})
+	for trial := range 50 {
+		at(b, fmt.Sprint("k", trial))
+		held := 1 + trial*3
+		for i := range held {
+			ms.Put(fmt.Sprint("a", i), int64(i))
+		}
+		met, added := map[string]int{}, 0
+		ms.Range(func(uk string, _ int64) bool {
+			met[uk]++
+			if added < trial {
+				ms.Put(fmt.Sprint("b", added), 0)
+				added++
+			}
+			return true
+		})
+		for i := range held {
+			if uk := fmt.Sprint("a", i); met[uk] != 1 {
+				t.Fatalf("trial %d: %s met %d times", trial, uk, met[uk])
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package heap
 
 import (
 	"iter"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"os"
@@ -32,7 +33,9 @@ import (
 // marks its slot rather than moving keys back, so a range over the map
 // that removes keys, or sets keys the map holds, meets every other key
 // once, as a range over a Go map does. A range that adds keys may grow the
-// array; it then goes on over the old one.
+// array; it then goes on over the old one, where keys removed or set after
+// the growth are as they were (MapTable.Range leaves the entries its
+// callback puts or removes unspecified; every other is met once).
 //
 // Each map hashes with a seed of its own, drawn with its first array and
 // kept by its rehashes (see rehash): keys put into one map in another's
@@ -57,7 +60,8 @@ type spareWord[E any] struct {
 }
 
 // The keys that mark slots (see wordMap): the empty string's word, and
-// the word of the 8-byte key 01 00 … 00 (in memory order).
+// the word 1 (on a little-endian machine the 8-byte key 01 00 … 00, on a
+// big-endian one the 1-byte key 00).
 const (
 	wordEmpty wordKey = 0
 	wordGone  wordKey = 1
@@ -205,7 +209,7 @@ func (m *wordMap[E]) insert(k wordKey, e E, i, gone int) {
 // made Nexmark q16's rehashes miss the caches at every key).
 func (m *wordMap[E]) rehash() {
 	old := m.slots
-	m.slots, m.used = newSlots[E](slotsFor(m.n-m.spares()+1)), 0
+	m.slots, m.used = newSlots[E](slotsFor(m.n-m.spares())), 0 // n counts the key being inserted
 	mask := len(m.slots) - 1
 	for j := range old {
 		s := &old[j]
@@ -297,7 +301,7 @@ func (m *wordMap[E]) clone() wordMap[E] {
 
 // all yields every key and its entry (see wordMap on changes meanwhile).
 func (m *wordMap[E]) all() iter.Seq2[wordKey, E] {
-	return func(yield func(wordKey, E) bool) { m.from(0, m.n, yield) }
+	return func(yield func(wordKey, E) bool) { m.from(0, math.MaxInt, yield) } // not m.n: keys added meanwhile count
 }
 
 // sample yields up to n keys and their entries (all when m holds no

@@ -44,8 +44,13 @@ func checkWordMap(t *testing.T, m *wordMap[int], model map[wordKey]int, universe
 	if len(seen) != len(model) {
 		t.Fatalf("all yields %d keys, want %d", len(seen), len(model))
 	}
-	if m.used*8 > len(m.slots)*7 {
-		t.Fatalf("%d of %d slots used", m.used, len(m.slots))
+	used, inSlots := 0, 0
+	for _, s := range m.slots {
+		used += int(oneIf(s.k != wordEmpty))
+		inSlots += int(oneIf(s.k > wordGone))
+	}
+	if used != m.used || inSlots+m.spares() != m.n || m.used*8 > len(m.slots)*7 {
+		t.Fatalf("%d of %d slots used (counted %d), %d keys in them and %d spare, n %d", m.used, len(m.slots), used, inSlots, m.spares(), m.n)
 	}
 }
 
@@ -124,6 +129,54 @@ func TestWordMapRangeWhileRemovingAndSetting(t *testing.T) {
 			if !met[k] && !removed[k] {
 				t.Fatalf("trial %d: key %#x never met", trial, uint64(k))
 			}
+		}
+	}
+}
+
+// A range that adds keys — the marking keys among them, and enough to
+// grow the array — meets every key the map held before it once.
+func TestWordMapRangeWhileAdding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	universe := wordKeys(3000)
+	for trial := range 200 {
+		held := 1 + rng.IntN(200)
+		var m wordMap[int]
+		if rng.IntN(2) == 0 {
+			m = sizedWordMap[int](held + rng.IntN(300))
+		}
+		perm := rng.Perm(len(universe))
+		for _, j := range perm[:held] {
+			m.set(universe[j], j)
+		}
+		before := map[wordKey]bool{}
+		for k := range m.all() {
+			before[k] = true
+		}
+		met, next := map[wordKey]int{}, held
+		for k := range m.all() {
+			met[k]++
+			for range rng.IntN(4) * rng.IntN(2) {
+				if next < len(perm) {
+					m.set(universe[perm[next]], perm[next])
+					next++
+				}
+			}
+		}
+		for k := range before {
+			if met[k] != 1 {
+				t.Fatalf("trial %d (%d keys, %d added): key %#x met %d times", trial, held, next-held, uint64(k), met[k])
+			}
+		}
+	}
+}
+
+// The first growth doubles the array: 8 keys in 16 slots, not more.
+func TestWordMapGrowsByDoubling(t *testing.T) {
+	var m wordMap[int]
+	for i, k := range wordKeys(10)[2:] {
+		m.set(k, i)
+		if want := map[bool]int{true: 8, false: 16}[i < 7]; len(m.slots) != want {
+			t.Fatalf("%d keys in %d slots, want %d", m.len(), len(m.slots), want)
 		}
 	}
 }
