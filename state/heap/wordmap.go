@@ -94,7 +94,7 @@ func (m *wordMap[E]) alloc(size int) {
 // fresh from the kernel maps the shared page of zeros: the first write
 // then faults again, to copy it, and flushes the page from the other
 // cores' TLBs by an interrupt to each (a virtual machine's exit here).
-// Nexmark q16's rehashes spent nearly 3 % of its CPU at 10 M events so
+// Nexmark q16's rehashes spent 2.4 % of its CPU at 10 M events so
 // (bench/nexmark/README, thirty-eighth session); a page written first
 // faults once.
 func newSlots[E any](size int) []wordSlot[E] {
