@@ -119,7 +119,7 @@ func (m *ukMap) del(uk any) {
 	m.km.del(uk)
 }
 
-// clone returns a copy that shares no Go map with m.
+// clone returns a copy that shares no table with m.
 func (m *ukMap) clone() *ukMap {
 	c := *m
 	c.w, c.km = m.w.clone(), m.km.clone()
