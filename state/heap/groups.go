@@ -114,9 +114,11 @@ func (g *groups[E]) record(i int, c *logged) {
 	if c.isShort {
 		if wk, ok := c.sk.word(); ok {
 			if d.w == nil {
-				d.w = make(map[wordKey]int)
+				d.w = newWordMap[int](0)
 			}
-			recordIn(d.w, &wk, c.how)
+			if c.how == changedWhole || !d.w.has(wk) { // recordIn's rule
+				d.w.set(wk, c.how)
+			}
 			return
 		}
 		if d.f == nil {
@@ -175,7 +177,7 @@ func (g *groups[E]) recordGroup(i int) {
 func sizedLog(l []logged) changes {
 	if l[0].isShort {
 		if _, ok := l[0].sk.word(); ok {
-			return changes{w: make(map[wordKey]int, len(l))}
+			return changes{w: newWordMap[int](len(l))}
 		}
 		return changes{f: make(map[shortKey]int, len(l))}
 	}
@@ -359,29 +361,23 @@ func (g *groups[E]) captureKeys(keys []changes) []keyMap[E] {
 	out := make([]keyMap[E], len(g.maps))
 	for i, ks := range keys {
 		m, src := sizedAs[E](ks), g.maps[i]
-		for k := range ks.w {
-			if e, ok := src.w[k]; ok {
-				m.w[k] = e
-			}
-		}
-		for k := range ks.f {
-			if e, ok := src.f[k]; ok {
-				m.f[k] = e
-			}
-		}
-		for k := range ks.s {
-			if e, ok := src.s[k]; ok {
-				m.s[k] = e
-			}
-		}
-		for k := range ks.a {
-			if e, ok := src.a[k]; ok {
-				m.a[k] = e
-			}
-		}
+		copyKeys(m.w, src.w, ks.w)
+		copyKeys(m.f, src.f, ks.f)
+		copyKeys(m.s, src.s, ks.s)
+		copyKeys(m.a, src.a, ks.a)
 		out[i] = m
 	}
 	return out
+}
+
+// copyKeys sets in out the entry of src under each key of keys that src
+// holds.
+func copyKeys[K comparable, E any, M kindMap[K, E], C kindMap[K, int]](out, src M, keys C) {
+	for k := range keys.all() {
+		if e, ok := src.get(k); ok {
+			out.set(k, e)
+		}
+	}
 }
 
 // capturedKey is one changed key of a group as a delta capture took it:
@@ -430,16 +426,16 @@ func (g *groups[E]) captureList(keys []changes) []capturedList[E] {
 // These lookups, into a map of every key, then overlap: with the log's
 // short keys (logged), Nexmark q7's captures at 10 M events took 106 ns
 // per event instead of 230.
-func captureOf[K comparable, E any](src map[K]E, keys map[K]int) []capturedKey[K, E] {
-	if len(keys) == 0 {
+func captureOf[K comparable, E any, M kindMap[K, E], C kindMap[K, int]](src M, keys C) []capturedKey[K, E] {
+	if keys.len() == 0 {
 		return nil
 	}
-	out := make([]capturedKey[K, E], 0, len(keys))
-	for k, how := range keys {
+	out := make([]capturedKey[K, E], 0, keys.len())
+	for k, how := range keys.all() {
 		out = append(out, capturedKey[K, E]{k: k, how: how})
 	}
 	for j := range out {
-		out[j].e, out[j].ok = src[out[j].k]
+		out[j].e, out[j].ok = src.get(out[j].k)
 	}
 	return out
 }

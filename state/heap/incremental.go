@@ -456,8 +456,8 @@ func union(cs []map[string][]changes) map[string][]changes {
 				out[name] = u
 			}
 			for i, keys := range groups {
-				if len(keys.w) > 0 && u[i].w == nil {
-					u[i].w = make(map[wordKey]int, len(keys.w))
+				if keys.w.len() > 0 && u[i].w == nil {
+					u[i].w = newWordMap[int](keys.w.len())
 				}
 				if len(keys.f) > 0 && u[i].f == nil {
 					u[i].f = make(map[shortKey]int, len(keys.f))
@@ -479,10 +479,10 @@ func union(cs []map[string][]changes) map[string][]changes {
 }
 
 // mergeChanges adds a later capture's records in to out (see union).
-func mergeChanges[K comparable](out, in map[K]int) {
-	for k, how := range in {
-		if _, ok := out[k]; !ok || how == changedWhole {
-			out[k] = how
+func mergeChanges[K comparable, C kindMap[K, int]](out, in C) {
+	for k, how := range in.all() {
+		if _, ok := out.get(k); !ok || how == changedWhole {
+			out.set(k, how)
 		}
 	}
 }
@@ -509,8 +509,8 @@ func userKeyChanges(cps []capture) map[string][]userKeys {
 					uks = u[i]
 				}
 				o, s := &out[name][i], &seen[name][i]
-				if len(keys.w) > 0 && o.w == nil {
-					o.w, s.w = map[wordKey]*ukRecord{}, map[wordKey]bool{}
+				if keys.w.len() > 0 && o.w == nil {
+					o.w, s.w = newWordMap[*ukRecord](0), newWordMap[bool](0)
 				}
 				if len(keys.f) > 0 && o.f == nil {
 					o.f, s.f = map[shortKey]*ukRecord{}, map[shortKey]bool{}
@@ -537,25 +537,25 @@ func userKeyChanges(cps []capture) map[string][]userKeys {
 // user keys changed. A record is the capture's own until a second capture
 // adds to it (seen[k]: out[k] is the union's own), so one capture costs
 // no copy of its records; a union's records hold user keys alone.
-func userKeysOf[K comparable](keys map[K]int, uks, out map[K]*ukRecord, seen map[K]bool) {
-	for k := range keys {
-		u, partial := uks[k]
-		if copied, ok := seen[k]; ok {
-			if prev, kept := out[k]; kept && partial {
+func userKeysOf[K comparable, C kindMap[K, int], U kindMap[K, *ukRecord], S kindMap[K, bool]](keys C, uks, out U, seen S) {
+	for k := range keys.all() {
+		u, partial := uks.get(k)
+		if copied, ok := seen.get(k); ok {
+			if prev, kept := out.get(k); kept && partial {
 				if !copied {
 					prev = keysOf(prev, prev.len()+u.len())
-					seen[k] = true
+					seen.set(k, true)
 				}
 				u.eachKey(prev.addKey)
-				out[k] = prev
+				out.set(k, prev)
 			} else if kept {
-				delete(out, k)
+				out.del(k)
 			}
 			continue
 		}
-		seen[k] = false
+		seen.set(k, false)
 		if partial {
-			out[k] = u
+			out.set(k, u)
 		}
 	}
 }
@@ -622,10 +622,11 @@ func (c *capturedGroups[E]) appendKeys(body []byte, i int, keys changes, w *writ
 	if c.partial != nil {
 		partial = c.partial[i]
 	}
-	for k, how := range keys.w {
+	for k, how := range keys.w.all() {
 		w.key = w.encodeString(w.key[:0], w.wordView(k))
-		e, ok := m.w[k]
-		body = c.appendKey(body, w.key, e, ok, how, partial.w[k], w.now)
+		e, ok := m.w.get(k)
+		r, _ := partial.w.get(k)
+		body = c.appendKey(body, w.key, e, ok, how, r, w.now)
 	}
 	for k, how := range keys.f {
 		w.key = w.encodeString(w.key[:0], w.shortView(k))
@@ -670,13 +671,13 @@ func (c *capturedGroups[E]) appendList(body []byte, l *capturedList[E], keys cha
 // appendCaptured appends the keys of list that keys holds (all when same),
 // each encoded by key, with its op as keys says it changed, counting them
 // in n.
-func appendCaptured[K comparable, E any](c *capturedGroups[E], body []byte, list []capturedKey[K, E], keys map[K]int,
+func appendCaptured[K comparable, E any, C kindMap[K, int]](c *capturedGroups[E], body []byte, list []capturedKey[K, E], keys C,
 	same bool, n *int, w *writer, key func(K) []byte) []byte {
 	for _, x := range list {
 		how := x.how
 		if !same {
 			var in bool
-			if how, in = keys[x.k]; !in {
+			if how, in = keys.get(x.k); !in {
 				continue
 			}
 		}
@@ -689,11 +690,11 @@ func appendCaptured[K comparable, E any](c *capturedGroups[E], body []byte, list
 
 // sameChanges reports whether a and b are one record (the same maps).
 func sameChanges(a, b changes) bool {
-	return mapID(a.w) == mapID(b.w) && mapID(a.f) == mapID(b.f) && mapID(a.s) == mapID(b.s) && mapID(a.a) == mapID(b.a)
+	return a.w == b.w && mapID(a.f) == mapID(b.f) && mapID(a.s) == mapID(b.s) && mapID(a.a) == mapID(b.a)
 }
 
 // mapID is the identity of map m.
-func mapID[K comparable, V any](m map[K]V) unsafe.Pointer {
+func mapID[K comparable, V any](m goMap[K, V]) unsafe.Pointer {
 	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
 }
 

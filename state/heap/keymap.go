@@ -34,19 +34,54 @@ import (
 //
 // A key of up to wordKeyMax bytes (a SQL key of one BIGINT of magnitude
 // below 2^41: a tag and a varint), or of 8 that no shorter key's word
-// reads as, is held in w, as one word (wordKey): Go's
-// maps of 64-bit keys hash the word in a register, where f's hash reads
-// the key's bytes from the stores that built it and waits for them, and
-// a slot of w is 16 bytes smaller than f's (BenchmarkMapProbeWordKeys).
-// Nexmark q9, whose keys are auction ids of 4 bytes, took 3 % less CPU at
-// 10 M events and 6 % less at 1 M, q7 (prices) 2 and 3 % (three pairs of
-// runs each, 1 s checkpoints, every pair faster).
+// reads as, is held in w, as one word (wordKey): its hash is taken of the
+// word in a register, where f's reads the key's bytes from the stores
+// that built it and waits for them, and a slot of w is 16 bytes smaller
+// than f's (BenchmarkMapProbeWordKeys). As Go maps of 64-bit keys, Nexmark
+// q9, whose keys are auction ids of 4 bytes, took 3 % less CPU at 10 M
+// events and 6 % less at 1 M, q7 (prices) 2 and 3 % (three pairs of runs
+// each, 1 s checkpoints, every pair faster).
+//
+// w is a wordMap, held by reference (nil until the first word key) so
+// that a copy shares it as it shares the Go maps: a probe reads a run of
+// slots of one array, where a Go map's loads its header, directory, table
+// and group, each a miss in a state of gigabytes. Nexmark q9 at 10 M
+// events, 1 s checkpoints, 4 runs each way alternated: 49.4 → 42.3 CPU-s
+// (medians), at 1 M no change (3.89, 3.91; 8 runs each) (bench/nexmark/README,
+// thirty-ninth session).
 type keyMap[E any] struct {
-	w map[wordKey]E
-	f map[shortKey]E
-	s map[string]E
-	a map[any]E
+	w *wordMap[E]
+	f goMap[shortKey, E]
+	s goMap[string, E]
+	a goMap[any, E]
 }
+
+// kindMap is what each of a keyMap's maps of one kind of key offers: the
+// helpers that handle the four alike (captureOf, mergeChanges …) are
+// written once over it. A nil one reads as empty; set needs it made.
+type kindMap[K comparable, E any] interface {
+	len() int
+	get(k K) (E, bool)
+	set(k K, e E)
+	del(k K)
+	all() iter.Seq2[K, E]
+}
+
+// goMap is a Go map as a kindMap.
+type goMap[K comparable, E any] map[K]E
+
+func (m goMap[K, E]) len() int { return len(m) }
+
+func (m goMap[K, E]) get(k K) (E, bool) {
+	e, ok := m[k]
+	return e, ok
+}
+
+func (m goMap[K, E]) set(k K, e E) { m[k] = e }
+
+func (m goMap[K, E]) del(k K) { delete(m, k) }
+
+func (m goMap[K, E]) all() iter.Seq2[K, E] { return maps.All(m) }
 
 // shortKey is a string key of up to shortKeyMax bytes: its length, then
 // its bytes, zero-padded.
@@ -170,7 +205,7 @@ func (w *writer) shortView(k shortKey) string {
 	return w.sk.view()
 }
 
-func (m keyMap[E]) len() int { return len(m.w) + len(m.f) + len(m.s) + len(m.a) }
+func (m keyMap[E]) len() int { return m.w.len() + len(m.f) + len(m.s) + len(m.a) }
 
 func (m keyMap[E]) get(k any) (E, bool) {
 	if s, ok := k.(string); ok {
@@ -183,8 +218,7 @@ func (m keyMap[E]) get(k any) (E, bool) {
 // getString is get of the string key s, unboxed.
 func (m keyMap[E]) getString(s string) (E, bool) {
 	if wk, ok := word(s); ok {
-		e, ok := m.w[wk]
-		return e, ok
+		return m.w.get(wk)
 	}
 	if sk, ok := short(s); ok {
 		e, ok := m.f[sk]
@@ -198,8 +232,7 @@ func (m keyMap[E]) getString(s string) (E, bool) {
 // place, not copied: see mapTable.Prefetch), in w when it is a word key.
 func (m keyMap[E]) hasShort(sk *shortKey) bool {
 	if wk, ok := sk.word(); ok {
-		_, ok = m.w[wk]
-		return ok
+		return m.w.has(wk)
 	}
 	_, ok := m.f[*sk]
 	return ok
@@ -221,9 +254,9 @@ func (m *keyMap[E]) set(k any, e E) {
 func (m *keyMap[E]) setString(s string, e E) {
 	if wk, ok := word(s); ok {
 		if m.w == nil {
-			m.w = make(map[wordKey]E)
+			m.w = newWordMap[E](0)
 		}
-		m.w[wk] = e
+		m.w.set(wk, e)
 		return
 	}
 	if sk, ok := short(s); ok {
@@ -261,7 +294,7 @@ func (m *keyMap[E]) setKey(k userKey, e E) {
 func (m keyMap[E]) del(k any) {
 	if s, ok := k.(string); ok {
 		if wk, ok := word(s); ok {
-			delete(m.w, wk)
+			m.w.del(wk)
 			return
 		}
 		if sk, ok := short(s); ok {
@@ -276,14 +309,14 @@ func (m keyMap[E]) del(k any) {
 
 // clone returns a copy that shares no map with m.
 func (m keyMap[E]) clone() keyMap[E] {
-	return keyMap[E]{maps.Clone(m.w), maps.Clone(m.f), maps.Clone(m.s), maps.Clone(m.a)}
+	return keyMap[E]{m.w.cloned(), maps.Clone(m.f), maps.Clone(m.s), maps.Clone(m.a)}
 }
 
 // sized returns an empty keyMap with room for n keys of k's kind.
 func sized[E any](k any, n int) keyMap[E] {
 	if s, ok := k.(string); ok {
 		if _, ok := word(s); ok {
-			return keyMap[E]{w: make(map[wordKey]E, n)}
+			return keyMap[E]{w: newWordMap[E](n)}
 		}
 		if len(s) <= shortKeyMax {
 			return keyMap[E]{f: make(map[shortKey]E, n)}
@@ -301,8 +334,8 @@ func (m keyMap[E]) sizedLike() keyMap[E] { return sizedAs[E](m) }
 // its own map.
 func sizedAs[E, V any](m keyMap[V]) keyMap[E] {
 	var out keyMap[E]
-	if len(m.w) > 0 {
-		out.w = make(map[wordKey]E, len(m.w))
+	if n := m.w.len(); n > 0 {
+		out.w = newWordMap[E](n)
 	}
 	if len(m.f) > 0 {
 		out.f = make(map[shortKey]E, len(m.f))
@@ -319,7 +352,7 @@ func sizedAs[E, V any](m keyMap[V]) keyMap[E] {
 // values yields every entry's value.
 func (m keyMap[E]) values() iter.Seq[E] {
 	return func(yield func(E) bool) {
-		for _, e := range m.w {
+		for _, e := range m.w.all() {
 			if !yield(e) {
 				return
 			}
@@ -347,7 +380,7 @@ func (m keyMap[E]) values() iter.Seq[E] {
 // (see encoded).
 func (m keyMap[E]) all() iter.Seq2[any, E] {
 	return func(yield func(any, E) bool) {
-		for k, e := range m.w {
+		for k, e := range m.w.all() {
 			if !yield(k.str(), e) {
 				return
 			}
@@ -380,7 +413,8 @@ func (m keyMap[E]) sample(n int, yield func(any, E) bool) bool {
 	if total == 0 || n <= 0 {
 		return true
 	}
-	strings := len(m.w) + len(m.f) + len(m.s)
+	words := m.w.len()
+	strings := words + len(m.f) + len(m.s)
 	fromS := strings
 	if n < total {
 		fromS = min(strings, int(float64(n)*float64(strings)/float64(total)+rand.Float64()))
@@ -388,12 +422,12 @@ func (m keyMap[E]) sample(n int, yield func(any, E) bool) bool {
 	// Each kind's share of what the kinds after it leave, so that the
 	// shares add up to fromS (a review found f's and w's rounded apart
 	// came out short of it, and f sampled at half w's rate).
-	fromW := min(len(m.w), int(float64(fromS)*float64(len(m.w))/float64(max(1, strings))+rand.Float64()))
+	fromW := min(words, int(float64(fromS)*float64(words)/float64(max(1, strings))+rand.Float64()))
 	rest := len(m.f) + len(m.s)
 	fromF := min(len(m.f), int(float64(fromS-fromW)*float64(len(m.f))/float64(max(1, rest))+rand.Float64()))
 	fromF = max(fromF, fromS-fromW-len(m.s))
 	fromA := min(len(m.a), n-fromS)
-	return yieldFirstStr(m.w, fromW, yield) && yieldFirstStr(m.f, fromF, yield) &&
+	return m.w.sample(fromW, func(k wordKey, e E) bool { return yield(k.str(), e) }) && yieldFirstStr(m.f, fromF, yield) &&
 		yieldFirst(m.s, fromS-fromW-fromF, yield) && yieldFirst(m.a, fromA, yield)
 }
 
@@ -438,7 +472,7 @@ func yieldFirst[K comparable, E any](m map[K]E, n int, yield func(any, E) bool) 
 // are encoded without boxing when the codec can (encodeString).
 func (m keyMap[E]) encoded(w *writer) iter.Seq2[[]byte, E] {
 	return func(yield func([]byte, E) bool) {
-		for k, e := range m.w {
+		for k, e := range m.w.all() {
 			w.key = w.encodeString(w.key[:0], w.wordView(k))
 			if !yield(w.key, e) {
 				return

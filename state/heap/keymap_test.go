@@ -27,8 +27,8 @@ func TestKeyMapHoldsEveryKind(t *testing.T) {
 	for i, k := range keys {
 		m.set(k, i)
 	}
-	if len(m.w) != 11 || len(m.f) != 5 || len(m.s) != 2 || len(m.a) != 3 {
-		t.Fatalf("held %d in words, %d in slots, %d as strings, %d boxed; want 11, 5, 2, 3", len(m.w), len(m.f), len(m.s), len(m.a))
+	if m.w.len() != 11 || len(m.f) != 5 || len(m.s) != 2 || len(m.a) != 3 {
+		t.Fatalf("held %d in words, %d in slots, %d as strings, %d boxed; want 11, 5, 2, 3", m.w.len(), len(m.f), len(m.s), len(m.a))
 	}
 	want := map[any]int{}
 	for i, k := range keys {
@@ -82,8 +82,8 @@ func TestKeyMapSamplesEveryStringKind(t *testing.T) {
 	for i := range kinds[2] {
 		m.set(fmt.Sprint(strings.Repeat("l", 30), i), 2)
 	}
-	if len(m.w) != kinds[0] || len(m.f) != kinds[1] || len(m.s) != kinds[2] {
-		t.Fatalf("held %d, %d, %d keys; want %v", len(m.w), len(m.f), len(m.s), kinds)
+	if m.w.len() != kinds[0] || len(m.f) != kinds[1] || len(m.s) != kinds[2] {
+		t.Fatalf("held %d, %d, %d keys; want %v", m.w.len(), len(m.f), len(m.s), kinds)
 	}
 	const rounds, n = 2000, 10
 	var got [3]int
@@ -139,5 +139,27 @@ func TestKeyMapEncodesShortKeysWithoutAllocating(t *testing.T) {
 		if allocs > 10 {
 			t.Errorf("long keys %v: %.0f allocations per 1,000 keys encoded", long, allocs)
 		}
+	}
+}
+
+// TestKeyMapCopiesShareWordKeys: a copy of a keyMap (a capture's, a
+// detach's) shares its word keys' table with the map until one is cloned,
+// as it shares its Go maps: a write through either is seen by both.
+func TestKeyMapCopiesShareWordKeys(t *testing.T) {
+	var m keyMap[int]
+	m.set("a", 1)
+	c := m
+	c.set("b", 2)
+	c.del("a")
+	if _, ok := m.get("a"); ok || m.len() != 1 {
+		t.Fatalf("the map does not see its copy's writes: %d keys", m.len())
+	}
+	if e, ok := m.get("b"); !ok || e != 2 {
+		t.Fatalf("the map gets %d, %v under a key its copy set", e, ok)
+	}
+	d := m.clone()
+	m.set("c", 3)
+	if _, ok := d.get("c"); ok || d.len() != 1 || c.len() != 2 {
+		t.Fatalf("a clone shares the map's table: %d keys, the copy %d", d.len(), c.len())
 	}
 }

@@ -356,36 +356,26 @@ func (t *mapTable) detach(captured []keyMap[mapEntry], d tableDelta) []userKeys 
 		} else {
 			partial[i] = sizedAs[*ukRecord](uks)
 		}
-		for k, e := range m.w { // setting keys the range has met is safe
-			u, ok := uks.w[k]
-			m.w[k] = t.detached(e, ok)
-			if ok && !d.alone {
-				partial[i].w[k] = changesOf(e, u, own.w[k])
-			}
-		}
-		for k, e := range m.f {
-			u, ok := uks.f[k]
-			m.f[k] = t.detached(e, ok)
-			if ok && !d.alone {
-				partial[i].f[k] = changesOf(e, u, own.f[k])
-			}
-		}
-		for k, e := range m.s {
-			u, ok := uks.s[k]
-			m.s[k] = t.detached(e, ok)
-			if ok && !d.alone {
-				partial[i].s[k] = changesOf(e, u, own.s[k])
-			}
-		}
-		for k, e := range m.a {
-			u, ok := uks.a[k]
-			m.a[k] = t.detached(e, ok)
-			if ok && !d.alone {
-				partial[i].a[k] = changesOf(e, u, own.a[k])
-			}
-		}
+		p := partial[i]
+		detachKind(t, m.w, uks.w, own.w, p.w, d.alone)
+		detachKind(t, m.f, uks.f, own.f, p.f, d.alone)
+		detachKind(t, m.s, uks.s, own.s, p.s, d.alone)
+		detachKind(t, m.a, uks.a, own.a, p.a, d.alone)
 	}
 	return partial
+}
+
+// detachKind is detach of one kind of key of a group: m's entries, the
+// union's records uks and this capture's own, into partial unless alone.
+func detachKind[K comparable, M kindMap[K, mapEntry], U kindMap[K, *ukRecord]](t *mapTable, m M, uks, own, partial U, alone bool) {
+	for k, e := range m.all() { // setting keys the range has met is safe
+		u, ok := uks.get(k)
+		m.set(k, t.detached(e, ok))
+		if ok && !alone {
+			o, _ := own.get(k)
+			partial.set(k, changesOf(e, u, o))
+		}
+	}
 }
 
 // detached is what a delta capture holds of entry e: nothing of its map

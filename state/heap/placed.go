@@ -309,8 +309,8 @@ func compactGroup[E any](g *groups[E], i int, move func(e E) E) {
 		return
 	}
 	w := g.writable(i)
-	for k, e := range m.w {
-		w.w[k] = move(e)
+	for k, e := range m.w.all() {
+		w.w.set(k, move(e))
 	}
 	for k, e := range m.f {
 		w.f[k] = move(e)

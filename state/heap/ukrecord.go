@@ -214,7 +214,7 @@ func (r *ukRecord) eachKey(f func(uk userKey)) {
 		}
 		return
 	}
-	for k := range r.index.w {
+	for k := range r.index.w.all() {
 		f(userKey{s: k.str()})
 	}
 	for k := range r.index.f {

@@ -13,7 +13,8 @@ import (
 // wordMap is a hash table of word keys (see wordKey): open addressing with
 // linear probing over one array of slots, each a key and its value. The
 // zero wordMap is empty and ready for use; it is used in place (a copy
-// shares the slots: clone copies them).
+// shares the slots: clone copies them). A ukMap holds one for its word
+// user keys, a keyMap one by pointer for its word keys (keyMap.w).
 //
 // Why not a Go map: a probe of a Go map of more than 8 keys loads the
 // map's header, its directory, a table, and a group's control word and
@@ -79,6 +80,13 @@ func sizedWordMap[E any](n int) wordMap[E] {
 	return m
 }
 
+// newWordMap returns a new empty wordMap with room for n keys, for a
+// keyMap (which holds its wordMap by reference, as its Go maps).
+func newWordMap[E any](n int) *wordMap[E] {
+	m := sizedWordMap[E](n)
+	return &m
+}
+
 // slotsFor is the size of an array that holds n keys at most half full.
 func slotsFor(n int) int {
 	return max(minWordSlots, 1<<bits.Len(uint(2*n-1)))
@@ -108,7 +116,15 @@ func newSlots[E any](size int) []wordSlot[E] {
 
 var pageSize = os.Getpagesize()
 
-func (m *wordMap[E]) len() int { return m.n }
+// The methods that only read (len, get, has, all, sample, cloned) and
+// del take a nil *wordMap as empty, as Go's maps do a nil map.
+
+func (m *wordMap[E]) len() int {
+	if m == nil {
+		return 0
+	}
+	return m.n
+}
 
 // home is the slot where k's probe starts: the top bits of a
 // multiply-xorshift hash of k and the seed.
@@ -136,6 +152,10 @@ func (m *wordMap[E]) find(k wordKey) int {
 }
 
 func (m *wordMap[E]) get(k wordKey) (E, bool) {
+	if m == nil {
+		var zero E
+		return zero, false
+	}
 	if k <= wordGone {
 		return m.getSpare(k)
 	}
@@ -148,6 +168,9 @@ func (m *wordMap[E]) get(k wordKey) (E, bool) {
 
 // has reports whether m holds k.
 func (m *wordMap[E]) has(k wordKey) bool {
+	if m == nil {
+		return false
+	}
 	if k <= wordGone {
 		_, ok := m.getSpare(k)
 		return ok
@@ -226,6 +249,9 @@ func (m *wordMap[E]) rehash() {
 }
 
 func (m *wordMap[E]) del(k wordKey) {
+	if m == nil {
+		return
+	}
 	if k <= wordGone {
 		m.delSpare(k)
 		return
@@ -299,14 +325,30 @@ func (m *wordMap[E]) clone() wordMap[E] {
 	return c
 }
 
+// cloned is clone by reference: nil for nil.
+func (m *wordMap[E]) cloned() *wordMap[E] {
+	if m == nil {
+		return nil
+	}
+	c := m.clone()
+	return &c
+}
+
 // all yields every key and its entry (see wordMap on changes meanwhile).
 func (m *wordMap[E]) all() iter.Seq2[wordKey, E] {
-	return func(yield func(wordKey, E) bool) { m.from(0, math.MaxInt, yield) } // not m.n: keys added meanwhile count
+	return func(yield func(wordKey, E) bool) {
+		if m != nil {
+			m.from(0, math.MaxInt, yield) // not m.n: keys added meanwhile count
+		}
+	}
 }
 
 // sample yields up to n keys and their entries (all when m holds no
 // more), from a slot drawn at random on. It returns false when yield did.
 func (m *wordMap[E]) sample(n int, yield func(wordKey, E) bool) bool {
+	if m == nil {
+		return true
+	}
 	start := 0
 	if len(m.slots) > 0 {
 		start = rand.IntN(len(m.slots))

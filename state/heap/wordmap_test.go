@@ -243,3 +243,23 @@ func TestSizedWordMapHoldsItsKeys(t *testing.T) {
 		t.Fatal("a map sized for 1000 keys grew for 1000")
 	}
 }
+
+// TestNilWordMapReadsAsEmpty: a keyMap holds its wordMap by reference, nil
+// until its first word key, and reads a nil one as empty, as a Go map.
+func TestNilWordMapReadsAsEmpty(t *testing.T) {
+	var m *wordMap[int]
+	if m.len() != 0 || m.has(5) || m.has(wordEmpty) || m.cloned() != nil {
+		t.Fatalf("a nil wordMap holds keys: len %d", m.len())
+	}
+	if e, ok := m.get(5); ok || e != 0 {
+		t.Fatalf("a nil wordMap gets %d, %v", e, ok)
+	}
+	m.del(5)
+	m.del(wordGone)
+	for k := range m.all() {
+		t.Fatalf("a nil wordMap yields %d", k)
+	}
+	if !m.sample(3, func(wordKey, int) bool { t.Fatal("a nil wordMap samples a key"); return true }) {
+		t.Fatal("a nil wordMap's sample stopped")
+	}
+}
