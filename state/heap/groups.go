@@ -136,7 +136,8 @@ func (g *groups[E]) record(i int, c *logged) {
 	}
 }
 
-// recordIn is record's change of short or word key *sk in m, a short key
+// recordIn is record's change of short key *sk in m (a word key's is
+// written out in record, over a wordMap), a short key
 // looked up in place in the log, not copied (see captureOf).
 func recordIn[K comparable](m map[K]int, sk *K, how int) {
 	if how == changedWhole {

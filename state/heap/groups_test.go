@@ -86,6 +86,9 @@ func TestGroupsLogRecordsEveryKeyKind(t *testing.T) {
 // (a short key held as a long one would be captured as removed).
 func dirtyString(d changes) string {
 	var out []string
+	for k, how := range d.w.all() {
+		out = append(out, fmt.Sprintf("w %q=%d", k.str(), how))
+	}
 	for k, how := range d.f {
 		out = append(out, fmt.Sprintf("f %q=%d", k.str(), how))
 	}

@@ -406,8 +406,9 @@ func (m keyMap[E]) all() iter.Seq2[any, E] {
 // sample yields up to n entries (all of them when m holds no more), from
 // the string keys and the other keys in proportion to their counts, the
 // share of each rounded up or down at random so that a kind of few keys
-// is met as often as its count says; each kind's in Go's randomised map
-// order. It returns false when yield did.
+// is met as often as its count says; the word keys from a slot drawn at
+// random on (wordMap.sample), the others in Go's randomised map order.
+// It returns false when yield did.
 func (m keyMap[E]) sample(n int, yield func(any, E) bool) bool {
 	total := m.len()
 	if total == 0 || n <= 0 {
@@ -431,14 +432,15 @@ func (m keyMap[E]) sample(n int, yield func(any, E) bool) bool {
 		yieldFirst(m.s, fromS-fromW-fromF, yield) && yieldFirst(m.a, fromA, yield)
 }
 
-// strKey is a string key held in a fixed-size key (wordKey, shortKey).
+// strKey is a string key held in a fixed-size key (shortKey; wordKey
+// too, whose wordMap samples itself).
 type strKey interface {
 	comparable
 	str() string
 }
 
-// yieldFirstStr is yieldFirst of the word or short string keys, each
-// yielded as a string.
+// yieldFirstStr is yieldFirst of the short string keys, each yielded as
+// a string.
 func yieldFirstStr[K strKey, E any](m map[K]E, n int, yield func(any, E) bool) bool {
 	for k, e := range m {
 		if n <= 0 {

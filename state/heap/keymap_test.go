@@ -21,14 +21,15 @@ func TestKeyMapHoldsEveryKind(t *testing.T) {
 	seven := strings.Repeat("w", wordKeyMax)
 	keys := []any{"", "\x00", "a", "a\x00", "ab", strings.Repeat("\x00", wordKeyMax), seven,
 		seven + "\x08", seven + "\x00", strings.Repeat("w", wordKeyMax+1), "a\x00\x00\x00\x00\x00\x00\x00", // 8-byte words
+		"\x01\x00\x00\x00\x00\x00\x00\x00", // wordGone's word on a little-endian machine ("" is wordEmpty's)
 		seven + "\x07", "ab\x00\x00\x00\x00\x00\x02", strings.Repeat("\x00", 8), strings.Repeat("w", wordKeyMax+2), // in slots
 		strings.Repeat("x", shortKeyMax), strings.Repeat("x", shortKeyMax+1), strings.Repeat("y", 100), 7, int64(7), nil}
 	var m keyMap[int]
 	for i, k := range keys {
 		m.set(k, i)
 	}
-	if m.w.len() != 11 || len(m.f) != 5 || len(m.s) != 2 || len(m.a) != 3 {
-		t.Fatalf("held %d in words, %d in slots, %d as strings, %d boxed; want 11, 5, 2, 3", m.w.len(), len(m.f), len(m.s), len(m.a))
+	if m.w.len() != 12 || len(m.f) != 5 || len(m.s) != 2 || len(m.a) != 3 {
+		t.Fatalf("held %d in words, %d in slots, %d as strings, %d boxed; want 12, 5, 2, 3", m.w.len(), len(m.f), len(m.s), len(m.a))
 	}
 	want := map[any]int{}
 	for i, k := range keys {
@@ -145,21 +146,35 @@ func TestKeyMapEncodesShortKeysWithoutAllocating(t *testing.T) {
 // TestKeyMapCopiesShareWordKeys: a copy of a keyMap (a capture's, a
 // detach's) shares its word keys' table with the map until one is cloned,
 // as it shares its Go maps: a write through either is seen by both.
+//
+// The copy's writes grow the table past its first array and put the two
+// keys held beside it (wordEmpty's and wordGone's words).
 func TestKeyMapCopiesShareWordKeys(t *testing.T) {
 	var m keyMap[int]
 	m.set("a", 1)
 	c := m
-	c.set("b", 2)
-	c.del("a")
-	if _, ok := m.get("a"); ok || m.len() != 1 {
-		t.Fatalf("the map does not see its copy's writes: %d keys", m.len())
+	want := map[any]int{}
+	for i := range 100 {
+		k := fmt.Sprint(i)
+		c.set(k, i)
+		want[k] = i
 	}
-	if e, ok := m.get("b"); !ok || e != 2 {
-		t.Fatalf("the map gets %d, %v under a key its copy set", e, ok)
+	gone := wordGone.str() // a key of 8 bytes on a little-endian machine, of 1 on a big-endian one
+	for i, k := range []string{"", gone} {
+		c.set(k, -i)
+		want[k] = -i
+	}
+	c.del("a")
+	if got := maps.Collect(m.all()); !maps.Equal(got, want) || m.len() != len(want) {
+		t.Fatalf("the map does not see its copy's writes: %d keys, %v", m.len(), got)
 	}
 	d := m.clone()
 	m.set("c", 3)
-	if _, ok := d.get("c"); ok || d.len() != 1 || c.len() != 2 {
-		t.Fatalf("a clone shares the map's table: %d keys, the copy %d", d.len(), c.len())
+	m.del("")
+	if _, ok := d.get("c"); ok || d.len() != len(want) || c.len() != len(want) {
+		t.Fatalf("a clone shares the map's table: %d keys, the copy %d; want %d", d.len(), c.len(), len(want))
+	}
+	if got := maps.Collect(d.all()); !maps.Equal(got, want) {
+		t.Fatalf("the clone holds %v, want %v", got, want)
 	}
 }
