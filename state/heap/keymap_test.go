@@ -21,7 +21,8 @@ func TestKeyMapHoldsEveryKind(t *testing.T) {
 	seven := strings.Repeat("w", wordKeyMax)
 	keys := []any{"", "\x00", "a", "a\x00", "ab", strings.Repeat("\x00", wordKeyMax), seven,
 		seven + "\x08", seven + "\x00", strings.Repeat("w", wordKeyMax+1), "a\x00\x00\x00\x00\x00\x00\x00", // 8-byte words
-		"\x01\x00\x00\x00\x00\x00\x00\x00", // wordGone's word on a little-endian machine ("" is wordEmpty's)
+		// wordGone's word on a little-endian machine ("" is wordEmpty's):
+		"\x01\x00\x00\x00\x00\x00\x00\x00",
 		seven + "\x07", "ab\x00\x00\x00\x00\x00\x02", strings.Repeat("\x00", 8), strings.Repeat("w", wordKeyMax+2), // in slots
 		strings.Repeat("x", shortKeyMax), strings.Repeat("x", shortKeyMax+1), strings.Repeat("y", 100), 7, int64(7), nil}
 	var m keyMap[int]
