@@ -429,20 +429,13 @@ func (m keyMap[E]) sample(n int, yield func(any, E) bool) bool {
 	fromF := min(len(m.f), int(float64(fromS-fromW)*float64(len(m.f))/float64(max(1, rest))+rand.Float64()))
 	fromF = max(fromF, fromS-fromW-len(m.s))
 	fromA := min(len(m.a), n-fromS)
-	return m.w.sample(fromW, func(k wordKey, e E) bool { return yield(k.str(), e) }) && yieldFirstStr(m.f, fromF, yield) &&
+	return m.w.sample(fromW, func(k wordKey, e E) bool { return yield(k.str(), e) }) && yieldFirstShort(m.f, fromF, yield) &&
 		yieldFirst(m.s, fromS-fromW-fromF, yield) && yieldFirst(m.a, fromA, yield)
 }
 
-// strKey is a string key held in a fixed-size key (shortKey; wordKey
-// too, whose wordMap samples itself).
-type strKey interface {
-	comparable
-	str() string
-}
-
-// yieldFirstStr is yieldFirst of the short string keys, each yielded as
-// a string.
-func yieldFirstStr[K strKey, E any](m map[K]E, n int, yield func(any, E) bool) bool {
+// yieldFirstShort is yieldFirst of the short string keys, each yielded
+// as a string.
+func yieldFirstShort[E any](m map[shortKey]E, n int, yield func(any, E) bool) bool {
 	for k, e := range m {
 		if n <= 0 {
 			break
