@@ -80,8 +80,10 @@ import collections, json, statistics, sys
 runs = collections.defaultdict(list)
 user = collections.defaultdict(list)
 kernel = collections.defaultdict(list)
+order_runs = collections.defaultdict(list)  # each label's runs in the order run
 for line in open(sys.argv[1]):
     q, n, cpu, usr, sy = line.split()
+    order_runs[q].append((int(n), float(cpu)))
     runs[q, int(n)].append(float(cpu))
     user[q, int(n)].append(float(usr))
     kernel[q, int(n)].append(float(sy))
@@ -95,6 +97,24 @@ for q in dict.fromkeys(q for q, _ in runs):
           f"by user CPU {100 * (statistics.median(user[q, 1000000]) * 10 / statistics.median(user[q, 10000000]) - 1):+.1f} %, "
           f"sys per M events {statistics.median(kernel[q, 1000000]):.2f} / "
           f"{statistics.median(kernel[q, 10000000]) / 10:.2f} s")
+def triplets(seq):
+    """The paired changes of a label's runs: for each 10 M run between two
+    1 M runs (1 M, 10 M, 1 M, as run), the change in events per CPU-s from
+    the mean of the two 1 M runs to the 10 M run. Each 10 M run is set
+    against runs taken seconds before and after it, so a drift of the
+    machine's pace over minutes moves each pair far less than it moves the
+    medians of runs taken across it."""
+    out = []
+    for i in range(0, len(seq) - 2, 3):
+        (n1, c1), (n2, c2), (n3, c3) = seq[i:i + 3]
+        if (n1, n2, n3) == (1000000, 10000000, 1000000):
+            out.append(100 * (10 * (c1 + c3) / 2 / c2 - 1))
+    return out
+for q, seq in order_runs.items():
+    paired = triplets(seq)
+    if paired:
+        print(f"{q} paired (each 10 M run against the mean of the 1 M runs either side of it): "
+              f"median {statistics.median(paired):+.1f} % (runs: " + ", ".join(f"{c:+.1f}" for c in paired) + ")")
 def cpu_at(samples, events):
     """The process CPU-s when the sources had emitted events (linear
     between samples); None when the sample past them is one taken after

@@ -34,12 +34,17 @@ func cloneElems(m *ukMap) *ukMap { return m.clone() }
 // after every checkpoint.
 type mapTable struct {
 	core[mapEntry]
-	// Prefetch's scratch, and how many user keys its last call found
-	// (kept so that its lookups are made)
+	// Prefetch's scratch; of its last call, how many short user keys
+	// (not words) it found and how many words' slots it read, and the
+	// sum of what it read there (kept so that its loads are made)
 	ahead struct {
 		maps  []*ukMap
 		keys  []shortKey
+		wmaps []*wordMap[elem]
+		words []wordKey
 		found uint64
+		read  int
+		sum   wordKey
 	}
 }
 

@@ -9,12 +9,13 @@ import (
 	"github.com/weirstream/weir/state"
 )
 
-// TestMapPrefetchLooksUpAndChangesNothing: a map table's Prefetch looks
-// up exactly the user keys present under keys of the subtask's key
-// groups — short ones; a long one, an absent key or user key, a key of
-// another subtask's group are skipped without a panic — and changes no
-// entry. The subtask's key groups do not start at 0. Some keys hold one
-// user key, inline (ukMap).
+// TestMapPrefetchLooksUpAndChangesNothing: a map table's Prefetch reads
+// the home slot of every word user key under a key of the subtask's key
+// groups that holds a map, present in it or not, and looks up the other
+// short user keys, finding exactly those present; a long user key, an
+// absent key, a key of another subtask's group are skipped without a
+// panic; no entry changes. The subtask's key groups do not start at 0.
+// Some keys hold one user key, inline (ukMap), whose table is empty.
 func TestMapPrefetchLooksUpAndChangesNothing(t *testing.T) {
 	b := newSubtask(t, 2, 1, nil)
 	mt, err := b.MapTable(state.StateSpec{Name: "m", Kind: state.KindMap, Codec: state.Erase(state.Int64Codec{}),
@@ -34,6 +35,7 @@ func TestMapPrefetchLooksUpAndChangesNothing(t *testing.T) {
 		at(b, k)
 		for j := range 10 {
 			mt.Put(fmt.Sprint("u", j), int64(i*j))
+			mt.Put(fmt.Sprint("user key ", j), int64(i*j+1))
 		}
 		mt.Put(long, int64(-i))
 	}
@@ -47,13 +49,17 @@ func TestMapPrefetchLooksUpAndChangesNothing(t *testing.T) {
 		t.Fatalf("%d of 60 keys in subtask 0's groups; the test wants some on either side", mine)
 	}
 	var as []state.Ahead
-	want := uint64(0)
+	want, wantRead := uint64(0), 0
 	for i := range 70 { // keys 65 to 69 hold nothing
 		k := fmt.Sprint("k", i)
 		kg := keyGroupOf(k)
-		for j := range 12 { // user keys u10, u11 are absent
-			as = append(as, state.Ahead{Key: k, KeyGroup: kg, UK: fmt.Sprint("u", j)})
-			if (i < 60 && j < 10 || i < 65 && j == 3) && r.Contains(kg) {
+		for j := range 12 { // user keys u10, u11 and user key 10, 11 are absent
+			as = append(as, state.Ahead{Key: k, KeyGroup: kg, UK: fmt.Sprint("u", j)},
+				state.Ahead{Key: k, KeyGroup: kg, UK: fmt.Sprint("user key ", j)})
+			if i < 65 && r.Contains(kg) {
+				wantRead++ // a word: its slot read, present or not
+			}
+			if i < 60 && j < 10 && r.Contains(kg) {
 				want++
 			}
 		}
@@ -74,14 +80,15 @@ func TestMapPrefetchLooksUpAndChangesNothing(t *testing.T) {
 	}
 	before := dump()
 	p.Prefetch(as)
-	if p.ahead.found != want {
-		t.Fatalf("Prefetch found %d user keys, want %d", p.ahead.found, want)
+	if p.ahead.found != want || p.ahead.read != wantRead {
+		t.Fatalf("Prefetch found %d short user keys and read %d words' slots, want %d and %d",
+			p.ahead.found, p.ahead.read, want, wantRead)
 	}
 	if after := dump(); after != before {
 		t.Fatal("the state changed after Prefetch")
 	}
 	p.Prefetch(nil)
-	if p.ahead.found != 0 {
-		t.Fatalf("Prefetch of nothing found %d", p.ahead.found)
+	if p.ahead.found != 0 || p.ahead.read != 0 || p.ahead.sum != 0 {
+		t.Fatalf("Prefetch of nothing found %d, read %d", p.ahead.found, p.ahead.read)
 	}
 }

@@ -151,6 +151,16 @@ func (m *wordMap[E]) find(k wordKey) int {
 	}
 }
 
+// first returns the key in the slot where k's probe starts, 0 when m
+// has no slots: mapTable.Prefetch's read, which brings that slot into
+// the CPU's caches without a branch on what it holds.
+func (m *wordMap[E]) first(k wordKey) wordKey {
+	if m == nil || len(m.slots) == 0 {
+		return 0
+	}
+	return m.slots[m.home(k)].k
+}
+
 func (m *wordMap[E]) get(k wordKey) (E, bool) {
 	if m == nil {
 		var zero E

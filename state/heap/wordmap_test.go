@@ -248,7 +248,7 @@ func TestSizedWordMapHoldsItsKeys(t *testing.T) {
 // until its first word key, and reads a nil one as empty, as a Go map.
 func TestNilWordMapReadsAsEmpty(t *testing.T) {
 	var m *wordMap[int]
-	if m.len() != 0 || m.has(5) || m.has(wordEmpty) || m.cloned() != nil {
+	if m.len() != 0 || m.has(5) || m.has(wordEmpty) || m.cloned() != nil || m.first(5) != 0 {
 		t.Fatalf("a nil wordMap holds keys: len %d", m.len())
 	}
 	if e, ok := m.get(5); ok || e != 0 {
@@ -261,5 +261,45 @@ func TestNilWordMapReadsAsEmpty(t *testing.T) {
 	}
 	if !m.sample(3, func(wordKey, int) bool { t.Fatal("a nil wordMap samples a key"); return true }) {
 		t.Fatal("a nil wordMap's sample stopped")
+	}
+}
+
+// TestWordMapFirstReadsTheProbesStart: first(k) is the key in the slot
+// where k's probe starts: k itself for a key held at its home slot (in a
+// map an eighth full, most keys), a key the map holds or a removed key's
+// mark for a key held past it, and for an absent key one of those or
+// wordEmpty; an empty map's is 0.
+func TestWordMapFirstReadsTheProbesStart(t *testing.T) {
+	var m wordMap[int]
+	if m.first(7) != 0 {
+		t.Fatal("an empty map's first is not 0")
+	}
+	ks := wordKeys(130)[2:]
+	m = sizedWordMap[int](4 * len(ks))
+	for i, k := range ks {
+		m.set(k, i)
+	}
+	m.del(ks[0])
+	held := map[wordKey]bool{wordEmpty: true, wordGone: true}
+	for _, k := range ks[1:] {
+		held[k] = true
+	}
+	atHome := 0
+	for _, k := range ks[1:] {
+		f := m.first(k)
+		switch {
+		case f == k:
+			atHome++
+		case !held[f] || m.find(k) == m.home(k):
+			t.Fatalf("first(%#x) = %#x, a key the map does not hold, or not at its home slot", k, f)
+		}
+	}
+	if atHome < len(ks)/2 {
+		t.Fatalf("%d of %d keys at their home slot in a map an eighth full", atHome, len(ks)-1)
+	}
+	for _, k := range wordKeys(300)[200:] {
+		if f := m.first(k); !held[f] {
+			t.Fatalf("first of the absent %#x = %#x, a key the map does not hold", k, f)
+		}
 	}
 }
