@@ -28,6 +28,12 @@
 # holds the first touch of each fresh page, whose cost the host sets
 # (README, twentieth session).
 #
+# A paired line per query sets each 10 M run against the two 1 M runs
+# either side of it (their CPU-s averaged) and gives the median of those
+# changes: the machine's pace drifts over minutes, and the runs next to a
+# 10 M run share its pace more than the medians of all runs do (README,
+# fortieth session).
+#
 # Every run samples its progress every 200 ms. A line per query gives the
 # harness's steady rate at each size (SteadyRate: events per CPU-second
 # from the first sample past a tenth of the run's events to its end, the
@@ -98,23 +104,28 @@ for q in dict.fromkeys(q for q, _ in runs):
           f"sys per M events {statistics.median(kernel[q, 1000000]):.2f} / "
           f"{statistics.median(kernel[q, 10000000]) / 10:.2f} s")
 def triplets(seq):
-    """The paired changes of a label's runs: for each 10 M run between two
-    1 M runs (1 M, 10 M, 1 M, as run), the change in events per CPU-s from
-    the mean of the two 1 M runs to the 10 M run. Each 10 M run is set
-    against runs taken seconds before and after it, so a drift of the
-    machine's pace over minutes moves each pair far less than it moves the
-    medians of runs taken across it."""
-    out = []
-    for i in range(0, len(seq) - 2, 3):
-        (n1, c1), (n2, c2), (n3, c3) = seq[i:i + 3]
-        if (n1, n2, n3) == (1000000, 10000000, 1000000):
-            out.append(100 * (10 * (c1 + c3) / 2 / c2 - 1))
-    return out
+    """The paired changes of a label's runs, and how many runs were left
+    out: for each 10 M run between two 1 M runs (1 M, 10 M, 1 M, as the
+    loop above runs them), the change in events per CPU-s from the two 1 M
+    runs (their CPU-s averaged) to the 10 M run. Each 10 M run is set
+    against the runs just before and after it, so a drift of the machine's
+    pace over minutes moves each pair far less than it moves the medians
+    of runs taken across it."""
+    out, left = [], 0
+    for i in range(0, len(seq), 3):
+        three = seq[i:i + 3]
+        if [n for n, _ in three] != [1000000, 10000000, 1000000]:
+            left += len(three)
+            continue
+        (_, c1), (_, c2), (_, c3) = three
+        out.append(100 * (10 * (c1 + c3) / 2 / c2 - 1))
+    return out, left
 for q, seq in order_runs.items():
-    paired = triplets(seq)
+    paired, left = triplets(seq)
+    note = f"; {left} run(s) left out, not in a 1 M, 10 M, 1 M triple" if left else ""
     if paired:
-        print(f"{q} paired (each 10 M run against the mean of the 1 M runs either side of it): "
-              f"median {statistics.median(paired):+.1f} % (runs: " + ", ".join(f"{c:+.1f}" for c in paired) + ")")
+        print(f"{q} paired (each 10 M run against the 1 M runs either side of it): "
+              f"median {statistics.median(paired):+.1f} % (runs: " + ", ".join(f"{c:+.1f}" for c in paired) + ")" + note)
 def cpu_at(samples, events):
     """The process CPU-s when the sources had emitted events (linear
     between samples); None when the sample past them is one taken after

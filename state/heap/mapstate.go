@@ -35,8 +35,9 @@ func cloneElems(m *ukMap) *ukMap { return m.clone() }
 type mapTable struct {
 	core[mapEntry]
 	// Prefetch's scratch; of its last call, how many short user keys
-	// (not words) it found and how many words' slots it read, and the
-	// sum of what it read there (kept so that its loads are made)
+	// (not words) it found, how many word user keys' home slots it read
+	// (in maps with a table of words), and the sum of the keys it read
+	// there (kept so that its loads are made)
 	ahead struct {
 		maps  []*ukMap
 		keys  []shortKey

@@ -4,14 +4,15 @@ import "github.com/weirstream/weir/state"
 
 // Prefetch looks up each key's entry, then where each user key's lookup
 // in it will go (see state.Prefetcher). A user key held as a word
-// (wordKey: COUNT DISTINCT's values of a BIGINT) has its home slot read:
-// a load whose address hangs on nothing loaded in the loop and whose
-// value no branch reads, so that the CPU waits for many such misses at
-// once. A whole probe per user key waited for each miss in turn: in
-// Nexmark q15 at 10 M events the pass's probes took about 78 ns each, as
-// long as the lookups they went before (bench/nexmark/README, fortieth
-// session). Other short user keys are looked up in full, made in one
-// loop and looked up in another: a key built right before its lookup
+// (wordKey: e.g. COUNT DISTINCT's values of a BIGINT) in a map with a
+// table has its home slot read (wordMap.first): no read depends on an
+// earlier one's, and no branch on what a read loads, so the CPU waits for
+// many such misses at once. A whole probe per user key, whose loop
+// branches on each slot it reads, waited for each miss in turn: in Nexmark
+// q15 at 10 M events the pass's probes took about 78 ns each, as long as
+// the lookups that followed them took without it (bench/nexmark/README,
+// fortieth session). Other short user keys are looked up in full, made in
+// one loop and looked up in another: a key built right before its lookup
 // (short) is read by the map's hash from stores that cannot forward to
 // it, and the wait for them serialises the lookups
 // (BenchmarkMapProbeOrder). A run of lookups under one key looks the key
@@ -34,7 +35,9 @@ func (t *mapTable) Prefetch(as []state.Ahead) {
 			continue
 		}
 		if wk, ok := word(ah.UK); ok {
-			wms, wks = append(wms, &last.w), append(wks, wk)
+			if len(last.w.slots) > 0 { // else held inline, or none
+				wms, wks = append(wms, &last.w), append(wks, wk)
+			}
 		} else if sk, ok := short(ah.UK); ok {
 			ms, sks = append(ms, last), append(sks, sk)
 		}

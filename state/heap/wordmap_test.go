@@ -266,9 +266,9 @@ func TestNilWordMapReadsAsEmpty(t *testing.T) {
 
 // TestWordMapFirstReadsTheProbesStart: first(k) is the key in the slot
 // where k's probe starts: k itself for a key held at its home slot (in a
-// map an eighth full, most keys), a key the map holds or a removed key's
-// mark for a key held past it, and for an absent key one of those or
-// wordEmpty; an empty map's is 0.
+// map an eighth full, most keys), another key the map holds or a removed
+// key's mark for a key held past it (never an empty slot), and for an
+// absent key one of those or wordEmpty; an empty map's is 0.
 func TestWordMapFirstReadsTheProbesStart(t *testing.T) {
 	var m wordMap[int]
 	if m.first(7) != 0 {
@@ -290,8 +290,8 @@ func TestWordMapFirstReadsTheProbesStart(t *testing.T) {
 		switch {
 		case f == k:
 			atHome++
-		case !held[f] || m.find(k) == m.home(k):
-			t.Fatalf("first(%#x) = %#x, a key the map does not hold, or not at its home slot", k, f)
+		case !held[f] || f == wordEmpty || m.find(k) == m.home(k):
+			t.Fatalf("first(%#x) = %#x: a key the map does not hold, an empty slot, or not the key at its home slot", k, f)
 		}
 	}
 	if atHome < len(ks)/2 {
