@@ -20,7 +20,11 @@ import (
 // session). With -huge the mapping asks for transparent huge pages
 // instead of small ones; each round also reports how much memory the
 // guest reported free to the host while it touched (where the kernel
-// counts it: README, twenty-ninth session).
+// counts it: README, twenty-ninth session). With -keep each round's
+// mapping stays until the last round ends, so that the rounds measure a
+// process's growth GiB after GiB, as a Go heap grows: on this machine the
+// first few GiB cost about 1.5 µs a fault and those past them up to
+// about 13 (README, forty-first session).
 const touchArg = "touch-pages"
 
 // touchRound is one round's measure.
@@ -56,11 +60,12 @@ func touchMain(args []string, out io.Writer) error {
 	rounds := fs.Int("rounds", 2, "rounds, each a fresh mapping")
 	pause := fs.Duration("pause", 0, "sleep between rounds")
 	huge := fs.Bool("huge", false, "ask for transparent huge pages (MADV_HUGEPAGE) instead of small ones")
+	keep := fs.Bool("keep", false, "keep each round's memory until the last round ends (a growing process), instead of unmapping it")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q: flags are -mib, -rounds, -pause and -huge", fs.Arg(0))
+		return fmt.Errorf("unexpected argument %q: flags are -mib, -rounds, -pause, -huge and -keep", fs.Arg(0))
 	}
 	if *mib <= 0 || *rounds <= 0 {
 		return fmt.Errorf("-mib and -rounds must be positive, got %d and %d", *mib, *rounds)
@@ -72,18 +77,30 @@ func touchMain(args []string, out io.Writer) error {
 	if *huge {
 		pages = "huge pages asked for"
 	}
+	var held [][]byte
+	defer func() {
+		for _, b := range held {
+			_ = syscall.Munmap(b)
+		}
+	}()
 	for i := range *rounds {
 		if i > 0 {
 			time.Sleep(*pause)
 		}
 		reported0, reporting := reportedKiB()
-		r, err := touchOnce(*mib<<20, *huge)
+		r, b, err := touch(*mib<<20, *huge)
 		if err != nil {
 			return err
 		}
 		wall, sys := r.perFault()
 		fmt.Fprintf(out, "round %d (%s): %d MiB, %d minor faults, %.2f s wall, %.2f s sys; a fault %.2f µs wall, %.2f µs sys; %.3f ns sys per byte",
 			i, pages, *mib, r.faults, r.wall.Seconds(), r.sys.Seconds(), micros(wall), micros(sys), r.sysPerByte())
+		if *keep {
+			fmt.Fprintf(out, "; %d MiB held from the rounds before", len(held)*(*mib))
+			held = append(held, b)
+		} else {
+			_ = syscall.Munmap(b)
+		}
 		if reported1, ok := reportedKiB(); ok && reporting {
 			fmt.Fprintf(out, "; %.1f MiB reported free to the host during the touch (whole guest)", float64(reported1-reported0)/1024)
 		} else {
@@ -96,17 +113,37 @@ func touchMain(args []string, out io.Writer) error {
 
 func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
-// touchOnce maps n bytes, writes a byte per page and unmaps them. The
-// mapping asks for small pages, so that a fault is one page whatever the
-// machine's transparent huge page setting, or with huge for transparent
-// huge pages (which the kernel gives where it can: under the setting
-// never, none).
+// touchOnce maps n bytes, writes a byte per page and unmaps them (see
+// touch).
 func touchOnce(n int, huge bool) (touchRound, error) {
+	r, b, err := touch(n, huge)
+	if b != nil {
+		_ = syscall.Munmap(b)
+	}
+	return r, err
+}
+
+// touch maps n bytes, writes a byte per page and returns the mapping,
+// which the caller unmaps (nil with an error). The mapping asks for small
+// pages, so that a fault is one page whatever the machine's transparent
+// huge page setting, or with huge for transparent huge pages (which the
+// kernel gives where it can: under the setting never, none).
+func touch(n int, huge bool) (touchRound, []byte, error) {
 	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
-		return touchRound{}, fmt.Errorf("mmap %d bytes: %w", n, err)
+		return touchRound{}, nil, fmt.Errorf("mmap %d bytes: %w", n, err)
 	}
-	defer syscall.Munmap(b)
+	r, err := touchMapped(b, huge)
+	if err != nil {
+		_ = syscall.Munmap(b)
+		return touchRound{}, nil, err
+	}
+	return r, b, nil
+}
+
+// touchMapped advises b's pages and writes a byte to each.
+func touchMapped(b []byte, huge bool) (touchRound, error) {
+	n := len(b)
 	advice, name := syscall.MADV_NOHUGEPAGE, "MADV_NOHUGEPAGE"
 	if huge {
 		advice, name = syscall.MADV_HUGEPAGE, "MADV_HUGEPAGE"

@@ -85,3 +85,25 @@ func TestTouchMainPrintsEachRound(t *testing.T) {
 		t.Fatalf("%d rounds printed:\n%s", got, out.String())
 	}
 }
+
+// With -keep each round says how much the rounds before it still hold:
+// the memory a growing process has already touched.
+func TestTouchMainKeepHoldsTheRoundsBefore(t *testing.T) {
+	var out bytes.Buffer
+	if err := touchMain([]string{"-mib", "4", "-rounds", "3", "-keep"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for i, held := range []string{"0 MiB held", "4 MiB held", "8 MiB held"} {
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 3 || !strings.Contains(lines[i], held) {
+			t.Fatalf("round %d does not say %q:\n%s", i, held, out.String())
+		}
+	}
+	out.Reset()
+	if err := touchMain([]string{"-mib", "4", "-rounds", "2"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "held") {
+		t.Fatalf("rounds without -keep say what they hold:\n%s", out.String())
+	}
+}

@@ -46,6 +46,18 @@
 # empty; a 1 M run completes a checkpoint or two, of little state) and
 # the end of input (it fires every window). A run with no sample between
 # 9 M events and the sources' last event is left out, and counted.
+#
+# PERF=1 runs each run under `perf record -e cpu-clock` (perf must be
+# installed) and adds, per query, the kernel's time clearing fresh pages
+# (clear_page_*) and copying into the page cache (copy_*_from_iter*, the
+# checkpoints' writes), the microseconds of clearing per page fault at
+# each size (about 0.3-0.5 on this machine when the host backs the
+# memory, 1-2.5 when it does not), and the paired change with those two
+# left out of each run's CPU: on this virtual machine a page the host no
+# longer backs costs the guest several times as much to clear, and a
+# process whose memory grows past what the host still backs (about 4 to
+# 9 GiB here, varying) pays that on the rest (README, forty-first
+# session).
 set -euo pipefail
 reps=${1:?usage: [CHECKPOINT="1s"|"0"|"1s 0"] scale.sh REPS QUERY...}
 read -r -a checkpoints <<< "${CHECKPOINT:-1s}"
@@ -58,6 +70,7 @@ trap '[ -z "${SAMPLES:-}" ] || [ ! -f "$tmp/log.samples" ] || cp "$tmp/log.sampl
 bin=$tmp/nexmark
 log=$tmp/log
 : > "$log.samples"
+: > "$log.perf"
 go build -o "$bin" ./bench/nexmark
 for q in "$@"; do
   for rep in $(seq "$reps"); do
@@ -73,15 +86,25 @@ for q in "$@"; do
         label=$q@$checkpoint
       fi
       for n in 1000000 10000000 1000000; do
-        /usr/bin/time -o "$log.t" -f "%U %S" "$bin" weir-child -query "$q" -events "$n" -checkpoint "$checkpoint" \
+        perf=()
+        if [ -n "${PERF:-}" ]; then
+          perf=(perf record -q -e cpu-clock -F 499 -o "$tmp/perf.data" --)
+        fi
+        "${perf[@]}" /usr/bin/time -o "$log.t" -f "%U %S %R" "$bin" weir-child -query "$q" -events "$n" -checkpoint "$checkpoint" \
           -memory-limit 8589934592 -sample 200ms > "$log.json"
         echo "$label $n $(awk '{print $1 + $2, $1, $2}' "$log.t")" | tee -a "$log"
+        if [ -n "${PERF:-}" ]; then
+          pages=$(perf report -i "$tmp/perf.data" --no-children --sort sym --stdio -F period,sym 2>/dev/null |
+            awk '$2 == "[k]" && $3 ~ /^clear_page/ {c += $1} $2 == "[k]" && $3 ~ /^copy_(folio|page)_from_iter/ {w += $1}
+              END {printf "%.3f %.3f", c / 1e9, w / 1e9}')
+          echo "$label $n $(awk '{print $3}' "$log.t") $pages" | tee -a "$log.perf"
+        fi
         echo "$label $n $(tail -n 1 "$log.json")" >> "$log.samples"
       done
     done
   done
 done
-python3 - "$log" "$log.samples" <<'PY'
+python3 - "$log" "$log.samples" "$log.perf" <<'PY'
 import collections, json, statistics, sys
 runs = collections.defaultdict(list)
 user = collections.defaultdict(list)
@@ -196,4 +219,20 @@ for label in dict.fromkeys(q for q, _ in runs):
     off = offs[0]
     cost = [100 * (statistics.median(runs[label, n]) / statistics.median(runs[off, n]) - 1) for n in (1000000, 10000000)]
     print(f"{q}: checkpoints every {interval} add {cost[0]:+.1f} % CPU at 1 M events, {cost[1]:+.1f} % at 10 M")
+host = collections.defaultdict(list)  # each label's runs in order: (events, faults, clearing s, copying s)
+for line in open(sys.argv[3]):
+    q, n, faults, clear, copy = line.split()
+    host[q].append((int(n), int(faults), float(clear), float(copy)))
+for q, rows in host.items():
+    seq = order_runs[q]
+    if len(rows) != len(seq):
+        print(f"{q} pages: {len(rows)} perf reports for {len(seq)} runs, left out")
+        continue
+    net, _ = triplets([(n, cpu - clear - copy) for (n, cpu), (_, _, clear, copy) in zip(seq, rows)])
+    if not net:
+        continue
+    per_fault = {m: statistics.median([1e6 * c / f for n, f, c, _ in rows if n == m and f] or [0]) for m in (1000000, 10000000)}
+    print(f"{q} pages: clearing {per_fault[1000000]:.2f} / {per_fault[10000000]:.2f} us per fault (1 M / 10 M, medians); "
+          f"paired without clearing and copying: median {statistics.median(net):+.1f} % (runs: "
+          + ", ".join(f"{c:+.1f}" for c in net) + ")")
 PY
