@@ -23,8 +23,8 @@ import (
 // counts it: README, twenty-ninth session). With -keep each round's
 // mapping stays until the last round ends, so that the rounds measure a
 // process's growth GiB after GiB, as a Go heap grows: on this machine the
-// first few GiB cost about 1.5 µs a fault and those past them up to
-// about 13 (README, forty-first session).
+// first few GiB (3.5 to 9.5, varying) cost 1.3-2.2 µs a fault and those
+// past them 11-15 (README, forty-first session).
 const touchArg = "touch-pages"
 
 // touchRound is one round's measure.
@@ -73,10 +73,6 @@ func touchMain(args []string, out io.Writer) error {
 	if *pause < 0 {
 		return fmt.Errorf("-pause must not be negative, got %v", *pause)
 	}
-	pages := "small pages"
-	if *huge {
-		pages = "huge pages asked for"
-	}
 	var held [][]byte
 	defer func() {
 		for _, b := range held {
@@ -92,23 +88,37 @@ func touchMain(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		wall, sys := r.perFault()
-		fmt.Fprintf(out, "round %d (%s): %d MiB, %d minor faults, %.2f s wall, %.2f s sys; a fault %.2f µs wall, %.2f µs sys; %.3f ns sys per byte",
-			i, pages, *mib, r.faults, r.wall.Seconds(), r.sys.Seconds(), micros(wall), micros(sys), r.sysPerByte())
+		printRound(out, i, *huge, r)
 		if *keep {
 			fmt.Fprintf(out, "; %d MiB held from the rounds before", len(held)*(*mib))
 			held = append(held, b)
 		} else {
 			_ = syscall.Munmap(b)
 		}
-		if reported1, ok := reportedKiB(); ok && reporting {
-			fmt.Fprintf(out, "; %.1f MiB reported free to the host during the touch (whole guest)", float64(reported1-reported0)/1024)
-		} else {
-			fmt.Fprint(out, "; free page reporting not counted by this kernel")
-		}
-		fmt.Fprintln(out)
+		printReported(out, reported0, reporting)
 	}
 	return nil
+}
+
+// printRound prints round i's measure r, without ending the line.
+func printRound(out io.Writer, i int, huge bool, r touchRound) {
+	pages := "small pages"
+	if huge {
+		pages = "huge pages asked for"
+	}
+	wall, sys := r.perFault()
+	fmt.Fprintf(out, "round %d (%s): %d MiB, %d minor faults, %.2f s wall, %.2f s sys; a fault %.2f µs wall, %.2f µs sys; %.3f ns sys per byte",
+		i, pages, r.bytes>>20, r.faults, r.wall.Seconds(), r.sys.Seconds(), micros(wall), micros(sys), r.sysPerByte())
+}
+
+// printReported ends a round's line with the memory the guest reported
+// free to the host since reportedKiB read reported0 (ok: reporting).
+func printReported(out io.Writer, reported0 int64, reporting bool) {
+	if reported1, ok := reportedKiB(); ok && reporting {
+		fmt.Fprintf(out, "; %.1f MiB reported free to the host during the touch (whole guest)\n", float64(reported1-reported0)/1024)
+		return
+	}
+	fmt.Fprintln(out, "; free page reporting not counted by this kernel")
 }
 
 func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
@@ -141,7 +151,8 @@ func touch(n int, huge bool) (touchRound, []byte, error) {
 	return r, b, nil
 }
 
-// touchMapped advises b's pages and writes a byte to each.
+// touchMapped advises b's pages, writes a byte to each and returns the
+// minor faults and the system and wall time that took.
 func touchMapped(b []byte, huge bool) (touchRound, error) {
 	n := len(b)
 	advice, name := syscall.MADV_NOHUGEPAGE, "MADV_NOHUGEPAGE"

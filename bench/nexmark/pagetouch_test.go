@@ -93,8 +93,8 @@ func TestTouchMainKeepHoldsTheRoundsBefore(t *testing.T) {
 	if err := touchMain([]string{"-mib", "4", "-rounds", "3", "-keep"}, &out); err != nil {
 		t.Fatal(err)
 	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	for i, held := range []string{"0 MiB held", "4 MiB held", "8 MiB held"} {
-		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 		if len(lines) != 3 || !strings.Contains(lines[i], held) {
 			t.Fatalf("round %d does not say %q:\n%s", i, held, out.String())
 		}

@@ -47,19 +47,24 @@
 # the end of input (it fires every window). A run with no sample between
 # 9 M events and the sources' last event is left out, and counted.
 #
-# PERF=1 runs each run under `perf record -e cpu-clock` (perf must be
-# installed) and adds, per query, the kernel's time clearing fresh pages
-# (clear_page_*) and copying into the page cache (copy_*_from_iter*, the
-# checkpoints' writes), the microseconds of clearing per page fault at
-# each size (about 0.3-0.5 on this machine when the host backs the
-# memory, 1-2.5 when it does not), and the paired change with those two
-# left out of each run's CPU: on this virtual machine a page the host no
-# longer backs costs the guest several times as much to clear, and a
-# process whose memory grows past what the host still backs (about 4 to
-# 9 GiB here, varying) pays that on the rest (README, forty-first
-# session).
+# PERF=1 (any value but empty) runs each run under `perf record -e
+# cpu-clock` (perf must be installed) and prints after each run its minor
+# faults and the seconds the kernel spent clearing fresh pages
+# (clear_page*) and copying into the page cache (copy_{folio,page}_from_
+# iter*: the checkpoints' writes). Per query a last line gives the
+# clearing per fault at each size (medians; on this machine 0.2-0.7 µs
+# where the host backs the memory, 0.7-2.8 where it does not), the
+# copying per million events, and the paired change with the clearing
+# left out of each run's CPU, then with the copying left out too. On this
+# virtual machine a page the host no longer backs costs the guest several
+# times as much to clear, and a process whose memory grows past what the
+# host still backs (3.5 to 9.5 GiB here, varying within minutes) pays
+# that on the rest. The copying is partly the host's too, but mostly the
+# checkpoints' work, which a 1 M run, often shorter than the interval,
+# hardly does: the second change leaves real work out (README,
+# forty-first session).
 set -euo pipefail
-reps=${1:?usage: [CHECKPOINT="1s"|"0"|"1s 0"] scale.sh REPS QUERY...}
+reps=${1:?usage: [CHECKPOINT="1s"|"0"|"1s 0"] [PERF=1] scale.sh REPS QUERY...}
 read -r -a checkpoints <<< "${CHECKPOINT:-1s}"
 if [ "${#checkpoints[@]}" -eq 0 ]; then
   checkpoints=(1s)
@@ -71,7 +76,29 @@ bin=$tmp/nexmark
 log=$tmp/log
 : > "$log.samples"
 : > "$log.perf"
+profiler=()
+if [ -n "${PERF:-}" ]; then
+  command -v perf > /dev/null || { echo "scale.sh: PERF is set but perf is not installed" >&2; exit 1; }
+  # -N: no copy of the binary in ~/.debug per invocation.
+  profiler=(perf record -q -N -e cpu-clock -F 499 -o "$tmp/perf.data" --)
+fi
 go build -o "$bin" ./bench/nexmark
+# kernel_pages appends a run's minor faults and its kernel's seconds
+# clearing fresh pages and copying into the page cache (perf's samples,
+# in ns) to $log.perf, nan when perf cannot read its record.
+kernel_pages() {
+  local faults pages
+  faults=$(awk '{print $3}' "$log.t")
+  if ! pages=$(perf report -i "$tmp/perf.data" --no-children --sort sym --stdio -F period,sym 2> "$tmp/perf.err" |
+    awk '$2 == "[k]" && $3 ~ /^clear_page/ {c += $1} $2 == "[k]" && $3 ~ /^copy_(folio|page)_from_iter/ {w += $1}
+      END {printf "%.3f %.3f", c / 1e9, w / 1e9}'); then
+    echo "scale.sh: perf report failed for $1 at $2 events: $(head -c 300 "$tmp/perf.err")" >&2
+    pages="nan nan"
+  fi
+  echo "$1 $2 $faults $pages" >> "$log.perf"
+  read -r clear copy <<< "$pages"
+  echo "$1 $2 perf: $faults minor faults, clearing $clear s, copying $copy s"
+}
 for q in "$@"; do
   for rep in $(seq "$reps"); do
     order=("${checkpoints[@]}")
@@ -86,18 +113,11 @@ for q in "$@"; do
         label=$q@$checkpoint
       fi
       for n in 1000000 10000000 1000000; do
-        perf=()
-        if [ -n "${PERF:-}" ]; then
-          perf=(perf record -q -e cpu-clock -F 499 -o "$tmp/perf.data" --)
-        fi
-        "${perf[@]}" /usr/bin/time -o "$log.t" -f "%U %S %R" "$bin" weir-child -query "$q" -events "$n" -checkpoint "$checkpoint" \
+        "${profiler[@]}" /usr/bin/time -o "$log.t" -f "%U %S %R" "$bin" weir-child -query "$q" -events "$n" -checkpoint "$checkpoint" \
           -memory-limit 8589934592 -sample 200ms > "$log.json"
         echo "$label $n $(awk '{print $1 + $2, $1, $2}' "$log.t")" | tee -a "$log"
         if [ -n "${PERF:-}" ]; then
-          pages=$(perf report -i "$tmp/perf.data" --no-children --sort sym --stdio -F period,sym 2>/dev/null |
-            awk '$2 == "[k]" && $3 ~ /^clear_page/ {c += $1} $2 == "[k]" && $3 ~ /^copy_(folio|page)_from_iter/ {w += $1}
-              END {printf "%.3f %.3f", c / 1e9, w / 1e9}')
-          echo "$label $n $(awk '{print $3}' "$log.t") $pages" | tee -a "$log.perf"
+          kernel_pages "$label" "$n"
         fi
         echo "$label $n $(tail -n 1 "$log.json")" >> "$log.samples"
       done
@@ -105,7 +125,7 @@ for q in "$@"; do
   done
 done
 python3 - "$log" "$log.samples" "$log.perf" <<'PY'
-import collections, json, statistics, sys
+import collections, json, math, statistics, sys
 runs = collections.defaultdict(list)
 user = collections.defaultdict(list)
 kernel = collections.defaultdict(list)
@@ -225,14 +245,20 @@ for line in open(sys.argv[3]):
     host[q].append((int(n), int(faults), float(clear), float(copy)))
 for q, rows in host.items():
     seq = order_runs[q]
-    if len(rows) != len(seq):
-        print(f"{q} pages: {len(rows)} perf reports for {len(seq)} runs, left out")
+    if [r[0] for r in rows] != [n for n, _ in seq] or any(math.isnan(r[2] + r[3]) for r in rows):
+        print(f"{q} pages: the perf reports do not match the runs (or perf failed on one), left out")
         continue
-    net, _ = triplets([(n, cpu - clear - copy) for (n, cpu), (_, _, clear, copy) in zip(seq, rows)])
-    if not net:
+    cleared, left = triplets([(n, cpu - clear) for (n, cpu), (_, _, clear, _) in zip(seq, rows)])
+    both, _ = triplets([(n, cpu - clear - copy) for (n, cpu), (_, _, clear, copy) in zip(seq, rows)])
+    if not cleared:
         continue
-    per_fault = {m: statistics.median([1e6 * c / f for n, f, c, _ in rows if n == m and f] or [0]) for m in (1000000, 10000000)}
-    print(f"{q} pages: clearing {per_fault[1000000]:.2f} / {per_fault[10000000]:.2f} us per fault (1 M / 10 M, medians); "
-          f"paired without clearing and copying: median {statistics.median(net):+.1f} % (runs: "
-          + ", ".join(f"{c:+.1f}" for c in net) + ")")
+    def med(m, f):
+        return statistics.median([f(r) for r in rows if r[0] == m] or [0])
+    per_fault = [med(m, lambda r: 1e6 * r[2] / r[1] if r[1] else 0) for m in (1000000, 10000000)]
+    copying = [med(m, lambda r: r[3] * 1e6 / r[0]) for m in (1000000, 10000000)]
+    note = f"; {left} run(s) left out, not in a 1 M, 10 M, 1 M triple" if left else ""
+    print(f"{q} pages: clearing {per_fault[0]:.2f} / {per_fault[1]:.2f} us per fault, copying {copying[0]:.3f} / "
+          f"{copying[1]:.3f} s per M events (1 M / 10 M, medians); paired without the clearing: median "
+          f"{statistics.median(cleared):+.1f} % (runs: " + ", ".join(f"{c:+.1f}" for c in cleared) + "); "
+          f"without the copying too: {statistics.median(both):+.1f} %" + note)
 PY
