@@ -23,7 +23,7 @@ import (
 // counts it: README, twenty-ninth session). With -keep each round's
 // mapping stays until the last round ends, so that the rounds measure a
 // process's growth GiB after GiB, as a Go heap grows: on this machine the
-// first few GiB (3.5 to 9.5, varying) cost 1.3-2.2 µs a fault and those
+// first few GiB (3.5 to 9.5, varying) cost 1.3-3.0 µs a fault and those
 // past them 11-15 (README, forty-first session).
 const touchArg = "touch-pages"
 
@@ -122,16 +122,6 @@ func printReported(out io.Writer, reported0 int64, reporting bool) {
 }
 
 func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
-
-// touchOnce maps n bytes, writes a byte per page and unmaps them (see
-// touch).
-func touchOnce(n int, huge bool) (touchRound, error) {
-	r, b, err := touch(n, huge)
-	if b != nil {
-		_ = syscall.Munmap(b)
-	}
-	return r, err
-}
 
 // touch maps n bytes, writes a byte per page and returns the mapping,
 // which the caller unmaps (nil with an error). The mapping asks for small

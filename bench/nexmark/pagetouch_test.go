@@ -9,6 +9,15 @@ import (
 	"time"
 )
 
+// touchOnce is a round of touch whose mapping is unmapped at once.
+func touchOnce(n int, huge bool) (touchRound, error) {
+	r, b, err := touch(n, huge)
+	if b != nil {
+		_ = syscall.Munmap(b)
+	}
+	return r, err
+}
+
 // A fresh mapping faults once per page it touches: the probe's count is the
 // kernel's, so a round of n pages reports at least n faults, and the
 // kernel's time for them is system time, within the round's wall time.
