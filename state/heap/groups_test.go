@@ -18,7 +18,13 @@ import (
 func TestGroupsTrackPartialChanges(t *testing.T) {
 	var ver uint64 = 1
 	g := newGroups[int](1, &ver, true, true)
-	put := func(k string, e int, uk any, v any, ok bool) { g.putUK(0, k, e, uk, v, ok, false, 0) }
+	ms := map[string]*ukMap{} // each key's map, which keeps its record
+	put := func(k string, e int, uk any, v any, ok bool) {
+		if ms[k] == nil {
+			ms[k] = &ukMap{}
+		}
+		g.putUK(0, k, e, ms[k], uk, v, ok, false, 0)
+	}
 	g.putAppend(0, "list", 1, 5)
 	g.putAppend(0, "list", 2, 6) // a later append keeps the first length
 	put("map", 1, "u1", "a", true)
@@ -41,6 +47,49 @@ func TestGroupsTrackPartialChanges(t *testing.T) {
 	}
 	if got, want := recordString(atStr(uks[0], "mixed")), "7=y 8=z u1=x"; got != want {
 		t.Errorf("record of mixed: %s, want %s", got, want)
+	}
+}
+
+// TestGroupsRecordKeptByMap: a key's map keeps its record (ukMap.rec), so
+// a write after the key's first finds it without a probe. A capture starts
+// new records: a write after it goes to the new record, never to the one
+// captured (which a snapshot reads). A whole change (touch) drops the
+// record: the writes after it are not recorded, and the dropped record
+// lets go of its values. forget starts new records too.
+func TestGroupsRecordKeptByMap(t *testing.T) {
+	var ver uint64 = 1
+	g := newGroups[int](1, &ver, true, true)
+	m := &ukMap{}
+	put := func(uk, v string) { g.putUK(0, "k", 1, m, uk, v, true, false, 0) }
+	put("u1", "a")
+	put("u2", "b")
+	_, uks := g.takeDirty()
+	captured := atStr(uks[0], "k")
+	put("u1", "c") // after the capture
+	if got, want := recordString(captured), "u1=a u2=b"; got != want {
+		t.Fatalf("captured record: %s, want %s", got, want)
+	}
+	_, uks = g.takeDirty()
+	if got, want := recordString(atStr(uks[0], "k")), "u1=c"; got != want {
+		t.Fatalf("record after the capture: %s, want %s", got, want)
+	}
+	put("u3", "d")
+	dropped := m.rec
+	g.touch(0, "k") // whole
+	put("u4", "e")
+	dirty, uks := g.takeDirty()
+	if got := atStr(dirty[0], "k"); got != changedWhole || uks[0].len() != 0 {
+		t.Fatalf("key after a whole change: record %d, %d partial maps; want %d, 0", got, uks[0].len(), changedWhole)
+	}
+	if dropped == nil || !dropped.whole || len(dropped.changes) != 0 {
+		t.Fatalf("dropped record %+v: want whole, without changes", dropped)
+	}
+	put("u5", "f")
+	g.forget()
+	put("u6", "g")
+	_, uks = g.takeDirty()
+	if got, want := recordString(atStr(uks[0], "k")), "u6=g"; got != want {
+		t.Fatalf("record after forget: %s, want %s", got, want)
 	}
 }
 
@@ -106,7 +155,7 @@ func dirtyString(d changes) string {
 // keys through its index, keeps each key's last change, and keeps its
 // keys (not its elements) once released.
 func TestUKRecordIndexed(t *testing.T) {
-	r := newUKRecord(1)
+	r := newUKRecord(1, noGen)
 	const n = 3 * smallRecord
 	for round := range 2 {
 		for j := range n {
@@ -203,7 +252,7 @@ func TestMapRecordsEachUserKeyOnce(t *testing.T) {
 // and still finds the right change; a key re-put after its removal is
 // found, not recorded twice.
 func TestUKRecordFollowsPositions(t *testing.T) {
-	r := newUKRecord(1)
+	r := newUKRecord(1, noGen)
 	const n = 3 * smallRecord
 	at := map[string]int{}
 	for j := range n {

@@ -562,7 +562,7 @@ func userKeysOf[K comparable, C kindMap[K, int], U kindMap[K, *ukRecord], S kind
 
 // keysOf returns a record of r's user keys alone, with room for n.
 func keysOf(r *ukRecord, n int) *ukRecord {
-	out := newUKRecord(n)
+	out := newUKRecord(n, noGen)
 	r.eachKey(out.addKey)
 	return out
 }

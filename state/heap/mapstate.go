@@ -103,9 +103,9 @@ func (t *mapTable) writeUK(i int, k any, e mapEntry, uk any, el elem, ok bool) {
 	fresh := !had || old.ver != t.b.version
 	var at int
 	if cloned {
-		at = t.data.putUK(i, k, e, uk, el.v, ok, fresh, int(old.ts))
+		at = t.data.putUK(i, k, e, e.m, uk, el.v, ok, fresh, int(old.ts))
 	} else {
-		at = t.data.touchUK(i, k, uk, el.v, ok, fresh, int(old.ts))
+		at = t.data.touchUK(i, k, e.m, uk, el.v, ok, fresh, int(old.ts))
 	}
 	el.ts = int64(at) // where its change is (see elem)
 	t.setUK(e, uk, el, ok)
@@ -398,7 +398,7 @@ func (t *mapTable) detached(e mapEntry, partial bool) mapEntry {
 // capture's record, nil if it has none of the key) or, for a user key
 // changed only before, entry e's value now.
 func changesOf(e mapEntry, u, own *ukRecord) *ukRecord {
-	r := newUKRecord(u.len())
+	r := newUKRecord(u.len(), noGen)
 	var ownChange func(userKey) (ukChange, bool)
 	if own != nil {
 		ownChange = own.lookupFunc()

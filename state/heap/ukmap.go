@@ -19,8 +19,15 @@ import (
 // reads the map's slots from here. Other user keys are in km (whose w is
 // not used).
 type ukMap struct {
-	w     wordMap[elem] // first, beside has: a read loads w.slots, w.seed and has, near one another
+	// rec is the key's record of user keys changed since the last capture
+	// (groups.touchUK) when its gen is the groups' current one: a write
+	// finds it here instead of in groups.uks. A clone keeps it (the key's
+	// map the owner writes next, or a snapshot's copy, which never reads
+	// it). It comes first, beside has and w: a write loads w.slots, w.seed,
+	// has and rec, near one another.
+	rec   *ukRecord
 	has   bool
+	w     wordMap[elem]
 	km    keyMap[elem]
 	one   shortKey
 	oneEl elem

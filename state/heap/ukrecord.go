@@ -34,6 +34,9 @@ type ukRecord struct {
 	changes []ukChange
 	// removals: some change recorded is a removal (see set).
 	removals bool
+	// whole: touch made the key changed wholly since, and dropped the
+	// record; the writes after it are not recorded.
+	whole bool
 	// hint is how many user keys the key's record held at the last
 	// capture: a record that outgrows smallRecord grows its changes (and
 	// makes its index, if it needs one) for as many, so that they do not
@@ -45,7 +48,13 @@ type ukRecord struct {
 	// their own). It is made at the first search there (find) and holds
 	// every user key after.
 	index keyMap[int32]
+	// gen is the generation of groups.uks the record was made in (see
+	// ukMap.rec); noGen for the records a snapshot makes.
+	gen uint64
 }
+
+// noGen is the gen of a record no groups holds.
+const noGen = ^uint64(0)
 
 // ukChange is one user key's change: the value written (ok), or its
 // removal (!ok).
@@ -95,9 +104,17 @@ func (k userKey) boxed() any {
 // smallRecord is the most changes a record finds by a scan.
 const smallRecord = 8
 
-// newUKRecord returns an empty record for about n changes (see hint).
-func newUKRecord(n int) *ukRecord {
-	return &ukRecord{changes: make([]ukChange, 0, min(max(n, 1), smallRecord+1)), hint: n}
+// newUKRecord returns an empty record of generation gen for about n
+// changes (see hint).
+func newUKRecord(n int, gen uint64) *ukRecord {
+	return &ukRecord{changes: make([]ukChange, 0, min(max(n, 1), smallRecord+1)), hint: n, gen: gen}
+}
+
+// wholly marks the record of a key that changed wholly since (touch, which
+// drops it) and lets go of its changes: its map may keep it (ukMap.rec)
+// after the change, and must not keep the values alive.
+func (r *ukRecord) wholly() {
+	r.whole, r.changes, r.index = true, nil, keyMap[int32]{}
 }
 
 // len is the number of user keys recorded.
