@@ -38,8 +38,9 @@ type groups[E any] struct {
 	// once; see logChanges.
 	logging bool
 	log     [][]logged
-	// gen counts the records started (takeDirty, forget): a ukRecord made
-	// in generation gen is the current one of its key (ukMap.rec).
+	// gen is the generation of uks: bumped whenever the records are taken
+	// or dropped (takeDirty, forget). A ukRecord of generation gen that is
+	// not whole is the one uks holds for its key (ukMap.rec).
 	gen uint64
 }
 

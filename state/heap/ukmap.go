@@ -20,11 +20,15 @@ import (
 // not used).
 type ukMap struct {
 	// rec is the key's record of user keys changed since the last capture
-	// (groups.touchUK) when its gen is the groups' current one: a write
-	// finds it here instead of in groups.uks. A clone keeps it (the key's
-	// map the owner writes next, or a snapshot's copy, which never reads
-	// it). It comes first, beside has and w: a write loads w.slots, w.seed,
-	// has and rec, near one another.
+	// (groups.touchUK) when its gen is the groups' current one and it is
+	// not whole: a write finds it here instead of in groups.uks. A clone
+	// keeps it (the key's map the owner writes next, or a snapshot's copy,
+	// which never reads it). A record of an earlier generation stays
+	// reachable from here until the key's next write replaces it: its user
+	// keys, not its values (release drops those when its snapshot lands),
+	// at most one interval's changes per key. It comes first, beside has
+	// and w: a write loads w.slots, w.seed, has and rec, near one another
+	// (roughly: a ukMap is not aligned to a cache line).
 	rec   *ukRecord
 	has   bool
 	w     wordMap[elem]

@@ -29,7 +29,9 @@ import "slices"
 // interleaved pairs, 50.9 -> 47.0 CPU-s).
 //
 // After its capture a record is read only: its user keys (eachKey, len)
-// on any goroutine, its changes by its own snapshot, until release.
+// on any goroutine, its changes by its own snapshot, until release. The
+// owner reads its gen alone after that (ukMap.rec), which nobody writes
+// after the record is made.
 type ukRecord struct {
 	changes []ukChange
 	// removals: some change recorded is a removal (see set).
