@@ -55,7 +55,8 @@ func TestGroupsTrackPartialChanges(t *testing.T) {
 // new records: a write after it goes to the new record, never to the one
 // captured (which a snapshot reads). A whole change (touch) drops the
 // record: the writes after it are not recorded, and the dropped record
-// lets go of its values. forget starts new records too.
+// lets go of its values. A map of the key without the record finds it by
+// the probe and keeps it. forget starts new records too.
 func TestGroupsRecordKeptByMap(t *testing.T) {
 	var ver uint64 = 1
 	g := newGroups[int](1, &ver, true, true)
@@ -85,6 +86,13 @@ func TestGroupsRecordKeptByMap(t *testing.T) {
 		t.Fatalf("dropped record %+v: want whole, without changes", dropped)
 	}
 	put("u5", "f")
+	_, _ = g.takeDirty()
+	put("u7", "h")
+	other := &ukMap{} // the key's map without the record (as a restored one): the probe finds it
+	g.putUK(0, "k", 1, other, "u8", "i", true, false, 0)
+	if other.rec == nil || other.rec != m.rec {
+		t.Fatalf("a map of the key without the record: %p, want the key's record %p", other.rec, m.rec)
+	}
 	g.forget()
 	put("u6", "g")
 	_, uks = g.takeDirty()
