@@ -284,9 +284,10 @@ func (g *groups[E]) touchUK(i int, k any, m *ukMap, uk, v any, ok, fresh bool, a
 		}
 		return r.set(uk, v, ok, fresh, at)
 	}
-	// A key with a record is dirty in some user keys only (touch removes
-	// the record of a key it makes whole): one probe for the writes after
-	// a key's first, instead of the dirty set's and then this one.
+	// A map that does not point to its key's record finds it here. A key
+	// with a record is dirty in some user keys only (touch removes the
+	// record of a key it makes whole): one probe, instead of the dirty
+	// set's and then this one.
 	if r, partial := g.uks[i].get(k); partial {
 		if r.gen == g.gen {
 			m.rec = r

@@ -88,7 +88,7 @@ func TestGroupsRecordKeptByMap(t *testing.T) {
 	put("u5", "f")
 	_, _ = g.takeDirty()
 	put("u7", "h")
-	other := &ukMap{} // the key's map without the record (as a restored one): the probe finds it
+	other := &ukMap{} // a map of the key that does not point to its record: the probe finds it
 	g.putUK(0, "k", 1, other, "u8", "i", true, false, 0)
 	if other.rec == nil || other.rec != m.rec {
 		t.Fatalf("a map of the key without the record: %p, want the key's record %p", other.rec, m.rec)
